@@ -1,0 +1,58 @@
+//! Contact manifolds for every pair of shapes: one file per shape pair, plus the clipping and
+//! point reduction they share. [`collide_shapes`] dispatches on the pair of shape kinds.
+
+mod capsule_capsule;
+mod capsule_hull;
+pub mod clip;
+mod halfspace_capsule;
+mod halfspace_hull;
+mod halfspace_sphere;
+mod hull_hull;
+mod sphere_capsule;
+mod sphere_hull;
+mod sphere_sphere;
+
+pub use capsule_capsule::collide_capsule_capsule;
+pub use capsule_hull::collide_capsule_hull;
+pub use halfspace_capsule::collide_halfspace_capsule;
+pub use halfspace_hull::collide_halfspace_hull;
+pub use halfspace_sphere::collide_halfspace_sphere;
+pub use hull_hull::{collide_hull_hull, manifold_from_sat};
+pub use sphere_capsule::collide_sphere_capsule;
+pub use sphere_hull::collide_sphere_hull;
+pub use sphere_sphere::collide_sphere_sphere;
+
+use crate::manifold::Manifold;
+use crate::pose::Pose;
+use crate::shape::Shape;
+
+/// The manifold between shape `a` at `pose_a` and shape `b` at `pose_b` (world poses), or
+/// `None` when they are farther apart than `margin` (length units). Two half-spaces never
+/// collide (`None`); batch input validation rejects such pairs before they get here.
+pub fn collide_shapes(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
+    use Shape::*;
+    match (a, b) {
+        (Sphere(sa), Sphere(sb)) => collide_sphere_sphere(sa, pose_a, sb, pose_b, margin),
+        (Sphere(s), Capsule(c)) => collide_sphere_capsule(s, pose_a, c, pose_b, margin),
+        (Capsule(c), Sphere(s)) => collide_sphere_capsule(s, pose_b, c, pose_a, margin).map(|m| m.flipped()),
+        (Capsule(ca), Capsule(cb)) => collide_capsule_capsule(ca, pose_a, cb, pose_b, margin),
+        (HalfSpace(_), HalfSpace(_)) => None,
+        (HalfSpace(h), Sphere(s)) => collide_halfspace_sphere(h, pose_a, s, pose_b, margin),
+        (Sphere(s), HalfSpace(h)) => {
+            collide_halfspace_sphere(h, pose_b, s, pose_a, margin).map(|m| m.flipped())
+        }
+        (HalfSpace(h), Capsule(c)) => collide_halfspace_capsule(h, pose_a, c, pose_b, margin),
+        (Capsule(c), HalfSpace(h)) => {
+            collide_halfspace_capsule(h, pose_b, c, pose_a, margin).map(|m| m.flipped())
+        }
+        (HalfSpace(h), _) => collide_halfspace_hull(h, pose_a, b.as_hull()?, pose_b, margin),
+        (_, HalfSpace(h)) => {
+            collide_halfspace_hull(h, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped())
+        }
+        (Sphere(s), _) => collide_sphere_hull(s, pose_a, b.as_hull()?, pose_b, margin),
+        (_, Sphere(s)) => collide_sphere_hull(s, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped()),
+        (Capsule(c), _) => collide_capsule_hull(c, pose_a, b.as_hull()?, pose_b, margin),
+        (_, Capsule(c)) => collide_capsule_hull(c, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped()),
+        _ => collide_hull_hull(a.as_hull()?, pose_a, b.as_hull()?, pose_b, margin),
+    }
+}

@@ -1,0 +1,1 @@
+//! `ConvexHull::from_mesh`: accept a given polygon mesh after checking it.

@@ -1,0 +1,216 @@
+//! Convex hulls: flat, index-based polyhedra built once and shared by every body that uses them.
+//!
+//! Layout (all in the hull's local frame): one vertex array; one face array whose entries are
+//! `{first, count}` ranges into a concatenated array of vertex loops (counter-clockwise seen from
+//! outside); one plane per face; one edge array where each undirected edge appears once with its
+//! two adjacent faces. Built by [`ConvexHull::from_points`] (quickhull), [`ConvexHull::from_mesh`]
+//! (a given polygon mesh, checked) or [`ConvexHull::cuboid`].
+
+mod from_mesh;
+mod quickhull;
+mod topology;
+
+use glam::Vec3;
+use thiserror::Error;
+
+/// Most vertices a hull may have after building; keeps every index inside its
+/// [`crate::FeatureId`] field (faces ≤ 2V − 4 and edges ≤ 3V − 6 then fit 14 bits).
+pub const MAX_HULL_VERTICES: usize = 4096;
+/// Most vertices one face may have (bounds the clipping buffers, which live on the stack).
+pub const MAX_FACE_VERTICES: usize = 256;
+
+/// A plane `dot(normal, x) = offset` with a unit `normal` pointing out of the solid.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Plane {
+    /// Unit outward normal.
+    pub normal: Vec3,
+    /// Signed distance of the plane from the local origin along `normal`.
+    pub offset: f32,
+}
+
+impl Plane {
+    /// Signed distance of `p` from the plane: positive outside (in front), negative inside.
+    #[inline]
+    pub fn signed_distance(&self, p: Vec3) -> f32 {
+        self.normal.dot(p) - self.offset
+    }
+}
+
+/// A face: `count` vertex indices starting at `first` in [`ConvexHull::face_vertices`], in
+/// counter-clockwise order seen from outside the hull.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Face {
+    /// Index of the face's first entry in the concatenated vertex loops.
+    pub first: u32,
+    /// Number of vertices (and edges) of the face, at least 3.
+    pub count: u32,
+}
+
+/// An undirected edge and its two adjacent faces.
+///
+/// `faces[0]` walks the edge from `vertices[0]` to `vertices[1]` in its counter-clockwise loop,
+/// `faces[1]` walks it the other way, so `cross(normal(faces[0]), normal(faces[1]))` points along
+/// `vertices[1] - vertices[0]` (the Gauss-map arc of the edge, used for Minkowski-face pruning).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Edge {
+    /// Start and end vertex indices.
+    pub vertices: [u32; 2],
+    /// The face on each side of the edge (see the type docs for which is which).
+    pub faces: [u32; 2],
+}
+
+/// Why a hull could not be built.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum HullError {
+    /// Fewer than 4 input points.
+    #[error("need at least 4 points, got {0}")]
+    TooFewPoints(usize),
+    /// A coordinate is NaN or infinite.
+    #[error("point {index} has a non-finite coordinate")]
+    NonFinite {
+        /// Index of the offending point in the input.
+        index: usize,
+    },
+    /// Every point lies (nearly) at one place.
+    #[error("points are (nearly) coincident")]
+    Coincident,
+    /// Every point lies (nearly) on one line.
+    #[error("points are collinear")]
+    Collinear,
+    /// Every point lies (nearly) in one plane: the hull would have no volume.
+    #[error("points are coplanar")]
+    Coplanar,
+    /// The hull would have more vertices than [`MAX_HULL_VERTICES`].
+    #[error("hull has {0} vertices, more than the limit of {MAX_HULL_VERTICES}")]
+    TooManyVertices(usize),
+    /// A face would have more vertices than [`MAX_FACE_VERTICES`].
+    #[error("face {face} has {count} vertices, more than the limit of {MAX_FACE_VERTICES}")]
+    FaceTooLarge {
+        /// Index of the face.
+        face: usize,
+        /// Its vertex count.
+        count: usize,
+    },
+    /// `from_mesh`: a face refers to a vertex that does not exist or has fewer than 3 vertices.
+    #[error("face {face}: {problem}")]
+    BadFace {
+        /// Index of the face in the input.
+        face: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `from_mesh`: an edge is not shared by exactly two faces walking it in opposite directions.
+    #[error("mesh is not closed and consistently wound: edge {v0}-{v1} {problem}")]
+    NotClosed {
+        /// Start vertex of the edge.
+        v0: u32,
+        /// End vertex of the edge.
+        v1: u32,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `from_mesh`: the mesh is not convex, or a face is not planar.
+    #[error("mesh is not convex: {0}")]
+    NotConvex(String),
+    /// `from_mesh`: faces are wound clockwise seen from outside (normals point inward).
+    #[error("faces are wound inward (clockwise seen from outside)")]
+    InwardWinding,
+}
+
+/// A convex polyhedron in its local frame. See the module docs for the layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvexHull {
+    vertices: Vec<Vec3>,
+    face_vertices: Vec<u32>,
+    faces: Vec<Face>,
+    planes: Vec<Plane>,
+    edges: Vec<Edge>,
+    centroid: Vec3,
+    radius: f32,
+}
+
+impl ConvexHull {
+    /// A box centred on the local origin with the given positive half extents.
+    ///
+    /// Faces are ordered -X, +X, -Y, +Y, -Z, +Z; vertex `i` has the sign pattern of bits
+    /// (x: bit 0, y: bit 1, z: bit 2; set = positive).
+    pub fn cuboid(half_extents: Vec3) -> ConvexHull {
+        let vertices: Vec<Vec3> = (0..8)
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 != 0 { 1.0 } else { -1.0 },
+                    if i & 2 != 0 { 1.0 } else { -1.0 },
+                    if i & 4 != 0 { 1.0 } else { -1.0 },
+                ) * half_extents
+            })
+            .collect();
+        // Counter-clockwise seen from outside.
+        let loops: [[u32; 4]; 6] = [
+            [0, 4, 6, 2], // -X
+            [1, 3, 7, 5], // +X
+            [0, 1, 5, 4], // -Y
+            [2, 6, 7, 3], // +Y
+            [0, 2, 3, 1], // -Z
+            [4, 5, 7, 6], // +Z
+        ];
+        let loops: Vec<Vec<u32>> = loops.iter().map(|l| l.to_vec()).collect();
+        topology::build(vertices, &loops)
+    }
+
+    /// Vertex positions, local frame.
+    pub fn vertices(&self) -> &[Vec3] {
+        &self.vertices
+    }
+
+    /// All face vertex loops, concatenated; index with [`Face::first`] and [`Face::count`].
+    pub fn face_vertices(&self) -> &[u32] {
+        &self.face_vertices
+    }
+
+    /// Faces as ranges into [`Self::face_vertices`].
+    pub fn faces(&self) -> &[Face] {
+        &self.faces
+    }
+
+    /// The vertex indices of face `face`, counter-clockwise seen from outside.
+    #[inline]
+    pub fn face_loop(&self, face: usize) -> &[u32] {
+        let f = self.faces[face];
+        &self.face_vertices[f.first as usize..(f.first + f.count) as usize]
+    }
+
+    /// One outward plane per face, same order as [`Self::faces`].
+    pub fn planes(&self) -> &[Plane] {
+        &self.planes
+    }
+
+    /// Unique undirected edges with their adjacent faces.
+    pub fn edges(&self) -> &[Edge] {
+        &self.edges
+    }
+
+    /// Volume centroid, local frame.
+    pub fn centroid(&self) -> Vec3 {
+        self.centroid
+    }
+
+    /// Largest distance from the centroid to a vertex.
+    pub fn radius(&self) -> f32 {
+        self.radius
+    }
+
+    /// The vertex furthest along `direction` (its index and position).
+    #[inline]
+    pub fn support(&self, direction: Vec3) -> (usize, Vec3) {
+        let mut best = 0;
+        let mut best_dot = f32::NEG_INFINITY;
+        for (i, v) in self.vertices.iter().enumerate() {
+            let d = v.dot(direction);
+            if d > best_dot {
+                best_dot = d;
+                best = i;
+            }
+        }
+        (best, self.vertices[best])
+    }
+}

@@ -1,0 +1,1 @@
+//! `ConvexHull::from_points`: quickhull over a point cloud.

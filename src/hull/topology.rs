@@ -1,0 +1,103 @@
+//! Turns vertices plus counter-clockwise face loops into the flat hull layout: face planes,
+//! unique edges with their two faces, centroid and radius. Callers have checked the input.
+
+use std::collections::HashMap;
+
+use glam::{DVec3, Vec3};
+
+use super::{ConvexHull, Edge, Face, Plane};
+
+/// Builds the hull from vertices and outward (counter-clockwise) loops that together form a
+/// closed convex polyhedron. Every vertex must be used by some face.
+pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
+    let mut face_vertices = Vec::with_capacity(loops.iter().map(Vec::len).sum());
+    let mut faces = Vec::with_capacity(loops.len());
+    let mut planes = Vec::with_capacity(loops.len());
+    for face_loop in loops {
+        faces.push(Face {
+            first: face_vertices.len() as u32,
+            count: face_loop.len() as u32,
+        });
+        face_vertices.extend_from_slice(face_loop);
+        planes.push(face_plane(&vertices, face_loop));
+    }
+
+    let mut edge_index: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    for (face, face_loop) in loops.iter().enumerate() {
+        for (i, &from) in face_loop.iter().enumerate() {
+            let to = face_loop[(i + 1) % face_loop.len()];
+            let key = (from.min(to), from.max(to));
+            let slot = *edge_index.entry(key).or_insert_with(|| {
+                edges.push(Edge {
+                    vertices: [key.0, key.1],
+                    faces: [u32::MAX; 2],
+                });
+                edges.len() - 1
+            });
+            // faces[0] walks vertices[0] -> vertices[1].
+            let side = if from == key.0 { 0 } else { 1 };
+            edges[slot].faces[side] = face as u32;
+        }
+    }
+
+    let centroid = volume_centroid(&vertices, loops);
+    let radius = vertices
+        .iter()
+        .map(|v| v.distance(centroid))
+        .fold(0.0f32, f32::max);
+    ConvexHull {
+        vertices,
+        face_vertices,
+        faces,
+        planes,
+        edges,
+        centroid,
+        radius,
+    }
+}
+
+/// Outward plane of a planar loop: Newell's normal (robust for polygons with nearly collinear
+/// vertices), offset averaged over the loop; computed in f64.
+pub(super) fn face_plane(vertices: &[Vec3], face_loop: &[u32]) -> Plane {
+    let mut normal = DVec3::ZERO;
+    let mut center = DVec3::ZERO;
+    for (i, &a) in face_loop.iter().enumerate() {
+        let p = vertices[a as usize].as_dvec3();
+        let q = vertices[face_loop[(i + 1) % face_loop.len()] as usize].as_dvec3();
+        normal += DVec3::new(
+            (p.y - q.y) * (p.z + q.z),
+            (p.z - q.z) * (p.x + q.x),
+            (p.x - q.x) * (p.y + q.y),
+        );
+        center += p;
+    }
+    let normal = normal.normalize_or_zero();
+    let center = center / face_loop.len() as f64;
+    Plane {
+        normal: normal.as_vec3(),
+        offset: normal.dot(center) as f32,
+    }
+}
+
+/// Centroid of the solid, from a fan of tetrahedra (f64 for well-conditioned sums).
+fn volume_centroid(vertices: &[Vec3], loops: &[Vec<u32>]) -> Vec3 {
+    let origin = vertices[0].as_dvec3();
+    let mut volume = 0.0;
+    let mut moment = DVec3::ZERO;
+    for face_loop in loops {
+        let a = vertices[face_loop[0] as usize].as_dvec3() - origin;
+        for w in face_loop[1..].windows(2) {
+            let b = vertices[w[0] as usize].as_dvec3() - origin;
+            let c = vertices[w[1] as usize].as_dvec3() - origin;
+            let v = a.dot(b.cross(c)); // six times the signed tetrahedron volume
+            volume += v;
+            moment += v * (a + b + c); // (origin + a + b + c) / 4 in shifted coordinates
+        }
+    }
+    if volume.abs() <= f64::MIN_POSITIVE {
+        let mean = vertices.iter().map(|v| v.as_dvec3()).sum::<DVec3>() / vertices.len() as f64;
+        return mean.as_vec3();
+    }
+    (origin + moment / (4.0 * volume)).as_vec3()
+}

@@ -1,0 +1,134 @@
+//! Contact manifolds: the output of every pair query.
+
+use glam::Vec3;
+
+/// Most contact points a manifold holds.
+pub const MAX_MANIFOLD_POINTS: usize = 4;
+
+/// A packed, frame-to-frame stable id of the features that produced a contact point, so a
+/// solver can match points between frames and warm-start.
+///
+/// ```text
+///  31  30 | 29 | 28 ............... 15 | 14 ................. 0
+///   kind  |flag|  feature on A / ref   |  feature on B / incident
+///   2 bit |1bit|        14 bits        |        15 bits
+/// ```
+///
+/// | kind | meaning | flag | high field | low field |
+/// |---|---|---|---|---|
+/// | 0 `FACE_A` | clipped point, reference face on A | 0: an incident vertex kept | reference face index | incident vertex index |
+/// |   |   | 1: an incident edge cut by a side plane | reference side edge (its start vertex index) | incident edge (its start vertex index) |
+/// | 1 `FACE_B` | clipped point, reference face on B | as for kind 0, with A and B swapped | | |
+/// | 2 `EDGE_PAIR` | edge-edge contact | 0 | edge index on A | edge index on B |
+/// | 3 `OTHER` | closest points or primitive contact | routine-specific | feature on A | feature on B |
+///
+/// Indices refer to the hull's own vertex, face and edge arrays, which is why hulls are capped
+/// at [`crate::hull::MAX_HULL_VERTICES`] vertices: every index fits its field.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FeatureId(pub u32);
+
+impl FeatureId {
+    /// Clipped point whose reference face belongs to body A.
+    pub const FACE_A: u32 = 0;
+    /// Clipped point whose reference face belongs to body B.
+    pub const FACE_B: u32 = 1;
+    /// Closest points of an edge of A and an edge of B.
+    pub const EDGE_PAIR: u32 = 2;
+    /// Closest-point or primitive (sphere, capsule, half-space) contact.
+    pub const OTHER: u32 = 3;
+    /// Largest value of the high (A / reference) field.
+    pub const HIGH_MAX: u32 = (1 << 14) - 1;
+    /// Largest value of the low (B / incident) field.
+    pub const LOW_MAX: u32 = (1 << 15) - 1;
+
+    /// Packs an id; fields wider than their bits are masked (hull limits keep them in range).
+    #[inline]
+    pub const fn new(kind: u32, flag: bool, high: u32, low: u32) -> Self {
+        debug_assert!(kind < 4 && high <= Self::HIGH_MAX && low <= Self::LOW_MAX);
+        FeatureId(
+            (kind & 3) << 30 | (flag as u32) << 29 | (high & Self::HIGH_MAX) << 15 | (low & Self::LOW_MAX),
+        )
+    }
+
+    /// The 2-bit kind (`FACE_A`, `FACE_B`, `EDGE_PAIR` or `OTHER`).
+    pub const fn kind(self) -> u32 {
+        self.0 >> 30
+    }
+
+    /// The flag bit (see the table above).
+    pub const fn flag(self) -> bool {
+        (self.0 >> 29) & 1 == 1
+    }
+
+    /// The 14-bit field for body A or the reference body.
+    pub const fn high(self) -> u32 {
+        (self.0 >> 15) & Self::HIGH_MAX
+    }
+
+    /// The 15-bit field for body B or the incident body.
+    pub const fn low(self) -> u32 {
+        self.0 & Self::LOW_MAX
+    }
+}
+
+/// One contact point of a manifold.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactPoint {
+    /// World position, midway between the two surfaces.
+    pub position: Vec3,
+    /// Penetration depth along the manifold normal, in length units: positive = overlapping,
+    /// negative = a speculative point that is still apart by `-depth`.
+    pub depth: f32,
+    /// Which features made this point; stable while the contact configuration is unchanged.
+    pub id: FeatureId,
+}
+
+/// The contact between two bodies A and B: one per touching pair.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Manifold {
+    /// Unit normal in world space, pointing from body A toward body B.
+    pub normal: Vec3,
+    /// Signed distance between the surfaces along `normal`, in length units:
+    /// negative = penetrating by `-separation`, positive = apart (within the margin).
+    pub separation: f32,
+    /// Contact points; only the first `point_count` are meaningful.
+    pub points: [ContactPoint; MAX_MANIFOLD_POINTS],
+    /// How many of `points` are in use (1 to 4 for a manifold that is returned).
+    pub point_count: u32,
+}
+
+impl Manifold {
+    /// A manifold with no points yet.
+    pub fn new(normal: Vec3, separation: f32) -> Self {
+        Manifold {
+            normal,
+            separation,
+            ..Default::default()
+        }
+    }
+
+    /// The points in use.
+    pub fn points(&self) -> &[ContactPoint] {
+        &self.points[..self.point_count as usize]
+    }
+
+    /// Appends a point; returns `false` (and drops it) when the manifold is full.
+    pub fn push(&mut self, point: ContactPoint) -> bool {
+        if (self.point_count as usize) < MAX_MANIFOLD_POINTS {
+            self.points[self.point_count as usize] = point;
+            self.point_count += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The same contact seen from B: normal negated, ids kept (they name A's and B's features).
+    pub fn flipped(&self) -> Manifold {
+        Manifold {
+            normal: -self.normal,
+            ..*self
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Geometric queries between shapes, independent of manifolds, batches and the GPU.
+
+pub mod sat;

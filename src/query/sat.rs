@@ -1,0 +1,245 @@
+//! Separating axis test between two convex hulls, in hull A's local frame.
+//!
+//! 1. Face query of A: for every face plane of A, the deepest vertex of B below it.
+//! 2. Face query of B: the same with the roles swapped (B's planes moved into A's frame).
+//! 3. Edge query: only edge pairs whose Gauss-map arcs cross (the pair builds a face of the
+//!    Minkowski difference) can give a separating axis; their cross product, oriented away
+//!    from A's centroid, is tested. Parallel pairs are skipped (a face axis covers them).
+//! 4. Each query returns early once an axis separates by more than the margin.
+//! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
+//!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
+//!    is the exact maximum over all tested axes.
+//!
+//! `shaders/sat.wgsl` runs the same steps on the GPU; keep the two in step.
+
+use glam::{Quat, Vec3};
+
+use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
+use crate::hull::ConvexHull;
+use crate::pose::Pose;
+
+/// The best face of one hull: its index and the separation of the other hull along its normal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FaceQuery {
+    /// Face index on the hull whose planes were tested.
+    pub face: u32,
+    /// Largest separation over the faces tested, in length units (negative = overlap).
+    pub separation: f32,
+}
+
+/// The best edge pair: edge indices on A and B, the separation and the axis (A's frame,
+/// unit, pointing from A toward B).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeQuery {
+    /// Edge index on A.
+    pub edge_a: u32,
+    /// Edge index on B.
+    pub edge_b: u32,
+    /// Separation along `axis`, in length units.
+    pub separation: f32,
+    /// Unit axis in A's frame, from A toward B.
+    pub axis: Vec3,
+}
+
+/// Which axis the SAT chose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SatAxis {
+    /// A face of A: the manifold normal is that face's normal.
+    FaceA(u32),
+    /// A face of B: the manifold normal is minus that face's normal.
+    FaceB(u32),
+    /// An edge of A against an edge of B.
+    EdgePair {
+        /// Edge index on A.
+        edge_a: u32,
+        /// Edge index on B.
+        edge_b: u32,
+    },
+}
+
+/// Result of the SAT between two hulls, in A's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SatResult {
+    /// The chosen axis (after the face preference).
+    pub axis: SatAxis,
+    /// Unit normal of the chosen axis in A's frame, from A toward B.
+    pub normal: Vec3,
+    /// Separation along the chosen axis, in length units.
+    pub axis_separation: f32,
+    /// Largest separation over all tested axes (exact SAT value), in length units. When it
+    /// exceeds the margin, the queries stopped early and `axis` is the separating one.
+    pub separation: f32,
+}
+
+impl SatResult {
+    /// True when an axis separates the hulls by more than `margin`.
+    pub fn is_separated(&self, margin: f32) -> bool {
+        self.separation > margin
+    }
+}
+
+/// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
+/// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
+/// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
+pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -> FaceQuery {
+    let mut best = FaceQuery {
+        face: 0,
+        separation: f32::NEG_INFINITY,
+    };
+    let b_vertices = b.vertices();
+    for (face, plane) in a.planes().iter().enumerate() {
+        let normal = a_in_b.rotation * plane.normal;
+        let offset = plane.offset + normal.dot(a_in_b.translation);
+        let mut deepest = f32::INFINITY;
+        for v in b_vertices {
+            deepest = deepest.min(normal.dot(*v));
+        }
+        let separation = deepest - offset;
+        if separation > best.separation {
+            best = FaceQuery {
+                face: face as u32,
+                separation,
+            };
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// True when the Gauss-map arcs `a→b` (edge of A: its two face normals) and `c→d` (edge of B:
+/// its two face normals, negated) cross on the unit sphere. `b_x_a = b × a`, `d_x_c = d × c`.
+#[inline]
+pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c: Vec3) -> bool {
+    let cba = c.dot(b_x_a);
+    let dba = d.dot(b_x_a);
+    let adc = a.dot(d_x_c);
+    let bdc = b.dot(d_x_c);
+    cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0
+}
+
+/// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
+/// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
+/// Returns `None` when no pair qualifies.
+pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> Option<EdgeQuery> {
+    let rotation: Quat = b_in_a.rotation;
+    let a_normals = a.planes();
+    let b_planes = b.planes();
+    let a_vertices = a.vertices();
+    let b_vertices = b.vertices();
+    let a_centroid = a.centroid();
+    let mut best: Option<EdgeQuery> = None;
+    for (ia, ea) in a.edges().iter().enumerate() {
+        let na0 = a_normals[ea.faces[0] as usize].normal;
+        let na1 = a_normals[ea.faces[1] as usize].normal;
+        let pa = a_vertices[ea.vertices[0] as usize];
+        let da = a_vertices[ea.vertices[1] as usize] - pa;
+        let na1_x_na0 = na1.cross(na0);
+        for (ib, eb) in b.edges().iter().enumerate() {
+            // B's face normals negated: the Gauss map of -B.
+            let nb0 = -(rotation * b_planes[eb.faces[0] as usize].normal);
+            let nb1 = -(rotation * b_planes[eb.faces[1] as usize].normal);
+            if !is_minkowski_face(na0, na1, na1_x_na0, nb0, nb1, nb1.cross(nb0)) {
+                continue;
+            }
+            let pb = b_in_a.transform_point(b_vertices[eb.vertices[0] as usize]);
+            let db = b_in_a.transform_point(b_vertices[eb.vertices[1] as usize]) - pb;
+            let cross = da.cross(db);
+            let cross_len = cross.length();
+            if cross_len < PARALLEL_EDGE_SINE * da.length() * db.length() {
+                continue;
+            }
+            let mut axis = cross / cross_len;
+            if axis.dot(pa - a_centroid) < 0.0 {
+                axis = -axis;
+            }
+            let separation = axis.dot(pb - pa);
+            if best.is_none_or(|q| separation > q.separation) {
+                best = Some(EdgeQuery {
+                    edge_a: ia as u32,
+                    edge_b: ib as u32,
+                    separation,
+                    axis,
+                });
+                if separation > margin {
+                    return best;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame).
+pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> SatResult {
+    let scale = a.radius() + b.radius();
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * scale;
+
+    let a_in_b = b_in_a.inverse();
+    let face_a = query_faces(a, b, &a_in_b, margin);
+    let face_a_normal = a.planes()[face_a.face as usize].normal;
+    if face_a.separation > margin {
+        return SatResult {
+            axis: SatAxis::FaceA(face_a.face),
+            normal: face_a_normal,
+            axis_separation: face_a.separation,
+            separation: face_a.separation,
+        };
+    }
+
+    let face_b = query_faces(b, a, b_in_a, margin);
+    let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
+    if face_b.separation > margin {
+        return SatResult {
+            axis: SatAxis::FaceB(face_b.face),
+            normal: face_b_normal,
+            axis_separation: face_b.separation,
+            separation: face_b.separation,
+        };
+    }
+
+    let edge = query_edges(a, b, b_in_a, margin);
+    if let Some(e) = edge
+        && e.separation > margin
+    {
+        return SatResult {
+            axis: SatAxis::EdgePair {
+                edge_a: e.edge_a,
+                edge_b: e.edge_b,
+            },
+            normal: e.axis,
+            axis_separation: e.separation,
+            separation: e.separation,
+        };
+    }
+
+    let mut result = if face_b.separation > face_a.separation + tolerance {
+        SatResult {
+            axis: SatAxis::FaceB(face_b.face),
+            normal: face_b_normal,
+            axis_separation: face_b.separation,
+            separation: face_b.separation,
+        }
+    } else {
+        SatResult {
+            axis: SatAxis::FaceA(face_a.face),
+            normal: face_a_normal,
+            axis_separation: face_a.separation,
+            separation: face_a.separation,
+        }
+    };
+    result.separation = face_a.separation.max(face_b.separation);
+    if let Some(e) = edge {
+        if e.separation > result.axis_separation + tolerance {
+            result.axis = SatAxis::EdgePair {
+                edge_a: e.edge_a,
+                edge_b: e.edge_b,
+            };
+            result.normal = e.axis;
+            result.axis_separation = e.separation;
+        }
+        result.separation = result.separation.max(e.separation);
+    }
+    result
+}

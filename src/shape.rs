@@ -1,0 +1,168 @@
+//! The shapes a body can have, all in the body's local frame.
+
+use glam::Vec3;
+use thiserror::Error;
+
+use crate::hull::ConvexHull;
+
+/// Why a primitive shape's parameters were rejected.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ShapeError {
+    /// A size parameter is not a positive finite number.
+    #[error("{name} must be a positive finite number, got {value}")]
+    NotPositive {
+        /// Which parameter.
+        name: &'static str,
+        /// Its value.
+        value: f32,
+    },
+    /// A half-space normal is zero or not finite.
+    #[error("normal must be a finite non-zero vector")]
+    BadNormal,
+    /// A half-space offset is not finite.
+    #[error("offset must be finite, got {0}")]
+    BadOffset(f32),
+}
+
+fn check_positive(name: &'static str, value: f32) -> Result<f32, ShapeError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(ShapeError::NotPositive { name, value })
+    }
+}
+
+/// A box centred on the local origin, axis-aligned in the local frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cuboid {
+    half_extents: Vec3,
+    hull: ConvexHull,
+}
+
+impl Cuboid {
+    /// A box with the given half extents (each positive and finite), in length units.
+    pub fn new(half_extents: Vec3) -> Result<Self, ShapeError> {
+        check_positive("half_extents.x", half_extents.x)?;
+        check_positive("half_extents.y", half_extents.y)?;
+        check_positive("half_extents.z", half_extents.z)?;
+        Ok(Cuboid {
+            half_extents,
+            hull: ConvexHull::cuboid(half_extents),
+        })
+    }
+
+    /// Half extents along local X, Y, Z.
+    pub fn half_extents(&self) -> Vec3 {
+        self.half_extents
+    }
+
+    /// The box as a hull (boxes take the hull routines, on the CPU and on the GPU).
+    pub fn hull(&self) -> &ConvexHull {
+        &self.hull
+    }
+}
+
+/// A ball centred on the local origin.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sphere {
+    /// Radius, positive, in length units.
+    pub radius: f32,
+}
+
+impl Sphere {
+    /// A sphere of the given positive finite radius.
+    pub fn new(radius: f32) -> Result<Self, ShapeError> {
+        Ok(Sphere {
+            radius: check_positive("radius", radius)?,
+        })
+    }
+}
+
+/// All points within `radius` of the segment from `(0, -half_height, 0)` to
+/// `(0, half_height, 0)` on the local Y axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Capsule {
+    /// Half the length of the core segment, positive, in length units.
+    pub half_height: f32,
+    /// Radius around the segment, positive, in length units.
+    pub radius: f32,
+}
+
+impl Capsule {
+    /// A capsule with positive finite half height and radius.
+    pub fn new(half_height: f32, radius: f32) -> Result<Self, ShapeError> {
+        Ok(Capsule {
+            half_height: check_positive("half_height", half_height)?,
+            radius: check_positive("radius", radius)?,
+        })
+    }
+
+    /// The core segment's end points, local frame: `[bottom, top]`.
+    pub fn segment(&self) -> [Vec3; 2] {
+        [
+            Vec3::new(0.0, -self.half_height, 0.0),
+            Vec3::new(0.0, self.half_height, 0.0),
+        ]
+    }
+}
+
+/// The solid `dot(normal, x) <= offset` (local frame): static ground and walls.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HalfSpace {
+    /// Unit outward normal (pointing out of the solid).
+    pub normal: Vec3,
+    /// Distance of the boundary plane from the local origin along `normal`.
+    pub offset: f32,
+}
+
+impl HalfSpace {
+    /// A half-space; the normal is normalized (it must be finite and non-zero).
+    pub fn new(normal: Vec3, offset: f32) -> Result<Self, ShapeError> {
+        if !offset.is_finite() {
+            return Err(ShapeError::BadOffset(offset));
+        }
+        let normal = normal
+            .try_normalize()
+            .filter(|n| n.is_finite())
+            .ok_or(ShapeError::BadNormal)?;
+        Ok(HalfSpace { normal, offset })
+    }
+}
+
+/// A body's shape. Boxes carry their hull so every polyhedral pair takes the hull routine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A convex polyhedron.
+    Hull(ConvexHull),
+    /// A box.
+    Cuboid(Cuboid),
+    /// A ball.
+    Sphere(Sphere),
+    /// A capsule along local Y.
+    Capsule(Capsule),
+    /// A half-space (infinite; pairs of two half-spaces are not supported).
+    HalfSpace(HalfSpace),
+}
+
+impl Shape {
+    /// The polyhedron of a hull or box shape.
+    pub fn as_hull(&self) -> Option<&ConvexHull> {
+        match self {
+            Shape::Hull(h) => Some(h),
+            Shape::Cuboid(c) => Some(c.hull()),
+            _ => None,
+        }
+    }
+
+    /// Radius of a ball about the local origin that contains the shape
+    /// (`f32::INFINITY` for a half-space).
+    pub fn bounding_radius(&self) -> f32 {
+        match self {
+            Shape::Hull(h) => h.centroid().length() + h.radius(),
+            Shape::Cuboid(c) => c.half_extents().length(),
+            Shape::Sphere(s) => s.radius,
+            Shape::Capsule(c) => c.half_height + c.radius,
+            Shape::HalfSpace(_) => f32::INFINITY,
+        }
+    }
+}
