@@ -1,3 +1,4 @@
 //! Geometric queries between shapes, independent of manifolds, batches and the GPU.
 
 pub mod sat;
+pub mod segment;

@@ -1,0 +1,93 @@
+//! Closest points between line segments (edge-edge contacts, capsules).
+
+use glam::Vec3;
+
+/// Closest points between segments `p0→p1` and `q0→q1`, any common frame.
+///
+/// Returns `(s, t)`, the parameters in `[0, 1]` of the closest points `p0 + s (p1 - p0)` and
+/// `q0 + t (q1 - q0)`. Degenerate (zero-length) segments act as points; for parallel segments
+/// the pair nearest the middle of their overlap is returned, so the result is stable.
+pub fn closest_points_segments(p0: Vec3, p1: Vec3, q0: Vec3, q1: Vec3) -> (f32, f32) {
+    let d1 = p1 - p0;
+    let d2 = q1 - q0;
+    let r = p0 - q0;
+    let a = d1.length_squared();
+    let e = d2.length_squared();
+    let f = d2.dot(r);
+    let tiny = f32::EPSILON * f32::EPSILON;
+    if a <= tiny && e <= tiny {
+        return (0.0, 0.0);
+    }
+    if a <= tiny {
+        return (0.0, (f / e).clamp(0.0, 1.0));
+    }
+    let c = d1.dot(r);
+    if e <= tiny {
+        return ((-c / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d1.dot(d2);
+    let denom = a * e - b * b;
+    // Relative test: sin² of the angle between the segments below ~1e-6 counts as parallel.
+    if denom <= 1.0e-6 * a * e {
+        // Parallel: project q's end points onto p, take the middle of the overlap on p.
+        let s0 = (-c / a).clamp(0.0, 1.0);
+        let s1 = ((b - c) / a).clamp(0.0, 1.0);
+        let s = 0.5 * (s0 + s1);
+        let t = ((b * s + f) / e).clamp(0.0, 1.0);
+        let s = ((b * t - c) / a).clamp(0.0, 1.0);
+        return (s, t);
+    }
+    let mut s = ((b * f - c * e) / denom).clamp(0.0, 1.0);
+    let t = (b * s + f) / e;
+    let t = if t < 0.0 {
+        s = (-c / a).clamp(0.0, 1.0);
+        0.0
+    } else if t > 1.0 {
+        s = ((b - c) / a).clamp(0.0, 1.0);
+        1.0
+    } else {
+        t
+    };
+    (s, t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crossing_segments_meet_at_their_crossing() {
+        let (s, t) = closest_points_segments(
+            Vec3::new(-1.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.5, -1.0, 1.0),
+            Vec3::new(0.5, 1.0, 1.0),
+        );
+        assert!((s - 0.75).abs() < 1e-6 && (t - 0.5).abs() < 1e-6, "{s} {t}");
+    }
+
+    #[test]
+    fn parallel_overlapping_segments_pick_the_middle_of_the_overlap() {
+        // p spans x in [0, 2], q spans x in [1, 3] one unit above: overlap x in [1, 2].
+        let (s, t) = closest_points_segments(
+            Vec3::ZERO,
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(3.0, 1.0, 0.0),
+        );
+        let p = 2.0 * s;
+        let q = 1.0 + 2.0 * t;
+        assert!((p - q).abs() < 1e-6 && (1.0..=2.0).contains(&p), "{p} {q}");
+    }
+
+    #[test]
+    fn end_points_clamp() {
+        let (s, t) = closest_points_segments(
+            Vec3::ZERO,
+            Vec3::X,
+            Vec3::new(2.0, 1.0, 0.0),
+            Vec3::new(3.0, 1.0, 0.0),
+        );
+        assert_eq!((s, t), (1.0, 0.0));
+    }
+}
