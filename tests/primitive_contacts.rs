@@ -5,10 +5,11 @@ mod support;
 
 use std::f32::consts::FRAC_PI_2;
 
-use glam::{Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use hullsat::contact::{
     collide_capsule_capsule, collide_capsule_hull, collide_halfspace_capsule, collide_halfspace_hull,
-    collide_halfspace_sphere, collide_shapes, collide_sphere_capsule, collide_sphere_hull, collide_sphere_sphere,
+    collide_halfspace_sphere, collide_shapes, collide_sphere_capsule, collide_sphere_hull,
+    collide_sphere_sphere,
 };
 use hullsat::manifold::FeatureId;
 use hullsat::query::gjk::{PosedHull, closest_points};
@@ -43,7 +44,14 @@ fn cuboid_hull(half_extents: Vec3) -> ConvexHull {
 
 #[test]
 fn sphere_sphere_penetrating() {
-    let m = collide_sphere_sphere(&sphere(1.0), &at(0.0, 0.0, 0.0), &sphere(0.5), &at(1.2, 0.0, 0.0), 0.0).unwrap();
+    let m = collide_sphere_sphere(
+        &sphere(1.0),
+        &at(0.0, 0.0, 0.0),
+        &sphere(0.5),
+        &at(1.2, 0.0, 0.0),
+        0.0,
+    )
+    .unwrap();
     assert_vec_near(m.normal, Vec3::X, TOL, "normal");
     assert_near(m.separation, -0.3, TOL, "separation");
     // Surfaces at x = 1.0 (A) and x = 0.7 (B): midway 0.85.
@@ -71,7 +79,14 @@ fn sphere_sphere_touching_and_margin() {
 
 #[test]
 fn sphere_sphere_coincident_centres_use_world_y() {
-    let m = collide_sphere_sphere(&sphere(1.0), &at(3.0, 2.0, 1.0), &sphere(2.0), &at(3.0, 2.0, 1.0), 0.0).unwrap();
+    let m = collide_sphere_sphere(
+        &sphere(1.0),
+        &at(3.0, 2.0, 1.0),
+        &sphere(2.0),
+        &at(3.0, 2.0, 1.0),
+        0.0,
+    )
+    .unwrap();
     assert_eq!(m.normal, Vec3::Y);
     assert_near(m.separation, -3.0, TOL, "separation");
 }
@@ -82,7 +97,8 @@ fn sphere_sphere_coincident_centres_use_world_y() {
 fn sphere_on_halfspace() {
     // Ground plane y = 1 (local plane y = 0 moved up by the pose).
     let ground = HalfSpace::new(Vec3::Y, 0.0).unwrap();
-    let m = collide_halfspace_sphere(&ground, &at(0.0, 1.0, 0.0), &sphere(0.5), &at(3.0, 1.4, 2.0), 0.0).unwrap();
+    let m =
+        collide_halfspace_sphere(&ground, &at(0.0, 1.0, 0.0), &sphere(0.5), &at(3.0, 1.4, 2.0), 0.0).unwrap();
     assert_vec_near(m.normal, Vec3::Y, TOL, "normal");
     assert_near(m.separation, -0.1, TOL, "separation");
     assert_points_match(&m, &[(Vec3::new(3.0, 0.95, 2.0), 0.1)], TOL);
@@ -96,7 +112,16 @@ fn sphere_on_halfspace() {
     // Wall face x = -2, sphere surface toward it at x = -1.5: midway -1.75.
     assert_points_match(&m, &[(Vec3::new(-1.75, 0.0, 0.0), 0.5)], TOL);
 
-    assert!(collide_halfspace_sphere(&ground, &at(0.0, 1.0, 0.0), &sphere(0.5), &at(0.0, 1.6, 0.0), 0.05).is_none());
+    assert!(
+        collide_halfspace_sphere(
+            &ground,
+            &at(0.0, 1.0, 0.0),
+            &sphere(0.5),
+            &at(0.0, 1.6, 0.0),
+            0.05
+        )
+        .is_none()
+    );
 }
 
 #[test]
@@ -104,13 +129,17 @@ fn capsule_on_halfspace_lying_and_standing() {
     let ground = HalfSpace::new(Vec3::Y, 0.0).unwrap();
     let c = capsule(1.0, 0.25);
 
-    let lying = collide_halfspace_capsule(&ground, &Pose::IDENTITY, &c, &lying_along_x(0.0, 0.2, 0.0), 0.0).unwrap();
+    let lying =
+        collide_halfspace_capsule(&ground, &Pose::IDENTITY, &c, &lying_along_x(0.0, 0.2, 0.0), 0.0).unwrap();
     assert_vec_near(lying.normal, Vec3::Y, TOL, "normal");
     assert_near(lying.separation, -0.05, TOL, "separation");
     // Each end: core at y = 0.2, surface at y = -0.05, plane at 0: midway -0.025.
     assert_points_match(
         &lying,
-        &[(Vec3::new(-1.0, -0.025, 0.0), 0.05), (Vec3::new(1.0, -0.025, 0.0), 0.05)],
+        &[
+            (Vec3::new(-1.0, -0.025, 0.0), 0.05),
+            (Vec3::new(1.0, -0.025, 0.0), 0.05),
+        ],
         TOL,
     );
 
@@ -144,7 +173,11 @@ fn tilted_box_on_halfspace_reports_deepest_corner_first() {
     let hull = cuboid_hull(Vec3::splat(1.0));
     // Tipped onto one edge, then rolled a little: one corner lowest.
     let rotation = Quat::from_rotation_x(0.3) * Quat::from_rotation_z(0.2);
-    let lowest = hull.vertices().iter().map(|v| (rotation * *v).y).fold(f32::INFINITY, f32::min);
+    let lowest = hull
+        .vertices()
+        .iter()
+        .map(|v| (rotation * *v).y)
+        .fold(f32::INFINITY, f32::min);
     let pose = Pose::new(Vec3::new(0.0, -lowest - 0.2, 0.0), rotation);
     let m = collide_halfspace_hull(&ground, &Pose::IDENTITY, &hull, &pose, 0.0).unwrap();
     assert_near(m.separation, -0.2, TOL, "separation");
@@ -178,7 +211,10 @@ fn parallel_capsules_give_the_clipped_overlap() {
     assert_near(m.separation, -0.1, TOL, "separation");
     assert_points_match(
         &m,
-        &[(Vec3::new(0.25, -0.5, 0.0), 0.1), (Vec3::new(0.25, 1.0, 0.0), 0.1)],
+        &[
+            (Vec3::new(0.25, -0.5, 0.0), 0.1),
+            (Vec3::new(0.25, 1.0, 0.0), 0.1),
+        ],
         TOL,
     );
 }
@@ -209,7 +245,10 @@ fn capsule_lying_on_box_face_gives_two_points() {
     // Capsule surface at y = 0.9, face at y = 1: midway 0.95.
     assert_points_match(
         &m,
-        &[(Vec3::new(-1.0, 0.95, 0.0), 0.1), (Vec3::new(1.0, 0.95, 0.0), 0.1)],
+        &[
+            (Vec3::new(-1.0, 0.95, 0.0), 0.1),
+            (Vec3::new(1.0, 0.95, 0.0), 0.1),
+        ],
         TOL,
     );
 
@@ -265,7 +304,11 @@ fn capsule_hull_moves_with_both_bodies() {
     let hull = cuboid_hull(Vec3::new(2.0, 1.0, 2.0));
     let c = capsule(1.0, 0.5);
     let mut rng = seeded_rng(7);
-    for pose_a in [lying_along_x(0.0, 1.4, 0.0), lying_along_x(0.0, 0.9, 0.3), at(0.3, 2.4, 0.2)] {
+    for pose_a in [
+        lying_along_x(0.0, 1.4, 0.0),
+        lying_along_x(0.0, 0.9, 0.3),
+        at(0.3, 2.4, 0.2),
+    ] {
         let original = collide_capsule_hull(&c, &pose_a, &hull, &Pose::IDENTITY, 0.0).unwrap();
         for _ in 0..10 {
             let motion = random_pose(&mut rng, 10.0);
@@ -288,7 +331,8 @@ fn sphere_box_outside_face_edge_corner_and_inside() {
         (Vec3::new(1.2, -1.2, 1.2), Vec3::new(1.0, -1.0, 1.0)),
     ];
     for (centre, closest) in cases {
-        let m = collide_sphere_hull(&s, &Pose::from_translation(centre), &hull, &Pose::IDENTITY, 0.0).unwrap();
+        let m =
+            collide_sphere_hull(&s, &Pose::from_translation(centre), &hull, &Pose::IDENTITY, 0.0).unwrap();
         let distance = centre.distance(closest);
         let normal = (closest - centre) / distance;
         assert_near(m.separation, distance - 0.5, TOL, "separation");
@@ -302,7 +346,10 @@ fn sphere_box_outside_face_edge_corner_and_inside() {
     assert_near(inside.separation, -0.7, TOL, "inside separation");
     // Face at x = 1, sphere surface toward B at x = 0.3: midway 0.65.
     assert_points_match(&inside, &[(Vec3::new(0.65, 0.1, 0.0), 0.7)], TOL);
-    assert!(inside.points[0].id.flag() && inside.points[0].id.low() == 1, "face +X");
+    assert!(
+        inside.points[0].id.flag() && inside.points[0].id.low() == 1,
+        "face +X"
+    );
 
     assert!(collide_sphere_hull(&s, &at(1.2, 1.2, 1.2), &hull, &Pose::IDENTITY, 0.0).is_some());
     assert!(collide_sphere_hull(&s, &at(1.6, 1.6, 0.0), &hull, &Pose::IDENTITY, 0.1).is_none());
@@ -321,7 +368,7 @@ fn sphere_posed_box_matches_clamped_distance() {
         let local_centre = random_vec3(&mut rng, 3.0);
         let local_closest = local_centre.clamp(-half, half);
         let distance = local_centre.distance(local_closest);
-        if distance < 1e-3 || distance > 0.3 {
+        if !(1e-3..=0.3).contains(&distance) {
             continue;
         }
         let centre = pose_b.transform_point(local_centre);
@@ -347,7 +394,10 @@ fn swapped_order_negates_the_normal() {
     let mut compared = 0;
     for a in &shapes {
         for b in &shapes {
-            if matches!((a, b), (Shape::HalfSpace(_), Shape::HalfSpace(_)) | (Shape::Cuboid(_), Shape::Cuboid(_))) {
+            if matches!(
+                (a, b),
+                (Shape::HalfSpace(_), Shape::HalfSpace(_)) | (Shape::Cuboid(_), Shape::Cuboid(_))
+            ) {
                 continue;
             }
             for _ in 0..20 {
@@ -375,7 +425,10 @@ fn swapped_order_negates_the_normal() {
 #[test]
 fn gjk_point_and_segment_against_box() {
     let hull = cuboid_hull(Vec3::splat(1.0));
-    let posed = PosedHull { hull: &hull, pose: Pose::IDENTITY };
+    let posed = PosedHull {
+        hull: &hull,
+        pose: Pose::IDENTITY,
+    };
 
     let c = closest_points(&Vec3::new(2.0, 0.5, 0.0), &posed).unwrap();
     assert_near(c.distance, 1.0, 1e-5, "point-face distance");
@@ -397,18 +450,27 @@ fn gjk_point_and_segment_against_box() {
     assert_near(c.point_b.x, 1.0, 1e-5, "edge witness x");
     assert_near(c.point_b.y, 1.0, 1e-5, "edge witness y");
 
-    assert!(closest_points(&Vec3::new(0.3, -0.2, 0.9), &posed).is_none(), "point inside");
+    assert!(
+        closest_points(&Vec3::new(0.3, -0.2, 0.9), &posed).is_none(),
+        "point inside"
+    );
     assert!(closest_points(&[Vec3::new(-3.0, 0.0, 0.0), Vec3::new(3.0, 0.2, 0.0)], &posed).is_none());
 }
 
 #[test]
 fn gjk_box_box_separated_and_overlapping() {
     let hull = cuboid_hull(Vec3::splat(1.0));
-    let a = PosedHull { hull: &hull, pose: Pose::IDENTITY };
+    let a = PosedHull {
+        hull: &hull,
+        pose: Pose::IDENTITY,
+    };
     // B turned 45° about Z: its edge points at A's +X face from x = 3 - √2.
     let b = PosedHull {
         hull: &hull,
-        pose: Pose::new(Vec3::new(3.0, 0.0, 0.0), Quat::from_rotation_z(std::f32::consts::FRAC_PI_4)),
+        pose: Pose::new(
+            Vec3::new(3.0, 0.0, 0.0),
+            Quat::from_rotation_z(std::f32::consts::FRAC_PI_4),
+        ),
     };
     let c = closest_points(&a, &b).unwrap();
     assert_near(c.distance, 2.0 - 2f32.sqrt(), 1e-5, "face-edge distance");
@@ -416,22 +478,22 @@ fn gjk_box_box_separated_and_overlapping() {
     assert_near(c.point_b.x, 3.0 - 2f32.sqrt(), 1e-5, "witness on B's edge");
 
     // Corner to corner along the diagonal.
-    let b = PosedHull { hull: &hull, pose: Pose::from_translation(Vec3::splat(2.5)) };
+    let b = PosedHull {
+        hull: &hull,
+        pose: Pose::from_translation(Vec3::splat(2.5)),
+    };
     let c = closest_points(&a, &b).unwrap();
     assert_near(c.distance, 0.5 * 3f32.sqrt(), 1e-5, "corner-corner distance");
 
-    let b = PosedHull { hull: &hull, pose: Pose::new(Vec3::new(1.5, 0.3, -0.2), Quat::from_rotation_y(0.4)) };
+    let b = PosedHull {
+        hull: &hull,
+        pose: Pose::new(Vec3::new(1.5, 0.3, -0.2), Quat::from_rotation_y(0.4)),
+    };
     assert!(closest_points(&a, &b).is_none(), "overlapping boxes");
 }
 
 #[test]
 fn gjk_matches_parry_on_random_box_pairs() {
-    use parry3d::math::{Pose as PPose, Rot3, Vector};
-    let to_parry = |p: &Pose| {
-        let [x, y, z] = p.translation.to_array();
-        let [qx, qy, qz, qw] = p.rotation.to_array();
-        PPose::from_parts(Vector::new(x, y, z), Rot3::from_xyzw(qx, qy, qz, qw))
-    };
     let mut rng = seeded_rng(5);
     let mut checked = 0;
     for _ in 0..300 {
@@ -443,21 +505,158 @@ fn gjk_matches_parry_on_random_box_pairs() {
         let pose_b = random_pose(&mut rng, 3.0);
         let expected = parry3d::query::distance(
             &to_parry(&pose_a),
-            &parry3d::shape::Cuboid::new(Vector::new(half_a.x, half_a.y, half_a.z)),
+            &parry_cuboid(half_a),
             &to_parry(&pose_b),
-            &parry3d::shape::Cuboid::new(Vector::new(half_b.x, half_b.y, half_b.z)),
+            &parry_cuboid(half_b),
         )
         .unwrap()
         .distance;
-        let got = closest_points(&PosedHull { hull: &hull_a, pose: pose_a }, &PosedHull { hull: &hull_b, pose: pose_b });
+        let got = closest_points(
+            &PosedHull {
+                hull: &hull_a,
+                pose: pose_a,
+            },
+            &PosedHull {
+                hull: &hull_b,
+                pose: pose_b,
+            },
+        );
         match got {
             Some(c) => {
                 assert_near(c.distance, expected, 1e-4 * (1.0 + expected), "distance vs parry");
-                assert_near(c.point_a.distance(c.point_b), c.distance, 1e-4, "witnesses are that far apart");
+                assert_near(
+                    c.point_a.distance(c.point_b),
+                    c.distance,
+                    1e-4,
+                    "witnesses are that far apart",
+                );
                 checked += 1;
             }
             None => assert!(expected < 1e-4, "GJK says overlap, parry says {expected}"),
         }
     }
     assert!(checked > 50, "only {checked} separated pairs");
+}
+
+/// The same pose for parry (which uses its own glam version).
+fn to_parry(p: &Pose) -> parry3d::math::Pose {
+    let [x, y, z] = p.translation.to_array();
+    let [qx, qy, qz, qw] = p.rotation.to_array();
+    parry3d::math::Pose::from_parts(
+        parry3d::math::Vector::new(x, y, z),
+        parry3d::math::Rot3::from_xyzw(qx, qy, qz, qw),
+    )
+}
+
+fn parry_cuboid(half: Vec3) -> parry3d::shape::Cuboid {
+    parry3d::shape::Cuboid::new(parry3d::math::Vector::new(half.x, half.y, half.z))
+}
+
+/// Distance from the segment `ends` to the box `[-half, half]` and the unit direction from the
+/// segment's closest point to the box's, in f64 (ternary search: the distance is convex along
+/// the segment). Equal ends make a point.
+fn segment_box_distance(ends: [DVec3; 2], half: DVec3) -> (f64, DVec3) {
+    let point = |t: f64| ends[0] + (ends[1] - ends[0]) * t;
+    let distance = |t: f64| (point(t) - point(t).clamp(-half, half)).length();
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..200 {
+        let (m1, m2) = (lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0);
+        if distance(m1) < distance(m2) {
+            hi = m2;
+        } else {
+            lo = m1;
+        }
+    }
+    let p = point(0.5 * (lo + hi));
+    let to_box = p.clamp(-half, half) - p;
+    (to_box.length(), to_box.normalize_or_zero())
+}
+
+/// Sphere/capsule against a posed box, random poses from deep overlap to beyond the margin.
+/// Separated pairs: against an f64 reference distance. Penetrating spheres: against the
+/// shallowest face; penetrating capsules: against parry's contact depth (EPA).
+#[test]
+fn sphere_and_capsule_against_box_match_references() {
+    let half = Vec3::new(1.0, 0.6, 1.4);
+    let hull = cuboid_hull(half);
+    let s = sphere(0.4);
+    let c = capsule(0.9, 0.3);
+    let margin = 0.2;
+    // Faces win ties within AXIS_PREFERENCE_TOLERANCE × scale (scale ≈ 3.3 here): a penetrating
+    // capsule may report a face whose depth is up to ~3.3e-3 more than the true minimum.
+    let capsule_depth_tolerance = 1e-3 * 3.3 + 1e-4;
+    let mut rng = seeded_rng(17);
+    let (mut separated, mut penetrating) = (0, 0);
+    for _ in 0..400 {
+        let pose_b = random_pose(&mut rng, 2.0);
+        let pose_a = Pose::new(
+            pose_b.translation + random_vec3(&mut rng, 2.2),
+            random_rotation(&mut rng),
+        );
+        let local = |p: Vec3| {
+            pose_b
+                .inverse_transform_point(pose_a.transform_point(p))
+                .as_dvec3()
+        };
+
+        // Sphere.
+        let centre = local(Vec3::ZERO);
+        let (distance, direction) = segment_box_distance([centre, centre], half.as_dvec3());
+        let ours = collide_sphere_hull(&s, &pose_a, &hull, &pose_b, margin);
+        if distance > 1e-3 {
+            let expected = distance as f32 - s.radius;
+            match ours {
+                Some(m) => {
+                    assert_near(m.separation, expected, 1e-4, "sphere separation");
+                    let normal = pose_b.transform_vector(direction.as_vec3());
+                    assert_vec_near(m.normal, normal, 1e-4, "sphere normal");
+                    separated += 1;
+                }
+                None => assert!(expected > margin - 1e-4, "sphere missed at {expected}"),
+            }
+        } else {
+            let inside = (half.as_dvec3() - centre.abs()).min_element() as f32;
+            assert_near(ours.unwrap().separation, -inside - s.radius, 1e-4, "sphere depth");
+            penetrating += 1;
+        }
+
+        // Capsule.
+        let (distance, direction) = segment_box_distance(c.segment().map(local), half.as_dvec3());
+        let ours = collide_capsule_hull(&c, &pose_a, &hull, &pose_b, margin);
+        if distance > 1e-3 {
+            let expected = distance as f32 - c.radius;
+            match ours {
+                Some(m) => {
+                    assert_near(m.separation, expected, 1e-4, "capsule separation");
+                    // Two clipped points take the face normal, which the true one is near.
+                    let tolerance = if m.point_count == 2 { 0.06 } else { 1e-4 };
+                    let normal = pose_b.transform_vector(direction.as_vec3());
+                    assert_vec_near(m.normal, normal, tolerance, "capsule normal");
+                    separated += 1;
+                }
+                None => assert!(expected > margin - 1e-4, "capsule missed at {expected}"),
+            }
+        } else {
+            let parry = parry3d::query::contact(
+                &to_parry(&pose_a),
+                &parry3d::shape::Capsule::new_y(c.half_height, c.radius),
+                &to_parry(&pose_b),
+                &parry_cuboid(half),
+                margin,
+            )
+            .unwrap()
+            .unwrap();
+            assert_near(
+                ours.unwrap().separation,
+                parry.dist,
+                capsule_depth_tolerance,
+                "capsule depth",
+            );
+            penetrating += 1;
+        }
+    }
+    assert!(
+        separated > 100 && penetrating > 100,
+        "{separated} separated, {penetrating} penetrating"
+    );
 }

@@ -5,7 +5,7 @@
 //!    along its normal is the smaller plane distance of the two ends. Beyond `radius + margin`,
 //!    no contact.
 //! 2. Segment outside the hull: GJK (segment against hull) gives the exact distance, closest
-//!    points and normal.
+//!    points and normal (tried even when every face overlaps: an edge axis may separate).
 //! 3. Segment penetrating (or GJK reports an overlap): SAT over the face normals (step 1) and
 //!    the cross products of the segment with the hull edges whose Gauss-map arc crosses the
 //!    segment's great circle; an edge axis wins only by [`AXIS_PREFERENCE_TOLERANCE`] × scale.
@@ -46,7 +46,9 @@ pub fn collide_capsule_hull(
     let mut face = 0;
     let mut face_separation = f32::NEG_INFINITY;
     for (i, plane) in hull.planes().iter().enumerate() {
-        let s = plane.signed_distance(segment[0]).min(plane.signed_distance(segment[1]));
+        let s = plane
+            .signed_distance(segment[0])
+            .min(plane.signed_distance(segment[1]));
         if s > face_separation {
             face = i;
             face_separation = s;
@@ -57,14 +59,20 @@ pub fn collide_capsule_hull(
     }
 
     // 2. and 3.: closest points of the core segment and of the hull, and the normal (B's frame,
-    // from A toward B) along which their gap is measured.
-    let outside = if face_separation > 0.0 {
-        closest_points(&segment, &PosedHull { hull, pose: Pose::IDENTITY })
-    } else {
-        None
+    // from A toward B) along which their gap is measured. GJK runs even when every face overlaps:
+    // a segment passing just outside an edge has only an edge axis separating it.
+    let hull_shape = PosedHull {
+        hull,
+        pose: Pose::IDENTITY,
     };
+    let outside = closest_points(&segment, &hull_shape);
     let (normal, on_segment, on_hull, gap) = match outside {
-        Some(c) => ((c.point_b - c.point_a) / c.distance, c.point_a, c.point_b, c.distance),
+        Some(c) => (
+            (c.point_b - c.point_a) / c.distance,
+            c.point_a,
+            c.point_b,
+            c.distance,
+        ),
         None => penetration(hull, segment, face, face_separation, radius),
     };
     let separation = gap - radius;
@@ -133,8 +141,17 @@ fn penetration(
         return (-axis, p0 + s * direction, e0 + t * (e1 - e0), separation);
     }
     let plane = planes[face];
-    let deepest = if plane.signed_distance(p0) <= plane.signed_distance(p1) { p0 } else { p1 };
-    (-plane.normal, deepest, deepest - plane.normal * face_separation, face_separation)
+    let deepest = if plane.signed_distance(p0) <= plane.signed_distance(p1) {
+        p0
+    } else {
+        p1
+    };
+    (
+        -plane.normal,
+        deepest,
+        deepest - plane.normal * face_separation,
+        face_separation,
+    )
 }
 
 /// The two-point manifold of a capsule lying on a hull face (B's frame in, world out), or `None`
@@ -154,7 +171,10 @@ fn clip_on_face(
         .iter()
         .map(|plane| -plane.normal.dot(normal))
         .enumerate()
-        .fold((0, f32::NEG_INFINITY), |best, (i, a)| if a > best.1 { (i, a) } else { best });
+        .fold(
+            (0, f32::NEG_INFINITY),
+            |best, (i, a)| if a > best.1 { (i, a) } else { best },
+        );
     let face_normal = planes[face].normal;
     let direction = segment[1] - segment[0];
     let max_cos = (1.0 - CAPSULE_FACE_SINE * CAPSULE_FACE_SINE).sqrt();

@@ -98,7 +98,11 @@ fn reduce_to_four(
 
     // Orient the triangle counter-clockwise about `normal`; a point outside an edge adds the
     // area of the triangle it makes with that edge.
-    let (p1, p2) = if signed_area(p0, p1, p2) > 0.0 { (p1, p2) } else { (p2, p1) };
+    let (p1, p2) = if signed_area(p0, p1, p2) > 0.0 {
+        (p1, p2)
+    } else {
+        (p2, p1)
+    };
     let added = |p: Vec3, _| {
         let outside = [(p0, p1), (p1, p2), (p2, p0)].map(|(a, b)| -signed_area(a, b, p));
         outside[0].max(outside[1]).max(outside[2])

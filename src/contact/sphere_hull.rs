@@ -34,12 +34,21 @@ pub fn collide_sphere_hull(
         .iter()
         .map(|plane| plane.signed_distance(centre))
         .enumerate()
-        .fold((0, f32::NEG_INFINITY), |best, (i, d)| if d > best.1 { (i, d) } else { best });
+        .fold(
+            (0, f32::NEG_INFINITY),
+            |best, (i, d)| if d > best.1 { (i, d) } else { best },
+        );
     if plane_distance - sphere.radius > margin {
         return None;
     }
     let outside = if plane_distance > 0.0 {
-        closest_points(&centre, &PosedHull { hull, pose: Pose::IDENTITY })
+        closest_points(
+            &centre,
+            &PosedHull {
+                hull,
+                pose: Pose::IDENTITY,
+            },
+        )
     } else {
         None
     };

@@ -144,7 +144,12 @@ impl Simplex {
     /// Replaces the simplex by the smallest sub-simplex holding its point closest to the
     /// origin and returns that point; `None` when the origin is inside the tetrahedron.
     fn reduce_to_closest(&mut self) -> Option<DVec3> {
-        let w = [self.vertices[0].w, self.vertices[1].w, self.vertices[2].w, self.vertices[3].w];
+        let w = [
+            self.vertices[0].w,
+            self.vertices[1].w,
+            self.vertices[2].w,
+            self.vertices[3].w,
+        ];
         let weights = match self.count {
             1 => [1.0, 0.0, 0.0, 0.0],
             2 => {
@@ -159,21 +164,29 @@ impl Simplex {
         };
         // Keep only the vertices the closest point uses, in order.
         let mut kept = 0;
-        for i in 0..self.count {
-            if weights[i] > 0.0 {
+        for (i, &weight) in weights.iter().enumerate().take(self.count) {
+            if weight > 0.0 {
                 self.vertices[kept] = self.vertices[i];
-                self.weights[kept] = weights[i];
+                self.weights[kept] = weight;
                 kept += 1;
             }
         }
         self.count = kept;
-        Some(self.vertices[..kept].iter().zip(&self.weights).map(|(v, &l)| v.w * l).sum())
+        Some(
+            self.vertices[..kept]
+                .iter()
+                .zip(&self.weights)
+                .map(|(v, &l)| v.w * l)
+                .sum(),
+        )
     }
 
     /// The points on A and on B that the current weights combine.
     fn witness_points(&self) -> (DVec3, DVec3) {
         let pairs = self.vertices[..self.count].iter().zip(&self.weights);
-        pairs.fold((DVec3::ZERO, DVec3::ZERO), |(pa, pb), (v, &l)| (pa + v.a * l, pb + v.b * l))
+        pairs.fold((DVec3::ZERO, DVec3::ZERO), |(pa, pb), (v, &l)| {
+            (pa + v.a * l, pb + v.b * l)
+        })
     }
 }
 
@@ -296,7 +309,11 @@ mod tests {
         let p = a * l[0] + b * l[1] + c * l[2];
         assert!((p - DVec3::new(0.0, 1.0, 0.0)).length() < 1e-12, "{p}");
         // Collinear triangle falls back to its edges.
-        let l = closest_on_triangle(DVec3::new(-1.0, 1.0, 0.0), DVec3::new(0.0, 1.0, 0.0), DVec3::new(1.0, 1.0, 0.0));
+        let l = closest_on_triangle(
+            DVec3::new(-1.0, 1.0, 0.0),
+            DVec3::new(0.0, 1.0, 0.0),
+            DVec3::new(1.0, 1.0, 0.0),
+        );
         assert!(l.iter().all(|w| w.is_finite()) && (l.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
 

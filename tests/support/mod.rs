@@ -64,11 +64,21 @@ pub fn assert_vec_near(actual: Vec3, expected: Vec3, tolerance: f32, what: &str)
 #[track_caller]
 pub fn assert_manifold_moved(original: &Manifold, moved: &Manifold, motion: &Pose, tolerance: f32) {
     assert_near(moved.separation, original.separation, tolerance, "separation");
-    assert_vec_near(moved.normal, motion.transform_vector(original.normal), tolerance, "normal");
+    assert_vec_near(
+        moved.normal,
+        motion.transform_vector(original.normal),
+        tolerance,
+        "normal",
+    );
     assert_eq!(moved.point_count, original.point_count, "point count");
     for (m, o) in moved.points().iter().zip(original.points()) {
         assert_near(m.depth, o.depth, tolerance, "depth");
-        assert_vec_near(m.position, motion.transform_point(o.position), tolerance, "position");
+        assert_vec_near(
+            m.position,
+            motion.transform_point(o.position),
+            tolerance,
+            "position",
+        );
         assert_eq!(m.id, o.id, "feature id");
     }
 }
@@ -76,7 +86,11 @@ pub fn assert_manifold_moved(original: &Manifold, moved: &Manifold, motion: &Pos
 /// Panics unless the manifold's points are `expected` (position, depth) in some order.
 #[track_caller]
 pub fn assert_points_match(manifold: &Manifold, expected: &[(Vec3, f32)], tolerance: f32) {
-    assert_eq!(manifold.points().len(), expected.len(), "point count of {manifold:?}");
+    assert_eq!(
+        manifold.points().len(),
+        expected.len(),
+        "point count of {manifold:?}"
+    );
     for &(position, depth) in expected {
         assert!(
             manifold
