@@ -17,8 +17,8 @@ pub const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 // Primitive contacts and GJK
 
 /// GJK stops when the gap between its upper and lower distance bounds is below this fraction of
-/// the distance. Smaller is more accurate and costs iterations on curved-free (polytope) input
-/// only at the very end; f64 internals keep 1e-6 reachable from f32 support points.
+/// the distance (f64, like GJK's internals). Smaller is more accurate and costs iterations; on
+/// polytopes GJK usually ends earlier, when a support point repeats.
 pub const GJK_RELATIVE_TOLERANCE: f64 = 1.0e-6;
 
 /// GJK reports an overlap (no closest points) when the distance is below this fraction of the

@@ -660,3 +660,48 @@ fn sphere_and_capsule_against_box_match_references() {
         "{separated} separated, {penetrating} penetrating"
     );
 }
+
+/// Parallel faces, touching shapes and flat boxes: many ties in the support function and
+/// degenerate simplices; GJK must still end with the right answer.
+#[test]
+fn gjk_degenerate_configurations() {
+    let cube = cuboid_hull(Vec3::splat(1.0));
+    let a = PosedHull {
+        hull: &cube,
+        pose: Pose::IDENTITY,
+    };
+    // Face to face, offset sideways: distance 0.5 exactly, every face vertex a tie.
+    for offset in [
+        Vec3::new(2.5, 0.0, 0.0),
+        Vec3::new(2.5, 0.7, -1.3),
+        Vec3::new(0.0, 2.5, 1.99),
+    ] {
+        let b = PosedHull {
+            hull: &cube,
+            pose: Pose::from_translation(offset),
+        };
+        let c = closest_points(&a, &b).unwrap();
+        assert_near(c.distance, 0.5, 1e-5, "face-face distance");
+        assert_near(c.point_a.distance(c.point_b), 0.5, 1e-5, "witness distance");
+    }
+    // Exactly touching faces: an overlap as far as GJK is concerned.
+    let b = PosedHull {
+        hull: &cube,
+        pose: Pose::from_translation(Vec3::new(2.0, 0.3, 0.0)),
+    };
+    assert!(closest_points(&a, &b).is_none(), "touching");
+    // A nearly flat box above a face, and a point on its plane beside it.
+    let flat = cuboid_hull(Vec3::new(3.0, 1e-4, 3.0));
+    let b = PosedHull {
+        hull: &flat,
+        pose: Pose::new(Vec3::new(0.0, 1.25, 0.0), Quat::from_rotation_y(0.3)),
+    };
+    let c = closest_points(&a, &b).unwrap();
+    assert_near(c.distance, 0.25 - 1e-4, 1e-5, "flat box distance");
+    let c = closest_points(&Vec3::new(4.0, 1.0, 0.5), &a).unwrap();
+    assert_near(c.distance, 3.0, 1e-5, "point in a face's plane");
+    // Segment lying in the plane of a face, parallel to it, outside beside it.
+    let segment = [Vec3::new(1.5, 1.0, -5.0), Vec3::new(1.5, 1.0, 5.0)];
+    let c = closest_points(&segment, &a).unwrap();
+    assert_near(c.distance, 0.5, 1e-5, "segment beside an edge");
+}

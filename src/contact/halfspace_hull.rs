@@ -56,7 +56,7 @@ pub fn collide_halfspace_hull(
 /// first, then the picks that span the largest area seen along `normal`. Positions closer than
 /// `min_length` count as one. Returns the picked indices, deepest first, and how many there are;
 /// `None` when there is no candidate.
-// TODO(merge): unify with the reduction in contact/clip.rs once both are merged.
+// Private for now: to be unified with the reduction in contact/clip.rs.
 fn reduce_to_four(
     count: usize,
     candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
