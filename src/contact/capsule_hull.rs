@@ -73,7 +73,7 @@ pub fn collide_capsule_hull(
             c.point_b,
             c.distance,
         ),
-        None => penetration(hull, segment, face, face_separation, radius),
+        None => segment_hull_penetration(hull, segment, face, face_separation, radius),
     };
     let separation = gap - radius;
     if separation > margin {
@@ -96,7 +96,7 @@ pub fn collide_capsule_hull(
 /// SAT of a penetrating segment against the hull (B's frame), given the best face from the face
 /// query. Returns the normal from the segment toward the hull, the deepest segment point, the
 /// hull point it faces, and their signed gap along the normal (negative = penetrating).
-fn penetration(
+fn segment_hull_penetration(
     hull: &ConvexHull,
     segment: [Vec3; 2],
     face: usize,
