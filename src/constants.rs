@@ -13,3 +13,28 @@ pub const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
 /// Edge pairs whose unit directions have `|cross| <` this (sine of the angle) are parallel and
 /// skipped: their axis is ill-defined, and a face axis covers the contact.
 pub const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
+
+// Primitive contacts and GJK
+
+/// GJK stops when the gap between its upper and lower distance bounds is below this fraction of
+/// the distance (f64, like GJK's internals). Smaller is more accurate and costs iterations; on
+/// polytopes GJK usually ends earlier, when a support point repeats.
+pub const GJK_RELATIVE_TOLERANCE: f64 = 1.0e-6;
+
+/// GJK reports an overlap (no closest points) when the distance is below this fraction of the
+/// size of the Minkowski difference (its largest support point seen). Callers then use a
+/// penetration query, which also handles touching and barely separated shapes well; larger
+/// sends more near-touching pairs there, smaller gives noisier normals from tiny distances.
+pub const GJK_OVERLAP_TOLERANCE: f64 = 1.0e-5;
+
+/// Most GJK iterations; polytope pairs converge in far fewer, this only bounds degenerate input.
+pub const GJK_MAX_ITERATIONS: usize = 64;
+
+/// A capsule touching a hull face gets two clipped points when the contact normal is within this
+/// angle (sine) of the face normal and its segment is within this angle of the face plane; else
+/// one point. Larger turns more tilted contacts into two-point ones.
+pub const CAPSULE_FACE_SINE: f32 = 0.05;
+
+/// Two capsules get two points (their clipped overlap) when the sine of the angle between their
+/// segments is below this. Larger treats more tilted pairs as parallel.
+pub const CAPSULE_PARALLEL_SINE: f32 = 0.05;

@@ -24,8 +24,9 @@ struct Pair {
 /// A random overlapping-or-near pair of hulls/boxes from `seed`.
 fn random_pair(seed: u64) -> Pair {
     let mut rng = Pcg64::seed_from_u64(seed);
-    let a = random_shape(&mut rng, FAMILIES[rng.random_range(0..4)]);
-    let b = random_shape(&mut rng, FAMILIES[rng.random_range(0..4)]);
+    let (family_a, family_b) = (FAMILIES[rng.random_range(0..4)], FAMILIES[rng.random_range(0..4)]);
+    let a = random_shape(&mut rng, family_a);
+    let b = random_shape(&mut rng, family_b);
     let scale = a.bounding_radius() + b.bounding_radius();
     let pose_a = random_pose(&mut rng, Vec3::ZERO, 0.1);
     let pose_b = Pose::new(
@@ -124,7 +125,8 @@ proptest! {
     fn tiny_perturbations_of_a_resting_pose_keep_the_feature_ids(seed in any::<u64>()) {
         let mut rng = Pcg64::seed_from_u64(seed);
         let ground = Shape::Cuboid(Cuboid::new(Vec3::new(10.0, 1.0, 10.0)).unwrap());
-        let body = random_shape(&mut rng, FAMILIES[rng.random_range(0..3)]);
+        let family = FAMILIES[rng.random_range(0..3)];
+        let body = random_shape(&mut rng, family);
         let hull = body.as_hull().unwrap();
         // Rest a random face of the body flat on the ground's top face, 0.01 deep.
         let face = rng.random_range(0..hull.faces().len());

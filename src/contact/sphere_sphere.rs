@@ -1,6 +1,14 @@
-//! Sphere against Sphere.
+//! Sphere against sphere: one point on the line of centres.
+//!
+//! 1. `d = centre_b − centre_a` (translations only: a sphere's rotation does not matter).
+//! 2. Normal `d / |d|`; coincident centres take world +Y (any fixed direction is as good).
+//! 3. Separation `|d| − r_a − r_b`; the point lies midway between the two surface points.
+//!
+//! Feature id: kind `OTHER`, flag 0, both fields 0 (a sphere has one feature).
 
-use crate::manifold::Manifold;
+use glam::Vec3;
+
+use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
 use crate::shape::Sphere;
 
@@ -12,5 +20,20 @@ pub fn collide_sphere_sphere(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    todo!("sphere_sphere")
+    let delta = pose_b.translation - pose_a.translation;
+    let distance = delta.length();
+    let separation = distance - sphere_a.radius - sphere_b.radius;
+    if separation > margin {
+        return None;
+    }
+    let normal = delta.try_normalize().unwrap_or(Vec3::Y);
+    let surface_a = pose_a.translation + normal * sphere_a.radius;
+    let surface_b = pose_b.translation - normal * sphere_b.radius;
+    let mut manifold = Manifold::new(normal, separation);
+    manifold.push(ContactPoint {
+        position: 0.5 * (surface_a + surface_b),
+        depth: -separation,
+        id: FeatureId::new(FeatureId::OTHER, false, 0, 0),
+    });
+    Some(manifold)
 }
