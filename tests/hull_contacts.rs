@@ -444,3 +444,70 @@ fn poses_far_from_the_origin_keep_the_separation() {
         }
     }
 }
+
+#[test]
+fn separation_agrees_with_parry_for_random_boxes() {
+    use parry3d::math::{Pose as ParryPose, Rot3, Vector};
+    use parry3d::query::contact;
+    use parry3d::shape::Cuboid;
+
+    let to_parry = |p: &Pose| {
+        let (t, q) = (p.translation, p.rotation);
+        ParryPose::from_parts(Vector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
+    };
+    let margin = 0.1;
+    // Penetration depths of boxes ~1 in size agree to f32 rounding of both computations.
+    let tolerance = 1e-4;
+    let mut rng = seeded_rng(23);
+    let mut compared = [0; 3]; // overlapping, within the margin, beyond it
+    for _ in 0..400 {
+        let half_a = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let half_b = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let pose_a = Pose::new(random_vec3(&mut rng, 3.0), random_rotation(&mut rng));
+        let reach = half_a.length() + half_b.length();
+        let offset = random_unit_vector(&mut rng) * rng.random_range(0.3..1.0) * reach;
+        let pose_b = Pose::new(pose_a.translation + offset, random_rotation(&mut rng));
+        let (a, b) = (ConvexHull::cuboid(half_a), ConvexHull::cuboid(half_b));
+        let ours = collide_hull_hull(&a, &pose_a, &b, &pose_b, margin);
+        let theirs = contact(
+            &to_parry(&pose_a),
+            &Cuboid::new(Vector::new(half_a.x, half_a.y, half_a.z)),
+            &to_parry(&pose_b),
+            &Cuboid::new(Vector::new(half_b.x, half_b.y, half_b.z)),
+            margin,
+        )
+        .expect("parry supports cuboids");
+        match (ours, theirs) {
+            (Some(m), Some(c)) if c.dist <= 0.0 => {
+                // Overlapping: the SAT separation is minus the exact penetration depth.
+                assert_near(m.separation, c.dist, tolerance, "penetration");
+                compared[0] += 1;
+            }
+            (Some(m), Some(c)) => {
+                // Apart within the margin: the SAT separation is a lower bound of the distance.
+                assert!(
+                    m.separation <= c.dist + tolerance,
+                    "{} > {}",
+                    m.separation,
+                    c.dist
+                );
+                compared[1] += 1;
+            }
+            (None, None) => compared[2] += 1,
+            (None, Some(c)) => panic!("parry finds a contact at distance {} within the margin", c.dist),
+            (Some(m), None) => {
+                assert!(m.separation <= margin && m.separation > 0.0, "{m:?}");
+                compared[2] += 1;
+            }
+        }
+    }
+    assert!(compared.iter().all(|&n| n >= 10), "cases compared: {compared:?}");
+}

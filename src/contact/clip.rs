@@ -54,15 +54,13 @@ pub struct ClipVertex {
 }
 
 /// What the polygon edge leaving a vertex lies on; names the point where a side plane cuts it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum EdgeCarrier {
     /// An incident edge, by its start vertex index on the incident hull.
     Incident(u32),
-    /// A reference side plane, by its side index in the reference loop.
-    Side(usize),
-    /// Unused slot.
-    #[default]
-    None,
+    /// A reference side plane, by its side index in the reference loop (u32 keeps the
+    /// polygon buffers small).
+    Side(u32),
 }
 
 /// A clipped contact polygon (convex, in the incident face's winding), at most
@@ -85,7 +83,8 @@ impl ClipPolygon {
     pub fn new() -> Self {
         ClipPolygon {
             vertices: [ClipVertex::default(); MAX_CLIP_VERTICES],
-            carriers: [EdgeCarrier::None; MAX_CLIP_VERTICES],
+            // Slots past `len` are never read.
+            carriers: [EdgeCarrier::Incident(0); MAX_CLIP_VERTICES],
             len: 0,
         }
     }
@@ -199,7 +198,7 @@ fn clip_by_side_plane(
             };
             // Leaving: the new edge runs along this side plane; entering: along cur's edge.
             let outgoing = if cur_inside {
-                EdgeCarrier::Side(plane.side)
+                EdgeCarrier::Side(plane.side as u32)
             } else {
                 carrier
             };
@@ -219,6 +218,7 @@ fn crossing_id(
     match carrier {
         EdgeCarrier::Incident(edge_start) => FeatureId::new(kind, true, reference_loop[side], edge_start),
         EdgeCarrier::Side(other) => {
+            let other = other as usize;
             // Two side planes meet at their shared reference vertex (adjacent sides; a cut by a
             // non-adjacent side is always clipped away later, so its id never survives).
             let n = reference_loop.len();
@@ -229,7 +229,6 @@ fn crossing_id(
             };
             FeatureId::new(kind ^ 1, false, incident_face, corner)
         }
-        EdgeCarrier::None => unreachable!("every live polygon edge has a carrier"),
     }
 }
 
