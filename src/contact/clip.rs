@@ -259,10 +259,10 @@ pub fn reduce_contact_points(
     tie_tolerance: f32,
 ) -> KeptPoints {
     let separation = |i: usize| plane.signed_distance(points[i].position);
-    let within = |i: &usize| separation(*i) <= margin;
+    let within = |i: usize| separation(i) <= margin;
     let mut kept = KeptPoints::default();
-    if (0..points.len()).filter(within).count() <= MAX_MANIFOLD_POINTS {
-        for i in (0..points.len()).filter(within) {
+    if (0..points.len()).filter(|&i| within(i)).count() <= MAX_MANIFOLD_POINTS {
+        for i in (0..points.len()).filter(|&i| within(i)) {
             kept.indices[kept.count] = i;
             kept.count += 1;
         }
@@ -274,28 +274,50 @@ pub fn reduce_contact_points(
     let signed_area = |x: usize, y: usize, p: usize| {
         normal.dot((position(y) - position(x)).cross(position(p) - position(x)))
     };
-    let pick = |score: &dyn Fn(usize) -> f32, tolerance: f32| {
+    // The first candidate (by index) whose score is within `tolerance` of the best.
+    let pick = |candidate: &dyn Fn(usize) -> bool, score: &dyn Fn(usize) -> f32, tolerance: f32| {
         let best = (0..points.len())
-            .filter(within)
+            .filter(|&i| candidate(i))
             .map(score)
             .fold(f32::NEG_INFINITY, f32::max);
         (0..points.len())
-            .filter(within)
+            .filter(|&i| candidate(i))
             .find(|&i| score(i) >= best - tolerance)
             .expect("more than four points are within the margin")
     };
-
-    // 1. Deepest point.
-    let first = pick(&|i| -separation(i), tie_tolerance);
-    // 2. Farthest from it, measured in the plane.
     let in_plane = |v: Vec3| v - normal * normal.dot(v);
+
+    // 1. Deepest point. Among (nearly) equally deep ones, the farthest from their mean: always a
+    //    corner of the polygon, never a point cut halfway along a nearly parallel edge.
+    let deepest = (0..points.len())
+        .filter(|&i| within(i))
+        .map(separation)
+        .fold(f32::INFINITY, f32::min);
+    let is_deepest = |i: usize| within(i) && separation(i) <= deepest + tie_tolerance;
+    let count = (0..points.len()).filter(|&i| is_deepest(i)).count() as f32;
+    let mean = (0..points.len())
+        .filter(|&i| is_deepest(i))
+        .map(position)
+        .sum::<Vec3>()
+        / count;
+    let first = pick(
+        &is_deepest,
+        &|i| in_plane(position(i) - mean).length(),
+        tie_tolerance,
+    );
+    // 2. Farthest from it, measured in the plane.
     let second = pick(
+        &within,
         &|i| in_plane(position(i) - position(first)).length(),
         tie_tolerance,
     );
     // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
     let base = in_plane(position(second) - position(first)).length();
-    let third = pick(&|i| signed_area(first, second, i).abs(), tie_tolerance * base);
+    let third = pick(
+        &within,
+        &|i| signed_area(first, second, i).abs(),
+        tie_tolerance * base,
+    );
     // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
     let triangle = if signed_area(first, second, third) >= 0.0 {
         [first, second, third]
@@ -307,7 +329,7 @@ pub fn reduce_contact_points(
             .map(|e| -signed_area(triangle[e], triangle[(e + 1) % 3], i))
             .fold(0.0f32, f32::max)
     };
-    let fourth = pick(&added, tie_tolerance * base);
+    let fourth = pick(&within, &added, tie_tolerance * base);
 
     kept.indices[..3].copy_from_slice(&triangle);
     kept.count = 3;
