@@ -5,9 +5,10 @@
 //!    time, in a working frame the caller chooses. Every output vertex carries a [`FeatureId`]
 //!    naming the features that made it, so solvers can match points frame to frame.
 //! 2. [`reduce_contact_points`]: points farther than the margin in front of the reference plane
-//!    are dropped; of more than four, it keeps the deepest, the one farthest from it, the one
-//!    making the largest triangle with those two, and the one adding the most area outside that
-//!    triangle (largest quadrilateral). Near-ties go to the lowest index, so the choice is stable.
+//!    are dropped; of more than four, it keeps the deepest (of equally deep ones, the farthest
+//!    from their mean, a corner), the one farthest from it, the one making the largest triangle
+//!    with those two, and the one adding the most area outside that triangle (largest
+//!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
 //!
 //! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array.
 
