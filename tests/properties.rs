@@ -7,10 +7,11 @@ use glam::{Quat, Vec3};
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::contact::collide_shapes;
 use hullsat::query::sat::query_hulls;
-use hullsat::{ConvexHull, Cuboid, FeatureId, Manifold, Pose, Shape};
+use hullsat::{Cuboid, FeatureId, Manifold, Pose, Shape};
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
+use support::hull_plane_distance;
 use support::shapes::{FAMILIES, random_direction, random_pose, random_rotation, random_shape};
 
 struct Pair {
@@ -46,13 +47,6 @@ fn has_unique_axis(p: &Pair) -> bool {
     let normal_ba = p.pose_b.rotation * backward.normal;
     let gap = (forward.separation - forward.axis_separation).abs();
     normal_ab.dot(-normal_ba) > 0.9999 || gap > 2.0 * AXIS_PREFERENCE_TOLERANCE * p.scale
-}
-
-/// Signed distance of `x` (world) to the solid hull at `pose`: the largest plane distance
-/// (exact inside the hull, a lower bound outside).
-fn plane_distance(hull: &ConvexHull, pose: &Pose, x: Vec3) -> f32 {
-    let local = pose.inverse_transform_point(x);
-    hull.planes().iter().map(|p| p.signed_distance(local)).fold(f32::NEG_INFINITY, f32::max)
 }
 
 fn ids(m: &Manifold) -> Vec<FeatureId> {
@@ -111,8 +105,8 @@ proptest! {
             let tolerance = 1e-4 * p.scale;
             for c in m.points() {
                 let half = 0.5 * c.depth.abs() + tolerance;
-                let da = plane_distance(p.a.as_hull().unwrap(), &p.pose_a, c.position);
-                let db = plane_distance(p.b.as_hull().unwrap(), &p.pose_b, c.position);
+                let da = hull_plane_distance(p.a.as_hull().unwrap(), &p.pose_a, c.position);
+                let db = hull_plane_distance(p.b.as_hull().unwrap(), &p.pose_b, c.position);
                 prop_assert!(da <= half && db <= half,
                     "point {} depth {} is {} from A and {} from B", c.position, c.depth, da, db);
                 prop_assert!(c.depth <= -m.separation + tolerance,

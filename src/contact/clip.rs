@@ -1,1 +1,488 @@
 //! Face clipping (Sutherland–Hodgman) and reduction of a contact polygon to at most 4 points.
+//!
+//! 1. [`clip_incident_face`]: the incident face polygon is clipped by the side planes of the
+//!    reference face (each holds one reference edge and the reference normal), one plane at a
+//!    time, in a working frame the caller chooses. Every output vertex carries a [`FeatureId`]
+//!    naming the features that made it, so solvers can match points frame to frame.
+//! 2. [`reduce_contact_points`]: points farther than the margin in front of the reference plane
+//!    are dropped; of more than four, it keeps the deepest (of equally deep ones, the farthest
+//!    from their mean, a corner), the one farthest from it, the one making the largest triangle
+//!    with those two, and the one adding the most area outside that triangle (largest
+//!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
+//!
+//! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array.
+
+use glam::Vec3;
+
+use crate::hull::{ConvexHull, MAX_FACE_VERTICES, Plane};
+use crate::manifold::{FeatureId, MAX_MANIFOLD_POINTS};
+use crate::pose::Pose;
+
+/// Most vertices of a clipped polygon: clipping a convex n-gon by m planes leaves at most
+/// n + m, and both faces have at most [`MAX_FACE_VERTICES`].
+pub const MAX_CLIP_VERTICES: usize = 2 * MAX_FACE_VERTICES;
+
+/// One face of a hull, placed in the caller's working frame.
+#[derive(Clone, Copy, Debug)]
+pub struct PosedFace<'a> {
+    /// The hull holding the face.
+    pub hull: &'a ConvexHull,
+    /// The hull's pose in the working frame.
+    pub pose: Pose,
+    /// Face index on `hull`.
+    pub face: usize,
+}
+
+impl PosedFace<'_> {
+    /// The face's outward plane in the working frame.
+    pub fn plane(&self) -> Plane {
+        let plane = self.hull.planes()[self.face];
+        let normal = self.pose.rotation * plane.normal;
+        Plane {
+            normal,
+            offset: plane.offset + normal.dot(self.pose.translation),
+        }
+    }
+}
+
+/// A vertex of the clipped polygon: working-frame position and the features that made it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClipVertex {
+    /// Position in the working frame (on the incident face).
+    pub position: Vec3,
+    /// Feature id; see [`clip_incident_face`] for the cases.
+    pub id: FeatureId,
+}
+
+/// What the polygon edge leaving a vertex lies on; names the point where a side plane cuts it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum EdgeCarrier {
+    /// An incident edge, by its start vertex index on the incident hull.
+    Incident(u32),
+    /// A reference side plane, by its side index in the reference loop (u32 keeps the
+    /// polygon buffers small).
+    Side(u32),
+}
+
+/// A clipped contact polygon (convex, in the incident face's winding), at most
+/// [`MAX_CLIP_VERTICES`] vertices, stored on the stack.
+#[derive(Clone, Debug)]
+pub struct ClipPolygon {
+    vertices: [ClipVertex; MAX_CLIP_VERTICES],
+    carriers: [EdgeCarrier; MAX_CLIP_VERTICES],
+    len: usize,
+}
+
+impl Default for ClipPolygon {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClipPolygon {
+    /// An empty polygon.
+    pub fn new() -> Self {
+        ClipPolygon {
+            vertices: [ClipVertex::default(); MAX_CLIP_VERTICES],
+            // Slots past `len` are never read.
+            carriers: [EdgeCarrier::Incident(0); MAX_CLIP_VERTICES],
+            len: 0,
+        }
+    }
+
+    /// The vertices in polygon order.
+    pub fn vertices(&self) -> &[ClipVertex] {
+        &self.vertices[..self.len]
+    }
+
+    // Capacity holds by construction: n + m vertices at most (see MAX_CLIP_VERTICES).
+    #[inline]
+    fn push(&mut self, vertex: ClipVertex, carrier: EdgeCarrier) {
+        self.vertices[self.len] = vertex;
+        self.carriers[self.len] = carrier;
+        self.len += 1;
+    }
+
+    fn copy_from(&mut self, other: &ClipPolygon) {
+        self.vertices[..other.len].copy_from_slice(&other.vertices[..other.len]);
+        self.carriers[..other.len].copy_from_slice(&other.carriers[..other.len]);
+        self.len = other.len;
+    }
+}
+
+/// Clips face `incident` by the side planes of face `reference` (both posed in one working
+/// frame) and writes the polygon, working-frame positions, into `out`. Points are not yet
+/// filtered by depth. `kind` is [`FeatureId::FACE_A`] or [`FeatureId::FACE_B`]: which body
+/// holds the reference face. Ids:
+/// - an incident vertex kept: `(kind, 0, reference face, incident vertex)`;
+/// - an incident edge cut by a side plane: `(kind, 1, side edge start vertex, incident edge start
+///   vertex)`;
+/// - a reference corner inside the incident face (two side planes meet): `(other kind, 0,
+///   incident face, reference vertex)`, the id the same point gets with the roles swapped.
+pub fn clip_incident_face(reference: &PosedFace, incident: &PosedFace, kind: u32, out: &mut ClipPolygon) {
+    let incident_vertices = incident.hull.vertices();
+    out.len = 0;
+    for &v in incident.hull.face_loop(incident.face) {
+        let vertex = ClipVertex {
+            position: incident.pose.transform_point(incident_vertices[v as usize]),
+            id: FeatureId::new(kind, false, reference.face as u32, v),
+        };
+        out.push(vertex, EdgeCarrier::Incident(v));
+    }
+
+    let reference_loop = reference.hull.face_loop(reference.face);
+    let reference_vertices = reference.hull.vertices();
+    let normal = reference.pose.rotation * reference.hull.planes()[reference.face].normal;
+    let mut scratch = ClipPolygon::new();
+    let (mut src, mut dst) = (out, &mut scratch);
+    let mut result_in_scratch = false;
+    for side in 0..reference_loop.len() {
+        let start = reference
+            .pose
+            .transform_point(reference_vertices[reference_loop[side] as usize]);
+        let end_index = reference_loop[(side + 1) % reference_loop.len()];
+        let end = reference
+            .pose
+            .transform_point(reference_vertices[end_index as usize]);
+        // Points out of the face polygon across this edge: (edge × normal) for a CCW loop.
+        let side_normal = (end - start).cross(normal);
+        let side_plane = SidePlane {
+            normal: side_normal,
+            offset: side_normal.dot(start),
+            side,
+        };
+        clip_by_side_plane(src, dst, &side_plane, reference_loop, incident.face as u32, kind);
+        std::mem::swap(&mut src, &mut dst);
+        result_in_scratch = !result_in_scratch;
+        if src.len == 0 {
+            break;
+        }
+    }
+    if result_in_scratch {
+        // `dst` is `out` here, `src` the scratch holding the result.
+        dst.copy_from(src);
+    }
+}
+
+/// A side plane of the reference face (unnormalized normal: only signs and ratios are used).
+struct SidePlane {
+    normal: Vec3,
+    offset: f32,
+    side: usize,
+}
+
+/// One Sutherland–Hodgman pass: keeps the part of `src` behind `plane`, into `dst`.
+fn clip_by_side_plane(
+    src: &ClipPolygon,
+    dst: &mut ClipPolygon,
+    plane: &SidePlane,
+    reference_loop: &[u32],
+    incident_face: u32,
+    kind: u32,
+) {
+    dst.len = 0;
+    let n = src.len;
+    for k in 0..n {
+        let (cur, next) = (src.vertices[k], src.vertices[(k + 1) % n]);
+        let carrier = src.carriers[k];
+        let d_cur = plane.normal.dot(cur.position) - plane.offset;
+        let d_next = plane.normal.dot(next.position) - plane.offset;
+        let cur_inside = d_cur <= 0.0;
+        if cur_inside {
+            dst.push(cur, carrier);
+        }
+        if cur_inside != (d_next <= 0.0) {
+            let t = d_cur / (d_cur - d_next);
+            let crossing = ClipVertex {
+                position: cur.position.lerp(next.position, t),
+                id: crossing_id(carrier, plane.side, reference_loop, incident_face, kind),
+            };
+            // Leaving: the new edge runs along this side plane; entering: along cur's edge.
+            let outgoing = if cur_inside {
+                EdgeCarrier::Side(plane.side as u32)
+            } else {
+                carrier
+            };
+            dst.push(crossing, outgoing);
+        }
+    }
+}
+
+/// Id of the point where side plane `side` cuts a polygon edge lying on `carrier`.
+fn crossing_id(
+    carrier: EdgeCarrier,
+    side: usize,
+    reference_loop: &[u32],
+    incident_face: u32,
+    kind: u32,
+) -> FeatureId {
+    match carrier {
+        EdgeCarrier::Incident(edge_start) => FeatureId::new(kind, true, reference_loop[side], edge_start),
+        EdgeCarrier::Side(other) => {
+            let other = other as usize;
+            // Two side planes meet at their shared reference vertex (adjacent sides; a cut by a
+            // non-adjacent side is always clipped away later, so its id never survives).
+            let n = reference_loop.len();
+            let corner = if (other + 1) % n == side {
+                reference_loop[side]
+            } else {
+                reference_loop[other]
+            };
+            FeatureId::new(kind ^ 1, false, incident_face, corner)
+        }
+    }
+}
+
+/// The contact points kept by [`reduce_contact_points`]: indices into its input, in polygon
+/// order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeptPoints {
+    indices: [usize; MAX_MANIFOLD_POINTS],
+    count: usize,
+}
+
+impl KeptPoints {
+    /// The kept indices, ascending (the input polygon's order).
+    pub fn indices(&self) -> &[usize] {
+        &self.indices[..self.count]
+    }
+}
+
+/// Keeps the clipped `points` whose signed distance to `plane` (same frame, positive in front)
+/// is at most `margin` (length units), and of more than [`MAX_MANIFOLD_POINTS`] the four that
+/// span the most area (see the module docs). Scores within `tie_tolerance` (length units; areas
+/// scaled by the base length) count as equal and go to the lowest index, so the choice does
+/// not flicker between nearly symmetric points.
+pub fn reduce_contact_points(
+    points: &[ClipVertex],
+    plane: &Plane,
+    margin: f32,
+    tie_tolerance: f32,
+) -> KeptPoints {
+    let separation = |i: usize| plane.signed_distance(points[i].position);
+    let within = |i: usize| separation(i) <= margin;
+    let mut kept = KeptPoints::default();
+    if (0..points.len()).filter(|&i| within(i)).count() <= MAX_MANIFOLD_POINTS {
+        for i in (0..points.len()).filter(|&i| within(i)) {
+            kept.indices[kept.count] = i;
+            kept.count += 1;
+        }
+        return kept;
+    }
+    let normal = plane.normal;
+    let position = |i: usize| points[i].position;
+    // Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+    let signed_area = |x: usize, y: usize, p: usize| {
+        normal.dot((position(y) - position(x)).cross(position(p) - position(x)))
+    };
+    // The first candidate (by index) whose score is within `tolerance` of the best.
+    let pick = |candidate: &dyn Fn(usize) -> bool, score: &dyn Fn(usize) -> f32, tolerance: f32| {
+        let best = (0..points.len())
+            .filter(|&i| candidate(i))
+            .map(score)
+            .fold(f32::NEG_INFINITY, f32::max);
+        (0..points.len())
+            .filter(|&i| candidate(i))
+            .find(|&i| score(i) >= best - tolerance)
+            .expect("more than four points are within the margin")
+    };
+    let in_plane = |v: Vec3| v - normal * normal.dot(v);
+
+    // 1. Deepest point. Among (nearly) equally deep ones, the farthest from their mean: always a
+    //    corner of the polygon, never a point cut halfway along a nearly parallel edge.
+    let deepest = (0..points.len())
+        .filter(|&i| within(i))
+        .map(separation)
+        .fold(f32::INFINITY, f32::min);
+    let is_deepest = |i: usize| within(i) && separation(i) <= deepest + tie_tolerance;
+    let count = (0..points.len()).filter(|&i| is_deepest(i)).count() as f32;
+    let mean = (0..points.len())
+        .filter(|&i| is_deepest(i))
+        .map(position)
+        .sum::<Vec3>()
+        / count;
+    let first = pick(
+        &is_deepest,
+        &|i| in_plane(position(i) - mean).length(),
+        tie_tolerance,
+    );
+    // 2. Farthest from it, measured in the plane.
+    let second = pick(
+        &within,
+        &|i| in_plane(position(i) - position(first)).length(),
+        tie_tolerance,
+    );
+    // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
+    let base = in_plane(position(second) - position(first)).length();
+    let third = pick(
+        &within,
+        &|i| signed_area(first, second, i).abs(),
+        tie_tolerance * base,
+    );
+    // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
+    let triangle = if signed_area(first, second, third) >= 0.0 {
+        [first, second, third]
+    } else {
+        [first, third, second]
+    };
+    let added = |i: usize| {
+        (0..3)
+            .map(|e| -signed_area(triangle[e], triangle[(e + 1) % 3], i))
+            .fold(0.0f32, f32::max)
+    };
+    let fourth = pick(&within, &added, tie_tolerance * base);
+
+    kept.indices[..3].copy_from_slice(&triangle);
+    kept.count = 3;
+    if added(fourth) > 0.0 {
+        kept.indices[3] = fourth;
+        kept.count = 4;
+    }
+    kept.indices[..kept.count].sort_unstable();
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Quat;
+
+    use super::*;
+
+    fn unit_box() -> ConvexHull {
+        ConvexHull::cuboid(Vec3::splat(0.5))
+    }
+
+    #[test]
+    fn square_inside_larger_square_keeps_its_vertices() {
+        let big = ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0));
+        let small = unit_box();
+        let reference = PosedFace {
+            hull: &big,
+            pose: Pose::IDENTITY,
+            face: 3,
+        };
+        let incident = PosedFace {
+            hull: &small,
+            pose: Pose::from_translation(Vec3::new(0.0, 1.0, 0.0)),
+            face: 2,
+        };
+        let mut polygon = ClipPolygon::new();
+        clip_incident_face(&reference, &incident, FeatureId::FACE_A, &mut polygon);
+        let ids: Vec<FeatureId> = polygon.vertices().iter().map(|v| v.id).collect();
+        let expected: Vec<FeatureId> = small
+            .face_loop(2)
+            .iter()
+            .map(|&v| FeatureId::new(FeatureId::FACE_A, false, 3, v))
+            .collect();
+        assert_eq!(ids, expected);
+    }
+
+    #[test]
+    fn larger_incident_face_is_cut_to_the_reference_corners() {
+        let big = ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0));
+        let small = unit_box();
+        // Reference: the small box's bottom face; incident: the big box's top face below it.
+        let reference = PosedFace {
+            hull: &small,
+            pose: Pose::from_translation(Vec3::new(0.0, 1.0, 0.0)),
+            face: 2,
+        };
+        let incident = PosedFace {
+            hull: &big,
+            pose: Pose::IDENTITY,
+            face: 3,
+        };
+        let mut polygon = ClipPolygon::new();
+        clip_incident_face(&reference, &incident, FeatureId::FACE_B, &mut polygon);
+        assert_eq!(polygon.vertices().len(), 4);
+        for v in polygon.vertices() {
+            assert!((v.position.x.abs() - 0.5).abs() < 1e-6 && (v.position.z.abs() - 0.5).abs() < 1e-6);
+            // The corner point is the small box's vertex against the big box's face 3.
+            assert_eq!(
+                (v.id.kind(), v.id.flag(), v.id.high()),
+                (FeatureId::FACE_A, false, 3)
+            );
+            let corner = small.vertices()[v.id.low() as usize] + Vec3::Y;
+            assert!(corner.distance(v.position) < 1e-6, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn edge_crossings_name_side_and_incident_edges() {
+        // Two equal squares, one shifted by half its width: each crossing lies on a side plane of
+        // the reference and on an incident edge.
+        let hull = unit_box();
+        let reference = PosedFace {
+            hull: &hull,
+            pose: Pose::IDENTITY,
+            face: 3,
+        };
+        let incident = PosedFace {
+            hull: &hull,
+            pose: Pose::new(Vec3::new(0.5, 1.0, 0.25), Quat::IDENTITY),
+            face: 2,
+        };
+        let mut polygon = ClipPolygon::new();
+        clip_incident_face(&reference, &incident, FeatureId::FACE_A, &mut polygon);
+        let vertices = hull.vertices();
+        for v in polygon.vertices() {
+            let p = v.position;
+            assert!(p.x >= -0.5 - 1e-6 && p.x <= 0.5 + 1e-6 && p.z >= -0.5 - 1e-6 && p.z <= 0.5 + 1e-6);
+            if v.id.flag() {
+                // On the side plane through the reference edge starting at `high`.
+                let loop3 = hull.face_loop(3);
+                let side = loop3.iter().position(|&x| x == v.id.high()).unwrap();
+                let (s, e) = (
+                    vertices[loop3[side] as usize],
+                    vertices[loop3[(side + 1) % 4] as usize],
+                );
+                let side_normal = (e - s).cross(Vec3::Y);
+                assert!(side_normal.dot(p - s).abs() < 1e-6, "{v:?}");
+            }
+        }
+        assert_eq!(polygon.vertices().iter().filter(|v| v.id.flag()).count(), 2);
+    }
+
+    #[test]
+    fn reduction_keeps_the_largest_quadrilateral_of_an_octagon() {
+        // Eight points on a circle, one deeper: the deepest, its opposite, and the two at ±90°.
+        let points: Vec<ClipVertex> = (0..8)
+            .map(|i| {
+                let angle = i as f32 * std::f32::consts::FRAC_PI_4;
+                let depth = if i == 2 { -0.1 } else { -0.01 };
+                ClipVertex {
+                    position: Vec3::new(angle.cos(), depth, angle.sin()),
+                    id: FeatureId(i),
+                }
+            })
+            .collect();
+        let plane = Plane {
+            normal: Vec3::Y,
+            offset: 0.0,
+        };
+        let kept = reduce_contact_points(&points, &plane, 0.0, 1e-4);
+        assert_eq!(kept.indices(), &[0, 2, 4, 6]);
+    }
+
+    #[test]
+    fn reduction_drops_points_beyond_the_margin() {
+        let points: Vec<ClipVertex> = (0..6)
+            .map(|i| ClipVertex {
+                position: Vec3::new(i as f32, 0.1 * i as f32 - 0.25, 0.0),
+                id: FeatureId(i),
+            })
+            .collect();
+        let plane = Plane {
+            normal: Vec3::Y,
+            offset: 0.0,
+        };
+        assert_eq!(
+            reduce_contact_points(&points, &plane, 0.0, 1e-4).indices(),
+            &[0, 1, 2]
+        );
+        assert_eq!(
+            reduce_contact_points(&points, &plane, 0.11, 1e-4).indices(),
+            &[0, 1, 2, 3]
+        );
+    }
+}

@@ -1,12 +1,27 @@
 //! Hull (or box) against hull (or box): SAT, then a clipped face contact or an edge contact.
+//!
+//! 1. Run the SAT in A's frame ([`query_hulls`]); beyond the margin there is no manifold.
+//! 2. Face axis: the SAT face is the reference face; the incident face is the other hull's face
+//!    whose normal is most anti-parallel to it. Clip the incident face by the reference side
+//!    planes ([`clip_incident_face`]).
+//! 3. Keep the clipped points within the margin of the reference plane, at most four
+//!    ([`reduce_contact_points`]); each lies midway between the incident point and its
+//!    projection on the reference plane, with depth = -(its distance in front of that plane).
+//! 4. Edge axis: one point midway between the closest points of the two edges.
+//! 5. Move the points and the normal from A's frame to world.
 
+use glam::Vec3;
+
+use crate::constants::CONTACT_REDUCTION_TOLERANCE;
+use crate::contact::clip::{ClipPolygon, PosedFace, clip_incident_face, reduce_contact_points};
 use crate::hull::ConvexHull;
-use crate::manifold::Manifold;
+use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
-use crate::query::sat::SatResult;
+use crate::query::sat::{SatAxis, SatResult, query_hulls};
+use crate::query::segment::closest_points_segments;
 
-/// The manifold between hull `a` (body A) and hull `b` (body B) at world poses, or `None`
-/// beyond `margin`.
+/// The manifold between hull `a` (body A) and hull `b` (body B) at world poses, or `None` when
+/// they are farther apart than `margin` (length units). Normal from A toward B, world space.
 pub fn collide_hull_hull(
     a: &ConvexHull,
     pose_a: &Pose,
@@ -14,10 +29,14 @@ pub fn collide_hull_hull(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    todo!()
+    let b_in_a = pose_a.relative_to_self(pose_b);
+    let sat = query_hulls(a, b, &b_in_a, margin);
+    manifold_from_sat(a, pose_a, b, pose_b, &sat, margin)
 }
 
-/// Turns a SAT result (from the CPU queries or the GPU shader) into a world-space manifold.
+/// Turns a SAT result (A's frame, from the CPU queries or the GPU shader) into a world-space
+/// manifold: normal `pose_a.rotation * sat.normal`, separation `sat.separation`. `None` when
+/// the SAT separates by more than `margin`, or when no clipped point is within it.
 pub fn manifold_from_sat(
     a: &ConvexHull,
     pose_a: &Pose,
@@ -26,5 +45,114 @@ pub fn manifold_from_sat(
     sat: &SatResult,
     margin: f32,
 ) -> Option<Manifold> {
-    todo!()
+    if sat.is_separated(margin) {
+        return None;
+    }
+    // Separated pairs: for 0 < separation <= margin the SAT separation is only a lower bound of
+    // the distance (closest features vertex-vertex or vertex-edge); a GJK distance refinement of
+    // `separation` and the normal belongs here.
+    let b_in_a = pose_a.relative_to_self(pose_b);
+    let mut manifold = Manifold::new(sat.normal, sat.separation);
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius() + b.radius());
+    match sat.axis {
+        SatAxis::FaceA(face) => {
+            let reference = PosedFace {
+                hull: a,
+                pose: Pose::IDENTITY,
+                face: face as usize,
+            };
+            let incident = PosedFace {
+                hull: b,
+                pose: b_in_a,
+                face: most_antiparallel_face(b, &b_in_a, reference.plane().normal),
+            };
+            add_face_contact(
+                &reference,
+                &incident,
+                FeatureId::FACE_A,
+                margin,
+                tie_tolerance,
+                &mut manifold,
+            );
+        }
+        SatAxis::FaceB(face) => {
+            let reference = PosedFace {
+                hull: b,
+                pose: b_in_a,
+                face: face as usize,
+            };
+            let incident = PosedFace {
+                hull: a,
+                pose: Pose::IDENTITY,
+                face: most_antiparallel_face(a, &Pose::IDENTITY, reference.plane().normal),
+            };
+            add_face_contact(
+                &reference,
+                &incident,
+                FeatureId::FACE_B,
+                margin,
+                tie_tolerance,
+                &mut manifold,
+            );
+        }
+        SatAxis::EdgePair { edge_a, edge_b } => {
+            let (ea, eb) = (a.edges()[edge_a as usize], b.edges()[edge_b as usize]);
+            let (va, vb) = (a.vertices(), b.vertices());
+            let (a0, a1) = (va[ea.vertices[0] as usize], va[ea.vertices[1] as usize]);
+            let b0 = b_in_a.transform_point(vb[eb.vertices[0] as usize]);
+            let b1 = b_in_a.transform_point(vb[eb.vertices[1] as usize]);
+            let (s, t) = closest_points_segments(a0, a1, b0, b1);
+            manifold.push(ContactPoint {
+                position: 0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t)),
+                depth: -sat.axis_separation,
+                id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
+            });
+        }
+    }
+    if manifold.point_count == 0 {
+        return None;
+    }
+    manifold.normal = pose_a.transform_vector(manifold.normal);
+    for point in &mut manifold.points[..manifold.point_count as usize] {
+        point.position = pose_a.transform_point(point.position);
+    }
+    Some(manifold)
+}
+
+/// Index of the face of `hull` (posed in the working frame by `pose`) whose outward normal is
+/// most anti-parallel to `normal` (working frame); the lowest index wins exact ties.
+fn most_antiparallel_face(hull: &ConvexHull, pose: &Pose, normal: Vec3) -> usize {
+    let local = pose.inverse_transform_vector(normal);
+    let mut best = (0, f32::INFINITY);
+    for (face, plane) in hull.planes().iter().enumerate() {
+        let d = plane.normal.dot(local);
+        if d < best.1 {
+            best = (face, d);
+        }
+    }
+    best.0
+}
+
+/// Clips `incident` by `reference` (both in A's frame), keeps at most four points within
+/// `margin` of the reference plane and appends them to `manifold` (positions in A's frame).
+fn add_face_contact(
+    reference: &PosedFace,
+    incident: &PosedFace,
+    kind: u32,
+    margin: f32,
+    tie_tolerance: f32,
+    manifold: &mut Manifold,
+) {
+    let mut polygon = ClipPolygon::new();
+    clip_incident_face(reference, incident, kind, &mut polygon);
+    let plane = reference.plane();
+    let vertices = polygon.vertices();
+    for &i in reduce_contact_points(vertices, &plane, margin, tie_tolerance).indices() {
+        let separation = plane.signed_distance(vertices[i].position);
+        manifold.push(ContactPoint {
+            position: vertices[i].position - plane.normal * (0.5 * separation),
+            depth: -separation,
+            id: vertices[i].id,
+        });
+    }
 }

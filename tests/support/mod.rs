@@ -4,10 +4,10 @@
 pub mod oracle;
 pub mod shapes;
 
-pub use shapes::random_rotation;
+pub use shapes::{random_direction as random_unit_vector, random_rotation};
 
 use glam::Vec3;
-use hullsat::{Manifold, Pose};
+use hullsat::{ConvexHull, Manifold, Pose};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -90,4 +90,15 @@ pub fn assert_points_match(manifold: &Manifold, expected: &[(Vec3, f32)], tolera
             manifold.points()
         );
     }
+}
+
+/// Signed distance-like value of world point `p` to the boundary of `hull` at `pose`: the
+/// largest signed distance to a face plane. Zero on the surface, negative inside, positive
+/// outside (exact distance only near faces, which is all the surface checks need).
+pub fn hull_plane_distance(hull: &ConvexHull, pose: &Pose, p: Vec3) -> f32 {
+    let local = pose.inverse_transform_point(p);
+    hull.planes()
+        .iter()
+        .map(|plane| plane.signed_distance(local))
+        .fold(f32::NEG_INFINITY, f32::max)
 }

@@ -1,0 +1,533 @@
+//! Hull-hull (box-box) contact manifolds: analytic cases, symmetry, id stability, precision.
+
+mod support;
+
+use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_4, SQRT_2};
+
+use glam::{Quat, Vec3};
+use hullsat::contact::collide_hull_hull;
+use hullsat::query::sat::query_hulls;
+use hullsat::{ConvexHull, FeatureId, Manifold, Pose};
+use rand::RngExt;
+use support::{
+    assert_near, assert_vec_near, hull_plane_distance, random_rotation, random_unit_vector, random_vec3,
+    seeded_rng,
+};
+
+/// Absolute tolerance for analytic values of unit-sized boxes near the origin: a few f32 ulps
+/// of the coordinates (~1) after a quaternion rotation and a pose composition.
+const TOL: f32 = 1e-5;
+
+/// Two bodies: hull `a` at `pose_a`, hull `b` at `pose_b` (world).
+struct Case {
+    a: ConvexHull,
+    pose_a: Pose,
+    b: ConvexHull,
+    pose_b: Pose,
+}
+
+impl Case {
+    fn collide(&self, margin: f32) -> Option<Manifold> {
+        collide_hull_hull(&self.a, &self.pose_a, &self.b, &self.pose_b, margin)
+    }
+
+    fn swapped(&self) -> Case {
+        Case {
+            a: self.b.clone(),
+            pose_a: self.pose_b,
+            b: self.a.clone(),
+            pose_b: self.pose_a,
+        }
+    }
+
+    /// The same configuration moved rigidly by `global`.
+    fn placed(&self, global: &Pose) -> Case {
+        Case {
+            a: self.a.clone(),
+            pose_a: global.mul_pose(&self.pose_a),
+            b: self.b.clone(),
+            pose_b: global.mul_pose(&self.pose_b),
+        }
+    }
+}
+
+fn unit_box() -> ConvexHull {
+    ConvexHull::cuboid(Vec3::splat(0.5))
+}
+
+/// A 4 × 1 × 4 slab whose top face (+Y, face 3) is at y = 0.5.
+fn slab() -> ConvexHull {
+    ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0))
+}
+
+/// Unit box on the slab, sunk 0.01, off centre so nothing is symmetric about the origin.
+fn resting() -> Case {
+    Case {
+        a: slab(),
+        pose_a: Pose::IDENTITY,
+        b: unit_box(),
+        pose_b: Pose::from_translation(Vec3::new(0.3, 0.99, 0.2)),
+    }
+}
+
+/// Unit box turned 45° about Y on a 1 × 2 × 1 box (top at y = 1), sunk 0.02: the faces overlap
+/// in a regular octagon.
+fn octagon() -> Case {
+    Case {
+        a: ConvexHull::cuboid(Vec3::new(0.5, 1.0, 0.5)),
+        pose_a: Pose::IDENTITY,
+        b: unit_box(),
+        pose_b: Pose::new(Vec3::new(0.0, 1.48, 0.0), Quat::from_rotation_y(FRAC_PI_4)),
+    }
+}
+
+/// Unit box standing on its vertex 0 (main diagonal vertical), pushed 0.05 into the slab.
+fn corner() -> Case {
+    let rotation = Quat::from_rotation_arc(-Vec3::ONE.normalize(), -Vec3::Y);
+    let half_diagonal = 0.5 * 3.0f32.sqrt();
+    Case {
+        a: slab(),
+        pose_a: Pose::IDENTITY,
+        b: unit_box(),
+        pose_b: Pose::new(Vec3::new(0.2, 0.5 + half_diagonal - 0.05, -0.1), rotation),
+    }
+}
+
+/// A: unit box turned 45° about Z, its top edge (vertices 3, 7) along Z at x = 0, y = √2/2.
+/// B: unit box turned 45° about X, its bottom edge (vertices 4, 5) along X at z = 0.15,
+/// 0.02 below A's top edge.
+fn crossed_edges() -> Case {
+    Case {
+        a: unit_box(),
+        pose_a: Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4)),
+        b: unit_box(),
+        pose_b: Pose::new(
+            Vec3::new(0.1, SQRT_2 - 0.02, 0.15),
+            Quat::from_rotation_x(FRAC_PI_4),
+        ),
+    }
+}
+
+/// An arbitrary rigid placement, to check that results come back in world space.
+fn global_pose() -> Pose {
+    Pose::new(
+        Vec3::new(1.5, -2.0, 0.75),
+        Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7),
+    )
+}
+
+/// Asserts that the manifold points, in any order, are `expected` (world positions).
+fn assert_positions(manifold: &Manifold, expected: &[Vec3]) {
+    assert_eq!(manifold.points().len(), expected.len(), "{manifold:?}");
+    for e in expected {
+        assert!(
+            manifold.points().iter().any(|p| p.position.distance(*e) <= TOL),
+            "no point at {e:?} in {manifold:?}"
+        );
+    }
+}
+
+#[test]
+fn box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        let case = resting().placed(&global);
+        let m = case.collide(0.0).expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.01, TOL, "separation");
+        // Midway between the box's bottom (y = 0.49) and the slab's top (y = 0.5).
+        let expected: Vec<Vec3> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            .iter()
+            .map(|&(x, z)| global.transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z)))
+            .collect();
+        assert_positions(&m, &expected);
+        let bottom = case.b.face_loop(2);
+        for p in m.points() {
+            assert_near(p.depth, 0.01, TOL, "depth");
+            // Each point is a kept vertex of B's bottom face against the slab's top face.
+            assert_eq!(
+                (p.id.kind(), p.id.flag(), p.id.high()),
+                (FeatureId::FACE_A, false, 3)
+            );
+            assert!(bottom.contains(&p.id.low()), "{:?}", p.id);
+        }
+    }
+}
+
+#[test]
+fn box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        let m = octagon()
+            .placed(&global)
+            .collide(0.0)
+            .expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.02, TOL, "separation");
+        // The octagon: the square |x|, |z| <= 0.5 cut by the diamond |x| + |z| <= √2/2.
+        let c = FRAC_1_SQRT_2 - 0.5;
+        let octagon: Vec<Vec3> = [(0.5, c), (c, 0.5), (-c, 0.5), (-0.5, c)]
+            .iter()
+            .flat_map(|&(x, z)| [Vec3::new(x, 0.99, z), Vec3::new(-x, 0.99, -z)])
+            .collect();
+        let local: Vec<Vec3> = m
+            .points()
+            .iter()
+            .map(|p| global.inverse_transform_point(p.position))
+            .collect();
+        assert_eq!(local.len(), 4);
+        for (p, point) in local.iter().zip(m.points()) {
+            assert_near(point.depth, 0.02, TOL, "depth");
+            assert!(
+                octagon.iter().any(|o| o.distance(*p) <= TOL),
+                "{p:?} is not an octagon corner"
+            );
+            // Every corner is where a side plane of the slab's top face cuts an edge of B.
+            assert!(
+                point.id.flag() && point.id.kind() == FeatureId::FACE_A,
+                "{:?}",
+                point.id
+            );
+        }
+        // The largest quadrilateral on a regular octagon's corners is the square on alternate
+        // corners: area 2 R², R² = 0.25 + c² the circumradius squared.
+        let area = 0.5 * (local[2] - local[0]).cross(local[3] - local[1]).y.abs();
+        assert_near(area, 2.0 * (0.25 + c * c), TOL, "quadrilateral area");
+    }
+}
+
+#[test]
+fn box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        let case = corner().placed(&global);
+        let expected_position = global.transform_point(Vec3::new(0.2, 0.475, -0.1));
+
+        // Slab first: reference face on A (slab top), the corner is an incident vertex of B.
+        let m = case.collide(0.0).expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.05, TOL, "separation");
+        assert_positions(&m, &[expected_position]);
+        assert_near(m.points[0].depth, 0.05, TOL, "depth");
+        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_A, false, 3, 0));
+
+        // Box first: reference face on B (the slab), normal from the box down into the slab.
+        let m = case.swapped().collide(0.0).expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(-Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.05, TOL, "separation");
+        assert_positions(&m, &[expected_position]);
+        assert_near(m.points[0].depth, 0.05, TOL, "depth");
+        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_B, false, 3, 0));
+    }
+}
+
+#[test]
+fn crossed_edges_give_one_point_between_the_edges() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        let case = crossed_edges().placed(&global);
+        let m = case.collide(0.0).expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.02, TOL, "separation");
+        // A's edge at (0, √2/2, z), B's at (x, √2/2 - 0.02, 0.15): closest at x = 0, z = 0.15.
+        assert_positions(
+            &m,
+            &[global.transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))],
+        );
+        let p = m.points[0];
+        assert_near(p.depth, 0.02, TOL, "depth");
+        assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
+        assert_eq!(case.a.edges()[p.id.high() as usize].vertices, [3, 7]);
+        assert_eq!(case.b.edges()[p.id.low() as usize].vertices, [4, 5]);
+    }
+}
+
+#[test]
+fn separated_boxes_have_no_manifold() {
+    let above = Case {
+        pose_b: Pose::from_translation(Vec3::new(0.3, 1.1, 0.2)),
+        ..resting()
+    };
+    assert_eq!(above.collide(0.0), None);
+    assert_eq!(above.collide(0.05), None);
+    let beside = Case {
+        pose_b: Pose::new(Vec3::new(3.0, 0.4, 0.0), Quat::from_rotation_y(0.3)),
+        ..resting()
+    };
+    assert_eq!(beside.collide(0.0), None);
+    let edges_apart = Case {
+        pose_b: Pose::new(
+            Vec3::new(0.1, SQRT_2 + 0.05, 0.15),
+            Quat::from_rotation_x(FRAC_PI_4),
+        ),
+        ..crossed_edges()
+    };
+    assert_eq!(edges_apart.collide(0.0), None);
+}
+
+#[test]
+fn speculative_margin_gives_points_with_negative_depth() {
+    // 0.01 apart: a margin of 0.02 reaches, 0.005 does not.
+    let case = Case {
+        pose_b: Pose::from_translation(Vec3::new(0.3, 1.01, 0.2)),
+        ..resting()
+    };
+    let m = case.collide(0.02).expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_vec_near(m.normal, Vec3::Y, TOL, "normal");
+    assert_eq!(m.points().len(), 4);
+    for p in m.points() {
+        assert_near(p.depth, -0.01, TOL, "depth");
+        assert_near(p.position.y, 0.505, TOL, "midway height");
+    }
+    assert_eq!(case.collide(0.005), None);
+    assert_eq!(case.collide(0.0), None);
+
+    // Crossed edges 0.01 apart.
+    let edges = Case {
+        pose_b: Pose::new(
+            Vec3::new(0.1, SQRT_2 + 0.01, 0.15),
+            Quat::from_rotation_x(FRAC_PI_4),
+        ),
+        ..crossed_edges()
+    };
+    let m = edges.collide(0.02).expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_eq!(m.points().len(), 1);
+    assert_near(m.points[0].depth, -0.01, TOL, "depth");
+    assert_eq!(m.points[0].id.kind(), FeatureId::EDGE_PAIR);
+}
+
+#[test]
+fn swapping_bodies_negates_the_normal_and_keeps_the_separation() {
+    let cases = [
+        ("resting", resting(), true),
+        // Swapped, the 45° box's face becomes the reference: the other square of alternate
+        // octagon corners may be kept, so only counts and depths are compared.
+        ("octagon", octagon(), false),
+        ("corner", corner(), true),
+        ("crossed edges", crossed_edges(), true),
+    ];
+    for (name, case, same_points) in cases {
+        let case = case.placed(&global_pose());
+        let m = case.collide(0.0).expect(name);
+        let s = case.swapped().collide(0.0).expect(name);
+        assert_vec_near(s.normal, -m.normal, TOL, name);
+        assert_near(s.separation, m.separation, TOL, name);
+        assert_eq!(s.points().len(), m.points().len(), "{name}");
+        for p in s.points() {
+            let matching = m.points().iter().filter(|q| (q.depth - p.depth).abs() <= TOL);
+            if same_points {
+                assert!(
+                    matching.clone().any(|q| q.position.distance(p.position) <= TOL),
+                    "{name}: {p:?}"
+                );
+            } else {
+                assert!(matching.count() > 0, "{name}: {p:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn feature_ids_survive_tiny_perturbations() {
+    let mut rng = seeded_rng(7);
+    for (name, case) in [
+        ("resting", resting()),
+        ("octagon", octagon()),
+        ("corner", corner()),
+        ("crossed edges", crossed_edges()),
+    ] {
+        let ids = |m: &Manifold| m.points().iter().map(|p| p.id).collect::<Vec<_>>();
+        let reference = ids(&case.collide(0.0).expect(name));
+        for _ in 0..200 {
+            let wobble = |rng: &mut _| {
+                Pose::new(
+                    random_vec3(rng, 1e-5),
+                    Quat::from_axis_angle(random_unit_vector(rng), 1e-5),
+                )
+            };
+            let perturbed = Case {
+                pose_a: wobble(&mut rng).mul_pose(&case.pose_a),
+                pose_b: wobble(&mut rng).mul_pose(&case.pose_b),
+                a: case.a.clone(),
+                b: case.b.clone(),
+            };
+            assert_eq!(ids(&perturbed.collide(0.0).expect(name)), reference, "{name}");
+        }
+    }
+}
+
+#[test]
+fn contact_points_lie_midway_between_both_surfaces() {
+    // Analytic cases plus random overlapping boxes of random sizes and orientations.
+    let mut cases = vec![resting(), octagon(), corner(), crossed_edges()];
+    let mut rng = seeded_rng(11);
+    for _ in 0..300 {
+        let half_a = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let half_b = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let reach = half_a.length() + half_b.length();
+        let offset = random_unit_vector(&mut rng) * rng.random_range(0.2..0.7) * reach;
+        cases.push(Case {
+            a: ConvexHull::cuboid(half_a),
+            pose_a: Pose::new(random_vec3(&mut rng, 3.0), random_rotation(&mut rng)),
+            b: ConvexHull::cuboid(half_b),
+            pose_b: Pose::IDENTITY,
+        });
+        let last = cases.last_mut().unwrap();
+        last.pose_b = Pose::new(last.pose_a.translation + offset, random_rotation(&mut rng));
+    }
+    let mut by_kind = [0; 4];
+    for case in &cases {
+        let b_in_a = case.pose_a.relative_to_self(&case.pose_b);
+        let sat = query_hulls(&case.a, &case.b, &b_in_a, 0.0);
+        // A manifold iff the SAT finds no separating axis.
+        let Some(m) = case.collide(0.0) else {
+            assert!(
+                sat.is_separated(0.0),
+                "overlapping pair without a manifold: {sat:?}"
+            );
+            continue;
+        };
+        assert_eq!(m.separation, sat.separation);
+        by_kind[m.points[0].id.kind() as usize] += 1;
+        // Surface tolerance: f32 rounding of coordinates ~4 in size, through two rotations.
+        let tolerance = 2e-5;
+        assert!((m.normal.length() - 1.0).abs() <= 1e-5, "{m:?}");
+        for p in m.points() {
+            let on_a = p.position + 0.5 * p.depth * m.normal;
+            let on_b = p.position - 0.5 * p.depth * m.normal;
+            let da = hull_plane_distance(&case.a, &case.pose_a, on_a);
+            let db = hull_plane_distance(&case.b, &case.pose_b, on_b);
+            assert!(
+                da.abs() <= tolerance && db.abs() <= tolerance,
+                "{da} {db} {p:?} {m:?}"
+            );
+        }
+    }
+    // Every kind of contact was exercised: face of A, face of B, edge pair.
+    assert!(
+        by_kind[..3].iter().all(|&n| n >= 10),
+        "contacts by kind: {by_kind:?}"
+    );
+}
+
+#[test]
+fn poses_far_from_the_origin_keep_the_separation() {
+    // Both bodies moved by 1e4: in f32 a coordinate near 1e4 is only held to half an ulp,
+    // 2^-11 ≈ 4.9e-4, so B's offset from A is known to about that much per axis; the query itself
+    // subtracts translations before rotating (Pose::relative_to_self) and adds nothing worse.
+    // Hence the tolerance: one ulp at 1e4, 1e4 · f32::EPSILON ≈ 1.2e-3.
+    let tolerance = 1e4 * f32::EPSILON;
+    let far = Pose::from_translation(Vec3::new(1e4, -1e4, 1e4));
+    for (name, case) in [
+        ("resting", resting()),
+        ("octagon", octagon()),
+        ("corner", corner()),
+        ("crossed edges", crossed_edges()),
+    ] {
+        let near = case.placed(&global_pose()).collide(0.0).expect(name);
+        let moved = case
+            .placed(&far.mul_pose(&global_pose()))
+            .collide(0.0)
+            .expect(name);
+        assert_near(moved.separation, near.separation, tolerance, name);
+        assert_vec_near(moved.normal, near.normal, tolerance, name);
+        assert_eq!(moved.points().len(), near.points().len(), "{name}");
+        for (p, q) in moved.points().iter().zip(near.points()) {
+            assert_near(p.depth, q.depth, tolerance, name);
+            assert_eq!(p.id, q.id, "{name}");
+        }
+    }
+}
+
+#[test]
+fn separation_agrees_with_parry_for_random_boxes() {
+    use parry3d::math::{Pose as ParryPose, Rot3, Vector};
+    use parry3d::query::contact;
+    use parry3d::shape::Cuboid;
+
+    let to_parry = |p: &Pose| {
+        let (t, q) = (p.translation, p.rotation);
+        ParryPose::from_parts(Vector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
+    };
+    let margin = 0.1;
+    // Penetration depths of boxes ~1 in size agree to f32 rounding of both computations.
+    let tolerance = 1e-4;
+    let mut rng = seeded_rng(23);
+    let mut compared = [0; 3]; // overlapping, within the margin, beyond it
+    for _ in 0..400 {
+        let half_a = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let half_b = Vec3::new(
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+            rng.random_range(0.2..1.0),
+        );
+        let pose_a = Pose::new(random_vec3(&mut rng, 3.0), random_rotation(&mut rng));
+        let reach = half_a.length() + half_b.length();
+        let offset = random_unit_vector(&mut rng) * rng.random_range(0.3..1.0) * reach;
+        let pose_b = Pose::new(pose_a.translation + offset, random_rotation(&mut rng));
+        let (a, b) = (ConvexHull::cuboid(half_a), ConvexHull::cuboid(half_b));
+        let ours = collide_hull_hull(&a, &pose_a, &b, &pose_b, margin);
+        let theirs = contact(
+            &to_parry(&pose_a),
+            &Cuboid::new(Vector::new(half_a.x, half_a.y, half_a.z)),
+            &to_parry(&pose_b),
+            &Cuboid::new(Vector::new(half_b.x, half_b.y, half_b.z)),
+            margin,
+        )
+        .expect("parry supports cuboids");
+        match (ours, theirs) {
+            (Some(m), Some(c)) if c.dist <= 0.0 => {
+                // Overlapping: the SAT separation is minus the exact penetration depth.
+                assert_near(m.separation, c.dist, tolerance, "penetration");
+                compared[0] += 1;
+            }
+            (Some(m), Some(c)) => {
+                // Apart within the margin: the SAT separation is a lower bound of the distance.
+                assert!(
+                    m.separation <= c.dist + tolerance,
+                    "{} > {}",
+                    m.separation,
+                    c.dist
+                );
+                compared[1] += 1;
+            }
+            (None, None) => compared[2] += 1,
+            (None, Some(c)) => panic!("parry finds a contact at distance {} within the margin", c.dist),
+            (Some(m), None) => {
+                assert!(m.separation <= margin && m.separation > 0.0, "{m:?}");
+                compared[2] += 1;
+            }
+        }
+    }
+    assert!(compared.iter().all(|&n| n >= 10), "cases compared: {compared:?}");
+}
+
+#[test]
+fn equal_boxes_stacked_keep_four_corner_points_under_perturbation() {
+    // Incident vertices lie on the reference side planes: tiny motions move them across, so
+    // ids may switch between "vertex kept" and "edge cut", but the points stay at the corners.
+    let mut rng = seeded_rng(5);
+    for _ in 0..200 {
+        let pose_b = Pose::new(
+            Vec3::new(0.0, 0.99, 0.0) + random_vec3(&mut rng, 1e-5),
+            Quat::from_axis_angle(random_unit_vector(&mut rng), 1e-5),
+        );
+        let m = collide_hull_hull(&unit_box(), &Pose::IDENTITY, &unit_box(), &pose_b, 0.0).expect("overlap");
+        assert_eq!(m.points().len(), 4, "{m:?}");
+        for p in m.points() {
+            assert_near(p.position.x.abs(), 0.5, 1e-4, "corner x");
+            assert_near(p.position.z.abs(), 0.5, 1e-4, "corner z");
+            assert_near(p.depth, 0.01, 1e-4, "depth");
+        }
+    }
+}
