@@ -163,7 +163,9 @@ fn check_face_indices(face: usize, face_loop: &[u32], vertex_count: usize) -> Re
     }
     for (i, &v) in face_loop.iter().enumerate() {
         if v as usize >= vertex_count {
-            return bad(format!("vertex index {v} is out of range (only {vertex_count} vertices)"));
+            return bad(format!(
+                "vertex index {v} is out of range (only {vertex_count} vertices)"
+            ));
         }
         if face_loop[..i].contains(&v) {
             return bad(format!("vertex {v} appears twice"));

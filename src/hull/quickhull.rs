@@ -10,8 +10,8 @@
 //!    the region's outside points to the new faces (points behind all of them are interior).
 //!    Visibility uses a rounding-level tolerance, so the triangulation is convex and consistent.
 //! 5. Merge adjacent triangles lying within `HULL_PLANE_TOLERANCE` of one plane into polygon
-//!    faces, each seeded by its largest triangle; a region whose outline is not one simple loop
-//!    stays split.
+//!    faces, each seeded by its largest triangle; a region whose outline is not one convex loop
+//!    is regrown with a smaller tolerance (flat parts always merge, gently curved ones may not).
 //! 6. Drop vertices shared by only two faces that lie on the line of their neighbours.
 //! 7. Keep the vertices some face uses, renumber them, check the output limits and build the
 //!    flat layout.
@@ -310,7 +310,12 @@ fn compact_triangles(triangles: Vec<Triangle>) -> Vec<Triangle> {
 
 /// Step 5: groups adjacent triangles within `tolerance` of a common plane (the plane of the
 /// group's largest triangle) and returns each group's outline, counter-clockwise from outside.
+///
+/// On gently curved parts, a group may border triangles an earlier group took, and its outline
+/// may then be non-convex or not one loop; the group is then regrown with a quarter of the
+/// tolerance, down to the seed triangle alone.
 fn merge_coplanar_triangles(cloud: &[DVec3], triangles: &[Triangle], tolerance: f64) -> Vec<Vec<u32>> {
+    const RETRIES: i32 = 4;
     let twice_area = |t: &Triangle| {
         let [a, b, c] = t.vertices.map(|i| cloud[i]);
         (b - a).cross(c - a).length()
@@ -326,53 +331,72 @@ fn merge_coplanar_triangles(cloud: &[DVec3], triangles: &[Triangle], tolerance: 
         }
         let id = loops.len();
         let plane = &triangles[seed];
-        let on_plane = |t: &Triangle| {
-            t.normal.dot(plane.normal) > 0.0
-                && t.vertices
-                    .iter()
-                    .all(|&v| plane.distance(cloud[v]).abs() <= tolerance)
-        };
-        group[seed] = id;
-        let mut members = vec![seed];
-        let mut k = 0;
-        while k < members.len() {
-            for nb in triangles[members[k]].neighbors {
-                if group[nb] == usize::MAX && on_plane(&triangles[nb]) {
-                    group[nb] = id;
-                    members.push(nb);
+        for retry in 0..=RETRIES {
+            // The last try (negative tolerance) keeps the seed alone, which always succeeds.
+            let tol = if retry < RETRIES {
+                tolerance * 0.25f64.powi(retry)
+            } else {
+                -1.0
+            };
+            let on_plane = |t: &Triangle| {
+                t.normal.dot(plane.normal) > 0.0
+                    && t.vertices.iter().all(|&v| plane.distance(cloud[v]).abs() <= tol)
+            };
+            group[seed] = id;
+            let mut members = vec![seed];
+            let mut k = 0;
+            while k < members.len() {
+                for nb in triangles[members[k]].neighbors {
+                    if group[nb] == usize::MAX && on_plane(&triangles[nb]) {
+                        group[nb] = id;
+                        members.push(nb);
+                    }
                 }
+                k += 1;
             }
-            k += 1;
-        }
-        match group_outline(triangles, &group, id, &members) {
-            Some(outline) => loops.push(outline),
-            None => {
-                // A ring or pinched region: keep the seed alone, the rest seeds again later.
-                for &m in &members[1..] {
-                    group[m] = usize::MAX;
-                }
-                loops.push(plane.vertices.map(|v| v as u32).to_vec());
+            let outline = group_outline(triangles, &group, id, &members)
+                .filter(|outline| is_convex_outline(cloud, outline, plane.normal, tol.max(0.0)));
+            if let Some(outline) = outline {
+                loops.push(outline);
+                break;
+            }
+            for &m in &members[1..] {
+                group[m] = usize::MAX;
             }
         }
     }
     loops
 }
 
+/// Whether every corner of `outline` turns left about `normal`, allowing a reflex corner at most
+/// `tolerance` from the line through its neighbours.
+fn is_convex_outline(cloud: &[DVec3], outline: &[u32], normal: DVec3, tolerance: f64) -> bool {
+    let n = outline.len();
+    (0..n).all(|i| {
+        let [a, b, c] = [i + n - 1, i, i + 1].map(|k| cloud[outline[k % n] as usize]);
+        let turn = (b - a).cross(c - b).dot(normal);
+        turn >= -tolerance * (c - a).length()
+    })
+}
+
 /// The boundary of the triangles `members` (all in group `id`) as one counter-clockwise loop,
 /// or `None` when it is not a single simple loop.
 fn group_outline(triangles: &[Triangle], group: &[usize], id: usize, members: &[usize]) -> Option<Vec<u32>> {
     let mut next: HashMap<usize, usize> = HashMap::new();
+    let mut start = usize::MAX;
     for &m in members {
         let t = &triangles[m];
         for e in 0..3 {
-            if group[t.neighbors[e]] != id && next.insert(t.vertices[e], t.vertices[(e + 1) % 3]).is_some() {
-                return None;
+            if group[t.neighbors[e]] != id {
+                start = start.min(t.vertices[e]);
+                if next.insert(t.vertices[e], t.vertices[(e + 1) % 3]).is_some() {
+                    return None;
+                }
             }
         }
     }
-    let start = *next.keys().next()?;
     let mut outline = vec![start as u32];
-    let mut v = next[&start];
+    let mut v = *next.get(&start)?;
     while v != start {
         if outline.len() >= next.len() {
             return None;
