@@ -110,7 +110,9 @@ impl ConvexHull {
         let plane_tolerance = HULL_PLANE_TOLERANCE * diagonal;
         let triangles = compact_triangles(triangles);
         let mut loops = merge_coplanar_triangles(&cloud, &triangles, plane_tolerance);
-        remove_collinear_vertices(&cloud, &mut loops, plane_tolerance);
+        // A vertex shared by two faces lies within the tolerance of both planes, so of their line
+        // to within about twice it.
+        remove_collinear_vertices(&cloud, &mut loops, 2.0 * plane_tolerance);
         let mut renumber = vec![u32::MAX; points.len()];
         let mut vertices = Vec::new();
         for face_loop in &mut loops {
