@@ -29,9 +29,9 @@ pub const HULL_FLATNESS_TOLERANCE: f64 = 1.0e-4;
 
 /// Hull building, as a fraction of the bounding-box diagonal: vertices within this distance of a
 /// face's plane count as on it. Adjacent triangles within it of one plane merge into one polygon,
-/// a vertex within it of its neighbours' line between two faces is dropped, and `from_mesh`
-/// accepts faces this far from planar or convex. Input points may end up this far (about twice
-/// at worst) outside the hull. Larger merges more (fewer, bigger faces, a looser hull); smaller
+/// a vertex between just two faces within twice it of its neighbours' line is dropped, and
+/// `from_mesh` accepts faces this far from planar or convex. Input points may end up this far
+/// (about twice at worst) outside the hull. Larger merges more (fewer, bigger faces, a looser hull); smaller
 /// keeps sliver faces and near-parallel edges from f32 noise, which make the SAT ill-conditioned.
 pub const HULL_PLANE_TOLERANCE: f64 = 1.0e-5;
 
