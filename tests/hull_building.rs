@@ -451,6 +451,16 @@ fn from_mesh_rejects_bad_meshes() {
         Err(HullError::UnusedVertex { index: 8 })
     );
 
+    // A flat square given as two back-to-back faces: closed, but without volume.
+    let square = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
+    let pillow = vec![vec![0, 1, 2, 3], vec![3, 2, 1, 0]];
+    assert_eq!(ConvexHull::from_mesh(&square, &pillow), Err(HullError::Coplanar));
+
+    assert_eq!(
+        ConvexHull::from_mesh(&square[..3], &[vec![0, 1, 2]]),
+        Err(HullError::TooFewPoints(3))
+    );
+
     // The cube with its quads split into triangles: adjacent coplanar faces.
     let triangles: Vec<Vec<u32>> = faces
         .iter()
