@@ -46,3 +46,30 @@ pub const CAPSULE_PARALLEL_SINE: f32 = 0.05;
 /// symmetric contact (a face resting on a face) keeps the same points, and ids, frame to frame.
 /// Larger trades a slightly smaller contact area for more stability.
 pub const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
+
+// Hull building
+
+/// `ConvexHull::from_points`: a cloud whose bounding-box diagonal is at most this fraction of its
+/// largest coordinate magnitude is `Coincident` (its spread is at the level of f32 rounding).
+/// Larger rejects tiny clouds far from the origin; smaller builds hulls out of rounding noise.
+pub const HULL_COINCIDENT_TOLERANCE: f64 = 1.0e-6;
+
+/// Hull building: a cloud (or mesh) whose points all lie within this fraction of its
+/// bounding-box diagonal of one line is `Collinear`, of one plane `Coplanar`. Larger rejects thin
+/// but valid shapes (a 100:1 slab is 1e-2 thick); smaller accepts slivers whose face planes are
+/// ill-conditioned.
+pub const HULL_FLATNESS_TOLERANCE: f64 = 1.0e-4;
+
+/// Hull building, as a fraction of the bounding-box diagonal: vertices within this distance of a
+/// face's plane count as on it. Adjacent triangles within it of one plane merge into one polygon,
+/// a vertex between just two faces within twice it of its neighbours' line is dropped, and
+/// `from_mesh` accepts faces this far from planar or convex. Input points may end up this far
+/// (about twice at worst) outside the hull. Larger merges more (fewer, bigger faces, a looser hull); smaller
+/// keeps sliver faces and near-parallel edges from f32 noise, which make the SAT ill-conditioned.
+pub const HULL_PLANE_TOLERANCE: f64 = 1.0e-5;
+
+/// Quickhull visibility, as a fraction of the bounding-box diagonal: a point counts as in front
+/// of a triangle only when further than this. Just above f64 rounding of orientation tests on
+/// f32 input (so the triangulation stays consistent), far below [`HULL_PLANE_TOLERANCE`] (so it
+/// stays convex to well within that).
+pub const HULL_ROUNDING_TOLERANCE: f64 = 1.0e-11;

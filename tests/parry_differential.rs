@@ -6,8 +6,8 @@
 mod support;
 
 use glam::{DVec3, Vec3};
-use hullsat::contact::collide_shapes;
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
+use hullsat::contact::collide_shapes;
 use hullsat::{Manifold, Pose, Shape};
 use parry3d::math::{Pose as PPose, Rot3, Vector as PVector};
 use parry3d::query::contact;
@@ -26,7 +26,11 @@ fn to_parry_shape(shape: &Shape) -> Option<SharedShape> {
             Some(SharedShape::new(PCuboid::new(PVector::new(h.x, h.y, h.z))))
         }
         Shape::Hull(hull) => {
-            let points = hull.vertices().iter().map(|v| PVector::new(v.x, v.y, v.z)).collect();
+            let points = hull
+                .vertices()
+                .iter()
+                .map(|v| PVector::new(v.x, v.y, v.z))
+                .collect();
             let mut triangles = Vec::new();
             for f in 0..hull.faces().len() {
                 let face = hull.face_loop(f);
@@ -66,19 +70,28 @@ fn check_against_reference(case: &Case, ours: &Option<Manifold>, r: &Reference) 
         return None;
     }
     match ours {
-        None if expect_contact => Some(format!("hullsat: no contact, reference separation {}", r.separation)),
+        None if expect_contact => Some(format!(
+            "hullsat: no contact, reference separation {}",
+            r.separation
+        )),
         Some(m) if !expect_contact => Some(format!(
             "hullsat: contact (sep {}), reference separation {} > margin {margin}",
             m.separation, r.separation
         )),
         Some(m) => {
             if (m.separation as f64 - r.separation).abs() > 1e-4 * scale {
-                return Some(format!("hullsat separation {} vs reference {}", m.separation, r.separation));
+                return Some(format!(
+                    "hullsat separation {} vs reference {}",
+                    m.separation, r.separation
+                ));
             }
             let unique = r.separation - r.runner_up > 2.0 * AXIS_PREFERENCE_TOLERANCE as f64 * scale;
             let angle = dvec(m.normal).angle_between(r.normal).to_degrees();
             if unique && angle > 1.0 {
-                return Some(format!("hullsat normal {} is {angle:.3} deg off reference {}", m.normal, r.normal));
+                return Some(format!(
+                    "hullsat normal {} is {angle:.3} deg off reference {}",
+                    m.normal, r.normal
+                ));
             }
             None
         }
@@ -99,7 +112,11 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
             continue;
         };
         let scale = a.bounding_radius() + b.bounding_radius();
-        let far = if i % 10 == 0 { Vec3::new(1e3, -2e3, 5e2) } else { Vec3::ZERO };
+        let far = if i % 10 == 0 {
+            Vec3::new(1e3, -2e3, 5e2)
+        } else {
+            Vec3::ZERO
+        };
         let pose_a = random_pose(&mut rng, far, 0.1);
         let u: f32 = rng.random_range(0.0..1.1);
         let mut pose_b = Pose::new(
@@ -109,17 +126,36 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
         let margin = if i % 3 == 0 { 0.02 * scale } else { 0.0 };
         // One pair in five is moved to touch: shift B along parry's normal by its distance.
         if i % 5 == 1
-            && let Ok(Some(c)) = contact(&to_parry_pose(&pose_a), &*pa, &to_parry_pose(&pose_b), &*pb, 10.0 * scale)
+            && let Ok(Some(c)) = contact(
+                &to_parry_pose(&pose_a),
+                &*pa,
+                &to_parry_pose(&pose_b),
+                &*pb,
+                10.0 * scale,
+            )
         {
             let n = Vec3::new(c.normal1.x, c.normal1.y, c.normal1.z);
             pose_b.translation -= n * c.dist;
             touching += 1;
         }
-        let case = Case { a, b, pose_a, pose_b, margin, scale };
+        let case = Case {
+            a,
+            b,
+            pose_a,
+            pose_b,
+            margin,
+            scale,
+        };
 
         let ours = collide_shapes(&case.a, &case.pose_a, &case.b, &case.pose_b, margin);
-        let theirs =
-            contact(&to_parry_pose(&case.pose_a), &*pa, &to_parry_pose(&case.pose_b), &*pb, margin).unwrap();
+        let theirs = contact(
+            &to_parry_pose(&case.pose_a),
+            &*pa,
+            &to_parry_pose(&case.pose_b),
+            &*pb,
+            margin,
+        )
+        .unwrap();
         match &ours {
             Some(_) => colliding += 1,
             None => separated += 1,
@@ -151,6 +187,14 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
         parry_misses.len(),
         &parry_misses[..parry_misses.len().min(20)]
     );
-    assert!(colliding > PAIRS / 5 && separated > PAIRS / 5, "the draw must mix both verdicts");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        colliding > PAIRS / 5 && separated > PAIRS / 5,
+        "the draw must mix both verdicts"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
 }

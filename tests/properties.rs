@@ -34,7 +34,13 @@ fn random_pair(seed: u64) -> Pair {
         pose_a.translation + random_direction(&mut rng) * rng.random_range(0.0..0.9) * scale,
         random_rotation(&mut rng),
     );
-    Pair { a, b, pose_a, pose_b, scale }
+    Pair {
+        a,
+        b,
+        pose_a,
+        pose_b,
+        scale,
+    }
 }
 
 /// Whether the SAT's winning axis is unique: no other candidate within twice the preference

@@ -115,6 +115,19 @@ pub enum HullError {
     /// `from_mesh`: faces are wound clockwise seen from outside (normals point inward).
     #[error("faces are wound inward (clockwise seen from outside)")]
     InwardWinding,
+    /// `from_mesh`: a vertex is used by no face.
+    #[error("vertex {index} is used by no face")]
+    UnusedVertex {
+        /// Index of the vertex in the input.
+        index: usize,
+    },
+    /// `from_mesh`: two faces sharing an edge lie in one plane; give them as one polygon (or
+    /// build with `from_points`, which merges them).
+    #[error("faces {faces:?} share an edge and are coplanar; give them as one polygon")]
+    CoplanarFaces {
+        /// The two faces, input indices.
+        faces: [usize; 2],
+    },
 }
 
 /// A convex polyhedron in its local frame. See the module docs for the layout.

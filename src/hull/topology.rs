@@ -60,6 +60,17 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
 /// Outward plane of a planar loop: Newell's normal (robust for polygons with nearly collinear
 /// vertices), offset averaged over the loop; computed in f64.
 pub(super) fn face_plane(vertices: &[Vec3], face_loop: &[u32]) -> Plane {
+    let (area_normal, center) = newell_normal(vertices, face_loop);
+    let normal = area_normal.normalize_or_zero();
+    Plane {
+        normal: normal.as_vec3(),
+        offset: normal.dot(center) as f32,
+    }
+}
+
+/// Newell's normal of a loop (outward for a counter-clockwise loop, length twice the area) and
+/// the mean of its vertices, in f64.
+pub(super) fn newell_normal(vertices: &[Vec3], face_loop: &[u32]) -> (DVec3, DVec3) {
     let mut normal = DVec3::ZERO;
     let mut center = DVec3::ZERO;
     for (i, &a) in face_loop.iter().enumerate() {
@@ -72,12 +83,7 @@ pub(super) fn face_plane(vertices: &[Vec3], face_loop: &[u32]) -> Plane {
         );
         center += p;
     }
-    let normal = normal.normalize_or_zero();
-    let center = center / face_loop.len() as f64;
-    Plane {
-        normal: normal.as_vec3(),
-        offset: normal.dot(center) as f32,
-    }
+    (normal, center / face_loop.len() as f64)
 }
 
 /// Centroid of the solid, from a fan of tetrahedra (f64 for well-conditioned sums).

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests: seeded randomness, approximate comparisons.
-#![allow(dead_code)] // each test binary uses its own subset
+#![allow(dead_code, unused_imports)] // each test binary uses its own subset
 
 pub mod oracle;
 pub mod shapes;

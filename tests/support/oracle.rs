@@ -24,12 +24,24 @@ impl WorldHull {
         )
         .normalize();
         let translation = pose.translation.as_dvec3();
-        let vertices = hull.vertices().iter().map(|v| rotation * v.as_dvec3() + translation).collect();
+        let vertices = hull
+            .vertices()
+            .iter()
+            .map(|v| rotation * v.as_dvec3() + translation)
+            .collect();
         let faces: Vec<Vec<usize>> = (0..hull.faces().len())
             .map(|f| hull.face_loop(f).iter().map(|&v| v as usize).collect())
             .collect();
-        let edges = hull.edges().iter().map(|e| (e.vertices[0] as usize, e.vertices[1] as usize)).collect();
-        WorldHull { vertices, faces, edges }
+        let edges = hull
+            .edges()
+            .iter()
+            .map(|e| (e.vertices[0] as usize, e.vertices[1] as usize))
+            .collect();
+        WorldHull {
+            vertices,
+            faces,
+            edges,
+        }
     }
 
     fn face_normal(&self, face: &[usize]) -> DVec3 {
@@ -46,7 +58,9 @@ impl WorldHull {
         self.vertices
             .iter()
             .map(|v| v.dot(axis))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| (lo.min(d), hi.max(d)))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), d| {
+                (lo.min(d), hi.max(d))
+            })
     }
 }
 
@@ -72,7 +86,11 @@ fn axis_separation(a: &WorldHull, b: &WorldHull, axis: DVec3) -> f64 {
 
 fn closest_on_segment(p: DVec3, a: DVec3, b: DVec3) -> DVec3 {
     let d = b - a;
-    let t = if d.length_squared() > 0.0 { ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+    let t = if d.length_squared() > 0.0 {
+        ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     a + d * t
 }
 
@@ -179,11 +197,19 @@ pub fn reference(a: &ConvexHull, pose_a: &Pose, b: &ConvexHull, pose_b: &Pose) -
         .map(|(s, _)| *s)
         .fold(f64::NEG_INFINITY, f64::max);
     if best <= 0.0 {
-        return Reference { separation: best, normal, runner_up };
+        return Reference {
+            separation: best,
+            normal,
+            runner_up,
+        };
     }
     let (pa, pb) = closest_points(&wa, &wb);
     let d = pb - pa;
     let distance = d.length();
     let normal = if distance > 0.0 { d / distance } else { normal };
-    Reference { separation: distance, normal, runner_up }
+    Reference {
+        separation: distance,
+        normal,
+        runner_up,
+    }
 }

@@ -79,7 +79,11 @@ pub fn random_shape(rng: &mut impl Rng, family: Family) -> Shape {
             let count = rng.random_range(6..=24);
             let points: Vec<Vec3> = (0..count)
                 .map(|i| {
-                    let x = if i < 2 { [-1.0, 1.0][i] } else { rng.random_range(-1.0..1.0) };
+                    let x = if i < 2 {
+                        [-1.0, 1.0][i]
+                    } else {
+                        rng.random_range(-1.0..1.0)
+                    };
                     let (y, z) = (rng.random_range(-0.01..0.01), rng.random_range(-0.01..0.01));
                     Vec3::new(x, y, z) * size
                 })
