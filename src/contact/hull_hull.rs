@@ -135,6 +135,9 @@ fn most_antiparallel_face(hull: &ConvexHull, pose: &Pose, normal: Vec3) -> usize
 
 /// Clips `incident` by `reference` (both in A's frame), keeps at most four points within
 /// `margin` of the reference plane and appends them to `manifold` (positions in A's frame).
+/// When the clip leaves nothing (a deep contact where the incident face lies beside a small
+/// reference face, e.g. a needle's), the incident hull's deepest vertex, which realizes the SAT
+/// separation, is the one point.
 fn add_face_contact(
     reference: &PosedFace,
     incident: &PosedFace,
@@ -153,6 +156,21 @@ fn add_face_contact(
             position: vertices[i].position - plane.normal * (0.5 * separation),
             depth: -separation,
             id: vertices[i].id,
+        });
+    }
+    if manifold.point_count == 0 {
+        let deepest = incident
+            .hull
+            .vertices()
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, plane.signed_distance(incident.pose.transform_point(*v))))
+            .fold((0, f32::INFINITY), |best, (i, d)| if d < best.1 { (i, d) } else { best });
+        let position = incident.pose.transform_point(incident.hull.vertices()[deepest.0]);
+        manifold.push(ContactPoint {
+            position: position - plane.normal * (0.5 * deepest.1),
+            depth: -deepest.1,
+            id: FeatureId::new(kind, false, reference.face as u32, deepest.0 as u32),
         });
     }
 }
