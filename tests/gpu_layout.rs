@@ -74,8 +74,14 @@ fn assert_same_layout(module: &naga::Module, name: &str, rust: (Vec<(&str, u32)>
     let (wgsl_fields, wgsl_size) = wgsl_layout(module, name);
     let (rust_fields, rust_size) = rust;
     let rust_fields: Vec<(String, u32)> = rust_fields.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
-    assert_eq!(rust_fields, wgsl_fields, "{name}: fields (name, offset) differ (Rust left, WGSL right)");
-    assert_eq!(rust_size, wgsl_size, "{name}: size differs (Rust left, WGSL right)");
+    assert_eq!(
+        rust_fields, wgsl_fields,
+        "{name}: fields (name, offset) differ (Rust left, WGSL right)"
+    );
+    assert_eq!(
+        rust_size, wgsl_size,
+        "{name}: size differs (Rust left, WGSL right)"
+    );
 }
 
 #[test]
@@ -163,6 +169,10 @@ fn wgsl_constants_equal_the_rust_ones() {
     for (name, value) in expected {
         assert_eq!(wgsl_const(&module, name), value, "const {name}");
     }
-    let entry = module.entry_points.iter().find(|e| e.name == "main").expect("entry point main");
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == "main")
+        .expect("entry point main");
     assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1]);
 }

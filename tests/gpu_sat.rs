@@ -36,7 +36,10 @@ fn random_pairs(
     let mut bodies = Vec::with_capacity(2 * count);
     let mut pairs = Vec::with_capacity(count);
     for _ in 0..count {
-        let (sa, sb) = (rng.random_range(0..shapes.len()), rng.random_range(0..shapes.len()));
+        let (sa, sb) = (
+            rng.random_range(0..shapes.len()),
+            rng.random_range(0..shapes.len()),
+        );
         let radii = shapes[sa].bounding_radius() + shapes[sb].bounding_radius();
         let position = Vec3::new(
             rng.random_range(-10.0..10.0),
@@ -225,8 +228,14 @@ fn gpu_sat_equals_cpu_on_random_box_pairs() {
         eprintln!("margin {margin}: {stats:?}");
         // The comparison must be about something: both verdicts present, few exceptions.
         assert!(stats.separated > stats.pairs / 10 && stats.separated < stats.pairs * 9 / 10);
-        assert!(stats.contact_axes.iter().all(|&n| n > stats.pairs / 100), "{stats:?}");
-        assert!(stats.near_margin + stats.other_axis < stats.pairs / 100, "{stats:?}");
+        assert!(
+            stats.contact_axes.iter().all(|&n| n > stats.pairs / 100),
+            "{stats:?}"
+        );
+        assert!(
+            stats.near_margin + stats.other_axis < stats.pairs / 100,
+            "{stats:?}"
+        );
     }
 }
 
@@ -249,7 +258,10 @@ fn gpu_sat_equals_cpu_on_hand_made_hulls() {
         return;
     };
     eprintln!("{stats:?}");
-    assert!(stats.near_margin + stats.other_axis < stats.pairs / 100, "{stats:?}");
+    assert!(
+        stats.near_margin + stats.other_axis < stats.pairs / 100,
+        "{stats:?}"
+    );
 
     // A needle crossing the slab's rim, tilted: a configuration where edges meet.
     let bodies = [
@@ -294,7 +306,9 @@ fn gpu_sat_leaves_non_hull_pairs_to_the_cpu() {
             pose: Pose::from_translation(Vec3::Y * 1.5),
         },
     ];
-    let results = gpu.sat(&bodies, &[[0, 1], [0, 2], [1, 2]], 0.0).expect("GPU SAT runs");
+    let results = gpu
+        .sat(&bodies, &[[0, 1], [0, 2], [1, 2]], 0.0)
+        .expect("GPU SAT runs");
     assert!(results[0].is_none() && results[2].is_none());
     let face = results[1].expect("box pair runs on the GPU");
     assert_eq!(face.axis, SatAxis::FaceA(3), "+Y face of A");
@@ -372,6 +386,11 @@ fn gpu_sat_splits_batches_beyond_one_dispatch() {
     assert!(stats.pairs - stats.separated > TOUCHING / 4, "{stats:?}");
     assert!(stats.near_margin + stats.other_axis < CONFIGS / 50, "{stats:?}");
     for (i, result) in results.iter().enumerate() {
-        assert_eq!(result, &results[i % CONFIGS], "pairs[{i}] differs from pairs[{}]", i % CONFIGS);
+        assert_eq!(
+            result,
+            &results[i % CONFIGS],
+            "pairs[{i}] differs from pairs[{}]",
+            i % CONFIGS
+        );
     }
 }

@@ -146,8 +146,10 @@ impl HullTables {
             _pad0: 0,
             _pad1: 0,
         });
-        self.vertices.extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
-        self.planes.extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
+        self.vertices
+            .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
+        self.planes
+            .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
         self.edges.extend(hull.edges().iter().map(|e| GpuEdge {
             v0: e.vertices[0],
             v1: e.vertices[1],

@@ -147,7 +147,9 @@ const MIN_BUFFER_BYTES: u64 = 256;
 fn create_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
-        size: size.max(MIN_BUFFER_BYTES).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+        size: size
+            .max(MIN_BUFFER_BYTES)
+            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
         usage,
         mapped_at_creation: false,
     })
@@ -234,7 +236,12 @@ impl GpuNarrowphase {
     /// Runs on a device the caller owns (a renderer's). The caller's uncaptured-error handler
     /// and device-lost callback are left in place; this type's own calls use error scopes.
     pub fn with_device(device: wgpu::Device, queue: wgpu::Queue, shapes: &[Shape]) -> Result<Self, GpuError> {
-        Self::build(device, queue, Arc::new(Mutex::new(DeviceHealth::default())), shapes)
+        Self::build(
+            device,
+            queue,
+            Arc::new(Mutex::new(DeviceHealth::default())),
+            shapes,
+        )
     }
 
     fn build(
@@ -265,7 +272,12 @@ impl GpuNarrowphase {
         ];
         let mut geometry_buffers = Vec::with_capacity(geometry.len());
         for (label, bytes) in geometry {
-            check_limit(label, bytes.len() as u64, limits.max_binding, "max_storage_buffer_binding_size")?;
+            check_limit(
+                label,
+                bytes.len() as u64,
+                limits.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
             let mut contents = bytes.to_vec();
             contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
             geometry_buffers.push(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -413,7 +425,10 @@ impl GpuNarrowphase {
             .zip(&sats)
             .map(|(&[a, b], sat)| {
                 let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
-                let (shape_a, shape_b) = (&self.shapes[body_a.shape as usize], &self.shapes[body_b.shape as usize]);
+                let (shape_a, shape_b) = (
+                    &self.shapes[body_a.shape as usize],
+                    &self.shapes[body_b.shape as usize],
+                );
                 match (sat, shape_a.as_hull(), shape_b.as_hull()) {
                     (Some(sat), Some(hull_a), Some(hull_b)) => {
                         manifold_from_sat(hull_a, &body_a.pose, hull_b, &body_b.pose, sat, margin)
@@ -469,7 +484,12 @@ impl GpuNarrowphase {
         }));
         let bytes: &[u8] = bytemuck::cast_slice(&self.staged_bodies);
         let size = bytes.len() as u64;
-        check_limit("bodies", size, self.limits.max_binding, "max_storage_buffer_binding_size")?;
+        check_limit(
+            "bodies",
+            size,
+            self.limits.max_binding,
+            "max_storage_buffer_binding_size",
+        )?;
         let scopes = ErrorScopes::push(&self.device);
         self.bodies.reserve(&self.device, size, self.limits.max_buffer);
         if size > 0 {
@@ -489,23 +509,38 @@ impl GpuNarrowphase {
         let pair_size = size_of::<[u32; 2]>() as u64;
         let result_size = size_of::<GpuSatResult>() as u64;
         let count = pairs.len() as u64;
-        check_limit("pairs", count * pair_size, self.limits.max_buffer, "max_buffer_size")?;
-        check_limit("sat results", count * result_size, self.limits.max_buffer, "max_buffer_size")?;
+        check_limit(
+            "pairs",
+            count * pair_size,
+            self.limits.max_buffer,
+            "max_buffer_size",
+        )?;
+        check_limit(
+            "sat results",
+            count * result_size,
+            self.limits.max_buffer,
+            "max_buffer_size",
+        )?;
         if pairs.is_empty() {
             return Ok(());
         }
         let scopes = ErrorScopes::push(&self.device);
-        self.pairs.reserve(&self.device, count * pair_size, self.limits.max_buffer);
-        self.results.reserve(&self.device, count * result_size, self.limits.max_buffer);
-        self.queue.write_buffer(&self.pairs.buffer, 0, bytemuck::cast_slice(pairs));
+        self.pairs
+            .reserve(&self.device, count * pair_size, self.limits.max_buffer);
+        self.results
+            .reserve(&self.device, count * result_size, self.limits.max_buffer);
+        self.queue
+            .write_buffer(&self.pairs.buffer, 0, bytemuck::cast_slice(pairs));
         let params = GpuParams {
             margin,
             ..Default::default()
         };
-        self.queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        self.queue
+            .write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
 
         let chunk = chunk_pairs(self.limits);
-        let body_bytes = (self.staged_bodies.len() as u64 * size_of::<GpuBody>() as u64).max(MIN_BUFFER_BYTES);
+        let body_bytes =
+            (self.staged_bodies.len() as u64 * size_of::<GpuBody>() as u64).max(MIN_BUFFER_BYTES);
         let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
             .step_by(chunk as usize)
             .map(|first| {
@@ -673,7 +708,9 @@ fn bind_group_layout(
     read_only: &[bool],
     uniform: bool,
 ) -> wgpu::BindGroupLayout {
-    let storage = read_only.iter().map(|&read_only| wgpu::BufferBindingType::Storage { read_only });
+    let storage = read_only
+        .iter()
+        .map(|&read_only| wgpu::BufferBindingType::Storage { read_only });
     let entries: Vec<wgpu::BindGroupLayoutEntry> = storage
         .chain(uniform.then_some(wgpu::BufferBindingType::Uniform))
         .enumerate()
