@@ -7,6 +7,7 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
+use hullsat::gpu::layout::GpuSatResult;
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, ConvexHull, Cuboid, GpuError, Pose, Shape, Sphere};
@@ -393,4 +394,44 @@ fn gpu_sat_splits_batches_beyond_one_dispatch() {
             i % CONFIGS
         );
     }
+}
+
+#[test]
+fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
+    let mut rng = rng(0xe4c0de);
+    let shapes = random_boxes(&mut rng, 8);
+    let (bodies, pairs) = random_pairs(&mut rng, &shapes, 1_000, CONTACT_REACH);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let expected = gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
+    let device = gpu.device().clone();
+    let queue = gpu.queue().clone();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let results = gpu
+        .encode(&mut encoder, &bodies, &pairs, 0.0)
+        .expect("encodes")
+        .clone();
+    let bytes = (pairs.len() * size_of::<GpuSatResult>()) as u64;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
+    let submission = queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(std::time::Duration::from_secs(60)),
+        })
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let encoded: Vec<Option<SatResult>> = view
+        .chunks_exact(size_of::<GpuSatResult>())
+        .map(|raw| bytemuck::pod_read_unaligned::<GpuSatResult>(raw).to_sat())
+        .collect();
+    assert_eq!(encoded, expected);
 }

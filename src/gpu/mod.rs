@@ -51,6 +51,7 @@ pub mod layout;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
 use thiserror::Error;
 use wgpu::util::DeviceExt;
 
@@ -363,6 +364,16 @@ impl GpuNarrowphase {
         &self.adapter_info
     }
 
+    /// The device the kernel runs on (for encoders and buffers that use [`Self::encode`]).
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue the uploads go through.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
     /// The shapes given at construction (body `shape` fields index this).
     pub fn shapes(&self) -> &[Shape] {
         &self.shapes
@@ -384,8 +395,19 @@ impl GpuNarrowphase {
     ) -> Result<Vec<Option<SatResult>>, GpuError> {
         let start = Instant::now();
         let checked = validate_batch(&self.shapes, bodies, pairs, margin)?;
+        self.sat_checked(start, &checked, pairs, margin)
+    }
+
+    /// [`Self::sat`] on validated bodies; `start` is when the call began (for the timings).
+    fn sat_checked(
+        &mut self,
+        start: Instant,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+    ) -> Result<Vec<Option<SatResult>>, GpuError> {
         self.check_health()?;
-        self.stage_bodies(&checked)?;
+        self.stage_bodies(bodies)?;
         let mut out = Vec::with_capacity(pairs.len());
         let result_size = size_of::<GpuSatResult>() as u64;
         let round_pairs = (self.limits.max_buffer / result_size).max(1) as usize;
@@ -411,17 +433,20 @@ impl GpuNarrowphase {
     }
 
     /// Manifolds for every pair, in pair order: GPU SAT plus CPU clipping for hull pairs, the CPU
-    /// path for the others. `None` when a pair is farther apart than `margin` (length units).
+    /// path for the others (rayon). `None` when a pair is farther apart than `margin` (length
+    /// units).
     pub fn collide(
         &mut self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, GpuError> {
-        let sats = self.sat(bodies, pairs, margin)?;
+        let start = Instant::now();
+        let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
+        let sats = self.sat_checked(start, &bodies, pairs, margin)?;
         let start = Instant::now();
         let manifolds = pairs
-            .iter()
+            .par_iter()
             .zip(&sats)
             .map(|(&[a, b], sat)| {
                 let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
