@@ -10,10 +10,10 @@ use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::gpu::layout::GpuSatResult;
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
 use hullsat::scene::validate_batch;
-use hullsat::{Body, ConvexHull, Cuboid, GpuError, Pose, Shape, Sphere};
+use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use support::{gpu_or_skip, random_direction, random_half_extents, random_rotation, rng};
+use support::{device_or_skip, gpu_or_skip, random_direction, random_half_extents, random_rotation, rng};
 
 /// Relative tolerance on separations, a fraction of the pair's scale (radius A + radius B):
 /// f32 rounding differs between the CPU and the GPU (fused multiply-adds, sqrt and division
@@ -434,4 +434,40 @@ fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
         .map(|raw| bytemuck::pod_read_unaligned::<GpuSatResult>(raw).to_sat())
         .collect();
     assert_eq!(encoded, expected);
+}
+
+#[test]
+fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box"))];
+    // Downlevel limits allow 4 storage buffers per stage; the kernel binds 7: pipeline creation
+    // fails validation, which must come back as an error, not a panic.
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::downlevel_defaults()) else {
+        return;
+    };
+    match GpuNarrowphase::with_device(device, queue, &shapes) {
+        Err(GpuError::Wgpu(message)) => {
+            eprintln!("{message}");
+            assert!(!message.is_empty())
+        }
+        Err(e) => panic!("expected a wgpu validation error, got {e}"),
+        Ok(_) => panic!("expected a wgpu validation error, got a narrowphase"),
+    }
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::default()) else {
+        return;
+    };
+    let mut gpu =
+        GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase on a default device");
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::Z * 1.5),
+        },
+    ];
+    let result = gpu.sat(&bodies, &[[0, 1]], 0.0).expect("GPU SAT runs")[0].expect("box pair");
+    assert_eq!(result.axis, SatAxis::FaceA(5), "+Z face of A");
+    assert!((result.separation + 0.5).abs() < 1e-6);
 }

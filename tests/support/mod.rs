@@ -52,15 +52,39 @@ pub fn gpu_required() -> bool {
     std::env::var("HULLSAT_REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
 
+/// Prints why a GPU test is skipped, or fails it when `HULLSAT_REQUIRE_GPU=1`.
+fn skip_without_adapter(why: &str) {
+    assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
+    eprintln!("skipping GPU test: no adapter ({why}); set HULLSAT_REQUIRE_GPU=1 to fail instead");
+}
+
 /// The GPU narrowphase for `shapes`, or `None` (after printing why) when this machine has no
 /// adapter and `HULLSAT_REQUIRE_GPU=1` is not set. Any other error fails the test.
 pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
     match GpuNarrowphase::new(shapes) {
         Ok(gpu) => Some(gpu),
-        Err(GpuError::NoAdapter(why)) if !gpu_required() => {
-            eprintln!("skipping GPU test: no adapter ({why}); set HULLSAT_REQUIRE_GPU=1 to fail instead");
+        Err(GpuError::NoAdapter(why)) => {
+            skip_without_adapter(&why);
             None
         }
         Err(e) => panic!("GPU narrowphase could not start: {e}"),
     }
+}
+
+/// A device with `limits` from the first adapter (as a renderer would make one), or `None` as
+/// for [`gpu_or_skip`].
+pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue)> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = match pollster::block_on(instance.request_adapter(&Default::default())) {
+        Ok(adapter) => adapter,
+        Err(e) => {
+            skip_without_adapter(&e.to_string());
+            return None;
+        }
+    };
+    let descriptor = wgpu::DeviceDescriptor {
+        required_limits: limits,
+        ..Default::default()
+    };
+    Some(pollster::block_on(adapter.request_device(&descriptor)).expect("device with these limits"))
 }
