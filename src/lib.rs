@@ -23,6 +23,7 @@
 
 pub mod constants;
 pub mod contact;
+pub mod gpu;
 pub mod hull;
 pub mod manifold;
 pub mod pose;
@@ -30,6 +31,7 @@ pub mod query;
 pub mod scene;
 pub mod shape;
 
+pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use pose::Pose;

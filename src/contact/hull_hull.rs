@@ -165,7 +165,10 @@ fn add_face_contact(
             .iter()
             .enumerate()
             .map(|(i, v)| (i, plane.signed_distance(incident.pose.transform_point(*v))))
-            .fold((0, f32::INFINITY), |best, (i, d)| if d < best.1 { (i, d) } else { best });
+            .fold(
+                (0, f32::INFINITY),
+                |best, (i, d)| if d < best.1 { (i, d) } else { best },
+            );
         let position = incident.pose.transform_point(incident.hull.vertices()[deepest.0]);
         manifold.push(ContactPoint {
             position: position - plane.normal * (0.5 * deepest.1),

@@ -1,0 +1,178 @@
+//! The WGSL shaders parse and validate, and every struct and constant they share with Rust has
+//! the same layout and value on both sides. No device needed.
+
+use std::mem::{offset_of, size_of};
+
+use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
+use hullsat::gpu::layout::{
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuParams, GpuSatResult,
+    NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+};
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+fn shader_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+}
+
+fn parse(path: &std::path::Path) -> naga::Module {
+    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&source)))
+}
+
+fn sat_module() -> naga::Module {
+    parse(&shader_dir().join("sat.wgsl"))
+}
+
+#[test]
+fn every_wgsl_file_parses_and_validates() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(shader_dir()).expect("shaders/ exists") {
+        let path = entry.expect("readable entry").path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            let module = parse(&path);
+            Validator::new(ValidationFlags::all(), Capabilities::empty())
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+            count += 1;
+        }
+    }
+    assert!(count >= 1, "no .wgsl file found in shaders/");
+}
+
+/// Field names and byte offsets of a Rust struct, plus its size.
+macro_rules! rust_layout {
+    ($ty:ty { $($field:ident),* $(,)? }) => {
+        (
+            vec![$((stringify!($field), offset_of!($ty, $field) as u32)),*],
+            size_of::<$ty>() as u32,
+        )
+    };
+}
+
+/// Field names and byte offsets of the WGSL struct `name`, plus its size (naga's layouter).
+fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layouts compute");
+    let (handle, ty) = module
+        .types
+        .iter()
+        .find(|(_, ty)| ty.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("struct {name} not found in sat.wgsl"));
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct");
+    };
+    assert_eq!(layouter[handle].size, *span);
+    let fields = members
+        .iter()
+        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+        .collect();
+    (fields, *span)
+}
+
+fn assert_same_layout(module: &naga::Module, name: &str, rust: (Vec<(&str, u32)>, u32)) {
+    let (wgsl_fields, wgsl_size) = wgsl_layout(module, name);
+    let (rust_fields, rust_size) = rust;
+    let rust_fields: Vec<(String, u32)> = rust_fields.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
+    assert_eq!(
+        rust_fields, wgsl_fields,
+        "{name}: fields (name, offset) differ (Rust left, WGSL right)"
+    );
+    assert_eq!(
+        rust_size, wgsl_size,
+        "{name}: size differs (Rust left, WGSL right)"
+    );
+}
+
+#[test]
+fn rust_and_wgsl_structs_have_the_same_layout() {
+    let module = sat_module();
+    assert_same_layout(
+        &module,
+        "GpuHull",
+        rust_layout!(GpuHull {
+            centroid,
+            radius,
+            first_vertex,
+            vertex_count,
+            first_face,
+            face_count,
+            first_edge,
+            edge_count,
+            _pad0,
+            _pad1
+        }),
+    );
+    assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
+    assert_same_layout(
+        &module,
+        "GpuBody",
+        rust_layout!(GpuBody {
+            rotation,
+            translation,
+            hull
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuSatResult",
+        rust_layout!(GpuSatResult {
+            normal,
+            axis_separation,
+            separation,
+            kind,
+            feature_a,
+            feature_b
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuParams",
+        rust_layout!(GpuParams {
+            margin,
+            _pad0,
+            _pad1,
+            _pad2
+        }),
+    );
+}
+
+/// The scalar value of the WGSL `const` named `name`.
+fn wgsl_const(module: &naga::Module, name: &str) -> naga::Literal {
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("const {name} not found in sat.wgsl"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(literal) => literal,
+        ref other => panic!("const {name} is not a literal: {other:?}"),
+    }
+}
+
+#[test]
+fn wgsl_constants_equal_the_rust_ones() {
+    use naga::Literal::{F32, U32};
+    let module = sat_module();
+    let expected = [
+        ("AXIS_PREFERENCE_TOLERANCE", F32(AXIS_PREFERENCE_TOLERANCE)),
+        ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        ("NO_HULL", U32(NO_HULL)),
+        ("AXIS_NONE", U32(AXIS_NONE)),
+        ("AXIS_FACE_A", U32(AXIS_FACE_A)),
+        ("AXIS_FACE_B", U32(AXIS_FACE_B)),
+        ("AXIS_EDGE_PAIR", U32(AXIS_EDGE_PAIR)),
+        ("SEPARATED_BIT", U32(SEPARATED_BIT)),
+        ("F32_MAX", F32(f32::MAX)),
+    ];
+    for (name, value) in expected {
+        assert_eq!(wgsl_const(&module, name), value, "const {name}");
+    }
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == "main")
+        .expect("entry point main");
+    assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1]);
+}

@@ -1,0 +1,475 @@
+//! The GPU SAT (`GpuNarrowphase::sat`) against the CPU reference (`query::sat::query_hulls`).
+//!
+//! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
+//! and return, unless `HULLSAT_REQUIRE_GPU=1`.
+
+mod support;
+
+use glam::{Quat, Vec3};
+use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
+use hullsat::gpu::layout::GpuSatResult;
+use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
+use hullsat::scene::validate_batch;
+use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
+use rand::RngExt;
+use rand_pcg::Pcg64;
+use support::{
+    device_or_skip, gpu_or_skip, random_direction, random_half_extents, random_rotation, seeded_rng,
+};
+
+/// Relative tolerance on separations, a fraction of the pair's scale (radius A + radius B):
+/// f32 rounding differs between the CPU and the GPU (fused multiply-adds, sqrt and division
+/// precision), a few ulps of the scale.
+const SEPARATION_TOLERANCE: f32 = 1.0e-5;
+
+/// Distances, as fractions of the bounding radii's sum, that give a mix of penetrating, touching
+/// and separated pairs.
+const CONTACT_REACH: std::ops::Range<f32> = 0.2..1.0;
+
+/// Bodies and pairs that place two shapes near each other, for random `shapes` (all hulls or
+/// boxes): A anywhere in a 20-unit cube, B at a random direction and a distance of `reach`
+/// (a range of fractions of the sum of the bounding radii; below 1 they may touch). One pair in
+/// five uses identity rotations and an axis-aligned offset (exact face-face ties).
+fn random_pairs(
+    rng: &mut Pcg64,
+    shapes: &[Shape],
+    count: usize,
+    reach: std::ops::Range<f32>,
+) -> (Vec<Body>, Vec<[u32; 2]>) {
+    let mut bodies = Vec::with_capacity(2 * count);
+    let mut pairs = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (sa, sb) = (
+            rng.random_range(0..shapes.len()),
+            rng.random_range(0..shapes.len()),
+        );
+        let radii = shapes[sa].bounding_radius() + shapes[sb].bounding_radius();
+        let position = Vec3::new(
+            rng.random_range(-10.0..10.0),
+            rng.random_range(-10.0..10.0),
+            rng.random_range(-10.0..10.0),
+        );
+        let distance = radii * rng.random_range(reach.clone());
+        let (rotation_a, rotation_b, direction) = if rng.random_range(0..5) == 0 {
+            let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.random_range(0..3)];
+            (Quat::IDENTITY, Quat::IDENTITY, axis)
+        } else {
+            (random_rotation(rng), random_rotation(rng), random_direction(rng))
+        };
+        pairs.push([bodies.len() as u32, bodies.len() as u32 + 1]);
+        bodies.push(Body {
+            shape: sa as u32,
+            pose: Pose::new(position, rotation_a),
+        });
+        bodies.push(Body {
+            shape: sb as u32,
+            pose: Pose::new(position + direction * distance, rotation_b),
+        });
+    }
+    (bodies, pairs)
+}
+
+/// The separation of hull `b` (posed at `b_in_a`) along the axis `axis` names, evaluated on the
+/// CPU as `query_hulls` evaluates it, with the axis (A's frame).
+fn axis_separation(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: SatAxis) -> (f32, Vec3) {
+    let deepest = |normal: Vec3, offset: f32, points: &mut dyn Iterator<Item = Vec3>| {
+        points.map(|p| normal.dot(p)).fold(f32::INFINITY, f32::min) - offset
+    };
+    match axis {
+        SatAxis::FaceA(face) => {
+            let plane = a.planes()[face as usize];
+            let mut points = b.vertices().iter().map(|&v| b_in_a.transform_point(v));
+            (deepest(plane.normal, plane.offset, &mut points), plane.normal)
+        }
+        SatAxis::FaceB(face) => {
+            let a_in_b = b_in_a.inverse();
+            let plane = b.planes()[face as usize];
+            let mut points = a.vertices().iter().map(|&v| a_in_b.transform_point(v));
+            let separation = deepest(plane.normal, plane.offset, &mut points);
+            (separation, -(b_in_a.rotation * plane.normal))
+        }
+        SatAxis::EdgePair { edge_a, edge_b } => {
+            let (ea, eb) = (a.edges()[edge_a as usize], b.edges()[edge_b as usize]);
+            let pa = a.vertices()[ea.vertices[0] as usize];
+            let da = a.vertices()[ea.vertices[1] as usize] - pa;
+            let pb = b_in_a.transform_point(b.vertices()[eb.vertices[0] as usize]);
+            let db = b_in_a.transform_point(b.vertices()[eb.vertices[1] as usize]) - pb;
+            let mut axis = da.cross(db).normalize();
+            if axis.dot(pa - a.centroid()) < 0.0 {
+                axis = -axis;
+            }
+            (axis.dot(pb - pa), axis)
+        }
+    }
+}
+
+/// How the GPU and CPU results of a batch compared.
+#[derive(Debug, Default)]
+struct Comparison {
+    pairs: usize,
+    separated: usize,
+    /// Pairs within the tolerance of the margin, where the verdict may differ.
+    near_margin: usize,
+    /// Pairs where the GPU chose another axis of (nearly) equal merit.
+    other_axis: usize,
+    /// Pairs (not separated) whose CPU axis is a face of A, a face of B, an edge pair.
+    contact_axes: [usize; 3],
+}
+
+/// Checks one GPU result against `query_hulls` for hulls `a`, `b` (B's pose in A's frame):
+/// same verdict unless within the tolerance of the margin; separations within
+/// [`SEPARATION_TOLERANCE`] × scale; the same axis unless the CPU's choice between the two was
+/// within the tolerance of a tie or of the preference threshold, in which case the GPU's own
+/// value for its axis must be right. `context` names the pair in failure messages.
+fn compare_sat(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    margin: f32,
+    gpu: &SatResult,
+    stats: &mut Comparison,
+    context: &str,
+) {
+    let cpu = query_hulls(a, b, b_in_a, margin);
+    let scale = a.radius() + b.radius();
+    let eps = SEPARATION_TOLERANCE * scale;
+    stats.pairs += 1;
+    if (cpu.separation - margin).abs() <= eps || (gpu.separation - margin).abs() <= eps {
+        stats.near_margin += 1;
+        return;
+    }
+    assert_eq!(
+        gpu.is_separated(margin),
+        cpu.is_separated(margin),
+        "{context}: verdict differs\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    stats.separated += usize::from(cpu.is_separated(margin));
+    if !cpu.is_separated(margin) {
+        let axis = match cpu.axis {
+            SatAxis::FaceA(_) => 0,
+            SatAxis::FaceB(_) => 1,
+            SatAxis::EdgePair { .. } => 2,
+        };
+        stats.contact_axes[axis] += 1;
+    }
+    if gpu.axis == cpu.axis {
+        assert!(
+            (gpu.axis_separation - cpu.axis_separation).abs() <= eps
+                && (gpu.separation - cpu.separation).abs() <= eps,
+            "{context}: separations differ by more than {eps}\n gpu {gpu:?}\n cpu {cpu:?}"
+        );
+        assert!(
+            gpu.normal.distance(cpu.normal) <= 1.0e-3,
+            "{context}: normals differ\n gpu {gpu:?}\n cpu {cpu:?}"
+        );
+        return;
+    }
+    // Another axis: it must be right about its own separation, and the CPU's choice between
+    // the two must have been a near tie, or near the preference threshold.
+    let (own, normal) = axis_separation(a, b, b_in_a, gpu.axis);
+    assert!(
+        (gpu.axis_separation - own).abs() <= eps && gpu.normal.distance(normal) <= 1.0e-3,
+        "{context}: GPU axis {:?} has separation {own}, normal {normal}\n gpu {gpu:?}\n cpu {cpu:?}",
+        gpu.axis
+    );
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * scale;
+    let d = own - cpu.axis_separation;
+    assert!(
+        d.abs().min((d - tolerance).abs()).min((d + tolerance).abs()) <= eps,
+        "{context}: GPU chose {:?} ({own}) over the CPU's {:?} ({}) without a near tie\n gpu {gpu:?}\n cpu {cpu:?}",
+        gpu.axis,
+        cpu.axis,
+        cpu.axis_separation
+    );
+    if !cpu.is_separated(margin) {
+        assert!(
+            (gpu.separation - cpu.separation).abs() <= eps,
+            "{context}: separations differ\n gpu {gpu:?}\n cpu {cpu:?}"
+        );
+    }
+    stats.other_axis += 1;
+}
+
+/// Runs the GPU SAT on a batch of hull pairs and compares every pair with the CPU; `None`
+/// without an adapter. Every shape must be a hull or a box.
+fn check_batch(shapes: &[Shape], bodies: &[Body], pairs: &[[u32; 2]], margin: f32) -> Option<Comparison> {
+    let mut gpu = gpu_or_skip(shapes)?;
+    eprintln!("adapter: {:?}", gpu.adapter_info());
+    let results = gpu.sat(bodies, pairs, margin).expect("GPU SAT runs");
+    assert_eq!(results.len(), pairs.len());
+    let mut stats = Comparison::default();
+    for (i, (&[ia, ib], result)) in pairs.iter().zip(&results).enumerate() {
+        let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+        let a = shapes[body_a.shape as usize].as_hull().expect("hull shape");
+        let b = shapes[body_b.shape as usize].as_hull().expect("hull shape");
+        let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+        let result = result.as_ref().expect("hull pairs run on the GPU");
+        compare_sat(a, b, &b_in_a, margin, result, &mut stats, &format!("pairs[{i}]"));
+    }
+    Some(stats)
+}
+
+/// `count` random boxes of sizes between 0.1 and 2 (cube-like, slabs and needles).
+fn random_boxes(rng: &mut Pcg64, count: usize) -> Vec<Shape> {
+    (0..count)
+        .map(|_| {
+            let size = rng.random_range(0.1f32..2.0);
+            Shape::Cuboid(Cuboid::new(random_half_extents(rng, size)).expect("valid box"))
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_sat_equals_cpu_on_random_box_pairs() {
+    let mut rng = seeded_rng(0x5a7_b0c5);
+    let shapes = random_boxes(&mut rng, 64);
+    for margin in [0.0, 0.05] {
+        let (bodies, pairs) = random_pairs(&mut rng, &shapes, 20_000, CONTACT_REACH);
+        let Some(stats) = check_batch(&shapes, &bodies, &pairs, margin) else {
+            return;
+        };
+        eprintln!("margin {margin}: {stats:?}");
+        // The comparison must be about something: both verdicts present, few exceptions.
+        assert!(stats.separated > stats.pairs / 10 && stats.separated < stats.pairs * 9 / 10);
+        assert!(
+            stats.contact_axes.iter().all(|&n| n > stats.pairs / 100),
+            "{stats:?}"
+        );
+        assert!(
+            stats.near_margin + stats.other_axis < stats.pairs / 100,
+            "{stats:?}"
+        );
+    }
+}
+
+#[test]
+fn gpu_sat_equals_cpu_on_hand_made_hulls() {
+    // Hulls given directly (not as `Shape::Cuboid`): a unit cube, a 100:1 slab, a needle and a
+    // flat plank, all touching, crossing and resting on each other.
+    let shapes: Vec<Shape> = [
+        Vec3::ONE,
+        Vec3::new(1.0, 0.01, 1.0),
+        Vec3::new(0.01, 0.01, 1.0),
+        Vec3::new(2.0, 0.1, 0.5),
+    ]
+    .into_iter()
+    .map(|e| Shape::Hull(ConvexHull::cuboid(e)))
+    .collect();
+    let mut rng = seeded_rng(0xc0ffee);
+    let (bodies, pairs) = random_pairs(&mut rng, &shapes, 5_000, CONTACT_REACH);
+    let Some(stats) = check_batch(&shapes, &bodies, &pairs, 0.0) else {
+        return;
+    };
+    eprintln!("{stats:?}");
+    assert!(
+        stats.near_margin + stats.other_axis < stats.pairs / 100,
+        "{stats:?}"
+    );
+
+    // A needle crossing the slab's rim, tilted: a configuration where edges meet.
+    let bodies = [
+        Body {
+            shape: 1,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 2,
+            pose: Pose::new(
+                Vec3::new(1.0, 0.0, 0.0),
+                Quat::from_rotation_x(std::f32::consts::FRAC_PI_2) * Quat::from_rotation_y(0.7),
+            ),
+        },
+    ];
+    let Some(stats) = check_batch(&shapes, &bodies, &[[0, 1]], 0.0) else {
+        return;
+    };
+    assert_eq!(stats.pairs, 1);
+}
+
+#[test]
+fn gpu_sat_leaves_non_hull_pairs_to_the_cpu() {
+    let shapes = vec![
+        Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box")),
+        Shape::Sphere(Sphere::new(0.5).expect("valid sphere")),
+    ];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 1,
+            pose: Pose::from_translation(Vec3::X * 1.2),
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::Y * 1.5),
+        },
+    ];
+    let results = gpu
+        .sat(&bodies, &[[0, 1], [0, 2], [1, 2]], 0.0)
+        .expect("GPU SAT runs");
+    assert!(results[0].is_none() && results[2].is_none());
+    let face = results[1].expect("box pair runs on the GPU");
+    assert_eq!(face.axis, SatAxis::FaceA(3), "+Y face of A");
+    assert!((face.separation + 0.5).abs() < 1e-6);
+}
+
+#[test]
+fn gpu_sat_rejects_bad_input_before_upload() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box"))];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let good = Body {
+        shape: 0,
+        pose: Pose::IDENTITY,
+    };
+    let nan = Body {
+        shape: 0,
+        pose: Pose::new(Vec3::new(0.0, f32::NAN, 0.0), Quat::IDENTITY),
+    };
+    for (bodies, pairs) in [(vec![good, nan], vec![[0, 1]]), (vec![good, good], vec![[0, 2]])] {
+        let expected = validate_batch(&shapes, &bodies, &pairs, 0.0).expect_err("bad input");
+        match gpu.sat(&bodies, &pairs, 0.0) {
+            Err(GpuError::Input(e)) => assert_eq!(e, expected),
+            other => panic!("expected {expected}, got {other:?}"),
+        }
+    }
+    // Still usable afterwards.
+    let far = Body {
+        shape: 0,
+        pose: Pose::from_translation(Vec3::X * 5.0),
+    };
+    let results = gpu.sat(&[good, far], &[[0, 1]], 0.0).expect("GPU SAT runs");
+    assert!(results[0].expect("box pair").is_separated(0.0));
+}
+
+#[test]
+fn gpu_sat_splits_batches_beyond_one_dispatch() {
+    // More pairs than one dispatch dimension holds (65,535 workgroups × 64 = 4,194,240). Pair i
+    // repeats configuration i % 997 (a prime, so chunk boundaries fall mid-cycle): every pair
+    // must equal its configuration's first occurrence bit for bit, and those the CPU. Most
+    // configurations are apart (the kernel stops after a face or two, which keeps this test
+    // fast on lavapipe); one in 25 may touch and runs every query.
+    const CONFIGS: usize = 997;
+    const TOUCHING: usize = 40;
+    const PAIRS: usize = 4_300_000;
+    let mut rng = seeded_rng(0xb16_ba7c4);
+    let shapes: Vec<Shape> = [Vec3::splat(0.1), Vec3::new(0.2, 0.05, 0.1)]
+        .into_iter()
+        .map(|e| Shape::Cuboid(Cuboid::new(e).expect("valid box")))
+        .collect();
+    let (mut bodies, mut config_pairs) = random_pairs(&mut rng, &shapes, TOUCHING, CONTACT_REACH);
+    let (far_bodies, far_pairs) = random_pairs(&mut rng, &shapes, CONFIGS - TOUCHING, 1.05..2.0);
+    let offset = bodies.len() as u32;
+    bodies.extend(far_bodies);
+    config_pairs.extend(far_pairs.iter().map(|&[a, b]| [a + offset, b + offset]));
+    let pairs: Vec<[u32; 2]> = (0..PAIRS).map(|i| config_pairs[i % CONFIGS]).collect();
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let start = std::time::Instant::now();
+    let results = gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
+    eprintln!("{PAIRS} pairs in {:?} ({:?})", start.elapsed(), gpu.timings());
+    assert_eq!(results.len(), PAIRS);
+    let mut stats = Comparison::default();
+    for (i, &[ia, ib]) in config_pairs.iter().enumerate() {
+        let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+        let a = shapes[body_a.shape as usize].as_hull().expect("hull shape");
+        let b = shapes[body_b.shape as usize].as_hull().expect("hull shape");
+        let gpu_result = results[i].as_ref().expect("box pair");
+        let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+        compare_sat(a, b, &b_in_a, 0.0, gpu_result, &mut stats, &format!("config {i}"));
+    }
+    eprintln!("{stats:?}");
+    assert!(stats.pairs - stats.separated > TOUCHING / 4, "{stats:?}");
+    assert!(stats.near_margin + stats.other_axis < CONFIGS / 50, "{stats:?}");
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(
+            result,
+            &results[i % CONFIGS],
+            "pairs[{i}] differs from pairs[{}]",
+            i % CONFIGS
+        );
+    }
+}
+
+#[test]
+fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
+    let mut rng = seeded_rng(0xe4c0de);
+    let shapes = random_boxes(&mut rng, 8);
+    let (bodies, pairs) = random_pairs(&mut rng, &shapes, 1_000, CONTACT_REACH);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let expected = gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
+    let device = gpu.device().clone();
+    let queue = gpu.queue().clone();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let results = gpu
+        .encode(&mut encoder, &bodies, &pairs, 0.0)
+        .expect("encodes")
+        .clone();
+    let bytes = (pairs.len() * size_of::<GpuSatResult>()) as u64;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
+    let submission = queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(std::time::Duration::from_secs(60)),
+        })
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let encoded: Vec<Option<SatResult>> = view
+        .chunks_exact(size_of::<GpuSatResult>())
+        .map(|raw| bytemuck::pod_read_unaligned::<GpuSatResult>(raw).to_sat())
+        .collect();
+    assert_eq!(encoded, expected);
+}
+
+#[test]
+fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box"))];
+    // Downlevel limits allow 4 storage buffers per stage; the kernel binds 7: pipeline creation
+    // fails validation, which must come back as an error, not a panic.
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::downlevel_defaults()) else {
+        return;
+    };
+    match GpuNarrowphase::with_device(device, queue, &shapes) {
+        Err(GpuError::Wgpu(message)) => {
+            eprintln!("{message}");
+            assert!(!message.is_empty())
+        }
+        Err(e) => panic!("expected a wgpu validation error, got {e}"),
+        Ok(_) => panic!("expected a wgpu validation error, got a narrowphase"),
+    }
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::default()) else {
+        return;
+    };
+    let mut gpu =
+        GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase on a default device");
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::Z * 1.5),
+        },
+    ];
+    let result = gpu.sat(&bodies, &[[0, 1]], 0.0).expect("GPU SAT runs")[0].expect("box pair");
+    assert_eq!(result.axis, SatAxis::FaceA(5), "+Z face of A");
+    assert!((result.separation + 0.5).abs() < 1e-6);
+}
