@@ -7,7 +7,8 @@
 // 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
 // 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each.
 // 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
-//    skipped, axis oriented away from A's centroid.
+//    skipped, axis oriented away from A's centroid; a pair that would become the best is
+//    re-measured with both hulls' support points along its axis (separation_along).
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
 //    separates more by AXIS_PREFERENCE_TOLERANCE * (radius A + radius B); `separation` is the
@@ -147,6 +148,21 @@ fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
     return best;
 }
 
+// Separation of `b` (posed in A's frame by (q, t)) from `a` along the unit `axis` (A's frame):
+// the gap between the support points, as crate::query::sat::separation_along.
+fn separation_along(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
+    let axis_in_b = quat_rotate(quat_conjugate(q), axis);
+    var b_lowest = F32_MAX;
+    for (var i = 0u; i < b.vertex_count; i++) {
+        b_lowest = min(b_lowest, dot(vertices[b.first_vertex + i].xyz, axis_in_b));
+    }
+    var a_highest = -F32_MAX;
+    for (var i = 0u; i < a.vertex_count; i++) {
+        a_highest = max(a_highest, dot(vertices[a.first_vertex + i].xyz, axis));
+    }
+    return b_lowest + dot(axis, t) - a_highest;
+}
+
 // True when the Gauss-map arcs a->b (edge of A) and c->d (edge of B, normals negated) cross.
 fn is_minkowski_face(a: vec3<f32>, b: vec3<f32>, b_x_a: vec3<f32>, c: vec3<f32>, d: vec3<f32>, d_x_c: vec3<f32>) -> bool {
     let cba = dot(c, b_x_a);
@@ -186,7 +202,11 @@ fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
             if dot(axis, pa - a.centroid) < 0.0 {
                 axis = -axis;
             }
-            let separation = dot(axis, pb - pa);
+            // The edge points bound the support value from above: re-measure only if it can win.
+            if best.found && dot(axis, pb - pa) <= best.separation {
+                continue;
+            }
+            let separation = separation_along(a, b, q, t, axis);
             if !best.found || separation > best.separation {
                 best = EdgeQuery(true, ia, ib, separation, axis);
                 if separation > margin {

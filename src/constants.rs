@@ -73,3 +73,9 @@ pub const HULL_PLANE_TOLERANCE: f64 = 1.0e-5;
 /// f32 input (so the triangulation stays consistent), far below [`HULL_PLANE_TOLERANCE`] (so it
 /// stays convex to well within that).
 pub const HULL_ROUNDING_TOLERANCE: f64 = 1.0e-11;
+
+/// Incident face choice: faces whose normal's dot with the reference normal is within this of
+/// the most anti-parallel one count as tied, and the lowest index wins. Nearly coplanar faces
+/// (a hull's gently curved side) then do not swap under tiny motions, which keeps feature ids
+/// stable; larger may pick a face tilted up to acos(1 - this) (2.6° at 1e-3) from the best.
+pub const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;

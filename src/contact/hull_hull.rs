@@ -12,12 +12,12 @@
 
 use glam::Vec3;
 
-use crate::constants::CONTACT_REDUCTION_TOLERANCE;
+use crate::constants::{CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE};
 use crate::contact::clip::{ClipPolygon, PosedFace, clip_incident_face, reduce_contact_points};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
-use crate::query::sat::{SatAxis, SatResult, query_hulls};
+use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
 
 /// The manifold between hull `a` (body A) and hull `b` (body B) at world poses, or `None` when
@@ -52,48 +52,78 @@ pub fn manifold_from_sat(
     // the distance (closest features vertex-vertex or vertex-edge); a GJK distance refinement of
     // `separation` and the normal belongs here.
     let b_in_a = pose_a.relative_to_self(pose_b);
-    let mut manifold = Manifold::new(sat.normal, sat.separation);
     let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius() + b.radius());
+    let mut manifold = contact_on_axis(a, b, &b_in_a, sat, margin, tie_tolerance)
+        .or_else(|| {
+            // The face-preferred axis can be up to the preference tolerance shallower than the
+            // deepest one, and its clip can miss the contact region (it lies beside the face):
+            // retry on the deepest axis.
+            (sat.axis_separation < sat.separation)
+                .then(|| query_hulls_preferring_faces_by(a, b, &b_in_a, margin, 0.0))
+                .and_then(|deepest| contact_on_axis(a, b, &b_in_a, &deepest, margin, tie_tolerance))
+        })
+        .or_else(|| deepest_vertex_contact(a, b, &b_in_a, sat))?;
+    manifold.separation = sat.separation;
+    manifold.normal = pose_a.transform_vector(manifold.normal);
+    for point in &mut manifold.points[..manifold.point_count as usize] {
+        point.position = pose_a.transform_point(point.position);
+    }
+    Some(manifold)
+}
+
+/// The reference and incident faces for a face axis, both posed in A's frame, and the id kind.
+fn face_pair<'h>(
+    a: &'h ConvexHull,
+    b: &'h ConvexHull,
+    b_in_a: &Pose,
+    axis: SatAxis,
+) -> Option<(PosedFace<'h>, PosedFace<'h>, u32)> {
+    let (reference, other, other_pose, kind) = match axis {
+        SatAxis::FaceA(face) => (
+            PosedFace {
+                hull: a,
+                pose: Pose::IDENTITY,
+                face: face as usize,
+            },
+            b,
+            *b_in_a,
+            FeatureId::FACE_A,
+        ),
+        SatAxis::FaceB(face) => (
+            PosedFace {
+                hull: b,
+                pose: *b_in_a,
+                face: face as usize,
+            },
+            a,
+            Pose::IDENTITY,
+            FeatureId::FACE_B,
+        ),
+        SatAxis::EdgePair { .. } => return None,
+    };
+    let incident = PosedFace {
+        hull: other,
+        pose: other_pose,
+        face: most_antiparallel_face(other, &other_pose, reference.plane().normal),
+    };
+    Some((reference, incident, kind))
+}
+
+/// The manifold (A's frame) for one SAT axis: clipped face contact or edge contact; `None` when
+/// the clip keeps no point.
+fn contact_on_axis(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    sat: &SatResult,
+    margin: f32,
+    tie_tolerance: f32,
+) -> Option<Manifold> {
+    let mut manifold = Manifold::new(sat.normal, sat.separation);
     match sat.axis {
-        SatAxis::FaceA(face) => {
-            let reference = PosedFace {
-                hull: a,
-                pose: Pose::IDENTITY,
-                face: face as usize,
-            };
-            let incident = PosedFace {
-                hull: b,
-                pose: b_in_a,
-                face: most_antiparallel_face(b, &b_in_a, reference.plane().normal),
-            };
-            add_face_contact(
-                &reference,
-                &incident,
-                FeatureId::FACE_A,
-                margin,
-                tie_tolerance,
-                &mut manifold,
-            );
-        }
-        SatAxis::FaceB(face) => {
-            let reference = PosedFace {
-                hull: b,
-                pose: b_in_a,
-                face: face as usize,
-            };
-            let incident = PosedFace {
-                hull: a,
-                pose: Pose::IDENTITY,
-                face: most_antiparallel_face(a, &Pose::IDENTITY, reference.plane().normal),
-            };
-            add_face_contact(
-                &reference,
-                &incident,
-                FeatureId::FACE_B,
-                margin,
-                tie_tolerance,
-                &mut manifold,
-            );
+        SatAxis::FaceA(_) | SatAxis::FaceB(_) => {
+            let (reference, incident, kind) = face_pair(a, b, b_in_a, sat.axis)?;
+            add_face_contact(&reference, &incident, kind, margin, tie_tolerance, &mut manifold);
         }
         SatAxis::EdgePair { edge_a, edge_b } => {
             let (ea, eb) = (a.edges()[edge_a as usize], b.edges()[edge_b as usize]);
@@ -109,35 +139,54 @@ pub fn manifold_from_sat(
             });
         }
     }
-    if manifold.point_count == 0 {
-        return None;
-    }
-    manifold.normal = pose_a.transform_vector(manifold.normal);
-    for point in &mut manifold.points[..manifold.point_count as usize] {
-        point.position = pose_a.transform_point(point.position);
-    }
+    (manifold.point_count > 0).then_some(manifold)
+}
+
+/// Last resort for a face axis whose clips keep nothing: the incident hull's deepest vertex,
+/// which realizes the axis separation, as the one point (A's frame).
+fn deepest_vertex_contact(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    sat: &SatResult,
+) -> Option<Manifold> {
+    let (reference, incident, kind) = face_pair(a, b, b_in_a, sat.axis)?;
+    let plane = reference.plane();
+    let (vertex, position, separation) = incident
+        .hull
+        .vertices()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let p = incident.pose.transform_point(*v);
+            (i, p, plane.signed_distance(p))
+        })
+        .fold((0, Vec3::ZERO, f32::INFINITY), |best, c| {
+            if c.2 < best.2 { c } else { best }
+        });
+    let mut manifold = Manifold::new(sat.normal, sat.separation);
+    manifold.push(ContactPoint {
+        position: position - plane.normal * (0.5 * separation),
+        depth: -separation,
+        id: FeatureId::new(kind, false, reference.face as u32, vertex as u32),
+    });
     Some(manifold)
 }
 
 /// Index of the face of `hull` (posed in the working frame by `pose`) whose outward normal is
-/// most anti-parallel to `normal` (working frame); the lowest index wins exact ties.
+/// most anti-parallel to `normal` (working frame); of faces within [`INCIDENT_FACE_TOLERANCE`]
+/// of the best, the lowest index wins, so nearly coplanar faces do not swap frame to frame.
 fn most_antiparallel_face(hull: &ConvexHull, pose: &Pose, normal: Vec3) -> usize {
     let local = pose.inverse_transform_vector(normal);
-    let mut best = (0, f32::INFINITY);
-    for (face, plane) in hull.planes().iter().enumerate() {
-        let d = plane.normal.dot(local);
-        if d < best.1 {
-            best = (face, d);
-        }
-    }
-    best.0
+    let dots = hull.planes().iter().map(|plane| plane.normal.dot(local));
+    let best = dots.clone().fold(f32::INFINITY, f32::min);
+    dots.into_iter()
+        .position(|d| d <= best + INCIDENT_FACE_TOLERANCE)
+        .unwrap_or(0)
 }
 
 /// Clips `incident` by `reference` (both in A's frame), keeps at most four points within
 /// `margin` of the reference plane and appends them to `manifold` (positions in A's frame).
-/// When the clip leaves nothing (a deep contact where the incident face lies beside a small
-/// reference face, e.g. a needle's), the incident hull's deepest vertex, which realizes the SAT
-/// separation, is the one point.
 fn add_face_contact(
     reference: &PosedFace,
     incident: &PosedFace,
@@ -156,24 +205,6 @@ fn add_face_contact(
             position: vertices[i].position - plane.normal * (0.5 * separation),
             depth: -separation,
             id: vertices[i].id,
-        });
-    }
-    if manifold.point_count == 0 {
-        let deepest = incident
-            .hull
-            .vertices()
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i, plane.signed_distance(incident.pose.transform_point(*v))))
-            .fold(
-                (0, f32::INFINITY),
-                |best, (i, d)| if d < best.1 { (i, d) } else { best },
-            );
-        let position = incident.pose.transform_point(incident.hull.vertices()[deepest.0]);
-        manifold.push(ContactPoint {
-            position: position - plane.normal * (0.5 * deepest.1),
-            depth: -deepest.1,
-            id: FeatureId::new(kind, false, reference.face as u32, deepest.0 as u32),
         });
     }
 }

@@ -5,6 +5,10 @@
 //! 3. Edge query: only edge pairs whose Gauss-map arcs cross (the pair builds a face of the
 //!    Minkowski difference) can give a separating axis; their cross product, oriented away
 //!    from A's centroid, is tested. Parallel pairs are skipped (a face axis covers them).
+//!    A pair that would become the best is re-measured with both hulls' support points along
+//!    its axis: for nearly parallel edges the arcs nearly coincide, the crossing test is decided
+//!    by rounding, and the edge points then overstate the separation (a resting slab nudged by
+//!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
 //! 4. Each query returns early once an axis separates by more than the margin.
 //! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
@@ -154,7 +158,11 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
             if axis.dot(pa - a_centroid) < 0.0 {
                 axis = -axis;
             }
-            let separation = axis.dot(pb - pa);
+            // The edge points bound the support value from above: re-measure only if it can win.
+            if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
+                continue;
+            }
+            let separation = separation_along(a, b, b_in_a, axis);
             if best.is_none_or(|q| separation > q.separation) {
                 best = Some(EdgeQuery {
                     edge_a: ia as u32,
@@ -171,11 +179,39 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
     best
 }
 
-/// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame).
-pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> SatResult {
-    let scale = a.radius() + b.radius();
-    let tolerance = AXIS_PREFERENCE_TOLERANCE * scale;
+/// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward
+/// B): the gap between A's and B's support points, in length units (negative = overlap).
+pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec3) -> f32 {
+    let axis_in_b = b_in_a.inverse_transform_vector(axis);
+    let b_lowest = b
+        .vertices()
+        .iter()
+        .map(|v| v.dot(axis_in_b))
+        .fold(f32::INFINITY, f32::min);
+    let a_highest = a
+        .vertices()
+        .iter()
+        .map(|v| v.dot(axis))
+        .fold(f32::NEG_INFINITY, f32::max);
+    b_lowest + axis.dot(b_in_a.translation) - a_highest
+}
 
+/// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
+/// the face preference of [`AXIS_PREFERENCE_TOLERANCE`] × (radius A + radius B).
+pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> SatResult {
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius() + b.radius());
+    query_hulls_preferring_faces_by(a, b, b_in_a, margin, tolerance)
+}
+
+/// [`query_hulls`] with an explicit face preference `tolerance` in length units; 0 picks the
+/// axis of largest separation (ties to face A, then face B).
+pub fn query_hulls_preferring_faces_by(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    margin: f32,
+    tolerance: f32,
+) -> SatResult {
     let a_in_b = b_in_a.inverse();
     let face_a = query_faces(a, b, &a_in_b, margin);
     let face_a_normal = a.planes()[face_a.face as usize].normal;
