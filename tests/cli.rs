@@ -176,6 +176,18 @@ fn the_example_scene_runs() {
 }
 
 #[test]
+fn the_same_scene_gives_the_same_bytes() {
+    // Feature ids index the hull's own arrays, so they are only reproducible if hull building
+    // and the batch are deterministic from run to run.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let first = hullsat(&["collide", path]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    for _ in 0..4 {
+        assert_eq!(hullsat(&["collide", path]).stdout, first.stdout);
+    }
+}
+
+#[test]
 fn bad_json_syntax() {
     assert_bad_input(
         "syntax",
