@@ -21,6 +21,7 @@
 //! - **Position** of a contact point: world space, midway between the two surfaces.
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
+pub mod batch;
 pub mod constants;
 pub mod contact;
 pub mod gpu;
@@ -31,6 +32,7 @@ pub mod query;
 pub mod scene;
 pub mod shape;
 
+pub use batch::CpuNarrowphase;
 pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};

@@ -1,6 +1,8 @@
 //! Scenes: shapes, bodies that place them, the pairs to test, and the margin; and the checks
 //! every backend runs on them before doing any work.
 
+pub mod json;
+
 use glam::{Quat, Vec3};
 
 use crate::pose::Pose;
