@@ -21,8 +21,10 @@
 //! - **Position** of a contact point: world space, midway between the two surfaces.
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
+pub mod broadphase;
 pub mod constants;
 pub mod contact;
+pub mod generate;
 pub mod hull;
 pub mod manifold;
 pub mod pose;
