@@ -33,7 +33,8 @@ impl Aabb {
     /// larger than `margin` on one axis proves the shapes are farther apart than `margin`.
     #[inline]
     pub fn overlaps(&self, other: &Aabb, margin: f32) -> bool {
-        (self.min - margin).cmple(other.max).all() && (other.min - margin).cmple(self.max).all()
+        // Same form as the sweep's reach test (`min <= max + margin`), so rounding agrees.
+        self.min.cmple(other.max + margin).all() && other.min.cmple(self.max + margin).all()
     }
 }
 
