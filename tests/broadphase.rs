@@ -14,7 +14,10 @@ use support::{random_point, random_rotation, random_unit_vector, seeded_rng};
 /// Every pair the O(N^2) way: bounded boxes within `margin` on every axis; half-spaces against
 /// bounded bodies by the lowest of the box's eight corners along the world plane normal.
 fn brute_force_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u32; 2]> {
-    let boxes: Vec<Aabb> = bodies.iter().map(|b| world_aabb(&shapes[b.shape as usize], &b.pose)).collect();
+    let boxes: Vec<Aabb> = bodies
+        .iter()
+        .map(|b| world_aabb(&shapes[b.shape as usize], &b.pose))
+        .collect();
     let half_space = |i: usize| match &shapes[bodies[i].shape as usize] {
         Shape::HalfSpace(h) => {
             let pose = &bodies[i].pose;
@@ -29,7 +32,11 @@ fn brute_force_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u32
             let near = match (half_space(i), half_space(j)) {
                 (Some(_), Some(_)) => false,
                 (Some((normal, offset)), None) | (None, Some((normal, offset))) => {
-                    let b = if half_space(i).is_some() { &boxes[j] } else { &boxes[i] };
+                    let b = if half_space(i).is_some() {
+                        &boxes[j]
+                    } else {
+                        &boxes[i]
+                    };
                     let lowest = (0..8)
                         .map(|c| {
                             let pick = |bit: usize, k: usize| if c & bit != 0 { b.max[k] } else { b.min[k] };
@@ -98,7 +105,10 @@ fn scattered_scene(
 fn assert_matches_brute_force(shapes: &[Shape], bodies: &[Body], margin: f32) -> usize {
     let fast = candidate_pairs(shapes, bodies, margin);
     let slow = brute_force_pairs(shapes, bodies, margin);
-    assert!(fast.windows(2).all(|w| w[0] < w[1]), "pairs sorted without duplicates");
+    assert!(
+        fast.windows(2).all(|w| w[0] < w[1]),
+        "pairs sorted without duplicates"
+    );
     assert!(fast.iter().all(|&[a, b]| a < b), "each pair written [min, max]");
     assert_eq!(fast.len(), slow.len(), "pair count");
     assert_eq!(fast, slow);
@@ -121,7 +131,10 @@ fn candidate_pairs_match_brute_force_on_particle_scenes() {
         };
         let scene = generate_particle_scene(&config).unwrap();
         let found = assert_matches_brute_force(&scene.shapes, &scene.bodies, margin);
-        assert!(found > bodies / 10, "{bodies} bodies: only {found} pairs, the test would be weak");
+        assert!(
+            found > bodies / 10,
+            "{bodies} bodies: only {found} pairs, the test would be weak"
+        );
     }
 }
 
@@ -176,7 +189,12 @@ fn world_aabb_of_rotated_box_is_tight() {
         );
         let pose = Pose::new(random_point(&mut rng, 10.0), random_rotation(&mut rng));
         let cuboid = Cuboid::new(half_extents).unwrap();
-        let corners: Vec<Vec3> = cuboid.hull().vertices().iter().map(|&v| pose.transform_point(v)).collect();
+        let corners: Vec<Vec3> = cuboid
+            .hull()
+            .vertices()
+            .iter()
+            .map(|&v| pose.transform_point(v))
+            .collect();
         let min = corners.iter().fold(Vec3::INFINITY, |m, &c| m.min(c));
         let max = corners.iter().fold(Vec3::NEG_INFINITY, |m, &c| m.max(c));
         // Rotated half extents vs transformed corners: both are the same box up to rounding.
@@ -191,23 +209,38 @@ fn world_aabb_of_rotated_box_is_tight() {
                     "corner {c} outside {aabb:?}"
                 );
             }
-            assert!((aabb.min - min).abs().max_element() <= tolerance, "{aabb:?} vs min {min}");
-            assert!((aabb.max - max).abs().max_element() <= tolerance, "{aabb:?} vs max {max}");
+            assert!(
+                (aabb.min - min).abs().max_element() <= tolerance,
+                "{aabb:?} vs min {min}"
+            );
+            assert!(
+                (aabb.max - max).abs().max_element() <= tolerance,
+                "{aabb:?} vs max {max}"
+            );
         }
     }
 }
 
 #[test]
 fn world_aabb_of_sphere_capsule_and_half_space() {
-    let pose = Pose::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_rotation_z(std::f32::consts::FRAC_PI_2));
+    let pose = Pose::new(
+        Vec3::new(1.0, 2.0, 3.0),
+        Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+    );
     let sphere = world_aabb(&Shape::Sphere(Sphere::new(0.5).unwrap()), &pose);
     assert_eq!(sphere.min, Vec3::new(0.5, 1.5, 2.5));
     assert_eq!(sphere.max, Vec3::new(1.5, 2.5, 3.5));
 
     // Rotated a quarter turn about Z, the capsule's Y axis lies along world -X.
     let capsule = world_aabb(&Shape::Capsule(Capsule::new(2.0, 0.5).unwrap()), &pose);
-    assert!((capsule.min - Vec3::new(-1.5, 1.5, 2.5)).abs().max_element() < 1e-5, "{capsule:?}");
-    assert!((capsule.max - Vec3::new(3.5, 2.5, 3.5)).abs().max_element() < 1e-5, "{capsule:?}");
+    assert!(
+        (capsule.min - Vec3::new(-1.5, 1.5, 2.5)).abs().max_element() < 1e-5,
+        "{capsule:?}"
+    );
+    assert!(
+        (capsule.max - Vec3::new(3.5, 2.5, 3.5)).abs().max_element() < 1e-5,
+        "{capsule:?}"
+    );
 
     let half_space = world_aabb(&Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()), &pose);
     assert_eq!(half_space.min, Vec3::NEG_INFINITY);
@@ -240,7 +273,11 @@ fn half_spaces_pair_with_bodies_near_their_world_plane() {
         Shape::HalfSpace(HalfSpace::new(Vec3::X, 1.0).unwrap()),
     ];
     // The pose turns local +X into world +Y and lifts by 2: world plane y = 3, solid below.
-    let ground = body(1, Vec3::new(0.0, 2.0, 0.0), Quat::from_rotation_z(std::f32::consts::FRAC_PI_2));
+    let ground = body(
+        1,
+        Vec3::new(0.0, 2.0, 0.0),
+        Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+    );
     let bodies = [
         body(0, Vec3::new(0.0, 3.4, 0.0), Quat::IDENTITY), // 0: dips 0.1 into the solid
         body(0, Vec3::new(5.0, 3.6, 0.0), Quat::IDENTITY), // 1: 0.1 above the plane
@@ -249,7 +286,10 @@ fn half_spaces_pair_with_bodies_near_their_world_plane() {
         ground,                                            // 4: a second half-space
         body(0, Vec3::new(0.0, 9.0, 0.0), Quat::IDENTITY), // 5: far above
     ];
-    assert_eq!(candidate_pairs(&shapes, &bodies, 0.0), vec![[0, 2], [0, 4], [2, 3], [3, 4]]);
+    assert_eq!(
+        candidate_pairs(&shapes, &bodies, 0.0),
+        vec![[0, 2], [0, 4], [2, 3], [3, 4]]
+    );
     assert_eq!(
         candidate_pairs(&shapes, &bodies, 0.15),
         vec![[0, 2], [0, 4], [1, 2], [1, 4], [2, 3], [3, 4]]
