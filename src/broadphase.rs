@@ -10,7 +10,7 @@
 //!    world plane (support point of the box against the plane).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::pose::Pose;
@@ -111,20 +111,34 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
     // Step 2: sort along the axis of largest variance.
     let axis = axis_of_largest_variance(&boxes);
     boxes.par_sort_unstable_by(|(ia, a), (ib, b)| a.min[axis].total_cmp(&b.min[axis]).then(ia.cmp(ib)));
-    // The sweep reads only the lower bounds in its inner loop; keep them contiguous.
+    // The sweep's inner loop reads contiguous lower bounds on the sweep axis, then one packed
+    // vector per box for the other two axes (u, v): `(max_u + m, max_v + m, -min_u, -min_v)`.
+    // Boxes a and b are within the margin on u and v iff `cross_probe(a) <= cross_key(b)`
+    // lane by lane (negation is exact, so this is the same test as `Aabb::overlaps`).
+    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
     let lower: Vec<f32> = boxes.iter().map(|(_, b)| b.min[axis]).collect();
+    let cross_key: Vec<Vec4> = boxes
+        .iter()
+        .map(|(_, b)| Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]))
+        .collect();
+    let cross_probe = |a: &Aabb| Vec4::new(a.min[u], a.min[v], -(a.max[u] + margin), -(a.max[v] + margin));
 
-    // Step 3: sweep.
+    // Step 3: sweep. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep axis, so
+    // the window end (`b.min <= a.max + margin`) settles that axis.
+    let (boxes_ref, cross_key) = (&boxes, &cross_key);
     let mut pairs: Vec<[u32; 2]> = (0..boxes.len())
         .into_par_iter()
         .flat_map_iter(|i| {
             let (ia, a) = boxes[i];
             let reach = a.max[axis] + margin;
             let end = i + 1 + lower[i + 1..].partition_point(|&l| l <= reach);
-            boxes[i + 1..end]
-                .iter()
-                .filter(move |(_, b)| a.overlaps(b, margin))
-                .map(move |&(ib, _)| [ia.min(ib), ia.max(ib)])
+            let probe = cross_probe(&a);
+            (i + 1..end)
+                .filter(move |&j| probe.cmple(cross_key[j]).all())
+                .map(move |j| {
+                    let ib = boxes_ref[j].0;
+                    [ia.min(ib), ia.max(ib)]
+                })
         })
         .collect();
 
