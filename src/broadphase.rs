@@ -1,11 +1,12 @@
 //! Broadphase: which body pairs are worth a narrowphase test.
 //!
 //! 1. Compute every bounded body's world AABB ([`world_aabb`]) in parallel.
-//! 2. Pick the axis along which the AABB centres vary most, and sort the boxes by their lower
-//!    bound on it (sweep and prune).
-//! 3. For each box, in parallel, walk the boxes after it in sorted order while their lower
-//!    bound is within reach (its upper bound plus the margin), and keep those whose gap to it is
-//!    at most the margin along the other two axes as well.
+//! 2. Sort the boxes by their lower bound on the axis along which the AABB centres vary most
+//!    (sweep and prune), and cut the scene into slabs across the axis of second most variance;
+//!    each slab lists the boxes that reach into it.
+//! 3. In each slab, for each box, in parallel, walk the boxes after it while their lower bound
+//!    is within reach (its upper bound plus the margin), and keep those whose gap to it is at
+//!    most the margin along the other two axes as well, counting each pair in one slab only.
 //! 4. Pair each half-space with every bounded body whose AABB reaches within the margin of its
 //!    world plane (support point of the box against the plane).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
@@ -108,14 +109,21 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
         })
         .collect();
 
-    // Step 2: sort along the axis of largest variance.
-    let axis = axis_of_largest_variance(&boxes);
+    // Step 2: sort along the axis of largest variance; cut slabs across the second largest.
+    let [axis, u, v] = axes_by_variance(&boxes);
     boxes.par_sort_unstable_by(|(ia, a), (ib, b)| a.min[axis].total_cmp(&b.min[axis]).then(ia.cmp(ib)));
-    // The sweep's inner loop reads contiguous lower bounds on the sweep axis, then one packed
-    // vector per box for the other two axes (u, v): `(max_u + m, max_v + m, -min_u, -min_v)`.
-    // Boxes a and b are within the margin on u and v iff `cross_probe(a) <= cross_key(b)`
-    // lane by lane (negation is exact, so this is the same test as `Aabb::overlaps`).
-    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+    let slabs = Slabs::new(&boxes, u, margin);
+    // Each slab lists the (sorted) boxes that reach into it, in sorted order.
+    let mut members = vec![Vec::new(); slabs.count];
+    for (i, (_, b)) in boxes.iter().enumerate() {
+        for slab in &mut members[slabs.index(b.min[u])..=slabs.index(b.max[u] + margin)] {
+            slab.push(i as u32);
+        }
+    }
+    // The inner loop reads the lower bounds on the sweep axis, then one packed vector per box
+    // for the other two axes: `(max_u + m, max_v + m, -min_u, -min_v)`. Boxes a and b are within
+    // the margin on u and v iff `cross_probe(a) <= cross_key(b)` lane by lane (negation is
+    // exact, so this is the same test as `Aabb::overlaps`).
     let lower: Vec<f32> = boxes.iter().map(|(_, b)| b.min[axis]).collect();
     let cross_key: Vec<Vec4> = boxes
         .iter()
@@ -123,22 +131,30 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
         .collect();
     let cross_probe = |a: &Aabb| Vec4::new(a.min[u], a.min[v], -(a.max[u] + margin), -(a.max[v] + margin));
 
-    // Step 3: sweep. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep axis, so
-    // the window end (`b.min <= a.max + margin`) settles that axis.
-    let (boxes_ref, cross_key) = (&boxes, &cross_key);
-    let mut pairs: Vec<[u32; 2]> = (0..boxes.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let (ia, a) = boxes[i];
-            let reach = a.max[axis] + margin;
-            let end = i + 1 + lower[i + 1..].partition_point(|&l| l <= reach);
-            let probe = cross_probe(&a);
-            (i + 1..end)
-                .filter(move |&j| probe.cmple(cross_key[j]).all())
-                .map(move |j| {
-                    let ib = boxes_ref[j].0;
-                    [ia.min(ib), ia.max(ib)]
-                })
+    // Step 3: sweep each slab. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep
+    // axis, so the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept
+    // only in the slab holding `max(a.min_u, b.min_u)`, which both boxes reach, so once.
+    let (boxes, lower, cross_key, slabs) = (&boxes, &lower, &cross_key, &slabs);
+    let mut pairs: Vec<[u32; 2]> = members
+        .par_iter()
+        .enumerate()
+        .flat_map(|(s, slab)| {
+            (0..slab.len()).into_par_iter().flat_map_iter(move |k| {
+                let (ia, a) = boxes[slab[k] as usize];
+                let reach = a.max[axis] + margin;
+                let probe = cross_probe(&a);
+                slab[k + 1..]
+                    .iter()
+                    .map(|&j| j as usize)
+                    .take_while(move |&j| lower[j] <= reach)
+                    .filter(move |&j| {
+                        probe.cmple(cross_key[j]).all() && slabs.index(a.min[u].max(boxes[j].1.min[u])) == s
+                    })
+                    .map(move |j| {
+                        let ib = boxes[j].0;
+                        [ia.min(ib), ia.max(ib)]
+                    })
+            })
         })
         .collect();
 
@@ -158,11 +174,63 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
     pairs
 }
 
-/// Index (0, 1, 2 for X, Y, Z) of the world axis along which the box centres spread most; 0 when
-/// there are no boxes.
-fn axis_of_largest_variance(boxes: &[(u32, Aabb)]) -> usize {
+/// Most slabs the sweep cuts the scene into; bounds the copies of a box spanning them all.
+const MAX_SLABS: usize = 256;
+
+/// Equal-width slabs across one world axis, each about twice the mean box width on it, so a
+/// typical box reaches into one or two slabs.
+struct Slabs {
+    /// Lower end of the first slab on the axis.
+    origin: f32,
+    /// Slabs per length unit.
+    per_length: f32,
+    /// Number of slabs, at least 1.
+    count: usize,
+}
+
+impl Slabs {
+    /// Slabs over `axis` covering every box grown by `margin` on its upper side.
+    fn new(boxes: &[(u32, Aabb)], axis: usize, margin: f32) -> Slabs {
+        let origin = boxes
+            .iter()
+            .map(|(_, b)| b.min[axis])
+            .fold(f32::INFINITY, f32::min);
+        let top = boxes
+            .iter()
+            .map(|(_, b)| b.max[axis] + margin)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let span = top - origin;
+        let mean_width = boxes
+            .iter()
+            .map(|(_, b)| b.max[axis] - b.min[axis] + margin)
+            .sum::<f32>()
+            / boxes.len().max(1) as f32;
+        let count = if span > 0.0 && mean_width > 0.0 {
+            ((span / (2.0 * mean_width)).ceil() as usize).clamp(1, MAX_SLABS)
+        } else {
+            1
+        };
+        let per_length = if span > 0.0 { count as f32 / span } else { 0.0 };
+        Slabs {
+            origin,
+            per_length,
+            count,
+        }
+    }
+
+    /// The slab holding coordinate `x`; non-decreasing in `x`, clamped to the existing slabs.
+    #[inline]
+    fn index(&self, x: f32) -> usize {
+        // `as` saturates: coordinates below the origin land in slab 0.
+        (((x - self.origin) * self.per_length) as usize).min(self.count - 1)
+    }
+}
+
+/// World axes (0, 1, 2 for X, Y, Z) ordered by how much the box centres spread along them,
+/// most first; `[0, 1, 2]` when there are no boxes.
+fn axes_by_variance(boxes: &[(u32, Aabb)]) -> [usize; 3] {
     if boxes.is_empty() {
-        return 0;
+        return [0, 1, 2];
     }
     let centre = |b: &Aabb| ((b.min + b.max) * 0.5).as_dvec3();
     let mean = boxes.iter().map(|(_, b)| centre(b)).sum::<glam::DVec3>() / boxes.len() as f64;
@@ -173,5 +241,7 @@ fn axis_of_largest_variance(boxes: &[(u32, Aabb)]) -> usize {
             d * d
         })
         .sum();
-    variance.max_position()
+    let mut axes = [0, 1, 2];
+    axes.sort_by(|&i, &j| variance[j].total_cmp(&variance[i]));
+    axes
 }
