@@ -10,7 +10,7 @@
 //! 5. Place each body uniformly so its bounding sphere lies inside the cube, with a uniformly
 //!    random rotation. Bodies may overlap: that is what makes contacts.
 //!
-//! Length unit: particles are about one unit across (bounding radii 0.3 to 0.7).
+//! Length unit: particles are about one unit across (bounding radii 0.3 to 0.8).
 
 use std::f32::consts::{PI, TAU};
 

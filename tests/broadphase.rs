@@ -255,13 +255,17 @@ fn world_aabb_of_tilted_capsule_holds_its_extreme_points() {
         let pose = Pose::new(random_point(&mut rng, 5.0), random_rotation(&mut rng));
         let aabb = world_aabb(&Shape::Capsule(capsule), &pose);
         let ends = capsule.segment().map(|p| pose.transform_point(p));
-        for k in 0..3 {
-            // The capsule's extreme along axis k is an end point pushed out by the radius.
-            let lowest = ends[0][k].min(ends[1][k]) - capsule.radius;
-            let highest = ends[0][k].max(ends[1][k]) + capsule.radius;
-            assert!((aabb.min[k] - lowest).abs() < 1e-5, "axis {k}: {aabb:?}");
-            assert!((aabb.max[k] - highest).abs() < 1e-5, "axis {k}: {aabb:?}");
-        }
+        // The capsule's extreme along each axis is an end point pushed out by the radius.
+        let lowest = ends[0].min(ends[1]) - capsule.radius;
+        let highest = ends[0].max(ends[1]) + capsule.radius;
+        assert!(
+            (aabb.min - lowest).abs().max_element() < 1e-5,
+            "{aabb:?} vs {lowest}"
+        );
+        assert!(
+            (aabb.max - highest).abs().max_element() < 1e-5,
+            "{aabb:?} vs {highest}"
+        );
     }
 }
 
