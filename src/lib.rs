@@ -22,8 +22,10 @@
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
 pub mod batch;
+pub mod broadphase;
 pub mod constants;
 pub mod contact;
+pub mod generate;
 pub mod gpu;
 pub mod hull;
 pub mod manifold;

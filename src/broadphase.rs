@@ -1,0 +1,247 @@
+//! Broadphase: which body pairs are worth a narrowphase test.
+//!
+//! 1. Compute every bounded body's world AABB ([`world_aabb`]) in parallel.
+//! 2. Sort the boxes by their lower bound on the axis along which the AABB centres vary most
+//!    (sweep and prune), and cut the scene into slabs across the axis of second most variance;
+//!    each slab lists the boxes that reach into it.
+//! 3. In each slab, for each box, in parallel, walk the boxes after it while their lower bound
+//!    is within reach (its upper bound plus the margin), and keep those whose gap to it is at
+//!    most the margin along the other two axes as well, counting each pair in one slab only.
+//! 4. Pair each half-space with every bounded body whose AABB reaches within the margin of its
+//!    world plane (support point of the box against the plane).
+//! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
+
+use glam::{Mat3, Vec3, Vec4};
+use rayon::prelude::*;
+
+use crate::pose::Pose;
+use crate::scene::Body;
+use crate::shape::Shape;
+
+/// An axis-aligned box in world space, length units. `min <= max` on every axis for bounded
+/// shapes; a half-space's box is the whole space (`-inf..inf`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// Lower corner.
+    pub min: Vec3,
+    /// Upper corner.
+    pub max: Vec3,
+}
+
+impl Aabb {
+    /// True when the gap between the two boxes along every axis is at most `margin` (length
+    /// units, >= 0): the boxes overlap once each is grown by `margin / 2` on every side. A gap
+    /// larger than `margin` on one axis proves the shapes are farther apart than `margin`.
+    #[inline]
+    pub fn overlaps(&self, other: &Aabb, margin: f32) -> bool {
+        // Same form as the sweep's reach test (`min <= max + margin`), so rounding agrees.
+        self.min.cmple(other.max + margin).all() && other.min.cmple(self.max + margin).all()
+    }
+}
+
+/// World AABB of `shape` placed at `pose`. Tight for hulls (every vertex transformed), boxes
+/// (rotated half extents), spheres and capsules (the world core segment grown by the radius).
+/// A half-space is unbounded: its box is `-inf..inf` on every axis.
+pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
+    let around = |centre: Vec3, half: Vec3| Aabb {
+        min: centre - half,
+        max: centre + half,
+    };
+    match shape {
+        Shape::Hull(hull) => {
+            let mut min = Vec3::INFINITY;
+            let mut max = Vec3::NEG_INFINITY;
+            for &v in hull.vertices() {
+                let p = pose.transform_point(v);
+                min = min.min(p);
+                max = max.max(p);
+            }
+            Aabb { min, max }
+        }
+        Shape::Cuboid(cuboid) => {
+            // Half extent along world axis i is sum_j |R_ij| h_j.
+            let abs_rotation = Mat3::from_quat(pose.rotation).abs();
+            around(pose.translation, abs_rotation * cuboid.half_extents())
+        }
+        Shape::Sphere(sphere) => around(pose.translation, Vec3::splat(sphere.radius)),
+        Shape::Capsule(capsule) => {
+            let axis = pose.transform_vector(Vec3::new(0.0, capsule.half_height, 0.0));
+            around(pose.translation, axis.abs() + capsule.radius)
+        }
+        Shape::HalfSpace(_) => Aabb {
+            min: Vec3::NEG_INFINITY,
+            max: Vec3::INFINITY,
+        },
+    }
+}
+
+/// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
+/// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
+/// half-space with every bounded body whose AABB reaches within `margin` of its plane (two
+/// half-spaces are never paired). Each pair is `[a, b]` with `a < b`; the list is sorted.
+///
+/// Expects checked input (see [`crate::scene::validate_batch`]): existing shape indices, finite
+/// unit poses, finite non-negative margin. Runs in parallel; the result does not depend on the
+/// number of threads.
+pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u32; 2]> {
+    // Step 1: bounded bodies' boxes, and the half-spaces aside.
+    let shape_of = |body: &Body| &shapes[body.shape as usize];
+    let mut boxes: Vec<(u32, Aabb)> = bodies
+        .par_iter()
+        .enumerate()
+        .filter(|(_, body)| !matches!(shape_of(body), Shape::HalfSpace(_)))
+        .map(|(i, body)| (i as u32, world_aabb(shape_of(body), &body.pose)))
+        .collect();
+    // Each half-space as (body, world normal, world offset).
+    let half_spaces: Vec<(u32, Vec3, f32)> = bodies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, body)| match shape_of(body) {
+            Shape::HalfSpace(half_space) => {
+                let normal = body.pose.transform_vector(half_space.normal);
+                Some((
+                    i as u32,
+                    normal,
+                    half_space.offset + normal.dot(body.pose.translation),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+
+    // Step 2: sort along the axis of largest variance; cut slabs across the second largest.
+    let [axis, u, v] = axes_by_variance(&boxes);
+    boxes.par_sort_unstable_by(|(ia, a), (ib, b)| a.min[axis].total_cmp(&b.min[axis]).then(ia.cmp(ib)));
+    let slabs = Slabs::new(&boxes, u, margin);
+    // Each slab lists the (sorted) boxes that reach into it, in sorted order.
+    let mut members = vec![Vec::new(); slabs.count];
+    for (i, (_, b)) in boxes.iter().enumerate() {
+        for slab in &mut members[slabs.index(b.min[u])..=slabs.index(b.max[u] + margin)] {
+            slab.push(i as u32);
+        }
+    }
+    // The inner loop reads the lower bounds on the sweep axis, then one packed vector per box
+    // for the other two axes: `(max_u + m, max_v + m, -min_u, -min_v)`. Boxes a and b are within
+    // the margin on u and v iff `cross_probe(a) <= cross_key(b)` lane by lane (negation is
+    // exact, so this is the same test as `Aabb::overlaps`).
+    let lower: Vec<f32> = boxes.iter().map(|(_, b)| b.min[axis]).collect();
+    let cross_key: Vec<Vec4> = boxes
+        .iter()
+        .map(|(_, b)| Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]))
+        .collect();
+    let cross_probe = |a: &Aabb| Vec4::new(a.min[u], a.min[v], -(a.max[u] + margin), -(a.max[v] + margin));
+
+    // Step 3: sweep each slab. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep
+    // axis, so the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept
+    // only in the slab holding `max(a.min_u, b.min_u)`, which both boxes reach, so once.
+    let (boxes, lower, cross_key, slabs) = (&boxes, &lower, &cross_key, &slabs);
+    let mut pairs: Vec<[u32; 2]> = members
+        .par_iter()
+        .enumerate()
+        .flat_map(|(s, slab)| {
+            (0..slab.len()).into_par_iter().flat_map_iter(move |k| {
+                let (ia, a) = boxes[slab[k] as usize];
+                let reach = a.max[axis] + margin;
+                let probe = cross_probe(&a);
+                slab[k + 1..]
+                    .iter()
+                    .map(|&j| j as usize)
+                    .take_while(move |&j| lower[j] <= reach)
+                    .filter(move |&j| {
+                        probe.cmple(cross_key[j]).all() && slabs.index(a.min[u].max(boxes[j].1.min[u])) == s
+                    })
+                    .map(move |j| {
+                        let ib = boxes[j].0;
+                        [ia.min(ib), ia.max(ib)]
+                    })
+            })
+        })
+        .collect();
+
+    // Step 4: half-spaces against bounded bodies.
+    for &(h, normal, offset) in &half_spaces {
+        pairs.par_extend(boxes.par_iter().filter_map(|&(ib, b)| {
+            // Lowest point of the box along the plane normal.
+            let centre = (b.min + b.max) * 0.5;
+            let half = (b.max - b.min) * 0.5;
+            let lowest = normal.dot(centre) - normal.abs().dot(half);
+            (lowest - offset <= margin).then_some([h.min(ib), h.max(ib)])
+        }));
+    }
+
+    // Step 5: deterministic order.
+    pairs.par_sort_unstable();
+    pairs
+}
+
+/// Most slabs the sweep cuts the scene into; bounds the copies of a box spanning them all.
+const MAX_SLABS: usize = 256;
+
+/// Equal-width slabs across one world axis, each about twice the mean box width on it, so a
+/// typical box reaches into one or two slabs.
+struct Slabs {
+    /// Lower end of the first slab on the axis.
+    origin: f32,
+    /// Slabs per length unit.
+    per_length: f32,
+    /// Number of slabs, at least 1.
+    count: usize,
+}
+
+impl Slabs {
+    /// Slabs over `axis` covering every box grown by `margin` on its upper side.
+    fn new(boxes: &[(u32, Aabb)], axis: usize, margin: f32) -> Slabs {
+        let origin = boxes
+            .iter()
+            .map(|(_, b)| b.min[axis])
+            .fold(f32::INFINITY, f32::min);
+        let top = boxes
+            .iter()
+            .map(|(_, b)| b.max[axis] + margin)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let span = top - origin;
+        let mean_width = boxes
+            .iter()
+            .map(|(_, b)| b.max[axis] - b.min[axis] + margin)
+            .sum::<f32>()
+            / boxes.len().max(1) as f32;
+        let count = if span > 0.0 && mean_width > 0.0 {
+            ((span / (2.0 * mean_width)).ceil() as usize).clamp(1, MAX_SLABS)
+        } else {
+            1
+        };
+        let per_length = if span > 0.0 { count as f32 / span } else { 0.0 };
+        Slabs {
+            origin,
+            per_length,
+            count,
+        }
+    }
+
+    /// The slab holding coordinate `x`; non-decreasing in `x`, clamped to the existing slabs.
+    #[inline]
+    fn index(&self, x: f32) -> usize {
+        // `as` saturates: coordinates below the origin land in slab 0.
+        (((x - self.origin) * self.per_length) as usize).min(self.count - 1)
+    }
+}
+
+/// World axes (0, 1, 2 for X, Y, Z) ordered by how much the box centres spread along them,
+/// most first; `[0, 1, 2]` when there are no boxes.
+fn axes_by_variance(boxes: &[(u32, Aabb)]) -> [usize; 3] {
+    if boxes.is_empty() {
+        return [0, 1, 2];
+    }
+    let centre = |b: &Aabb| ((b.min + b.max) * 0.5).as_dvec3();
+    let mean = boxes.iter().map(|(_, b)| centre(b)).sum::<glam::DVec3>() / boxes.len() as f64;
+    let variance: glam::DVec3 = boxes
+        .iter()
+        .map(|(_, b)| {
+            let d = centre(b) - mean;
+            d * d
+        })
+        .sum();
+    let mut axes = [0, 1, 2];
+    axes.sort_by(|&i, &j| variance[j].total_cmp(&variance[i]));
+    axes
+}
