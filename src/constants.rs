@@ -79,3 +79,10 @@ pub const HULL_ROUNDING_TOLERANCE: f64 = 1.0e-11;
 /// (a hull's gently curved side) then do not swap under tiny motions, which keeps feature ids
 /// stable; larger may pick a face tilted up to acos(1 - this) (2.6° at 1e-3) from the best.
 pub const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
+
+/// Separated hull pairs within the margin: when the closest-point (GJK) direction and the SAT
+/// axis differ by more than this angle's cosine (0.25°), the closest features are not a face or
+/// an edge pair (vertex-vertex, vertex-edge) and the manifold becomes the one closest-point
+/// pair. The witness direction is exact to f32 rounding for vertex-face and edge-edge features,
+/// so those keep their clipped manifold; larger angles keep more near-rim contacts clipped.
+pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;

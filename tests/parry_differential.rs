@@ -102,7 +102,7 @@ fn check_against_reference(case: &Case, ours: &Option<Manifold>, r: &Reference) 
 #[test]
 fn hullsat_agrees_with_parry_or_the_f64_reference() {
     let mut rng = Pcg64::seed_from_u64(0x5a7_d1ff);
-    let (mut colliding, mut separated, mut touching) = (0, 0, 0);
+    let (mut colliding, mut separated, mut touching, mut within_margin) = (0, 0, 0, 0);
     let mut parry_misses = Vec::new();
     let mut failures = Vec::new();
     for i in 0..PAIRS {
@@ -123,9 +123,18 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
             pose_a.translation + support::shapes::random_direction(&mut rng) * u * scale,
             random_rotation(&mut rng),
         );
-        let margin = if i % 3 == 0 { 0.02 * scale } else { 0.0 };
-        // One pair in five is moved to touch: shift B along parry's normal by its distance.
-        if i % 5 == 1
+        let mut margin = if i % 3 == 0 { 0.02 * scale } else { 0.0 };
+        // One pair in five is moved to touch, and one in five to lie apart within a margin:
+        // shift B along parry's normal so that its distance becomes the target.
+        let target = match i % 5 {
+            1 => Some(0.0),
+            2 => {
+                margin = 0.05 * scale;
+                Some(rng.random_range(0.0..1.0) * margin)
+            }
+            _ => None,
+        };
+        if let Some(target) = target
             && let Ok(Some(c)) = contact(
                 &to_parry_pose(&pose_a),
                 &*pa,
@@ -135,8 +144,12 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
             )
         {
             let n = Vec3::new(c.normal1.x, c.normal1.y, c.normal1.z);
-            pose_b.translation -= n * c.dist;
-            touching += 1;
+            pose_b.translation -= n * (c.dist - target);
+            if target == 0.0 {
+                touching += 1;
+            } else {
+                within_margin += 1;
+            }
         }
         let case = Case {
             a,
@@ -182,8 +195,9 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
         }
     }
     println!(
-        "{PAIRS} pairs: {colliding} with a manifold, {separated} without, {touching} moved to touch; \
-         parry disagreed with the f64 reference on {} (pairs {:?})",
+        "{PAIRS} pairs: {colliding} with a manifold, {separated} without, {touching} moved to touch, \
+         {within_margin} moved apart within the margin; where parry differed, the f64 reference \
+         confirmed hullsat on {} (pairs {:?})",
         parry_misses.len(),
         &parry_misses[..parry_misses.len().min(20)]
     );

@@ -134,7 +134,7 @@ proptest! {
         // Rest a random face of the body flat on the ground's top face, 0.01 deep.
         let face = rng.random_range(0..hull.faces().len());
         let down = Quat::from_rotation_arc(hull.planes()[face].normal, -Vec3::Y);
-        let rotation = Quat::from_rotation_y(rng.random_range(0.0..6.28)) * down;
+        let rotation = Quat::from_rotation_y(rng.random_range(0.0..std::f32::consts::TAU)) * down;
         let lowest = hull.vertices().iter().map(|v| (rotation * *v).y).fold(f32::INFINITY, f32::min);
         let pose = Pose::new(Vec3::new(0.3, 1.0 - lowest - 0.01, -0.2), rotation);
         let ground_pose = Pose::IDENTITY;

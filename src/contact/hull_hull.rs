@@ -8,15 +8,19 @@
 //!    ([`reduce_contact_points`]); each lies midway between the incident point and its
 //!    projection on the reference plane, with depth = -(its distance in front of that plane).
 //! 4. Edge axis: one point midway between the closest points of the two edges.
-//! 5. Move the points and the normal from A's frame to world.
+//! 5. Apart but within the margin: the SAT separation is a lower bound of the distance, so GJK
+//!    measures it exactly; beyond the margin there is no manifold, and when the closest features
+//!    are not the SAT's (vertex-vertex, vertex-edge) the manifold is the closest-point pair.
+//! 6. Move the points and the normal from A's frame to world.
 
 use glam::Vec3;
 
-use crate::constants::{CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE};
+use crate::constants::{CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE};
 use crate::contact::clip::{ClipPolygon, PosedFace, clip_incident_face, reduce_contact_points};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
+use crate::query::gjk::{ClosestPoints, PosedHull, closest_points};
 use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
 
@@ -48,10 +52,29 @@ pub fn manifold_from_sat(
     if sat.is_separated(margin) {
         return None;
     }
-    // Separated pairs: for 0 < separation <= margin the SAT separation is only a lower bound of
-    // the distance (closest features vertex-vertex or vertex-edge); a GJK distance refinement of
-    // `separation` and the normal belongs here.
     let b_in_a = pose_a.relative_to_self(pose_b);
+    if sat.separation > 0.0 {
+        // Apart but within the margin: the SAT separation is only a lower bound of the distance.
+        let exact = closest_points(
+            &PosedHull {
+                hull: a,
+                pose: Pose::IDENTITY,
+            },
+            &PosedHull {
+                hull: b,
+                pose: b_in_a,
+            },
+        );
+        if let Some(exact) = exact {
+            if exact.distance > margin {
+                return None;
+            }
+            let direction = (exact.point_b - exact.point_a) / exact.distance;
+            if direction.dot(sat.normal) < CLOSEST_FEATURE_COSINE {
+                return Some(closest_point_contact(a, pose_a, b, &b_in_a, &exact));
+            }
+        }
+    }
     let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius() + b.radius());
     let mut manifold = contact_on_axis(a, b, &b_in_a, sat, margin, tie_tolerance)
         .or_else(|| {
@@ -69,6 +92,28 @@ pub fn manifold_from_sat(
         point.position = pose_a.transform_point(point.position);
     }
     Some(manifold)
+}
+
+/// One point midway between the closest points of two separated hulls (A's frame in, world
+/// out), for closest features that are neither a face nor an edge pair. Ids: kind `OTHER`,
+/// the support vertex of A along the normal and of B against it.
+fn closest_point_contact(
+    a: &ConvexHull,
+    pose_a: &Pose,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    exact: &ClosestPoints,
+) -> Manifold {
+    let normal = (exact.point_b - exact.point_a) / exact.distance;
+    let (vertex_a, _) = a.support(normal);
+    let (vertex_b, _) = b.support(b_in_a.inverse_transform_vector(-normal));
+    let mut manifold = Manifold::new(pose_a.transform_vector(normal), exact.distance);
+    manifold.push(ContactPoint {
+        position: pose_a.transform_point(0.5 * (exact.point_a + exact.point_b)),
+        depth: -exact.distance,
+        id: FeatureId::new(FeatureId::OTHER, false, vertex_a as u32, vertex_b as u32),
+    });
+    manifold
 }
 
 /// The reference and incident faces for a face axis, both posed in A's frame, and the id kind.
