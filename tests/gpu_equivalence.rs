@@ -239,7 +239,7 @@ fn check_hull_batch(
 
 #[test]
 fn gpu_equals_cpu_on_random_pairs_of_every_family() {
-    let mut rng = seeded_rng(0x9e0_e9a1);
+    let mut rng = seeded_rng(0x9e0e9a1);
     let shapes = shape_library(&mut rng);
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
@@ -326,7 +326,7 @@ fn mixed_scene(rng: &mut Pcg64) -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
 
 #[test]
 fn gpu_collide_routes_primitive_pairs_to_the_cpu_in_pair_order() {
-    let mut rng = seeded_rng(0x313_7ed);
+    let mut rng = seeded_rng(0x3137ed);
     let (shapes, bodies, pairs) = mixed_scene(&mut rng);
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
@@ -555,7 +555,7 @@ fn gpu_crossed_edges_give_one_point_between_the_edges() {
 
 #[test]
 fn gpu_collide_fills_timings_grows_buffers_and_accepts_an_empty_batch() {
-    let mut rng = seeded_rng(0x7141_95);
+    let mut rng = seeded_rng(0x714195);
     let shapes = shape_library(&mut rng);
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
