@@ -51,11 +51,17 @@ enum Placement {
     Touching,
     /// Identity rotations and an axis-aligned offset: exact face-face ties.
     Aligned,
+    /// A random face of B resting on a random face of A (B turned about their common normal,
+    /// tilted by 1e-5 rad), moved to touch and then nudged by up to 1e-3 × scale: the edges of
+    /// the two faces have Gauss-map arcs that (nearly) share end points, so the crossing test is
+    /// decided by rounding.
+    Resting,
 }
 
 /// Bodies and pairs for `count` random pairs of `shapes` (all hulls or boxes): A anywhere in a
 /// 20-unit cube, B at a distance of 0 to 1.1 × the sum of the bounding radii. One pair in five
-/// is then moved to touch, one in ten is axis-aligned. Returns each pair's placement too.
+/// is then moved to touch, one in ten is axis-aligned, one in ten resting.
+/// Returns each pair's placement too.
 fn random_pairs(
     rng: &mut Pcg64,
     shapes: &[Shape],
@@ -78,21 +84,38 @@ fn random_pairs(
         let distance = radii * rng.random_range(0.0f32..1.1);
         let placement = match i % 10 {
             0 => Placement::Aligned,
+            5 => Placement::Resting,
             1 | 6 => Placement::Touching,
             _ => Placement::Random,
         };
-        let (rotation_a, rotation_b, direction) = if placement == Placement::Aligned {
-            let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.random_range(0..3)];
-            (Quat::IDENTITY, Quat::IDENTITY, axis)
-        } else {
-            (random_rotation(rng), random_rotation(rng), random_direction(rng))
+        let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.random_range(0..3)];
+        let (rotation_a, rotation_b, direction) = match placement {
+            Placement::Aligned => (Quat::IDENTITY, Quat::IDENTITY, axis),
+            Placement::Resting => {
+                let (a, b) = (shapes[sa].as_hull().unwrap(), shapes[sb].as_hull().unwrap());
+                let face_a = a.planes()[rng.random_range(0..a.planes().len())].normal;
+                let face_b = b.planes()[rng.random_range(0..b.planes().len())].normal;
+                let turn = Quat::from_axis_angle(axis, rng.random_range(0.0..std::f32::consts::TAU));
+                let tilt = Quat::from_axis_angle(random_direction(rng), 1e-5);
+                (
+                    Quat::from_rotation_arc(face_a, axis),
+                    (tilt * turn * Quat::from_rotation_arc(face_b, -axis)).normalize(),
+                    axis,
+                )
+            }
+            _ => (random_rotation(rng), random_rotation(rng), random_direction(rng)),
         };
         let pose_a = Pose::new(position, rotation_a);
         let mut pose_b = Pose::new(position + direction * distance, rotation_b);
-        if placement == Placement::Touching {
+        if matches!(placement, Placement::Touching | Placement::Resting) {
             let (a, b) = (shapes[sa].as_hull().unwrap(), shapes[sb].as_hull().unwrap());
             let sat = query_hulls(a, b, &pose_a.relative_to_self(&pose_b), f32::INFINITY);
-            pose_b.translation -= pose_a.transform_vector(sat.normal) * sat.separation;
+            let nudge = if placement == Placement::Resting {
+                rng.random_range(-1e-3..1e-3) * radii
+            } else {
+                0.0
+            };
+            pose_b.translation -= pose_a.transform_vector(sat.normal) * (sat.separation - nudge);
         }
         pairs.push([bodies.len() as u32, bodies.len() as u32 + 1]);
         bodies.push(Body {
