@@ -408,8 +408,15 @@ fn gpu_collide_routes_primitive_pairs_to_the_cpu_in_pair_order() {
 /// tests/hull_contacts.rs.
 const TOL: f32 = 1e-5;
 
-/// The GPU manifold of hull `a` at `pose_a` against hull `b` at `pose_b`, with margin 0.
-fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -> Option<Option<Manifold>> {
+/// The GPU manifolds of hull `a` at `pose_a` against hull `b` at `pose_b` for each of
+/// `margins`; `None` without an adapter.
+fn gpu_collide_margins(
+    a: &ConvexHull,
+    pose_a: Pose,
+    b: &ConvexHull,
+    pose_b: Pose,
+    margins: &[f32],
+) -> Option<Vec<Option<Manifold>>> {
     let shapes = [Shape::Hull(a.clone()), Shape::Hull(b.clone())];
     let mut gpu = gpu_or_skip(&shapes)?;
     let bodies = [
@@ -422,8 +429,13 @@ fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -
             pose: pose_b,
         },
     ];
-    let manifolds = gpu.collide(&bodies, &[[0, 1]], 0.0).expect("GPU collide runs");
-    Some(manifolds[0])
+    let mut collide = |margin| gpu.collide(&bodies, &[[0, 1]], margin).expect("GPU collide runs")[0];
+    Some(margins.iter().map(|&margin| collide(margin)).collect())
+}
+
+/// The GPU manifold of hull `a` at `pose_a` against hull `b` at `pose_b`, with margin 0.
+fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -> Option<Option<Manifold>> {
+    gpu_collide_margins(a, pose_a, b, pose_b, &[0.0]).map(|m| m[0])
 }
 
 fn unit_box() -> ConvexHull {
@@ -619,4 +631,40 @@ fn gpu_collide_fills_timings_grows_buffers_and_accepts_an_empty_batch() {
     gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
     assert_eq!(gpu.timings().cpu_clipping, Duration::ZERO);
     assert!(gpu.timings().dispatch_readback > Duration::ZERO);
+}
+
+#[test]
+fn gpu_separated_boxes_have_no_manifold_and_the_margin_gives_speculative_points() {
+    // The unit box 0.01 above the slab: a margin of 0.02 reaches, 0.005 and 0 do not.
+    let above = Pose::from_translation(Vec3::new(0.3, 1.01, 0.2));
+    let Some(m) = gpu_collide_margins(&slab(), Pose::IDENTITY, &unit_box(), above, &[0.02, 0.005, 0.0])
+    else {
+        return;
+    };
+    assert_eq!(m[1..], [None, None]);
+    let m = m[0].expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_vec_near(m.normal, Vec3::Y, TOL, "normal");
+    assert_eq!(m.points().len(), 4);
+    for p in m.points() {
+        assert_near(p.depth, -0.01, TOL, "depth");
+        assert_near(p.position.y, 0.505, TOL, "midway height");
+    }
+    // Beside the slab, turned: apart for any small margin.
+    let beside = Pose::new(Vec3::new(3.0, 0.4, 0.0), Quat::from_rotation_y(0.3));
+    let m = gpu_collide_margins(&slab(), Pose::IDENTITY, &unit_box(), beside, &[0.0, 0.05]).unwrap();
+    assert_eq!(m, [None, None]);
+
+    // Crossed edges: 0.05 apart has no manifold; 0.01 apart is within a margin of 0.02, one
+    // edge-pair point with depth -0.01.
+    let pose_a = Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4));
+    let edges_at = |height: f32| Pose::new(Vec3::new(0.1, height, 0.15), Quat::from_rotation_x(FRAC_PI_4));
+    let m = gpu_collide_margins(&unit_box(), pose_a, &unit_box(), edges_at(SQRT_2 + 0.05), &[0.0]).unwrap();
+    assert_eq!(m, [None]);
+    let m = gpu_collide_margins(&unit_box(), pose_a, &unit_box(), edges_at(SQRT_2 + 0.01), &[0.02]).unwrap();
+    let m = m[0].expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_eq!(m.points().len(), 1);
+    assert_near(m.points[0].depth, -0.01, TOL, "depth");
+    assert_eq!(m.points[0].id.kind(), FeatureId::EDGE_PAIR);
 }
