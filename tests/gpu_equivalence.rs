@@ -1,0 +1,670 @@
+//! The GPU path against the CPU reference on the shape families of the CPU differential test
+//! (random hulls of 4 to 64 points, boxes, thin slabs, needles), posed to penetrate, touch or
+//! stay apart: `GpuNarrowphase::sat` against `query::sat::query_hulls` and
+//! `GpuNarrowphase::collide` against `CpuNarrowphase::collide`, on bodies that share a library
+//! of shapes as real scenes do. Also the analytic box cases of tests/hull_contacts.rs through
+//! the GPU, a mixed scene whose sphere, capsule and half-space pairs take the CPU route, the
+//! timings, buffer growth and the empty batch.
+//!
+//! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
+//! and return, unless `HULLSAT_REQUIRE_GPU=1`.
+
+mod support;
+
+use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_4, SQRT_2};
+use std::time::Duration;
+
+use glam::{Quat, Vec3};
+use hullsat::query::sat::{SatResult, query_hulls};
+use hullsat::{
+    Body, Capsule, ConvexHull, CpuNarrowphase, FeatureId, GpuNarrowphase, HalfSpace, Manifold, Pose, Shape,
+    Sphere,
+};
+use rand::RngExt;
+use rand_pcg::Pcg64;
+use support::gpu::{Comparison, NORMAL_TOLERANCE, SEPARATION_TOLERANCE, compare_sat};
+use support::shapes::{FAMILIES, random_direction, random_rotation, random_shape};
+use support::{assert_near, assert_points_match, assert_vec_near, gpu_or_skip, seeded_rng};
+
+/// Shapes in the library the random bodies draw from.
+const LIBRARY: usize = 64;
+
+/// Random pairs per margin (two margins: 20,000 pairs in all).
+const PAIRS_PER_MARGIN: usize = 10_000;
+
+/// Speculative margins tested, in length units (the shapes are 0.5 to 2 units across).
+const MARGINS: [f32; 2] = [0.0, 0.05];
+
+/// A library of `LIBRARY` random shapes, the families in turn.
+fn shape_library(rng: &mut Pcg64) -> Vec<Shape> {
+    (0..LIBRARY)
+        .map(|i| random_shape(rng, FAMILIES[i % FAMILIES.len()]))
+        .collect()
+}
+
+/// How a random pair was placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placement {
+    /// B at a random direction and distance from A (penetrating or apart).
+    Random,
+    /// As `Random`, then B moved along the CPU's SAT normal by the separation: touching.
+    Touching,
+    /// Identity rotations and an axis-aligned offset: exact face-face ties.
+    Aligned,
+    /// A random face of B resting on a random face of A (B turned about their common normal,
+    /// tilted by 1e-5 rad), moved to touch and then nudged by up to 1e-3 × scale: the edges of
+    /// the two faces have Gauss-map arcs that (nearly) share end points, so the crossing test is
+    /// decided by rounding.
+    Resting,
+}
+
+/// Bodies and pairs for `count` random pairs of `shapes` (all hulls or boxes): A anywhere in a
+/// 20-unit cube, B at a distance of 0 to 1.1 × the sum of the bounding radii. One pair in five
+/// is then moved to touch, one in ten is axis-aligned, one in ten resting.
+/// Returns each pair's placement too.
+fn random_pairs(
+    rng: &mut Pcg64,
+    shapes: &[Shape],
+    count: usize,
+) -> (Vec<Body>, Vec<[u32; 2]>, Vec<Placement>) {
+    let mut bodies = Vec::with_capacity(2 * count);
+    let mut pairs = Vec::with_capacity(count);
+    let mut placements = Vec::with_capacity(count);
+    for i in 0..count {
+        let (sa, sb) = (
+            rng.random_range(0..shapes.len()),
+            rng.random_range(0..shapes.len()),
+        );
+        let radii = shapes[sa].bounding_radius() + shapes[sb].bounding_radius();
+        let position = Vec3::new(
+            rng.random_range(-10.0..10.0),
+            rng.random_range(-10.0..10.0),
+            rng.random_range(-10.0..10.0),
+        );
+        let distance = radii * rng.random_range(0.0f32..1.1);
+        let placement = match i % 10 {
+            0 => Placement::Aligned,
+            5 => Placement::Resting,
+            1 | 6 => Placement::Touching,
+            _ => Placement::Random,
+        };
+        let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.random_range(0..3)];
+        let (rotation_a, rotation_b, direction) = match placement {
+            Placement::Aligned => (Quat::IDENTITY, Quat::IDENTITY, axis),
+            Placement::Resting => {
+                let (a, b) = (shapes[sa].as_hull().unwrap(), shapes[sb].as_hull().unwrap());
+                let face_a = a.planes()[rng.random_range(0..a.planes().len())].normal;
+                let face_b = b.planes()[rng.random_range(0..b.planes().len())].normal;
+                let turn = Quat::from_axis_angle(axis, rng.random_range(0.0..std::f32::consts::TAU));
+                let tilt = Quat::from_axis_angle(random_direction(rng), 1e-5);
+                (
+                    Quat::from_rotation_arc(face_a, axis),
+                    (tilt * turn * Quat::from_rotation_arc(face_b, -axis)).normalize(),
+                    axis,
+                )
+            }
+            _ => (random_rotation(rng), random_rotation(rng), random_direction(rng)),
+        };
+        let pose_a = Pose::new(position, rotation_a);
+        let mut pose_b = Pose::new(position + direction * distance, rotation_b);
+        if matches!(placement, Placement::Touching | Placement::Resting) {
+            let (a, b) = (shapes[sa].as_hull().unwrap(), shapes[sb].as_hull().unwrap());
+            let sat = query_hulls(a, b, &pose_a.relative_to_self(&pose_b), f32::INFINITY);
+            let nudge = if placement == Placement::Resting {
+                rng.random_range(-1e-3..1e-3) * radii
+            } else {
+                0.0
+            };
+            pose_b.translation -= pose_a.transform_vector(sat.normal) * (sat.separation - nudge);
+        }
+        pairs.push([bodies.len() as u32, bodies.len() as u32 + 1]);
+        bodies.push(Body {
+            shape: sa as u32,
+            pose: pose_a,
+        });
+        bodies.push(Body {
+            shape: sb as u32,
+            pose: pose_b,
+        });
+        placements.push(placement);
+    }
+    (bodies, pairs, placements)
+}
+
+/// How the GPU and CPU manifolds of a batch compared.
+#[derive(Debug, Default)]
+struct ManifoldComparison {
+    /// Pairs with a manifold on both sides.
+    both: usize,
+    /// Pairs with a manifold on neither side.
+    neither: usize,
+    /// Pairs with a manifold on one side only, all within the tolerance of the margin.
+    near_margin_only_one: usize,
+    /// Pairs whose points were compared one by one (same SAT axis on both sides).
+    points_compared: usize,
+    /// Contact points compared.
+    points: usize,
+    /// Largest position or depth difference of a compared point, as a fraction of the scale.
+    largest_point_difference: f32,
+}
+
+/// Checks a GPU manifold against the CPU's for one pair of hulls: the same `Some` / `None`
+/// unless within the tolerance of the margin; separations within [`SEPARATION_TOLERANCE`] ×
+/// scale; and, when both SATs chose the same axis, the same normal, the same points (matched
+/// by feature id) at positions and depths within the same tolerance (lavapipe: within 3e-7 ×
+/// scale). `gpu_sat` is the GPU's SAT for the pair.
+#[allow(clippy::too_many_arguments)]
+fn compare_manifolds(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    margin: f32,
+    gpu_sat: &SatResult,
+    gpu: &Option<Manifold>,
+    cpu: &Option<Manifold>,
+    stats: &mut ManifoldComparison,
+    context: &str,
+) {
+    let scale = a.radius() + b.radius();
+    let eps = SEPARATION_TOLERANCE * scale;
+    let (gpu, cpu) = match (gpu, cpu) {
+        (None, None) => {
+            stats.neither += 1;
+            return;
+        }
+        (Some(g), Some(c)) => (g, c),
+        (Some(m), None) | (None, Some(m)) => {
+            let cpu_sat = query_hulls(a, b, b_in_a, margin);
+            assert!(
+                (cpu_sat.separation - margin).abs() <= eps || (gpu_sat.separation - margin).abs() <= eps,
+                "{context}: only one side has a manifold ({m:?}), not near the margin\n gpu sat {gpu_sat:?}\n cpu sat {cpu_sat:?}"
+            );
+            stats.near_margin_only_one += 1;
+            return;
+        }
+    };
+    stats.both += 1;
+    assert!(
+        (gpu.separation - cpu.separation).abs() <= eps,
+        "{context}: separations differ\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    let cpu_sat = query_hulls(a, b, b_in_a, margin);
+    if gpu_sat.axis != cpu_sat.axis {
+        return;
+    }
+    stats.points_compared += 1;
+    assert!(
+        gpu.normal.distance(cpu.normal) <= NORMAL_TOLERANCE,
+        "{context}: normals differ\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    assert_eq!(
+        gpu.point_count, cpu.point_count,
+        "{context}: point counts differ\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    for c in cpu.points() {
+        let g = gpu.points().iter().find(|g| g.id == c.id).unwrap_or_else(|| {
+            panic!(
+                "{context}: no GPU point with id {:?}\n gpu {gpu:?}\n cpu {cpu:?}",
+                c.id
+            )
+        });
+        assert!(
+            g.position.distance(c.position) <= eps && (g.depth - c.depth).abs() <= eps,
+            "{context}: point {:?} differs\n gpu {g:?}\n cpu {c:?}",
+            c.id
+        );
+        stats.points += 1;
+        let difference = g.position.distance(c.position).max((g.depth - c.depth).abs()) / scale;
+        stats.largest_point_difference = stats.largest_point_difference.max(difference);
+    }
+}
+
+/// SAT and manifolds of a batch of hull pairs through the GPU and the CPU, compared pair by
+/// pair.
+fn check_hull_batch(
+    gpu: &mut GpuNarrowphase,
+    cpu: &CpuNarrowphase,
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+) -> (Comparison, ManifoldComparison) {
+    let shapes = cpu.shapes();
+    let sats = gpu.sat(bodies, pairs, margin).expect("GPU SAT runs");
+    let gpu_manifolds = gpu.collide(bodies, pairs, margin).expect("GPU collide runs");
+    let cpu_manifolds = cpu.collide(bodies, pairs, margin).expect("CPU collide runs");
+    assert_eq!(sats.len(), pairs.len());
+    assert_eq!(gpu_manifolds.len(), pairs.len());
+    let mut sat_stats = Comparison::default();
+    let mut manifold_stats = ManifoldComparison::default();
+    for (i, &[ia, ib]) in pairs.iter().enumerate() {
+        let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+        let a = shapes[body_a.shape as usize].as_hull().expect("hull shape");
+        let b = shapes[body_b.shape as usize].as_hull().expect("hull shape");
+        let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+        let sat = sats[i].as_ref().expect("hull pairs run on the GPU");
+        let context = format!("margin {margin}, pairs[{i}]");
+        compare_sat(a, b, &b_in_a, margin, sat, &mut sat_stats, &context);
+        compare_manifolds(
+            a,
+            b,
+            &b_in_a,
+            margin,
+            sat,
+            &gpu_manifolds[i],
+            &cpu_manifolds[i],
+            &mut manifold_stats,
+            &context,
+        );
+    }
+    (sat_stats, manifold_stats)
+}
+
+#[test]
+fn gpu_equals_cpu_on_random_pairs_of_every_family() {
+    let mut rng = seeded_rng(0x9e0e9a1);
+    let shapes = shape_library(&mut rng);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    eprintln!("adapter: {:?}", gpu.adapter_info());
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    for margin in MARGINS {
+        let (bodies, pairs, placements) = random_pairs(&mut rng, &shapes, PAIRS_PER_MARGIN);
+        let start = std::time::Instant::now();
+        let (sat, manifolds) = check_hull_batch(&mut gpu, &cpu, &bodies, &pairs, margin);
+        eprintln!("margin {margin}: {:?}\n {sat:?}\n {manifolds:?}", start.elapsed());
+        let touching = placements.iter().filter(|&&p| p == Placement::Touching).count();
+        // The comparison must be about something: both verdicts, every kind of axis, touching
+        // pairs, few exceptions.
+        assert!(touching >= PAIRS_PER_MARGIN / 5);
+        assert!(
+            sat.separated > sat.pairs / 10 && sat.separated < sat.pairs * 9 / 10,
+            "{sat:?}"
+        );
+        assert!(sat.contact_axes.iter().all(|&n| n > sat.pairs / 100), "{sat:?}");
+        if margin == 0.0 {
+            assert!(
+                sat.near_margin >= touching / 2,
+                "touching pairs sit at the margin: {sat:?}"
+            );
+        }
+        assert!(sat.other_axis < sat.pairs / 100, "{sat:?}");
+        assert!(
+            manifolds.both > sat.pairs / 4 && manifolds.points_compared > manifolds.both * 9 / 10,
+            "{manifolds:?}"
+        );
+    }
+}
+
+/// A mixed scene: hulls from the library, spheres, capsules and a ground half-space, bodies
+/// scattered over a small region so many pairs touch. Every body is paired with the ground and
+/// with its neighbours within reach.
+fn mixed_scene(rng: &mut Pcg64) -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
+    let mut shapes = shape_library(rng);
+    shapes.truncate(16);
+    let first_primitive = shapes.len() as u32;
+    shapes.extend([
+        Shape::Sphere(Sphere::new(0.5).unwrap()),
+        Shape::Sphere(Sphere::new(0.2).unwrap()),
+        Shape::Capsule(Capsule::new(0.6, 0.25).unwrap()),
+        Shape::Capsule(Capsule::new(0.1, 0.4).unwrap()),
+    ]);
+    let ground = shapes.len() as u32;
+    shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()));
+    let mut bodies = vec![Body {
+        shape: ground,
+        pose: Pose::IDENTITY,
+    }];
+    for i in 0..400 {
+        let shape = if i % 3 == 0 {
+            first_primitive + rng.random_range(0..4)
+        } else {
+            rng.random_range(0..first_primitive)
+        };
+        let position = Vec3::new(
+            rng.random_range(-6.0..6.0),
+            rng.random_range(-0.5..3.0),
+            rng.random_range(-6.0..6.0),
+        );
+        bodies.push(Body {
+            shape,
+            pose: Pose::new(position, random_rotation(rng)),
+        });
+    }
+    let mut pairs = Vec::new();
+    for i in 1..bodies.len() {
+        // Half the ground pairs with the ground as B, to check the flipped routes.
+        pairs.push(if i % 2 == 0 { [0, i as u32] } else { [i as u32, 0] });
+        for j in i + 1..bodies.len() {
+            let reach = shapes[bodies[i].shape as usize].bounding_radius()
+                + shapes[bodies[j].shape as usize].bounding_radius();
+            if bodies[i].pose.translation.distance(bodies[j].pose.translation) < 1.1 * reach {
+                pairs.push([i as u32, j as u32]);
+            }
+        }
+    }
+    (shapes, bodies, pairs)
+}
+
+#[test]
+fn gpu_collide_routes_primitive_pairs_to_the_cpu_in_pair_order() {
+    let mut rng = seeded_rng(0x3137ed);
+    let (shapes, bodies, pairs) = mixed_scene(&mut rng);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    for margin in MARGINS {
+        let sats = gpu.sat(&bodies, &pairs, margin).expect("GPU SAT runs");
+        let gpu_manifolds = gpu.collide(&bodies, &pairs, margin).expect("GPU collide runs");
+        let cpu_manifolds = cpu.collide(&bodies, &pairs, margin).expect("CPU collide runs");
+        assert_eq!(gpu_manifolds.len(), pairs.len());
+        let (mut sat_stats, mut manifold_stats) = (Comparison::default(), ManifoldComparison::default());
+        let (mut primitive_pairs, mut primitive_contacts) = (0, 0);
+        for (i, &[ia, ib]) in pairs.iter().enumerate() {
+            let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+            let hulls = (
+                shapes[body_a.shape as usize].as_hull(),
+                shapes[body_b.shape as usize].as_hull(),
+            );
+            let context = format!("margin {margin}, pairs[{i}] = [{ia}, {ib}]");
+            match (hulls, &sats[i]) {
+                ((Some(a), Some(b)), Some(sat)) => {
+                    let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+                    compare_sat(a, b, &b_in_a, margin, sat, &mut sat_stats, &context);
+                    compare_manifolds(
+                        a,
+                        b,
+                        &b_in_a,
+                        margin,
+                        sat,
+                        &gpu_manifolds[i],
+                        &cpu_manifolds[i],
+                        &mut manifold_stats,
+                        &context,
+                    );
+                }
+                ((Some(_), Some(_)), None) => panic!("{context}: hull pair not run on the GPU"),
+                (_, Some(sat)) => panic!("{context}: non-hull pair run on the GPU: {sat:?}"),
+                (_, None) => {
+                    // The CPU route is the CPU path itself: bit-identical, in pair order.
+                    assert_eq!(gpu_manifolds[i], cpu_manifolds[i], "{context}");
+                    primitive_pairs += 1;
+                    primitive_contacts += usize::from(cpu_manifolds[i].is_some());
+                }
+            }
+        }
+        eprintln!(
+            "margin {margin}: {} pairs, {primitive_pairs} CPU-routed ({primitive_contacts} touching)\n {sat_stats:?}\n {manifold_stats:?}",
+            pairs.len()
+        );
+        assert!(primitive_contacts > 50 && primitive_pairs > primitive_contacts);
+        assert!(manifold_stats.both > 50, "{manifold_stats:?}");
+        assert!(sat_stats.other_axis < sat_stats.pairs / 50 + 1, "{sat_stats:?}");
+    }
+}
+
+/// Absolute tolerance for the analytic box cases (unit-sized boxes near the origin), as in
+/// tests/hull_contacts.rs.
+const TOL: f32 = 1e-5;
+
+/// The GPU manifolds of hull `a` at `pose_a` against hull `b` at `pose_b` for each of
+/// `margins`; `None` without an adapter.
+fn gpu_collide_margins(
+    a: &ConvexHull,
+    pose_a: Pose,
+    b: &ConvexHull,
+    pose_b: Pose,
+    margins: &[f32],
+) -> Option<Vec<Option<Manifold>>> {
+    let shapes = [Shape::Hull(a.clone()), Shape::Hull(b.clone())];
+    let mut gpu = gpu_or_skip(&shapes)?;
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: pose_a,
+        },
+        Body {
+            shape: 1,
+            pose: pose_b,
+        },
+    ];
+    let mut collide = |margin| gpu.collide(&bodies, &[[0, 1]], margin).expect("GPU collide runs")[0];
+    Some(margins.iter().map(|&margin| collide(margin)).collect())
+}
+
+/// The GPU manifold of hull `a` at `pose_a` against hull `b` at `pose_b`, with margin 0.
+fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -> Option<Option<Manifold>> {
+    gpu_collide_margins(a, pose_a, b, pose_b, &[0.0]).map(|m| m[0])
+}
+
+fn unit_box() -> ConvexHull {
+    ConvexHull::cuboid(Vec3::splat(0.5))
+}
+
+/// A 4 × 1 × 4 slab whose top face (+Y, face 3) is at y = 0.5.
+fn slab() -> ConvexHull {
+    ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0))
+}
+
+/// An arbitrary rigid placement, to check that results come back in world space.
+fn global_pose() -> Pose {
+    Pose::new(
+        Vec3::new(1.5, -2.0, 0.75),
+        Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7),
+    )
+}
+
+#[test]
+fn gpu_box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        // Unit box on the slab, sunk 0.01, off centre.
+        let pose_b = global.mul_pose(&Pose::from_translation(Vec3::new(0.3, 0.99, 0.2)));
+        let Some(m) = gpu_collide_one(&slab(), global, &unit_box(), pose_b) else {
+            return;
+        };
+        let m = m.expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.01, TOL, "separation");
+        let expected: Vec<(Vec3, f32)> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            .iter()
+            .map(|&(x, z)| (global.transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z)), 0.01))
+            .collect();
+        assert_points_match(&m, &expected, TOL);
+        let bottom = unit_box().face_loop(2).to_vec();
+        for p in m.points() {
+            assert_eq!(
+                (p.id.kind(), p.id.flag(), p.id.high()),
+                (FeatureId::FACE_A, false, 3)
+            );
+            assert!(bottom.contains(&p.id.low()), "{:?}", p.id);
+        }
+    }
+}
+
+#[test]
+fn gpu_box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
+    for global in [Pose::IDENTITY, global_pose()] {
+        let pose_b = global.mul_pose(&Pose::new(
+            Vec3::new(0.0, 1.48, 0.0),
+            Quat::from_rotation_y(FRAC_PI_4),
+        ));
+        let a = ConvexHull::cuboid(Vec3::new(0.5, 1.0, 0.5));
+        let Some(m) = gpu_collide_one(&a, global, &unit_box(), pose_b) else {
+            return;
+        };
+        let m = m.expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.02, TOL, "separation");
+        let c = FRAC_1_SQRT_2 - 0.5;
+        let octagon: Vec<Vec3> = [(0.5, c), (c, 0.5), (-c, 0.5), (-0.5, c)]
+            .iter()
+            .flat_map(|&(x, z)| [Vec3::new(x, 0.99, z), Vec3::new(-x, 0.99, -z)])
+            .collect();
+        let local: Vec<Vec3> = m
+            .points()
+            .iter()
+            .map(|p| global.inverse_transform_point(p.position))
+            .collect();
+        assert_eq!(local.len(), 4);
+        for (p, point) in local.iter().zip(m.points()) {
+            assert_near(point.depth, 0.02, TOL, "depth");
+            assert!(
+                octagon.iter().any(|o| o.distance(*p) <= TOL),
+                "{p:?} is not an octagon corner"
+            );
+            assert!(
+                point.id.flag() && point.id.kind() == FeatureId::FACE_A,
+                "{:?}",
+                point.id
+            );
+        }
+        // The square on alternate corners of the regular octagon: area 2 R², R² = 0.25 + c².
+        let area = 0.5 * (local[2] - local[0]).cross(local[3] - local[1]).y.abs();
+        assert_near(area, 2.0 * (0.25 + c * c), TOL, "quadrilateral area");
+    }
+}
+
+#[test]
+fn gpu_box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
+    // Unit box standing on its vertex 0 (main diagonal vertical), pushed 0.05 into the slab.
+    let rotation = Quat::from_rotation_arc(-Vec3::ONE.normalize(), -Vec3::Y);
+    let half_diagonal = 0.5 * 3.0f32.sqrt();
+    let corner = Pose::new(Vec3::new(0.2, 0.5 + half_diagonal - 0.05, -0.1), rotation);
+    for global in [Pose::IDENTITY, global_pose()] {
+        let pose_box = global.mul_pose(&corner);
+        let expected = [(global.transform_point(Vec3::new(0.2, 0.475, -0.1)), 0.05)];
+        // Slab first: reference face on A (slab top), the corner an incident vertex of B.
+        let Some(m) = gpu_collide_one(&slab(), global, &unit_box(), pose_box) else {
+            return;
+        };
+        let m = m.expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.05, TOL, "separation");
+        assert_points_match(&m, &expected, TOL);
+        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_A, false, 3, 0));
+        // Box first: reference face on B (the slab), normal from the box down into the slab.
+        let Some(m) = gpu_collide_one(&unit_box(), pose_box, &slab(), global) else {
+            return;
+        };
+        let m = m.expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(-Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.05, TOL, "separation");
+        assert_points_match(&m, &expected, TOL);
+        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_B, false, 3, 0));
+    }
+}
+
+#[test]
+fn gpu_crossed_edges_give_one_point_between_the_edges() {
+    // A: unit box turned 45° about Z, its top edge (vertices 3, 7) along Z at x = 0, y = √2/2.
+    // B: unit box turned 45° about X, its bottom edge (vertices 4, 5) along X at z = 0.15,
+    // 0.02 below A's top edge.
+    let pose_a = Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4));
+    let pose_b = Pose::new(
+        Vec3::new(0.1, SQRT_2 - 0.02, 0.15),
+        Quat::from_rotation_x(FRAC_PI_4),
+    );
+    for global in [Pose::IDENTITY, global_pose()] {
+        let Some(m) = gpu_collide_one(
+            &unit_box(),
+            global.mul_pose(&pose_a),
+            &unit_box(),
+            global.mul_pose(&pose_b),
+        ) else {
+            return;
+        };
+        let m = m.expect("overlapping boxes collide");
+        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
+        assert_near(m.separation, -0.02, TOL, "separation");
+        // Closest at x = 0, z = 0.15, midway between the edges.
+        let position = global.transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15));
+        assert_points_match(&m, &[(position, 0.02)], TOL);
+        let p = m.points[0];
+        assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
+        assert_eq!(unit_box().edges()[p.id.high() as usize].vertices, [3, 7]);
+        assert_eq!(unit_box().edges()[p.id.low() as usize].vertices, [4, 5]);
+    }
+}
+
+#[test]
+fn gpu_collide_fills_timings_grows_buffers_and_accepts_an_empty_batch() {
+    let mut rng = seeded_rng(0x714195);
+    let shapes = shape_library(&mut rng);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    let (bodies, pairs, _) = random_pairs(&mut rng, &shapes, 3_000);
+
+    // Empty first: nothing to do, an empty answer.
+    assert_eq!(gpu.collide(&bodies, &[], 0.0).expect("empty batch"), Vec::new());
+    assert_eq!(gpu.sat(&bodies, &[], 0.0).expect("empty batch"), Vec::new());
+
+    // Small, then 300 times as many pairs and bodies (pair i uses bodies 2i and 2i + 1; the
+    // body, pair, result and readback buffers grow), then small again (the grown buffers are
+    // reused and must not leak stale results).
+    let mut small = None;
+    for count in [10, 3_000, 10] {
+        let (bodies, pairs) = (&bodies[..2 * count], &pairs[..count]);
+        let manifolds = gpu.collide(bodies, pairs, 0.0).expect("GPU collide runs");
+        let timings = gpu.timings();
+        eprintln!("{count} pairs: {timings:?}");
+        assert!(
+            timings.upload > Duration::ZERO
+                && timings.dispatch_readback > Duration::ZERO
+                && timings.cpu_clipping > Duration::ZERO,
+            "{timings:?}"
+        );
+        assert_eq!(manifolds.len(), count);
+        let (sat, compared) = check_hull_batch(&mut gpu, &cpu, bodies, pairs, 0.0);
+        assert_eq!(sat.pairs, count);
+        assert_eq!(
+            compared.both + compared.neither + compared.near_margin_only_one,
+            count
+        );
+        if count == 10 {
+            assert_eq!(small.get_or_insert_with(|| manifolds.clone()), &manifolds);
+        }
+    }
+    // `sat` reports no clipping time.
+    gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
+    assert_eq!(gpu.timings().cpu_clipping, Duration::ZERO);
+    assert!(gpu.timings().dispatch_readback > Duration::ZERO);
+}
+
+#[test]
+fn gpu_separated_boxes_have_no_manifold_and_the_margin_gives_speculative_points() {
+    // The unit box 0.01 above the slab: a margin of 0.02 reaches, 0.005 and 0 do not.
+    let above = Pose::from_translation(Vec3::new(0.3, 1.01, 0.2));
+    let Some(m) = gpu_collide_margins(&slab(), Pose::IDENTITY, &unit_box(), above, &[0.02, 0.005, 0.0])
+    else {
+        return;
+    };
+    assert_eq!(m[1..], [None, None]);
+    let m = m[0].expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_vec_near(m.normal, Vec3::Y, TOL, "normal");
+    assert_eq!(m.points().len(), 4);
+    for p in m.points() {
+        assert_near(p.depth, -0.01, TOL, "depth");
+        assert_near(p.position.y, 0.505, TOL, "midway height");
+    }
+    // Beside the slab, turned: apart for any small margin.
+    let beside = Pose::new(Vec3::new(3.0, 0.4, 0.0), Quat::from_rotation_y(0.3));
+    let m = gpu_collide_margins(&slab(), Pose::IDENTITY, &unit_box(), beside, &[0.0, 0.05]).unwrap();
+    assert_eq!(m, [None, None]);
+
+    // Crossed edges: 0.05 apart has no manifold; 0.01 apart is within a margin of 0.02, one
+    // edge-pair point with depth -0.01.
+    let pose_a = Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4));
+    let edges_at = |height: f32| Pose::new(Vec3::new(0.1, height, 0.15), Quat::from_rotation_x(FRAC_PI_4));
+    let m = gpu_collide_margins(&unit_box(), pose_a, &unit_box(), edges_at(SQRT_2 + 0.05), &[0.0]).unwrap();
+    assert_eq!(m, [None]);
+    let m = gpu_collide_margins(&unit_box(), pose_a, &unit_box(), edges_at(SQRT_2 + 0.01), &[0.02]).unwrap();
+    let m = m[0].expect("within the margin");
+    assert_near(m.separation, 0.01, TOL, "separation");
+    assert_eq!(m.points().len(), 1);
+    assert_near(m.points[0].depth, -0.01, TOL, "depth");
+    assert_eq!(m.points[0].id.kind(), FeatureId::EDGE_PAIR);
+}
