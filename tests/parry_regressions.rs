@@ -5,6 +5,7 @@
 mod support;
 
 use glam::{Quat, Vec3};
+use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::contact::collide_shapes;
 use hullsat::{ConvexHull, Cuboid, Pose, Shape};
 use support::oracle::reference;
@@ -35,12 +36,11 @@ fn assert_matches_reference(a: Shape, pose_a: Pose, b: Shape, pose_b: Pose, marg
         m.separation,
         r.separation
     );
-    assert!(
-        m.normal.as_dvec3().angle_between(r.normal).to_degrees() <= 1.0,
-        "normal {} vs {}",
-        m.normal,
-        r.normal
-    );
+    // The normal is checked only where the deepest axis is unique (as in the differential test).
+    if r.separation - r.runner_up > 2.0 * AXIS_PREFERENCE_TOLERANCE as f64 * scale {
+        let angle = m.normal.as_dvec3().angle_between(r.normal).to_degrees();
+        assert!(angle <= 1.0, "normal {} vs {} ({angle} deg)", m.normal, r.normal);
+    }
 }
 
 /// Needle (A) into a random hull (B), 4.13e-4 deep: parry 0.31 reports +5.5e-8 (touching), the f64 reference and hullsat -4.13e-4.
