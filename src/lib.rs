@@ -15,8 +15,13 @@
 //! - **Normal**: unit, world space, pointing from body A toward body B (the first body of the
 //!   pair toward the second).
 //! - **Separation**: signed distance between the surfaces, in length units: negative when
-//!   penetrating (by `-separation`), positive when apart. A pair gets a manifold when
-//!   `separation <= margin` (the speculative margin, length units, default 0).
+//!   penetrating (by `-separation`, the minimum translation distance), positive when apart (the
+//!   exact distance). A pair gets a manifold when `separation <= margin` (the speculative
+//!   margin, length units, default 0). For overlapping hulls the normal is the SAT axis chosen
+//!   with a face preference: a face of B wins over a face of A, and an edge pair over a face,
+//!   only when it separates more by [`constants::AXIS_PREFERENCE_TOLERANCE`] × (sum of the
+//!   bounding radii), so the manifold does not flicker between nearly equal axes; along that
+//!   normal the surfaces may be up to that tolerance deeper than `separation`.
 //! - **Depth** of a contact point: positive when penetrating, negative for speculative points.
 //! - **Position** of a contact point: world space, midway between the two surfaces.
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
