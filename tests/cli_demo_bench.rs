@@ -228,6 +228,12 @@ fn bad_options_exit_2_with_a_clear_message() {
         stderr(&density),
         "error: --density: expected a number in (0, 1], got 2\n"
     );
+    let margin = hullsat(&["demo", "--bodies", "10", "--margin", "-0.1"]);
+    assert_eq!(margin.status.code(), Some(2));
+    assert_eq!(
+        stderr(&margin),
+        "error: --margin: expected a finite number >= 0, got -0.1\n"
+    );
     let zero_density = hullsat(&["bench", "--bodies", "10", "--density", "0"]);
     assert_eq!(zero_density.status.code(), Some(2));
     assert!(

@@ -81,7 +81,7 @@ pub(super) struct BenchArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Packing density of the generated scene, in (0, 1].
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
     density: f32,
     /// Backends to time, comma-separated, in this order.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu1,cpu,gpu")]

@@ -42,13 +42,13 @@ pub(super) struct DemoArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Share of the container's volume filled by the bodies' bounding spheres, in (0, 1].
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
     density: f32,
     /// Shape kinds of the particles.
     #[arg(long, value_enum, default_value_t = Shapes::Mixed)]
     shapes: Shapes,
     /// Speculative margin, length units (particles are about one unit across), >= 0.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     margin: f32,
     /// Where the narrowphase runs: auto (the GPU when available, else the CPU), gpu, or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
