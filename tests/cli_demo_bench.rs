@@ -62,7 +62,12 @@ fn demo_reports_counts_times_and_the_backend_check() {
     );
     let pairs = check_report_counts(&report);
     if report.contains("backend: gpu, adapter ") {
-        for needle in ["gpu stages: upload ", ", dispatch+readback ", ", CPU clipping "] {
+        for needle in [
+            "gpu stages: setup ",
+            ", upload ",
+            ", dispatch+readback ",
+            ", CPU clipping ",
+        ] {
             assert!(report.contains(needle), "report lacks {needle:?}:\n{report}");
         }
         assert!(report.contains("GPU and CPU disagree on "), "{report}");

@@ -349,7 +349,7 @@ fn print_table(
             None => m.device.clone(),
         };
         println!(
-            "{:<7} {:>9} {:>10} {:>9.3} ms {:>12.4e} {:>8}  {device}",
+            "{:<7} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
             m.manifolds,

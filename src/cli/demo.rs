@@ -80,10 +80,15 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
 
     // Step 3: the GPU when asked for and available; the CPU otherwise.
     let mut gpu_run = None;
+    let t = Instant::now();
     if let Some(mut gpu) = start_gpu(args.backend, &scene.shapes)? {
+        let setup_time = t.elapsed();
         let t = Instant::now();
         match gpu.collide(&scene.bodies, &pairs, scene.margin) {
-            Ok(results) => gpu_run = Some((adapter_description(&gpu), results, t.elapsed(), gpu.timings())),
+            Ok(results) => {
+                let adapter = adapter_description(&gpu);
+                gpu_run = Some((adapter, results, setup_time, t.elapsed(), gpu.timings()));
+            }
             Err(err) => gpu_failed(args.backend, &err)?,
         }
     }
@@ -109,12 +114,14 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
         );
     };
     match gpu_run {
-        Some((adapter, gpu_results, gpu_time, timings)) => {
+        Some((adapter, gpu_results, setup_time, gpu_time, timings)) => {
             println!("backend: gpu, adapter {adapter}");
             print_counts(&pairs, &gpu_results);
             stage_times(gpu_time);
             println!(
-                "gpu stages: upload {}, dispatch+readback {}, CPU clipping {}",
+                "gpu stages: setup {} (device, shader, hulls; not in narrowphase), upload {}, \
+                 dispatch+readback {}, CPU clipping {}",
+                ms(setup_time),
                 ms(timings.upload),
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
