@@ -1,4 +1,4 @@
-//! The `hullsat` binary; see `hullsat collide --help`.
+//! The `hullsat` binary: `hullsat collide`, `hullsat demo`, `hullsat bench` (see `hullsat --help`).
 
 mod cli;
 

@@ -6,6 +6,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+use support::gpu_required;
+
 /// Box A (half extents 0.5) at the origin, a smaller box B (0.4) resting on it 0.01 deep, and
 /// a sphere far away.
 const BOX_ON_BOX: &str = r#"{
@@ -109,9 +112,10 @@ fn check_box_on_box_results(results: &Value) {
 #[test]
 fn box_on_box_prints_one_manifold_with_four_points() {
     let path = scene_file("box_on_box", BOX_ON_BOX);
-    let output = hullsat(&["collide", path.to_str().unwrap()]);
+    // On the CPU, so that no GPU note or driver message reaches stderr.
+    let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(output.stderr.is_empty());
+    assert!(output.stderr.is_empty(), "{}", stderr(&output));
     let results: Value = serde_json::from_slice(&output.stdout).unwrap();
     check_box_on_box_results(&results);
 }
@@ -324,11 +328,61 @@ fn negative_margin() {
 }
 
 #[test]
-fn pairs_are_required_until_the_broadphase_exists() {
-    assert_bad_input(
+fn without_pairs_the_broadphase_picks_them() {
+    // The sphere is 4 units from the others: only the resting boxes are a candidate pair.
+    let path = scene_file(
         "no_pairs_key",
         &box_on_box_with("\"pairs\": [[0, 1], [0, 2]],", ""),
-        "pairs: missing (no broadphase yet)",
+    );
+    let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu", "--verbose"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1 pairs (broadphase)"),
+        "{}",
+        stderr(&output)
+    );
+    let results: Value = serde_json::from_slice(&output.stdout).unwrap();
+    check_box_on_box_results(&results);
+}
+
+#[test]
+fn without_pairs_the_example_lists_the_touching_pairs() {
+    let scene: Value = serde_json::from_str(include_str!("../examples/box_stack.json")).unwrap();
+    let mut scene = scene.as_object().unwrap().clone();
+    scene.remove("pairs");
+    let path = scene_file("box_stack_no_pairs", &Value::Object(scene).to_string());
+    let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let results: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let pairs: Vec<&Value> = results["manifolds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["pair"])
+        .collect();
+    // The broadphase writes pairs as [min, max], sorted; the same five touch as with the
+    // scene's own list.
+    let expected = [[0, 1], [0, 4], [0, 5], [1, 2], [2, 3]].map(|p| serde_json::json!(p));
+    assert_eq!(pairs, expected.iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn gpu_and_cpu_backends_give_the_same_json() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let cpu = hullsat(&["collide", path, "--backend", "cpu"]);
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    let gpu = hullsat(&["collide", path, "--backend", "gpu", "--verbose"]);
+    if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+        assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&gpu));
+        eprintln!("skipping GPU test: {}", stderr(&gpu).trim());
+        return;
+    }
+    assert!(gpu.status.success(), "{}", stderr(&gpu));
+    assert!(stderr(&gpu).contains("adapter: "), "{}", stderr(&gpu));
+    assert!(stderr(&gpu).contains("gpu: 5 manifolds"), "{}", stderr(&gpu));
+    assert_eq!(
+        String::from_utf8(gpu.stdout).unwrap(),
+        String::from_utf8(cpu.stdout).unwrap()
     );
 }
 

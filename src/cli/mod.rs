@@ -1,69 +1,24 @@
-//! The `hullsat` command line: `hullsat collide SCENE.json [--out RESULTS.json]
-//! [--backend auto|gpu|cpu] [--verbose]`.
+//! The `hullsat` command line: `collide` (a JSON scene), `demo` (a generated particle scene,
+//! both backends, a short report) and `bench` (timed backends on the same pairs).
 //!
-//! 1. Read and validate the whole scene ([`parse_scene_json`]); bad input stops here.
-//! 2. Take the pairs the scene lists ([`scene_pairs`], where the broadphase will plug in).
-//! 3. Run the batch on the chosen backend ([`collide_on`]; [`collide_gpu`] is the GPU's place).
-//! 4. Write the results to `--out` or stdout, only once everything succeeded.
+//! 1. Parse the command line (clap; usage errors exit 2).
+//! 2. Run the subcommand ([`collide`], [`demo`], [`bench`]); each reads or builds its whole input
+//!    first, so bad input stops before any work.
+//! 3. Map the outcome to an exit code ([`CliError::exit_code`]).
 //!
-//! Exit codes: 0 success, 1 a backend or output failure, 2 bad input (an unreadable scene file
-//! or a problem in it; clap's usage errors also exit 2). Every error is one line on stderr.
+//! Exit codes: 0 success, 1 a backend or output failure, 2 bad input (an unreadable scene file,
+//! a problem in it or in a generator option; clap's usage errors also exit 2). Every error is
+//! one line on stderr.
+
+mod bench;
+mod collide;
+mod demo;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use hullsat::scene::json::{parse_scene_json, write_results_json};
-use hullsat::{CpuNarrowphase, InputError, Manifold, Scene};
-
-const COLLIDE_ABOUT: &str = "Computes contact manifolds for the body pairs of a JSON scene";
-
-const COLLIDE_LONG_ABOUT: &str = "\
-Computes contact manifolds for the body pairs of a JSON scene and writes them as JSON.
-
-SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit float):
-  {
-    \"shapes\": [                  shapes, each in its body's local frame:
-      {\"hull\": {\"points\": [[x,y,z], ...]}}           convex hull of >= 4 non-coplanar points
-      {\"box\": {\"half_extents\": [hx,hy,hz]}}          centred on the origin, axis-aligned
-      {\"sphere\": {\"radius\": r}}                      centred on the origin
-      {\"capsule\": {\"half_height\": h, \"radius\": r}}   segment (0,-h,0)..(0,h,0), radius r
-      {\"half_space\": {\"normal\": [x,y,z], \"offset\": d}}  the solid dot(normal, x) <= d
-    ],
-    \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],
-    \"pairs\": [[0, 1], ...],    body index pairs to test (optional in the format: absent means
-                                \"use the broadphase\", which is not available yet, so for now
-                                a scene without pairs is rejected)
-    \"margin\": 0.0              speculative margin, >= 0 (optional, default 0)
-  }
-  rotation is a unit quaternion (x, y, z, w); lengths within 0.001 of 1 are normalized, others
-  rejected. Two half-spaces cannot form a pair; a body cannot pair with itself. Unknown keys
-  are rejected.
-
-RESULTS FORMAT:
-  {\"manifolds\": [{\"pair\": [a, b], \"normal\": [x,y,z], \"separation\": s,
-                  \"points\": [{\"position\": [x,y,z], \"depth\": d, \"id\": n}, ...]}, ...]}
-  One entry per listed pair whose separation <= margin, in input order; none for the others.
-
-CONVENTIONS:
-  Frames      shapes are in their body's local frame; a body's pose maps local to world:
-              x_world = rotation * x_local + position. All results are in world space.
-  normal      unit vector pointing from the pair's first body (a) toward its second (b).
-  separation  signed distance between the surfaces along the normal: negative = penetrating
-              by -separation, positive = apart (reported only up to the margin).
-  points      1 to 4 per manifold; position is midway between the two surfaces; depth is
-              positive when penetrating, negative for speculative points still apart.
-  id          a u32 feature id, stable while the contact configuration is unchanged; bit layout
-              (kind:2 | flag:1 | feature on A:14 | feature on B:15) in README.md, section
-              \"Feature ids\", and in the docs of hullsat::FeatureId.
-
-EXIT STATUS:
-  0 success; 1 backend or output failure; 2 bad input: an unreadable scene file or a problem in
-  it, reported as one line on stderr naming the JSON path (e.g. bodies[3].rotation). Nothing is
-  written on failure.";
-
-const COLLIDE_AFTER_HELP: &str =
-    "EXAMPLE:\n  hullsat collide examples/box_stack.json --out results.json --verbose";
+use clap::{Parser, Subcommand, ValueEnum};
+use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene};
 
 /// Batch narrowphase collision detection between convex shapes.
 #[derive(Debug, Parser)]
@@ -75,24 +30,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    #[command(about = COLLIDE_ABOUT, long_about = COLLIDE_LONG_ABOUT, after_help = COLLIDE_AFTER_HELP)]
-    Collide(CollideArgs),
-}
-
-#[derive(Debug, Args)]
-struct CollideArgs {
-    /// The scene (JSON; format above).
-    #[arg(value_name = "SCENE.json")]
-    scene: PathBuf,
-    /// Write the results here instead of to stdout.
-    #[arg(long, value_name = "RESULTS.json")]
-    out: Option<PathBuf>,
-    /// Where to run: auto (the GPU when available, else the CPU), gpu, or cpu.
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    backend: Backend,
-    /// Report scene size, backend and timing on stderr.
-    #[arg(long)]
-    verbose: bool,
+    #[command(
+        about = collide::ABOUT,
+        long_about = collide::LONG_ABOUT,
+        after_help = collide::AFTER_HELP
+    )]
+    Collide(collide::CollideArgs),
+    #[command(about = demo::ABOUT, long_about = demo::LONG_ABOUT)]
+    Demo(demo::DemoArgs),
+    #[command(about = bench::ABOUT, long_about = bench::LONG_ABOUT)]
+    Bench(bench::BenchArgs),
 }
 
 /// The backend a batch runs on.
@@ -106,6 +53,33 @@ enum Backend {
     Cpu,
 }
 
+/// The shape mix of a generated particle scene (presets of [`ShapeMix::preset`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Shapes {
+    /// Boxes only.
+    Box,
+    /// Hulls of 8 vertices.
+    Hull8,
+    /// Hulls of 32 vertices.
+    Hull32,
+    /// Hulls of 64 vertices.
+    Hull64,
+    /// Boxes, hulls of 8 to 64 vertices, spheres and capsules.
+    Mixed,
+}
+
+impl Shapes {
+    fn mix(self) -> ShapeMix {
+        match self {
+            Shapes::Box => ShapeMix::BOX,
+            Shapes::Hull8 => ShapeMix::HULL8,
+            Shapes::Hull32 => ShapeMix::HULL32,
+            Shapes::Hull64 => ShapeMix::HULL64,
+            Shapes::Mixed => ShapeMix::MIXED,
+        }
+    }
+}
+
 /// Why a command failed; `Display` is the one line printed on stderr.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -117,7 +91,7 @@ pub enum CliError {
         /// Why.
         source: std::io::Error,
     },
-    /// A problem in the scene, with its JSON path.
+    /// A problem in the scene or in a generator option, with its path.
     #[error("{0}")]
     Input(#[from] InputError),
     /// The requested backend cannot run.
@@ -146,88 +120,130 @@ impl CliError {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Collide(args) => collide(&args),
+        Command::Collide(args) => collide::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }
 
-fn collide(args: &CollideArgs) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&args.scene).map_err(|source| CliError::Read {
-        path: args.scene.clone(),
+/// Reads and checks a JSON scene file.
+fn read_scene(path: &PathBuf) -> Result<Scene, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.clone(),
         source,
     })?;
-    let scene = parse_scene_json(&text)?;
-    let pairs = scene_pairs(&scene)?;
-    if args.verbose {
-        eprintln!(
-            "scene: {} shapes, {} bodies, {} pairs, margin {}",
-            scene.shapes.len(),
-            scene.bodies.len(),
-            pairs.len(),
-            scene.margin
-        );
+    Ok(hullsat::scene::json::parse_scene_json(&text)?)
+}
+
+/// The pairs to test: the scene's own list, or the broadphase's when it has none.
+fn scene_pairs(scene: &Scene) -> Vec<[u32; 2]> {
+    match &scene.pairs {
+        Some(pairs) => pairs.clone(),
+        None => hullsat::broadphase::candidate_pairs(&scene.shapes, &scene.bodies, scene.margin),
     }
-    let start = Instant::now();
-    let (results, backend_name) = collide_on(args.backend, &scene, &pairs, args.verbose)?;
-    let output = write_results_json(&pairs, &results);
-    if args.verbose {
-        let count = results.iter().flatten().count();
-        eprintln!(
-            "{backend_name}: {count} manifolds in {:.3} ms",
-            start.elapsed().as_secs_f64() * 1e3
-        );
+}
+
+/// A generated particle scene (`pairs: None`); a bad option is an [`InputError`] naming the flag.
+fn generate_scene(config: &ParticleSceneConfig) -> Result<Scene, CliError> {
+    generate_particle_scene(config).map_err(|e| {
+        // The generator names its config fields, which are the flags' names.
+        let flag = e.path.split('.').next().unwrap_or(&e.path);
+        CliError::Input(InputError::new(format!("--{flag}"), e.message))
+    })
+}
+
+/// The GPU narrowphase for `shapes` under `backend`: `None` for `cpu`; for `auto`, `None` after
+/// one line on stderr saying why the GPU cannot run; for `gpu`, that reason as an error.
+fn start_gpu(backend: Backend, shapes: &[hullsat::Shape]) -> Result<Option<GpuNarrowphase>, CliError> {
+    if backend == Backend::Cpu {
+        return Ok(None);
     }
-    match &args.out {
-        Some(path) => std::fs::write(path, output).map_err(|source| {
-            // A failed write may leave a truncated file; never leave partial results behind.
-            let _ = std::fs::remove_file(path);
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        }),
-        None => {
-            print!("{output}");
+    match GpuNarrowphase::new(shapes) {
+        Ok(gpu) => Ok(Some(gpu)),
+        Err(err) => {
+            gpu_failed(backend, &err)?;
+            Ok(None)
+        }
+    }
+}
+
+/// After a GPU failure: under `auto`, one line on stderr and `Ok` (the caller uses the CPU);
+/// under `gpu`, the error (input problems keep exit code 2).
+fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliError> {
+    match err {
+        GpuError::Input(input) => Err(CliError::Input(input.clone())),
+        _ if backend == Backend::Gpu => Err(CliError::Backend(format!("GPU backend failed: {err}"))),
+        GpuError::NoAdapter(_) => {
+            eprintln!("note: using the CPU: {err}");
+            Ok(())
+        }
+        _ => {
+            eprintln!("note: GPU backend failed, using the CPU instead: {err}");
             Ok(())
         }
     }
 }
 
-/// The pairs to test: the scene's own list.
-///
-/// Broadphase plug-in point: when the scene has no `pairs`, return
-/// `crate::broadphase::candidate_pairs(...)` over the scene's shapes, bodies and margin here.
-fn scene_pairs(scene: &Scene) -> Result<Vec<[u32; 2]>, InputError> {
-    scene
-        .pairs
-        .clone()
-        .ok_or_else(|| InputError::new("pairs", "missing (no broadphase yet)"))
+/// `name (backend, device type)` of the GPU's adapter.
+fn adapter_description(gpu: &GpuNarrowphase) -> String {
+    let info = gpu.adapter_info();
+    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
 
-/// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
-/// `auto` falls back to the CPU when the GPU is unavailable (saying why when `verbose`).
-fn collide_on(
-    backend: Backend,
+/// The CPU's model name from `/proc/cpuinfo`, when readable.
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|line| line.starts_with("model name"))
+        .and_then(|line| line.split_once(':'))
+        .map(|(_, name)| name.trim().to_string())
+}
+
+/// Pairs on which two result lists for the same pairs disagree, by the first difference found.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mismatches {
+    /// One list has a manifold, the other none.
+    verdict: usize,
+    /// Both have one, with different point counts.
+    points: usize,
+    /// Same point count, separations apart by more than `1e-5` times the pair's size
+    /// ([`pair_scale`]).
+    separation: usize,
+}
+
+impl Mismatches {
+    fn total(&self) -> usize {
+        self.verdict + self.points + self.separation
+    }
+}
+
+/// Compares `a` and `b`, one entry per pair of `pairs` in `scene` each.
+fn compare_results(
     scene: &Scene,
     pairs: &[[u32; 2]],
-    verbose: bool,
-) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
-    if backend != Backend::Cpu {
-        match collide_gpu(scene, pairs) {
-            Ok(results) => return Ok((results, "gpu")),
-            Err(reason) if backend == Backend::Gpu => {
-                return Err(CliError::Backend(format!("GPU backend unavailable: {reason}")));
+    a: &[Option<Manifold>],
+    b: &[Option<Manifold>],
+) -> Mismatches {
+    let mut mismatches = Mismatches::default();
+    for (&pair, (x, y)) in pairs.iter().zip(a.iter().zip(b)) {
+        match (x, y) {
+            (None, None) => {}
+            (Some(x), Some(y)) if x.point_count != y.point_count => mismatches.points += 1,
+            (Some(x), Some(y)) => {
+                if (x.separation - y.separation).abs() > 1e-5 * pair_scale(scene, pair) {
+                    mismatches.separation += 1;
+                }
             }
-            Err(reason) if verbose => eprintln!("GPU backend unavailable ({reason}); using the CPU"),
-            Err(_) => {}
+            _ => mismatches.verdict += 1,
         }
     }
-    let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
-    let results = narrowphase.collide(&scene.bodies, pairs, scene.margin)?;
-    Ok((results, "cpu"))
+    mismatches
 }
 
-/// GPU plug-in point: the batch on the GPU backend, one entry per pair in pair order, or why
-/// the GPU cannot run it (no adapter, ...). The GPU backend is not wired in yet.
-fn collide_gpu(_scene: &Scene, _pairs: &[[u32; 2]]) -> Result<Vec<Option<Manifold>>, String> {
-    Err("not wired into the command line yet".into())
+/// Size of a pair, length units: the larger finite bounding radius of its shapes.
+fn pair_scale(scene: &Scene, pair: [u32; 2]) -> f32 {
+    pair.iter()
+        .map(|&body| scene.shapes[scene.bodies[body as usize].shape as usize].bounding_radius())
+        .filter(|r| r.is_finite())
+        .fold(0.0, f32::max)
 }

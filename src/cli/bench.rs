@@ -1,0 +1,371 @@
+//! `hullsat bench`: the narrowphase on several backends over the same pairs, timed.
+//!
+//! 1. Build the input: a JSON scene (its pairs, or the broadphase's) or a generated particle
+//!    scene (the broadphase's pairs).
+//! 2. For each backend in order: start it (a GPU without an adapter is skipped with a note),
+//!    run it once to warm up, then `--repeat` timed runs.
+//! 3. Print the medians as a table, or as a JSON array under `--json`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use hullsat::generate::ParticleSceneConfig;
+use hullsat::gpu::GpuTimings;
+use hullsat::{CpuNarrowphase, GpuError, GpuNarrowphase, Manifold, Scene};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::{CliError, Shapes, adapter_description, cpu_model, generate_scene, read_scene, scene_pairs};
+
+pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
+
+pub(super) const LONG_ABOUT: &str = "\
+Times the narrowphase on several backends over the same pairs: those of --scene (its own list,
+or the broadphase's when it has none), or the broadphase pairs of a generated particle scene
+(--bodies, --shapes, --seed, --density). Each backend runs once to warm up, then --repeat timed
+runs; the table gives the median wall time of a whole batch (validation included), pairs per
+second, the speedup over cpu1, and the device. GPU times are split into upload, dispatch and
+readback, and CPU clipping (medians of each part).
+
+BACKENDS:
+  cpu1   the CPU reference path on one thread (CpuNarrowphase::collide_single_thread)
+  cpu    the CPU reference path on all threads (rayon)
+  gpu    the SAT on the GPU (wgpu), clipping on the CPU; skipped with a note on stderr when no
+         adapter exists (an error when it is the only backend asked for)
+
+JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
+  {\"backend\": \"cpu1\", \"pairs\": n, \"manifolds\": m, \"runs\": k, \"median_s\": t,
+   \"pairs_per_s\": x, \"ratio_to_cpu1\": r, \"adapter\": \"...\", \"threads\": n}
+  ratio_to_cpu1 is cpu1's median over this backend's (2 = twice as fast; null without cpu1);
+  adapter is the GPU adapter's name or the CPU model; gpu objects add upload_s,
+  dispatch_readback_s and cpu_clipping_s (medians).
+
+EXIT STATUS:
+  0 success; 1 a backend failed, or none could run; 2 a bad option or scene.";
+
+/// A backend `bench` can time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BenchBackend {
+    /// The CPU on one thread.
+    Cpu1,
+    /// The CPU on all threads.
+    Cpu,
+    /// The GPU SAT plus CPU clipping.
+    Gpu,
+}
+
+impl BenchBackend {
+    fn name(self) -> &'static str {
+        match self {
+            BenchBackend::Cpu1 => "cpu1",
+            BenchBackend::Cpu => "cpu",
+            BenchBackend::Gpu => "gpu",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub(super) struct BenchArgs {
+    /// Time the pairs of this JSON scene (instead of a generated one).
+    #[arg(long, value_name = "SCENE.json", conflicts_with_all = ["bodies", "shapes", "seed", "density"])]
+    scene: Option<PathBuf>,
+    /// Number of bodies of the generated scene.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..))]
+    bodies: u32,
+    /// Shape kinds of the generated scene.
+    #[arg(long, value_enum, default_value_t = Shapes::Mixed)]
+    shapes: Shapes,
+    /// Seed of the generated scene.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Packing density of the generated scene, in (0, 1].
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    density: f32,
+    /// Backends to time, comma-separated, in this order.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu1,cpu,gpu")]
+    backend: Vec<BenchBackend>,
+    /// Timed runs per backend (after one warm-up run).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+    /// Print the results as a JSON array on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The medians of one backend's timed runs.
+struct Measurement {
+    backend: BenchBackend,
+    manifolds: usize,
+    median: Duration,
+    /// GPU adapter name or CPU model.
+    device: String,
+    threads: Option<usize>,
+    /// Medians of the GPU's upload, dispatch + readback and CPU clipping.
+    gpu_split: Option<[Duration; 3]>,
+}
+
+pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
+    // Step 1.
+    let (scene, pairs, description) = match &args.scene {
+        Some(path) => {
+            let scene = read_scene(path)?;
+            let pairs = scene_pairs(&scene);
+            (scene, pairs, path.display().to_string())
+        }
+        None => {
+            let config = ParticleSceneConfig {
+                bodies: args.bodies as usize,
+                seed: args.seed,
+                density: args.density,
+                mix: args.shapes.mix(),
+                margin: 0.0,
+            };
+            let scene = generate_scene(&config)?;
+            let pairs = scene_pairs(&scene);
+            let description = format!(
+                "{} bodies ({:?} shapes, seed {}, density {})",
+                args.bodies, args.shapes, args.seed, args.density
+            );
+            (scene, pairs, description)
+        }
+    };
+
+    // Step 2.
+    let progress = !args.json && std::io::stderr().is_terminal();
+    let mut measurements = Vec::new();
+    for (i, &backend) in args.backend.iter().enumerate() {
+        if args.backend[..i].contains(&backend) {
+            continue;
+        }
+        measurements.extend(measure_backend(backend, &scene, &pairs, args.repeat, progress)?);
+    }
+    if measurements.is_empty() {
+        return Err(CliError::Backend(
+            "no backend could run: gpu has no adapter".into(),
+        ));
+    }
+
+    // Step 3.
+    let cpu1 = measurements
+        .iter()
+        .find(|m| m.backend == BenchBackend::Cpu1)
+        .map(|m| m.median);
+    if args.json {
+        let objects: Vec<_> = measurements
+            .iter()
+            .map(|m| to_json(m, pairs.len(), args.repeat, cpu1))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&objects).expect("plain JSON values")
+        );
+    } else {
+        print_table(&measurements, &description, pairs.len(), args.repeat, cpu1);
+    }
+    Ok(())
+}
+
+/// Starts `backend` and times it; `None` when it is the GPU and no adapter exists (after a
+/// note on stderr).
+fn measure_backend(
+    backend: BenchBackend,
+    scene: &Scene,
+    pairs: &[[u32; 2]],
+    repeat: u32,
+    progress: bool,
+) -> Result<Option<Measurement>, CliError> {
+    let (bodies, margin) = (&scene.bodies, scene.margin);
+    let cpu_device = || cpu_model().unwrap_or_else(|| "unknown CPU".into());
+    let measurement = match backend {
+        BenchBackend::Cpu1 | BenchBackend::Cpu => {
+            let cpu = CpuNarrowphase::new(scene.shapes.clone());
+            let runs = time_runs(backend, repeat, progress, || {
+                let results = if backend == BenchBackend::Cpu1 {
+                    cpu.collide_single_thread(bodies, pairs, margin)?
+                } else {
+                    cpu.collide(bodies, pairs, margin)?
+                };
+                Ok((results, None))
+            })?;
+            let threads = if backend == BenchBackend::Cpu1 {
+                1
+            } else {
+                rayon::current_num_threads()
+            };
+            Measurement {
+                backend,
+                manifolds: runs.manifolds,
+                median: median(&runs.times),
+                device: cpu_device(),
+                threads: Some(threads),
+                gpu_split: None,
+            }
+        }
+        BenchBackend::Gpu => {
+            let mut gpu = match GpuNarrowphase::new(&scene.shapes) {
+                Ok(gpu) => gpu,
+                Err(err @ GpuError::NoAdapter(_)) => {
+                    eprintln!("note: skipping backend gpu: {err}");
+                    return Ok(None);
+                }
+                Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
+            };
+            let gpu_error = |err: GpuError| match err {
+                GpuError::Input(input) => CliError::Input(input),
+                err => CliError::Backend(format!("GPU backend failed: {err}")),
+            };
+            let device = adapter_description(&gpu);
+            let runs = time_runs(backend, repeat, progress, || {
+                let results = gpu.collide(bodies, pairs, margin).map_err(gpu_error)?;
+                Ok((results, Some(gpu.timings())))
+            })?;
+            let split =
+                |part: fn(&GpuTimings) -> Duration| median(&runs.gpu.iter().map(part).collect::<Vec<_>>());
+            Measurement {
+                backend,
+                manifolds: runs.manifolds,
+                median: median(&runs.times),
+                device,
+                threads: None,
+                gpu_split: Some([
+                    split(|t| t.upload),
+                    split(|t| t.dispatch_readback),
+                    split(|t| t.cpu_clipping),
+                ]),
+            }
+        }
+    };
+    Ok(Some(measurement))
+}
+
+/// What the timed runs of one backend gave.
+struct Runs {
+    /// Manifolds of the warm-up run.
+    manifolds: usize,
+    /// Wall time of each timed run.
+    times: Vec<Duration>,
+    /// The GPU's own split of each timed run (empty for the CPU).
+    gpu: Vec<GpuTimings>,
+}
+
+/// One warm-up call of `run`, then `repeat` timed calls. A progress bar on stderr when
+/// `progress` and the timed runs look like they will take more than a second.
+fn time_runs(
+    backend: BenchBackend,
+    repeat: u32,
+    progress: bool,
+    mut run: impl FnMut() -> Result<(Vec<Option<Manifold>>, Option<GpuTimings>), CliError>,
+) -> Result<Runs, CliError> {
+    let t = Instant::now();
+    let (results, _) = run()?;
+    let warm_up = t.elapsed();
+    let bar = (progress && warm_up * repeat > Duration::from_secs(1)).then(|| {
+        let bar = ProgressBar::new(u64::from(repeat));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>5} [{bar:30}] {pos}/{len} runs, {elapsed}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(backend.name());
+        bar
+    });
+    let mut runs = Runs {
+        manifolds: results.iter().flatten().count(),
+        times: Vec::new(),
+        gpu: Vec::new(),
+    };
+    for _ in 0..repeat {
+        let t = Instant::now();
+        let (_, gpu_timings) = run()?;
+        runs.times.push(t.elapsed());
+        runs.gpu.extend(gpu_timings);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(runs)
+}
+
+/// The median of a non-empty list (the mean of the middle two for an even length).
+fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    }
+}
+
+fn pairs_per_second(pairs: usize, time: Duration) -> f64 {
+    pairs as f64 / time.as_secs_f64()
+}
+
+fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -> serde_json::Value {
+    let mut object = json!({
+        "backend": m.backend.name(),
+        "pairs": pairs,
+        "manifolds": m.manifolds,
+        "runs": repeat,
+        "median_s": m.median.as_secs_f64(),
+        "pairs_per_s": pairs_per_second(pairs, m.median),
+        "ratio_to_cpu1": cpu1.map(|t| t.as_secs_f64() / m.median.as_secs_f64()),
+        "adapter": m.device,
+        "threads": m.threads,
+    });
+    if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
+        object["upload_s"] = json!(upload.as_secs_f64());
+        object["dispatch_readback_s"] = json!(dispatch_readback.as_secs_f64());
+        object["cpu_clipping_s"] = json!(cpu_clipping.as_secs_f64());
+    }
+    object
+}
+
+fn print_table(
+    measurements: &[Measurement],
+    description: &str,
+    pairs: usize,
+    repeat: u32,
+    cpu1: Option<Duration>,
+) {
+    println!("hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up");
+    println!(
+        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
+        "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
+    );
+    for m in measurements {
+        let ratio = cpu1.map_or("-".into(), |t| {
+            format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
+        });
+        let device = match m.threads {
+            Some(1) => format!("{} (1 thread)", m.device),
+            Some(n) => format!("{} ({n} threads)", m.device),
+            None => m.device.clone(),
+        };
+        println!(
+            "{:<7} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
+            m.backend.name(),
+            pairs,
+            m.manifolds,
+            m.median.as_secs_f64() * 1e3,
+            pairs_per_second(pairs, m.median),
+            ratio
+        );
+    }
+    for m in measurements {
+        if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
+            println!(
+                "gpu split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms",
+                upload.as_secs_f64() * 1e3,
+                dispatch_readback.as_secs_f64() * 1e3,
+                cpu_clipping.as_secs_f64() * 1e3
+            );
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `hullsat collide SCENE.json [--out RESULTS.json] [--backend auto|gpu|cpu] [--verbose]`.
+//!
+//! 1. Read and validate the whole scene; bad input stops here.
+//! 2. Take the pairs the scene lists, or the broadphase's when it lists none.
+//! 3. Run the batch on the chosen backend ([`collide_on`]).
+//! 4. Write the results to `--out` or stdout, only once everything succeeded.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use hullsat::scene::json::write_results_json;
+use hullsat::{CpuNarrowphase, Manifold, Scene};
+
+use super::{Backend, CliError, adapter_description, gpu_failed, read_scene, scene_pairs, start_gpu};
+
+pub(super) const ABOUT: &str = "Computes contact manifolds for the body pairs of a JSON scene";
+
+pub(super) const LONG_ABOUT: &str = "\
+Computes contact manifolds for the body pairs of a JSON scene and writes them as JSON.
+
+SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit float):
+  {
+    \"shapes\": [                  shapes, each in its body's local frame:
+      {\"hull\": {\"points\": [[x,y,z], ...]}}           convex hull of >= 4 non-coplanar points
+      {\"box\": {\"half_extents\": [hx,hy,hz]}}          centred on the origin, axis-aligned
+      {\"sphere\": {\"radius\": r}}                      centred on the origin
+      {\"capsule\": {\"half_height\": h, \"radius\": r}}   segment (0,-h,0)..(0,h,0), radius r
+      {\"half_space\": {\"normal\": [x,y,z], \"offset\": d}}  the solid dot(normal, x) <= d
+    ],
+    \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],
+    \"pairs\": [[0, 1], ...],    body index pairs to test (optional: when absent, the broadphase
+                                lists every pair whose world bounding boxes come within the
+                                margin, each as [a, b] with a < b)
+    \"margin\": 0.0              speculative margin, >= 0 (optional, default 0)
+  }
+  rotation is a unit quaternion (x, y, z, w); lengths within 0.001 of 1 are normalized, others
+  rejected. Two half-spaces cannot form a pair; a body cannot pair with itself. Unknown keys
+  are rejected.
+
+RESULTS FORMAT:
+  {\"manifolds\": [{\"pair\": [a, b], \"normal\": [x,y,z], \"separation\": s,
+                  \"points\": [{\"position\": [x,y,z], \"depth\": d, \"id\": n}, ...]}, ...]}
+  One entry per tested pair whose separation <= margin, in pair order; none for the others.
+
+CONVENTIONS:
+  Frames      shapes are in their body's local frame; a body's pose maps local to world:
+              x_world = rotation * x_local + position. All results are in world space.
+  normal      unit vector pointing from the pair's first body (a) toward its second (b).
+  separation  signed distance between the surfaces along the normal: negative = penetrating
+              by -separation, positive = apart (reported only up to the margin).
+  points      1 to 4 per manifold; position is midway between the two surfaces; depth is
+              positive when penetrating, negative for speculative points still apart.
+  id          a u32 feature id, stable while the contact configuration is unchanged; bit layout
+              (kind:2 | flag:1 | feature on A:14 | feature on B:15) in README.md, section
+              \"Feature ids\", and in the docs of hullsat::FeatureId.
+
+EXIT STATUS:
+  0 success; 1 backend or output failure; 2 bad input: an unreadable scene file or a problem in
+  it, reported as one line on stderr naming the JSON path (e.g. bodies[3].rotation). Nothing is
+  written on failure. Under --backend auto, a GPU that cannot run is one note on stderr and the
+  CPU runs instead; under --backend gpu it is exit status 1.";
+
+pub(super) const AFTER_HELP: &str =
+    "EXAMPLE:\n  hullsat collide examples/box_stack.json --out results.json --verbose";
+
+#[derive(Debug, Args)]
+pub(super) struct CollideArgs {
+    /// The scene (JSON; format above).
+    #[arg(value_name = "SCENE.json")]
+    scene: PathBuf,
+    /// Write the results here instead of to stdout.
+    #[arg(long, value_name = "RESULTS.json")]
+    out: Option<PathBuf>,
+    /// Where to run: auto (the GPU when available, else the CPU, with a note on stderr), gpu,
+    /// or cpu.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    backend: Backend,
+    /// Report scene size, adapter, backend and timing on stderr.
+    #[arg(long)]
+    verbose: bool,
+}
+
+pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
+    let scene = read_scene(&args.scene)?;
+    let pairs = scene_pairs(&scene);
+    if args.verbose {
+        eprintln!(
+            "scene: {} shapes, {} bodies, {} pairs{}, margin {}",
+            scene.shapes.len(),
+            scene.bodies.len(),
+            pairs.len(),
+            if scene.pairs.is_none() {
+                " (broadphase)"
+            } else {
+                ""
+            },
+            scene.margin
+        );
+    }
+    let start = Instant::now();
+    let (results, backend_name) = collide_on(args.backend, &scene, &pairs, args.verbose)?;
+    let output = write_results_json(&pairs, &results);
+    if args.verbose {
+        let count = results.iter().flatten().count();
+        eprintln!(
+            "{backend_name}: {count} manifolds in {:.3} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    match &args.out {
+        Some(path) => std::fs::write(path, output).map_err(|source| {
+            // A failed write may leave a truncated file; never leave partial results behind.
+            let _ = std::fs::remove_file(path);
+            CliError::Write {
+                path: path.clone(),
+                source,
+            }
+        }),
+        None => {
+            print!("{output}");
+            Ok(())
+        }
+    }
+}
+
+/// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
+/// `auto` falls back to the CPU, with one line on stderr, when the GPU cannot run.
+fn collide_on(
+    backend: Backend,
+    scene: &Scene,
+    pairs: &[[u32; 2]],
+    verbose: bool,
+) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
+    if let Some(mut gpu) = start_gpu(backend, &scene.shapes)? {
+        if verbose {
+            eprintln!("adapter: {}", adapter_description(&gpu));
+        }
+        match gpu.collide(&scene.bodies, pairs, scene.margin) {
+            Ok(results) => return Ok((results, "gpu")),
+            Err(err) => gpu_failed(backend, &err)?,
+        }
+    }
+    let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
+    let results = narrowphase.collide(&scene.bodies, pairs, scene.margin)?;
+    Ok((results, "cpu"))
+}

@@ -1,0 +1,268 @@
+//! `hullsat demo` and `hullsat bench`: small generated scenes run, report every field, agree
+//! between backends on the pairs, and bad options exit 2 with a clear line.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod support;
+use support::gpu_required;
+
+fn hullsat(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hullsat"))
+        .args(args)
+        .output()
+        .expect("the hullsat binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// The number after `label` on its line of `report`.
+fn count_after(report: &str, label: &str) -> u64 {
+    let line = report
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no line starting {label:?} in:\n{report}"));
+    line.trim().parse().unwrap_or_else(|_| panic!("{label}{line}"))
+}
+
+/// Checks the counts and stage times every demo report has; returns the candidate pair count.
+fn check_report_counts(report: &str) -> u64 {
+    let pairs = count_after(report, "candidate pairs:");
+    let manifolds = count_after(report, "touching pairs (manifolds):");
+    let points = count_after(report, "contact points:");
+    assert!(manifolds > 0 && manifolds <= pairs, "{report}");
+    assert!(points >= manifolds && points <= 4 * manifolds, "{report}");
+    for needle in ["time: generate ", ", broadphase ", ", narrowphase "] {
+        assert!(report.contains(needle), "report lacks {needle:?}:\n{report}");
+    }
+    pairs
+}
+
+/// Fails under `HULLSAT_REQUIRE_GPU=1`, else prints why the GPU part is skipped.
+fn no_gpu(why: &str) {
+    assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU ran: {why}");
+    eprintln!("skipping the GPU part: {why}");
+}
+
+#[test]
+fn demo_reports_counts_times_and_the_backend_check() {
+    let auto = hullsat(&["demo", "--bodies", "500", "--seed", "3"]);
+    assert!(auto.status.success(), "{}", stderr(&auto));
+    let report = stdout(&auto);
+    assert!(
+        report.starts_with("hullsat demo: 500 bodies (Mixed shapes, seed 3"),
+        "{report}"
+    );
+    let pairs = check_report_counts(&report);
+    if report.contains("backend: gpu, adapter ") {
+        for needle in [
+            "gpu stages: setup ",
+            ", upload ",
+            ", dispatch+readback ",
+            ", CPU clipping ",
+        ] {
+            assert!(report.contains(needle), "report lacks {needle:?}:\n{report}");
+        }
+        assert!(report.contains("GPU and CPU disagree on "), "{report}");
+        assert!(report.contains(&format!(" of {pairs} pairs (")), "{report}");
+    } else {
+        assert!(report.contains("backend: cpu ("), "{report}");
+        assert!(stderr(&auto).contains("note: using the CPU"), "{}", stderr(&auto));
+        no_gpu(&stderr(&auto));
+    }
+
+    // The CPU alone sees the same scene and pairs, and says that nothing was compared.
+    let cpu = hullsat(&["demo", "--bodies", "500", "--seed", "3", "--backend", "cpu"]);
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    let report = stdout(&cpu);
+    assert!(report.contains("backend: cpu ("), "{report}");
+    assert_eq!(check_report_counts(&report), pairs);
+    assert!(report.contains("check: only the CPU ran"), "{report}");
+    assert!(cpu.stderr.is_empty(), "{}", stderr(&cpu));
+}
+
+#[test]
+fn demo_takes_every_shape_preset() {
+    for shapes in ["box", "hull8", "hull32", "hull64"] {
+        let output = hullsat(&["demo", "--bodies", "200", "--shapes", shapes, "--backend", "cpu"]);
+        assert!(output.status.success(), "{shapes}: {}", stderr(&output));
+        check_report_counts(&stdout(&output));
+    }
+}
+
+/// Checks one `bench --json` object: the keys and their relations; returns it.
+fn check_bench_entry<'a>(entries: &'a [Value], backend: &str, pairs: u64) -> &'a Value {
+    let entry = entries
+        .iter()
+        .find(|e| e["backend"] == backend)
+        .unwrap_or_else(|| panic!("no {backend} entry in {entries:?}"));
+    assert_eq!(entry["pairs"].as_u64(), Some(pairs), "{entry}");
+    let median = entry["median_s"].as_f64().unwrap();
+    assert!(median > 0.0, "{entry}");
+    let rate = entry["pairs_per_s"].as_f64().unwrap();
+    assert!(
+        (rate * median - pairs as f64).abs() <= 1e-6 * pairs as f64,
+        "{entry}"
+    );
+    assert!(entry["ratio_to_cpu1"].as_f64().unwrap() > 0.0, "{entry}");
+    assert!(!entry["adapter"].as_str().unwrap().is_empty(), "{entry}");
+    assert!(entry["manifolds"].as_u64().unwrap() <= pairs, "{entry}");
+    entry
+}
+
+#[test]
+fn bench_json_has_one_entry_per_backend() {
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "300",
+        "--repeat",
+        "2",
+        "--json",
+        "--backend",
+        "cpu1,cpu,gpu",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    let pairs = entries[0]["pairs"].as_u64().unwrap();
+    assert!(pairs > 0);
+    let cpu1 = check_bench_entry(&entries, "cpu1", pairs);
+    assert_eq!(cpu1["ratio_to_cpu1"].as_f64(), Some(1.0));
+    assert_eq!(cpu1["threads"].as_u64(), Some(1));
+    let cpu = check_bench_entry(&entries, "cpu", pairs);
+    assert!(cpu["threads"].as_u64().unwrap() >= 1);
+    assert_eq!(cpu["manifolds"], cpu1["manifolds"], "same pairs, same verdicts");
+    if entries.len() == 3 {
+        let gpu = check_bench_entry(&entries, "gpu", pairs);
+        for key in ["upload_s", "dispatch_readback_s", "cpu_clipping_s"] {
+            assert!(gpu[key].as_f64().unwrap() >= 0.0, "{key} in {gpu}");
+        }
+    } else {
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert!(
+            stderr(&output).contains("note: skipping backend gpu"),
+            "{}",
+            stderr(&output)
+        );
+        no_gpu(&stderr(&output));
+    }
+}
+
+#[test]
+fn bench_on_a_scene_file_uses_its_pairs() {
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let output = hullsat(&[
+        "bench",
+        "--scene",
+        scene,
+        "--backend",
+        "cpu1,cpu",
+        "--repeat",
+        "1",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(entries.len(), 2);
+    for backend in ["cpu1", "cpu"] {
+        // The scene lists 7 pairs, 5 of which touch.
+        let entry = check_bench_entry(&entries, backend, 7);
+        assert_eq!(entry["manifolds"].as_u64(), Some(5), "{entry}");
+    }
+
+    let table = hullsat(&["bench", "--scene", scene, "--backend", "cpu", "--repeat", "3"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    assert!(
+        text.contains("box_stack.json: 7 pairs, median of 3 runs"),
+        "{text}"
+    );
+    let row = text.lines().find(|l| l.starts_with("cpu ")).expect("a cpu row");
+    assert!(row.contains("threads)"), "{row}");
+    assert!(row.contains(" ms "), "{row}");
+}
+
+/// Runs `args` and checks the refusal: exit 2, nothing on stdout, `expected` on stderr.
+fn assert_usage_error(args: &[&str], expected: &str) {
+    let output = hullsat(args);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+    assert!(output.stdout.is_empty(), "{args:?}");
+    assert!(
+        stderr(&output).contains(expected),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn bad_options_exit_2_with_a_clear_message() {
+    assert_usage_error(
+        &["demo", "--shapes", "foo"],
+        "invalid value 'foo' for '--shapes <SHAPES>'",
+    );
+    assert_usage_error(
+        &["demo", "--bodies", "0"],
+        "invalid value '0' for '--bodies <BODIES>'",
+    );
+    assert_usage_error(
+        &["demo", "--backend", "nope"],
+        "invalid value 'nope' for '--backend <BACKEND>'",
+    );
+    assert_usage_error(
+        &["bench", "--backend", "nope"],
+        "invalid value 'nope' for '--backend <BACKEND>'",
+    );
+    assert_usage_error(
+        &["bench", "--repeat", "0"],
+        "invalid value '0' for '--repeat <REPEAT>'",
+    );
+    assert_usage_error(
+        &["bench", "--scene", "examples/box_stack.json", "--bodies", "10"],
+        "cannot be used with",
+    );
+    let density = hullsat(&["demo", "--bodies", "10", "--density", "2"]);
+    assert_eq!(density.status.code(), Some(2));
+    assert_eq!(
+        stderr(&density),
+        "error: --density: expected a number in (0, 1], got 2\n"
+    );
+    let margin = hullsat(&["demo", "--bodies", "10", "--margin", "-0.1"]);
+    assert_eq!(margin.status.code(), Some(2));
+    assert_eq!(
+        stderr(&margin),
+        "error: --margin: expected a finite number >= 0, got -0.1\n"
+    );
+    let zero_density = hullsat(&["bench", "--bodies", "10", "--density", "0"]);
+    assert_eq!(zero_density.status.code(), Some(2));
+    assert!(
+        stderr(&zero_density).starts_with("error: --density: "),
+        "{}",
+        stderr(&zero_density)
+    );
+    let missing = hullsat(&["bench", "--scene", "does_not_exist.json"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).starts_with("error: cannot read scene file does_not_exist.json"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn help_lists_the_subcommands() {
+    let help = stdout(&hullsat(&["--help"]));
+    for needle in ["collide", "demo", "bench"] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+    let bench = stdout(&hullsat(&["bench", "--help"]));
+    for needle in ["cpu1", "ratio_to_cpu1", "--repeat", "--json", "--scene"] {
+        assert!(bench.contains(needle), "bench --help lacks {needle}");
+    }
+}
