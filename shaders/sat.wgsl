@@ -32,6 +32,8 @@ const AXIS_FACE_B: u32 = 2u;
 const AXIS_EDGE_PAIR: u32 = 3u;
 // Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
 const SEPARATED_BIT: u32 = 4u;
+// Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
+const INCOMPLETE_BIT: u32 = 8u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 
@@ -222,6 +224,17 @@ fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis
     var flags = kind;
     if sep > params.margin {
         flags |= SEPARATED_BIT;
+    }
+    // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
+    // spent, and the budget never refills: a two-step loop run last is cut short exactly when
+    // the queries may have been. The bound comes from a buffer so no compiler folds the loop.
+    let wanted = min(2u, arrayLength(&pairs) + 1u);
+    var steps = 0u;
+    for (var i = 0u; i < wanted; i++) {
+        steps += 1u;
+    }
+    if steps < wanted {
+        flags |= INCOMPLETE_BIT;
     }
     results[index] = GpuSatResult(normal, axis_sep, sep, flags, fa, fb);
 }

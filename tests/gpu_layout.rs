@@ -6,7 +6,7 @@ use std::mem::{offset_of, size_of};
 use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
 use hullsat::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuParams, GpuSatResult,
-    NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+    INCOMPLETE_BIT, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
 };
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -164,6 +164,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("AXIS_FACE_B", U32(AXIS_FACE_B)),
         ("AXIS_EDGE_PAIR", U32(AXIS_EDGE_PAIR)),
         ("SEPARATED_BIT", U32(SEPARATED_BIT)),
+        ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
         ("F32_MAX", F32(f32::MAX)),
     ];
     for (name, value) in expected {

@@ -126,6 +126,13 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
             );
+            if timings.incomplete_pairs > 0 {
+                println!(
+                    "gpu note: the driver cut the kernel short on {} pairs (a CPU driver's loop cap); \
+                     they were recomputed by the CPU SAT",
+                    timings.incomplete_pairs
+                );
+            }
             let (cpu_results, cpu_time) = cpu_collide()?;
             let mismatches = compare_results(&scene, &pairs, &gpu_results, &cpu_results);
             println!(

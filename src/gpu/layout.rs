@@ -25,6 +25,11 @@ pub const AXIS_EDGE_PAIR: u32 = 3;
 pub const AXIS_MASK: u32 = 3;
 /// [`GpuSatResult::kind`] bit set when `separation > margin` (the pair has no contact).
 pub const SEPARATED_BIT: u32 = 4;
+/// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
+/// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
+/// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
+/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+pub const INCOMPLETE_BIT: u32 = 8;
 
 /// One hull's ranges into the shared geometry buffers; must match shaders/sat.wgsl `GpuHull`.
 #[repr(C)]
@@ -161,6 +166,11 @@ impl HullTables {
 }
 
 impl GpuSatResult {
+    /// True when the driver cut the kernel short for this pair ([`INCOMPLETE_BIT`]).
+    pub fn is_incomplete(&self) -> bool {
+        self.kind & INCOMPLETE_BIT != 0
+    }
+
     /// The CPU form of this result, or `None` when the pair was not computed on the GPU.
     pub fn to_sat(&self) -> Option<SatResult> {
         let axis = match self.kind & AXIS_MASK {

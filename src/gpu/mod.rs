@@ -58,7 +58,7 @@ use wgpu::util::DeviceExt;
 
 use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::manifold::Manifold;
-use crate::query::sat::SatResult;
+use crate::query::sat::{SatResult, query_hulls};
 use crate::scene::{Body, InputError, validate_batch};
 use crate::shape::Shape;
 use layout::{GpuBody, GpuParams, GpuSatResult, HullTables, NO_HULL, WORKGROUP_SIZE};
@@ -119,6 +119,9 @@ pub struct GpuTimings {
     pub dispatch_readback: Duration,
     /// CPU clipping of hull pairs plus the CPU path for the other pairs (zero for `sat`).
     pub cpu_clipping: Duration,
+    /// Hull pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
+    /// lavapipe do), recomputed by the CPU SAT; their time is in `dispatch_readback`.
+    pub incomplete_pairs: usize,
 }
 
 /// A device buffer that is reused between calls and grown (doubling) when a call needs more.
@@ -409,7 +412,7 @@ impl GpuNarrowphase {
     ) -> Result<Vec<Option<SatResult>>, GpuError> {
         self.check_health()?;
         self.stage_bodies(bodies)?;
-        let mut out = Vec::with_capacity(pairs.len());
+        let mut raw = Vec::with_capacity(pairs.len());
         let result_size = size_of::<GpuSatResult>() as u64;
         let round_pairs = (self.limits.max_buffer / result_size).max(1) as usize;
         let mut upload = start.elapsed();
@@ -422,15 +425,40 @@ impl GpuNarrowphase {
             self.encode_checked(&mut encoder, round, margin)?;
             upload += t.elapsed();
             let t = Instant::now();
-            self.read_results(encoder, round.len(), &mut out)?;
+            self.read_results(encoder, round.len(), &mut raw)?;
             dispatch_readback += t.elapsed();
         }
+        let t = Instant::now();
+        let incomplete_pairs = raw.iter().filter(|r| r.is_incomplete()).count();
+        let out = raw
+            .iter()
+            .zip(pairs)
+            .map(|(result, &[a, b])| {
+                if result.is_incomplete() {
+                    Some(self.cpu_sat(&bodies[a as usize], &bodies[b as usize], margin))
+                } else {
+                    result.to_sat()
+                }
+            })
+            .collect();
+        dispatch_readback += t.elapsed();
         self.timings = GpuTimings {
             upload,
             dispatch_readback,
             cpu_clipping: Duration::ZERO,
+            incomplete_pairs,
         };
         Ok(out)
+    }
+
+    /// The CPU SAT for a hull pair the driver cut short (both bodies have hull shapes).
+    fn cpu_sat(&self, a: &Body, b: &Body, margin: f32) -> SatResult {
+        let hull = |body: &Body| {
+            self.shapes[body.shape as usize]
+                .as_hull()
+                .expect("GPU pairs are hull pairs")
+        };
+        query_hulls(hull(a), hull(b), &a.pose.relative_to_self(&b.pose), margin)
     }
 
     /// Manifolds for every pair, in pair order: GPU SAT plus CPU clipping for hull pairs, the CPU
@@ -606,7 +634,7 @@ impl GpuNarrowphase {
         &mut self,
         mut encoder: wgpu::CommandEncoder,
         count: usize,
-        out: &mut Vec<Option<SatResult>>,
+        out: &mut Vec<GpuSatResult>,
     ) -> Result<(), GpuError> {
         let bytes = (count * size_of::<GpuSatResult>()) as u64;
         if count == 0 {
@@ -644,7 +672,7 @@ impl GpuNarrowphase {
                 .map_err(|e| GpuError::Readback(e.to_string()))?;
             out.extend(
                 view.chunks_exact(size_of::<GpuSatResult>())
-                    .map(|raw| bytemuck::pod_read_unaligned::<GpuSatResult>(raw).to_sat()),
+                    .map(bytemuck::pod_read_unaligned::<GpuSatResult>),
             );
         }
         self.readback.buffer.unmap();
