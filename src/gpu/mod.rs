@@ -15,6 +15,14 @@
 //!    (their kernel slot says [`layout::AXIS_NONE`]): they go to the CPU path,
 //!    [`collide_shapes`], which is exact and cheap for them.
 //!
+//! 5. Software drivers: llvmpipe (lavapipe, and Mesa's GL path on it) silently stops every loop of
+//!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
+//!    two-step loop that is cut short exactly then and flags the result
+//!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
+//!    them in [`GpuTimings::incomplete_pairs`]. Pairs of hulls with ~150+ edges reach the cap;
+//!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
+//!    flagged entries as missing.
+//!
 //! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
 //! an uncaptured-error handler on devices this type creates), a lost device is reported, readback
 //! waits are bounded by [`READBACK_TIMEOUT`].
