@@ -16,6 +16,8 @@
 //!
 //! `shaders/sat.wgsl` runs the same steps on the GPU; keep the two in step.
 
+use std::cell::RefCell;
+
 use glam::{Quat, Vec3};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
@@ -118,20 +120,72 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -
 pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c: Vec3) -> bool {
     let cba = c.dot(b_x_a);
     let dba = d.dot(b_x_a);
+    // Most pairs fail here: skip the second plane's dot products.
+    if !(cba * dba < 0.0) {
+        return false;
+    }
     let adc = a.dot(d_x_c);
     let bdc = b.dot(d_x_c);
-    cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0
+    adc * bdc < 0.0 && cba * bdc > 0.0
+}
+
+/// An edge of B moved into A's frame, with what the edge loop reads per pair.
+#[derive(Clone, Copy, Debug, Default)]
+struct EdgeInA {
+    /// B's two face normals, rotated and negated (the Gauss map of -B), and `n1 × n0`.
+    n0: Vec3,
+    n1: Vec3,
+    n1_x_n0: Vec3,
+    /// Start vertex and start-to-end vector, A's frame.
+    start: Vec3,
+    direction: Vec3,
+    /// Length of `direction`.
+    length: f32,
+}
+
+thread_local! {
+    /// B's edges in A's frame, refilled for every pair; it only grows, so after the first
+    /// pairs the edge query allocates nothing.
+    static B_EDGES_IN_A: RefCell<Vec<EdgeInA>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
 /// Returns `None` when no pair qualifies.
 pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> Option<EdgeQuery> {
-    let rotation: Quat = b_in_a.rotation;
+    B_EDGES_IN_A.with_borrow_mut(|b_edges| {
+        // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
+        let rotation: Quat = b_in_a.rotation;
+        let (b_planes, b_vertices) = (b.planes(), b.vertices());
+        b_edges.clear();
+        b_edges.extend(b.edges().iter().map(|eb| {
+            let n0 = -(rotation * b_planes[eb.faces[0] as usize].normal);
+            let n1 = -(rotation * b_planes[eb.faces[1] as usize].normal);
+            let start = b_in_a.transform_point(b_vertices[eb.vertices[0] as usize]);
+            let direction = b_in_a.transform_point(b_vertices[eb.vertices[1] as usize]) - start;
+            EdgeInA {
+                n0,
+                n1,
+                n1_x_n0: n1.cross(n0),
+                start,
+                direction,
+                length: direction.length(),
+            }
+        }));
+        query_edges_in_a(a, b, b_in_a, b_edges, margin)
+    })
+}
+
+/// [`query_edges`] with B's edges already in A's frame (`b_edges`, in B's edge order).
+fn query_edges_in_a(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    b_edges: &[EdgeInA],
+    margin: f32,
+) -> Option<EdgeQuery> {
     let a_normals = a.planes();
-    let b_planes = b.planes();
     let a_vertices = a.vertices();
-    let b_vertices = b.vertices();
     let a_centroid = a.centroid();
     let mut best: Option<EdgeQuery> = None;
     for (ia, ea) in a.edges().iter().enumerate() {
@@ -140,18 +194,14 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
         let pa = a_vertices[ea.vertices[0] as usize];
         let da = a_vertices[ea.vertices[1] as usize] - pa;
         let na1_x_na0 = na1.cross(na0);
-        for (ib, eb) in b.edges().iter().enumerate() {
-            // B's face normals negated: the Gauss map of -B.
-            let nb0 = -(rotation * b_planes[eb.faces[0] as usize].normal);
-            let nb1 = -(rotation * b_planes[eb.faces[1] as usize].normal);
-            if !is_minkowski_face(na0, na1, na1_x_na0, nb0, nb1, nb1.cross(nb0)) {
+        for (ib, eb) in b_edges.iter().enumerate() {
+            if !is_minkowski_face(na0, na1, na1_x_na0, eb.n0, eb.n1, eb.n1_x_n0) {
                 continue;
             }
-            let pb = b_in_a.transform_point(b_vertices[eb.vertices[0] as usize]);
-            let db = b_in_a.transform_point(b_vertices[eb.vertices[1] as usize]) - pb;
+            let (pb, db) = (eb.start, eb.direction);
             let cross = da.cross(db);
             let cross_len = cross.length();
-            if cross_len < PARALLEL_EDGE_SINE * da.length() * db.length() {
+            if cross_len < PARALLEL_EDGE_SINE * da.length() * eb.length {
                 continue;
             }
             let mut axis = cross / cross_len;
