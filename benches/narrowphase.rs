@@ -25,6 +25,8 @@
 //! `HULLSAT_BENCH_SIZES` (e.g. `1000,10000`) and `HULLSAT_BENCH_BACKENDS` (e.g. `cpu1,parry`)
 //! skip the rest, scene generation included; a criterion filter (`cargo bench --bench
 //! narrowphase -- 'hull32/(cpu1|parry)/10000'`) also works but still builds every scene.
+//! `HULLSAT_BENCH_ONCE=1` runs each selected CPU backend once per size without criterion, for
+//! instruction counts under `perf stat` or callgrind.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -225,6 +227,36 @@ fn bench_gpu(
     }
 }
 
+/// One pass of each CPU backend over each size, no criterion: for instruction counts
+/// (`perf stat -e instructions:u`, `valgrind --tool=callgrind`), minus a run with
+/// `HULLSAT_BENCH_BACKENDS=none` for the scene setup.
+fn run_once(w: &Workload, sizes: &[usize], backends: &[String]) {
+    let cpu = CpuNarrowphase::new(w.shapes.clone());
+    let mut manifolds = Vec::new();
+    for &n in sizes {
+        let pairs = &w.pairs[..n.min(w.pairs.len())];
+        for backend in backends {
+            let found = match backend.as_str() {
+                "cpu1" => cpu
+                    .collide_single_thread(&w.bodies, pairs, MARGIN)
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .count(),
+                "cpu" => cpu
+                    .collide(&w.bodies, pairs, MARGIN)
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .count(),
+                "parry" => parry_collide(w, pairs, &mut manifolds),
+                _ => continue,
+            };
+            eprintln!("once {}/{backend}/{}: {found}", w.name, pairs.len());
+        }
+    }
+}
+
 fn narrowphase(c: &mut Criterion) {
     let workloads = selected("HULLSAT_BENCH_WORKLOADS", &WORKLOADS);
     let backends = selected("HULLSAT_BENCH_BACKENDS", &BACKENDS);
@@ -271,6 +303,10 @@ fn narrowphase(c: &mut Criterion) {
         } else {
             None
         };
+        if std::env::var_os("HULLSAT_BENCH_ONCE").is_some() {
+            run_once(&w, &sizes, &backends);
+            continue;
+        }
         let mut group = c.benchmark_group(name.as_str());
         group
             .sample_size(10)

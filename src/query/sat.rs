@@ -18,7 +18,7 @@
 
 use std::cell::RefCell;
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
@@ -96,11 +96,7 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -
     for (face, plane) in a.planes().iter().enumerate() {
         let normal = a_in_b.rotation * plane.normal;
         let offset = plane.offset + normal.dot(a_in_b.translation);
-        let mut deepest = f32::INFINITY;
-        for v in b_vertices {
-            deepest = deepest.min(normal.dot(*v));
-        }
-        let separation = deepest - offset;
+        let separation = lowest_along(b_vertices, normal) - offset;
         if separation > best.separation {
             best = FaceQuery {
                 face: face as u32,
@@ -129,7 +125,7 @@ pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c:
     adc * bdc < 0.0 && cba * bdc > 0.0
 }
 
-/// An edge of B moved into A's frame, with what the edge loop reads per pair.
+/// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
 #[derive(Clone, Copy, Debug, Default)]
 struct EdgeInA {
     /// B's two face normals, rotated and negated (the Gauss map of -B), and `n1 × n0`.
@@ -143,45 +139,87 @@ struct EdgeInA {
     length: f32,
 }
 
+/// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
+/// first pairs the edge query allocates nothing.
+#[derive(Default)]
+struct EdgeScratch {
+    /// B's edges in A's frame, in B's edge order.
+    edges: Vec<EdgeInA>,
+    /// The same edges' negated normals, four edges per entry by coordinate (`[n0.x, n0.y, n0.z,
+    /// n1.x, n1.y, n1.z]`, lane `i` = edge `4 * entry + i`, zero padding), so the first crossing
+    /// test runs four edges at a time.
+    normals: Vec<[Vec4; 6]>,
+    /// B's face normals rotated into A's frame and negated, by face.
+    normals_in_a: Vec<Vec3>,
+    /// B's vertices in A's frame, by vertex.
+    vertices_in_a: Vec<Vec3>,
+}
+
 thread_local! {
-    /// B's edges in A's frame, refilled for every pair; it only grows, so after the first
-    /// pairs the edge query allocates nothing.
-    static B_EDGES_IN_A: RefCell<Vec<EdgeInA>> = const { RefCell::new(Vec::new()) };
+    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
 }
 
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
 /// Returns `None` when no pair qualifies.
 pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> Option<EdgeQuery> {
-    B_EDGES_IN_A.with_borrow_mut(|b_edges| {
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
         // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
         let rotation: Quat = b_in_a.rotation;
-        let (b_planes, b_vertices) = (b.planes(), b.vertices());
-        b_edges.clear();
-        b_edges.extend(b.edges().iter().map(|eb| {
-            let n0 = -(rotation * b_planes[eb.faces[0] as usize].normal);
-            let n1 = -(rotation * b_planes[eb.faces[1] as usize].normal);
-            let start = b_in_a.transform_point(b_vertices[eb.vertices[0] as usize]);
-            let direction = b_in_a.transform_point(b_vertices[eb.vertices[1] as usize]) - start;
-            EdgeInA {
+        // Each face normal and vertex once, then gathered per edge.
+        scratch.normals_in_a.clear();
+        scratch
+            .normals_in_a
+            .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
+        scratch.vertices_in_a.clear();
+        scratch
+            .vertices_in_a
+            .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
+        scratch.edges.clear();
+        scratch.normals.clear();
+        for (i, eb) in b.edges().iter().enumerate() {
+            let n0 = scratch.normals_in_a[eb.faces[0] as usize];
+            let n1 = scratch.normals_in_a[eb.faces[1] as usize];
+            let start = scratch.vertices_in_a[eb.vertices[0] as usize];
+            let direction = scratch.vertices_in_a[eb.vertices[1] as usize] - start;
+            scratch.edges.push(EdgeInA {
                 n0,
                 n1,
                 n1_x_n0: n1.cross(n0),
                 start,
                 direction,
                 length: direction.length(),
+            });
+            if i % 4 == 0 {
+                scratch.normals.push([Vec4::ZERO; 6]);
             }
-        }));
-        query_edges_in_a(a, b, b_in_a, b_edges, margin)
+            let lanes = scratch.normals.last_mut().expect("pushed above");
+            for (lane, value) in lanes.iter_mut().zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z]) {
+                lane[i % 4] = value;
+            }
+        }
+        query_edges_in_a(a, b, b_in_a, scratch, margin)
     })
 }
 
-/// [`query_edges`] with B's edges already in A's frame (`b_edges`, in B's edge order).
+/// Bit `i` set when edge `i` of a group of four edges of B (normals `lanes`, see
+/// [`EdgeScratch::normals`]) has its arc cross the great circle with normal `plane` (A's arc):
+/// `cba · dba < 0`, the first test of [`is_minkowski_face`] with the same arithmetic per lane.
+#[inline]
+fn edges_crossing_plane(lanes: &[Vec4; 6], plane: Vec3) -> u32 {
+    let [n0x, n0y, n0z, n1x, n1y, n1z] = *lanes;
+    let (px, py, pz) = (Vec4::splat(plane.x), Vec4::splat(plane.y), Vec4::splat(plane.z));
+    let cba = (n0x * px) + (n0y * py) + (n0z * pz);
+    let dba = (n1x * px) + (n1y * py) + (n1z * pz);
+    (cba * dba).cmplt(Vec4::ZERO).bitmask()
+}
+
+/// [`query_edges`] with B's edges already in A's frame (`scratch`).
 fn query_edges_in_a(
     a: &ConvexHull,
     b: &ConvexHull,
     b_in_a: &Pose,
-    b_edges: &[EdgeInA],
+    scratch: &EdgeScratch,
     margin: f32,
 ) -> Option<EdgeQuery> {
     let a_normals = a.planes();
@@ -194,34 +232,40 @@ fn query_edges_in_a(
         let pa = a_vertices[ea.vertices[0] as usize];
         let da = a_vertices[ea.vertices[1] as usize] - pa;
         let na1_x_na0 = na1.cross(na0);
-        for (ib, eb) in b_edges.iter().enumerate() {
-            if !is_minkowski_face(na0, na1, na1_x_na0, eb.n0, eb.n1, eb.n1_x_n0) {
-                continue;
-            }
-            let (pb, db) = (eb.start, eb.direction);
-            let cross = da.cross(db);
-            let cross_len = cross.length();
-            if cross_len < PARALLEL_EDGE_SINE * da.length() * eb.length {
-                continue;
-            }
-            let mut axis = cross / cross_len;
-            if axis.dot(pa - a_centroid) < 0.0 {
-                axis = -axis;
-            }
-            // The edge points bound the support value from above: re-measure only if it can win.
-            if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
-                continue;
-            }
-            let separation = separation_along(a, b, b_in_a, axis);
-            if best.is_none_or(|q| separation > q.separation) {
-                best = Some(EdgeQuery {
-                    edge_a: ia as u32,
-                    edge_b: ib as u32,
-                    separation,
-                    axis,
-                });
-                if separation > margin {
-                    return best;
+        for (group, lanes) in scratch.normals.iter().enumerate() {
+            let mut crossing = edges_crossing_plane(lanes, na1_x_na0);
+            while crossing != 0 {
+                let ib = 4 * group as u32 + crossing.trailing_zeros();
+                crossing &= crossing - 1;
+                let eb = &scratch.edges[ib as usize];
+                if !is_minkowski_face(na0, na1, na1_x_na0, eb.n0, eb.n1, eb.n1_x_n0) {
+                    continue;
+                }
+                let (pb, db) = (eb.start, eb.direction);
+                let cross = da.cross(db);
+                let cross_len = cross.length();
+                if cross_len < PARALLEL_EDGE_SINE * da.length() * eb.length {
+                    continue;
+                }
+                let mut axis = cross / cross_len;
+                if axis.dot(pa - a_centroid) < 0.0 {
+                    axis = -axis;
+                }
+                // The edge points bound the support value from above: re-measure only if it can win.
+                if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
+                    continue;
+                }
+                let separation = separation_along(a, b, b_in_a, axis);
+                if best.is_none_or(|q| separation > q.separation) {
+                    best = Some(EdgeQuery {
+                        edge_a: ia as u32,
+                        edge_b: ib,
+                        separation,
+                        axis,
+                    });
+                    if separation > margin {
+                        return best;
+                    }
                 }
             }
         }
@@ -233,17 +277,27 @@ fn query_edges_in_a(
 /// B): the gap between A's and B's support points, in length units (negative = overlap).
 pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec3) -> f32 {
     let axis_in_b = b_in_a.inverse_transform_vector(axis);
-    let b_lowest = b
-        .vertices()
-        .iter()
-        .map(|v| v.dot(axis_in_b))
-        .fold(f32::INFINITY, f32::min);
-    let a_highest = a
-        .vertices()
-        .iter()
-        .map(|v| v.dot(axis))
-        .fold(f32::NEG_INFINITY, f32::max);
+    let b_lowest = lowest_along(b.vertices(), axis_in_b);
+    // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
+    let a_highest = -lowest_along(a.vertices(), -axis);
     b_lowest + axis.dot(b_in_a.translation) - a_highest
+}
+
+/// Smallest `direction · v` over `vertices` (+inf when empty). Four running minima keep four
+/// dot products in flight; the minimum does not depend on the order it is taken in.
+#[inline]
+fn lowest_along(vertices: &[Vec3], direction: Vec3) -> f32 {
+    let mut lowest = [f32::INFINITY; 4];
+    let groups = vertices.chunks_exact(4);
+    for v in groups.remainder() {
+        lowest[0] = lowest[0].min(direction.dot(*v));
+    }
+    for group in groups {
+        for (l, v) in lowest.iter_mut().zip(group) {
+            *l = l.min(direction.dot(*v));
+        }
+    }
+    lowest[0].min(lowest[1]).min(lowest[2].min(lowest[3]))
 }
 
 /// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
