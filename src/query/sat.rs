@@ -92,11 +92,10 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    let b_vertices = b.vertices();
     for (face, plane) in a.planes().iter().enumerate() {
         let normal = a_in_b.rotation * plane.normal;
         let offset = plane.offset + normal.dot(a_in_b.translation);
-        let separation = lowest_along(b_vertices, normal) - offset;
+        let separation = b.lowest_along(normal) - offset;
         if separation > best.separation {
             best = FaceQuery {
                 face: face as u32,
@@ -116,22 +115,14 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -
 pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c: Vec3) -> bool {
     let cba = c.dot(b_x_a);
     let dba = d.dot(b_x_a);
-    // Most pairs fail here: skip the second plane's dot products.
-    if !(cba * dba < 0.0) {
-        return false;
-    }
     let adc = a.dot(d_x_c);
     let bdc = b.dot(d_x_c);
-    adc * bdc < 0.0 && cba * bdc > 0.0
+    cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0
 }
 
 /// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
 #[derive(Clone, Copy, Debug, Default)]
 struct EdgeInA {
-    /// B's two face normals, rotated and negated (the Gauss map of -B), and `n1 × n0`.
-    n0: Vec3,
-    n1: Vec3,
-    n1_x_n0: Vec3,
     /// Start vertex and start-to-end vector, A's frame.
     start: Vec3,
     direction: Vec3,
@@ -145,10 +136,11 @@ struct EdgeInA {
 struct EdgeScratch {
     /// B's edges in A's frame, in B's edge order.
     edges: Vec<EdgeInA>,
-    /// The same edges' negated normals, four edges per entry by coordinate (`[n0.x, n0.y, n0.z,
-    /// n1.x, n1.y, n1.z]`, lane `i` = edge `4 * entry + i`, zero padding), so the first crossing
+    /// The same edges' negated normals and their cross product, four edges per entry by
+    /// coordinate (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane
+    /// `i` = edge `4 * entry + i`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
-    normals: Vec<[Vec4; 6]>,
+    normals: Vec<[Vec4; 9]>,
     /// B's face normals rotated into A's frame and negated, by face.
     normals_in_a: Vec<Vec3>,
     /// B's vertices in A's frame, by vertex.
@@ -182,19 +174,20 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
             let n1 = scratch.normals_in_a[eb.faces[1] as usize];
             let start = scratch.vertices_in_a[eb.vertices[0] as usize];
             let direction = scratch.vertices_in_a[eb.vertices[1] as usize] - start;
+            let c = n1.cross(n0);
             scratch.edges.push(EdgeInA {
-                n0,
-                n1,
-                n1_x_n0: n1.cross(n0),
                 start,
                 direction,
                 length: direction.length(),
             });
             if i % 4 == 0 {
-                scratch.normals.push([Vec4::ZERO; 6]);
+                scratch.normals.push([Vec4::ZERO; 9]);
             }
             let lanes = scratch.normals.last_mut().expect("pushed above");
-            for (lane, value) in lanes.iter_mut().zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z]) {
+            for (lane, value) in lanes
+                .iter_mut()
+                .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
+            {
                 lane[i % 4] = value;
             }
         }
@@ -202,16 +195,22 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
     })
 }
 
-/// Bit `i` set when edge `i` of a group of four edges of B (normals `lanes`, see
-/// [`EdgeScratch::normals`]) has its arc cross the great circle with normal `plane` (A's arc):
-/// `cba · dba < 0`, the first test of [`is_minkowski_face`] with the same arithmetic per lane.
+/// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
+/// [`EdgeScratch::normals`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
+/// [`is_minkowski_face`]: the same products and comparisons, per lane.
 #[inline]
-fn edges_crossing_plane(lanes: &[Vec4; 6], plane: Vec3) -> u32 {
-    let [n0x, n0y, n0z, n1x, n1y, n1z] = *lanes;
-    let (px, py, pz) = (Vec4::splat(plane.x), Vec4::splat(plane.y), Vec4::splat(plane.z));
-    let cba = (n0x * px) + (n0y * py) + (n0z * pz);
-    let dba = (n1x * px) + (n1y * py) + (n1z * pz);
-    (cba * dba).cmplt(Vec4::ZERO).bitmask()
+fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
+    let [cx, cy, cz, dx, dy, dz, dcx, dcy, dcz] = *lanes;
+    let dot = |x: Vec4, y: Vec4, z: Vec4, v: Vec3| {
+        (x * Vec4::splat(v.x)) + (y * Vec4::splat(v.y)) + (z * Vec4::splat(v.z))
+    };
+    let cba = dot(cx, cy, cz, b_x_a);
+    let dba = dot(dx, dy, dz, b_x_a);
+    let adc = dot(dcx, dcy, dcz, a);
+    let bdc = dot(dcx, dcy, dcz, b);
+    let crossing =
+        (cba * dba).cmplt(Vec4::ZERO) & (adc * bdc).cmplt(Vec4::ZERO) & (cba * bdc).cmpgt(Vec4::ZERO);
+    crossing.bitmask()
 }
 
 /// [`query_edges`] with B's edges already in A's frame (`scratch`).
@@ -233,14 +232,11 @@ fn query_edges_in_a(
         let da = a_vertices[ea.vertices[1] as usize] - pa;
         let na1_x_na0 = na1.cross(na0);
         for (group, lanes) in scratch.normals.iter().enumerate() {
-            let mut crossing = edges_crossing_plane(lanes, na1_x_na0);
+            let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
             while crossing != 0 {
                 let ib = 4 * group as u32 + crossing.trailing_zeros();
                 crossing &= crossing - 1;
                 let eb = &scratch.edges[ib as usize];
-                if !is_minkowski_face(na0, na1, na1_x_na0, eb.n0, eb.n1, eb.n1_x_n0) {
-                    continue;
-                }
                 let (pb, db) = (eb.start, eb.direction);
                 let cross = da.cross(db);
                 let cross_len = cross.length();
@@ -277,27 +273,10 @@ fn query_edges_in_a(
 /// B): the gap between A's and B's support points, in length units (negative = overlap).
 pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec3) -> f32 {
     let axis_in_b = b_in_a.inverse_transform_vector(axis);
-    let b_lowest = lowest_along(b.vertices(), axis_in_b);
+    let b_lowest = b.lowest_along(axis_in_b);
     // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
-    let a_highest = -lowest_along(a.vertices(), -axis);
+    let a_highest = -a.lowest_along(-axis);
     b_lowest + axis.dot(b_in_a.translation) - a_highest
-}
-
-/// Smallest `direction · v` over `vertices` (+inf when empty). Four running minima keep four
-/// dot products in flight; the minimum does not depend on the order it is taken in.
-#[inline]
-fn lowest_along(vertices: &[Vec3], direction: Vec3) -> f32 {
-    let mut lowest = [f32::INFINITY; 4];
-    let groups = vertices.chunks_exact(4);
-    for v in groups.remainder() {
-        lowest[0] = lowest[0].min(direction.dot(*v));
-    }
-    for group in groups {
-        for (l, v) in lowest.iter_mut().zip(group) {
-            *l = l.min(direction.dot(*v));
-        }
-    }
-    lowest[0].min(lowest[1]).min(lowest[2].min(lowest[3]))
 }
 
 /// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
@@ -382,4 +361,74 @@ pub fn query_hulls_preferring_faces_by(
         result.separation = result.separation.max(e.separation);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unit vectors spread over the sphere (a golden-angle spiral), deterministic.
+    fn directions(count: usize) -> Vec<Vec3> {
+        (0..count)
+            .map(|i| {
+                let z = 1.0 - 2.0 * (i as f32 + 0.5) / count as f32;
+                let angle = i as f32 * 2.399_963;
+                let r = (1.0 - z * z).sqrt();
+                Vec3::new(r * angle.cos(), r * angle.sin(), z)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lane_gauss_map_test_matches_the_scalar_one() {
+        let normals = directions(24);
+        // Arcs between neighbouring spiral points (short) and far apart ones (long).
+        let arcs: Vec<(Vec3, Vec3)> = (0..normals.len())
+            .flat_map(|i| {
+                [
+                    (normals[i], normals[(i + 1) % 24]),
+                    (normals[i], normals[(i + 7) % 24]),
+                ]
+            })
+            .collect();
+        let (mut tested, mut crossing) = (0, 0);
+        for &(a, b) in &arcs {
+            let b_x_a = b.cross(a);
+            for group in arcs.chunks(4) {
+                let mut lanes = [Vec4::ZERO; 9];
+                for (i, &(c, d)) in group.iter().enumerate() {
+                    let d_x_c = d.cross(c);
+                    for (lane, value) in lanes
+                        .iter_mut()
+                        .zip([c.x, c.y, c.z, d.x, d.y, d.z, d_x_c.x, d_x_c.y, d_x_c.z])
+                    {
+                        lane[i] = value;
+                    }
+                }
+                let mask = minkowski_faces(&lanes, a, b, b_x_a);
+                for (i, &(c, d)) in group.iter().enumerate() {
+                    let expected = is_minkowski_face(a, b, b_x_a, c, d, d.cross(c));
+                    assert_eq!(mask & (1 << i) != 0, expected, "arc {a} {b} against {c} {d}");
+                    tested += 1;
+                    crossing += expected as usize;
+                }
+            }
+        }
+        // Both outcomes occur, so the comparison covers both.
+        assert!(crossing > 0 && crossing < tested, "{crossing} of {tested}");
+    }
+
+    #[test]
+    fn lowest_along_matches_the_scalar_minimum() {
+        let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        for direction in directions(50) {
+            let scalar = hull
+                .vertices()
+                .iter()
+                .map(|v| v.dot(direction))
+                .fold(f32::INFINITY, f32::min);
+            assert_eq!(hull.lowest_along(direction), scalar);
+        }
+    }
 }
