@@ -3,7 +3,8 @@
 //! 1. Workloads: seeded particle scenes (`generate_particle_scene`, presets `box`, `hull32`,
 //!    `hull64`, `mixed`; density 0.3, margin [`MARGIN`]) large enough to give the biggest size;
 //!    the pairs are the first N broadphase candidate pairs (`candidate_pairs`), N in 1k, 10k,
-//!    100k. Every backend collides exactly those pairs at that margin.
+//!    100k, with only the bodies they use (validation is per body). Every backend collides
+//!    exactly those pairs at that margin.
 //! 2. Backends, criterion ids `<workload>/<backend>/<pairs>`:
 //!    - `cpu1`: `CpuNarrowphase::collide_single_thread`;
 //!    - `cpu`: `CpuNarrowphase::collide` (rayon, all cores);
@@ -117,6 +118,38 @@ fn build_workload(name: &str, max_pairs: usize) -> Workload {
             };
         }
         bodies *= 2;
+    }
+}
+
+impl Workload {
+    /// The first `n` pairs and only the bodies they use (renumbered in order of first use): every
+    /// backend validates or converts the bodies of a batch, so a 1k-pair batch must not carry
+    /// the 100k bodies of the scene it was cut from.
+    fn first_pairs(&self, n: usize) -> (Workload, Vec<[u32; 2]>) {
+        let mut index = vec![u32::MAX; self.bodies.len()];
+        let mut used = Vec::new();
+        let pairs = self.pairs[..n.min(self.pairs.len())]
+            .iter()
+            .map(|pair| {
+                pair.map(|body| {
+                    let slot = &mut index[body as usize];
+                    if *slot == u32::MAX {
+                        *slot = used.len() as u32;
+                        used.push(body as usize);
+                    }
+                    *slot
+                })
+            })
+            .collect();
+        let workload = Workload {
+            name: self.name.clone(),
+            shapes: self.shapes.clone(),
+            bodies: used.iter().map(|&i| self.bodies[i]).collect(),
+            pairs: Vec::new(),
+            parry_shapes: self.parry_shapes.clone(),
+            parry_poses: used.iter().map(|&i| self.parry_poses[i]).collect(),
+        };
+        (workload, pairs)
     }
 }
 
@@ -244,7 +277,8 @@ fn run_once(w: &Workload, sizes: &[usize], backends: &[String]) {
     let cpu = CpuNarrowphase::new(w.shapes.clone());
     let mut manifolds = Vec::new();
     for &n in sizes {
-        let pairs = &w.pairs[..n.min(w.pairs.len())];
+        let (w, pairs) = w.first_pairs(n);
+        let (w, pairs) = (&w, &pairs[..]);
         for backend in backends {
             let found = match backend.as_str() {
                 "cpu1" => cpu
@@ -324,11 +358,11 @@ fn narrowphase(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(2))
             .sampling_mode(SamplingMode::Flat);
         for &n in &sizes {
-            let pairs = &w.pairs[..n.min(w.pairs.len())];
+            let (w, pairs) = w.first_pairs(n);
             group.throughput(Throughput::Elements(pairs.len() as u64));
-            bench_cpu(&mut group, &w, pairs, &backends);
+            bench_cpu(&mut group, &w, &pairs, &backends);
             if let Some(gpu) = gpu.as_mut() {
-                bench_gpu(&mut group, gpu, &w, pairs, &backends);
+                bench_gpu(&mut group, gpu, &w, &pairs, &backends);
             }
         }
         group.finish();
