@@ -12,6 +12,10 @@ use crate::manifold::Manifold;
 use crate::scene::{Body, InputError, validate_batch};
 use crate::shape::Shape;
 
+/// Fewest pairs a rayon task takes: a box pair costs about a microsecond, so smaller tasks
+/// would spend a noticeable share on scheduling.
+const PAIRS_PER_TASK: usize = 64;
+
 /// Narrowphase on the CPU over a fixed set of shapes shared by any number of bodies.
 #[derive(Clone, Debug)]
 pub struct CpuNarrowphase {
@@ -41,6 +45,7 @@ impl CpuNarrowphase {
         let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
         Ok(pairs
             .par_iter()
+            .with_min_len(PAIRS_PER_TASK)
             .map(|&pair| self.collide_pair(&bodies, pair, margin))
             .collect())
     }

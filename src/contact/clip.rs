@@ -10,7 +10,8 @@
 //!    with those two, and the one adding the most area outside that triangle (largest
 //!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
 //!
-//! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array.
+//! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array, sized
+//! by the caller for the faces at hand (see [`ClipPolygon::fits`]).
 
 use glam::Vec3;
 
@@ -64,30 +65,37 @@ enum EdgeCarrier {
     Side(u32),
 }
 
-/// A clipped contact polygon (convex, in the incident face's winding), at most
-/// [`MAX_CLIP_VERTICES`] vertices, stored on the stack.
+/// A clipped contact polygon (convex, in the incident face's winding), at most `N` vertices,
+/// stored on the stack. `N` = [`MAX_CLIP_VERTICES`] holds any clip; a small `N` (see
+/// [`ClipPolygon::fits`]) saves initializing kilobytes of buffer per pair for small faces.
 #[derive(Clone, Debug)]
-pub struct ClipPolygon {
-    vertices: [ClipVertex; MAX_CLIP_VERTICES],
-    carriers: [EdgeCarrier; MAX_CLIP_VERTICES],
+pub struct ClipPolygon<const N: usize = MAX_CLIP_VERTICES> {
+    vertices: [ClipVertex; N],
+    carriers: [EdgeCarrier; N],
     len: usize,
 }
 
-impl Default for ClipPolygon {
+impl<const N: usize> Default for ClipPolygon<N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl ClipPolygon {
+impl<const N: usize> ClipPolygon<N> {
     /// An empty polygon.
     pub fn new() -> Self {
         ClipPolygon {
-            vertices: [ClipVertex::default(); MAX_CLIP_VERTICES],
+            vertices: [ClipVertex::default(); N],
             // Slots past `len` are never read.
-            carriers: [EdgeCarrier::Incident(0); MAX_CLIP_VERTICES],
+            carriers: [EdgeCarrier::Incident(0); N],
             len: 0,
         }
+    }
+
+    /// True when clipping `incident` by the side planes of `reference` fits in `N` vertices
+    /// (at most the sum of the two faces' vertex counts).
+    pub fn fits(reference: &PosedFace, incident: &PosedFace) -> bool {
+        reference.hull.face_loop(reference.face).len() + incident.hull.face_loop(incident.face).len() <= N
     }
 
     /// The vertices in polygon order.
@@ -103,7 +111,7 @@ impl ClipPolygon {
         self.len += 1;
     }
 
-    fn copy_from(&mut self, other: &ClipPolygon) {
+    fn copy_from(&mut self, other: &ClipPolygon<N>) {
         self.vertices[..other.len].copy_from_slice(&other.vertices[..other.len]);
         self.carriers[..other.len].copy_from_slice(&other.carriers[..other.len]);
         self.len = other.len;
@@ -111,7 +119,8 @@ impl ClipPolygon {
 }
 
 /// Clips face `incident` by the side planes of face `reference` (both posed in one working
-/// frame) and writes the polygon, working-frame positions, into `out`. Points are not yet
+/// frame) and writes the polygon, working-frame positions, into `out`, which must have room
+/// ([`ClipPolygon::fits`]; `N` = [`MAX_CLIP_VERTICES`] always does). Points are not yet
 /// filtered by depth. `kind` is [`FeatureId::FACE_A`] or [`FeatureId::FACE_B`]: which body
 /// holds the reference face. Ids:
 /// - an incident vertex kept: `(kind, 0, reference face, incident vertex)`;
@@ -119,7 +128,12 @@ impl ClipPolygon {
 ///   vertex)`;
 /// - a reference corner inside the incident face (two side planes meet): `(other kind, 0,
 ///   incident face, reference vertex)`, the id the same point gets with the roles swapped.
-pub fn clip_incident_face(reference: &PosedFace, incident: &PosedFace, kind: u32, out: &mut ClipPolygon) {
+pub fn clip_incident_face<const N: usize>(
+    reference: &PosedFace,
+    incident: &PosedFace,
+    kind: u32,
+    out: &mut ClipPolygon<N>,
+) {
     let incident_vertices = incident.hull.vertices();
     out.len = 0;
     for &v in incident.hull.face_loop(incident.face) {
@@ -133,7 +147,7 @@ pub fn clip_incident_face(reference: &PosedFace, incident: &PosedFace, kind: u32
     let reference_loop = reference.hull.face_loop(reference.face);
     let reference_vertices = reference.hull.vertices();
     let normal = reference.pose.rotation * reference.hull.planes()[reference.face].normal;
-    let mut scratch = ClipPolygon::new();
+    let mut scratch = ClipPolygon::<N>::new();
     let (mut src, mut dst) = (out, &mut scratch);
     let mut result_in_scratch = false;
     for side in 0..reference_loop.len() {
@@ -172,9 +186,9 @@ struct SidePlane {
 }
 
 /// One Sutherland–Hodgman pass: keeps the part of `src` behind `plane`, into `dst`.
-fn clip_by_side_plane(
-    src: &ClipPolygon,
-    dst: &mut ClipPolygon,
+fn clip_by_side_plane<const N: usize>(
+    src: &ClipPolygon<N>,
+    dst: &mut ClipPolygon<N>,
     plane: &SidePlane,
     reference_loop: &[u32],
     incident_face: u32,
@@ -366,7 +380,7 @@ mod tests {
             pose: Pose::from_translation(Vec3::new(0.0, 1.0, 0.0)),
             face: 2,
         };
-        let mut polygon = ClipPolygon::new();
+        let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
         clip_incident_face(&reference, &incident, FeatureId::FACE_A, &mut polygon);
         let ids: Vec<FeatureId> = polygon.vertices().iter().map(|v| v.id).collect();
         let expected: Vec<FeatureId> = small
@@ -392,7 +406,7 @@ mod tests {
             pose: Pose::IDENTITY,
             face: 3,
         };
-        let mut polygon = ClipPolygon::new();
+        let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
         clip_incident_face(&reference, &incident, FeatureId::FACE_B, &mut polygon);
         assert_eq!(polygon.vertices().len(), 4);
         for v in polygon.vertices() {
@@ -422,7 +436,7 @@ mod tests {
             pose: Pose::new(Vec3::new(0.5, 1.0, 0.25), Quat::IDENTITY),
             face: 2,
         };
-        let mut polygon = ClipPolygon::new();
+        let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
         clip_incident_face(&reference, &incident, FeatureId::FACE_A, &mut polygon);
         let vertices = hull.vertices();
         for v in polygon.vertices() {

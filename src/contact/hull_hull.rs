@@ -1,6 +1,8 @@
 //! Hull (or box) against hull (or box): SAT, then a clipped face contact or an edge contact.
 //!
-//! 1. Run the SAT in A's frame ([`query_hulls`]); beyond the margin there is no manifold.
+//! 1. Run the SAT in A's frame ([`query_hulls`]); beyond the margin there is no manifold. Hulls
+//!    with many edge pairs first run GJK (step 5's distance), which rejects pairs beyond the
+//!    margin for far less work than the edge query.
 //! 2. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //!    whose normal is most anti-parallel to it. Clip the incident face by the reference side
 //!    planes ([`clip_incident_face`]).
@@ -16,13 +18,22 @@
 use glam::Vec3;
 
 use crate::constants::{CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE};
-use crate::contact::clip::{ClipPolygon, PosedFace, clip_incident_face, reduce_contact_points};
+use crate::contact::clip::{
+    ClipPolygon, ClipVertex, MAX_CLIP_VERTICES, PosedFace, clip_incident_face, reduce_contact_points,
+};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
 use crate::query::gjk::{ClosestPoints, PosedHull, closest_points};
 use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
+
+/// Above this many edge pairs GJK runs before the SAT (boxes have 144: their SAT is cheaper
+/// than GJK; 32-vertex hulls about 8000).
+const GJK_FIRST_EDGE_PAIRS: usize = 1024;
+
+/// Clip buffer size for two faces of at most 16 vertices together (triangles, box faces).
+const SMALL_CLIP_VERTICES: usize = 16;
 
 /// The manifold between hull `a` (body A) and hull `b` (body B) at world poses, or `None` when
 /// they are farther apart than `margin` (length units). Normal from A toward B, world space.
@@ -34,8 +45,35 @@ pub fn collide_hull_hull(
     margin: f32,
 ) -> Option<Manifold> {
     let b_in_a = pose_a.relative_to_self(pose_b);
+    // About half the candidate pairs of a scene are apart by more than the margin: for large
+    // hulls GJK shows it with a few support calls, where the SAT may test every edge pair. The
+    // manifold is the same: beyond the margin it is `None` either way (step 5).
+    let exact = (a.edges().len() * b.edges().len() > GJK_FIRST_EDGE_PAIRS)
+        .then(|| closest_points_in_a(a, b, &b_in_a))
+        .flatten();
+    if exact.is_some_and(|e| e.distance > margin) {
+        return None;
+    }
     let sat = query_hulls(a, b, &b_in_a, margin);
-    manifold_from_sat(a, pose_a, b, pose_b, &sat, margin)
+    if sat.is_separated(margin) {
+        return None;
+    }
+    let exact = exact.or_else(|| (sat.separation > 0.0).then(|| closest_points_in_a(a, b, &b_in_a))?);
+    manifold_from_sat_and_distance(a, pose_a, b, pose_b, &sat, margin, exact)
+}
+
+/// GJK closest points of `a` (A's frame) and `b` posed at `b_in_a`, or `None` when they overlap.
+fn closest_points_in_a(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose) -> Option<ClosestPoints> {
+    closest_points(
+        &PosedHull {
+            hull: a,
+            pose: Pose::IDENTITY,
+        },
+        &PosedHull {
+            hull: b,
+            pose: *b_in_a,
+        },
+    )
 }
 
 /// Turns a SAT result (A's frame, from the CPU queries or the GPU shader) into a world-space
@@ -52,19 +90,29 @@ pub fn manifold_from_sat(
     if sat.is_separated(margin) {
         return None;
     }
+    let exact = (sat.separation > 0.0)
+        .then(|| closest_points_in_a(a, b, &pose_a.relative_to_self(pose_b)))
+        .flatten();
+    manifold_from_sat_and_distance(a, pose_a, b, pose_b, sat, margin, exact)
+}
+
+/// [`manifold_from_sat`] given the GJK closest points `exact` of the pair in A's frame (needed,
+/// and used, only when `sat.separation > 0`; `None` when GJK found an overlap).
+fn manifold_from_sat_and_distance(
+    a: &ConvexHull,
+    pose_a: &Pose,
+    b: &ConvexHull,
+    pose_b: &Pose,
+    sat: &SatResult,
+    margin: f32,
+    exact: Option<ClosestPoints>,
+) -> Option<Manifold> {
+    if sat.is_separated(margin) {
+        return None;
+    }
     let b_in_a = pose_a.relative_to_self(pose_b);
     if sat.separation > 0.0 {
         // Apart but within the margin: the SAT separation is only a lower bound of the distance.
-        let exact = closest_points(
-            &PosedHull {
-                hull: a,
-                pose: Pose::IDENTITY,
-            },
-            &PosedHull {
-                hull: b,
-                pose: b_in_a,
-            },
-        );
         if let Some(exact) = exact {
             if exact.distance > margin {
                 return None;
@@ -240,10 +288,28 @@ fn add_face_contact(
     tie_tolerance: f32,
     manifold: &mut Manifold,
 ) {
-    let mut polygon = ClipPolygon::new();
-    clip_incident_face(reference, incident, kind, &mut polygon);
+    if ClipPolygon::<SMALL_CLIP_VERTICES>::fits(reference, incident) {
+        let mut polygon = ClipPolygon::<SMALL_CLIP_VERTICES>::new();
+        clip_incident_face(reference, incident, kind, &mut polygon);
+        add_clipped_points(reference, polygon.vertices(), margin, tie_tolerance, manifold);
+    } else {
+        let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
+        clip_incident_face(reference, incident, kind, &mut polygon);
+        add_clipped_points(reference, polygon.vertices(), margin, tie_tolerance, manifold);
+    }
+}
+
+/// Keeps at most four of the clipped `vertices` (A's frame) within `margin` of the reference
+/// plane and appends them to `manifold`, each midway between the incident point and its
+/// projection on the plane.
+fn add_clipped_points(
+    reference: &PosedFace,
+    vertices: &[ClipVertex],
+    margin: f32,
+    tie_tolerance: f32,
+    manifold: &mut Manifold,
+) {
     let plane = reference.plane();
-    let vertices = polygon.vertices();
     for &i in reduce_contact_points(vertices, &plane, margin, tie_tolerance).indices() {
         let separation = plane.signed_distance(vertices[i].position);
         manifold.push(ContactPoint {

@@ -10,7 +10,7 @@ mod from_mesh;
 mod quickhull;
 mod topology;
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 use thiserror::Error;
 
 /// Most vertices a hull may have after building; keeps every index inside its
@@ -134,6 +134,8 @@ pub enum HullError {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConvexHull {
     vertices: Vec<Vec3>,
+    /// `vertices` four per entry by coordinate, for [`Self::lowest_along`].
+    vertex_lanes: Vec<[Vec4; 3]>,
     face_vertices: Vec<u32>,
     faces: Vec<Face>,
     planes: Vec<Plane>,
@@ -210,6 +212,22 @@ impl ConvexHull {
     /// Largest distance from the centroid to a vertex.
     pub fn radius(&self) -> f32 {
         self.radius
+    }
+
+    /// Smallest `direction · v` over the vertices `v` (local frame): minus the support value
+    /// along `-direction`. Four vertices per step, each dot product rounded as `Vec3::dot`.
+    #[inline]
+    pub fn lowest_along(&self, direction: Vec3) -> f32 {
+        let (dx, dy, dz) = (
+            Vec4::splat(direction.x),
+            Vec4::splat(direction.y),
+            Vec4::splat(direction.z),
+        );
+        let mut lowest = Vec4::INFINITY;
+        for &[x, y, z] in &self.vertex_lanes {
+            lowest = lowest.min((x * dx) + (y * dy) + (z * dz));
+        }
+        lowest.min_element()
     }
 
     /// The vertex furthest along `direction` (its index and position).

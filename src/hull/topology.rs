@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use glam::{DVec3, Vec3};
+use glam::{DVec3, Vec3, Vec4};
 
 use super::{ConvexHull, Edge, Face, Plane};
 
@@ -46,8 +46,10 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         .iter()
         .map(|v| v.distance(centroid))
         .fold(0.0f32, f32::max);
+    let vertex_lanes = vertex_lanes(&vertices);
     ConvexHull {
         vertices,
+        vertex_lanes,
         face_vertices,
         faces,
         planes,
@@ -55,6 +57,19 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         centroid,
         radius,
     }
+}
+
+/// The vertices four at a time by coordinate (`[x, y, z]`, lane `i` = vertex `4 * group + i`);
+/// the last group is padded with copies of the last vertex, which leave minima unchanged.
+fn vertex_lanes(vertices: &[Vec3]) -> Vec<[Vec4; 3]> {
+    vertices
+        .chunks(4)
+        .map(|group| {
+            let v = |i: usize| group[i.min(group.len() - 1)];
+            let lane = |axis: usize| Vec4::new(v(0)[axis], v(1)[axis], v(2)[axis], v(3)[axis]);
+            [lane(0), lane(1), lane(2)]
+        })
+        .collect()
 }
 
 /// Outward plane of a planar loop: Newell's normal (robust for polygons with nearly collinear

@@ -16,7 +16,9 @@
 //!
 //! `shaders/sat.wgsl` runs the same steps on the GPU; keep the two in step.
 
-use glam::{Quat, Vec3};
+use std::cell::RefCell;
+
+use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
@@ -90,15 +92,10 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    let b_vertices = b.vertices();
     for (face, plane) in a.planes().iter().enumerate() {
         let normal = a_in_b.rotation * plane.normal;
         let offset = plane.offset + normal.dot(a_in_b.translation);
-        let mut deepest = f32::INFINITY;
-        for v in b_vertices {
-            deepest = deepest.min(normal.dot(*v));
-        }
-        let separation = deepest - offset;
+        let separation = b.lowest_along(normal) - offset;
         if separation > best.separation {
             best = FaceQuery {
                 face: face as u32,
@@ -123,15 +120,109 @@ pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c:
     cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0
 }
 
+/// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
+#[derive(Clone, Copy, Debug, Default)]
+struct EdgeInA {
+    /// Start vertex and start-to-end vector, A's frame.
+    start: Vec3,
+    direction: Vec3,
+    /// Length of `direction`.
+    length: f32,
+}
+
+/// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
+/// first pairs the edge query allocates nothing.
+#[derive(Default)]
+struct EdgeScratch {
+    /// B's edges in A's frame, in B's edge order.
+    edges: Vec<EdgeInA>,
+    /// The same edges' negated normals and their cross product, four edges per entry by
+    /// coordinate (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane
+    /// `i` = edge `4 * entry + i`, zero padding: a zero normal never crosses), so the Gauss-map
+    /// test runs four edges at a time.
+    normals: Vec<[Vec4; 9]>,
+    /// B's face normals rotated into A's frame and negated, by face.
+    normals_in_a: Vec<Vec3>,
+    /// B's vertices in A's frame, by vertex.
+    vertices_in_a: Vec<Vec3>,
+}
+
+thread_local! {
+    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
+}
+
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
 /// Returns `None` when no pair qualifies.
 pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> Option<EdgeQuery> {
-    let rotation: Quat = b_in_a.rotation;
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
+        // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
+        let rotation: Quat = b_in_a.rotation;
+        // Each face normal and vertex once, then gathered per edge.
+        scratch.normals_in_a.clear();
+        scratch
+            .normals_in_a
+            .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
+        scratch.vertices_in_a.clear();
+        scratch
+            .vertices_in_a
+            .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
+        scratch.edges.clear();
+        scratch.normals.clear();
+        for (i, eb) in b.edges().iter().enumerate() {
+            let n0 = scratch.normals_in_a[eb.faces[0] as usize];
+            let n1 = scratch.normals_in_a[eb.faces[1] as usize];
+            let start = scratch.vertices_in_a[eb.vertices[0] as usize];
+            let direction = scratch.vertices_in_a[eb.vertices[1] as usize] - start;
+            let c = n1.cross(n0);
+            scratch.edges.push(EdgeInA {
+                start,
+                direction,
+                length: direction.length(),
+            });
+            if i % 4 == 0 {
+                scratch.normals.push([Vec4::ZERO; 9]);
+            }
+            let lanes = scratch.normals.last_mut().expect("pushed above");
+            for (lane, value) in lanes
+                .iter_mut()
+                .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
+            {
+                lane[i % 4] = value;
+            }
+        }
+        query_edges_in_a(a, b, b_in_a, scratch, margin)
+    })
+}
+
+/// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
+/// [`EdgeScratch::normals`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
+/// [`is_minkowski_face`]: the same products and comparisons, per lane.
+#[inline]
+fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
+    let [cx, cy, cz, dx, dy, dz, dcx, dcy, dcz] = *lanes;
+    let dot = |x: Vec4, y: Vec4, z: Vec4, v: Vec3| {
+        (x * Vec4::splat(v.x)) + (y * Vec4::splat(v.y)) + (z * Vec4::splat(v.z))
+    };
+    let cba = dot(cx, cy, cz, b_x_a);
+    let dba = dot(dx, dy, dz, b_x_a);
+    let adc = dot(dcx, dcy, dcz, a);
+    let bdc = dot(dcx, dcy, dcz, b);
+    let crossing =
+        (cba * dba).cmplt(Vec4::ZERO) & (adc * bdc).cmplt(Vec4::ZERO) & (cba * bdc).cmpgt(Vec4::ZERO);
+    crossing.bitmask()
+}
+
+/// [`query_edges`] with B's edges already in A's frame (`scratch`).
+fn query_edges_in_a(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Pose,
+    scratch: &EdgeScratch,
+    margin: f32,
+) -> Option<EdgeQuery> {
     let a_normals = a.planes();
-    let b_planes = b.planes();
     let a_vertices = a.vertices();
-    let b_vertices = b.vertices();
     let a_centroid = a.centroid();
     let mut best: Option<EdgeQuery> = None;
     for (ia, ea) in a.edges().iter().enumerate() {
@@ -140,38 +231,37 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
         let pa = a_vertices[ea.vertices[0] as usize];
         let da = a_vertices[ea.vertices[1] as usize] - pa;
         let na1_x_na0 = na1.cross(na0);
-        for (ib, eb) in b.edges().iter().enumerate() {
-            // B's face normals negated: the Gauss map of -B.
-            let nb0 = -(rotation * b_planes[eb.faces[0] as usize].normal);
-            let nb1 = -(rotation * b_planes[eb.faces[1] as usize].normal);
-            if !is_minkowski_face(na0, na1, na1_x_na0, nb0, nb1, nb1.cross(nb0)) {
-                continue;
-            }
-            let pb = b_in_a.transform_point(b_vertices[eb.vertices[0] as usize]);
-            let db = b_in_a.transform_point(b_vertices[eb.vertices[1] as usize]) - pb;
-            let cross = da.cross(db);
-            let cross_len = cross.length();
-            if cross_len < PARALLEL_EDGE_SINE * da.length() * db.length() {
-                continue;
-            }
-            let mut axis = cross / cross_len;
-            if axis.dot(pa - a_centroid) < 0.0 {
-                axis = -axis;
-            }
-            // The edge points bound the support value from above: re-measure only if it can win.
-            if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
-                continue;
-            }
-            let separation = separation_along(a, b, b_in_a, axis);
-            if best.is_none_or(|q| separation > q.separation) {
-                best = Some(EdgeQuery {
-                    edge_a: ia as u32,
-                    edge_b: ib as u32,
-                    separation,
-                    axis,
-                });
-                if separation > margin {
-                    return best;
+        for (group, lanes) in scratch.normals.iter().enumerate() {
+            let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
+            while crossing != 0 {
+                let ib = 4 * group as u32 + crossing.trailing_zeros();
+                crossing &= crossing - 1;
+                let eb = &scratch.edges[ib as usize];
+                let (pb, db) = (eb.start, eb.direction);
+                let cross = da.cross(db);
+                let cross_len = cross.length();
+                if cross_len < PARALLEL_EDGE_SINE * da.length() * eb.length {
+                    continue;
+                }
+                let mut axis = cross / cross_len;
+                if axis.dot(pa - a_centroid) < 0.0 {
+                    axis = -axis;
+                }
+                // The edge points bound the support value from above: re-measure only if it can win.
+                if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
+                    continue;
+                }
+                let separation = separation_along(a, b, b_in_a, axis);
+                if best.is_none_or(|q| separation > q.separation) {
+                    best = Some(EdgeQuery {
+                        edge_a: ia as u32,
+                        edge_b: ib,
+                        separation,
+                        axis,
+                    });
+                    if separation > margin {
+                        return best;
+                    }
                 }
             }
         }
@@ -183,16 +273,9 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
 /// B): the gap between A's and B's support points, in length units (negative = overlap).
 pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec3) -> f32 {
     let axis_in_b = b_in_a.inverse_transform_vector(axis);
-    let b_lowest = b
-        .vertices()
-        .iter()
-        .map(|v| v.dot(axis_in_b))
-        .fold(f32::INFINITY, f32::min);
-    let a_highest = a
-        .vertices()
-        .iter()
-        .map(|v| v.dot(axis))
-        .fold(f32::NEG_INFINITY, f32::max);
+    let b_lowest = b.lowest_along(axis_in_b);
+    // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
+    let a_highest = -a.lowest_along(-axis);
     b_lowest + axis.dot(b_in_a.translation) - a_highest
 }
 
@@ -278,4 +361,74 @@ pub fn query_hulls_preferring_faces_by(
         result.separation = result.separation.max(e.separation);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unit vectors spread over the sphere (a golden-angle spiral), deterministic.
+    fn directions(count: usize) -> Vec<Vec3> {
+        (0..count)
+            .map(|i| {
+                let z = 1.0 - 2.0 * (i as f32 + 0.5) / count as f32;
+                let angle = i as f32 * 2.399_963;
+                let r = (1.0 - z * z).sqrt();
+                Vec3::new(r * angle.cos(), r * angle.sin(), z)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lane_gauss_map_test_matches_the_scalar_one() {
+        let normals = directions(24);
+        // Arcs between neighbouring spiral points (short) and far apart ones (long).
+        let arcs: Vec<(Vec3, Vec3)> = (0..normals.len())
+            .flat_map(|i| {
+                [
+                    (normals[i], normals[(i + 1) % 24]),
+                    (normals[i], normals[(i + 7) % 24]),
+                ]
+            })
+            .collect();
+        let (mut tested, mut crossing) = (0, 0);
+        for &(a, b) in &arcs {
+            let b_x_a = b.cross(a);
+            for group in arcs.chunks(4) {
+                let mut lanes = [Vec4::ZERO; 9];
+                for (i, &(c, d)) in group.iter().enumerate() {
+                    let d_x_c = d.cross(c);
+                    for (lane, value) in lanes
+                        .iter_mut()
+                        .zip([c.x, c.y, c.z, d.x, d.y, d.z, d_x_c.x, d_x_c.y, d_x_c.z])
+                    {
+                        lane[i] = value;
+                    }
+                }
+                let mask = minkowski_faces(&lanes, a, b, b_x_a);
+                for (i, &(c, d)) in group.iter().enumerate() {
+                    let expected = is_minkowski_face(a, b, b_x_a, c, d, d.cross(c));
+                    assert_eq!(mask & (1 << i) != 0, expected, "arc {a} {b} against {c} {d}");
+                    tested += 1;
+                    crossing += expected as usize;
+                }
+            }
+        }
+        // Both outcomes occur, so the comparison covers both.
+        assert!(crossing > 0 && crossing < tested, "{crossing} of {tested}");
+    }
+
+    #[test]
+    fn lowest_along_matches_the_scalar_minimum() {
+        let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        for direction in directions(50) {
+            let scalar = hull
+                .vertices()
+                .iter()
+                .map(|v| v.dot(direction))
+                .fold(f32::INFINITY, f32::min);
+            assert_eq!(hull.lowest_along(direction), scalar);
+        }
+    }
 }
