@@ -264,57 +264,69 @@ impl KeptPoints {
 
 /// Keeps the clipped `points` whose signed distance to `plane` (same frame, positive in front)
 /// is at most `margin` (length units), and of more than [`MAX_MANIFOLD_POINTS`] the four that
-/// span the most area (see the module docs). Scores within `tie_tolerance` (length units; areas
-/// scaled by the base length) count as equal and go to the lowest index, so the choice does
-/// not flicker between nearly symmetric points.
+/// span the most area (see [`reduce_to_four`]).
 pub fn reduce_contact_points(
     points: &[ClipVertex],
     plane: &Plane,
     margin: f32,
     tie_tolerance: f32,
 ) -> KeptPoints {
-    let separation = |i: usize| plane.signed_distance(points[i].position);
-    let within = |i: usize| separation(i) <= margin;
+    let candidate = |i: usize| {
+        let position = points[i].position;
+        let separation = plane.signed_distance(position);
+        (separation <= margin).then_some((position, separation))
+    };
+    reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance)
+}
+
+/// Of `count` candidates (`candidate(i)`: a position and its signed distance along `normal`,
+/// positive = apart, or `None` when `i` is not a candidate) keeps all when there are at most
+/// [`MAX_MANIFOLD_POINTS`], else the deepest, the farthest from it, the largest triangle and the
+/// largest quadrilateral (see the module docs). Scores within `tie_tolerance` (length units;
+/// areas scaled by the base length) count as equal and go to the lowest index, so the choice does
+/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass.
+pub fn reduce_to_four(
+    count: usize,
+    candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
+    normal: Vec3,
+    tie_tolerance: f32,
+) -> KeptPoints {
+    let within = |i: usize| candidate(i).is_some();
+    let position = |i: usize| candidate(i).map_or(Vec3::ZERO, |c| c.0);
+    let separation = |i: usize| candidate(i).map_or(f32::INFINITY, |c| c.1);
     let mut kept = KeptPoints::default();
-    if (0..points.len()).filter(|&i| within(i)).count() <= MAX_MANIFOLD_POINTS {
-        for i in (0..points.len()).filter(|&i| within(i)) {
+    if (0..count).filter(|&i| within(i)).count() <= MAX_MANIFOLD_POINTS {
+        for i in (0..count).filter(|&i| within(i)) {
             kept.indices[kept.count] = i;
             kept.count += 1;
         }
         return kept;
     }
-    let normal = plane.normal;
-    let position = |i: usize| points[i].position;
     // Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
     let signed_area = |x: usize, y: usize, p: usize| {
         normal.dot((position(y) - position(x)).cross(position(p) - position(x)))
     };
     // The first candidate (by index) whose score is within `tolerance` of the best.
     let pick = |candidate: &dyn Fn(usize) -> bool, score: &dyn Fn(usize) -> f32, tolerance: f32| {
-        let best = (0..points.len())
+        let best = (0..count)
             .filter(|&i| candidate(i))
             .map(score)
             .fold(f32::NEG_INFINITY, f32::max);
-        (0..points.len())
+        (0..count)
             .filter(|&i| candidate(i))
             .find(|&i| score(i) >= best - tolerance)
-            .expect("more than four points are within the margin")
+            .unwrap_or(0)
     };
     let in_plane = |v: Vec3| v - normal * normal.dot(v);
-
     // 1. Deepest point. Among (nearly) equally deep ones, the farthest from their mean: always a
     //    corner of the polygon, never a point cut halfway along a nearly parallel edge.
-    let deepest = (0..points.len())
+    let deepest = (0..count)
         .filter(|&i| within(i))
         .map(separation)
         .fold(f32::INFINITY, f32::min);
     let is_deepest = |i: usize| within(i) && separation(i) <= deepest + tie_tolerance;
-    let count = (0..points.len()).filter(|&i| is_deepest(i)).count() as f32;
-    let mean = (0..points.len())
-        .filter(|&i| is_deepest(i))
-        .map(position)
-        .sum::<Vec3>()
-        / count;
+    let deepest_count = (0..count).filter(|&i| is_deepest(i)).count() as f32;
+    let mean = (0..count).filter(|&i| is_deepest(i)).map(position).sum::<Vec3>() / deepest_count;
     let first = pick(
         &is_deepest,
         &|i| in_plane(position(i) - mean).length(),
