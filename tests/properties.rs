@@ -6,12 +6,13 @@ mod support;
 use glam::{Quat, Vec3};
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::contact::collide_shapes;
-use hullsat::query::sat::query_hulls;
 use hullsat::{Cuboid, FeatureId, Manifold, Pose, Shape};
 use proptest::prelude::*;
+use proptest::test_runner::{RngSeed, TestCaseError};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use support::hull_plane_distance;
+use support::oracle::reference;
 use support::shapes::{FAMILIES, random_direction, random_pose, random_rotation, random_shape};
 
 struct Pair {
@@ -43,16 +44,49 @@ fn random_pair(seed: u64) -> Pair {
     }
 }
 
-/// Whether the SAT's winning axis is unique: no other candidate within twice the preference
-/// tolerance (on near ties, either axis is a right answer and swapping may pick the other).
+/// Whether the deepest axis is unique: per the independent f64 reference, no axis more than 1°
+/// away from it separates within twice the preference tolerance. On near ties either axis is a
+/// right answer, and swapping A and B may pick the other (two edge axes 0.6° apart with equal
+/// separations were seen: seed 9801494870563360777).
 fn has_unique_axis(p: &Pair) -> bool {
-    let (a, b) = (p.a.as_hull().unwrap(), p.b.as_hull().unwrap());
-    let forward = query_hulls(a, b, &p.pose_a.relative_to_self(&p.pose_b), 0.0);
-    let backward = query_hulls(b, a, &p.pose_b.relative_to_self(&p.pose_a), 0.0);
-    let normal_ab = p.pose_a.rotation * forward.normal;
-    let normal_ba = p.pose_b.rotation * backward.normal;
-    let gap = (forward.separation - forward.axis_separation).abs();
-    normal_ab.dot(-normal_ba) > 0.9999 || gap > 2.0 * AXIS_PREFERENCE_TOLERANCE * p.scale
+    let r = reference(
+        p.a.as_hull().unwrap(),
+        &p.pose_a,
+        p.b.as_hull().unwrap(),
+        &p.pose_b,
+    );
+    r.separation - r.runner_up > 2.0 * (AXIS_PREFERENCE_TOLERANCE * p.scale) as f64
+}
+
+/// The swap property for one seed.
+fn check_swap(seed: u64) -> Result<(), TestCaseError> {
+    let p = random_pair(seed);
+    let ab = collide_shapes(&p.a, &p.pose_a, &p.b, &p.pose_b, 0.0);
+    let ba = collide_shapes(&p.b, &p.pose_b, &p.a, &p.pose_a, 0.0);
+    prop_assert_eq!(ab.is_some(), ba.is_some());
+    if let (Some(ab), Some(ba)) = (ab, ba) {
+        prop_assert!(
+            (ab.separation - ba.separation).abs() <= 1e-5 * p.scale,
+            "separation {} vs {}",
+            ab.separation,
+            ba.separation
+        );
+        if has_unique_axis(&p) {
+            // The normal tolerance: 1 degree.
+            prop_assert!(
+                ab.normal.dot(-ba.normal) > 1.0f32.to_radians().cos(),
+                "normal {} vs {}",
+                ab.normal,
+                ba.normal
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn swapping_a_pair_whose_two_edge_axes_tie_keeps_the_separation() {
+    check_swap(9801494870563360777).unwrap();
 }
 
 fn ids(m: &Manifold) -> Vec<FeatureId> {
@@ -62,22 +96,16 @@ fn ids(m: &Manifold) -> Vec<FeatureId> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // A fixed seed keeps CI reproducible; failures found with other seeds become named tests.
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        rng_seed: RngSeed::Fixed(0x0011_05a7),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn swapping_a_and_b_negates_the_normal_and_keeps_the_separation(seed in any::<u64>()) {
-        let p = random_pair(seed);
-        let ab = collide_shapes(&p.a, &p.pose_a, &p.b, &p.pose_b, 0.0);
-        let ba = collide_shapes(&p.b, &p.pose_b, &p.a, &p.pose_a, 0.0);
-        prop_assert_eq!(ab.is_some(), ba.is_some());
-        if let (Some(ab), Some(ba)) = (ab, ba) {
-            prop_assert!((ab.separation - ba.separation).abs() <= 1e-5 * p.scale,
-                "separation {} vs {}", ab.separation, ba.separation);
-            if has_unique_axis(&p) {
-                prop_assert!(ab.normal.dot(-ba.normal) > (0.5f32).to_radians().cos(),
-                    "normal {} vs {}", ab.normal, ba.normal);
-            }
-        }
+        check_swap(seed)?;
     }
 
     #[test]
