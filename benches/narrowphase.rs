@@ -37,10 +37,15 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
-use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Pose, Shape};
-use parry3d::math::{Pose as PPose, Rot3, Vector as PVector};
+use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Shape};
+use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
-use parry3d::shape::{Ball, Capsule, ConvexPolyhedron, Cuboid, SharedShape};
+use parry3d::shape::SharedShape;
+
+// The same conversion the differential test uses.
+#[path = "../tests/support/parry.rs"]
+mod parry_shapes;
+use parry_shapes::{to_parry_pose, to_parry_shape};
 
 /// Speculative margin of every workload, length units (the generated shapes are about 1 across).
 const MARGIN: f32 = 0.01;
@@ -106,7 +111,12 @@ fn build_workload(name: &str, max_pairs: usize) -> Workload {
         let mut pairs = candidate_pairs(&scene.shapes, &scene.bodies, MARGIN);
         if pairs.len() >= max_pairs {
             pairs.truncate(max_pairs);
-            let parry_shapes = scene.shapes.iter().map(to_parry_shape).collect();
+            // Generated scenes hold no half-spaces, and every generated hull converts.
+            let parry_shapes = scene
+                .shapes
+                .iter()
+                .map(|s| to_parry_shape(s).expect("particle shapes convert to parry"))
+                .collect();
             let parry_poses = scene.bodies.iter().map(|b| to_parry_pose(&b.pose)).collect();
             return Workload {
                 name: name.to_string(),
@@ -151,39 +161,6 @@ impl Workload {
         };
         (workload, pairs)
     }
-}
-
-fn to_parry_shape(shape: &Shape) -> SharedShape {
-    match shape {
-        Shape::Cuboid(c) => {
-            let h = c.half_extents();
-            SharedShape::new(Cuboid::new(PVector::new(h.x, h.y, h.z)))
-        }
-        Shape::Hull(hull) => {
-            let points = hull
-                .vertices()
-                .iter()
-                .map(|v| PVector::new(v.x, v.y, v.z))
-                .collect();
-            let mut triangles = Vec::new();
-            for f in 0..hull.faces().len() {
-                let face = hull.face_loop(f);
-                for i in 1..face.len() - 1 {
-                    triangles.push([face[0], face[i], face[i + 1]]);
-                }
-            }
-            SharedShape::new(ConvexPolyhedron::from_convex_mesh(points, &triangles).expect("convex hull"))
-        }
-        Shape::Sphere(s) => SharedShape::new(Ball::new(s.radius)),
-        Shape::Capsule(c) => SharedShape::new(Capsule::new_y(c.half_height, c.radius)),
-        // Generated scenes hold no half-spaces.
-        Shape::HalfSpace(_) => unreachable!("particle scenes have no half-spaces"),
-    }
-}
-
-fn to_parry_pose(pose: &Pose) -> PPose {
-    let (t, q) = (pose.translation, pose.rotation);
-    PPose::from_parts(PVector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
 }
 
 /// Contacts found by parry for `pairs` (manifold points summed, so the work is not optimized out).

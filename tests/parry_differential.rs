@@ -9,45 +9,14 @@ use glam::{DVec3, Vec3};
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::contact::collide_shapes;
 use hullsat::{Manifold, Pose, Shape};
-use parry3d::math::{Pose as PPose, Rot3, Vector as PVector};
 use parry3d::query::contact;
-use parry3d::shape::{ConvexPolyhedron, Cuboid as PCuboid, SharedShape};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use support::oracle::{Reference, reference};
+use support::parry::{to_parry_pose, to_parry_shape};
 use support::shapes::{FAMILIES, random_pose, random_rotation, random_shape};
 
 const PAIRS: usize = 6000;
-
-fn to_parry_shape(shape: &Shape) -> Option<SharedShape> {
-    match shape {
-        Shape::Cuboid(c) => {
-            let h = c.half_extents();
-            Some(SharedShape::new(PCuboid::new(PVector::new(h.x, h.y, h.z))))
-        }
-        Shape::Hull(hull) => {
-            let points = hull
-                .vertices()
-                .iter()
-                .map(|v| PVector::new(v.x, v.y, v.z))
-                .collect();
-            let mut triangles = Vec::new();
-            for f in 0..hull.faces().len() {
-                let face = hull.face_loop(f);
-                for i in 1..face.len() - 1 {
-                    triangles.push([face[0], face[i], face[i + 1]]);
-                }
-            }
-            ConvexPolyhedron::from_convex_mesh(points, &triangles).map(SharedShape::new)
-        }
-        _ => None,
-    }
-}
-
-fn to_parry_pose(pose: &Pose) -> PPose {
-    let (t, q) = (pose.translation, pose.rotation);
-    PPose::from_parts(PVector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
-}
 
 fn dvec(v: Vec3) -> DVec3 {
     v.as_dvec3()

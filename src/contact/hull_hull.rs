@@ -59,7 +59,7 @@ pub fn collide_hull_hull(
         return None;
     }
     let exact = exact.or_else(|| (sat.separation > 0.0).then(|| closest_points_in_a(a, b, &b_in_a))?);
-    manifold_from_sat_and_distance(a, pose_a, b, pose_b, &sat, margin, exact)
+    manifold_from_sat_and_distance(a, pose_a, b, &b_in_a, &sat, margin, exact)
 }
 
 /// GJK closest points of `a` (A's frame) and `b` posed at `b_in_a`, or `None` when they overlap.
@@ -90,27 +90,25 @@ pub fn manifold_from_sat(
     if sat.is_separated(margin) {
         return None;
     }
+    let b_in_a = pose_a.relative_to_self(pose_b);
     let exact = (sat.separation > 0.0)
-        .then(|| closest_points_in_a(a, b, &pose_a.relative_to_self(pose_b)))
+        .then(|| closest_points_in_a(a, b, &b_in_a))
         .flatten();
-    manifold_from_sat_and_distance(a, pose_a, b, pose_b, sat, margin, exact)
+    manifold_from_sat_and_distance(a, pose_a, b, &b_in_a, sat, margin, exact)
 }
 
-/// [`manifold_from_sat`] given the GJK closest points `exact` of the pair in A's frame (needed,
-/// and used, only when `sat.separation > 0`; `None` when GJK found an overlap).
+/// [`manifold_from_sat`] for a SAT result within the margin, given B's pose in A's frame and
+/// the GJK closest points `exact` of the pair in A's frame (needed, and used, only when
+/// `sat.separation > 0`; `None` when GJK found an overlap). Both callers checked the margin.
 fn manifold_from_sat_and_distance(
     a: &ConvexHull,
     pose_a: &Pose,
     b: &ConvexHull,
-    pose_b: &Pose,
+    b_in_a: &Pose,
     sat: &SatResult,
     margin: f32,
     exact: Option<ClosestPoints>,
 ) -> Option<Manifold> {
-    if sat.is_separated(margin) {
-        return None;
-    }
-    let b_in_a = pose_a.relative_to_self(pose_b);
     if sat.separation > 0.0 {
         // Apart but within the margin: the SAT separation is only a lower bound of the distance.
         if let Some(exact) = exact {
@@ -119,21 +117,21 @@ fn manifold_from_sat_and_distance(
             }
             let direction = (exact.point_b - exact.point_a) / exact.distance;
             if direction.dot(sat.normal) < CLOSEST_FEATURE_COSINE {
-                return Some(closest_point_contact(a, pose_a, b, &b_in_a, &exact));
+                return Some(closest_point_contact(a, pose_a, b, b_in_a, &exact));
             }
         }
     }
     let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius() + b.radius());
-    let mut manifold = contact_on_axis(a, b, &b_in_a, sat, margin, tie_tolerance)
+    let mut manifold = contact_on_axis(a, b, b_in_a, sat, margin, tie_tolerance)
         .or_else(|| {
             // The face-preferred axis can be up to the preference tolerance shallower than the
             // deepest one, and its clip can miss the contact region (it lies beside the face):
             // retry on the deepest axis.
             (sat.axis_separation < sat.separation)
-                .then(|| query_hulls_preferring_faces_by(a, b, &b_in_a, margin, 0.0))
-                .and_then(|deepest| contact_on_axis(a, b, &b_in_a, &deepest, margin, tie_tolerance))
+                .then(|| query_hulls_preferring_faces_by(a, b, b_in_a, margin, 0.0))
+                .and_then(|deepest| contact_on_axis(a, b, b_in_a, &deepest, margin, tie_tolerance))
         })
-        .or_else(|| deepest_vertex_contact(a, b, &b_in_a, sat))?;
+        .or_else(|| deepest_vertex_contact(a, b, b_in_a, sat))?;
     manifold.separation = sat.separation;
     manifold.normal = pose_a.transform_vector(manifold.normal);
     for point in &mut manifold.points[..manifold.point_count as usize] {
