@@ -66,7 +66,8 @@ struct GpuBody {
     hull: u32,
 }
 
-// Must match src/gpu/layout.rs `GpuSatResult`: one per pair, normal in A's frame.
+// Must match src/gpu/layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
+// AXIS_* code | SEPARATED_BIT | INCOMPLETE_BIT.
 struct GpuSatResult {
     normal: vec3<f32>,
     axis_separation: f32,

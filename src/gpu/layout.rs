@@ -94,7 +94,7 @@ pub struct GpuSatResult {
     pub axis_separation: f32,
     /// Largest separation over the tested axes, length units (as [`SatResult::separation`]).
     pub separation: f32,
-    /// Axis code (`AXIS_*`, low two bits) plus [`SEPARATED_BIT`].
+    /// Axis code (`AXIS_*`, low two bits) plus [`SEPARATED_BIT`] and [`INCOMPLETE_BIT`].
     pub kind: u32,
     /// Face or edge index on A (0 when a face of B won).
     pub feature_a: u32,

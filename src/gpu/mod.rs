@@ -512,7 +512,9 @@ impl GpuNarrowphase {
     ///     normal: vec3<f32>,      // unit axis, A's frame, from A toward B
     ///     axis_separation: f32,   // separation along `normal`
     ///     separation: f32,        // largest over the tested axes
-    ///     kind: u32,              // 0 not a hull pair, 1 face A, 2 face B, 3 edge pair; | 4 separated
+    ///     kind: u32,              // 0 not a hull pair, 1 face A, 2 face B, 3 edge pair;
+    ///                             // | 4 separated; | 8 incomplete (driver cut the loops short:
+    ///                             // recompute on the CPU, see the module docs)
     ///     feature_a: u32,         // face or edge of A
     ///     feature_b: u32,         // face or edge of B
     /// }
