@@ -11,7 +11,7 @@
 //!    world plane (support point of the box against the plane).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 
-use glam::{Mat3, Vec3, Vec4};
+use glam::{DVec3, Mat3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::pose::Pose;
@@ -39,24 +39,41 @@ impl Aabb {
     }
 }
 
+impl Aabb {
+    /// The smallest f32 box that contains the f64 box `min..max` (each bound rounded outward).
+    pub fn enclosing(min: DVec3, max: DVec3) -> Aabb {
+        let down = |x: f64| {
+            let r = x as f32;
+            if f64::from(r) > x { r.next_down() } else { r }
+        };
+        let up = |x: f64| {
+            let r = x as f32;
+            if f64::from(r) < x { r.next_up() } else { r }
+        };
+        Aabb {
+            min: Vec3::new(down(min.x), down(min.y), down(min.z)),
+            max: Vec3::new(up(max.x), up(max.y), up(max.z)),
+        }
+    }
+}
+
 /// World AABB of `shape` placed at `pose`. Tight for hulls (every vertex transformed), boxes
-/// (rotated half extents), spheres and capsules (the world core segment grown by the radius).
-/// A half-space is unbounded: its box is `-inf..inf` on every axis.
+/// (rotated half extents), spheres and capsules (the world core segment grown by the radius),
+/// computed in f64 and rounded outward to f32. A half-space is unbounded: its box is
+/// `-inf..inf` on every axis.
 pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
-    let around = |centre: Vec3, half: Vec3| Aabb {
-        min: centre - half,
-        max: centre + half,
-    };
+    let around =
+        |centre: DVec3, half: Vec3| Aabb::enclosing(centre - half.as_dvec3(), centre + half.as_dvec3());
     match shape {
         Shape::Hull(hull) => {
-            let mut min = Vec3::INFINITY;
-            let mut max = Vec3::NEG_INFINITY;
+            let mut min = DVec3::INFINITY;
+            let mut max = DVec3::NEG_INFINITY;
             for &v in hull.vertices() {
                 let p = pose.transform_point(v);
                 min = min.min(p);
                 max = max.max(p);
             }
-            Aabb { min, max }
+            Aabb::enclosing(min, max)
         }
         Shape::Cuboid(cuboid) => {
             // Half extent along world axis i is sum_j |R_ij| h_j.
@@ -102,7 +119,7 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
                 Some((
                     i as u32,
                     normal,
-                    half_space.offset + normal.dot(body.pose.translation),
+                    (f64::from(half_space.offset) + normal.as_dvec3().dot(body.pose.translation)) as f32,
                 ))
             }
             _ => None,

@@ -1,8 +1,35 @@
-//! Every tolerance in one place, with its unit and what it trades.
+//! Every tolerance in one place, with its unit and what it trades; and the supported range.
 //!
-//! Relative tolerances are fractions of a pair's *scale*: the sum of the two shapes' bounding
-//! radii. The ones the GPU shader uses are mirrored as WGSL `const`s in `shaders/sat.wgsl`, and a
-//! test checks the two agree.
+//! Relative tolerances are fractions of a pair's *scale* ([`pair_scale`]: the sum of the two
+//! shapes' sizes). The ones the GPU shader uses are mirrored as WGSL `const`s in
+//! `shaders/sat.wgsl`, and a test checks the two agree.
+//!
+//! # Supported range
+//! Every size parameter (box half extent, radius, capsule half height, hull extent) lies in
+//! [`MIN_SHAPE_SIZE`]..=[`MAX_SHAPE_SIZE`] length units, every body position coordinate and
+//! half-space offset within ±[`MAX_POSITION`], the margin within 0..=[`MAX_SHAPE_SIZE`]. Input
+//! outside is rejected when shapes are built and batches validated. Inside it, every tolerance
+//! is relative and every axis is formed from unit directions, so results scale with the input.
+//! Positions are f64: a pair's relative placement is exact to f32 rounding of its own size plus
+//! about |position| × 1e-16 (CPU) or |position| × 4e-15 (GPU, two f32 parts).
+
+/// Smallest supported size parameter, length units (see the module docs).
+pub const MIN_SHAPE_SIZE: f32 = 1.0e-6;
+
+/// Largest supported size parameter, length units (see the module docs).
+pub const MAX_SHAPE_SIZE: f32 = 1.0e12;
+
+/// Largest supported magnitude of a body position coordinate or half-space offset, length units.
+pub const MAX_POSITION: f64 = 1.0e12;
+
+/// The one definition of a pair's scale, length units: the sum of the two shapes' sizes
+/// ([`crate::shape::Shape::size`]: a hull's or box's largest centroid-to-vertex distance, a
+/// sphere's radius, a capsule's half height plus radius, 0 for a half-space). Every relative
+/// tolerance multiplies this.
+#[inline]
+pub fn pair_scale(size_a: f32, size_b: f32) -> f32 {
+    size_a + size_b
+}
 
 /// Axis preference, relative to the pair's scale. A face of B wins over a face of A, and an edge
 /// pair wins over the best face, only when its separation is larger by this much. Keeps the

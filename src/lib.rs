@@ -43,6 +43,6 @@ pub use batch::CpuNarrowphase;
 pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
-pub use pose::Pose;
+pub use pose::{Isometry, Pose};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};

@@ -1,6 +1,8 @@
 //! Contact manifolds: the output of every pair query.
 
-use glam::Vec3;
+use glam::{DVec3, Vec3};
+
+use crate::pose::Pose;
 
 /// Most contact points a manifold holds.
 pub const MAX_MANIFOLD_POINTS: usize = 4;
@@ -76,7 +78,7 @@ impl FeatureId {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactPoint {
     /// World position, midway between the two surfaces.
-    pub position: Vec3,
+    pub position: DVec3,
     /// Penetration depth along the manifold normal, in length units: positive = overlapping,
     /// negative = a speculative point that is still apart by `-depth`.
     pub depth: f32,
@@ -122,6 +124,16 @@ impl Manifold {
         } else {
             false
         }
+    }
+
+    /// This manifold, computed in a body's local frame (normal and positions in that frame),
+    /// moved to the world by that body's `pose`; positions in f64 ([`Pose::transform_dpoint`]).
+    pub fn to_world(mut self, pose: &Pose) -> Manifold {
+        self.normal = pose.transform_vector(self.normal);
+        for point in &mut self.points[..self.point_count as usize] {
+            point.position = pose.transform_dpoint(point.position);
+        }
+        self
     }
 
     /// The same contact seen from B: normal negated, ids kept (they name A's and B's features).

@@ -3,6 +3,7 @@
 use glam::Vec3;
 use thiserror::Error;
 
+use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::ConvexHull;
 
 /// Why a primitive shape's parameters were rejected.
@@ -19,16 +20,30 @@ pub enum ShapeError {
     /// A half-space normal is zero or not finite.
     #[error("normal must be a finite non-zero vector")]
     BadNormal,
-    /// A half-space offset is not finite.
-    #[error("offset must be finite, got {0}")]
+    /// A half-space offset is not finite or beyond [`MAX_POSITION`].
+    #[error("offset must be a finite number within ±{MAX_POSITION:e}, got {0}")]
     BadOffset(f32),
+    /// A size parameter is positive but outside the supported range.
+    #[error(
+        "{name} must be within {MIN_SHAPE_SIZE:e}..={MAX_SHAPE_SIZE:e} (the supported range), got {value:e}"
+    )]
+    OutOfRange {
+        /// Which parameter.
+        name: &'static str,
+        /// Its value.
+        value: f32,
+    },
 }
 
+/// Checks a size parameter: positive, finite and within the supported range
+/// ([`MIN_SHAPE_SIZE`]..=[`MAX_SHAPE_SIZE`]).
 fn check_positive(name: &'static str, value: f32) -> Result<f32, ShapeError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
+    if !(value.is_finite() && value > 0.0) {
         Err(ShapeError::NotPositive { name, value })
+    } else if !(MIN_SHAPE_SIZE..=MAX_SHAPE_SIZE).contains(&value) {
+        Err(ShapeError::OutOfRange { name, value })
+    } else {
+        Ok(value)
     }
 }
 
@@ -118,7 +133,7 @@ pub struct HalfSpace {
 impl HalfSpace {
     /// A half-space; the normal is normalized (it must be finite and non-zero).
     pub fn new(normal: Vec3, offset: f32) -> Result<Self, ShapeError> {
-        if !offset.is_finite() {
+        if !(offset.is_finite() && f64::from(offset.abs()) <= MAX_POSITION) {
             return Err(ShapeError::BadOffset(offset));
         }
         let normal = normal
@@ -151,6 +166,19 @@ impl Shape {
             Shape::Hull(h) => Some(h),
             Shape::Cuboid(c) => Some(c.hull()),
             _ => None,
+        }
+    }
+
+    /// The shape's size for relative tolerances ([`crate::constants::pair_scale`]), length
+    /// units: a hull's or box's largest centroid-to-vertex distance, a sphere's radius, a
+    /// capsule's half height plus radius, 0 for a half-space (it has no size).
+    pub fn size(&self) -> f32 {
+        match self {
+            Shape::Hull(h) => h.radius(),
+            Shape::Cuboid(c) => c.hull().radius(),
+            Shape::Sphere(s) => s.radius,
+            Shape::Capsule(c) => c.half_height + c.radius,
+            Shape::HalfSpace(_) => 0.0,
         }
     }
 

@@ -30,11 +30,14 @@ fn results_follow_pair_order() {
     let results = narrowphase.collide(&bodies, &pairs, margin).unwrap();
     assert_eq!(results.len(), pairs.len());
     for (&[a, b], result) in pairs.iter().zip(&results) {
-        let (pa, pb) = (bodies[a as usize].pose, bodies[b as usize].pose);
-        let gap = pa.translation.distance(pb.translation) - 2.0;
+        let (pa, pb) = (
+            bodies[a as usize].pose.translation.as_vec3(),
+            bodies[b as usize].pose.translation.as_vec3(),
+        );
+        let gap = pa.distance(pb) - 2.0;
         assert_eq!(result.is_some(), gap <= margin, "pair [{a}, {b}], gap {gap}");
         if let Some(m) = result {
-            let a_to_b = (pb.translation - pa.translation).normalize();
+            let a_to_b = (pb - pa).normalize();
             assert!(
                 m.normal.abs_diff_eq(a_to_b, 1e-5),
                 "pair [{a}, {b}]: normal {}",
@@ -47,7 +50,16 @@ fn results_follow_pair_order() {
             );
         }
         let shape = &narrowphase.shapes()[0];
-        assert_eq!(*result, collide_shapes(shape, &pa, shape, &pb, margin));
+        assert_eq!(
+            *result,
+            collide_shapes(
+                shape,
+                &bodies[a as usize].pose,
+                shape,
+                &bodies[b as usize].pose,
+                margin
+            )
+        );
     }
 }
 

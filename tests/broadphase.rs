@@ -22,7 +22,7 @@ fn brute_force_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u32
         Shape::HalfSpace(h) => {
             let pose = &bodies[i].pose;
             let normal = pose.transform_vector(h.normal);
-            Some((normal, h.offset + normal.dot(pose.translation)))
+            Some((normal, h.offset + normal.dot(pose.translation.as_vec3())))
         }
         _ => None,
     };
@@ -193,12 +193,12 @@ fn world_aabb_of_rotated_box_is_tight() {
             .hull()
             .vertices()
             .iter()
-            .map(|&v| pose.transform_point(v))
+            .map(|&v| pose.transform_point(v).as_vec3())
             .collect();
         let min = corners.iter().fold(Vec3::INFINITY, |m, &c| m.min(c));
         let max = corners.iter().fold(Vec3::NEG_INFINITY, |m, &c| m.max(c));
         // Rotated half extents vs transformed corners: both are the same box up to rounding.
-        let tolerance = 1e-5 * (pose.translation.length() + half_extents.length());
+        let tolerance = 1e-5 * (pose.translation.as_vec3().length() + half_extents.length());
         for aabb in [
             world_aabb(&Shape::Cuboid(cuboid.clone()), &pose),
             world_aabb(&Shape::Hull(cuboid.hull().clone()), &pose),
@@ -254,7 +254,7 @@ fn world_aabb_of_tilted_capsule_holds_its_extreme_points() {
         let capsule = Capsule::new(rng.random_range(0.1..=2.0), rng.random_range(0.1..=1.0)).unwrap();
         let pose = Pose::new(random_vec3(&mut rng, 5.0), random_rotation(&mut rng));
         let aabb = world_aabb(&Shape::Capsule(capsule), &pose);
-        let ends = capsule.segment().map(|p| pose.transform_point(p));
+        let ends = capsule.segment().map(|p| pose.transform_point(p).as_vec3());
         // The capsule's extreme along each axis is an end point pushed out by the radius.
         let lowest = ends[0].min(ends[1]) - capsule.radius;
         let highest = ends[0].max(ends[1]) + capsule.radius;

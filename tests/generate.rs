@@ -109,7 +109,7 @@ fn bodies_lie_inside_the_container() {
         let radii = radii(&scene);
         let half = container_half_size(&radii, density);
         for (body, r) in scene.bodies.iter().zip(&radii) {
-            let reach = body.pose.translation.abs().max_element() + r;
+            let reach = body.pose.translation.as_vec3().abs().max_element() + r;
             // A single body bigger than its container sits at the centre instead.
             assert!(
                 reach <= half.max(*r) * (1.0 + 1e-6),
@@ -128,8 +128,8 @@ fn packing_density_is_as_asked() {
         let mut hi = f32::NEG_INFINITY;
         let mut ball_volume = 0.0;
         for (body, r) in scene.bodies.iter().zip(radii(&scene)) {
-            lo = lo.min((body.pose.translation - r).min_element());
-            hi = hi.max((body.pose.translation + r).max_element());
+            lo = lo.min((body.pose.translation.as_vec3() - r).min_element());
+            hi = hi.max((body.pose.translation.as_vec3() + r).max_element());
             ball_volume += 4.0 / 3.0 * std::f32::consts::PI * r.powi(3);
         }
         let measured = ball_volume / (hi - lo).powi(3);

@@ -17,8 +17,8 @@ use std::time::Duration;
 use glam::{Quat, Vec3};
 use hullsat::query::sat::{SatResult, query_hulls};
 use hullsat::{
-    Body, Capsule, ConvexHull, CpuNarrowphase, FeatureId, GpuNarrowphase, HalfSpace, Manifold, Pose, Shape,
-    Sphere,
+    Body, Capsule, ConvexHull, CpuNarrowphase, FeatureId, GpuNarrowphase, HalfSpace, Isometry, Manifold,
+    Pose, Shape, Sphere,
 };
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -115,7 +115,7 @@ fn random_pairs(
             } else {
                 0.0
             };
-            pose_b.translation -= pose_a.transform_vector(sat.normal) * (sat.separation - nudge);
+            pose_b.translation -= (pose_a.transform_vector(sat.normal) * (sat.separation - nudge)).as_dvec3();
         }
         pairs.push([bodies.len() as u32, bodies.len() as u32 + 1]);
         bodies.push(Body {
@@ -157,7 +157,7 @@ struct ManifoldComparison {
 fn compare_manifolds(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     margin: f32,
     gpu_sat: &SatResult,
     gpu: &Option<Manifold>,
@@ -209,12 +209,17 @@ fn compare_manifolds(
             )
         });
         assert!(
-            g.position.distance(c.position) <= eps && (g.depth - c.depth).abs() <= eps,
+            g.position.as_vec3().distance(c.position.as_vec3()) <= eps && (g.depth - c.depth).abs() <= eps,
             "{context}: point {:?} differs\n gpu {g:?}\n cpu {c:?}",
             c.id
         );
         stats.points += 1;
-        let difference = g.position.distance(c.position).max((g.depth - c.depth).abs()) / scale;
+        let difference = g
+            .position
+            .as_vec3()
+            .distance(c.position.as_vec3())
+            .max((g.depth - c.depth).abs())
+            / scale;
         stats.largest_point_difference = stats.largest_point_difference.max(difference);
     }
 }
@@ -338,7 +343,7 @@ fn mixed_scene(rng: &mut Pcg64) -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
         for j in i + 1..bodies.len() {
             let reach = shapes[bodies[i].shape as usize].bounding_radius()
                 + shapes[bodies[j].shape as usize].bounding_radius();
-            if bodies[i].pose.translation.distance(bodies[j].pose.translation) < 1.1 * reach {
+            if bodies[i].pose.translation.distance(bodies[j].pose.translation) < f64::from(1.1 * reach) {
                 pairs.push([i as u32, j as u32]);
             }
         }
@@ -468,7 +473,14 @@ fn gpu_box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
         assert_near(m.separation, -0.01, TOL, "separation");
         let expected: Vec<(Vec3, f32)> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
             .iter()
-            .map(|&(x, z)| (global.transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z)), 0.01))
+            .map(|&(x, z)| {
+                (
+                    global
+                        .transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z))
+                        .as_vec3(),
+                    0.01,
+                )
+            })
             .collect();
         assert_points_match(&m, &expected, TOL);
         let bottom = unit_box().face_loop(2).to_vec();
@@ -533,7 +545,10 @@ fn gpu_box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
     let corner = Pose::new(Vec3::new(0.2, 0.5 + half_diagonal - 0.05, -0.1), rotation);
     for global in [Pose::IDENTITY, global_pose()] {
         let pose_box = global.mul_pose(&corner);
-        let expected = [(global.transform_point(Vec3::new(0.2, 0.475, -0.1)), 0.05)];
+        let expected = [(
+            global.transform_point(Vec3::new(0.2, 0.475, -0.1)).as_vec3(),
+            0.05,
+        )];
         // Slab first: reference face on A (slab top), the corner an incident vertex of B.
         let Some(m) = gpu_collide_one(&slab(), global, &unit_box(), pose_box) else {
             return;
@@ -578,7 +593,9 @@ fn gpu_crossed_edges_give_one_point_between_the_edges() {
         assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
         assert_near(m.separation, -0.02, TOL, "separation");
         // Closest at x = 0, z = 0.15, midway between the edges.
-        let position = global.transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15));
+        let position = global
+            .transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))
+            .as_vec3();
         assert_points_match(&m, &[(position, 0.02)], TOL);
         let p = m.points[0];
         assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
@@ -648,7 +665,7 @@ fn gpu_separated_boxes_have_no_manifold_and_the_margin_gives_speculative_points(
     assert_eq!(m.points().len(), 4);
     for p in m.points() {
         assert_near(p.depth, -0.01, TOL, "depth");
-        assert_near(p.position.y, 0.505, TOL, "midway height");
+        assert_near(p.position.as_vec3().y, 0.505, TOL, "midway height");
     }
     // Beside the slab, turned: apart for any small margin.
     let beside = Pose::new(Vec3::new(3.0, 0.4, 0.0), Quat::from_rotation_y(0.3));

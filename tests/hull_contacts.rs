@@ -121,7 +121,10 @@ fn assert_positions(manifold: &Manifold, expected: &[Vec3]) {
     assert_eq!(manifold.points().len(), expected.len(), "{manifold:?}");
     for e in expected {
         assert!(
-            manifold.points().iter().any(|p| p.position.distance(*e) <= TOL),
+            manifold
+                .points()
+                .iter()
+                .any(|p| p.position.as_vec3().distance(*e) <= TOL),
             "no point at {e:?} in {manifold:?}"
         );
     }
@@ -137,7 +140,11 @@ fn box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
         // Midway between the box's bottom (y = 0.49) and the slab's top (y = 0.5).
         let expected: Vec<Vec3> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
             .iter()
-            .map(|&(x, z)| global.transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z)))
+            .map(|&(x, z)| {
+                global
+                    .transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z))
+                    .as_vec3()
+            })
             .collect();
         assert_positions(&m, &expected);
         let bottom = case.b.face_loop(2);
@@ -198,7 +205,7 @@ fn box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
 fn box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
     for global in [Pose::IDENTITY, global_pose()] {
         let case = corner().placed(&global);
-        let expected_position = global.transform_point(Vec3::new(0.2, 0.475, -0.1));
+        let expected_position = global.transform_point(Vec3::new(0.2, 0.475, -0.1)).as_vec3();
 
         // Slab first: reference face on A (slab top), the corner is an incident vertex of B.
         let m = case.collide(0.0).expect("overlapping boxes collide");
@@ -228,7 +235,9 @@ fn crossed_edges_give_one_point_between_the_edges() {
         // A's edge at (0, √2/2, z), B's at (x, √2/2 - 0.02, 0.15): closest at x = 0, z = 0.15.
         assert_positions(
             &m,
-            &[global.transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))],
+            &[global
+                .transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))
+                .as_vec3()],
         );
         let p = m.points[0];
         assert_near(p.depth, 0.02, TOL, "depth");
@@ -274,7 +283,7 @@ fn speculative_margin_gives_points_with_negative_depth() {
     assert_eq!(m.points().len(), 4);
     for p in m.points() {
         assert_near(p.depth, -0.01, TOL, "depth");
-        assert_near(p.position.y, 0.505, TOL, "midway height");
+        assert_near(p.position.as_vec3().y, 0.505, TOL, "midway height");
     }
     assert_eq!(case.collide(0.005), None);
     assert_eq!(case.collide(0.0), None);
@@ -315,7 +324,9 @@ fn swapping_bodies_negates_the_normal_and_keeps_the_separation() {
             let matching = m.points().iter().filter(|q| (q.depth - p.depth).abs() <= TOL);
             if same_points {
                 assert!(
-                    matching.clone().any(|q| q.position.distance(p.position) <= TOL),
+                    matching
+                        .clone()
+                        .any(|q| q.position.as_vec3().distance(p.position.as_vec3()) <= TOL),
                     "{name}: {p:?}"
                 );
             } else {
@@ -379,7 +390,10 @@ fn contact_points_lie_midway_between_both_surfaces() {
             pose_b: Pose::IDENTITY,
         });
         let last = cases.last_mut().unwrap();
-        last.pose_b = Pose::new(last.pose_a.translation + offset, random_rotation(&mut rng));
+        last.pose_b = Pose::new(
+            last.pose_a.translation + offset.as_dvec3(),
+            random_rotation(&mut rng),
+        );
     }
     let mut by_kind = [0; 4];
     for case in &cases {
@@ -399,8 +413,8 @@ fn contact_points_lie_midway_between_both_surfaces() {
         let tolerance = 2e-5;
         assert!((m.normal.length() - 1.0).abs() <= 1e-5, "{m:?}");
         for p in m.points() {
-            let on_a = p.position + 0.5 * p.depth * m.normal;
-            let on_b = p.position - 0.5 * p.depth * m.normal;
+            let on_a = p.position.as_vec3() + 0.5 * p.depth * m.normal;
+            let on_b = p.position.as_vec3() - 0.5 * p.depth * m.normal;
             let da = hull_plane_distance(&case.a, &case.pose_a, on_a);
             let db = hull_plane_distance(&case.b, &case.pose_b, on_b);
             assert!(
@@ -452,7 +466,7 @@ fn separation_agrees_with_parry_for_random_boxes() {
     use parry3d::shape::Cuboid;
 
     let to_parry = |p: &Pose| {
-        let (t, q) = (p.translation, p.rotation);
+        let (t, q) = (p.translation.as_vec3(), p.rotation);
         ParryPose::from_parts(Vector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
     };
     let margin = 0.1;
@@ -474,7 +488,7 @@ fn separation_agrees_with_parry_for_random_boxes() {
         let pose_a = Pose::new(random_vec3(&mut rng, 3.0), random_rotation(&mut rng));
         let reach = half_a.length() + half_b.length();
         let offset = random_unit_vector(&mut rng) * rng.random_range(0.3..1.0) * reach;
-        let pose_b = Pose::new(pose_a.translation + offset, random_rotation(&mut rng));
+        let pose_b = Pose::new(pose_a.translation + offset.as_dvec3(), random_rotation(&mut rng));
         let (a, b) = (ConvexHull::cuboid(half_a), ConvexHull::cuboid(half_b));
         let ours = collide_hull_hull(&a, &pose_a, &b, &pose_b, margin);
         let theirs = contact(
@@ -525,8 +539,8 @@ fn equal_boxes_stacked_keep_four_corner_points_under_perturbation() {
         let m = collide_hull_hull(&unit_box(), &Pose::IDENTITY, &unit_box(), &pose_b, 0.0).expect("overlap");
         assert_eq!(m.points().len(), 4, "{m:?}");
         for p in m.points() {
-            assert_near(p.position.x.abs(), 0.5, 1e-4, "corner x");
-            assert_near(p.position.z.abs(), 0.5, 1e-4, "corner z");
+            assert_near(p.position.as_vec3().x.abs(), 0.5, 1e-4, "corner x");
+            assert_near(p.position.as_vec3().z.abs(), 0.5, 1e-4, "corner z");
             assert_near(p.depth, 0.01, 1e-4, "depth");
         }
     }

@@ -89,7 +89,7 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
         let pose_a = random_pose(&mut rng, far, 0.1);
         let u: f32 = rng.random_range(0.0..1.1);
         let mut pose_b = Pose::new(
-            pose_a.translation + support::shapes::random_direction(&mut rng) * u * scale,
+            pose_a.translation + (support::shapes::random_direction(&mut rng) * u * scale).as_dvec3(),
             random_rotation(&mut rng),
         );
         let mut margin = if i % 3 == 0 { 0.02 * scale } else { 0.0 };
@@ -113,7 +113,7 @@ fn hullsat_agrees_with_parry_or_the_f64_reference() {
             )
         {
             let n = Vec3::new(c.normal1.x, c.normal1.y, c.normal1.z);
-            pose_b.translation -= n * (c.dist - target);
+            pose_b.translation -= (n * (c.dist - target)).as_dvec3();
             if target == 0.0 {
                 touching += 1;
             } else {

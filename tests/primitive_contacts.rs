@@ -13,7 +13,7 @@ use hullsat::contact::{
 };
 use hullsat::manifold::FeatureId;
 use hullsat::query::gjk::{PosedHull, closest_points};
-use hullsat::{Capsule, ConvexHull, Cuboid, HalfSpace, Pose, Shape, Sphere};
+use hullsat::{Capsule, ConvexHull, Cuboid, HalfSpace, Isometry, Pose, Shape, Sphere};
 use support::*;
 
 const TOL: f32 = 1e-5;
@@ -183,7 +183,9 @@ fn tilted_box_on_halfspace_reports_deepest_corner_first() {
     assert_near(m.separation, -0.2, TOL, "separation");
     assert_near(m.points[0].depth, 0.2, TOL, "deepest first");
     for p in m.points() {
-        let vertex = pose.transform_point(hull.vertices()[p.id.low() as usize]);
+        let vertex = pose
+            .transform_point(hull.vertices()[p.id.low() as usize])
+            .as_vec3();
         assert!(vertex.y <= 0.0, "only penetrating corners with margin 0");
         assert_near(p.depth, -vertex.y, TOL, "point depth is its corner's");
     }
@@ -427,7 +429,7 @@ fn gjk_point_and_segment_against_box() {
     let hull = cuboid_hull(Vec3::splat(1.0));
     let posed = PosedHull {
         hull: &hull,
-        pose: Pose::IDENTITY,
+        pose: Isometry::IDENTITY,
     };
 
     let c = closest_points(&Vec3::new(2.0, 0.5, 0.0), &posed).unwrap();
@@ -462,12 +464,12 @@ fn gjk_box_box_separated_and_overlapping() {
     let hull = cuboid_hull(Vec3::splat(1.0));
     let a = PosedHull {
         hull: &hull,
-        pose: Pose::IDENTITY,
+        pose: Isometry::IDENTITY,
     };
     // B turned 45° about Z: its edge points at A's +X face from x = 3 - √2.
     let b = PosedHull {
         hull: &hull,
-        pose: Pose::new(
+        pose: Isometry::new(
             Vec3::new(3.0, 0.0, 0.0),
             Quat::from_rotation_z(std::f32::consts::FRAC_PI_4),
         ),
@@ -480,14 +482,14 @@ fn gjk_box_box_separated_and_overlapping() {
     // Corner to corner along the diagonal.
     let b = PosedHull {
         hull: &hull,
-        pose: Pose::from_translation(Vec3::splat(2.5)),
+        pose: Isometry::from_translation(Vec3::splat(2.5)),
     };
     let c = closest_points(&a, &b).unwrap();
     assert_near(c.distance, 0.5 * 3f32.sqrt(), 1e-5, "corner-corner distance");
 
     let b = PosedHull {
         hull: &hull,
-        pose: Pose::new(Vec3::new(1.5, 0.3, -0.2), Quat::from_rotation_y(0.4)),
+        pose: Isometry::new(Vec3::new(1.5, 0.3, -0.2), Quat::from_rotation_y(0.4)),
     };
     assert!(closest_points(&a, &b).is_none(), "overlapping boxes");
 }
@@ -514,11 +516,11 @@ fn gjk_matches_parry_on_random_box_pairs() {
         let got = closest_points(
             &PosedHull {
                 hull: &hull_a,
-                pose: pose_a,
+                pose: Pose::IDENTITY.relative_to_self(&pose_a),
             },
             &PosedHull {
                 hull: &hull_b,
-                pose: pose_b,
+                pose: Pose::IDENTITY.relative_to_self(&pose_b),
             },
         );
         match got {
@@ -540,7 +542,7 @@ fn gjk_matches_parry_on_random_box_pairs() {
 
 /// The same pose for parry (which uses its own glam version).
 fn to_parry(p: &Pose) -> parry3d::math::Pose {
-    let [x, y, z] = p.translation.to_array();
+    let [x, y, z] = p.translation.as_vec3().to_array();
     let [qx, qy, qz, qw] = p.rotation.to_array();
     parry3d::math::Pose::from_parts(
         parry3d::math::Vector::new(x, y, z),
@@ -590,7 +592,7 @@ fn sphere_and_capsule_against_box_match_references() {
     for _ in 0..400 {
         let pose_b = random_pose(&mut rng, 2.0);
         let pose_a = Pose::new(
-            pose_b.translation + random_vec3(&mut rng, 2.2),
+            pose_b.translation + random_vec3(&mut rng, 2.2).as_dvec3(),
             random_rotation(&mut rng),
         );
         let local = |p: Vec3| {
@@ -668,7 +670,7 @@ fn gjk_degenerate_configurations() {
     let cube = cuboid_hull(Vec3::splat(1.0));
     let a = PosedHull {
         hull: &cube,
-        pose: Pose::IDENTITY,
+        pose: Isometry::IDENTITY,
     };
     // Face to face, offset sideways: distance 0.5 exactly, every face vertex a tie.
     for offset in [
@@ -678,7 +680,7 @@ fn gjk_degenerate_configurations() {
     ] {
         let b = PosedHull {
             hull: &cube,
-            pose: Pose::from_translation(offset),
+            pose: Isometry::from_translation(offset),
         };
         let c = closest_points(&a, &b).unwrap();
         assert_near(c.distance, 0.5, 1e-5, "face-face distance");
@@ -687,14 +689,14 @@ fn gjk_degenerate_configurations() {
     // Exactly touching faces: an overlap as far as GJK is concerned.
     let b = PosedHull {
         hull: &cube,
-        pose: Pose::from_translation(Vec3::new(2.0, 0.3, 0.0)),
+        pose: Isometry::from_translation(Vec3::new(2.0, 0.3, 0.0)),
     };
     assert!(closest_points(&a, &b).is_none(), "touching");
     // A nearly flat box above a face, and a point on its plane beside it.
     let flat = cuboid_hull(Vec3::new(3.0, 1e-4, 3.0));
     let b = PosedHull {
         hull: &flat,
-        pose: Pose::new(Vec3::new(0.0, 1.25, 0.0), Quat::from_rotation_y(0.3)),
+        pose: Isometry::new(Vec3::new(0.0, 1.25, 0.0), Quat::from_rotation_y(0.3)),
     };
     let c = closest_points(&a, &b).unwrap();
     assert_near(c.distance, 0.25 - 1e-4, 1e-5, "flat box distance");

@@ -32,7 +32,7 @@ fn random_pair(seed: u64) -> Pair {
     let scale = a.bounding_radius() + b.bounding_radius();
     let pose_a = random_pose(&mut rng, Vec3::ZERO, 0.1);
     let pose_b = Pose::new(
-        pose_a.translation + random_direction(&mut rng) * rng.random_range(0.0..0.9) * scale,
+        pose_a.translation + (random_direction(&mut rng) * rng.random_range(0.0..0.9) * scale).as_dvec3(),
         random_rotation(&mut rng),
     );
     Pair {
@@ -112,7 +112,7 @@ proptest! {
     fn moving_both_bodies_far_from_the_origin_keeps_the_separation(seed in any::<u64>()) {
         let p = random_pair(seed);
         let offset = Vec3::new(1e4, -1e4, 1e4);
-        let moved = |pose: &Pose| Pose::new(pose.translation + offset, pose.rotation);
+        let moved = |pose: &Pose| Pose::new(pose.translation + offset.as_dvec3(), pose.rotation);
         let near = collide_shapes(&p.a, &p.pose_a, &p.b, &p.pose_b, 0.0);
         let far = collide_shapes(&p.a, &moved(&p.pose_a), &p.b, &moved(&p.pose_b), 0.0);
         // Positions at 1e4 carry f32 rounding of ~1e-3 (ulp at 1e4 is 9.8e-4): the relative
@@ -139,10 +139,10 @@ proptest! {
             let tolerance = 1e-4 * p.scale;
             for c in m.points() {
                 let half = 0.5 * c.depth.abs() + tolerance;
-                let da = hull_plane_distance(p.a.as_hull().unwrap(), &p.pose_a, c.position);
-                let db = hull_plane_distance(p.b.as_hull().unwrap(), &p.pose_b, c.position);
+                let da = hull_plane_distance(p.a.as_hull().unwrap(), &p.pose_a, c.position.as_vec3());
+                let db = hull_plane_distance(p.b.as_hull().unwrap(), &p.pose_b, c.position.as_vec3());
                 prop_assert!(da <= half && db <= half,
-                    "point {} depth {} is {} from A and {} from B", c.position, c.depth, da, db);
+                    "point {} depth {} is {} from A and {} from B", c.position.as_vec3(), c.depth, da, db);
                 // Depths are measured along the chosen (face-preferred) axis, which may be up to the
                 // preference tolerance deeper than the exact separation.
                 let preference = AXIS_PREFERENCE_TOLERANCE * p.scale;
@@ -171,7 +171,7 @@ proptest! {
         let base = base.unwrap();
         for _ in 0..8 {
             let nudge = Pose::new(
-                pose.translation + random_direction(&mut rng) * 1e-5,
+                pose.translation + (random_direction(&mut rng) * 1e-5).as_dvec3(),
                 (Quat::from_axis_angle(random_direction(&mut rng), 1e-5) * pose.rotation).normalize(),
             );
             let nudged = collide_shapes(&ground, &ground_pose, &body, &nudge, 0.0).unwrap();

@@ -25,7 +25,7 @@ use glam::Vec3;
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
 use crate::query::gjk::{PosedHull, closest_points};
 use crate::query::segment::closest_points_segments;
 use crate::shape::Capsule;
@@ -63,7 +63,7 @@ pub fn collide_capsule_hull(
     // a segment passing just outside an edge has only an edge axis separating it.
     let hull_shape = PosedHull {
         hull,
-        pose: Pose::IDENTITY,
+        pose: Isometry::IDENTITY,
     };
     let outside = closest_points(&segment, &hull_shape);
     let (normal, on_segment, on_hull, gap) = match outside {

@@ -17,7 +17,7 @@ use glam::Vec3;
 
 use crate::hull::{ConvexHull, MAX_FACE_VERTICES, Plane};
 use crate::manifold::{FeatureId, MAX_MANIFOLD_POINTS};
-use crate::pose::Pose;
+use crate::pose::Isometry;
 
 /// Most vertices of a clipped polygon: clipping a convex n-gon by m planes leaves at most
 /// n + m, and both faces have at most [`MAX_FACE_VERTICES`].
@@ -29,7 +29,7 @@ pub struct PosedFace<'a> {
     /// The hull holding the face.
     pub hull: &'a ConvexHull,
     /// The hull's pose in the working frame.
-    pub pose: Pose,
+    pub pose: Isometry,
     /// Face index on `hull`.
     pub face: usize,
 }
@@ -384,12 +384,12 @@ mod tests {
         let small = unit_box();
         let reference = PosedFace {
             hull: &big,
-            pose: Pose::IDENTITY,
+            pose: Isometry::IDENTITY,
             face: 3,
         };
         let incident = PosedFace {
             hull: &small,
-            pose: Pose::from_translation(Vec3::new(0.0, 1.0, 0.0)),
+            pose: Isometry::from_translation(Vec3::new(0.0, 1.0, 0.0)),
             face: 2,
         };
         let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
@@ -410,12 +410,12 @@ mod tests {
         // Reference: the small box's bottom face; incident: the big box's top face below it.
         let reference = PosedFace {
             hull: &small,
-            pose: Pose::from_translation(Vec3::new(0.0, 1.0, 0.0)),
+            pose: Isometry::from_translation(Vec3::new(0.0, 1.0, 0.0)),
             face: 2,
         };
         let incident = PosedFace {
             hull: &big,
-            pose: Pose::IDENTITY,
+            pose: Isometry::IDENTITY,
             face: 3,
         };
         let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
@@ -440,12 +440,12 @@ mod tests {
         let hull = unit_box();
         let reference = PosedFace {
             hull: &hull,
-            pose: Pose::IDENTITY,
+            pose: Isometry::IDENTITY,
             face: 3,
         };
         let incident = PosedFace {
             hull: &hull,
-            pose: Pose::new(Vec3::new(0.5, 1.0, 0.25), Quat::IDENTITY),
+            pose: Isometry::new(Vec3::new(0.5, 1.0, 0.25), Quat::IDENTITY),
             face: 2,
         };
         let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();

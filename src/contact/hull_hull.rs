@@ -23,7 +23,7 @@ use crate::contact::clip::{
 };
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
 use crate::query::gjk::{ClosestPoints, PosedHull, closest_points};
 use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
@@ -63,11 +63,11 @@ pub fn collide_hull_hull(
 }
 
 /// GJK closest points of `a` (A's frame) and `b` posed at `b_in_a`, or `None` when they overlap.
-fn closest_points_in_a(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose) -> Option<ClosestPoints> {
+fn closest_points_in_a(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry) -> Option<ClosestPoints> {
     closest_points(
         &PosedHull {
             hull: a,
-            pose: Pose::IDENTITY,
+            pose: Isometry::IDENTITY,
         },
         &PosedHull {
             hull: b,
@@ -104,7 +104,7 @@ fn manifold_from_sat_and_distance(
     a: &ConvexHull,
     pose_a: &Pose,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     sat: &SatResult,
     margin: f32,
     exact: Option<ClosestPoints>,
@@ -133,11 +133,7 @@ fn manifold_from_sat_and_distance(
         })
         .or_else(|| deepest_vertex_contact(a, b, b_in_a, sat))?;
     manifold.separation = sat.separation;
-    manifold.normal = pose_a.transform_vector(manifold.normal);
-    for point in &mut manifold.points[..manifold.point_count as usize] {
-        point.position = pose_a.transform_point(point.position);
-    }
-    Some(manifold)
+    Some(manifold.to_world(pose_a))
 }
 
 /// One point midway between the closest points of two separated hulls (A's frame in, world
@@ -147,7 +143,7 @@ fn closest_point_contact(
     a: &ConvexHull,
     pose_a: &Pose,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     exact: &ClosestPoints,
 ) -> Manifold {
     let normal = (exact.point_b - exact.point_a) / exact.distance;
@@ -166,14 +162,14 @@ fn closest_point_contact(
 fn face_pair<'h>(
     a: &'h ConvexHull,
     b: &'h ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     axis: SatAxis,
 ) -> Option<(PosedFace<'h>, PosedFace<'h>, u32)> {
     let (reference, other, other_pose, kind) = match axis {
         SatAxis::FaceA(face) => (
             PosedFace {
                 hull: a,
-                pose: Pose::IDENTITY,
+                pose: Isometry::IDENTITY,
                 face: face as usize,
             },
             b,
@@ -187,7 +183,7 @@ fn face_pair<'h>(
                 face: face as usize,
             },
             a,
-            Pose::IDENTITY,
+            Isometry::IDENTITY,
             FeatureId::FACE_B,
         ),
         SatAxis::EdgePair { .. } => return None,
@@ -205,7 +201,7 @@ fn face_pair<'h>(
 fn contact_on_axis(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     sat: &SatResult,
     margin: f32,
     tie_tolerance: f32,
@@ -224,7 +220,7 @@ fn contact_on_axis(
             let b1 = b_in_a.transform_point(vb[eb.vertices[1] as usize]);
             let (s, t) = closest_points_segments(a0, a1, b0, b1);
             manifold.push(ContactPoint {
-                position: 0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t)),
+                position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),
                 depth: -sat.axis_separation,
                 id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
             });
@@ -238,7 +234,7 @@ fn contact_on_axis(
 fn deepest_vertex_contact(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     sat: &SatResult,
 ) -> Option<Manifold> {
     let (reference, incident, kind) = face_pair(a, b, b_in_a, sat.axis)?;
@@ -257,7 +253,7 @@ fn deepest_vertex_contact(
         });
     let mut manifold = Manifold::new(sat.normal, sat.separation);
     manifold.push(ContactPoint {
-        position: position - plane.normal * (0.5 * separation),
+        position: (position - plane.normal * (0.5 * separation)).as_dvec3(),
         depth: -separation,
         id: FeatureId::new(kind, false, reference.face as u32, vertex as u32),
     });
@@ -267,7 +263,7 @@ fn deepest_vertex_contact(
 /// Index of the face of `hull` (posed in the working frame by `pose`) whose outward normal is
 /// most anti-parallel to `normal` (working frame); of faces within [`INCIDENT_FACE_TOLERANCE`]
 /// of the best, the lowest index wins, so nearly coplanar faces do not swap frame to frame.
-fn most_antiparallel_face(hull: &ConvexHull, pose: &Pose, normal: Vec3) -> usize {
+fn most_antiparallel_face(hull: &ConvexHull, pose: &Isometry, normal: Vec3) -> usize {
     let local = pose.inverse_transform_vector(normal);
     let dots = hull.planes().iter().map(|plane| plane.normal.dot(local));
     let best = dots.clone().fold(f32::INFINITY, f32::min);
@@ -311,7 +307,7 @@ fn add_clipped_points(
     for &i in reduce_contact_points(vertices, &plane, margin, tie_tolerance).indices() {
         let separation = plane.signed_distance(vertices[i].position);
         manifold.push(ContactPoint {
-            position: vertices[i].position - plane.normal * (0.5 * separation),
+            position: (vertices[i].position - plane.normal * (0.5 * separation)).as_dvec3(),
             depth: -separation,
             id: vertices[i].id,
         });

@@ -16,7 +16,7 @@ use glam::Vec3;
 
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
 use crate::query::gjk::{PosedHull, closest_points};
 use crate::shape::Sphere;
 
@@ -46,7 +46,7 @@ pub fn collide_sphere_hull(
             &centre,
             &PosedHull {
                 hull,
-                pose: Pose::IDENTITY,
+                pose: Isometry::IDENTITY,
             },
         )
     } else {

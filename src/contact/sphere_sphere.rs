@@ -1,6 +1,7 @@
 //! Sphere against sphere: one point on the line of centres.
 //!
-//! 1. `d = centre_b − centre_a` (translations only: a sphere's rotation does not matter).
+//! 1. `d = centre_b − centre_a` (translations only, differenced in f64 and then rounded: a
+//!    sphere's rotation does not matter).
 //! 2. Normal `d / |d|`; coincident centres take world +Y (any fixed direction is as good).
 //! 3. Separation `|d| − r_a − r_b`; the point lies midway between the two surface points.
 //!
@@ -20,18 +21,17 @@ pub fn collide_sphere_sphere(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    let delta = pose_b.translation - pose_a.translation;
+    let delta = (pose_b.translation - pose_a.translation).as_vec3();
     let distance = delta.length();
     let separation = distance - sphere_a.radius - sphere_b.radius;
     if separation > margin {
         return None;
     }
     let normal = delta.try_normalize().unwrap_or(Vec3::Y);
-    let surface_a = pose_a.translation + normal * sphere_a.radius;
-    let surface_b = pose_b.translation - normal * sphere_b.radius;
+    // Midway between the surface points, from A's centre: a's radius plus half the separation.
     let mut manifold = Manifold::new(normal, separation);
     manifold.push(ContactPoint {
-        position: 0.5 * (surface_a + surface_b),
+        position: pose_a.translation + (normal * (sphere_a.radius + 0.5 * separation)).as_dvec3(),
         depth: -separation,
         id: FeatureId::new(FeatureId::OTHER, false, 0, 0),
     });

@@ -543,7 +543,7 @@ impl GpuNarrowphase {
         self.staged_bodies.clear();
         self.staged_bodies.extend(bodies.iter().map(|b| GpuBody {
             rotation: b.pose.rotation.to_array(),
-            translation: b.pose.translation.to_array(),
+            translation: b.pose.translation.as_vec3().to_array(),
             hull: self.shape_hulls[b.shape as usize],
         }));
         let bytes: &[u8] = bytemuck::cast_slice(&self.staged_bodies);

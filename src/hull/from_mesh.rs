@@ -42,6 +42,7 @@ impl ConvexHull {
         if let Some(index) = positions.iter().position(|p| !p.is_finite()) {
             return Err(HullError::NonFinite { index });
         }
+        super::check_extent(positions)?;
         if positions.len() > MAX_HULL_VERTICES {
             return Err(HullError::TooManyVertices(positions.len()));
         }

@@ -13,11 +13,37 @@ mod topology;
 use glam::{Vec3, Vec4};
 use thiserror::Error;
 
+use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
+
 /// Most vertices a hull may have after building; keeps every index inside its
 /// [`crate::FeatureId`] field (faces ≤ 2V − 4 and edges ≤ 3V − 6 then fit 14 bits).
 pub const MAX_HULL_VERTICES: usize = 4096;
 /// Most vertices one face may have (bounds the clipping buffers, which live on the stack).
 pub const MAX_FACE_VERTICES: usize = 256;
+
+/// Checks that finite input points lie within the supported range: every coordinate within
+/// ±[`MAX_SHAPE_SIZE`] of the local origin, and a bounding box whose diagonal is at least
+/// [`MIN_SHAPE_SIZE`] (points all at one place are left to the coincidence check).
+fn check_extent(points: &[Vec3]) -> Result<(), HullError> {
+    if let Some(index) = points.iter().position(|p| p.abs().max_element() > MAX_SHAPE_SIZE) {
+        return Err(HullError::OutOfRange(format!(
+            "point {index} lies {:e} from the origin, beyond the supported {MAX_SHAPE_SIZE:e}",
+            points[index].abs().max_element()
+        )));
+    }
+    let (min, max) = points
+        .iter()
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), &p| {
+            (lo.min(p), hi.max(p))
+        });
+    let diagonal = (max - min).length();
+    if diagonal > 0.0 && diagonal < MIN_SHAPE_SIZE {
+        return Err(HullError::OutOfRange(format!(
+            "points span {diagonal:e}, less than the supported {MIN_SHAPE_SIZE:e}"
+        )));
+    }
+    Ok(())
+}
 
 /// A plane `dot(normal, x) = offset` with a unit `normal` pointing out of the solid.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -71,6 +97,11 @@ pub enum HullError {
         /// Index of the offending point in the input.
         index: usize,
     },
+    /// A point lies farther than [`crate::constants::MAX_SHAPE_SIZE`] from the local origin on
+    /// some axis, or the points span less than [`crate::constants::MIN_SHAPE_SIZE`] (outside the
+    /// supported range).
+    #[error("{0}")]
+    OutOfRange(String),
     /// Every point lies (nearly) at one place.
     #[error("points are (nearly) coincident")]
     Coincident,

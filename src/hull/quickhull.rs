@@ -82,6 +82,7 @@ impl ConvexHull {
         if let Some(index) = points.iter().position(|p| !p.is_finite()) {
             return Err(HullError::NonFinite { index });
         }
+        super::check_extent(points)?;
         let (min, max) = points.iter().fold((DVec3::MAX, DVec3::MIN), |(lo, hi), p| {
             (lo.min(p.as_dvec3()), hi.max(p.as_dvec3()))
         });

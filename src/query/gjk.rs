@@ -15,7 +15,7 @@ use glam::{DVec3, Vec3};
 
 use crate::constants::{GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE};
 use crate::hull::ConvexHull;
-use crate::pose::Pose;
+use crate::pose::Isometry;
 
 /// A convex shape known by its support function, in one frame shared by both query shapes.
 pub trait SupportMap {
@@ -47,7 +47,7 @@ pub struct PosedHull<'a> {
     /// The hull, in its local frame.
     pub hull: &'a ConvexHull,
     /// Maps the hull's local frame to the query frame.
-    pub pose: Pose,
+    pub pose: Isometry,
 }
 
 /// Support in the pose's parent frame.

@@ -22,7 +22,7 @@ use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
-use crate::pose::Pose;
+use crate::pose::Isometry;
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,7 +87,7 @@ impl SatResult {
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
-pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Pose, margin: f32) -> FaceQuery {
+pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
@@ -154,7 +154,7 @@ thread_local! {
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
 /// Returns `None` when no pair qualifies.
-pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> Option<EdgeQuery> {
+pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
         // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
         let rotation: Quat = b_in_a.rotation;
@@ -217,7 +217,7 @@ fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
 fn query_edges_in_a(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     scratch: &EdgeScratch,
     margin: f32,
 ) -> Option<EdgeQuery> {
@@ -271,7 +271,7 @@ fn query_edges_in_a(
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward
 /// B): the gap between A's and B's support points, in length units (negative = overlap).
-pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec3) -> f32 {
+pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, axis: Vec3) -> f32 {
     let axis_in_b = b_in_a.inverse_transform_vector(axis);
     let b_lowest = b.lowest_along(axis_in_b);
     // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
@@ -281,7 +281,7 @@ pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: Vec
 
 /// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
 /// the face preference of [`AXIS_PREFERENCE_TOLERANCE`] × (radius A + radius B).
-pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -> SatResult {
+pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
     let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius() + b.radius());
     query_hulls_preferring_faces_by(a, b, b_in_a, margin, tolerance)
 }
@@ -291,7 +291,7 @@ pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, margin: f32) -
 pub fn query_hulls_preferring_faces_by(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,
 ) -> SatResult {

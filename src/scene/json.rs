@@ -16,15 +16,17 @@
 //! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column).
 //! 2. Walk it by hand so every error names its JSON path (`bodies[3].rotation`); unknown keys
 //!    are rejected so a misspelt optional key (`"margn"`) does not pass silently.
-//! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here).
+//! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here);
+//!    body positions stay `f64` (precise far from the origin).
 //! 4. Build shapes (hull errors map to `shapes[i].hull`), then run [`validate_batch`] so bad
 //!    indices, self pairs and non-unit rotations are reported before any work.
 
 use std::fmt::Write;
 
-use glam::{Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use serde_json::{Map, Value};
 
+use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::pose::Pose;
@@ -91,7 +93,7 @@ pub fn write_scene_json(scene: &Scene) -> String {
             out,
             "{{\"shape\": {}, \"position\": {}, \"rotation\": [{}, {}, {}, {}]}}",
             body.shape,
-            vec3(body.pose.translation),
+            dvec3(body.pose.translation),
             q.x,
             q.y,
             q.z,
@@ -131,7 +133,7 @@ pub fn write_results_json(pairs: &[[u32; 2]], results: &[Option<Manifold>]) -> S
                 out,
                 "{}{{\"position\": {}, \"depth\": {}, \"id\": {}}}",
                 if j == 0 { "" } else { ", " },
-                vec3(p.position),
+                dvec3(p.position),
                 p.depth,
                 p.id.0
             );
@@ -170,6 +172,11 @@ fn write_shape(out: &mut String, shape: &Shape) {
 
 /// `[x, y, z]`; `f32`'s `Display` is the shortest text that reads back to the same value.
 fn vec3(v: Vec3) -> String {
+    format!("[{}, {}, {}]", v.x, v.y, v.z)
+}
+
+/// `[x, y, z]` of an f64 vector (world positions), shortest text that reads back exactly.
+fn dvec3(v: DVec3) -> String {
     format!("[{}, {}, {}]", v.x, v.y, v.z)
 }
 
@@ -246,6 +253,10 @@ fn shape_error(path: &str, err: ShapeError) -> InputError {
         ),
         ShapeError::BadNormal => InputError::new(format!("{path}.normal"), "expected a non-zero vector"),
         ShapeError::BadOffset(_) => InputError::new(format!("{path}.offset"), err.to_string()),
+        ShapeError::OutOfRange { name, value } => InputError::new(
+            format!("{path}.{name}"),
+            format!("{value:e} is outside the supported range {MIN_SHAPE_SIZE:e}..={MAX_SHAPE_SIZE:e}"),
+        ),
     }
 }
 
@@ -255,7 +266,7 @@ fn parse_body(value: &Value, path: &str) -> Result<Body, InputError> {
     Ok(Body {
         shape: index(shape, &shape_path)?,
         pose: Pose::new(
-            Vec3::from_array(fields.numbers("position")?),
+            DVec3::from_array(fields.numbers_f64("position")?),
             Quat::from_array(fields.numbers("rotation")?),
         ),
     })
@@ -312,6 +323,22 @@ impl<'a> Fields<'a> {
     fn numbers<const N: usize>(&self, key: &str) -> Result<[f32; N], InputError> {
         let (value, path) = self.get(key)?;
         numbers(value, &path)
+    }
+
+    fn numbers_f64<const N: usize>(&self, key: &str) -> Result<[f64; N], InputError> {
+        let (value, path) = self.get(key)?;
+        let error = || {
+            InputError::new(
+                &path,
+                format!("expected {N} finite numbers, got {}", describe(value)),
+            )
+        };
+        let items = value.as_array().filter(|a| a.len() == N).ok_or_else(error)?;
+        let mut out = [0.0; N];
+        for (o, item) in out.iter_mut().zip(items) {
+            *o = item.as_f64().filter(|x| x.is_finite()).ok_or_else(error)?;
+        }
+        Ok(out)
     }
 }
 
@@ -405,7 +432,7 @@ mod tests {
         let scene = parse_scene_json(TWO_SPHERES).unwrap();
         assert_eq!(scene.shapes, vec![Shape::Sphere(Sphere { radius: 1.0 })]);
         assert_eq!(scene.bodies.len(), 2);
-        assert_eq!(scene.bodies[1].pose.translation, Vec3::new(1.5, 0.0, 0.0));
+        assert_eq!(scene.bodies[1].pose.translation, DVec3::new(1.5, 0.0, 0.0));
         assert_eq!(scene.pairs, Some(vec![[0, 1]]));
         assert_eq!(scene.margin, 0.25);
     }
@@ -464,7 +491,7 @@ mod tests {
     fn results_list_only_pairs_with_manifolds_in_order() {
         let mut m = Manifold::new(Vec3::Y, -0.5);
         m.push(crate::manifold::ContactPoint {
-            position: Vec3::new(1.0, 2.0, 3.0),
+            position: DVec3::new(1.0, 2.0, 3.0),
             depth: 0.5,
             id: crate::manifold::FeatureId(7),
         });
@@ -508,10 +535,10 @@ mod tests {
             e.contains("number out of range") && e.contains("expected finite numbers"),
             "{e}"
         );
-        // 1e39 is a finite f64 but infinite as f32.
+        // Positions are f64: 1e39 is finite but beyond the supported range.
         assert_eq!(
             error(&TWO_SPHERES.replace("1.5,0,0", "1e39,0,0")),
-            "bodies[1].position: expected 3 finite numbers, got an array of 3 items"
+            "bodies[1].position: coordinate 1e39 is outside the supported range ±1e12"
         );
         assert_eq!(
             error(&TWO_SPHERES.replace("0.25", "1e39")),

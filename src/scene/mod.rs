@@ -5,6 +5,7 @@ pub mod json;
 
 use glam::{Quat, Vec3};
 
+use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE};
 use crate::pose::Pose;
 use crate::shape::Shape;
 
@@ -54,13 +55,23 @@ impl InputError {
 /// (smaller deviations are normalized away).
 pub const ROTATION_UNIT_TOLERANCE: f32 = 1.0e-3;
 
-/// Checks a pose: finite translation, finite rotation within [`ROTATION_UNIT_TOLERANCE`] of unit
-/// length. Returns the pose with its rotation normalized. `path` names the body (`bodies[3]`).
+/// Checks a pose: finite translation within ±[`MAX_POSITION`] on every axis, finite rotation
+/// within [`ROTATION_UNIT_TOLERANCE`] of unit length. Returns the pose with its rotation
+/// normalized. `path` names the body (`bodies[3]`).
 pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
     if !pose.translation.is_finite() {
         return Err(InputError::new(
             format!("{path}.position"),
             "expected 3 finite numbers",
+        ));
+    }
+    if pose.translation.abs().max_element() > MAX_POSITION {
+        return Err(InputError::new(
+            format!("{path}.position"),
+            format!(
+                "coordinate {:e} is outside the supported range ±{MAX_POSITION:e}",
+                pose.translation.abs().max_element()
+            ),
         ));
     }
     let q: Quat = pose.rotation;
@@ -93,6 +104,12 @@ pub fn validate_batch(
         return Err(InputError::new(
             "margin",
             format!("expected a finite number >= 0, got {margin}"),
+        ));
+    }
+    if margin > MAX_SHAPE_SIZE {
+        return Err(InputError::new(
+            "margin",
+            format!("{margin:e} is outside the supported range 0..={MAX_SHAPE_SIZE:e}"),
         ));
     }
     let mut checked = Vec::with_capacity(bodies.len());

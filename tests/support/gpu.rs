@@ -4,7 +4,7 @@
 use glam::Vec3;
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, separation_along};
-use hullsat::{ConvexHull, Pose};
+use hullsat::{ConvexHull, Isometry};
 
 /// Relative tolerance on separations, a fraction of the pair's scale (radius A + radius B):
 /// f32 rounding differs between the CPU and the GPU (fused multiply-adds, sqrt and division
@@ -17,7 +17,7 @@ pub const NORMAL_TOLERANCE: f32 = 1.0e-3;
 /// The separation of hull `b` (posed at `b_in_a`) along the axis `axis` names, with that axis
 /// (A's frame, from A toward B), evaluated independently of the SAT's loops: the deepest vertex
 /// below a face plane, or the support gap along an edge pair's cross product.
-pub fn axis_separation(a: &ConvexHull, b: &ConvexHull, b_in_a: &Pose, axis: SatAxis) -> (f32, Vec3) {
+pub fn axis_separation(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, axis: SatAxis) -> (f32, Vec3) {
     let deepest = |normal: Vec3, offset: f32, points: &mut dyn Iterator<Item = Vec3>| {
         points.map(|p| normal.dot(p)).fold(f32::INFINITY, f32::min) - offset
     };
@@ -73,7 +73,7 @@ pub struct Comparison {
 pub fn compare_sat(
     a: &ConvexHull,
     b: &ConvexHull,
-    b_in_a: &Pose,
+    b_in_a: &Isometry,
     margin: f32,
     gpu: &SatResult,
     stats: &mut Comparison,

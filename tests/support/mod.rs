@@ -65,8 +65,8 @@ pub fn assert_manifold_moved(original: &Manifold, moved: &Manifold, motion: &Pos
     for (m, o) in moved.points().iter().zip(original.points()) {
         assert_near(m.depth, o.depth, tolerance, "depth");
         assert_vec_near(
-            m.position,
-            motion.transform_point(o.position),
+            m.position.as_vec3(),
+            motion.transform_dpoint(o.position).as_vec3(),
             tolerance,
             "position",
         );
@@ -87,7 +87,8 @@ pub fn assert_points_match(manifold: &Manifold, expected: &[(Vec3, f32)], tolera
             manifold
                 .points()
                 .iter()
-                .any(|p| p.position.distance(position) <= tolerance && (p.depth - depth).abs() <= tolerance),
+                .any(|p| p.position.as_vec3().distance(position) <= tolerance
+                    && (p.depth - depth).abs() <= tolerance),
             "no point at {position} with depth {depth} in {:?}",
             manifold.points()
         );
@@ -98,7 +99,7 @@ pub fn assert_points_match(manifold: &Manifold, expected: &[(Vec3, f32)], tolera
 /// largest signed distance to a face plane. Zero on the surface, negative inside, positive
 /// outside (exact distance only near faces, which is all the surface checks need).
 pub fn hull_plane_distance(hull: &ConvexHull, pose: &Pose, p: Vec3) -> f32 {
-    let local = pose.inverse_transform_point(p);
+    let local = pose.inverse_transform_point(p.as_dvec3());
     hull.planes()
         .iter()
         .map(|plane| plane.signed_distance(local))

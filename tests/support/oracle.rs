@@ -23,7 +23,7 @@ impl WorldHull {
             pose.rotation.w as f64,
         )
         .normalize();
-        let translation = pose.translation.as_dvec3();
+        let translation = pose.translation;
         let vertices = hull
             .vertices()
             .iter()

@@ -36,6 +36,6 @@ pub fn to_parry_shape(shape: &Shape) -> Option<SharedShape> {
 
 /// The parry pose of `pose`.
 pub fn to_parry_pose(pose: &Pose) -> PPose {
-    let (t, q) = (pose.translation, pose.rotation);
+    let (t, q) = (pose.translation.as_vec3(), pose.rotation);
     PPose::from_parts(PVector::new(t.x, t.y, t.z), Rot3::from_xyzw(q.x, q.y, q.z, q.w))
 }
