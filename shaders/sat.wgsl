@@ -11,7 +11,8 @@
 //    re-measured with both hulls' support points along its axis (separation_along).
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
-//    separates more by AXIS_PREFERENCE_TOLERANCE * (radius A + radius B); `separation` is the
+//    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
+//    crate::constants::pair_scale); `separation` is the
 //    exact maximum over all tested axes.
 //
 // Every struct has a Rust twin in src/gpu/layout.rs; tests/gpu_layout.rs checks sizes, offsets
@@ -184,7 +185,7 @@ fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
         let na0 = planes[a.first_face + ea.f0].xyz;
         let na1 = planes[a.first_face + ea.f1].xyz;
         let pa = vertices[a.first_vertex + ea.v0].xyz;
-        let da = vertices[a.first_vertex + ea.v1].xyz - pa;
+        let da = normalize(vertices[a.first_vertex + ea.v1].xyz - pa);
         let na1_x_na0 = cross(na1, na0);
         for (var ib = 0u; ib < b.edge_count; ib++) {
             let eb = edges[b.first_edge + ib];
@@ -195,10 +196,11 @@ fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
                 continue;
             }
             let pb = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t;
-            let db = quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t - pb;
+            let db = normalize(quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t - pb);
+            // Unit directions: |cross| is the sine of their angle, at any scale.
             let axis_raw = cross(da, db);
             let cross_len = length(axis_raw);
-            if cross_len < PARALLEL_EDGE_SINE * length(da) * length(db) {
+            if cross_len < PARALLEL_EDGE_SINE {
                 continue;
             }
             var axis = axis_raw / cross_len;

@@ -11,10 +11,12 @@
 //!    segment's great circle; an edge axis wins only by [`AXIS_PREFERENCE_TOLERANCE`] × scale.
 //!    A face gives the end point deepest below it; an edge gives the closest points of the
 //!    segment and that edge.
-//! 4. When the normal is within [`CAPSULE_FACE_SINE`] of a face's (inward) normal and the segment
-//!    is within that angle of the face's plane, clip the segment against the face's side planes:
-//!    both clipped ends within the margin become points, along that face's normal. Otherwise
-//!    one point. Points lie midway between the capsule's surface and the hull's.
+//! 4. When the normal is within [`CAPSULE_FACE_SINE`] of a face's (inward) normal, the segment
+//!    is within that angle of the face's plane, and the separation along the face normal is
+//!    within [`AXIS_PREFERENCE_TOLERANCE`] × scale of the true separation (the same preference
+//!    as polytope pairs), clip the segment against the face's side planes: both clipped ends
+//!    within the margin become points, along that face's normal. Otherwise one point, along the
+//!    true normal. Points lie midway between the capsule's surface and the hull's.
 //!
 //! Feature id: kind `OTHER`. One point: flag 0, high 0, low 0. Clipped on a face: flag 1,
 //! high = 0 for the clipped end nearer the capsule's bottom, 1 for the other; low = face index.
@@ -22,7 +24,7 @@
 
 use glam::Vec3;
 
-use crate::constants::{AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, PARALLEL_EDGE_SINE};
+use crate::constants::{AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::{Isometry, Pose};
@@ -81,7 +83,11 @@ pub fn collide_capsule_hull(
     }
 
     // 4. A capsule lying on a face gets that face's clipped segment.
-    if let Some(manifold) = clip_on_face(hull, pose_b, segment, normal, radius, separation, margin) {
+    let scale = pair_scale(hull.radius(), capsule.half_height + radius);
+    let preference = AXIS_PREFERENCE_TOLERANCE * scale;
+    if let Some(manifold) = clip_on_face(
+        hull, pose_b, segment, normal, radius, separation, preference, margin,
+    ) {
         return Some(manifold);
     }
     let mut manifold = Manifold::new(pose_b.transform_vector(normal), separation);
@@ -107,7 +113,7 @@ fn segment_hull_penetration(
     let direction = p1 - p0;
     let planes = hull.planes();
     let vertices = hull.vertices();
-    let scale = hull.radius() + hull.centroid().length() + 0.5 * direction.length() + radius;
+    let scale = pair_scale(hull.radius(), 0.5 * direction.length() + radius);
     let mut best_edge: Option<(Vec3, f32, usize)> = None;
     for (i, edge) in hull.edges().iter().enumerate() {
         let n0 = planes[edge.faces[0] as usize].normal;
@@ -156,7 +162,9 @@ fn segment_hull_penetration(
 
 /// The two-point manifold of a capsule lying on a hull face (B's frame in, world out), or `None`
 /// when `normal` is not close to a face's inward normal, the segment is not close to parallel
-/// to that face, or no clipped end is within the margin.
+/// to that face, the separation along the face normal falls short of the true `separation` by
+/// more than `preference` (length units), or no clipped end is within the margin.
+#[allow(clippy::too_many_arguments)]
 fn clip_on_face(
     hull: &ConvexHull,
     pose_b: &Pose,
@@ -164,6 +172,7 @@ fn clip_on_face(
     normal: Vec3,
     radius: f32,
     separation: f32,
+    preference: f32,
     margin: f32,
 ) -> Option<Manifold> {
     let planes = hull.planes();
@@ -179,6 +188,15 @@ fn clip_on_face(
     let direction = segment[1] - segment[0];
     let max_cos = (1.0 - CAPSULE_FACE_SINE * CAPSULE_FACE_SINE).sqrt();
     if alignment < max_cos || face_normal.dot(direction).abs() > CAPSULE_FACE_SINE * direction.length() {
+        return None;
+    }
+    // The face normal may stand in for the true normal only within the preference tolerance:
+    // along it the capsule's lower end is this far from the face (a lower bound of the gap).
+    let face_separation = planes[face]
+        .signed_distance(segment[0])
+        .min(planes[face].signed_distance(segment[1]))
+        - radius;
+    if face_separation < separation - preference {
         return None;
     }
     // Clip the parameter range [0, 1] of the segment against each side plane of the face.

@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 use glam::{Quat, Vec3, Vec4};
 
-use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
+use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
 use crate::pose::Isometry;
 
@@ -123,11 +123,11 @@ pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c:
 /// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
 #[derive(Clone, Copy, Debug, Default)]
 struct EdgeInA {
-    /// Start vertex and start-to-end vector, A's frame.
+    /// Start vertex, A's frame.
     start: Vec3,
+    /// Unit direction from start to end, A's frame. Unit so the edge-pair cross product cannot
+    /// overflow f32 whatever the hull's size.
     direction: Vec3,
-    /// Length of `direction`.
-    length: f32,
 }
 
 /// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
@@ -173,13 +173,9 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f3
             let n0 = scratch.normals_in_a[eb.faces[0] as usize];
             let n1 = scratch.normals_in_a[eb.faces[1] as usize];
             let start = scratch.vertices_in_a[eb.vertices[0] as usize];
-            let direction = scratch.vertices_in_a[eb.vertices[1] as usize] - start;
+            let direction = (scratch.vertices_in_a[eb.vertices[1] as usize] - start).normalize();
             let c = n1.cross(n0);
-            scratch.edges.push(EdgeInA {
-                start,
-                direction,
-                length: direction.length(),
-            });
+            scratch.edges.push(EdgeInA { start, direction });
             if i % 4 == 0 {
                 scratch.normals.push([Vec4::ZERO; 9]);
             }
@@ -229,7 +225,7 @@ fn query_edges_in_a(
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let pa = a_vertices[ea.vertices[0] as usize];
-        let da = a_vertices[ea.vertices[1] as usize] - pa;
+        let da = (a_vertices[ea.vertices[1] as usize] - pa).normalize();
         let na1_x_na0 = na1.cross(na0);
         for (group, lanes) in scratch.normals.iter().enumerate() {
             let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
@@ -238,9 +234,10 @@ fn query_edges_in_a(
                 crossing &= crossing - 1;
                 let eb = &scratch.edges[ib as usize];
                 let (pb, db) = (eb.start, eb.direction);
+                // Unit directions: |cross| is the sine of their angle, at any scale.
                 let cross = da.cross(db);
                 let cross_len = cross.length();
-                if cross_len < PARALLEL_EDGE_SINE * da.length() * eb.length {
+                if cross_len < PARALLEL_EDGE_SINE {
                     continue;
                 }
                 let mut axis = cross / cross_len;
@@ -280,9 +277,9 @@ pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, axis:
 }
 
 /// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
-/// the face preference of [`AXIS_PREFERENCE_TOLERANCE`] × (radius A + radius B).
+/// the face preference of [`AXIS_PREFERENCE_TOLERANCE`] × the pair's scale ([`pair_scale`]).
 pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
-    let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius() + b.radius());
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
     query_hulls_preferring_faces_by(a, b, b_in_a, margin, tolerance)
 }
 

@@ -7,10 +7,21 @@ use glam::Vec3;
 /// Returns `(s, t)`, the parameters in `[0, 1]` of the closest points `p0 + s (p1 - p0)` and
 /// `q0 + t (q1 - q0)`. Degenerate (zero-length) segments act as points; for parallel segments
 /// the pair nearest the middle of their overlap is returned, so the result is stable.
+///
+/// Scale-free: the three difference vectors are divided by the largest of their lengths first,
+/// so the squared lengths and their products neither overflow nor underflow f32 at any size,
+/// and "zero length" means shorter than `f32::EPSILON` × the configuration's size.
 pub fn closest_points_segments(p0: Vec3, p1: Vec3, q0: Vec3, q1: Vec3) -> (f32, f32) {
-    let d1 = p1 - p0;
-    let d2 = q1 - q0;
-    let r = p0 - q0;
+    let (d1, d2, r) = (p1 - p0, q1 - q0, p0 - q0);
+    let size = d1
+        .abs()
+        .max_element()
+        .max(d2.abs().max_element())
+        .max(r.abs().max_element());
+    if size == 0.0 {
+        return (0.0, 0.0);
+    }
+    let (d1, d2, r) = (d1 / size, d2 / size, r / size);
     let a = d1.length_squared();
     let e = d2.length_squared();
     let f = d2.dot(r);
@@ -78,6 +89,28 @@ mod tests {
         let p = 2.0 * s;
         let q = 1.0 + 2.0 * t;
         assert!((p - q).abs() < 1e-6 && (1.0..=2.0).contains(&p), "{p} {q}");
+    }
+
+    #[test]
+    fn results_do_not_depend_on_the_scale() {
+        let (p0, p1) = (Vec3::new(-1.0, 0.2, 0.0), Vec3::new(1.0, -0.1, 0.3));
+        let (q0, q1) = (Vec3::new(0.5, -1.0, 1.0), Vec3::new(0.4, 1.0, 1.1));
+        let unit = closest_points_segments(p0, p1, q0, q1);
+        for scale in [1.0e-12, 1.0e-6, 1.0e6, 1.0e12, 1.0e18] {
+            let (s, t) = closest_points_segments(p0 * scale, p1 * scale, q0 * scale, q1 * scale);
+            assert!(
+                (s - unit.0).abs() < 1e-5 && (t - unit.1).abs() < 1e-5,
+                "scale {scale}: {s} {t} vs {unit:?}"
+            );
+        }
+        // Tiny but not degenerate segments are segments, not points.
+        let (s, _) = closest_points_segments(
+            Vec3::ZERO,
+            Vec3::X * 1e-12,
+            Vec3::new(0.5e-12, 1e-12, 0.0),
+            Vec3::new(0.5e-12, 2e-12, 0.0),
+        );
+        assert!((s - 0.5).abs() < 1e-5, "{s}");
     }
 
     #[test]
