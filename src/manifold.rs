@@ -94,10 +94,12 @@ pub struct Manifold {
     /// Signed distance between the surfaces along `normal`, in length units:
     /// negative = penetrating by `-separation`, positive = apart (within the margin).
     pub separation: f32,
-    /// Contact points; only the first `point_count` are meaningful.
+    /// Contact points; only the first [`Manifold::point_count`] are meaningful (use
+    /// [`Manifold::points`]).
     pub points: [ContactPoint; MAX_MANIFOLD_POINTS],
-    /// How many of `points` are in use (1 to 4 for a manifold that is returned).
-    pub point_count: u32,
+    /// How many of `points` are in use (1 to 4 for a manifold that is returned); private so it
+    /// can never exceed the array ([`Manifold::push`] is the only way to add a point).
+    point_count: u32,
 }
 
 impl Manifold {
@@ -108,6 +110,11 @@ impl Manifold {
             separation,
             ..Default::default()
         }
+    }
+
+    /// How many points are in use (1 to 4 for a manifold that is returned).
+    pub fn point_count(&self) -> usize {
+        self.point_count as usize
     }
 
     /// The points in use.

@@ -47,6 +47,12 @@ impl Pose {
         Self::new(translation, Quat::IDENTITY)
     }
 
+    /// True when the translation is finite and the rotation finite and of unit length (within
+    /// [`crate::scene::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
+    pub fn is_valid(&self) -> bool {
+        self.translation.is_finite() && is_unit_rotation(self.rotation)
+    }
+
     /// Maps a point from the local frame to the world, in f64.
     #[inline]
     pub fn transform_point(&self, p: Vec3) -> DVec3 {
@@ -165,6 +171,12 @@ impl Isometry {
         self.rotation * v
     }
 
+    /// True when the translation is finite and the rotation finite and of unit length (within
+    /// [`crate::scene::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
+    pub fn is_valid(&self) -> bool {
+        self.translation.is_finite() && is_unit_rotation(self.rotation)
+    }
+
     /// Maps a point from the parent frame to the local frame.
     #[inline]
     pub fn inverse_transform_point(&self, p: Vec3) -> Vec3 {
@@ -190,6 +202,10 @@ impl Isometry {
             (self.rotation * other.rotation).normalize(),
         )
     }
+}
+
+fn is_unit_rotation(q: Quat) -> bool {
+    q.is_finite() && (q.length() - 1.0).abs() <= crate::scene::ROTATION_UNIT_TOLERANCE
 }
 
 #[cfg(test)]

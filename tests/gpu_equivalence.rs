@@ -198,7 +198,8 @@ fn compare_manifolds(
         "{context}: normals differ\n gpu {gpu:?}\n cpu {cpu:?}"
     );
     assert_eq!(
-        gpu.point_count, cpu.point_count,
+        gpu.point_count(),
+        cpu.point_count(),
         "{context}: point counts differ\n gpu {gpu:?}\n cpu {cpu:?}"
     );
     for c in cpu.points() {

@@ -414,7 +414,7 @@ fn swapped_order_negates_the_normal() {
                 // nearly crossing cores (0.01 apart) amplify it in the normal to ~1e-5.
                 assert_vec_near(ba.normal, -ab.normal, 1e-4, "normal");
                 assert_near(ba.separation, ab.separation, 1e-5, "separation");
-                assert_eq!(ab.point_count, ba.point_count);
+                assert_eq!(ab.point_count(), ba.point_count());
                 compared += 1;
             }
         }
@@ -631,7 +631,7 @@ fn sphere_and_capsule_against_box_match_references() {
                 Some(m) => {
                     assert_near(m.separation, expected, 1e-4, "capsule separation");
                     // Two clipped points take the face normal, which the true one is near.
-                    let tolerance = if m.point_count == 2 { 0.06 } else { 1e-4 };
+                    let tolerance = if m.point_count() == 2 { 0.06 } else { 1e-4 };
                     let normal = pose_b.transform_vector(direction.as_vec3());
                     assert_vec_near(m.normal, normal, tolerance, "capsule normal");
                     separated += 1;

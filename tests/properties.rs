@@ -134,7 +134,7 @@ proptest! {
         let p = random_pair(seed);
         let margin = 0.02 * p.scale;
         if let Some(m) = collide_shapes(&p.a, &p.pose_a, &p.b, &p.pose_b, margin) {
-            prop_assert!(m.point_count >= 1 && m.point_count <= 4);
+            prop_assert!(m.point_count() >= 1 && m.point_count() <= 4);
             prop_assert!((m.normal.length() - 1.0).abs() < 1e-4);
             let tolerance = 1e-4 * p.scale;
             for c in m.points() {

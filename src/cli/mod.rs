@@ -228,7 +228,7 @@ fn compare_results(
     for (&pair, (x, y)) in pairs.iter().zip(a.iter().zip(b)) {
         match (x, y) {
             (None, None) => {}
-            (Some(x), Some(y)) if x.point_count != y.point_count => mismatches.points += 1,
+            (Some(x), Some(y)) if x.point_count() != y.point_count() => mismatches.points += 1,
             (Some(x), Some(y)) => {
                 if (x.separation - y.separation).abs() > 1e-5 * pair_scale(scene, pair) {
                     mismatches.separation += 1;

@@ -71,7 +71,7 @@ pub fn collide_capsule_capsule(
             }
         }
     }
-    if manifold.point_count == 0 {
+    if manifold.point_count() == 0 {
         manifold.push(contact(closest_a, closest_b, 0));
     }
     Some(manifold)

@@ -238,5 +238,5 @@ fn clip_on_face(
             id: FeatureId::new(FeatureId::OTHER, true, end as u32, face as u32),
         });
     }
-    (manifold.point_count > 0).then_some(manifold)
+    (manifold.point_count() > 0).then_some(manifold)
 }

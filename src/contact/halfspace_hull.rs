@@ -10,7 +10,7 @@
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0, low = the hull vertex index.
 
-use crate::constants::CONTACT_REDUCTION_TOLERANCE;
+use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::clip::reduce_to_four;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
@@ -40,7 +40,7 @@ pub fn collide_halfspace_hull(
     if separation > margin {
         return None;
     }
-    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * hull.radius();
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(0.0, hull.radius());
     let kept = reduce_to_four(vertices.len(), candidate, normal, tie_tolerance);
     let mut manifold = Manifold::new(pose_a.transform_vector(normal), separation);
     for &i in kept.indices() {

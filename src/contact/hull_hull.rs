@@ -17,7 +17,9 @@
 
 use glam::Vec3;
 
-use crate::constants::{CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE};
+use crate::constants::{
+    CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, pair_scale,
+};
 use crate::contact::clip::{
     ClipPolygon, ClipVertex, MAX_CLIP_VERTICES, PosedFace, clip_incident_face, reduce_contact_points,
 };
@@ -121,7 +123,7 @@ fn manifold_from_sat_and_distance(
             }
         }
     }
-    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius() + b.radius());
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.radius(), b.radius());
     let mut manifold = contact_on_axis(a, b, b_in_a, sat, margin, tie_tolerance)
         .or_else(|| {
             // The face-preferred axis can be up to the preference tolerance shallower than the
@@ -226,7 +228,7 @@ fn contact_on_axis(
             });
         }
     }
-    (manifold.point_count > 0).then_some(manifold)
+    (manifold.point_count() > 0).then_some(manifold)
 }
 
 /// Last resort for a face axis whose clips keep nothing: the incident hull's deepest vertex,

@@ -29,7 +29,17 @@ use crate::shape::Shape;
 /// The manifold between shape `a` at `pose_a` and shape `b` at `pose_b` (world poses), or
 /// `None` when they are farther apart than `margin` (length units). Two half-spaces never
 /// collide (`None`); batch input validation rejects such pairs before they get here.
+///
+/// Unchecked: the poses must be valid ([`Pose::is_valid`]: finite, unit rotations), the
+/// margin finite and non-negative, and everything within the supported range
+/// ([`crate::constants`]); other input gives meaningless results. Debug builds assert it; the
+/// batch APIs ([`crate::CpuNarrowphase`], [`crate::GpuNarrowphase`]) check it and return errors.
 pub fn collide_shapes(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
+    debug_assert!(
+        pose_a.is_valid() && pose_b.is_valid(),
+        "invalid pose: {pose_a:?} {pose_b:?}"
+    );
+    debug_assert!(margin.is_finite() && margin >= 0.0, "invalid margin {margin}");
     use Shape::*;
     match (a, b) {
         (Sphere(sa), Sphere(sb)) => collide_sphere_sphere(sa, pose_a, sb, pose_b, margin),

@@ -1,4 +1,8 @@
 //! Geometric queries between shapes, independent of manifolds, batches and the GPU.
+//!
+//! Unchecked: every query expects finite input, valid relative poses ([`crate::Isometry::is_valid`])
+//! and shapes within the supported range ([`crate::constants`]); other input gives meaningless
+//! results. Debug builds assert the poses; the batch APIs validate before calling these.
 
 pub mod gjk;
 pub mod sat;

@@ -279,6 +279,7 @@ pub fn separation_along(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, axis:
 /// The full SAT between hull `a` and hull `b` posed at `b_in_a` (B's pose in A's frame), with
 /// the face preference of [`AXIS_PREFERENCE_TOLERANCE`] × the pair's scale ([`pair_scale`]).
 pub fn query_hulls(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
+    debug_assert!(b_in_a.is_valid(), "invalid pose {b_in_a:?}");
     let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
     query_hulls_preferring_faces_by(a, b, b_in_a, margin, tolerance)
 }

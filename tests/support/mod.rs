@@ -61,7 +61,7 @@ pub fn assert_manifold_moved(original: &Manifold, moved: &Manifold, motion: &Pos
         tolerance,
         "normal",
     );
-    assert_eq!(moved.point_count, original.point_count, "point count");
+    assert_eq!(moved.point_count(), original.point_count(), "point count");
     for (m, o) in moved.points().iter().zip(original.points()) {
         assert_near(m.depth, o.depth, tolerance, "depth");
         assert_vec_near(
