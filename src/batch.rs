@@ -2,7 +2,8 @@
 //!
 //! 1. Validate bodies, pairs and margin ([`validate_batch`]); rotations come back normalized.
 //! 2. Collide every pair (in parallel with rayon, or on one thread), writing one entry per
-//!    pair in pair order. The per-pair work allocates nothing; the only allocations are the
+//!    pair in pair order. A pair `[a, b]` with `a > b` is computed as `[b, a]` and swapped
+//!    ([`Manifold::swapped`]), so the order of a pair never changes its verdict. The per-pair work allocates nothing; the only allocations are the
 //!    checked bodies and the output vector.
 
 use rayon::prelude::*;
@@ -64,8 +65,13 @@ impl CpuNarrowphase {
             .collect())
     }
 
-    /// The manifold of one validated pair (indices already checked).
+    /// The manifold of one validated pair (indices already checked). Computed with the lower
+    /// body index as A, then swapped when the pair lists them the other way: the verdict and
+    /// the contact do not depend on the order, also within rounding of the margin.
     fn collide_pair(&self, bodies: &[Body], [a, b]: [u32; 2], margin: f32) -> Option<Manifold> {
+        if a > b {
+            return self.collide_pair(bodies, [b, a], margin).map(|m| m.swapped());
+        }
         let body_a = &bodies[a as usize];
         let body_b = &bodies[b as usize];
         collide_shapes(

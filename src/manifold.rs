@@ -53,6 +53,17 @@ impl FeatureId {
         )
     }
 
+    /// The id of the same feature pair with bodies A and B exchanged: kinds `FACE_A` and
+    /// `FACE_B` exchanged (the reference face's owner changes name, the fields keep naming the
+    /// reference and incident features); for `EDGE_PAIR` and `OTHER` the A and B fields
+    /// exchanged. Both fields fit either width: hull indices stay below 2^14.
+    pub const fn swapped(self) -> Self {
+        match self.kind() {
+            Self::FACE_A | Self::FACE_B => FeatureId(self.0 ^ (1 << 30)),
+            kind => Self::new(kind, self.flag(), self.low(), self.high()),
+        }
+    }
+
     /// The 2-bit kind (`FACE_A`, `FACE_B`, `EDGE_PAIR` or `OTHER`).
     pub const fn kind(self) -> u32 {
         self.0 >> 30
@@ -143,11 +154,16 @@ impl Manifold {
         self
     }
 
-    /// The same contact seen from B: normal negated, ids kept (they name A's and B's features).
-    pub fn flipped(&self) -> Manifold {
-        Manifold {
+    /// The same contact with A and B exchanged: normal negated, positions and depths kept, ids
+    /// relabelled ([`FeatureId::swapped`]).
+    pub fn swapped(&self) -> Manifold {
+        let mut swapped = Manifold {
             normal: -self.normal,
             ..*self
+        };
+        for point in &mut swapped.points[..swapped.point_count as usize] {
+            point.id = point.id.swapped();
         }
+        swapped
     }
 }

@@ -346,3 +346,57 @@ fn input_outside_the_supported_range_is_refused() {
         Err(hullsat::HullError::OutOfRange(_))
     ));
 }
+
+#[test]
+fn pair_order_never_changes_the_verdict_even_exactly_at_the_margin() {
+    // Boxes moved until they touch (separation within rounding of 0), tested at margin 0 as
+    // [0, 1] and as [1, 0]: the batch must give the same verdict and the swapped manifold.
+    let mut rng = seeded_rng(0x0de5);
+    let cuboid = Shape::Cuboid(Cuboid::new(Vec3::new(0.5, 0.3, 0.7)).unwrap());
+    let narrowphase = CpuNarrowphase::new(vec![cuboid.clone()]);
+    let (mut touching, mut order_dependent_before) = (0, 0);
+    for i in 0..2000 {
+        let pose_a = Pose::new(random_direction(&mut rng), random_rotation(&mut rng));
+        let mut pose_b = Pose::new(
+            pose_a.translation + random_direction(&mut rng).as_dvec3(),
+            random_rotation(&mut rng),
+        );
+        // Two Newton-like steps along the contact normal bring the separation to rounding level.
+        for _ in 0..2 {
+            if let Some(m) = collide_shapes(&cuboid, &pose_a, &cuboid, &pose_b, 10.0) {
+                pose_b.translation -= (m.normal * m.separation).as_dvec3();
+            }
+        }
+        let bodies = [
+            Body {
+                shape: 0,
+                pose: pose_a,
+            },
+            Body {
+                shape: 0,
+                pose: pose_b,
+            },
+        ];
+        let results = narrowphase.collide(&bodies, &[[0, 1], [1, 0]], 0.0).unwrap();
+        let context = format!("case {i}: {results:?}");
+        match (&results[0], &results[1]) {
+            (Some(ab), Some(ba)) => {
+                touching += 1;
+                assert_eq!(ba, &ab.swapped(), "{context}");
+            }
+            (None, None) => {}
+            _ => panic!("{context}: the verdict depends on the order"),
+        }
+        // What a single-pair call in each order gives (they run in different frames).
+        let direct = collide_shapes(&cuboid, &pose_a, &cuboid, &pose_b, 0.0).is_some();
+        let reverse = collide_shapes(&cuboid, &pose_b, &cuboid, &pose_a, 0.0).is_some();
+        order_dependent_before += usize::from(direct != reverse);
+    }
+    assert!(touching > 200, "only {touching} touching pairs");
+    // The configurations really are at the threshold: computed in each body's own frame, some
+    // verdicts differ (this is what the batch's canonical order removes).
+    assert!(
+        order_dependent_before > 0,
+        "no configuration was decided by rounding"
+    );
+}

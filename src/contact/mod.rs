@@ -44,25 +44,25 @@ pub fn collide_shapes(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin
     match (a, b) {
         (Sphere(sa), Sphere(sb)) => collide_sphere_sphere(sa, pose_a, sb, pose_b, margin),
         (Sphere(s), Capsule(c)) => collide_sphere_capsule(s, pose_a, c, pose_b, margin),
-        (Capsule(c), Sphere(s)) => collide_sphere_capsule(s, pose_b, c, pose_a, margin).map(|m| m.flipped()),
+        (Capsule(c), Sphere(s)) => collide_sphere_capsule(s, pose_b, c, pose_a, margin).map(|m| m.swapped()),
         (Capsule(ca), Capsule(cb)) => collide_capsule_capsule(ca, pose_a, cb, pose_b, margin),
         (HalfSpace(_), HalfSpace(_)) => None,
         (HalfSpace(h), Sphere(s)) => collide_halfspace_sphere(h, pose_a, s, pose_b, margin),
         (Sphere(s), HalfSpace(h)) => {
-            collide_halfspace_sphere(h, pose_b, s, pose_a, margin).map(|m| m.flipped())
+            collide_halfspace_sphere(h, pose_b, s, pose_a, margin).map(|m| m.swapped())
         }
         (HalfSpace(h), Capsule(c)) => collide_halfspace_capsule(h, pose_a, c, pose_b, margin),
         (Capsule(c), HalfSpace(h)) => {
-            collide_halfspace_capsule(h, pose_b, c, pose_a, margin).map(|m| m.flipped())
+            collide_halfspace_capsule(h, pose_b, c, pose_a, margin).map(|m| m.swapped())
         }
         (HalfSpace(h), _) => collide_halfspace_hull(h, pose_a, b.as_hull()?, pose_b, margin),
         (_, HalfSpace(h)) => {
-            collide_halfspace_hull(h, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped())
+            collide_halfspace_hull(h, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped())
         }
         (Sphere(s), _) => collide_sphere_hull(s, pose_a, b.as_hull()?, pose_b, margin),
-        (_, Sphere(s)) => collide_sphere_hull(s, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped()),
+        (_, Sphere(s)) => collide_sphere_hull(s, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
         (Capsule(c), _) => collide_capsule_hull(c, pose_a, b.as_hull()?, pose_b, margin),
-        (_, Capsule(c)) => collide_capsule_hull(c, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.flipped()),
+        (_, Capsule(c)) => collide_capsule_hull(c, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
         _ => collide_hull_hull(a.as_hull()?, pose_a, b.as_hull()?, pose_b, margin),
     }
 }

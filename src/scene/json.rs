@@ -495,7 +495,7 @@ mod tests {
             depth: 0.5,
             id: crate::manifold::FeatureId(7),
         });
-        let text = write_results_json(&[[0, 1], [2, 3], [4, 5]], &[None, Some(m), Some(m.flipped())]);
+        let text = write_results_json(&[[0, 1], [2, 3], [4, 5]], &[None, Some(m), Some(m.swapped())]);
         let v: Value = serde_json::from_str(&text).unwrap();
         let list = v["manifolds"].as_array().unwrap();
         assert_eq!(list.len(), 2);
