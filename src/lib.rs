@@ -7,6 +7,27 @@
 //! (Sutherland–Hodgman) and reduced to at most four points ([`contact::clip`]). The CPU path
 //! ([`CpuNarrowphase`]) is the reference; the GPU path runs the SAT in a WGSL compute shader.
 //!
+//! ```
+//! use glam::{Quat, Vec3};
+//! use hullsat::{Body, CpuNarrowphase, Cuboid, Pose, Shape};
+//!
+//! // A unit box resting 0.01 deep on a wide slab.
+//! let shapes = vec![
+//!     Shape::Cuboid(Cuboid::new(Vec3::new(5.0, 0.5, 5.0)).unwrap()),
+//!     Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).unwrap()),
+//! ];
+//! let bodies = [
+//!     Body { shape: 0, pose: Pose::IDENTITY },
+//!     Body { shape: 1, pose: Pose::new(Vec3::new(0.0, 0.99, 0.0), Quat::IDENTITY) },
+//! ];
+//! let narrowphase = CpuNarrowphase::new(shapes);
+//! let manifolds = narrowphase.collide(&bodies, &[[0, 1]], 0.0).unwrap();
+//! let m = manifolds[0].as_ref().expect("the box rests on the slab");
+//! assert!(m.normal.abs_diff_eq(Vec3::Y, 1e-6)); // from body 0 toward body 1
+//! assert!((m.separation + 0.01).abs() < 1e-6); // 0.01 deep
+//! assert_eq!(m.points().len(), 4); // the box's bottom face
+//! ```
+//!
 //! # Conventions (stated once, used everywhere)
 //! - **Units**: lengths in whatever unit the caller uses; tolerances scale with shape size.
 //! - **Frames**: shapes are defined in their body's local frame; a [`Pose`] maps local to world
@@ -30,6 +51,7 @@ pub mod batch;
 pub mod broadphase;
 pub mod constants;
 pub mod contact;
+#[cfg(feature = "cli")]
 pub mod generate;
 pub mod gpu;
 pub mod hull;
