@@ -36,6 +36,7 @@ pub mod hull;
 pub mod manifold;
 pub mod pose;
 pub mod query;
+pub mod raycast;
 pub mod scene;
 pub mod shape;
 
@@ -44,5 +45,6 @@ pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use pose::Pose;
+pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
