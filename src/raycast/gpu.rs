@@ -263,6 +263,16 @@ impl GpuRaycaster {
         self.device.adapter_info()
     }
 
+    /// The device the kernel runs on.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The queue the kernel is submitted to.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
     /// The shapes, in index order.
     pub fn shapes(&self) -> &[Shape] {
         &self.shapes
