@@ -24,8 +24,8 @@ rotations) with \"rays\" instead of \"pairs\" and \"margin\":
     \"rays\": [{\"origin\": [x,y,z], \"direction\": [x,y,z], \"max_distance\": t}, ...]
   }
   origin       world space; every coordinate finite as a 32-bit float (read as 64-bit)
-  direction    world space, any finite non-zero length (it is normalized); a zero direction
-               is bad input
+  direction    world space, any finite non-zero length (it is normalized); a zero direction is
+               bad input
   max_distance optional, >= 0, along the unit direction (absent: unbounded)
 
 HITS FORMAT:
