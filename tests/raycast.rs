@@ -7,7 +7,9 @@
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::raycast::{LocalRay, cast_box, cast_capsule, cast_half_space, cast_hull, cast_shape, cast_sphere};
+use hullsat::raycast::{
+    LocalRay, cast_box, cast_capsule, cast_half_space, cast_hull, cast_shape, cast_sphere,
+};
 use hullsat::{Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, HalfSpace, Pose, Ray, RayHit, Shape, Sphere};
 use parry3d::query::Ray as PRay;
 use rand::RngExt;
@@ -55,7 +57,11 @@ fn axis_rays_hit_each_shape_where_the_closed_form_says() {
     let hit = cast_half_space(&ground, &local(Vec3::new(3.0, 4.0, 0.0), -Vec3::Y)).unwrap();
     assert_eq!((hit.distance, hit.normal), (5.0, Vec3::Y));
     // Slanted onto the ground: distance = height / cos(angle).
-    let hit = cast_half_space(&ground, &local(Vec3::new(0.0, 2.0, 0.0), Vec3::new(1.0, -1.0, 0.0))).unwrap();
+    let hit = cast_half_space(
+        &ground,
+        &local(Vec3::new(0.0, 2.0, 0.0), Vec3::new(1.0, -1.0, 0.0)),
+    )
+    .unwrap();
     assert!((hit.distance - 3.0 * 2f32.sqrt()).abs() < 1e-5, "{hit:?}");
     // A box as a hull gives the box's answer.
     let cube = ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
@@ -97,9 +103,14 @@ fn max_distance_is_inclusive_and_nothing_behind_the_origin_counts() {
     assert_eq!(hits[0].len(), 1);
     assert_eq!(hits[0][0].distance, 4.0);
     assert_eq!(hits[0][0].point, DVec3::new(-1.0, 0.0, 0.0));
-    assert!(hits[1].is_empty() && hits[2].is_empty() && hits[3].is_empty(), "{hits:?}");
+    assert!(
+        hits[1].is_empty() && hits[2].is_empty() && hits[3].is_empty(),
+        "{hits:?}"
+    );
     // A zero-length ray inside a body still hits it.
-    let inside = cpu.cast(&bodies, &[ray(DVec3::ZERO, Vec3::Y, Some(0.0))], false).unwrap();
+    let inside = cpu
+        .cast(&bodies, &[ray(DVec3::ZERO, Vec3::Y, Some(0.0))], false)
+        .unwrap();
     assert_eq!(inside[0][0].distance, 0.0);
 }
 
@@ -109,13 +120,21 @@ fn rays_along_faces_and_edges_and_tangent_rays_touch() {
     let cube = ConvexHull::cuboid(half);
     let along = |origin: Vec3| local(origin, Vec3::X);
     // In a face plane (y = 1), along an edge (y = z = 1): the closed box is touched at x = -1.
-    for origin in [Vec3::new(-5.0, 1.0, 0.0), Vec3::new(-5.0, 1.0, 1.0), Vec3::new(-5.0, -1.0, -1.0)] {
+    for origin in [
+        Vec3::new(-5.0, 1.0, 0.0),
+        Vec3::new(-5.0, 1.0, 1.0),
+        Vec3::new(-5.0, -1.0, -1.0),
+    ] {
         for hit in [cast_box(half, &along(origin)), cast_hull(&cube, &along(origin))] {
             let hit = hit.unwrap_or_else(|| panic!("ray along the surface from {origin} missed"));
             assert_eq!((hit.distance, hit.normal), (4.0, -Vec3::X), "{origin}");
         }
         // One f32 step outside misses.
-        let outside = Vec3::new(origin.x, origin.y.next_up().max(origin.y.next_down().abs()) * origin.y.signum(), origin.z);
+        let outside = Vec3::new(
+            origin.x,
+            origin.y.next_up().max(origin.y.next_down().abs()) * origin.y.signum(),
+            origin.z,
+        );
         assert!(cast_box(half, &along(outside)).is_none(), "{outside}");
         assert!(cast_hull(&cube, &along(outside)).is_none(), "{outside}");
     }
@@ -130,22 +149,18 @@ fn rays_along_faces_and_edges_and_tangent_rays_touch() {
     assert!((hit.distance - 4.0).abs() <= 1e-6, "{hit:?}");
     assert!(cast_sphere(1.0, &along(Vec3::new(-5.0, 1.0001, 0.0))).is_none());
     // A hull grazed at a vertex (octahedron tip at x = 1): just inside hits, just outside misses.
-    let octahedron = ConvexHull::from_points(&[
-        Vec3::X,
-        -Vec3::X,
-        Vec3::Y,
-        -Vec3::Y,
-        Vec3::Z,
-        -Vec3::Z,
-    ])
-    .unwrap();
+    let octahedron =
+        ConvexHull::from_points(&[Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]).unwrap();
     let up = |x: f32| local(Vec3::new(x, -5.0, 0.0), Vec3::Y);
     assert!(cast_hull(&octahedron, &up(1.0 - 1e-4)).is_some());
     assert!(cast_hull(&octahedron, &up(1.0 + 1e-4)).is_none());
     // Parallel to the ground, above it: never; in its plane: touched from the start.
     let ground = HalfSpace::new(Vec3::Y, 0.0).unwrap();
     assert!(cast_half_space(&ground, &along(Vec3::new(0.0, 1e-3, 0.0))).is_none());
-    assert_eq!(cast_half_space(&ground, &along(Vec3::ZERO)).unwrap().distance, 0.0);
+    assert_eq!(
+        cast_half_space(&ground, &along(Vec3::ZERO)).unwrap().distance,
+        0.0
+    );
 }
 
 /// Signed distance-like function of a shape (local frame, f64): zero on the surface, negative
@@ -223,21 +238,42 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
     for i in 0..4000 {
         let shape = match i % 5 {
             0 => Shape::Sphere(Sphere::new(rng.random_range(0.2..2.0)).unwrap()),
-            1 => Shape::Capsule(Capsule::new(rng.random_range(0.1..2.0), rng.random_range(0.1..1.0)).unwrap()),
+            1 => {
+                Shape::Capsule(Capsule::new(rng.random_range(0.1..2.0), rng.random_range(0.1..1.0)).unwrap())
+            }
             2 => random_shape(&mut rng, Family::Box),
             3 => random_shape(&mut rng, Family::Hull),
-            _ => Shape::HalfSpace(HalfSpace::new(random_direction(&mut rng), rng.random_range(-1.0..1.0)).unwrap()),
+            _ => Shape::HalfSpace(
+                HalfSpace::new(random_direction(&mut rng), rng.random_range(-1.0..1.0)).unwrap(),
+            ),
         };
-        let size = if let Shape::HalfSpace(_) = shape { 2.0 } else { shape.bounding_radius() };
+        let size = if let Shape::HalfSpace(_) = shape {
+            2.0
+        } else {
+            shape.bounding_radius()
+        };
         let (o, d) = random_local_ray(&mut rng, size);
-        let max = if i % 3 == 0 { rng.random_range(0.0..6.0 * size) } else { f32::MAX };
-        let ours = cast_shape(&shape, &LocalRay { origin: o, direction: d, max_distance: max });
+        let max = if i % 3 == 0 {
+            rng.random_range(0.0..6.0 * size)
+        } else {
+            f32::MAX
+        };
+        let ours = cast_shape(
+            &shape,
+            &LocalRay {
+                origin: o,
+                direction: d,
+                max_distance: max,
+            },
+        );
         let bound = f64::from(max.min(1.0e3 * size));
         let (expected, min_sdf) = oracle(&shape, o.as_dvec3(), d.as_dvec3(), bound);
         // Rays passing within this of the surface (relative to the shape) are grazing: f32
         // rounding may decide either way, and the entry distance is ill-conditioned there.
         let scale = f64::from(size) + o.as_dvec3().length();
-        if min_sdf.abs() <= 1e-4 * scale || expected.is_some_and(|t| (t - f64::from(max)).abs() <= 1e-5 * scale) {
+        if min_sdf.abs() <= 1e-4 * scale
+            || expected.is_some_and(|t| (t - f64::from(max)).abs() <= 1e-5 * scale)
+        {
             counts[2] += 1;
             continue;
         }
@@ -262,13 +298,24 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
                 assert!((n.length() - 1.0).abs() < 1e-5, "{context}: normal {n}");
                 let step = 1e-3 * f64::from(size);
                 let rate = (sdf(&shape, p + n * step) - sdf(&shape, p)) / step;
-                assert!((rate - 1.0).abs() < 2e-3, "{context}: normal {n} leaves at rate {rate}");
+                assert!(
+                    (rate - 1.0).abs() < 2e-3,
+                    "{context}: normal {n} leaves at rate {rate}"
+                );
             }
-            (ours, expected) => panic!("{context}: hullsat {ours:?}, oracle {expected:?} (min sdf {min_sdf})"),
+            (ours, expected) => {
+                panic!("{context}: hullsat {ours:?}, oracle {expected:?} (min sdf {min_sdf})")
+            }
         }
     }
-    eprintln!("hits {}, misses {}, grazing skipped {}", counts[0], counts[1], counts[2]);
-    assert!(counts[0] > 1000 && counts[1] > 1000 && counts[2] < 100, "{counts:?}");
+    eprintln!(
+        "hits {}, misses {}, grazing skipped {}",
+        counts[0], counts[1], counts[2]
+    );
+    assert!(
+        counts[0] > 1000 && counts[1] > 1000 && counts[2] < 100,
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -286,14 +333,22 @@ fn hull_rays_agree_with_parry() {
         let world_d = pose.transform_vector(d);
         let r = ray(world_o.as_dvec3(), world_d, None);
         let cpu = CpuRaycaster::new(vec![Shape::Hull(hull.clone())]);
-        let ours = cpu.cast(&[Body { shape: 0, pose }], &[r], false).unwrap().remove(0);
+        let ours = cpu
+            .cast(&[Body { shape: 0, pose }], &[r], false)
+            .unwrap()
+            .remove(0);
         let parry_shape = to_parry_shape(&Shape::Hull(hull.clone())).expect("parry accepts the hull");
         let pray = PRay::new(
             parry3d::math::Vector::new(world_o.x, world_o.y, world_o.z),
             parry3d::math::Vector::new(r.direction().x, r.direction().y, r.direction().z),
         );
         let theirs = parry_shape.cast_ray_and_get_normal(&to_parry_pose(&pose), &pray, f32::MAX, true);
-        let (_, min_sdf) = oracle(&Shape::Hull(hull.clone()), o.as_dvec3(), d.as_dvec3(), f64::from(10.0 * size));
+        let (_, min_sdf) = oracle(
+            &Shape::Hull(hull.clone()),
+            o.as_dvec3(),
+            d.as_dvec3(),
+            f64::from(10.0 * size),
+        );
         let scale = size + o.length();
         if f64::abs(min_sdf) <= 1e-4 * f64::from(scale) {
             grazing += 1;
@@ -307,7 +362,10 @@ fn hull_rays_agree_with_parry() {
                 // to the hull tolerance and parry triangulates them, so its surface may sit that
                 // far off ours, which a shallow ray turns into a larger distance along itself.
                 let across = (hit.distance - p.time_of_impact).abs() * hit.normal.dot(r.direction()).abs();
-                assert!(across <= 1e-4 * scale, "{context}: entry points {across} apart across the surface");
+                assert!(
+                    across <= 1e-4 * scale,
+                    "{context}: entry points {across} apart across the surface"
+                );
                 let pn = Vec3::new(p.normal.x, p.normal.y, p.normal.z);
                 if hit.distance > 0.0 {
                     // Ours is a face of the hull through the entry point. Parry's is the normal
@@ -317,7 +375,10 @@ fn hull_rays_agree_with_parry() {
                         pose.transform_vector(pl.normal).distance(hit.normal) < 1e-5
                             && pl.signed_distance(o + d * hit.distance).abs() < 1e-5 * scale
                     });
-                    assert!(on_face, "{context}: our normal is not a face through the entry point");
+                    assert!(
+                        on_face,
+                        "{context}: our normal is not a face through the entry point"
+                    );
                     if hit.normal.distance(pn) >= 1e-3 {
                         other_normal += 1;
                     }
@@ -327,7 +388,9 @@ fn hull_rays_agree_with_parry() {
         }
         compared += 1;
     }
-    eprintln!("compared {compared}, grazing skipped {grazing}, parry's normal from another plane {other_normal}");
+    eprintln!(
+        "compared {compared}, grazing skipped {grazing}, parry's normal from another plane {other_normal}"
+    );
     assert!(grazing < 60 && other_normal < 30, "{grazing} {other_normal}");
 }
 
@@ -339,7 +402,9 @@ fn random_scene(rng: &mut Pcg64, count: usize, side: f32) -> (Vec<Shape>, Vec<Bo
             0 => random_shape(rng, Family::Box),
             1 => random_shape(rng, Family::Hull),
             2 => Shape::Sphere(Sphere::new(rng.random_range(0.2..1.0)).unwrap()),
-            _ => Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0), rng.random_range(0.1..0.5)).unwrap()),
+            _ => {
+                Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0), rng.random_range(0.1..0.5)).unwrap())
+            }
         })
         .collect();
     shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()));
@@ -360,7 +425,11 @@ fn the_batch_finds_what_brute_force_finds() {
     let rays: Vec<Ray> = (0..3000)
         .map(|i| {
             let o = (support::random_vec3(&mut rng, 0.7) + 0.5) * 30.0;
-            let max = if i % 2 == 0 { Some(rng.random_range(0.0..20.0)) } else { None };
+            let max = if i % 2 == 0 {
+                Some(rng.random_range(0.0..20.0))
+            } else {
+                None
+            };
             ray(o.as_dvec3(), random_direction(&mut rng), max)
         })
         .collect();
@@ -379,11 +448,17 @@ fn the_batch_finds_what_brute_force_finds() {
         let mut expected: Vec<RayHit> = bodies
             .iter()
             .enumerate()
-            .filter_map(|(b, body)| hullsat::raycast::cast_body(&shapes[body.shape as usize], b as u32, body, r))
+            .filter_map(|(b, body)| {
+                hullsat::raycast::cast_body(&shapes[body.shape as usize], b as u32, body, r)
+            })
             .collect();
         expected.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.body.cmp(&b.body)));
         assert_eq!(all[i], expected, "ray {i}");
-        assert_eq!(closest[i], expected.first().copied().into_iter().collect::<Vec<_>>(), "ray {i}");
+        assert_eq!(
+            closest[i],
+            expected.first().copied().into_iter().collect::<Vec<_>>(),
+            "ray {i}"
+        );
         total += expected.len();
     }
     assert!(total > rays.len() / 2, "too few hits to test anything: {total}");
@@ -401,7 +476,10 @@ fn hits_are_sorted_and_ties_keep_the_lower_body_first() {
     let cpu = CpuRaycaster::new(shapes);
     let hits = cpu.cast(&bodies, &[r], false).unwrap().remove(0);
     let order: Vec<(u32, f32)> = hits.iter().map(|h| (h.body, h.distance)).collect();
-    assert_eq!(order, [(4, 9.5), (3, 11.5), (2, 13.5), (5, 13.5), (1, 15.5), (0, 17.5)]);
+    assert_eq!(
+        order,
+        [(4, 9.5), (3, 11.5), (2, 13.5), (5, 13.5), (1, 15.5), (0, 17.5)]
+    );
     let closest = cpu.cast(&bodies, &[r], true).unwrap().remove(0);
     assert_eq!(closest, vec![hits[0]]);
     // Ties on the closest hit too.
@@ -425,7 +503,10 @@ fn far_from_the_origin_hits_keep_their_precision() {
     assert!((f64::from(hit.distance) - expected).abs() < 1e-6, "{hit:?}");
     let point = DVec3::new(1.0e7 - (0.25f64 - 0.01).sqrt(), 0.1, 0.0);
     assert!((hit.point - point).length() < 1e-6, "{hit:?}");
-    assert!(hit.normal.distance(Vec3::new(-(0.24f32).sqrt() / 0.5, 0.2, 0.0)) < 1e-5, "{hit:?}");
+    assert!(
+        hit.normal.distance(Vec3::new(-(0.24f32).sqrt() / 0.5, 0.2, 0.0)) < 1e-5,
+        "{hit:?}"
+    );
 }
 
 #[test]
@@ -445,17 +526,43 @@ fn hits_are_world_space_through_the_body_pose() {
 #[test]
 fn bad_rays_and_bodies_are_errors() {
     use hullsat::raycast::RayError;
-    assert_eq!(Ray::new(DVec3::ZERO, Vec3::ZERO, None), Err(RayError::BadDirection));
-    assert_eq!(Ray::new(DVec3::ZERO, Vec3::new(f32::NAN, 1.0, 0.0), None), Err(RayError::BadDirection));
-    assert_eq!(Ray::new(DVec3::new(1e300, 0.0, 0.0), Vec3::X, None), Err(RayError::BadOrigin));
-    assert_eq!(Ray::new(DVec3::ZERO, Vec3::X, Some(-1.0)), Err(RayError::BadMaxDistance(-1.0)));
+    assert_eq!(
+        Ray::new(DVec3::ZERO, Vec3::ZERO, None),
+        Err(RayError::BadDirection)
+    );
+    assert_eq!(
+        Ray::new(DVec3::ZERO, Vec3::new(f32::NAN, 1.0, 0.0), None),
+        Err(RayError::BadDirection)
+    );
+    assert_eq!(
+        Ray::new(DVec3::new(1e300, 0.0, 0.0), Vec3::X, None),
+        Err(RayError::BadOrigin)
+    );
+    assert_eq!(
+        Ray::new(DVec3::ZERO, Vec3::X, Some(-1.0)),
+        Err(RayError::BadMaxDistance(-1.0))
+    );
     assert!(Ray::new(DVec3::ZERO, Vec3::X, Some(f32::NAN)).is_err());
-    assert_eq!(Ray::new(DVec3::ZERO, Vec3::X * 1e-40, None).unwrap().direction(), Vec3::X);
-    assert_eq!(Ray::new(DVec3::ZERO, Vec3::splat(3e38), None).unwrap().direction(), Vec3::splat(1.0 / 3f32.sqrt()));
+    assert_eq!(
+        Ray::new(DVec3::ZERO, Vec3::X * 1e-40, None).unwrap().direction(),
+        Vec3::X
+    );
+    assert_eq!(
+        Ray::new(DVec3::ZERO, Vec3::splat(3e38), None)
+            .unwrap()
+            .direction(),
+        Vec3::splat(1.0 / 3f32.sqrt())
+    );
     let cpu = CpuRaycaster::new(vec![Shape::Sphere(Sphere::new(1.0).unwrap())]);
     let err = cpu
         .cast(&[body(1, Vec3::ZERO, Quat::IDENTITY)], &[], false)
         .unwrap_err();
-    assert_eq!(err.to_string(), "bodies[0].shape: shape 1 does not exist (1 shapes)");
-    assert_eq!(cpu.cast(&[], &[ray(DVec3::ZERO, Vec3::X, None)], false).unwrap(), vec![vec![]]);
+    assert_eq!(
+        err.to_string(),
+        "bodies[0].shape: shape 1 does not exist (1 shapes)"
+    );
+    assert_eq!(
+        cpu.cast(&[], &[ray(DVec3::ZERO, Vec3::X, None)], false).unwrap(),
+        vec![vec![]]
+    );
 }

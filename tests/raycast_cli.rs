@@ -42,7 +42,12 @@ fn stderr(output: &Output) -> String {
 }
 
 fn floats(value: &Value) -> Vec<f64> {
-    value.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 fn hits(output: &Output) -> Value {
@@ -87,14 +92,28 @@ fn the_example_gives_every_hit_in_order() {
     // The ground's hit, from above.
     assert_eq!(floats(&out["hits"][2][1]["point"]), [0.0, -1.0, 5.0]);
     assert_eq!(floats(&out["hits"][2][1]["normal"]), [0.0, 1.0, 0.0]);
-    let closest = hits(&hullsat(&["raycast", path.to_str().unwrap(), "--backend", "cpu", "--closest"]));
-    assert_eq!(summary(&closest), [vec![(1, 4.0)], vec![], vec![(4, 4.0)], vec![(1, 0.0)]]);
+    let closest = hits(&hullsat(&[
+        "raycast",
+        path.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--closest",
+    ]));
+    assert_eq!(
+        summary(&closest),
+        [vec![(1, 4.0)], vec![], vec![(4, 4.0)], vec![(1, 0.0)]]
+    );
 }
 
 #[test]
 fn every_backend_gives_the_same_lists_and_out_writes_a_file() {
     let path = scene_file("backends", EXAMPLE);
-    let cpu = summary(&hits(&hullsat(&["raycast", path.to_str().unwrap(), "--backend", "cpu"])));
+    let cpu = summary(&hits(&hullsat(&[
+        "raycast",
+        path.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ])));
     let auto = hullsat(&["raycast", path.to_str().unwrap()]);
     assert_eq!(summary(&hits(&auto)), cpu);
     let gpu = hullsat(&["raycast", path.to_str().unwrap(), "--backend", "gpu"]);
@@ -106,7 +125,14 @@ fn every_backend_gives_the_same_lists_and_out_writes_a_file() {
         assert!(stderr(&auto).contains("note: using the CPU"), "{}", stderr(&auto));
     }
     let out = scratch("hits.json");
-    let run = hullsat(&["raycast", path.to_str().unwrap(), "--backend", "cpu", "--out", out.to_str().unwrap()]);
+    let run = hullsat(&[
+        "raycast",
+        path.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(run.status.success() && run.stdout.is_empty(), "{}", stderr(&run));
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(summary(&written), cpu);
@@ -115,11 +141,31 @@ fn every_backend_gives_the_same_lists_and_out_writes_a_file() {
 #[test]
 fn bad_input_exits_2_naming_the_path() {
     let cases = [
-        ("[1, 0, 0]}", "[0, 0, 0]}", "rays[0].direction: expected a finite non-zero vector"),
-        ("\"max_distance\": 3", "\"max_distance\": -3", "rays[1].max_distance: expected a number >= 0, got -3"),
-        ("\"rays\"", "\"pairs\"", "pairs: unknown field (expected one of: shapes, bodies, rays)"),
-        ("{\"shape\": 3,", "{\"shape\": 9,", "bodies[0].shape: shape 9 does not exist (5 shapes)"),
-        ("[0, 0, 0, 1]}", "[0, 0, 1, 1]}", "bodies[0].rotation: quaternion length 1.4142135 is not within 0.001 of 1"),
+        (
+            "[1, 0, 0]}",
+            "[0, 0, 0]}",
+            "rays[0].direction: expected a finite non-zero vector",
+        ),
+        (
+            "\"max_distance\": 3",
+            "\"max_distance\": -3",
+            "rays[1].max_distance: expected a number >= 0, got -3",
+        ),
+        (
+            "\"rays\"",
+            "\"pairs\"",
+            "pairs: unknown field (expected one of: shapes, bodies, rays)",
+        ),
+        (
+            "{\"shape\": 3,",
+            "{\"shape\": 9,",
+            "bodies[0].shape: shape 9 does not exist (5 shapes)",
+        ),
+        (
+            "[0, 0, 0, 1]}",
+            "[0, 0, 1, 1]}",
+            "bodies[0].rotation: quaternion length 1.4142135 is not within 0.001 of 1",
+        ),
     ];
     for (i, (from, to, expected)) in cases.into_iter().enumerate() {
         let text = EXAMPLE.replacen(from, to, 1);
@@ -127,7 +173,14 @@ fn bad_input_exits_2_naming_the_path() {
         let path = scene_file(&format!("bad{i}"), &text);
         let out = scratch(&format!("bad{i}_hits.json"));
         for backend in ["cpu", "auto"] {
-            let run = hullsat(&["raycast", path.to_str().unwrap(), "--backend", backend, "--out", out.to_str().unwrap()]);
+            let run = hullsat(&[
+                "raycast",
+                path.to_str().unwrap(),
+                "--backend",
+                backend,
+                "--out",
+                out.to_str().unwrap(),
+            ]);
             assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
             assert_eq!(stderr(&run), format!("error: {expected}\n"));
             assert!(run.stdout.is_empty() && !out.exists());

@@ -54,7 +54,11 @@ struct Comparison {
 fn body_scale(shapes: &[Shape], body: &Body, ray: &Ray) -> f32 {
     let radius = shapes[body.shape as usize].bounding_radius();
     let origin_distance = (ray.origin() - world_translation(&body.pose)).length() as f32;
-    if radius.is_finite() { radius + origin_distance } else { 1.0 + origin_distance }
+    if radius.is_finite() {
+        radius + origin_distance
+    } else {
+        1.0 + origin_distance
+    }
 }
 
 /// True when nudging `ray` sideways, or its max distance, by a relative `1e-4` changes whether
@@ -74,7 +78,9 @@ fn grazes(shapes: &[Shape], index: u32, body: &Body, ray: &Ray) -> bool {
     for offset in [side, -side, up, -up] {
         nudged.push(Ray::new(ray.origin() + offset * step, d, Some(max)).unwrap());
     }
-    nudged.iter().any(|r| cast_body(shape, index, body, r).is_some() != hit)
+    nudged
+        .iter()
+        .any(|r| cast_body(shape, index, body, r).is_some() != hit)
 }
 
 /// True when `normal` (world) is an outward face normal of the polyhedral `body` whose plane
@@ -83,7 +89,9 @@ fn is_face_through(shape: &Shape, body: &Body, normal: Vec3, point: DVec3, toler
     let Some(hull) = shape.as_hull() else {
         return false;
     };
-    let local = body.pose.inverse_transform_vector((point - world_translation(&body.pose)).as_vec3());
+    let local = body
+        .pose
+        .inverse_transform_vector((point - world_translation(&body.pose)).as_vec3());
     hull.planes().iter().any(|plane| {
         body.pose.transform_vector(plane.normal).distance(normal) <= NORMAL_TOLERANCE
             && plane.signed_distance(local).abs() <= tolerance
@@ -94,7 +102,15 @@ fn is_face_through(shape: &Shape, body: &Body, normal: Vec3, point: DVec3, toler
 /// [`ACROSS_TOLERANCE`], normals within [`NORMAL_TOLERANCE`] unless both are faces through the
 /// entry point (counted).
 #[track_caller]
-fn compare_hit(shapes: &[Shape], body: &Body, ray: &Ray, i: usize, a: &RayHit, b: &RayHit, stats: &mut Comparison) {
+fn compare_hit(
+    shapes: &[Shape],
+    body: &Body,
+    ray: &Ray,
+    i: usize,
+    a: &RayHit,
+    b: &RayHit,
+    stats: &mut Comparison,
+) {
     stats.hits += 1;
     let tolerance = ACROSS_TOLERANCE * body_scale(shapes, body, ray);
     let across = (a.distance - b.distance).abs() * b.normal.dot(ray.direction()).abs();
@@ -136,7 +152,8 @@ fn compare(
     for (i, ((ray, g), c)) in rays.iter().zip(gpu).zip(cpu).enumerate() {
         stats.rays += 1;
         assert!(
-            g.windows(2).all(|w| (w[0].distance, w[0].body) < (w[1].distance, w[1].body)),
+            g.windows(2)
+                .all(|w| (w[0].distance, w[0].body) < (w[1].distance, w[1].body)),
             "ray {i}: {g:?}"
         );
         let body = |h: &RayHit| &bodies[h.body as usize];
@@ -144,9 +161,14 @@ fn compare(
             assert!(g.len() <= 1 && c.len() <= 1, "ray {i}: {g:?} {c:?}");
             match (g.first(), c.first()) {
                 (None, None) => {}
-                (Some(a), Some(b)) if a.body == b.body => compare_hit(shapes, body(b), ray, i, a, b, &mut stats),
+                (Some(a), Some(b)) if a.body == b.body => {
+                    compare_hit(shapes, body(b), ray, i, a, b, &mut stats)
+                }
                 (Some(a), Some(b)) => {
-                    let every = all_hits.cast(&bodies, std::slice::from_ref(ray), false).unwrap().remove(0);
+                    let every = all_hits
+                        .cast(&bodies, std::slice::from_ref(ray), false)
+                        .unwrap()
+                        .remove(0);
                     let other = every.iter().find(|h| h.body == a.body);
                     let scale = body_scale(shapes, body(b), ray);
                     assert!(
@@ -157,7 +179,10 @@ fn compare(
                     stats.grazing += 1;
                 }
                 (Some(h), None) | (None, Some(h)) => {
-                    assert!(grazes(shapes, h.body, body(h), ray), "ray {i}: gpu {g:?} cpu {c:?}");
+                    assert!(
+                        grazes(shapes, h.body, body(h), ray),
+                        "ray {i}: gpu {g:?} cpu {c:?}"
+                    );
                     stats.grazing += 1;
                 }
             }
@@ -167,13 +192,19 @@ fn compare(
             match g.iter().find(|h| h.body == b.body) {
                 Some(a) => compare_hit(shapes, body(b), ray, i, a, b, &mut stats),
                 None => {
-                    assert!(grazes(shapes, b.body, body(b), ray), "ray {i}: gpu {g:?} cpu {c:?}");
+                    assert!(
+                        grazes(shapes, b.body, body(b), ray),
+                        "ray {i}: gpu {g:?} cpu {c:?}"
+                    );
                     stats.grazing += 1;
                 }
             }
         }
         for a in g.iter().filter(|a| !c.iter().any(|b| b.body == a.body)) {
-            assert!(grazes(shapes, a.body, body(a), ray), "ray {i}: gpu {g:?} cpu {c:?}");
+            assert!(
+                grazes(shapes, a.body, body(a), ray),
+                "ray {i}: gpu {g:?} cpu {c:?}"
+            );
             stats.grazing += 1;
         }
     }
@@ -185,7 +216,9 @@ fn a_large_random_scene_gives_the_cpu_hits() {
     let mut rng = seeded_rng(21);
     let (shapes, bodies) = random_scene(&mut rng, 3000, 60.0, Vec3::ZERO);
     let rays = random_rays(&mut rng, 30_000, 60.0, Vec3::ZERO);
-    let Some(mut gpu) = gpu_or_skip(&shapes) else { return };
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
     let cpu = CpuRaycaster::new(shapes.clone());
     for closest in [false, true] {
         let expected = cpu.cast(&bodies, &rays, closest).unwrap();
@@ -207,12 +240,19 @@ fn far_from_the_origin_the_gpu_keeps_the_cpu_precision() {
     let offset = Vec3::new(1.0e6, 2.0e5, -1.0e6);
     let (shapes, bodies) = random_scene(&mut rng, 500, 30.0, offset);
     let rays = random_rays(&mut rng, 5000, 30.0, offset);
-    let Some(mut gpu) = gpu_or_skip(&shapes) else { return };
-    let expected = CpuRaycaster::new(shapes.clone()).cast(&bodies, &rays, false).unwrap();
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let expected = CpuRaycaster::new(shapes.clone())
+        .cast(&bodies, &rays, false)
+        .unwrap();
     let got = gpu.cast(&bodies, &rays, false).unwrap();
     let stats = compare(&shapes, &bodies, &rays, &got, &expected, false);
     eprintln!("{stats:?}");
-    assert!(stats.hits > 1000 && stats.grazing + stats.other_face <= 5, "{stats:?}");
+    assert!(
+        stats.hits > 1000 && stats.grazing + stats.other_face <= 5,
+        "{stats:?}"
+    );
 }
 
 #[test]
@@ -228,20 +268,35 @@ fn rays_entering_more_bodies_than_slots_come_from_the_cpu() {
         Ray::new(DVec3::new(-1.0, 0.0, 0.0), Vec3::X, None).unwrap(),
         Ray::new(DVec3::new(-1.0, 0.0, 0.0), Vec3::X, Some(2.0)).unwrap(),
     ];
-    let Some(mut gpu) = gpu_or_skip(&shapes) else { return };
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
     let got = gpu.cast(&bodies, &rays, false).unwrap();
     assert_eq!(gpu.timings().cpu_rays, 1);
     assert_eq!(got[0].len(), bodies.len());
-    assert_eq!(got, CpuRaycaster::new(shapes.clone()).cast(&bodies, &rays, false).unwrap());
+    assert_eq!(
+        got,
+        CpuRaycaster::new(shapes.clone())
+            .cast(&bodies, &rays, false)
+            .unwrap()
+    );
     let closest = gpu.cast(&bodies, &rays, true).unwrap();
     assert_eq!(gpu.timings().cpu_rays, 0);
-    assert_eq!(closest[0].iter().map(|h| (h.body, h.distance)).collect::<Vec<_>>(), [(0, 0.75)]);
+    assert_eq!(
+        closest[0]
+            .iter()
+            .map(|h| (h.body, h.distance))
+            .collect::<Vec<_>>(),
+        [(0, 0.75)]
+    );
 }
 
 #[test]
 fn empty_inputs_errors_and_a_callers_device() {
     let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap())];
-    let Some(mut gpu) = gpu_or_skip(&shapes) else { return };
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
     let ray = Ray::new(DVec3::new(-5.0, 0.0, 0.0), Vec3::X, None).unwrap();
     assert!(gpu.cast(&[], &[], false).unwrap().is_empty());
     assert_eq!(gpu.cast(&[], &[ray], false).unwrap(), vec![vec![]]);
@@ -250,7 +305,10 @@ fn empty_inputs_errors_and_a_callers_device() {
         pose: Pose::IDENTITY,
     };
     match gpu.cast(&[bad], &[ray], false) {
-        Err(GpuError::Input(e)) => assert_eq!(e.to_string(), "bodies[0].shape: shape 3 does not exist (1 shapes)"),
+        Err(GpuError::Input(e)) => assert_eq!(
+            e.to_string(),
+            "bodies[0].shape: shape 3 does not exist (1 shapes)"
+        ),
         other => panic!("{other:?}"),
     }
     let body = Body {
@@ -267,7 +325,9 @@ fn empty_inputs_errors_and_a_callers_device() {
 fn a_reused_ray_caster_grows_its_buffers() {
     let mut rng = seeded_rng(23);
     let (shapes, bodies) = random_scene(&mut rng, 300, 20.0, Vec3::ZERO);
-    let Some(mut gpu) = gpu_or_skip(&shapes) else { return };
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
     let cpu = CpuRaycaster::new(shapes.clone());
     for (count, rays) in [(10, 100), (300, 20), (100, 5000), (301, 1000)] {
         let rays = random_rays(&mut rng, rays, 20.0, Vec3::ZERO);

@@ -15,7 +15,8 @@ fn module() -> naga::Module {
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/raycast/raycast.wgsl"))
         .expect("raycast.wgsl is readable");
     assert_eq!(source, RAYCAST_WGSL, "the embedded shader is the file");
-    naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("raycast.wgsl: {}", e.emit_to_string(&source)))
+    naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("raycast.wgsl: {}", e.emit_to_string(&source)))
 }
 
 #[test]
@@ -90,7 +91,15 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
                 _pad
             }),
         ),
-        ("BvhNode", rust_layout!(BvhNode { min, first, max, count })),
+        (
+            "BvhNode",
+            rust_layout!(BvhNode {
+                min,
+                first,
+                max,
+                count
+            }),
+        ),
         (
             "GpuRayHit",
             rust_layout!(GpuRayHit {
@@ -118,7 +127,11 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         ),
     ];
     for (name, rust) in cases {
-        assert_eq!(rust, wgsl_layout(&module, name), "{name}: (fields, size), Rust left, WGSL right");
+        assert_eq!(
+            rust,
+            wgsl_layout(&module, name),
+            "{name}: (fields, size), Rust left, WGSL right"
+        );
     }
 }
 

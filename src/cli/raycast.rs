@@ -90,7 +90,9 @@ pub(super) fn run(args: &RaycastArgs) -> Result<(), CliError> {
 /// stderr, when the GPU cannot run.
 fn cast_on(backend: Backend, scene: &RayScene, closest: bool) -> Result<Vec<Vec<RayHit>>, CliError> {
     if backend != Backend::Cpu {
-        match GpuRaycaster::new(&scene.shapes).and_then(|mut gpu| gpu.cast(&scene.bodies, &scene.rays, closest)) {
+        match GpuRaycaster::new(&scene.shapes)
+            .and_then(|mut gpu| gpu.cast(&scene.bodies, &scene.rays, closest))
+        {
             Ok(hits) => return Ok(hits),
             Err(err) => gpu_failed(backend, &err)?,
         }

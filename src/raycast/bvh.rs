@@ -15,6 +15,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use glam::{DVec3, Vec3};
+use rayon::prelude::*;
 
 use super::ray::world_translation;
 use crate::broadphase::world_aabb;
@@ -39,6 +40,9 @@ pub const BVH_PADDING: f32 = 1.0e-5;
 /// before inverting for the box test, so `(bound - origin) / component` stays finite. Must match
 /// `MIN_DIRECTION_COMPONENT` in `raycast.wgsl`.
 pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
+
+/// Fewest bodies a rayon task boxes in step 1.
+const BOXES_PER_TASK: usize = 256;
 
 /// A BVH node in the BVH frame; must match `BvhNode` in `src/raycast/raycast.wgsl`.
 #[repr(C)]
@@ -90,7 +94,11 @@ pub fn inverse_direction(direction: Vec3) -> Vec3 {
             c
         }
     };
-    Vec3::new(1.0 / safe(direction.x), 1.0 / safe(direction.y), 1.0 / safe(direction.z))
+    Vec3::new(
+        1.0 / safe(direction.x),
+        1.0 / safe(direction.y),
+        1.0 / safe(direction.z),
+    )
 }
 
 /// The hierarchy (see the module docs).
@@ -122,18 +130,18 @@ impl Bvh {
         let origin = if bounded.is_empty() {
             DVec3::ZERO
         } else {
-            let (lo, hi) = bounded.iter().fold(
-                (DVec3::INFINITY, DVec3::NEG_INFINITY),
-                |(lo, hi), (_, b)| {
+            let (lo, hi) = bounded
+                .iter()
+                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), (_, b)| {
                     let t = world_translation(&b.pose);
                     (lo.min(t), hi.max(t))
-                },
-            );
+                });
             (lo + hi) * 0.5
         };
-        // Step 1.
+        // Step 1 (in parallel: a hull's box transforms all its vertices).
         let mut leaves: Vec<(u32, BvhNode)> = bounded
-            .iter()
+            .par_iter()
+            .with_min_len(BOXES_PER_TASK)
             .map(|&(i, body)| (i, body_box(&shapes[body.shape as usize], body, origin)))
             .collect();
         // Step 2.
@@ -171,9 +179,7 @@ impl Bvh {
         let axis = (centre_max - centre_min).max_position();
         let middle = leaves.len() / 2;
         leaves.select_nth_unstable_by(middle, |(i, a), (j, b)| {
-            a.centre()[axis]
-                .total_cmp(&b.centre()[axis])
-                .then(i.cmp(j))
+            a.centre()[axis].total_cmp(&b.centre()[axis]).then(i.cmp(j))
         });
         let first = self.nodes.len();
         self.nodes[node].first = first as u32;
@@ -257,7 +263,10 @@ mod tests {
         let bodies: Vec<Body> = (0..100)
             .map(|i| Body {
                 shape: 0,
-                pose: Pose::new(Vec3::new((i % 7) as f32, (i / 7) as f32, (i * 3 % 5) as f32), Quat::IDENTITY),
+                pose: Pose::new(
+                    Vec3::new((i % 7) as f32, (i / 7) as f32, (i * 3 % 5) as f32),
+                    Quat::IDENTITY,
+                ),
             })
             .collect();
         let bvh = Bvh::build(&shapes, &bodies);

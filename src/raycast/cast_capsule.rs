@@ -33,14 +33,11 @@ pub fn cast_capsule(half_height: f32, radius: f32, ray: &LocalRay) -> Option<Loc
             let t = c / (disc.sqrt() - b);
             let y = o.y + t * d.y;
             if y.abs() <= half_height {
-                if !(t <= ray.max_distance) {
+                if t > ray.max_distance {
                     return None;
                 }
                 let normal = Vec3::new(o.x + t * d.x, 0.0, o.z + t * d.z).normalize_or(-d);
-                return Some(LocalHit {
-                    distance: t,
-                    normal,
-                });
+                return Some(LocalHit { distance: t, normal });
             }
         }
     }
@@ -53,11 +50,7 @@ pub fn cast_capsule(half_height: f32, radius: f32, ray: &LocalRay) -> Option<Loc
         cast_sphere(radius, &shifted)
     };
     match (cap(-half_height), cap(half_height)) {
-        (Some(low), Some(high)) => Some(if high.distance < low.distance {
-            high
-        } else {
-            low
-        }),
+        (Some(low), Some(high)) => Some(if high.distance < low.distance { high } else { low }),
         (low, high) => low.or(high),
     }
 }

@@ -31,12 +31,9 @@ pub fn cast_sphere(radius: f32, ray: &LocalRay) -> Option<LocalHit> {
     }
     // Steps 4 and 5.
     let t = c / (disc.sqrt() - b);
-    if !(t <= ray.max_distance) {
+    if t > ray.max_distance {
         return None;
     }
     let normal = (o + t * d).normalize_or(-d);
-    Some(LocalHit {
-        distance: t,
-        normal,
-    })
+    Some(LocalHit { distance: t, normal })
 }

@@ -72,7 +72,13 @@ impl CpuRaycaster {
 }
 
 /// Steps 2 and 3 for one ray over checked `bodies` and their `bvh`.
-pub(crate) fn cast_one(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, ray: &Ray, closest: bool) -> Vec<RayHit> {
+pub(crate) fn cast_one(
+    shapes: &[Shape],
+    bodies: &[Body],
+    bvh: &Bvh,
+    ray: &Ray,
+    closest: bool,
+) -> Vec<RayHit> {
     let mut hits: Vec<RayHit> = Vec::new();
     let limit = Cell::new(ray.max_distance().min(f32::MAX));
     bvh.traverse(

@@ -27,8 +27,8 @@ use wgpu::util::DeviceExt;
 use super::bvh::{Bvh, BvhNode};
 use super::cpu::cast_one;
 use super::layout::{
-    GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT, STACK_OVERFLOW_BIT,
-    ShapeTables, WORKGROUP_SIZE, split_f64,
+    GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT,
+    STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE, split_f64,
 };
 use super::ray::{Ray, RayHit};
 use crate::gpu::{GpuError, READBACK_TIMEOUT};
@@ -185,7 +185,12 @@ impl GpuRaycaster {
             ("ray shapes", bytemuck::cast_slice::<_, u8>(&tables.shapes)),
             ("ray hull planes", bytemuck::cast_slice(&tables.planes)),
         ] {
-            check_limit(label, bytes.len() as u64, max_binding, "max_storage_buffer_binding_size")?;
+            check_limit(
+                label,
+                bytes.len() as u64,
+                max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
             let mut contents = bytes.to_vec();
             contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
             shape_buffers.push(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -195,7 +200,8 @@ impl GpuRaycaster {
             }));
         }
         let shape_layout = bind_group_layout(&device, "ray shapes", &[true, true], false);
-        let call_layout = bind_group_layout(&device, "ray call", &[true, true, true, true, false, false], true);
+        let call_layout =
+            bind_group_layout(&device, "ray call", &[true, true, true, true, false, false], true);
         let shape_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("ray shapes"),
             layout: &shape_layout,
@@ -286,7 +292,12 @@ impl GpuRaycaster {
     /// The same lists as [`super::CpuRaycaster::cast`]: one per ray, every body the ray enters
     /// within its max distance, nearest first (ties: lower body index), or with `closest` at
     /// most the nearest. Distances and normals agree with the CPU's to f32 rounding.
-    pub fn cast(&mut self, bodies: &[Body], rays: &[Ray], closest: bool) -> Result<Vec<Vec<RayHit>>, GpuError> {
+    pub fn cast(
+        &mut self,
+        bodies: &[Body],
+        rays: &[Ray],
+        closest: bool,
+    ) -> Result<Vec<Vec<RayHit>>, GpuError> {
         // Step 2.
         let start = Instant::now();
         let bodies = validate_batch(&self.shapes, bodies, &[], 0.0)?;
@@ -338,7 +349,14 @@ impl GpuRaycaster {
     }
 
     /// Writes bodies, BVH, rays and parameters.
-    fn upload(&mut self, bodies: &[Body], bvh: &Bvh, rays: &[Ray], slots: u32, closest: bool) -> Result<(), GpuError> {
+    fn upload(
+        &mut self,
+        bodies: &[Body],
+        bvh: &Bvh,
+        rays: &[Ray],
+        slots: u32,
+        closest: bool,
+    ) -> Result<(), GpuError> {
         let gpu_bodies: Vec<GpuRayBody> = bodies
             .iter()
             .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
@@ -362,10 +380,20 @@ impl GpuRaycaster {
             ("bvh body lists", bytemuck::cast_slice(&body_lists)),
         ];
         for (what, bytes) in whole {
-            check_limit(what, bytes.len() as u64, self.max_binding, "max_storage_buffer_binding_size")?;
+            check_limit(
+                what,
+                bytes.len() as u64,
+                self.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
         }
         let count = rays.len() as u64;
-        check_limit("rays", count * size_of::<GpuRay>() as u64, self.max_buffer, "max_buffer_size")?;
+        check_limit(
+            "rays",
+            count * size_of::<GpuRay>() as u64,
+            self.max_buffer,
+            "max_buffer_size",
+        )?;
         check_limit(
             "ray hits",
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
@@ -377,17 +405,25 @@ impl GpuRaycaster {
         self.bodies.write(device, queue, whole[0].1, max);
         self.nodes.write(device, queue, whole[1].1, max);
         self.body_lists.write(device, queue, whole[2].1, max);
-        self.rays.write(device, queue, bytemuck::cast_slice(&gpu_rays), max);
+        self.rays
+            .write(device, queue, bytemuck::cast_slice(&gpu_rays), max);
         self.counts
             .reserve(device, count * size_of::<GpuRayCount>() as u64, max);
-        self.hits
-            .reserve(device, count * u64::from(slots) * size_of::<GpuRayHit>() as u64, max);
+        self.hits.reserve(
+            device,
+            count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
+            max,
+        );
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
         scopes.pop()
     }
 
     /// Records the kernel in chunks, submits, waits (bounded) and reads counts and slots back.
-    fn dispatch_and_read(&mut self, count: u64, slots: u32) -> Result<(Vec<GpuRayCount>, Vec<GpuRayHit>), GpuError> {
+    fn dispatch_and_read(
+        &mut self,
+        count: u64,
+        slots: u32,
+    ) -> Result<(Vec<GpuRayCount>, Vec<GpuRayHit>), GpuError> {
         if count == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -399,7 +435,9 @@ impl GpuRaycaster {
         let fixed = [&self.bodies.buffer, &self.nodes.buffer, &self.body_lists.buffer];
         let mut encoder = self
             .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("raycast") });
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("raycast"),
+            });
         {
             let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
                 .step_by(chunk as usize)
@@ -440,7 +478,13 @@ impl GpuRaycaster {
         self.readback
             .reserve(&self.device, count_bytes + hit_bytes, self.max_buffer);
         encoder.copy_buffer_to_buffer(&self.counts.buffer, 0, &self.readback.buffer, 0, count_bytes);
-        encoder.copy_buffer_to_buffer(&self.hits.buffer, 0, &self.readback.buffer, count_bytes, hit_bytes);
+        encoder.copy_buffer_to_buffer(
+            &self.hits.buffer,
+            0,
+            &self.readback.buffer,
+            count_bytes,
+            hit_bytes,
+        );
         let submission = self.queue.submit([encoder.finish()]);
         let total = count_bytes + hit_bytes;
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -560,7 +604,12 @@ fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::B
 
 /// A compute bind group layout: one storage buffer per entry of `read_only` (true =
 /// read-only), then a uniform buffer when `uniform`.
-fn bind_group_layout(device: &wgpu::Device, label: &str, read_only: &[bool], uniform: bool) -> wgpu::BindGroupLayout {
+fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    read_only: &[bool],
+    uniform: bool,
+) -> wgpu::BindGroupLayout {
     let storage = read_only
         .iter()
         .map(|&read_only| wgpu::BufferBindingType::Storage { read_only });

@@ -171,23 +171,66 @@ mod tests {
     #[test]
     fn each_problem_names_its_path() {
         let cases = [
-            ("[2,0,0]", "[0,0,0]", "rays[0].direction: expected a finite non-zero vector"),
-            ("[2,0,0]", "[2,0]", "rays[0].direction: expected 3 finite numbers, got an array of 2 items"),
-            ("[2,0,0]", "[1e39,0,0]", "rays[0].direction: expected a finite non-zero vector"),
-            ("[-5,0,0]", "[-5,\"0\",0]", "rays[0].origin: expected 3 finite numbers, got an array of 3 items"),
-            ("[-5,0,0]", "[1e39,0,0]", "rays[0].origin: expected 3 finite numbers"),
-            ("10}", "-1}", "rays[0].max_distance: expected a number >= 0, got -1"),
-            ("10}", "null}", "rays[0].max_distance: expected a finite number, got null"),
-            ("\"max_distance\"", "\"max_dist\"", "rays[0].max_dist: unknown field (expected one of: origin, direction, max_distance)"),
-            ("\"rays\"", "\"pairs\"", "pairs: unknown field (expected one of: shapes, bodies, rays)"),
-            ("\"shape\": 0", "\"shape\": 3", "bodies[0].shape: shape 3 does not exist (1 shapes)"),
+            (
+                "[2,0,0]",
+                "[0,0,0]",
+                "rays[0].direction: expected a finite non-zero vector",
+            ),
+            (
+                "[2,0,0]",
+                "[2,0]",
+                "rays[0].direction: expected 3 finite numbers, got an array of 2 items",
+            ),
+            (
+                "[2,0,0]",
+                "[1e39,0,0]",
+                "rays[0].direction: expected a finite non-zero vector",
+            ),
+            (
+                "[-5,0,0]",
+                "[-5,\"0\",0]",
+                "rays[0].origin: expected 3 finite numbers, got an array of 3 items",
+            ),
+            (
+                "[-5,0,0]",
+                "[1e39,0,0]",
+                "rays[0].origin: expected 3 finite numbers",
+            ),
+            (
+                "10}",
+                "-1}",
+                "rays[0].max_distance: expected a number >= 0, got -1",
+            ),
+            (
+                "10}",
+                "null}",
+                "rays[0].max_distance: expected a finite number, got null",
+            ),
+            (
+                "\"max_distance\"",
+                "\"max_dist\"",
+                "rays[0].max_dist: unknown field (expected one of: origin, direction, max_distance)",
+            ),
+            (
+                "\"rays\"",
+                "\"pairs\"",
+                "pairs: unknown field (expected one of: shapes, bodies, rays)",
+            ),
+            (
+                "\"shape\": 0",
+                "\"shape\": 3",
+                "bodies[0].shape: shape 3 does not exist (1 shapes)",
+            ),
         ];
         for (from, to, expected) in cases {
             let text = SCENE.replacen(from, to, 1);
             assert_ne!(text, SCENE, "{from}");
             assert_eq!(error(&text), expected);
         }
-        assert_eq!(error(&SCENE.replace("\"origin\": [-5,0,0], ", "")), "rays[0].origin: missing field");
+        assert_eq!(
+            error(&SCENE.replace("\"origin\": [-5,0,0], ", "")),
+            "rays[0].origin: missing field"
+        );
         let no_rays = r#"{"shapes": [], "bodies": []}"#;
         assert_eq!(error(no_rays), "rays: missing field");
         assert_eq!(

@@ -31,8 +31,11 @@ pub mod gpu;
 pub mod json;
 pub mod layout;
 mod ray;
+pub mod workload;
 
-pub use bvh::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction};
+pub use bvh::{
+    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction,
+};
 pub use cast_box::cast_box;
 pub use cast_capsule::cast_capsule;
 pub use cast_half_space::cast_half_space;
@@ -48,6 +51,11 @@ use crate::shape::Shape;
 
 /// Every body each ray enters (or with `closest`, at most the nearest), one list per ray in
 /// ray order, nearest first: [`CpuRaycaster::cast`] over `shapes` and `bodies`.
-pub fn raycast(shapes: &[Shape], bodies: &[Body], rays: &[Ray], closest: bool) -> Result<Vec<Vec<RayHit>>, InputError> {
+pub fn raycast(
+    shapes: &[Shape],
+    bodies: &[Body],
+    rays: &[Ray],
+    closest: bool,
+) -> Result<Vec<Vec<RayHit>>, InputError> {
     CpuRaycaster::new(shapes.to_vec()).cast(bodies, rays, closest)
 }

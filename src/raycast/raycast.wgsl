@@ -224,7 +224,7 @@ fn cast_sphere(radius: f32, ray: LocalRay) -> LocalHit {
     }
     // Steps 4 and 5.
     let t = c / (sqrt(disc) - b);
-    if !(t <= ray.max_distance) {
+    if t > ray.max_distance {
         return no_hit();
     }
     return LocalHit(true, t, normalize_or(o + t * d, -d));
@@ -259,7 +259,7 @@ fn cast_capsule(half_height: f32, radius: f32, ray: LocalRay) -> LocalHit {
             let t = c / (sqrt(disc) - b);
             let y = o.y + t * d.y;
             if abs(y) <= half_height {
-                if !(t <= ray.max_distance) {
+                if t > ray.max_distance {
                     return no_hit();
                 }
                 let normal = normalize_or(vec3<f32>(o.x + t * d.x, 0.0, o.z + t * d.z), -d);

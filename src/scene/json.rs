@@ -391,7 +391,10 @@ fn describe(value: &Value) -> String {
 /// `text` and reads its `shapes` and `bodies` as [`parse_scene_json`] does (bodies checked, their
 /// rotations normalized). The document's keys must be `shapes`, `bodies` or one of
 /// `extra_keys`; it is returned for the caller to read those.
-pub fn parse_scene_extension(text: &str, extra_keys: &[&str]) -> Result<(Value, Vec<Shape>, Vec<Body>), InputError> {
+pub fn parse_scene_extension(
+    text: &str,
+    extra_keys: &[&str],
+) -> Result<(Value, Vec<Shape>, Vec<Body>), InputError> {
     let root: Value = serde_json::from_str(text).map_err(syntax_error)?;
     let known: Vec<&str> = ["shapes", "bodies"].iter().chain(extra_keys).copied().collect();
     let fields = Fields::new(&root, "$", &known)?;

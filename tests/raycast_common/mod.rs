@@ -21,14 +21,19 @@ pub fn random_scene(rng: &mut Pcg64, count: usize, side: f32, offset: Vec3) -> (
             0 => random_shape(rng, Family::Box),
             1 => random_shape(rng, Family::Hull),
             2 => Shape::Sphere(Sphere::new(rng.random_range(0.2..1.0)).unwrap()),
-            _ => Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0), rng.random_range(0.1..0.5)).unwrap()),
+            _ => {
+                Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0), rng.random_range(0.1..0.5)).unwrap())
+            }
         })
         .collect();
     shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()));
     let mut bodies: Vec<Body> = (0..count)
         .map(|_| Body {
             shape: rng.random_range(0..LIBRARY as u32),
-            pose: Pose::new(offset + (random_vec3(rng, 0.5) + 0.5) * side, random_rotation(rng)),
+            pose: Pose::new(
+                offset + (random_vec3(rng, 0.5) + 0.5) * side,
+                random_rotation(rng),
+            ),
         })
         .collect();
     bodies.push(Body {
