@@ -18,6 +18,33 @@ use support::parry::{to_parry_pose, to_parry_shape};
 use support::seeded_rng;
 use support::shapes::{Family, random_direction, random_rotation, random_shape};
 
+/// Closed-form cases computed in f32 agree with the exact value to this (a few ulps of the
+/// lengths involved, which are about 1 to 10 units).
+const EXACT_TOLERANCE: f32 = 1.0e-5;
+
+/// Rays passing within this of a surface, relative to the shape's size plus the origin's
+/// distance, are grazing: f32 rounding may decide either way and the entry distance is
+/// ill-conditioned there, so the random tests skip (and count) them.
+const GRAZING_TOLERANCE: f64 = 1.0e-4;
+
+/// Random rays: entry distances agree with the f64 oracle to this, relative to the shape's size
+/// plus the origin's distance plus the distance (f32 rounding of the local origin and of the
+/// routine).
+const DISTANCE_TOLERANCE: f64 = 1.0e-5;
+
+/// A hit normal is unit to this, and moving along it leaves the shape at unit rate to
+/// `RATE_TOLERANCE` (the oracle's finite difference over a step of 1e-3 of the size).
+const UNIT_TOLERANCE: f32 = 1.0e-5;
+const RATE_TOLERANCE: f64 = 2.0e-3;
+
+/// Parry: hull faces are planar only to the hull tolerance (1e-5 of the diagonal, about twice
+/// that for vertices) and parry triangulates them, so its surface may sit this far (relative to
+/// size plus origin distance) off ours, across the surface.
+const PARRY_SURFACE_TOLERANCE: f32 = 1.0e-4;
+
+/// Two unit normals closer than this are the same direction.
+const NORMAL_TOLERANCE: f32 = 1.0e-3;
+
 fn local(origin: Vec3, direction: Vec3) -> LocalRay {
     LocalRay {
         origin,
@@ -51,8 +78,11 @@ fn axis_rays_hit_each_shape_where_the_closed_form_says() {
     assert_eq!((hit.distance, hit.normal), (4.25, Vec3::Y));
     // Off-centre onto the cap: the sphere of radius 0.25 at y = 0.5, entered at x = 0.15.
     let hit = cast_capsule(0.5, 0.25, &local(Vec3::new(0.15, 5.0, 0.0), -Vec3::Y)).unwrap();
-    assert!((hit.distance - (4.5 - 0.2)).abs() < 1e-6, "{hit:?}");
-    assert!(hit.normal.distance(Vec3::new(0.6, 0.8, 0.0)) < 1e-6, "{hit:?}");
+    assert!((hit.distance - (4.5 - 0.2)).abs() < EXACT_TOLERANCE, "{hit:?}");
+    assert!(
+        hit.normal.distance(Vec3::new(0.6, 0.8, 0.0)) < EXACT_TOLERANCE,
+        "{hit:?}"
+    );
     let ground = HalfSpace::new(Vec3::Y, -1.0).unwrap();
     let hit = cast_half_space(&ground, &local(Vec3::new(3.0, 4.0, 0.0), -Vec3::Y)).unwrap();
     assert_eq!((hit.distance, hit.normal), (5.0, Vec3::Y));
@@ -62,7 +92,10 @@ fn axis_rays_hit_each_shape_where_the_closed_form_says() {
         &local(Vec3::new(0.0, 2.0, 0.0), Vec3::new(1.0, -1.0, 0.0)),
     )
     .unwrap();
-    assert!((hit.distance - 3.0 * 2f32.sqrt()).abs() < 1e-5, "{hit:?}");
+    assert!(
+        (hit.distance - 3.0 * 2f32.sqrt()).abs() < EXACT_TOLERANCE,
+        "{hit:?}"
+    );
     // A box as a hull gives the box's answer.
     let cube = ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
     let hit = cast_hull(&cube, &from_left).unwrap();
@@ -146,7 +179,7 @@ fn rays_along_faces_and_edges_and_tangent_rays_touch() {
     assert_eq!((hit.distance, hit.normal), (5.0, Vec3::Y));
     let hit = cast_capsule(1.0, 1.0, &local(Vec3::new(1.0, -5.0, 0.0), Vec3::Y)).unwrap();
     assert_eq!(hit.normal, Vec3::X);
-    assert!((hit.distance - 4.0).abs() <= 1e-6, "{hit:?}");
+    assert!((hit.distance - 4.0).abs() <= EXACT_TOLERANCE, "{hit:?}");
     assert!(cast_sphere(1.0, &along(Vec3::new(-5.0, 1.0001, 0.0))).is_none());
     // A hull grazed at a vertex (octahedron tip at x = 1): just inside hits, just outside misses.
     let octahedron =
@@ -271,8 +304,8 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
         // Rays passing within this of the surface (relative to the shape) are grazing: f32
         // rounding may decide either way, and the entry distance is ill-conditioned there.
         let scale = f64::from(size) + o.as_dvec3().length();
-        if min_sdf.abs() <= 1e-4 * scale
-            || expected.is_some_and(|t| (t - f64::from(max)).abs() <= 1e-5 * scale)
+        if min_sdf.abs() <= GRAZING_TOLERANCE * scale
+            || expected.is_some_and(|t| (t - f64::from(max)).abs() <= DISTANCE_TOLERANCE * scale)
         {
             counts[2] += 1;
             continue;
@@ -283,7 +316,7 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
             (Some(hit), Some(t)) => {
                 counts[0] += 1;
                 assert!(
-                    (f64::from(hit.distance) - t).abs() <= 1e-5 * (scale + t),
+                    (f64::from(hit.distance) - t).abs() <= DISTANCE_TOLERANCE * (scale + t),
                     "{context}: distance {} expected {t}",
                     hit.distance
                 );
@@ -295,11 +328,14 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
                 // unit rate (true for the face of a polyhedron as for smooth surfaces).
                 let p = o.as_dvec3() + d.as_dvec3() * t;
                 let n = hit.normal.as_dvec3();
-                assert!((n.length() - 1.0).abs() < 1e-5, "{context}: normal {n}");
+                assert!(
+                    (n.length() - 1.0).abs() < f64::from(UNIT_TOLERANCE),
+                    "{context}: normal {n}"
+                );
                 let step = 1e-3 * f64::from(size);
                 let rate = (sdf(&shape, p + n * step) - sdf(&shape, p)) / step;
                 assert!(
-                    (rate - 1.0).abs() < 2e-3,
+                    (rate - 1.0).abs() < RATE_TOLERANCE,
                     "{context}: normal {n} leaves at rate {rate}"
                 );
             }
@@ -350,7 +386,7 @@ fn hull_rays_agree_with_parry() {
             f64::from(10.0 * size),
         );
         let scale = size + o.length();
-        if f64::abs(min_sdf) <= 1e-4 * f64::from(scale) {
+        if f64::abs(min_sdf) <= GRAZING_TOLERANCE * f64::from(scale) {
             grazing += 1;
             continue;
         }
@@ -363,7 +399,7 @@ fn hull_rays_agree_with_parry() {
                 // far off ours, which a shallow ray turns into a larger distance along itself.
                 let across = (hit.distance - p.time_of_impact).abs() * hit.normal.dot(r.direction()).abs();
                 assert!(
-                    across <= 1e-4 * scale,
+                    across <= PARRY_SURFACE_TOLERANCE * scale,
                     "{context}: entry points {across} apart across the surface"
                 );
                 let pn = Vec3::new(p.normal.x, p.normal.y, p.normal.z);
@@ -372,14 +408,14 @@ fn hull_rays_agree_with_parry() {
                     // of one triangle of the fan-triangulated face loops; faces are planar only
                     // to the hull tolerance, so a sliver triangle's normal may tilt: count those.
                     let on_face = hull.planes().iter().any(|pl| {
-                        pose.transform_vector(pl.normal).distance(hit.normal) < 1e-5
-                            && pl.signed_distance(o + d * hit.distance).abs() < 1e-5 * scale
+                        pose.transform_vector(pl.normal).distance(hit.normal) < UNIT_TOLERANCE
+                            && pl.signed_distance(o + d * hit.distance).abs() < UNIT_TOLERANCE * scale
                     });
                     assert!(
                         on_face,
                         "{context}: our normal is not a face through the entry point"
                     );
-                    if hit.normal.distance(pn) >= 1e-3 {
+                    if hit.normal.distance(pn) >= NORMAL_TOLERANCE {
                         other_normal += 1;
                     }
                 }
@@ -500,11 +536,14 @@ fn far_from_the_origin_hits_keep_their_precision() {
         .unwrap();
     let expected = 4.875 - (0.25f64 - 0.01).sqrt();
     let hit = hits[0][0];
-    assert!((f64::from(hit.distance) - expected).abs() < 1e-6, "{hit:?}");
+    // The f32 rounding of a 4.6 unit distance (ulp 5e-7), where an f32 world position would be
+    // off by up to 0.5.
+    let tolerance = 1.0e-6;
+    assert!((f64::from(hit.distance) - expected).abs() < tolerance, "{hit:?}");
     let point = DVec3::new(1.0e7 - (0.25f64 - 0.01).sqrt(), 0.1, 0.0);
-    assert!((hit.point - point).length() < 1e-6, "{hit:?}");
+    assert!((hit.point - point).length() < tolerance, "{hit:?}");
     assert!(
-        hit.normal.distance(Vec3::new(-(0.24f32).sqrt() / 0.5, 0.2, 0.0)) < 1e-5,
+        hit.normal.distance(Vec3::new(-(0.24f32).sqrt() / 0.5, 0.2, 0.0)) < EXACT_TOLERANCE,
         "{hit:?}"
     );
 }
@@ -518,9 +557,12 @@ fn hits_are_world_space_through_the_body_pose() {
     let bodies = [Body { shape: 0, pose }];
     let r = ray(DVec3::new(3.5, 5.0, 0.0), -Vec3::Y, None);
     let hit = CpuRaycaster::new(shapes).cast(&bodies, &[r], false).unwrap()[0][0];
-    assert!((hit.distance - 4.5).abs() < 1e-5, "{hit:?}");
-    assert!((hit.point - DVec3::new(3.5, 0.5, 0.0)).length() < 1e-5, "{hit:?}");
-    assert!(hit.normal.distance(Vec3::Y) < 1e-6, "{hit:?}");
+    assert!((hit.distance - 4.5).abs() < EXACT_TOLERANCE, "{hit:?}");
+    assert!(
+        (hit.point - DVec3::new(3.5, 0.5, 0.0)).length() < f64::from(EXACT_TOLERANCE),
+        "{hit:?}"
+    );
+    assert!(hit.normal.distance(Vec3::Y) < EXACT_TOLERANCE, "{hit:?}");
 }
 
 #[test]

@@ -292,6 +292,13 @@ fn rays_entering_more_bodies_than_slots_come_from_the_cpu() {
 }
 
 #[test]
+fn the_ray_caster_can_move_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<GpuRaycaster>();
+    send_sync::<CpuRaycaster>();
+}
+
+#[test]
 fn empty_inputs_errors_and_a_callers_device() {
     let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap())];
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
