@@ -18,7 +18,9 @@
 //!      GPU. Skipped without an adapter, and above 10k rays unless `HULLSAT_BENCH_GPU_MAX_RAYS`.
 //!
 //! Quick subsets: `HULLSAT_BENCH_WORKLOADS` (e.g. `every`), `HULLSAT_BENCH_SIZES` (e.g. `10000`),
-//! `HULLSAT_BENCH_BACKENDS` (e.g. `cpu1,parry1`).
+//! `HULLSAT_BENCH_BACKENDS` (e.g. `cpu1,parry1`, or `none`). `HULLSAT_BENCH_ONCE=1` runs each
+//! selected CPU backend once per size without criterion, for instruction counts under callgrind
+//! (subtract a run with `HULLSAT_BENCH_BACKENDS=none`, divide by the ray count).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -148,12 +150,28 @@ fn raycast(c: &mut Criterion) {
     } else {
         None
     };
+    let once = std::env::var("HULLSAT_BENCH_ONCE").is_ok_and(|v| v == "1");
     for workload in selected("HULLSAT_BENCH_WORKLOADS", &WORKLOADS) {
         let (length, closest) = match workload.as_str() {
             "every" => (Some(5.0), false),
             "closest" => (Some(1000.0), true),
             other => panic!("unknown workload {other:?}"),
         };
+        if once {
+            for &n in &sizes {
+                let rays = random_rays(&bodies, n, length, 1);
+                for backend in &backends {
+                    match backend.as_str() {
+                        "cpu1" => drop(black_box(
+                            cpu.cast_single_thread(&bodies, &rays, closest).unwrap(),
+                        )),
+                        "parry1" => drop(black_box(parry.cast(&rays, closest))),
+                        _ => {}
+                    }
+                }
+            }
+            continue;
+        }
         let mut group = c.benchmark_group(&workload);
         group
             .sample_size(10)
