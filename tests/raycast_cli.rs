@@ -210,3 +210,64 @@ fn help_documents_the_formats_and_conventions() {
         assert!(text.contains(needle), "--help lacks {needle:?}:\n{text}");
     }
 }
+
+#[test]
+fn bench_times_the_ray_workload() {
+    let run = hullsat(&[
+        "bench",
+        "--bodies",
+        "300",
+        "--rays",
+        "500",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu1,cpu,gpu",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let cpu1 = &rows[0];
+    assert_eq!(cpu1["backend"], "cpu1");
+    assert_eq!(cpu1["rays"], 500);
+    assert_eq!(cpu1["threads"], 1);
+    assert!(cpu1["rays_per_s"].as_f64().unwrap() > 0.0);
+    let hits = cpu1["hits"].as_u64().unwrap();
+    assert!(hits > 0, "{cpu1}");
+    // Every backend that ran found the same hits.
+    for row in rows {
+        assert_eq!(row["hits"].as_u64(), Some(hits), "{row}");
+    }
+    match rows.iter().find(|r| r["backend"] == "gpu") {
+        Some(gpu) => {
+            assert!(gpu["dispatch_readback_s"].as_f64().is_some() && gpu["cpu_rays"].as_u64().is_some())
+        }
+        None => assert!(!gpu_required(), "{}", stderr(&run)),
+    }
+    let table = hullsat(&[
+        "bench",
+        "--bodies",
+        "300",
+        "--rays",
+        "100",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu",
+        "--closest",
+    ]);
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        text.contains("100 rays of length 5 (closest hit)") && text.contains("rays/s"),
+        "{text}"
+    );
+    let bad = hullsat(&["bench", "--bodies", "30", "--rays", "10", "--ray-length", "-1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        stderr(&bad),
+        "error: --ray-length: expected a finite number >= 0, got -1\n"
+    );
+    let without_rays = hullsat(&["bench", "--closest"]);
+    assert_eq!(without_rays.status.code(), Some(2));
+}
