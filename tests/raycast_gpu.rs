@@ -345,3 +345,51 @@ fn a_reused_ray_caster_grows_its_buffers() {
         assert!(stats.grazing + stats.other_face <= 2, "{stats:?}");
     }
 }
+
+#[test]
+fn rays_the_driver_cuts_short_come_from_the_cpu() {
+    // 48 copies of one hull of ~2,000 faces at one place: a closest-hit ray clips against every
+    // face of every copy (their entries tie), ~95,000 loop iterations, past llvmpipe's loop
+    // budget (see hullsat::gpu), so there the rays are flagged and recomputed on the CPU.
+    let mut rng = seeded_rng(24);
+    let points: Vec<Vec3> = (0..1000).map(|_| support::random_direction(&mut rng)).collect();
+    let hull = hullsat::ConvexHull::from_points(&points).unwrap();
+    let faces = hull.faces().len();
+    let shapes = vec![Shape::Hull(hull)];
+    let bodies = vec![
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        };
+        48
+    ];
+    let rays: Vec<Ray> = (0..128)
+        .map(|_| {
+            let target = support::random_direction(&mut rng) * 0.5;
+            let origin = support::random_direction(&mut rng) * 3.0;
+            Ray::new(origin.as_dvec3(), target - origin, None).unwrap()
+        })
+        .collect();
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let got = gpu.cast(&bodies, &rays, true).unwrap();
+    let expected = CpuRaycaster::new(shapes.clone())
+        .cast(&bodies, &rays, true)
+        .unwrap();
+    let stats = compare(&shapes, &bodies, &rays, &got, &expected, true);
+    let (timings, info) = (gpu.timings(), gpu.adapter_info());
+    eprintln!(
+        "{faces} faces, {stats:?}, {timings:?} on {} ({:?})",
+        info.name, info.device_type
+    );
+    assert!(stats.hits == rays.len() && stats.grazing == 0, "{stats:?}");
+    // Every ray hits all copies at one distance: the lowest body index is the closest.
+    assert!(got.iter().all(|hits| hits[0].body == 0));
+    if info.name.starts_with("llvmpipe") {
+        assert!(
+            timings.cpu_rays > 0,
+            "llvmpipe's loop budget no longer cuts these rays short"
+        );
+    }
+}
