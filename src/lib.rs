@@ -58,6 +58,7 @@ pub mod hull;
 pub mod manifold;
 pub mod pose;
 pub mod query;
+pub mod raycast;
 pub mod scene;
 pub mod shape;
 
@@ -66,5 +67,6 @@ pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use pose::{Isometry, Pose};
+pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};

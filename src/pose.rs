@@ -116,10 +116,17 @@ impl Pose {
     /// 2⁻⁴⁸ of its size: `hi = f32(t)`, `lo = f32(t - hi)`. The GPU path uploads both and forms
     /// a pair's relative translation as `(hi_b - hi_a) + (lo_b - lo_a)`.
     pub fn split_translation(&self) -> (Vec3, Vec3) {
-        let hi = self.translation.as_vec3();
-        let lo = (self.translation - hi.as_dvec3()).as_vec3();
-        (hi, lo)
+        split_f64(self.translation)
     }
+}
+
+/// An f64 world position split in two f32 vectors, `hi = f32(v)`, `lo = f32(v - hi)`: their sum
+/// keeps about 48 bits. GPU kernels subtract `hi` from `hi` and `lo` from `lo` before adding, so
+/// the difference of two nearby positions is exact to f32 rounding of its own size.
+pub fn split_f64(v: DVec3) -> (Vec3, Vec3) {
+    let hi = v.as_vec3();
+    let lo = (v - hi.as_dvec3()).as_vec3();
+    (hi, lo)
 }
 
 /// A rigid transform between two nearby frames, in f32: `x_parent = rotation * x_local +

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::gpu::GpuTimings;
-use hullsat::{CpuNarrowphase, GpuError, GpuNarrowphase, Manifold, Scene};
+use hullsat::raycast::RayTimings;
+use hullsat::raycast::workload::random_rays;
+use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -34,6 +36,14 @@ BACKENDS:
   cpu    the CPU reference path on all threads (rayon)
   gpu    the SAT on the GPU (wgpu), clipping on the CPU; skipped with a note on stderr when no
          adapter exists (an error when it is the only backend asked for)
+
+RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
+random rays (--seed) from points uniform in the box of the body positions, uniform directions,
+each --ray-length long (default 5 length units), every hit or with --closest the nearest.
+Backends cpu1, cpu (CpuRaycaster) and gpu (GpuRaycaster: BVH built on the CPU, traversal and
+exact casts in a WGSL kernel); the table gives rays per second and hits found. JSON objects
+then have \"rays\", \"hits\" and \"rays_per_s\" instead of the pair fields, and gpu ones
+bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays.
 
 JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   {\"backend\": \"cpu1\", \"pairs\": n, \"manifolds\": m, \"runs\": k, \"median_s\": t,
@@ -92,6 +102,21 @@ pub(super) struct BenchArgs {
     /// Print the results as a JSON array on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Time this many ray casts instead of the narrowphase (see RAYS above).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    rays: Option<u32>,
+    /// Length of each ray of --rays, length units (>= 0).
+    #[arg(
+        long,
+        value_name = "LENGTH",
+        default_value_t = 5.0,
+        requires = "rays",
+        allow_negative_numbers = true
+    )]
+    ray_length: f32,
+    /// With --rays: keep only the nearest hit of each ray.
+    #[arg(long, requires = "rays")]
+    closest: bool,
 }
 
 /// The medians of one backend's timed runs.
@@ -131,6 +156,10 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             (scene, pairs, description)
         }
     };
+
+    if let Some(rays) = args.rays {
+        return ray_bench(args, &scene, &description, rays as usize);
+    }
 
     // Step 2.
     let progress = !args.json && std::io::stderr().is_terminal();
@@ -368,4 +397,180 @@ fn print_table(
             );
         }
     }
+}
+
+/// The ray workload (`--rays`): seeded random rays over the scene's bodies, timed on each
+/// backend like the narrowphase (one warm-up run, `--repeat` timed runs, medians).
+fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -> Result<(), CliError> {
+    if !(args.ray_length >= 0.0 && args.ray_length.is_finite()) {
+        return Err(CliError::Input(hullsat::InputError::new(
+            "--ray-length",
+            format!("expected a finite number >= 0, got {}", args.ray_length),
+        )));
+    }
+    let rays = random_rays(&scene.bodies, count, Some(args.ray_length), args.seed);
+    let mut rows: Vec<(RayMeasurement, &'static str)> = Vec::new();
+    for (i, &backend) in args.backend.iter().enumerate() {
+        if args.backend[..i].contains(&backend) {
+            continue;
+        }
+        if let Some(m) = measure_rays(backend, scene, &rays, args)? {
+            rows.push((m, backend.name()));
+        }
+    }
+    if rows.is_empty() {
+        return Err(CliError::Backend(
+            "no backend could run: gpu has no adapter".into(),
+        ));
+    }
+    let cpu1 = rows
+        .iter()
+        .find(|(_, name)| *name == "cpu1")
+        .map(|(m, _)| m.median);
+    let per_second = |m: &RayMeasurement| count as f64 / m.median.as_secs_f64();
+    if args.json {
+        let objects: Vec<_> = rows
+            .iter()
+            .map(|(m, name)| {
+                let mut object = json!({
+                    "backend": name, "rays": count, "hits": m.hits, "runs": args.repeat,
+                    "median_s": m.median.as_secs_f64(), "rays_per_s": per_second(m),
+                    "ratio_to_cpu1": cpu1.map(|t| t.as_secs_f64() / m.median.as_secs_f64()),
+                    "adapter": m.device, "threads": m.threads,
+                });
+                if let Some(t) = m.gpu {
+                    object["bvh_build_s"] = json!(t.bvh_build.as_secs_f64());
+                    object["upload_s"] = json!(t.upload.as_secs_f64());
+                    object["dispatch_readback_s"] = json!(t.dispatch_readback.as_secs_f64());
+                    object["finish_s"] = json!(t.finish.as_secs_f64());
+                    object["cpu_rays"] = json!(t.cpu_rays);
+                }
+                object
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&objects).expect("plain JSON values")
+        );
+        return Ok(());
+    }
+    let mode = if args.closest { "closest hit" } else { "every hit" };
+    println!(
+        "hullsat bench: {description}: {count} rays of length {} ({mode}), median of {} runs after 1 warm-up",
+        args.ray_length, args.repeat
+    );
+    println!(
+        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
+        "backend", "rays", "hits", "median", "rays/s", "vs cpu1"
+    );
+    for (m, name) in &rows {
+        let ratio = cpu1.map_or("-".into(), |t| {
+            format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
+        });
+        let device = match m.threads {
+            Some(1) => format!("{} (1 thread)", m.device),
+            Some(n) => format!("{} ({n} threads)", m.device),
+            None => m.device.clone(),
+        };
+        println!(
+            "{name:<7} {count:>9} {:>10} {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
+            m.hits,
+            m.median.as_secs_f64() * 1e3,
+            per_second(m)
+        );
+        if let Some(t) = m.gpu {
+            println!(
+                "gpu split (last run): BVH build {:.3} ms, upload {:.3} ms, dispatch+readback {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
+                t.bvh_build.as_secs_f64() * 1e3,
+                t.upload.as_secs_f64() * 1e3,
+                t.dispatch_readback.as_secs_f64() * 1e3,
+                t.finish.as_secs_f64() * 1e3,
+                t.cpu_rays
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The medians of one backend's timed ray casts.
+struct RayMeasurement {
+    hits: usize,
+    median: Duration,
+    device: String,
+    threads: Option<usize>,
+    /// The GPU's split of its last run.
+    gpu: Option<RayTimings>,
+}
+
+/// Starts `backend` and times it on `rays`; `None` when it is the GPU and no adapter exists
+/// (after a note on stderr).
+fn measure_rays(
+    backend: BenchBackend,
+    scene: &Scene,
+    rays: &[Ray],
+    args: &BenchArgs,
+) -> Result<Option<RayMeasurement>, CliError> {
+    let (bodies, closest) = (&scene.bodies, args.closest);
+    let timed = |run: &mut dyn FnMut() -> Result<usize, CliError>| -> Result<(usize, Duration), CliError> {
+        let hits = run()?;
+        let mut times = Vec::new();
+        for _ in 0..args.repeat {
+            let t = Instant::now();
+            run()?;
+            times.push(t.elapsed());
+        }
+        Ok((hits, median(&times)))
+    };
+    let count = |lists: Vec<Vec<hullsat::RayHit>>| lists.iter().map(Vec::len).sum::<usize>();
+    Ok(Some(match backend {
+        BenchBackend::Cpu1 | BenchBackend::Cpu => {
+            let cpu = CpuRaycaster::new(scene.shapes.clone());
+            let (hits, median) = timed(&mut || {
+                Ok(count(if backend == BenchBackend::Cpu1 {
+                    cpu.cast_single_thread(bodies, rays, closest)?
+                } else {
+                    cpu.cast(bodies, rays, closest)?
+                }))
+            })?;
+            let threads = if backend == BenchBackend::Cpu1 {
+                1
+            } else {
+                rayon::current_num_threads()
+            };
+            RayMeasurement {
+                hits,
+                median,
+                device: cpu_model().unwrap_or_else(|| "unknown CPU".into()),
+                threads: Some(threads),
+                gpu: None,
+            }
+        }
+        BenchBackend::Gpu => {
+            let mut gpu = match GpuRaycaster::new(&scene.shapes) {
+                Ok(gpu) => gpu,
+                Err(err @ GpuError::NoAdapter(_)) => {
+                    eprintln!("note: skipping backend gpu: {err}");
+                    return Ok(None);
+                }
+                Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
+            };
+            let info = gpu.adapter_info();
+            let device = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+            let (hits, median) = timed(&mut || {
+                gpu.cast(bodies, rays, closest)
+                    .map(count)
+                    .map_err(|err| match err {
+                        GpuError::Input(input) => CliError::Input(input),
+                        err => CliError::Backend(format!("GPU backend failed: {err}")),
+                    })
+            })?;
+            RayMeasurement {
+                hits,
+                median,
+                device,
+                threads: None,
+                gpu: Some(gpu.timings()),
+            }
+        }
+    }))
 }

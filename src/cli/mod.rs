@@ -13,6 +13,7 @@
 mod bench;
 mod collide;
 mod demo;
+mod raycast;
 
 use std::path::PathBuf;
 
@@ -40,6 +41,8 @@ enum Command {
     Demo(demo::DemoArgs),
     #[command(about = bench::ABOUT, long_about = bench::LONG_ABOUT)]
     Bench(bench::BenchArgs),
+    #[command(about = raycast::ABOUT, long_about = raycast::LONG_ABOUT, after_help = raycast::AFTER_HELP)]
+    Raycast(raycast::RaycastArgs),
 }
 
 /// The backend a batch runs on.
@@ -123,6 +126,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Collide(args) => collide::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Raycast(args) => raycast::run(&args),
     }
 }
 

@@ -414,6 +414,33 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// For formats that extend the scene with keys of their own (`hullsat raycast`'s `rays`): parses
+/// `text` and reads its `shapes` and `bodies` as [`parse_scene_json`] does (bodies checked, their
+/// rotations normalized). The document's keys must be `shapes`, `bodies` or one of
+/// `extra_keys`; it is returned for the caller to read those.
+pub fn parse_scene_extension(
+    text: &str,
+    extra_keys: &[&str],
+) -> Result<(Value, Vec<Shape>, Vec<Body>), InputError> {
+    let root: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    let known: Vec<&str> = ["shapes", "bodies"].iter().chain(extra_keys).copied().collect();
+    let fields = Fields::new(&root, "$", &known)?;
+    let (shapes, path) = fields.get("shapes")?;
+    let shapes = array(shapes, &path)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| parse_shape(v, &format!("shapes[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (bodies, path) = fields.get("bodies")?;
+    let bodies = array(bodies, &path)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| parse_body(v, &format!("bodies[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let bodies = validate_batch(&shapes, &bodies, &[], 0.0)?;
+    Ok((root, shapes, bodies))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,294 @@
+//! A flat bounding volume hierarchy over the bodies' world AABBs, built on the CPU and traversed
+//! by the CPU batch and by the GPU kernel (`raycast.wgsl`) the same way.
+//!
+//! 1. Each bounded body's box: its shape's AABB under the body's rotation, placed at the body's
+//!    translation minus the BVH origin (the centre of all translations) in f64, rounded outward
+//!    to f32 and grown by [`BVH_PADDING`], so a box test in f32 never drops a body the exact
+//!    test would hit. Half-spaces are unbounded: every ray tests them ([`Bvh::unbounded`]).
+//! 2. Build top-down: split the bodies of a node at the median of their box centres along the
+//!    axis where the centres spread most, until at most [`BVH_LEAF_SIZE`] remain. The two
+//!    children of a node are adjacent in [`Bvh::nodes`] (depth at most ~log2(bodies), so a
+//!    traversal stack of [`BVH_STACK_SIZE`] entries always suffices).
+//! 3. Traverse with a stack, from the root: a node whose box the ray misses within its current
+//!    limit is skipped; a leaf's bodies are tested exactly; an inner node pushes its far child,
+//!    then its near one (by the children's box centres along the ray), so the near one is next.
+
+use bytemuck::{Pod, Zeroable};
+use glam::{DVec3, Vec3};
+use rayon::prelude::*;
+
+use crate::broadphase::world_aabb;
+use crate::pose::Pose;
+use crate::scene::Body;
+use crate::shape::Shape;
+
+/// Most bodies in a leaf. Must match nothing in WGSL (the kernel reads counts from the nodes).
+pub const BVH_LEAF_SIZE: usize = 4;
+
+/// Entries of the traversal stack, on the CPU and in `raycast.wgsl` (`BVH_STACK_SIZE`, must
+/// match): a median split over at most 2^32 bodies is at most 32 levels deep, and a depth-first
+/// traversal holds at most one entry per level plus one.
+pub const BVH_STACK_SIZE: usize = 64;
+
+/// Growth of every BVH box on each side, relative to the largest coordinate magnitude of the box
+/// in the BVH frame (plus its extent): covers the f32 rounding of the box test (a few ulps), so
+/// traversal stays conservative. Larger only adds candidates.
+pub const BVH_PADDING: f32 = 1.0e-5;
+
+/// Direction components smaller than this in magnitude are replaced by it (with their sign)
+/// before inverting for the box test, so `(bound - origin) / component` stays finite. Must match
+/// `MIN_DIRECTION_COMPONENT` in `raycast.wgsl`.
+pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
+
+/// Fewest bodies a rayon task boxes in step 1.
+const BOXES_PER_TASK: usize = 256;
+
+/// A BVH node in the BVH frame; must match `BvhNode` in `src/raycast/raycast.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BvhNode {
+    /// Lower corner of the box, BVH frame (world minus [`Bvh::origin`]), length units.
+    pub min: [f32; 3],
+    /// Inner node: index of the first child (the second follows it). Leaf: index of the first
+    /// body in [`Bvh::bodies`].
+    pub first: u32,
+    /// Upper corner of the box, BVH frame.
+    pub max: [f32; 3],
+    /// Number of bodies of a leaf; 0 for an inner node.
+    pub count: u32,
+}
+
+const _: () = assert!(size_of::<BvhNode>() == 32);
+
+impl BvhNode {
+    /// True for a leaf.
+    pub fn is_leaf(&self) -> bool {
+        self.count > 0
+    }
+
+    /// The entry distance of a ray (BVH frame origin, component-wise inverse direction from
+    /// [`inverse_direction`]) into this box within `[0, limit]`, or `None`.
+    #[inline]
+    pub fn entry(&self, origin: Vec3, inverse_direction: Vec3, limit: f32) -> Option<f32> {
+        let t1 = (Vec3::from(self.min) - origin) * inverse_direction;
+        let t2 = (Vec3::from(self.max) - origin) * inverse_direction;
+        let enter = t1.min(t2).max_element().max(0.0);
+        let exit = t1.max(t2).min_element().min(limit);
+        (enter <= exit).then_some(enter)
+    }
+
+    fn centre(&self) -> Vec3 {
+        (Vec3::from(self.min) + Vec3::from(self.max)) * 0.5
+    }
+}
+
+/// The component-wise inverse of a unit direction, tiny components replaced by
+/// [`MIN_DIRECTION_COMPONENT`] with their sign.
+#[inline]
+pub fn inverse_direction(direction: Vec3) -> Vec3 {
+    let safe = |c: f32| {
+        if c.abs() < MIN_DIRECTION_COMPONENT {
+            MIN_DIRECTION_COMPONENT.copysign(c)
+        } else {
+            c
+        }
+    };
+    Vec3::new(
+        1.0 / safe(direction.x),
+        1.0 / safe(direction.y),
+        1.0 / safe(direction.z),
+    )
+}
+
+/// The hierarchy (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bvh {
+    /// World position of the BVH frame's origin (f64): node boxes are relative to it.
+    pub origin: DVec3,
+    /// Nodes; the root is node 0 (absent when no body is bounded).
+    pub nodes: Vec<BvhNode>,
+    /// Body indices in leaf order.
+    pub bodies: Vec<u32>,
+    /// Bodies with unbounded shapes (half-spaces), in index order.
+    pub unbounded: Vec<u32>,
+}
+
+impl Bvh {
+    /// Builds the hierarchy over `bodies` (indices into `shapes` already checked).
+    pub fn build(shapes: &[Shape], bodies: &[Body]) -> Bvh {
+        let mut unbounded = Vec::new();
+        let mut bounded = Vec::with_capacity(bodies.len());
+        for (i, body) in bodies.iter().enumerate() {
+            let shape = &shapes[body.shape as usize];
+            if matches!(shape, Shape::HalfSpace(_)) {
+                unbounded.push(i as u32);
+            } else {
+                bounded.push((i as u32, body));
+            }
+        }
+        let origin = if bounded.is_empty() {
+            DVec3::ZERO
+        } else {
+            let (lo, hi) = bounded
+                .iter()
+                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), (_, b)| {
+                    let t = b.pose.translation;
+                    (lo.min(t), hi.max(t))
+                });
+            (lo + hi) * 0.5
+        };
+        // Step 1 (in parallel: a hull's box transforms all its vertices).
+        let mut leaves: Vec<(u32, BvhNode)> = bounded
+            .par_iter()
+            .with_min_len(BOXES_PER_TASK)
+            .map(|&(i, body)| (i, body_box(&shapes[body.shape as usize], body, origin)))
+            .collect();
+        // Step 2.
+        let mut bvh = Bvh {
+            origin,
+            nodes: Vec::with_capacity(2 * leaves.len().div_ceil(BVH_LEAF_SIZE)),
+            bodies: Vec::with_capacity(leaves.len()),
+            unbounded,
+        };
+        if !leaves.is_empty() {
+            bvh.nodes.push(BvhNode::default());
+            bvh.split(0, &mut leaves);
+        }
+        bvh
+    }
+
+    /// Fills node `node` with `leaves` (step 2), recursing into its children.
+    fn split(&mut self, node: usize, leaves: &mut [(u32, BvhNode)]) {
+        let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        let (mut centre_min, mut centre_max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for (_, b) in leaves.iter() {
+            min = min.min(b.min.into());
+            max = max.max(b.max.into());
+            centre_min = centre_min.min(b.centre());
+            centre_max = centre_max.max(b.centre());
+        }
+        self.nodes[node].min = min.to_array();
+        self.nodes[node].max = max.to_array();
+        if leaves.len() <= BVH_LEAF_SIZE {
+            self.nodes[node].first = self.bodies.len() as u32;
+            self.nodes[node].count = leaves.len() as u32;
+            self.bodies.extend(leaves.iter().map(|(i, _)| *i));
+            return;
+        }
+        let axis = (centre_max - centre_min).max_position();
+        let middle = leaves.len() / 2;
+        leaves.select_nth_unstable_by(middle, |(i, a), (j, b)| {
+            a.centre()[axis].total_cmp(&b.centre()[axis]).then(i.cmp(j))
+        });
+        let first = self.nodes.len();
+        self.nodes[node].first = first as u32;
+        self.nodes.extend([BvhNode::default(); 2]);
+        let (left, right) = leaves.split_at_mut(middle);
+        self.split(first, left);
+        self.split(first + 1, right);
+    }
+
+    /// Visits every body whose box a ray (world origin, unit direction) reaches within
+    /// `limit()` (step 3), in the order the GPU kernel does; `limit` is read again before every
+    /// node, so a closest-hit search can shrink it. Then every unbounded body.
+    pub fn traverse(
+        &self,
+        origin: DVec3,
+        direction: Vec3,
+        mut limit: impl FnMut() -> f32,
+        mut visit: impl FnMut(u32),
+    ) {
+        let o = (origin - self.origin).as_vec3();
+        let inv = inverse_direction(direction);
+        let mut stack = [0u32; BVH_STACK_SIZE];
+        let mut len = usize::from(!self.nodes.is_empty());
+        while len > 0 {
+            len -= 1;
+            let node = self.nodes[stack[len] as usize];
+            if node.entry(o, inv, limit()).is_none() {
+                continue;
+            }
+            if node.is_leaf() {
+                let bodies = &self.bodies[node.first as usize..(node.first + node.count) as usize];
+                bodies.iter().for_each(|&b| visit(b));
+                continue;
+            }
+            let (a, b) = (node.first, node.first + 1);
+            let a_first = self.nodes[a as usize].centre().dot(direction)
+                <= self.nodes[b as usize].centre().dot(direction);
+            let (near, far) = if a_first { (a, b) } else { (b, a) };
+            stack[len] = far;
+            stack[len + 1] = near;
+            len += 2;
+        }
+        self.unbounded.iter().for_each(|&b| visit(b));
+    }
+}
+
+/// Step 1: the box of `body` (bounded `shape`) in the frame of a BVH at `origin`.
+fn body_box(shape: &Shape, body: &Body, origin: DVec3) -> BvhNode {
+    let rotated = world_aabb(shape, &Pose::new(Vec3::ZERO, body.pose.rotation));
+    let offset = body.pose.translation - origin;
+    let min = round_down(offset + rotated.min.as_dvec3());
+    let max = round_up(offset + rotated.max.as_dvec3());
+    let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+    BvhNode {
+        min: (min - pad).to_array(),
+        first: 0,
+        max: (max + pad).to_array(),
+        count: 0,
+    }
+}
+
+fn round_down(v: DVec3) -> Vec3 {
+    let f = v.as_vec3();
+    Vec3::select(f.as_dvec3().cmpgt(v), f.map(f32::next_down), f)
+}
+
+fn round_up(v: DVec3) -> Vec3 {
+    let f = v.as_vec3();
+    Vec3::select(f.as_dvec3().cmplt(v), f.map(f32::next_up), f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::Sphere;
+    use glam::Quat;
+
+    #[test]
+    fn every_body_is_in_one_leaf_and_inside_its_ancestors() {
+        let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
+        let bodies: Vec<Body> = (0..100)
+            .map(|i| Body {
+                shape: 0,
+                pose: Pose::new(
+                    Vec3::new((i % 7) as f32, (i / 7) as f32, (i * 3 % 5) as f32),
+                    Quat::IDENTITY,
+                ),
+            })
+            .collect();
+        let bvh = Bvh::build(&shapes, &bodies);
+        let mut seen = bvh.bodies.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..100).collect::<Vec<u32>>());
+        for node in &bvh.nodes {
+            if node.is_leaf() {
+                assert!(node.count as usize <= BVH_LEAF_SIZE);
+                continue;
+            }
+            for child in [node.first, node.first + 1] {
+                let child = bvh.nodes[child as usize];
+                assert!(Vec3::from(child.min).cmpge(node.min.into()).all());
+                assert!(Vec3::from(child.max).cmple(node.max.into()).all());
+            }
+        }
+    }
+
+    #[test]
+    fn boxes_are_rounded_outward() {
+        let v = DVec3::new(0.1, -0.1, 1.0e7 + 0.3);
+        assert!(round_down(v).as_dvec3().cmple(v).all());
+        assert!(round_up(v).as_dvec3().cmpge(v).all());
+    }
+}

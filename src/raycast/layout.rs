@@ -1,0 +1,218 @@
+//! The structs and constants shared with `src/raycast/raycast.wgsl`: `#[repr(C)]` +
+//! [`bytemuck::Pod`], sizes asserted here, offsets checked against the WGSL twins by
+//! `tests/raycast_layout.rs`. Each `[f32; 3]` is followed by a 4-byte field that fills the
+//! WGSL `vec3<f32>` slot. ([`super::BvhNode`] lives with the BVH.)
+
+use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
+
+use super::ray::Ray;
+use crate::pose::Pose;
+use crate::shape::Shape;
+
+/// Invocations per workgroup (one ray each); must match `WORKGROUP_SIZE` in raycast.wgsl.
+pub const WORKGROUP_SIZE: u32 = 64;
+/// Hit slots per ray in the result buffer; must match nothing in WGSL (the kernel reads
+/// [`GpuRayParams::hit_slots`]). A ray entering more bodies is recomputed on the CPU.
+pub const GPU_HIT_SLOTS: u32 = 8;
+/// [`GpuRayShape::kind`] of a hull; must match `SHAPE_HULL` in raycast.wgsl.
+pub const SHAPE_HULL: u32 = 0;
+/// [`GpuRayShape::kind`] of a box; must match `SHAPE_BOX` in raycast.wgsl.
+pub const SHAPE_BOX: u32 = 1;
+/// [`GpuRayShape::kind`] of a sphere; must match `SHAPE_SPHERE` in raycast.wgsl.
+pub const SHAPE_SPHERE: u32 = 2;
+/// [`GpuRayShape::kind`] of a capsule; must match `SHAPE_CAPSULE` in raycast.wgsl.
+pub const SHAPE_CAPSULE: u32 = 3;
+/// [`GpuRayShape::kind`] of a half-space; must match `SHAPE_HALF_SPACE` in raycast.wgsl.
+pub const SHAPE_HALF_SPACE: u32 = 4;
+/// [`GpuRayCount::flags`] bit: the driver cut the kernel's loops short (llvmpipe's loop budget,
+/// see `crate::gpu`), so the host recomputes the ray on the CPU; must match `INCOMPLETE_BIT` in
+/// raycast.wgsl.
+pub const INCOMPLETE_BIT: u32 = 1;
+/// [`GpuRayCount::flags`] bit: the traversal stack was full (never for BVHs built by
+/// [`super::Bvh::build`]); must match `STACK_OVERFLOW_BIT` in raycast.wgsl.
+pub const STACK_OVERFLOW_BIT: u32 = 2;
+
+/// [`crate::pose::split_f64`] as the arrays the Pod structs hold.
+pub fn split_f64(v: DVec3) -> ([f32; 3], [f32; 3]) {
+    let (hi, lo) = crate::pose::split_f64(v);
+    (hi.to_array(), lo.to_array())
+}
+
+/// A ray, world space; must match `GpuRay` in raycast.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRay {
+    /// Origin, high part ([`split_f64`]), world, length units.
+    pub origin_hi: [f32; 3],
+    /// Largest distance that counts ([`f32::MAX`] when unbounded), length units.
+    pub max_distance: f32,
+    /// Origin, low part.
+    pub origin_lo: [f32; 3],
+    /// Padding.
+    pub _pad0: u32,
+    /// Unit direction, world.
+    pub direction: [f32; 3],
+    /// Padding.
+    pub _pad1: u32,
+}
+
+impl GpuRay {
+    /// The GPU form of `ray`.
+    pub fn from_ray(ray: &Ray) -> GpuRay {
+        let (origin_hi, origin_lo) = split_f64(ray.origin());
+        GpuRay {
+            origin_hi,
+            max_distance: ray.max_distance().min(f32::MAX),
+            origin_lo,
+            _pad0: 0,
+            direction: ray.direction().to_array(),
+            _pad1: 0,
+        }
+    }
+}
+
+/// A body's world pose and shape; must match `GpuRayBody` in raycast.wgsl. The translation is
+/// split as in [`split_f64`] (the layout of DESIGN.md's `GpuBody`, with a shape index).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRayBody {
+    /// Unit rotation quaternion, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+    /// World translation, high part, length units.
+    pub translation_hi: [f32; 3],
+    /// Index into the shape table.
+    pub shape: u32,
+    /// World translation, low part.
+    pub translation_lo: [f32; 3],
+    /// Padding.
+    pub _pad: u32,
+}
+
+impl GpuRayBody {
+    /// The GPU form of a body of shape `shape` at `pose`.
+    pub fn from_pose(shape: u32, pose: &Pose) -> GpuRayBody {
+        let (translation_hi, translation_lo) = split_f64(pose.translation);
+        GpuRayBody {
+            rotation: pose.rotation.to_array(),
+            translation_hi,
+            shape,
+            translation_lo,
+            _pad: 0,
+        }
+    }
+}
+
+/// A shape; must match `GpuRayShape` in raycast.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRayShape {
+    /// Box: half extents xyz. Sphere: radius in x. Capsule: half height x, radius y.
+    /// Half-space: unit outward normal xyz, offset w. Hull: unused.
+    pub params: [f32; 4],
+    /// `SHAPE_*`.
+    pub kind: u32,
+    /// Hull: index of its first face plane in the plane buffer.
+    pub first_plane: u32,
+    /// Hull: number of face planes.
+    pub plane_count: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// Shapes and hull planes in the flat arrays the kernel reads.
+#[derive(Clone, Debug, Default)]
+pub struct ShapeTables {
+    /// One entry per shape, in shape order.
+    pub shapes: Vec<GpuRayShape>,
+    /// Hull face planes: unit outward normal xyz, offset w (hull frame).
+    pub planes: Vec<[f32; 4]>,
+}
+
+impl ShapeTables {
+    /// The tables of `shapes`.
+    pub fn new(shapes: &[Shape]) -> ShapeTables {
+        let mut tables = ShapeTables::default();
+        for shape in shapes {
+            let (kind, params) = match shape {
+                Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+                Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
+                Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
+                Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),
+                Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+            };
+            let first_plane = tables.planes.len() as u32;
+            if let Shape::Hull(hull) = shape {
+                tables
+                    .planes
+                    .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
+            }
+            tables.shapes.push(GpuRayShape {
+                params,
+                kind,
+                first_plane,
+                plane_count: tables.planes.len() as u32 - first_plane,
+                _pad: 0,
+            });
+        }
+        tables
+    }
+}
+
+/// One hit slot, written by the kernel; must match `GpuRayHit` in raycast.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRayHit {
+    /// Outward unit normal at the entry point, world space.
+    pub normal: [f32; 3],
+    /// Distance along the unit direction, length units.
+    pub distance: f32,
+    /// Index of the body.
+    pub body: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+/// How many bodies a ray entered, written by the kernel; must match `GpuRayCount` in
+/// raycast.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuRayCount {
+    /// Bodies entered (may exceed the slots; the nearest [`GpuRayParams::hit_slots`] are kept).
+    pub hits: u32,
+    /// [`INCOMPLETE_BIT`] and [`STACK_OVERFLOW_BIT`].
+    pub flags: u32,
+}
+
+/// Per-call parameters (uniform); must match `GpuRayParams` in raycast.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRayParams {
+    /// World position of the BVH frame's origin, high part.
+    pub bvh_origin_hi: [f32; 3],
+    /// Number of unbounded bodies (half-spaces) every ray tests.
+    pub unbounded_count: u32,
+    /// World position of the BVH frame's origin, low part.
+    pub bvh_origin_lo: [f32; 3],
+    /// Hit slots per ray (1 for closest-hit casts).
+    pub hit_slots: u32,
+    /// 1: keep only the nearest hit and prune the traversal with it; 0: every hit.
+    pub closest: u32,
+    /// Number of BVH nodes (0 when no body is bounded).
+    pub node_count: u32,
+    /// Index of the first unbounded body in the body list buffer (after the BVH's leaf bodies).
+    pub unbounded_first: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+const _: () = assert!(size_of::<GpuRay>() == 48);
+const _: () = assert!(size_of::<GpuRayBody>() == 48);
+const _: () = assert!(size_of::<GpuRayShape>() == 32);
+const _: () = assert!(size_of::<GpuRayHit>() == 32);
+const _: () = assert!(size_of::<GpuRayCount>() == 8);
+const _: () = assert!(size_of::<GpuRayParams>() == 48);

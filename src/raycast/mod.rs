@@ -1,0 +1,62 @@
+//! Ray casts in bulk: for each ray (world origin, unit direction, optional max distance), every
+//! body it enters, nearest first, or only the nearest.
+//!
+//! 1. A [`Ray`] is checked when built (finite origin, non-zero direction, normalized; max
+//!    distance >= 0 or unbounded); ray origins are f64, like world positions.
+//! 2. A [`Bvh`] over the bodies' world AABBs picks the candidate bodies of each ray; half-spaces
+//!    are tested by every ray.
+//! 3. Each candidate is hit exactly in its body's frame ([`cast_shape`]): hulls clip the ray
+//!    against their face planes, boxes are slabs, spheres and capsules are solved in closed form,
+//!    a half-space is one plane. A ray that starts inside a body hits it at distance 0 with the
+//!    normal opposite to its direction.
+//! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`], a WGSL kernel
+//!    doing steps 2–3 per ray) return the same lists.
+//!
+//! # Conventions
+//! - Distances are along the unit direction, length units, `0 <= distance <= max_distance`.
+//! - Hit points are world space (f64); normals are unit, world space, pointing out of the body.
+//! - "Enters": the ray's closed segment meets the closed body; a ray that only touches the
+//!   surface (grazes an edge, runs along a face) counts, up to f32 rounding.
+
+mod bvh;
+mod cast_box;
+mod cast_capsule;
+mod cast_half_space;
+mod cast_hull;
+mod cast_shape;
+mod cast_sphere;
+mod clip;
+mod cpu;
+pub mod gpu;
+pub mod json;
+pub mod layout;
+mod ray;
+#[cfg(feature = "cli")]
+pub mod workload;
+
+pub use bvh::{
+    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction,
+};
+pub use cast_box::cast_box;
+pub use cast_capsule::cast_capsule;
+pub use cast_half_space::cast_half_space;
+pub use cast_hull::cast_hull;
+pub use cast_shape::{cast_body, cast_shape};
+pub use cast_sphere::cast_sphere;
+pub use cpu::CpuRaycaster;
+pub use gpu::{GpuRaycaster, RayTimings};
+pub use ray::{LocalHit, LocalRay, Ray, RayError, RayHit};
+
+use crate::scene::{Body, InputError};
+use crate::shape::Shape;
+
+/// Every body each ray enters (or with `closest`, at most the nearest), one list per ray in
+/// ray order, nearest first: [`CpuRaycaster::cast`] over `shapes` and `bodies`.
+pub fn raycast(
+    shapes: &[Shape],
+    bodies: &[Body],
+    rays: &[Ray],
+    closest: bool,
+) -> Result<Vec<Vec<RayHit>>, InputError> {
+    CpuRaycaster::new(shapes.to_vec()).cast(bodies, rays, closest)
+}
