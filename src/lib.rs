@@ -40,11 +40,15 @@
 //!   exact distance). A pair gets a manifold when `separation <= margin` (the speculative
 //!   margin, length units, default 0). For overlapping hulls the normal is the SAT axis chosen
 //!   with a face preference: a face of B wins over a face of A, and an edge pair over a face,
-//!   only when it separates more by [`constants::AXIS_PREFERENCE_TOLERANCE`] × (sum of the
-//!   bounding radii), so the manifold does not flicker between nearly equal axes; along that
-//!   normal the surfaces may be up to that tolerance deeper than `separation`.
+//!   only when it separates more by [`constants::AXIS_PREFERENCE_TOLERANCE`] × the pair's scale
+//!   ([`constants::pair_scale`]), so the manifold does not flicker between nearly equal axes;
+//!   along that normal the surfaces may be up to that tolerance deeper than `separation`.
 //! - **Depth** of a contact point: positive when penetrating, negative for speculative points.
-//! - **Position** of a contact point: world space, midway between the two surfaces.
+//! - **Position** of a contact point: world space (f64), midway between the two surfaces.
+//! - **Pair order**: batches compute `[a, b]` with the lower body index as A and swap the
+//!   result back ([`Manifold::swapped`]), so the order never changes the verdict.
+//! - **Range**: sizes 1e-6..1e12, positions within ±1e12 (see [`constants`]); world positions
+//!   are f64 ([`Pose`]), pair queries run on f32 relative poses ([`Isometry`]).
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
 pub mod batch;
