@@ -26,23 +26,23 @@
 //! - **Position** of a contact point: world space, midway between the two surfaces.
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
-pub mod batch;
 pub mod broadphase;
 pub mod constants;
 pub mod contact;
 pub mod generate;
-pub mod gpu;
 pub mod hull;
 pub mod manifold;
+pub mod narrowphase;
 pub mod pose;
 pub mod query;
 pub mod scene;
 pub mod shape;
 
-pub use batch::CpuNarrowphase;
-pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
+/// The GPU backend and the process-wide GPU context (`hullsat::gpu::shared_context()`).
+pub use narrowphase::gpu;
+pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};
 pub use pose::Pose;
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};

@@ -10,8 +10,21 @@ use hullsat::gpu::layout::{
 };
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-fn shader_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+/// Kernels live beside their host modules under src/.
+fn source_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.wgsl` file under `dir`, recursively.
+fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("readable entry").path();
+        if path.is_dir() {
+            wgsl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "wgsl") {
+            out.push(path);
+        }
+    }
 }
 
 fn parse(path: &std::path::Path) -> naga::Module {
@@ -21,23 +34,23 @@ fn parse(path: &std::path::Path) -> naga::Module {
 }
 
 fn sat_module() -> naga::Module {
-    parse(&shader_dir().join("sat.wgsl"))
+    parse(&source_dir().join("narrowphase/gpu/sat.wgsl"))
 }
 
 #[test]
 fn every_wgsl_file_parses_and_validates() {
-    let mut count = 0;
-    for entry in std::fs::read_dir(shader_dir()).expect("shaders/ exists") {
-        let path = entry.expect("readable entry").path();
-        if path.extension().is_some_and(|e| e == "wgsl") {
-            let module = parse(&path);
-            Validator::new(ValidationFlags::all(), Capabilities::empty())
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
-            count += 1;
-        }
+    let mut files = Vec::new();
+    wgsl_files(&source_dir(), &mut files);
+    for path in &files {
+        let module = parse(path);
+        Validator::new(ValidationFlags::all(), Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     }
-    assert!(count >= 1, "no .wgsl file found in shaders/");
+    assert!(
+        files.iter().any(|f| f.ends_with("narrowphase/gpu/sat.wgsl")),
+        "sat.wgsl not found under src/: {files:?}"
+    );
 }
 
 /// Field names and byte offsets of a Rust struct, plus its size.
@@ -109,8 +122,10 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         "GpuBody",
         rust_layout!(GpuBody {
             rotation,
-            translation,
-            hull
+            translation_hi,
+            hull,
+            translation_lo,
+            _pad
         }),
     );
     assert_same_layout(
@@ -130,9 +145,9 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         "GpuParams",
         rust_layout!(GpuParams {
             margin,
+            pair_count,
             _pad0,
-            _pad1,
-            _pad2
+            _pad1
         }),
     );
 }

@@ -1,17 +1,19 @@
-//! The structs shared with `shaders/sat.wgsl`: `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted
+//! The structs shared with the kernels (`sat.wgsl` beside this file): `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted
 //! at compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. No `Vec3A`:
 //! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
 //! scalar that fills the slot, and vectors that stand alone are `[f32; 4]`.
 
 use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
 
 use crate::hull::ConvexHull;
 use crate::query::sat::{SatAxis, SatResult};
+use crate::scene::Body;
 
-/// Invocations per workgroup; must match `WORKGROUP_SIZE` in shaders/sat.wgsl.
+/// Invocations per workgroup; must match `WORKGROUP_SIZE` in sat.wgsl.
 pub const WORKGROUP_SIZE: u32 = 64;
 /// [`GpuBody::hull`] of a body whose shape is not a hull (its pairs run on the CPU); must match
-/// `NO_HULL` in shaders/sat.wgsl.
+/// `NO_HULL` in sat.wgsl.
 pub const NO_HULL: u32 = u32::MAX;
 /// [`GpuSatResult::kind`] low bits: pair not computed on the GPU (a body is not a hull).
 pub const AXIS_NONE: u32 = 0;
@@ -31,7 +33,7 @@ pub const SEPARATED_BIT: u32 = 4;
 /// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
-/// One hull's ranges into the shared geometry buffers; must match shaders/sat.wgsl `GpuHull`.
+/// One hull's ranges into the shared geometry buffers; must match sat.wgsl `GpuHull`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuHull {
@@ -58,7 +60,7 @@ pub struct GpuHull {
 }
 
 /// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
-/// shaders/sat.wgsl `GpuEdge`.
+/// sat.wgsl `GpuEdge`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GpuEdge {
@@ -72,19 +74,53 @@ pub struct GpuEdge {
     pub f1: u32,
 }
 
-/// A body's world pose and hull; must match shaders/sat.wgsl `GpuBody`.
+/// A body's world pose and hull; must match sat.wgsl `GpuBody`. The world translation is split
+/// into two f32 parts (`hi + lo`, see [`split_translation`]) so the kernel can form B's position
+/// relative to A's from bodies far from the origin without losing the f64 precision:
+/// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuBody {
     /// Unit rotation quaternion, `[x, y, z, w]`.
     pub rotation: [f32; 4],
-    /// World translation, length units.
-    pub translation: [f32; 3],
+    /// World translation rounded to f32, length units.
+    pub translation_hi: [f32; 3],
     /// Index into the hull table, or [`NO_HULL`].
     pub hull: u32,
+    /// What `translation_hi` lost: world translation minus `translation_hi`, rounded to f32.
+    pub translation_lo: [f32; 3],
+    /// Padding to a 16-byte multiple.
+    pub _pad: u32,
 }
 
-/// The SAT verdict for one pair, in A's frame; must match shaders/sat.wgsl `GpuSatResult`.
+impl GpuBody {
+    /// The kernel's form of `body` (rotation normalized by validation), with hull index `hull`.
+    /// The one place a body's pose becomes GPU data.
+    #[inline]
+    pub fn from_body(body: &Body, hull: u32) -> GpuBody {
+        let (translation_hi, translation_lo) = split_translation(body.pose.translation.as_dvec3());
+        GpuBody {
+            rotation: body.pose.rotation.to_array(),
+            translation_hi,
+            hull,
+            translation_lo,
+            _pad: 0,
+        }
+    }
+}
+
+/// Splits a world translation into `(hi, lo)`: `hi` = f32(x), `lo` = f32(x - f64(hi)), per
+/// axis. `hi + lo` carries about 48 bits of `x`; the difference of two bodies' `hi` parts is
+/// exact in f32 whenever they are within a factor of 2 of each other (Sterbenz), so the kernel's
+/// relative translation keeps the precision of the f64 difference.
+#[inline]
+pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
+    let hi = translation.as_vec3();
+    let lo = (translation - hi.as_dvec3()).as_vec3();
+    (hi.to_array(), lo.to_array())
+}
+
+/// The SAT verdict for one pair, in A's frame; must match sat.wgsl `GpuSatResult`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuSatResult {
@@ -102,23 +138,28 @@ pub struct GpuSatResult {
     pub feature_b: u32,
 }
 
-/// Per-call parameters (uniform); must match shaders/sat.wgsl `GpuParams`.
+/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
+/// match sat.wgsl `GpuParams`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuParams {
     /// Speculative margin, length units.
     pub margin: f32,
+    /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
+    pub pair_count: u32,
     /// Padding to 16 bytes (uniform buffer layout).
     pub _pad0: u32,
     /// Padding.
     pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
 }
+
+/// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device.
+pub const PARAMS_STRIDE: u64 = 256;
 
 const _: () = assert!(size_of::<GpuHull>() == 48);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
-const _: () = assert!(size_of::<GpuBody>() == 32);
+const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 32);
 const _: () = assert!(size_of::<GpuParams>() == 16);
 
@@ -188,5 +229,31 @@ impl GpuSatResult {
             axis_separation: self.axis_separation,
             separation: self.separation,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec3;
+
+    use super::split_translation;
+
+    #[test]
+    fn split_translation_keeps_the_f64_difference_of_far_bodies() {
+        // Two bodies 1e6 from the origin, 0.1234567 apart: f32 alone resolves 0.0625 there.
+        let a = DVec3::new(1.0e6 + 0.3, -2.5e6 + 0.7, 3.0e6);
+        let b = a + DVec3::new(0.123_456_7, -0.000_123_4, 1.0e-5);
+        let ((a_hi, a_lo), (b_hi, b_lo)) = (split_translation(a), split_translation(b));
+        for axis in 0..3 {
+            let joined = f64::from(a_hi[axis]) + f64::from(a_lo[axis]);
+            assert!((joined - a[axis]).abs() <= 1e-9 * a[axis].abs(), "axis {axis}");
+            // The kernel's formula, in f32.
+            let relative = (b_hi[axis] - a_hi[axis]) + (b_lo[axis] - a_lo[axis]);
+            let exact = b[axis] - a[axis];
+            assert!(
+                (f64::from(relative) - exact).abs() <= 1e-7 * exact.abs().max(1.0),
+                "axis {axis}: {relative} vs {exact}"
+            );
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The CPU reference backend: a batch of body pairs, each through [`collide_shapes`].
 //!
-//! 1. Validate bodies, pairs and margin ([`validate_batch`]); rotations come back normalized.
+//! 1. Validate bodies, pairs and margin once ([`ValidatedBatch`]); rotations come back
+//!    normalized. [`CpuNarrowphase::collide_validated`] takes a batch validated by the caller.
 //! 2. Collide every pair (in parallel with rayon, or on one thread), writing one entry per
 //!    pair in pair order. The per-pair work allocates nothing; the only allocations are the
 //!    checked bodies and the output vector.
@@ -9,7 +10,8 @@ use rayon::prelude::*;
 
 use crate::contact::collide_shapes;
 use crate::manifold::Manifold;
-use crate::scene::{Body, InputError, validate_batch};
+use crate::narrowphase::validate::ValidatedBatch;
+use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
 /// Fewest pairs a rayon task takes: a box pair costs about a microsecond, so smaller tasks
@@ -42,25 +44,35 @@ impl CpuNarrowphase {
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
-        let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
-        Ok(pairs
+        self.collide_validated(&ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?)
+    }
+
+    /// [`Self::collide`] on a batch the caller validated (no second check). An [`InputError`]
+    /// only when the batch was validated against an incompatible shape list.
+    pub fn collide_validated(&self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, InputError> {
+        batch.check_shapes(&self.shapes)?;
+        let (bodies, margin) = (batch.bodies(), batch.margin());
+        Ok(batch
+            .pairs()
             .par_iter()
             .with_min_len(PAIRS_PER_TASK)
-            .map(|&pair| self.collide_pair(&bodies, pair, margin))
+            .map(|&pair| self.collide_pair(bodies, pair, margin))
             .collect())
     }
 
-    /// Same as [`Self::collide`] on the calling thread only (a baseline for benchmarks).
+    /// Same as [`Self::collide`] on the calling thread only, validation included (a baseline
+    /// for benchmarks).
     pub fn collide_single_thread(
         &self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
-        let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
+        let batch = ValidatedBatch::new_on_this_thread(&self.shapes, bodies, pairs, margin)?;
+        let bodies = batch.bodies();
         Ok(pairs
             .iter()
-            .map(|&pair| self.collide_pair(&bodies, pair, margin))
+            .map(|&pair| self.collide_pair(bodies, pair, margin))
             .collect())
     }
 

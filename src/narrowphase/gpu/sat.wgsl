@@ -3,7 +3,9 @@
 //
 // 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
 //    handles them.
-// 2. B's pose in A's frame from the two world poses (as Pose::relative_to_self), and its inverse.
+// 2. B's pose in A's frame from the two world poses (as Pose::relative_to_self), and its inverse;
+//    the world translations come split in f32 hi + lo parts (GpuBody) and are subtracted part by
+//    part before rotating, so bodies far from the origin keep their relative precision.
 // 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
 // 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each.
 // 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
@@ -14,7 +16,7 @@
 //    separates more by AXIS_PREFERENCE_TOLERANCE * (radius A + radius B); `separation` is the
 //    exact maximum over all tested axes.
 //
-// Every struct has a Rust twin in src/gpu/layout.rs; tests/gpu_layout.rs checks sizes, offsets
+// Every struct has a Rust twin in layout.rs (beside this file); tests/gpu_layout.rs checks sizes, offsets
 // and the constants below against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
@@ -37,7 +39,7 @@ const INCOMPLETE_BIT: u32 = 8u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 
-// Must match src/gpu/layout.rs `GpuHull`: ranges into the shared geometry arrays.
+// Must match layout.rs `GpuHull`: ranges into the shared geometry arrays.
 struct GpuHull {
     centroid: vec3<f32>,
     radius: f32,
@@ -51,7 +53,7 @@ struct GpuHull {
     _pad1: u32,
 }
 
-// Must match src/gpu/layout.rs `GpuEdge`: vertex and face indices local to the hull.
+// Must match layout.rs `GpuEdge`: vertex and face indices local to the hull.
 struct GpuEdge {
     v0: u32,
     v1: u32,
@@ -59,14 +61,17 @@ struct GpuEdge {
     f1: u32,
 }
 
-// Must match src/gpu/layout.rs `GpuBody`: world pose (unit quaternion xyzw) and hull index.
+// Must match layout.rs `GpuBody`: world pose (unit quaternion xyzw; translation = hi + lo,
+// see layout.rs split_translation) and hull index.
 struct GpuBody {
     rotation: vec4<f32>,
-    translation: vec3<f32>,
+    translation_hi: vec3<f32>,
     hull: u32,
+    translation_lo: vec3<f32>,
+    _pad: u32,
 }
 
-// Must match src/gpu/layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
+// Must match layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
 // AXIS_* code | SEPARATED_BIT | INCOMPLETE_BIT.
 struct GpuSatResult {
     normal: vec3<f32>,
@@ -77,12 +82,12 @@ struct GpuSatResult {
     feature_b: u32,
 }
 
-// Must match src/gpu/layout.rs `GpuParams`.
+// Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).
 struct GpuParams {
     margin: f32,
+    pair_count: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w.
@@ -90,7 +95,8 @@ struct GpuParams {
 @group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> edges: array<GpuEdge>;
 @group(0) @binding(3) var<storage, read> hulls: array<GpuHull>;
-// Group 1: per call. `pairs` and `results` are bound per dispatch chunk at the same offset.
+// Group 1: per call. `pairs` and `results` are bound per dispatch chunk to windows starting at
+// the chunk's first pair; the windows may be longer than the chunk (params.pair_count).
 @group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
@@ -229,7 +235,7 @@ fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis
     // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
     // spent, and the budget never refills: a two-step loop run last is cut short exactly when
     // the queries may have been. The bound comes from a buffer so no compiler folds the loop.
-    let wanted = min(2u, arrayLength(&pairs) + 1u);
+    let wanted = min(2u, params.pair_count + 1u);
     var steps = 0u;
     for (var i = 0u; i < wanted; i++) {
         steps += 1u;
@@ -244,7 +250,7 @@ fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard, CPU-routed pairs.
     let index = id.x;
-    if index >= arrayLength(&pairs) {
+    if index >= params.pair_count {
         return;
     }
     let pair = pairs[index];
@@ -262,7 +268,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 2. B in A's frame (b_in_a), A in B's frame (a_in_b).
     let inv_a = quat_conjugate(body_a.rotation);
     let q_ba = normalize(quat_mul(inv_a, body_b.rotation));
-    let t_ba = quat_rotate(inv_a, body_b.translation - body_a.translation);
+    let t_world = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
+    let t_ba = quat_rotate(inv_a, t_world);
     let q_ab = quat_conjugate(q_ba);
     let t_ab = quat_rotate(q_ab, -t_ba);
 
