@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use clap::Args;
 use hullsat::scene::json::write_results_json;
-use hullsat::{CpuNarrowphase, Manifold, Scene};
+use hullsat::{CpuNarrowphase, Manifold, Scene, ValidatedBatch};
 
 use super::{Backend, CliError, adapter_description, gpu_failed, read_scene, scene_pairs, start_gpu};
 
@@ -125,23 +125,25 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
 }
 
 /// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
-/// `auto` falls back to the CPU, with one line on stderr, when the GPU cannot run.
+/// The batch is validated once, for whichever backend runs. `auto` falls back to the CPU, with
+/// one line on stderr, when the GPU cannot run.
 fn collide_on(
     backend: Backend,
     scene: &Scene,
     pairs: &[[u32; 2]],
     verbose: bool,
 ) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
+    let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
     if let Some(mut gpu) = start_gpu(backend, &scene.shapes)? {
         if verbose {
             eprintln!("adapter: {}", adapter_description(&gpu));
         }
-        match gpu.collide(&scene.bodies, pairs, scene.margin) {
+        match gpu.collide_validated(&batch) {
             Ok(results) => return Ok((results, "gpu")),
             Err(err) => gpu_failed(backend, &err)?,
         }
     }
     let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
-    let results = narrowphase.collide(&scene.bodies, pairs, scene.margin)?;
+    let results = narrowphase.collide_validated(&batch)?;
     Ok((results, "cpu"))
 }

@@ -10,6 +10,8 @@
 //! fails, the error is the first bad entry in input order (a failing parallel pass is followed
 //! by a sequential one that finds it), so messages do not depend on thread scheduling.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 
 use crate::scene::{Body, InputError, check_pose};
@@ -69,22 +71,41 @@ impl<'a> ValidatedBatch<'a> {
                 format!("expected a finite number >= 0, got {margin}"),
             ));
         }
-        // Step 2.
-        let check_body = |(i, body): (usize, &Body)| check_body(shapes, i, body);
-        let checked = if parallel {
-            bodies
-                .par_iter()
-                .with_min_len(CHECKS_PER_TASK)
-                .enumerate()
-                .map(check_body)
-                .collect::<Result<Vec<Body>, InputError>>()
-        } else {
-            bodies.iter().enumerate().map(check_body).collect()
+        // Step 2: one indexed pass writing straight into the output (a failing body is copied
+        // unchecked and flagged; the sequential pass below then names the first one).
+        let failed = AtomicBool::new(false);
+        let check_body = |(i, body): (usize, &Body)| {
+            check_body(shapes, i, body).unwrap_or_else(|_| {
+                failed.store(true, Ordering::Relaxed);
+                *body
+            })
         };
-        let bodies = checked.map_err(|_| first_error(bodies.iter().enumerate().map(check_body)))?;
-        // Step 3.
+        let mut checked = Vec::with_capacity(bodies.len());
+        if parallel {
+            checked.par_extend(
+                bodies
+                    .par_iter()
+                    .with_min_len(CHECKS_PER_TASK)
+                    .enumerate()
+                    .map(check_body),
+            );
+        } else {
+            checked.extend(bodies.iter().enumerate().map(check_body));
+        }
+        if failed.into_inner() {
+            let first = bodies
+                .iter()
+                .enumerate()
+                .map(|(i, body)| check_body_result(shapes, i, body));
+            return Err(first_error(first));
+        }
+        let bodies = checked;
+        // Step 3: the half-space rule needs each body's shape only when a half-space exists.
         let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
-        let check_pair = |(i, pair): (usize, &[u32; 2])| check_pair(&half_spaces, &bodies, i, *pair);
+        let any_half_space = half_spaces.contains(&true);
+        let check_pair = |(i, pair): (usize, &[u32; 2])| {
+            check_pair(any_half_space.then_some(&half_spaces[..]), &bodies, i, *pair)
+        };
         let pairs_ok = if parallel {
             pairs
                 .par_iter()
@@ -173,6 +194,11 @@ fn first_error<T>(mut checks: impl Iterator<Item = Result<T, InputError>>) -> In
         .unwrap_or_else(|| InputError::new("", "a check failed, then passed when repeated"))
 }
 
+/// [`check_body`] as an iterator item.
+fn check_body_result(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputError> {
+    check_body(shapes, i, body)
+}
+
 /// Step 2 for body `i`: the body with its rotation normalized. Builds no string unless it fails.
 fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputError> {
     if body.shape as usize >= shapes.len() {
@@ -190,8 +216,14 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
-/// Step 3 for pair `i`; `bodies` are checked (their shape indices exist).
-fn check_pair(half_spaces: &[bool], bodies: &[Body], i: usize, [a, b]: [u32; 2]) -> Result<(), InputError> {
+/// Step 3 for pair `i`; `bodies` are checked (their shape indices exist). `half_spaces` (per
+/// shape) is `None` when no shape is a half-space.
+fn check_pair(
+    half_spaces: Option<&[bool]>,
+    bodies: &[Body],
+    i: usize,
+    [a, b]: [u32; 2],
+) -> Result<(), InputError> {
     for body in [a, b] {
         if body as usize >= bodies.len() {
             return Err(InputError::new(
@@ -206,6 +238,9 @@ fn check_pair(half_spaces: &[bool], bodies: &[Body], i: usize, [a, b]: [u32; 2])
             format!("body {a} is paired with itself"),
         ));
     }
+    let Some(half_spaces) = half_spaces else {
+        return Ok(());
+    };
     let is_half_space = |body: u32| half_spaces[bodies[body as usize].shape as usize];
     if is_half_space(a) && is_half_space(b) {
         return Err(InputError::new(
