@@ -27,14 +27,27 @@ fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-fn parse(path: &std::path::Path) -> naga::Module {
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&source)))
+fn parse_source(name: &str, source: &str) -> naga::Module {
+    naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)))
 }
 
+/// A kernel file's module: kernels beside `geometry.wgsl` are compiled after it (as the host
+/// modules do); any other file stands alone.
+fn parse(path: &std::path::Path) -> naga::Module {
+    let read =
+        |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let shared = path.with_file_name("geometry.wgsl");
+    let source = if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
+        read(&shared) + &read(path)
+    } else {
+        read(path)
+    };
+    parse_source(&path.display().to_string(), &source)
+}
+
+/// The SAT kernel exactly as the host compiles it.
 fn sat_module() -> naga::Module {
-    parse(&source_dir().join("narrowphase/gpu/sat.wgsl"))
+    parse_source("SAT_WGSL", hullsat::gpu::SAT_WGSL)
 }
 
 #[test]

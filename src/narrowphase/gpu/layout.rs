@@ -174,6 +174,10 @@ pub struct HullTables {
     pub edges: Vec<GpuEdge>,
     /// Ranges, one per hull.
     pub hulls: Vec<GpuHull>,
+    /// Per face (global index, as `planes`): `[first, count]` into `loops`.
+    pub face_ranges: Vec<[u32; 2]>,
+    /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
+    pub loops: Vec<u32>,
 }
 
 impl HullTables {
@@ -202,7 +206,26 @@ impl HullTables {
             f0: e.faces[0],
             f1: e.faces[1],
         }));
+        for face in 0..hull.faces().len() {
+            let face_loop = hull.face_loop(face);
+            self.face_ranges
+                .push([self.loops.len() as u32, face_loop.len() as u32]);
+            self.loops.extend_from_slice(face_loop);
+        }
         (self.hulls.len() - 1) as u32
+    }
+
+    /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and
+    /// length of its loop at `[2g]` and `[2g + 1]`, then every loop; `first` counts from the
+    /// start of the buffer.
+    pub fn face_loops(&self) -> Vec<u32> {
+        let header = 2 * self.face_ranges.len() as u32;
+        let mut out = Vec::with_capacity(header as usize + self.loops.len());
+        for &[first, count] in &self.face_ranges {
+            out.extend([header + first, count]);
+        }
+        out.extend_from_slice(&self.loops);
+        out
     }
 }
 

@@ -18,8 +18,8 @@ use super::layout::{GpuBody, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE,
 use super::{GpuError, context::ErrorScopes};
 use crate::scene::Body;
 
-/// The WGSL source of the SAT kernel.
-pub const SAT_WGSL: &str = include_str!("sat.wgsl");
+/// The WGSL source of the SAT kernel: the shared declarations, then the kernel.
+pub const SAT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("sat.wgsl"));
 
 /// Bytes of one pair `[a, b]` in the pair buffer.
 const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
@@ -36,11 +36,7 @@ pub(crate) struct SatKernel {
 impl SatKernel {
     /// Compiles the kernel on `device` (inside the caller's error scopes).
     pub fn new(device: &wgpu::Device) -> Self {
-        let geometry_layout = bind_group_layout(
-            device,
-            "hull geometry",
-            &[storage(true), storage(true), storage(true), storage(true)],
-        );
+        let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
         let call_layout = bind_group_layout(
             device,
             "sat call",
@@ -86,11 +82,13 @@ impl SatKernel {
         tables: &HullTables,
     ) -> Result<wgpu::BindGroup, GpuError> {
         let device = context.device();
+        let face_loops = tables.face_loops();
         let geometry = [
             ("hull vertices", bytemuck::cast_slice::<_, u8>(&tables.vertices)),
             ("hull planes", bytemuck::cast_slice(&tables.planes)),
             ("hull edges", bytemuck::cast_slice(&tables.edges)),
             ("hull ranges", bytemuck::cast_slice(&tables.hulls)),
+            ("hull face loops", bytemuck::cast_slice(&face_loops)),
         ];
         let mut buffers = Vec::with_capacity(geometry.len());
         for (label, bytes) in geometry {
