@@ -142,6 +142,10 @@ struct ManifoldComparison {
     near_margin_only_one: usize,
     /// Pairs whose points were compared one by one (same SAT axis on both sides).
     points_compared: usize,
+    /// Of those, pairs in the margin band (separation within the tolerance of the margin) whose
+    /// contact differs: a point at the margin kept on one side and dropped on the other, which
+    /// also changes the fallback taken (GPU clipping rounds differently from the CPU).
+    margin_band: usize,
     /// Contact points compared.
     points: usize,
     /// Largest position or depth difference of a compared point, as a fraction of the scale.
@@ -193,6 +197,17 @@ fn compare_manifolds(
         return;
     }
     stats.points_compared += 1;
+    let same_contact = gpu.normal.distance(cpu.normal) <= NORMAL_TOLERANCE
+        && gpu.point_count == cpu.point_count
+        && cpu.points().iter().all(|c| {
+            gpu.points().iter().any(|g| {
+                g.id == c.id && g.position.distance(c.position) <= eps && (g.depth - c.depth).abs() <= eps
+            })
+        });
+    if !same_contact && (gpu.separation - margin).abs() <= eps {
+        stats.margin_band += 1;
+        return;
+    }
     assert!(
         gpu.normal.distance(cpu.normal) <= NORMAL_TOLERANCE,
         "{context}: normals differ\n gpu {gpu:?}\n cpu {cpu:?}"
@@ -292,6 +307,10 @@ fn gpu_equals_cpu_on_random_pairs_of_every_family() {
         assert!(
             manifolds.both > sat.pairs / 4 && manifolds.points_compared > manifolds.both * 9 / 10,
             "{manifolds:?}"
+        );
+        assert!(
+            manifolds.margin_band <= manifolds.points_compared / 50,
+            "margin-band differences are rare: {manifolds:?}"
         );
     }
 }

@@ -3,10 +3,14 @@
 
 use std::mem::{offset_of, size_of};
 
-use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
+use hullsat::FeatureId;
+use hullsat::constants::{
+    AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+};
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuParams, GpuSatResult,
-    INCOMPLETE_BIT, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuManifold,
+    GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
+    MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
 };
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
@@ -50,6 +54,11 @@ fn sat_module() -> naga::Module {
     parse_source("SAT_WGSL", hullsat::gpu::SAT_WGSL)
 }
 
+/// The clip kernel exactly as the host compiles it.
+fn clip_module() -> naga::Module {
+    parse_source("CLIP_WGSL", hullsat::gpu::CLIP_WGSL)
+}
+
 #[test]
 fn every_wgsl_file_parses_and_validates() {
     let mut files = Vec::new();
@@ -84,7 +93,7 @@ fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
         .types
         .iter()
         .find(|(_, ty)| ty.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("struct {name} not found in sat.wgsl"));
+        .unwrap_or_else(|| panic!("struct {name} not found"));
     let naga::TypeInner::Struct { members, span } = &ty.inner else {
         panic!("{name} is not a struct");
     };
@@ -112,6 +121,21 @@ fn assert_same_layout(module: &naga::Module, name: &str, rust: (Vec<(&str, u32)>
 
 #[test]
 fn rust_and_wgsl_structs_have_the_same_layout() {
+    let clip = clip_module();
+    assert_same_layout(
+        &clip,
+        "GpuManifold",
+        rust_layout!(GpuManifold {
+            normal,
+            separation,
+            points,
+            ids,
+            count,
+            status,
+            _pad0,
+            _pad1
+        }),
+    );
     let module = sat_module();
     assert_same_layout(
         &module,
@@ -171,7 +195,7 @@ fn wgsl_const(module: &naga::Module, name: &str) -> naga::Literal {
         .constants
         .iter()
         .find(|(_, c)| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("const {name} not found in sat.wgsl"));
+        .unwrap_or_else(|| panic!("const {name} not found"));
     match module.global_expressions[constant.init] {
         naga::Expression::Literal(literal) => literal,
         ref other => panic!("const {name} is not a literal: {other:?}"),
@@ -194,9 +218,29 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SEPARATED_BIT", U32(SEPARATED_BIT)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
         ("F32_MAX", F32(f32::MAX)),
+        ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     for (name, value) in expected {
         assert_eq!(wgsl_const(&module, name), value, "const {name}");
+    }
+    let clip = clip_module();
+    let expected = [
+        ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
+        ("INCIDENT_FACE_TOLERANCE", F32(INCIDENT_FACE_TOLERANCE)),
+        ("MAX_CLIP_VERTICES", U32(MAX_GPU_CLIP_VERTICES)),
+        ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
+        ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
+        ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
+        ("FEATURE_FACE_A", U32(FeatureId::FACE_A)),
+        ("FEATURE_FACE_B", U32(FeatureId::FACE_B)),
+        ("FEATURE_EDGE_PAIR", U32(FeatureId::EDGE_PAIR)),
+        ("FEATURE_HIGH_MAX", U32(FeatureId::HIGH_MAX)),
+        ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
+        ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
+        ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+    ];
+    for (name, value) in expected {
+        assert_eq!(wgsl_const(&clip, name), value, "clip const {name}");
     }
     let entry = module
         .entry_points

@@ -3,7 +3,7 @@
 //! 1. [`shared_context`] creates, on first use, one wgpu instance with only the backends hullsat
 //!    needs (Vulkan, Metal, DX12; `WGPU_BACKEND` overrides, e.g. `gl`), its high-performance
 //!    adapter (software adapters such as lavapipe count), one device and queue, and the compiled
-//!    kernels. It lives until the process exits: it is never dropped, so no thread can tear an
+//!    kernels (SAT, and clip where the device allows its 9 storage buffers per stage). It lives until the process exits: it is never dropped, so no thread can tear an
 //!    instance or device down while another uses or destroys one (NVIDIA's driver deadlocks
 //!    then). A failure (no adapter) is remembered too.
 //! 2. [`GpuContext::with_device`] wraps a caller's device (a renderer's) the same way; the
@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::GpuError;
+use super::clip::{CLIP_STORAGE_BUFFERS, ClipKernel};
 use super::sat::SatKernel;
 
 /// Longest wait for the GPU to finish one submission before [`GpuError::Timeout`].
@@ -53,6 +54,9 @@ pub struct GpuContext {
     pub(crate) limits: DeviceLimits,
     health: Arc<Mutex<DeviceHealth>>,
     pub(crate) sat: SatKernel,
+    /// `None` when the device allows fewer than [`CLIP_STORAGE_BUFFERS`] storage buffers per
+    /// stage: clipping then runs on the CPU.
+    pub(crate) clip: Option<ClipKernel>,
 }
 
 /// The process-wide context: created on the first call (instance, adapter, device, queue,
@@ -78,9 +82,15 @@ impl GpuContext {
         let adapter_limits = adapter.limits();
         // Ask for the adapter's buffer limits: the defaults (128 MiB binding, 256 MiB buffer)
         // would split batches sooner than needed.
+        // The clip kernel binds more storage buffers than the default 8 (Vulkan, Metal and DX12
+        // adapters allow at least 31; without, clipping stays on the CPU).
         let required_limits = wgpu::Limits {
             max_storage_buffer_binding_size: adapter_limits.max_storage_buffer_binding_size,
             max_buffer_size: adapter_limits.max_buffer_size,
+            max_storage_buffers_per_shader_stage: adapter_limits
+                .max_storage_buffers_per_shader_stage
+                .min(CLIP_STORAGE_BUFFERS)
+                .max(wgpu::Limits::default().max_storage_buffers_per_shader_stage),
             ..wgpu::Limits::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -127,6 +137,8 @@ impl GpuContext {
         };
         let scopes = ErrorScopes::push(&device);
         let sat = SatKernel::new(&device);
+        let clip = (device_limits.max_storage_buffers_per_shader_stage >= CLIP_STORAGE_BUFFERS)
+            .then(|| ClipKernel::new(&device, &sat.geometry_layout));
         scopes.pop()?;
         let context = GpuContext {
             adapter_info: device.adapter_info(),
@@ -136,6 +148,7 @@ impl GpuContext {
             limits,
             health,
             sat,
+            clip,
         };
         context.check_health()?;
         Ok(Arc::new(context))

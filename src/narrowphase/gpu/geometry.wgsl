@@ -15,6 +15,8 @@ const AXIS_NONE: u32 = 0u;
 const AXIS_FACE_A: u32 = 1u;
 const AXIS_FACE_B: u32 = 2u;
 const AXIS_EDGE_PAIR: u32 = 3u;
+// Mirrors crate::gpu::layout::AXIS_MASK: the axis code bits of GpuSatResult.kind.
+const AXIS_MASK: u32 = 3u;
 // Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
 const SEPARATED_BIT: u32 = 4u;
 // Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.

@@ -138,6 +138,42 @@ pub struct GpuSatResult {
     pub feature_b: u32,
 }
 
+/// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
+pub const MANIFOLD_SEPARATED: u32 = 0;
+/// [`GpuManifold::status`]: the kernel clipped the pair; `count` points (1 to 4) are valid.
+pub const MANIFOLD_CLIPPED: u32 = 1;
+/// [`GpuManifold::status`]: the host computes this pair (not a hull pair, the SAT cut short,
+/// apart but within the margin, faces beyond [`MAX_GPU_CLIP_VERTICES`], or a clip that kept no
+/// point); must match clip.wgsl.
+pub const MANIFOLD_HOST: u32 = 2;
+/// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
+/// have more vertices together go to the host; must match clip.wgsl.
+pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
+
+/// One pair's manifold from the clip kernel, in A's frame (a consumer adds A's pose); must match
+/// clip.wgsl `GpuManifold`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuManifold {
+    /// Unit normal, A's frame, from A toward B (the SAT axis).
+    pub normal: [f32; 3],
+    /// Signed distance between the surfaces, length units (negative = penetrating).
+    pub separation: f32,
+    /// Contact points: xyz = position midway between the surfaces (A's frame), w = depth
+    /// (positive = penetrating). The first `count` are valid.
+    pub points: [[f32; 4]; 4],
+    /// Feature id of each point, packed as [`crate::FeatureId`].
+    pub ids: [u32; 4],
+    /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
+    pub count: u32,
+    /// [`MANIFOLD_SEPARATED`], [`MANIFOLD_CLIPPED`] or [`MANIFOLD_HOST`].
+    pub status: u32,
+    /// Padding to a 16-byte multiple.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
 /// match sat.wgsl `GpuParams`.
 #[repr(C)]
@@ -162,6 +198,7 @@ const _: () = assert!(size_of::<GpuEdge>() == 16);
 const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 32);
 const _: () = assert!(size_of::<GpuParams>() == 16);
+const _: () = assert!(size_of::<GpuManifold>() == 112);
 
 /// Every hull's geometry in the flat arrays the shader reads (built once per narrowphase).
 #[derive(Clone, Debug, Default)]

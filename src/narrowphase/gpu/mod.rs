@@ -65,6 +65,7 @@
 //! about GPU speed; [`GpuTimings`] is for benchmarks on real devices.
 
 mod buffers;
+mod clip;
 mod context;
 pub mod layout;
 mod sat;
@@ -84,9 +85,14 @@ use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 use buffers::{GrowBuffer, check_limit};
+use bytemuck::Pod;
+pub use clip::CLIP_WGSL;
+use clip::manifold_from_gpu;
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
-use layout::{GpuSatResult, HullTables, NO_HULL};
+use layout::{
+    GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED, NO_HULL,
+};
 pub use sat::SAT_WGSL;
 use sat::SatBuffers;
 
@@ -135,6 +141,9 @@ pub enum GpuError {
         /// What is wrong.
         what: String,
     },
+    /// The device cannot run what was asked for.
+    #[error("{0}")]
+    Unsupported(String),
     /// The batch was rejected before upload (same message as the CPU path).
     #[error(transparent)]
     Input(#[from] InputError),
@@ -157,6 +166,33 @@ pub struct GpuTimings {
     /// lavapipe do), recomputed by the CPU SAT; their time is in `cpu_clipping` (`collide`) or
     /// `dispatch_readback` (`sat`).
     pub incomplete_pairs: usize,
+    /// Under [`Clipping::Gpu`]: pairs the clip kernel left to the host (see
+    /// [`layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
+    pub host_pairs: usize,
+}
+
+/// Why [`Clipping::Gpu`] is refused on a device.
+const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader stage and this device \
+     allows fewer; use Clipping::Cpu";
+
+/// Where [`GpuNarrowphase::collide`] turns SAT results into manifolds.
+///
+/// - `Gpu` (the default where the device allows it): a second kernel clips and reduces in A's
+///   frame; the host reads back 112 bytes per pair and only moves points to world space. The
+///   host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is the
+///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
+///   (apart but within the margin, faces of more than 32 vertices together, empty clips, pairs
+///   with spheres, capsules or half-spaces) take the CPU path.
+/// - `Cpu`: the kernel's 32-byte SAT results are read back and clipped on all CPU threads
+///   ([`manifold_from_sat`]). Fewer bytes cross the bus; it can win on a many-core host with a
+///   slow link, and it is the only choice on devices without 9 storage buffers per stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clipping {
+    /// Clip and reduce in the clip kernel.
+    #[default]
+    Gpu,
+    /// Clip on the CPU from the GPU's SAT results.
+    Cpu,
 }
 
 /// Batch SAT on the GPU plus CPU clipping. See the module docs. One narrowphase serves one call
@@ -164,6 +200,7 @@ pub struct GpuTimings {
 pub struct GpuNarrowphase {
     runner: SatRunner,
     shapes: Vec<Shape>,
+    clipping: Clipping,
     timings: GpuTimings,
 }
 
@@ -201,6 +238,7 @@ impl GpuNarrowphase {
             .iter()
             .map(|s| s.as_hull().map_or(NO_HULL, |h| tables.push(h)))
             .collect();
+        let context_has_clip = context.clip.is_some();
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         let geometry = context.sat.geometry_group(&context, &tables);
@@ -220,6 +258,11 @@ impl GpuNarrowphase {
                 readback,
             },
             shapes: shapes.to_vec(),
+            clipping: if context_has_clip {
+                Clipping::Gpu
+            } else {
+                Clipping::Cpu
+            },
             timings: GpuTimings::default(),
         })
     }
@@ -254,6 +297,21 @@ impl GpuNarrowphase {
         self.timings
     }
 
+    /// Where [`Self::collide`] clips (see [`Clipping`]).
+    pub fn clipping(&self) -> Clipping {
+        self.clipping
+    }
+
+    /// Chooses where [`Self::collide`] clips; [`GpuError::Unsupported`] for [`Clipping::Gpu`] on a
+    /// device without the clip kernel (fewer than 9 storage buffers per stage).
+    pub fn set_clipping(&mut self, clipping: Clipping) -> Result<(), GpuError> {
+        if clipping == Clipping::Gpu && self.runner.context.clip.is_none() {
+            return Err(GpuError::Unsupported(CLIP_UNSUPPORTED.into()));
+        }
+        self.clipping = clipping;
+        Ok(())
+    }
+
     /// The SAT for every pair on the GPU, in A's frame (as [`crate::query::sat::query_hulls`] with
     /// B's pose relative to A's). `None` for pairs that are not hull–hull (they take the CPU path
     /// in [`Self::collide`]). `margin` in length units.
@@ -281,7 +339,9 @@ impl GpuNarrowphase {
     ) -> Result<Vec<Option<Manifold>>, GpuError> {
         let start = Instant::now();
         let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
-        let (results, timings) = self.runner.collide(&self.shapes, &batch, start.elapsed())?;
+        let (results, timings) = self
+            .runner
+            .collide(&self.shapes, &batch, start.elapsed(), self.clipping)?;
         self.timings = timings;
         Ok(results)
     }
@@ -290,7 +350,9 @@ impl GpuNarrowphase {
     /// [`GpuError::Input`] only when it was validated against an incompatible shape list.
     pub fn collide_validated(&mut self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, GpuError> {
         batch.check_shapes(&self.shapes)?;
-        let (results, timings) = self.runner.collide(&self.shapes, batch, Duration::ZERO)?;
+        let (results, timings) = self
+            .runner
+            .collide(&self.shapes, batch, Duration::ZERO, self.clipping)?;
         self.timings = timings;
         Ok(results)
     }
@@ -332,7 +394,7 @@ impl GpuNarrowphase {
             .stage_bodies(&runner.context, batch.bodies(), &runner.shape_hulls)?;
         runner
             .buffers
-            .encode(&runner.context, encoder, &runner.geometry, pairs, margin)?;
+            .encode(&runner.context, encoder, &runner.geometry, pairs, margin, None)?;
         Ok(runner.buffers.results())
     }
 }
@@ -347,7 +409,7 @@ impl SatRunner {
         validation: Duration,
     ) -> Result<(Vec<Option<SatResult>>, GpuTimings), GpuError> {
         let incomplete = AtomicUsize::new(0);
-        let (results, timings) = self.run(batch, validation, |pair, raw| {
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
             let (a, b) = hull_pair(shapes, batch, pair);
             let (Some((hull_a, pose_a)), Some((hull_b, pose_b))) = (a, b) else {
                 return Ok(None);
@@ -369,9 +431,59 @@ impl SatRunner {
         Ok((results, timings))
     }
 
-    /// GPU SAT, then CPU clipping (hull pairs) or the CPU path (other pairs) for a batch
-    /// validated against `shapes`; `validation` is the time its validation took.
+    /// Manifolds for a batch validated against `shapes`, clipped where `clipping` says;
+    /// `validation` is the time its validation took.
     fn collide(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+        clipping: Clipping,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        match clipping {
+            Clipping::Gpu => self.collide_gpu_clip(shapes, batch, validation),
+            Clipping::Cpu => self.collide_cpu_clip(shapes, batch, validation),
+        }
+    }
+
+    /// GPU SAT and GPU clipping; the host moves clipped manifolds to world space and runs the
+    /// CPU path ([`collide_shapes`]) for the pairs the kernel left to it.
+    fn collide_gpu_clip(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        let host = AtomicUsize::new(0);
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
+            MANIFOLD_SEPARATED => Ok(None),
+            MANIFOLD_CLIPPED => match hull_pair(shapes, batch, pair) {
+                (Some((hull_a, pose_a)), Some((hull_b, _))) => {
+                    manifold_from_gpu(raw, hull_a, hull_b, pose_a, pair).map(Some)
+                }
+                _ => Err(GpuError::BadResult {
+                    pair,
+                    what: "a clipped manifold for a pair that is not hull against hull".into(),
+                }),
+            },
+            MANIFOLD_HOST => {
+                host.fetch_add(1, Ordering::Relaxed);
+                Ok(cpu_collide(shapes, batch, pair))
+            }
+            status => Err(GpuError::BadResult {
+                pair,
+                what: format!("manifold status {status}"),
+            }),
+        })?;
+        let timings = GpuTimings {
+            host_pairs: host.into_inner(),
+            ..timings
+        };
+        Ok((results, timings))
+    }
+
+    /// GPU SAT, then CPU clipping (hull pairs) or the CPU path (other pairs).
+    fn collide_cpu_clip(
         &mut self,
         shapes: &[Shape],
         batch: &ValidatedBatch,
@@ -379,7 +491,7 @@ impl SatRunner {
     ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
         let incomplete = AtomicUsize::new(0);
         let margin = batch.margin();
-        let (results, timings) = self.run(batch, validation, |pair, raw| {
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
             match hull_pair(shapes, batch, pair) {
                 (Some((hull_a, pose_a)), Some((hull_b, pose_b))) => {
                     let sat = if raw.is_incomplete() {
@@ -390,17 +502,7 @@ impl SatRunner {
                     };
                     Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
                 }
-                _ => {
-                    let [a, b] = batch.pairs()[pair];
-                    let (body_a, body_b) = (&batch.bodies()[a as usize], &batch.bodies()[b as usize]);
-                    Ok(collide_shapes(
-                        &shapes[body_a.shape as usize],
-                        &body_a.pose,
-                        &shapes[body_b.shape as usize],
-                        &body_b.pose,
-                        margin,
-                    ))
-                }
+                _ => Ok(cpu_collide(shapes, batch, pair)),
             }
         })?;
         let timings = GpuTimings {
@@ -413,12 +515,19 @@ impl SatRunner {
     /// Stages the batch, runs the kernel round by round, and maps every pair's raw result
     /// through `per_pair(pair index, result)` on all threads, in pair order. Returns them with
     /// the timings (`validation` is added to upload; `incomplete_pairs` is left 0).
-    fn run<R: Send>(
+    fn run<T: Readout, R: Send>(
         &mut self,
         batch: &ValidatedBatch,
         validation: Duration,
-        per_pair: impl Fn(usize, &GpuSatResult) -> Result<R, GpuError> + Sync,
+        per_pair: impl Fn(usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings), GpuError> {
+        let context = Arc::clone(&self.context);
+        let clip = if T::CLIPPED {
+            let kernel = context.clip.as_ref();
+            Some(kernel.ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?)
+        } else {
+            None
+        };
         let mut timings = GpuTimings {
             upload: validation,
             ..GpuTimings::default()
@@ -432,7 +541,7 @@ impl SatRunner {
                 .stage_bodies(&self.context, batch.bodies(), &self.shape_hulls)?;
             timings.upload += t.elapsed();
         }
-        let round_pairs = (self.context.limits.max_buffer / size_of::<GpuSatResult>() as u64).max(1) as usize;
+        let round_pairs = (self.context.limits.max_buffer / size_of::<T>() as u64).max(1) as usize;
         for (round, round_slice) in pairs.chunks(round_pairs).enumerate() {
             let t = Instant::now();
             let mut encoder = self
@@ -445,11 +554,12 @@ impl SatRunner {
                 &self.geometry,
                 round_slice,
                 batch.margin(),
+                clip,
             )?;
             timings.upload += t.elapsed();
             let t = Instant::now();
-            let bytes = (round_slice.len() * size_of::<GpuSatResult>()) as u64;
-            self.submit_and_map(encoder, bytes)?;
+            let bytes = (round_slice.len() * size_of::<T>()) as u64;
+            self.submit_and_map(encoder, bytes, clip.is_some())?;
             timings.dispatch_readback += t.elapsed();
             let t = Instant::now();
             let first = round * round_pairs;
@@ -460,7 +570,7 @@ impl SatRunner {
                     .get_mapped_range(0..bytes)
                     .map_err(|e| GpuError::Readback(e.to_string()));
                 view.and_then(|view| {
-                    view.par_chunks_exact(size_of::<GpuSatResult>())
+                    view.par_chunks_exact(size_of::<T>())
                         .enumerate()
                         .map(|(i, raw)| per_pair(first + i, &bytemuck::pod_read_unaligned(raw)))
                         .collect::<Result<Vec<R>, GpuError>>()
@@ -473,14 +583,24 @@ impl SatRunner {
         Ok((out, timings))
     }
 
-    /// Copies `bytes` of results to the readback buffer, submits `encoder`, maps the readback
-    /// buffer and waits (bounded) until it is readable.
-    fn submit_and_map(&mut self, mut encoder: wgpu::CommandEncoder, bytes: u64) -> Result<(), GpuError> {
+    /// Copies `bytes` of SAT results (or of manifolds, when `manifolds`) to the readback buffer,
+    /// submits `encoder`, maps the readback buffer and waits (bounded) until it is readable.
+    fn submit_and_map(
+        &mut self,
+        mut encoder: wgpu::CommandEncoder,
+        bytes: u64,
+        manifolds: bool,
+    ) -> Result<(), GpuError> {
         let (device, limits) = (self.context.device(), self.context.limits);
         check_limit("sat readback", bytes, limits.max_buffer, "max_buffer_size")?;
         let scopes = ErrorScopes::push(device);
         self.readback.reserve(device, bytes, limits.max_buffer);
-        encoder.copy_buffer_to_buffer(self.buffers.results(), 0, &self.readback.buffer, 0, bytes);
+        let source = if manifolds {
+            self.buffers.manifolds()
+        } else {
+            self.buffers.results()
+        };
+        encoder.copy_buffer_to_buffer(source, 0, &self.readback.buffer, 0, bytes);
         let submission = self.context.queue().submit([encoder.finish()]);
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback
@@ -509,6 +629,33 @@ fn hull_pair<'b>(
             .map(|hull| (hull, &body.pose))
     };
     (hull(a), hull(b))
+}
+
+/// A per-pair record read back from the GPU: the SAT kernel's, or the clip kernel's.
+trait Readout: Pod {
+    /// True when the clip kernel runs and writes this record.
+    const CLIPPED: bool;
+}
+
+impl Readout for GpuSatResult {
+    const CLIPPED: bool = false;
+}
+
+impl Readout for GpuManifold {
+    const CLIPPED: bool = true;
+}
+
+/// The CPU path for pair `pair` of `batch` (the reference, for pairs the GPU does not finish).
+fn cpu_collide(shapes: &[Shape], batch: &ValidatedBatch, pair: usize) -> Option<Manifold> {
+    let [a, b] = batch.pairs()[pair];
+    let (body_a, body_b) = (&batch.bodies()[a as usize], &batch.bodies()[b as usize]);
+    collide_shapes(
+        &shapes[body_a.shape as usize],
+        &body_a.pose,
+        &shapes[body_b.shape as usize],
+        &body_b.pose,
+        batch.margin(),
+    )
 }
 
 /// The CPU form of a GPU result for the hull pair `pair`, after checking that its axis code is

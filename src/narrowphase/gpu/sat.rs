@@ -13,8 +13,11 @@
 //!    built once and reused until a buffer grows.
 
 use super::buffers::{GrowBuffer, binding, check_limit, create_buffer, write_parallel};
+use super::clip::ClipKernel;
 use super::context::{DeviceLimits, GpuContext};
-use super::layout::{GpuBody, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE};
+use super::layout::{
+    GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE,
+};
 use super::{GpuError, context::ErrorScopes};
 use crate::scene::Body;
 
@@ -25,11 +28,13 @@ pub const SAT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("
 const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
 /// Bytes of one result.
 const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
+/// Bytes of one manifold.
+const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
 
 /// The compiled SAT pipeline and its bind group layouts (one per device).
 pub(crate) struct SatKernel {
     pipeline: wgpu::ComputePipeline,
-    geometry_layout: wgpu::BindGroupLayout,
+    pub geometry_layout: wgpu::BindGroupLayout,
     call_layout: wgpu::BindGroupLayout,
 }
 
@@ -129,9 +134,12 @@ pub(crate) struct SatBuffers {
     bodies: GrowBuffer,
     pairs: GrowBuffer,
     results: GrowBuffer,
-    /// One bind group per chunk window, valid while the buffers have `groups_key`'s generations.
+    manifolds: GrowBuffer,
+    /// One SAT and one clip bind group per chunk window, valid while the buffers have
+    /// `groups_key`'s generations.
     groups: Vec<wgpu::BindGroup>,
-    groups_key: [u64; 4],
+    clip_groups: Vec<wgpu::BindGroup>,
+    groups_key: [u64; 5],
 }
 
 impl SatBuffers {
@@ -150,9 +158,20 @@ impl SatBuffers {
                 "sat results",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             ),
+            manifolds: GrowBuffer::new(
+                device,
+                "manifolds",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
             groups: Vec::new(),
-            groups_key: [u64::MAX; 4],
+            clip_groups: Vec::new(),
+            groups_key: [u64::MAX; 5],
         }
+    }
+
+    /// The manifold buffer: pair `i` of the last [`Self::encode`] with `clip` at byte `112 * i`.
+    pub fn manifolds(&self) -> &wgpu::Buffer {
+        &self.manifolds.buffer
     }
 
     /// The result buffer: pair `i` of the last [`Self::encode`] at byte `32 * i`.
@@ -180,8 +199,9 @@ impl SatBuffers {
         scopes.pop()
     }
 
-    /// Step 3: writes `pairs` and the chunks' parameters and records the kernel into `encoder`.
-    /// Bodies are staged. The results exceed no buffer limit (the caller splits rounds).
+    /// Step 3: writes `pairs` and the chunks' parameters and records the SAT kernel into
+    /// `encoder`, then the clip kernel when `clip` is given. Bodies are staged. The outputs
+    /// exceed no buffer limit (the caller splits rounds).
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -189,6 +209,7 @@ impl SatBuffers {
         geometry: &wgpu::BindGroup,
         pairs: &[[u32; 2]],
         margin: f32,
+        clip: Option<&ClipKernel>,
     ) -> Result<(), GpuError> {
         let (device, queue, limits) = (context.device(), context.queue(), context.limits);
         let count = pairs.len() as u64;
@@ -210,6 +231,16 @@ impl SatBuffers {
         self.pairs.reserve(device, count * PAIR_BYTES, limits.max_buffer);
         self.results
             .reserve(device, count * RESULT_BYTES, limits.max_buffer);
+        if clip.is_some() {
+            check_limit(
+                "manifolds",
+                count * MANIFOLD_BYTES,
+                limits.max_buffer,
+                "max_buffer_size",
+            )?;
+            self.manifolds
+                .reserve(device, count * MANIFOLD_BYTES, limits.max_buffer);
+        }
         queue.write_buffer(&self.pairs.buffer, 0, bytemuck::cast_slice(pairs));
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
@@ -222,49 +253,58 @@ impl SatBuffers {
             params[at..at + size_of::<GpuParams>()].copy_from_slice(bytemuck::bytes_of(&chunk_params));
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
-        self.ensure_groups(context, chunk, chunks as usize);
-        {
+        self.ensure_groups(context, chunk, chunks as usize, clip);
+        let kernels = [
+            Some((&context.sat.pipeline, &self.groups, "sat")),
+            clip.map(|clip| (&clip.pipeline, &self.clip_groups, "clip")),
+        ];
+        // One pass per kernel: the clip pass reads what the SAT pass wrote.
+        for (pipeline, groups, label) in kernels.into_iter().flatten() {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("sat"),
+                label: Some(label),
                 timestamp_writes: None,
             });
-            pass.set_pipeline(&context.sat.pipeline);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, geometry, &[]);
             for k in 0..chunks {
                 let len = chunk.min(count - k * chunk);
-                pass.set_bind_group(1, &self.groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
+                pass.set_bind_group(1, &groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
                 pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
             }
         }
         scopes.pop()
     }
 
-    /// Builds the bind groups of the first `chunks` windows, dropping all of them first when a
-    /// buffer was reallocated since they were built.
-    fn ensure_groups(&mut self, context: &GpuContext, chunk: u64, chunks: usize) {
+    /// Builds the bind groups of the first `chunks` windows (and the clip kernel's, when given),
+    /// dropping all of them first when a buffer was reallocated since they were built.
+    fn ensure_groups(&mut self, context: &GpuContext, chunk: u64, chunks: usize, clip: Option<&ClipKernel>) {
         let key = [
             self.params.generation,
             self.bodies.generation,
             self.pairs.generation,
             self.results.generation,
+            self.manifolds.generation,
         ];
         if key != self.groups_key {
             self.groups.clear();
+            self.clip_groups.clear();
             self.groups_key = key;
         }
+        // The window of chunk k in a buffer of `bytes_per_pair` records.
+        let window = |k: usize, buffer: &wgpu::Buffer, bytes_per_pair: u64| {
+            let offset = k as u64 * chunk * bytes_per_pair;
+            (offset, (chunk * bytes_per_pair).min(buffer.size() - offset))
+        };
+        let params_entry = |buffer| binding(3, buffer, 0, size_of::<GpuParams>() as u64);
         while self.groups.len() < chunks {
-            let k = self.groups.len() as u64;
-            let window = |buffer: &wgpu::Buffer, bytes_per_pair: u64| {
-                let offset = k * chunk * bytes_per_pair;
-                (offset, (chunk * bytes_per_pair).min(buffer.size() - offset))
-            };
-            let (pairs_at, pairs_len) = window(&self.pairs.buffer, PAIR_BYTES);
-            let (results_at, results_len) = window(&self.results.buffer, RESULT_BYTES);
+            let k = self.groups.len();
+            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
+            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
             let entries = [
                 binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
                 binding(1, &self.pairs.buffer, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
-                binding(3, &self.params.buffer, 0, size_of::<GpuParams>() as u64),
+                params_entry(&self.params.buffer),
             ];
             self.groups
                 .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
@@ -273,20 +313,43 @@ impl SatBuffers {
                     entries: &entries,
                 }));
         }
+        let Some(clip) = clip else {
+            return;
+        };
+        while self.clip_groups.len() < chunks {
+            let k = self.clip_groups.len();
+            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
+            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
+            let (manifolds_at, manifolds_len) = window(k, &self.manifolds.buffer, MANIFOLD_BYTES);
+            let entries = [
+                binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
+                binding(1, &self.pairs.buffer, pairs_at, pairs_len),
+                binding(2, &self.results.buffer, results_at, results_len),
+                params_entry(&self.params.buffer),
+                binding(4, &self.manifolds.buffer, manifolds_at, manifolds_len),
+            ];
+            self.clip_groups
+                .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("clip call"),
+                    layout: &clip.call_layout,
+                    entries: &entries,
+                }));
+        }
     }
 }
 
-/// Pairs per dispatch chunk: fits one storage binding of results and of pairs and one dispatch
-/// dimension, and is a multiple of 256 so every chunk's byte offset (8 and 32 bytes per pair) is
-/// a multiple of 2048, above any `min_storage_buffer_offset_alignment` (at most 256).
+/// Pairs per dispatch chunk: fits one storage binding of the largest per-pair record (a
+/// manifold) and one dispatch dimension, and is a multiple of 256 so every chunk's byte offset
+/// (8, 32 and 112 bytes per pair) is a multiple of 2048, above any
+/// `min_storage_buffer_offset_alignment` (at most 256).
 pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
-    let by_binding = limits.max_binding / RESULT_BYTES;
+    let by_binding = limits.max_binding / MANIFOLD_BYTES;
     let by_dispatch = limits.max_workgroups * u64::from(WORKGROUP_SIZE);
     (by_binding.min(by_dispatch) / 256 * 256).max(256)
 }
 
 /// A storage buffer binding type.
-fn storage(read_only: bool) -> wgpu::BindingType {
+pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
     wgpu::BindingType::Buffer {
         ty: wgpu::BufferBindingType::Storage { read_only },
         has_dynamic_offset: false,
@@ -295,7 +358,7 @@ fn storage(read_only: bool) -> wgpu::BindingType {
 }
 
 /// A compute bind group layout with one entry per binding type, numbered from 0.
-fn bind_group_layout(
+pub(crate) fn bind_group_layout(
     device: &wgpu::Device,
     label: &str,
     types: &[wgpu::BindingType],
@@ -334,12 +397,12 @@ mod tests {
         };
         for limits in [lavapipe, small_binding] {
             let chunk = chunk_pairs(limits);
-            let result_bytes = chunk * RESULT_BYTES;
-            assert!(result_bytes <= limits.max_binding);
+            assert!(chunk * MANIFOLD_BYTES <= limits.max_binding);
             assert!(chunk <= limits.max_workgroups * u64::from(WORKGROUP_SIZE));
             assert_eq!((chunk * PAIR_BYTES) % 256, 0);
-            assert!(chunk * 2 > limits.max_binding / RESULT_BYTES || chunk * 2 > 65_535 * 64);
+            assert!(chunk * 2 > limits.max_binding / MANIFOLD_BYTES || chunk * 2 > 65_535 * 64);
         }
-        assert_eq!(chunk_pairs(lavapipe), 4_194_048);
+        // 128 MiB / 112 bytes, rounded down to a multiple of 256.
+        assert_eq!(chunk_pairs(lavapipe), 1_198_336);
     }
 }
