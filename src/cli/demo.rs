@@ -14,6 +14,7 @@ use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
+use super::collide::Clip;
 use super::{
     Backend, CliError, Shapes, adapter_description, compare_results, generate_scene, gpu_failed, start_gpu,
 };
@@ -53,6 +54,9 @@ pub(super) struct DemoArgs {
     /// Where the narrowphase runs: auto (the GPU when available, else the CPU), gpu, or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
+    /// Where the GPU clips: gpu (the clip kernel) or cpu (CPU clipping of the GPU's SAT).
+    #[arg(long, value_enum, default_value_t = Clip::Gpu)]
+    clip: Clip,
 }
 
 /// Milliseconds, for the report.
@@ -88,7 +92,10 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     if let Some(mut gpu) = start_gpu(args.backend, &scene.shapes)? {
         let setup_time = t.elapsed();
         let t = Instant::now();
-        match gpu.collide_validated(&batch) {
+        let run = gpu
+            .set_clipping(args.clip.clipping())
+            .and_then(|()| gpu.collide_validated(&batch));
+        match run {
             Ok(results) => {
                 let adapter = adapter_description(&gpu);
                 let time = validation_time + t.elapsed();
@@ -132,6 +139,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
             );
+            println!("{}", args.clip.describe(timings.host_pairs));
             if timings.incomplete_pairs > 0 {
                 println!(
                     "gpu note: the driver cut the kernel short on {} pairs (a CPU driver's loop cap); \
