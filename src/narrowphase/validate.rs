@@ -74,11 +74,19 @@ impl<'a> ValidatedBatch<'a> {
         // Step 2: one indexed pass writing straight into the output (a failing body is copied
         // unchecked and flagged; the sequential pass below then names the first one).
         let failed = AtomicBool::new(false);
-        let check_body = |(i, body): (usize, &Body)| {
-            check_body(shapes, i, body).unwrap_or_else(|_| {
-                failed.store(true, Ordering::Relaxed);
-                *body
-            })
+        let shape_count = shapes.len();
+        let check_body_fast = |body: &Body| {
+            let pose = (body.shape as usize) < shape_count;
+            match pose.then(|| check_pose("", &body.pose)) {
+                Some(Ok(pose)) => Body {
+                    shape: body.shape,
+                    pose,
+                },
+                _ => {
+                    failed.store(true, Ordering::Relaxed);
+                    *body
+                }
+            }
         };
         let mut checked = Vec::with_capacity(bodies.len());
         if parallel {
@@ -86,36 +94,34 @@ impl<'a> ValidatedBatch<'a> {
                 bodies
                     .par_iter()
                     .with_min_len(CHECKS_PER_TASK)
-                    .enumerate()
-                    .map(check_body),
+                    .map(check_body_fast),
             );
         } else {
-            checked.extend(bodies.iter().enumerate().map(check_body));
+            checked.extend(bodies.iter().map(check_body_fast));
         }
         if failed.into_inner() {
             let first = bodies
                 .iter()
                 .enumerate()
-                .map(|(i, body)| check_body_result(shapes, i, body));
+                .map(|(i, body)| check_body(shapes, i, body));
             return Err(first_error(first));
         }
         let bodies = checked;
         // Step 3: the half-space rule needs each body's shape only when a half-space exists.
         let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
-        let any_half_space = half_spaces.contains(&true);
-        let check_pair = |(i, pair): (usize, &[u32; 2])| {
-            check_pair(any_half_space.then_some(&half_spaces[..]), &bodies, i, *pair)
-        };
+        let half_spaces = half_spaces.contains(&true).then_some(&half_spaces[..]);
+        let pair_ok = |pair: &[u32; 2]| pair_problem(half_spaces, &bodies, *pair).is_none();
         let pairs_ok = if parallel {
-            pairs
-                .par_iter()
-                .with_min_len(CHECKS_PER_TASK)
-                .enumerate()
-                .try_for_each(check_pair)
+            pairs.par_iter().with_min_len(CHECKS_PER_TASK).all(pair_ok)
         } else {
-            pairs.iter().enumerate().try_for_each(check_pair)
+            pairs.iter().all(pair_ok)
         };
-        pairs_ok.map_err(|_| first_error(pairs.iter().enumerate().map(check_pair)))?;
+        if !pairs_ok {
+            let first = pairs.iter().enumerate().find_map(|(i, &pair)| {
+                pair_problem(half_spaces, &bodies, pair).map(|problem| problem.error(i))
+            });
+            return Err(first.unwrap_or_else(inconsistent_check));
+        }
         Ok(ValidatedBatch {
             shapes,
             bodies,
@@ -189,14 +195,13 @@ pub fn validate_batch(
 
 /// The first error of a sequence of checks (called only once a check is known to fail).
 fn first_error<T>(mut checks: impl Iterator<Item = Result<T, InputError>>) -> InputError {
-    checks
-        .find_map(Result::err)
-        .unwrap_or_else(|| InputError::new("", "a check failed, then passed when repeated"))
+    checks.find_map(Result::err).unwrap_or_else(inconsistent_check)
 }
 
-/// [`check_body`] as an iterator item.
-fn check_body_result(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputError> {
-    check_body(shapes, i, body)
+/// The error for a check that failed in the fast pass and passed in the sequential one (the
+/// checks are pure, so this does not happen; it is an error rather than a panic all the same).
+fn inconsistent_check() -> InputError {
+    InputError::new("", "a check failed, then passed when repeated")
 }
 
 /// Step 2 for body `i`: the body with its rotation normalized. Builds no string unless it fails.
@@ -216,37 +221,128 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
-/// Step 3 for pair `i`; `bodies` are checked (their shape indices exist). `half_spaces` (per
+/// What is wrong with a pair (step 3).
+enum PairProblem {
+    /// This body index does not exist.
+    MissingBody(u32),
+    /// The body is paired with itself.
+    SelfPair(u32),
+    /// Both bodies are half-spaces.
+    TwoHalfSpaces,
+}
+
+impl PairProblem {
+    /// The error for pair `i`.
+    fn error(&self, i: usize) -> InputError {
+        let path = format!("pairs[{i}]");
+        match self {
+            PairProblem::MissingBody(body) => InputError::new(path, format!("body {body} does not exist")),
+            PairProblem::SelfPair(body) => {
+                InputError::new(path, format!("body {body} is paired with itself"))
+            }
+            PairProblem::TwoHalfSpaces => {
+                InputError::new(path, "two half-spaces cannot be tested against each other")
+            }
+        }
+    }
+}
+
+/// Step 3 for one pair; `bodies` are checked (their shape indices exist). `half_spaces` (per
 /// shape) is `None` when no shape is a half-space.
-fn check_pair(
-    half_spaces: Option<&[bool]>,
-    bodies: &[Body],
-    i: usize,
-    [a, b]: [u32; 2],
-) -> Result<(), InputError> {
+#[inline]
+fn pair_problem(half_spaces: Option<&[bool]>, bodies: &[Body], [a, b]: [u32; 2]) -> Option<PairProblem> {
     for body in [a, b] {
         if body as usize >= bodies.len() {
-            return Err(InputError::new(
-                format!("pairs[{i}]"),
-                format!("body {body} does not exist"),
-            ));
+            return Some(PairProblem::MissingBody(body));
         }
     }
     if a == b {
-        return Err(InputError::new(
-            format!("pairs[{i}]"),
-            format!("body {a} is paired with itself"),
-        ));
+        return Some(PairProblem::SelfPair(a));
     }
-    let Some(half_spaces) = half_spaces else {
-        return Ok(());
-    };
+    let half_spaces = half_spaces?;
     let is_half_space = |body: u32| half_spaces[bodies[body as usize].shape as usize];
-    if is_half_space(a) && is_half_space(b) {
-        return Err(InputError::new(
-            format!("pairs[{i}]"),
-            "two half-spaces cannot be tested against each other",
-        ));
+    (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::pose::Pose;
+    use crate::shape::{HalfSpace, Sphere};
+
+    fn shapes() -> Vec<Shape> {
+        vec![
+            Shape::Sphere(Sphere::new(1.0).unwrap()),
+            Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
+        ]
     }
-    Ok(())
+
+    /// Many bodies (enough for several rayon tasks) on a line, sphere shapes.
+    fn bodies(count: usize) -> Vec<Body> {
+        (0..count)
+            .map(|i| Body {
+                shape: 0,
+                pose: Pose::new(Vec3::new(i as f32, 0.0, 0.0), Quat::IDENTITY),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_bad_body_in_input_order_is_named_on_every_path() {
+        let shapes = shapes();
+        let mut bodies = bodies(50_000);
+        bodies[40_000].pose.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 2.0);
+        bodies[12_345].pose.translation.x = f32::NAN;
+        bodies[30_000].shape = 7;
+        for batch in [
+            ValidatedBatch::new(&shapes, &bodies, &[], 0.0),
+            ValidatedBatch::new_on_this_thread(&shapes, &bodies, &[], 0.0),
+        ] {
+            let error = batch.unwrap_err();
+            assert_eq!(error.path, "bodies[12345].position", "{error}");
+        }
+        bodies[12_345].pose.translation.x = 0.0;
+        let error = ValidatedBatch::new(&shapes, &bodies, &[], 0.0).unwrap_err();
+        assert_eq!(error.path, "bodies[30000].shape", "{error}");
+    }
+
+    #[test]
+    fn the_first_bad_pair_in_input_order_is_named_and_rotations_come_back_normalized() {
+        let shapes = shapes();
+        let mut bodies = bodies(1000);
+        bodies[10].shape = 1;
+        bodies[20].shape = 1;
+        bodies[3].pose.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 1.0005);
+        let mut pairs: Vec<[u32; 2]> = (0..40_000).map(|i| [i % 999, i % 999 + 1]).collect();
+        let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.0).unwrap();
+        assert_eq!(batch.bodies()[3].pose.rotation, Quat::IDENTITY);
+        pairs[35_000] = [5, 5];
+        pairs[20_000] = [10, 20];
+        pairs[39_000] = [0, 1000];
+        let error = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.0).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "pairs[20000]: two half-spaces cannot be tested against each other"
+        );
+        pairs[20_000] = [10, 3];
+        let error = ValidatedBatch::new_on_this_thread(&shapes, &bodies, &pairs, 0.0).unwrap_err();
+        assert_eq!(error.to_string(), "pairs[35000]: body 5 is paired with itself");
+    }
+
+    #[test]
+    fn a_batch_is_accepted_only_by_backends_whose_shapes_validate_the_same() {
+        let shapes = shapes();
+        let bodies = bodies(3);
+        let batch = ValidatedBatch::new(&shapes, &bodies, &[[0, 1]], 0.0).unwrap();
+        assert!(batch.check_shapes(&shapes).is_ok());
+        let mut same_kinds = shapes.clone();
+        same_kinds[0] = Shape::Sphere(Sphere::new(2.0).unwrap());
+        assert!(batch.check_shapes(&same_kinds).is_ok());
+        let error = batch.check_shapes(&shapes[..1]).unwrap_err();
+        assert_eq!(error.path, "shapes");
+        let swapped = vec![shapes[1].clone(), shapes[0].clone()];
+        assert!(batch.check_shapes(&swapped).is_err());
+    }
 }
