@@ -2,15 +2,18 @@
 //!
 //! 1. [`GrowBuffer`]: created small, grown (doubling) when a call needs more, never shrunk;
 //!    each reallocation bumps a generation so bind groups built on the old buffer are rebuilt.
-//! 2. [`write_parallel`]: fills a range of a buffer straight in wgpu's mapped staging memory
-//!    ([`wgpu::Queue::write_buffer_with`]), one element per index, on all threads: no
-//!    intermediate host copy.
+//! 2. [`StagingBuffer`]: a host-visible buffer kept allocated and mapped again after each use;
+//!    elements are written straight into it, one per index, on all threads (no intermediate host
+//!    copy, no per-call allocation), and the command encoder copies it to the device buffer.
 //! 3. Limits: [`check_limit`] turns a buffer that would exceed a device limit into an error.
+
+use std::sync::mpsc::Receiver;
 
 use bytemuck::Pod;
 use rayon::prelude::*;
 
 use super::GpuError;
+use super::context::GpuContext;
 
 /// Smallest buffer created (wgpu rejects zero-sized bindings).
 pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
@@ -18,7 +21,7 @@ pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
 /// Elements built on the stack before one copy into mapped memory.
 const WRITE_BLOCK: usize = 64;
 
-/// Fewest elements one rayon task writes in [`write_parallel`]: each costs a few nanoseconds.
+/// Fewest elements one rayon task writes in [`fill_parallel`]: each costs a few nanoseconds.
 const ELEMENTS_PER_TASK: usize = 8192;
 
 /// A device buffer that is reused between calls and grown when a call needs more.
@@ -68,22 +71,109 @@ pub(crate) fn create_buffer(
     })
 }
 
-/// Writes `count` elements `element(i)` into `buffer` from byte 0, through mapped staging
-/// memory, filled on all threads. The write lands at the queue's next submission.
-pub(crate) fn write_parallel<T: Pod + Send>(
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
+/// Where a [`StagingBuffer`] is in its cycle.
+enum StagingState {
+    /// Mapped for writing: ready.
+    Mapped,
+    /// Written and unmapped; its copy is recorded, perhaps submitted.
+    Unmapped,
+    /// Mapping requested after a submission; the receiver reports when it is done.
+    Remapping(Receiver<Result<(), wgpu::BufferAsyncError>>),
+}
+
+/// A host-visible upload buffer that stays allocated and is mapped again after each use: the
+/// host writes straight into it (no per-call allocation, no page faults on fresh memory, no
+/// intermediate copy), the command encoder copies it into a device buffer.
+pub(crate) struct StagingBuffer {
+    buffer: wgpu::Buffer,
+    state: StagingState,
+    label: &'static str,
+}
+
+impl StagingBuffer {
+    pub fn new(device: &wgpu::Device, label: &'static str) -> Self {
+        StagingBuffer {
+            buffer: Self::create(device, label, MIN_BUFFER_BYTES),
+            state: StagingState::Mapped,
+            label,
+        }
+    }
+
+    fn create(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size
+                .max(MIN_BUFFER_BYTES)
+                .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
+        })
+    }
+
+    /// Writes `count` elements `element(i)` from byte 0, on all threads, after waiting (bounded)
+    /// for the buffer to be mapped again; grows it (doubling) when they do not fit. Leaves it
+    /// unmapped, ready for [`Self::record_copy`].
+    pub fn write<T: Pod + Send>(
+        &mut self,
+        context: &GpuContext,
+        count: usize,
+        element: impl Fn(usize) -> T + Sync,
+    ) -> Result<(), GpuError> {
+        let bytes = (count * size_of::<T>()) as u64;
+        if bytes > self.buffer.size() {
+            self.buffer = Self::create(context.device(), self.label, bytes.next_power_of_two());
+            self.state = StagingState::Mapped;
+        }
+        self.wait_mapped(context)?;
+        {
+            let mut view = self
+                .buffer
+                .get_mapped_range_mut(0..bytes.max(wgpu::COPY_BUFFER_ALIGNMENT))
+                .map_err(|e| GpuError::Wgpu(format!("staging buffer: {e}")))?;
+            fill_parallel(view.slice(..bytes as usize), count, element);
+        }
+        self.buffer.unmap();
+        self.state = StagingState::Unmapped;
+        Ok(())
+    }
+
+    /// Records the copy of the first `bytes` into `target` (call after [`Self::write`]).
+    pub fn record_copy(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::Buffer, bytes: u64) {
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(&self.buffer, 0, target, 0, bytes);
+        }
+    }
+
+    /// Asks for the buffer to be mapped again once the submitted copy is done (call after the
+    /// submission; the next wait on the device completes it).
+    pub fn remap_after_submit(&mut self) {
+        if matches!(self.state, StagingState::Unmapped) {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            self.buffer
+                .map_async(wgpu::MapMode::Write, .., move |r| drop(sender.send(r)));
+            self.state = StagingState::Remapping(receiver);
+        }
+    }
+
+    /// Waits (bounded) until the buffer is mapped, asking for the mapping first when no one has
+    /// (a caller of `encode` submitted the copy itself).
+    fn wait_mapped(&mut self, context: &GpuContext) -> Result<(), GpuError> {
+        self.remap_after_submit();
+        if let StagingState::Remapping(receiver) = &self.state {
+            context.wait_for_map(receiver)?;
+        }
+        self.state = StagingState::Mapped;
+        Ok(())
+    }
+}
+
+/// Fills `view` with `count` elements `element(i)` on all threads.
+fn fill_parallel<T: Pod + Send>(
+    view: wgpu::WriteOnly<'_, [u8]>,
     count: usize,
     element: impl Fn(usize) -> T + Sync,
-) -> Result<(), GpuError> {
-    let size = (count * size_of::<T>()) as u64;
-    let Some(size) = wgpu::BufferSize::new(size) else {
-        return Ok(());
-    };
-    let mut view = queue
-        .write_buffer_with(buffer, 0, size)
-        .ok_or_else(|| GpuError::Wgpu("could not stage a buffer write".into()))?;
-    let mut rest = view.slice(..);
+) {
+    let mut rest = view;
     // Split the write-only view into disjoint per-task pieces.
     let tasks = count
         .div_ceil(ELEMENTS_PER_TASK)
@@ -113,7 +203,6 @@ pub(crate) fn write_parallel<T: Pod + Send>(
             piece.slice(at..at + bytes.len()).copy_from_slice(bytes);
         }
     });
-    Ok(())
 }
 
 /// A piece of mapped memory handed to one rayon task. wgpu 30 implements `Send` for

@@ -197,9 +197,30 @@ impl GpuContext {
         submission: wgpu::SubmissionIndex,
         mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
     ) -> Result<(), GpuError> {
+        self.wait_until(Some(submission), mapped)
+    }
+
+    /// Step 4 for a mapping requested after some earlier submission: returns at once when its
+    /// callback already ran, else waits (bounded) for the device.
+    pub(crate) fn wait_for_map(
+        &self,
+        mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+    ) -> Result<(), GpuError> {
+        match mapped.try_recv() {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(GpuError::Readback(e.to_string())),
+            Err(_) => self.wait_until(None, mapped),
+        }
+    }
+
+    fn wait_until(
+        &self,
+        submission: Option<wgpu::SubmissionIndex>,
+        mapped: &Receiver<Result<(), wgpu::BufferAsyncError>>,
+    ) -> Result<(), GpuError> {
         let start = Instant::now();
         let waited = self.device.poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
+            submission_index: submission,
             timeout: Some(READBACK_TIMEOUT),
         });
         self.check_health()?;

@@ -602,6 +602,7 @@ impl SatRunner {
         };
         encoder.copy_buffer_to_buffer(source, 0, &self.readback.buffer, 0, bytes);
         let submission = self.context.queue().submit([encoder.finish()]);
+        self.buffers.after_submit();
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback
             .buffer

@@ -4,15 +4,16 @@
 //!
 //! 1. Geometry (hull vertices, planes, edges, ranges) is uploaded once per narrowphase into
 //!    bind group 0 ([`SatKernel::geometry_group`]).
-//! 2. Per call: bodies are written straight into mapped staging memory on all threads
-//!    ([`write_parallel`], [`GpuBody::from_body`]); pairs are one copy of the caller's slice;
+//! 2. Per call: bodies are written straight into a persistent mapped staging buffer on all
+//!    threads ([`StagingBuffer`], [`GpuBody::from_body`]) and copied to the device by the encoder;
+//!    pairs are copied the same way;
 //!    one [`GpuParams`] per dispatch chunk at [`PARAMS_STRIDE`]-byte dynamic offsets.
 //! 3. Batches beyond one binding (`max_storage_buffer_binding_size`) or one dispatch
 //!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
 //!    the pair and result buffers. The windows depend only on the buffers, so the bind groups are
 //!    built once and reused until a buffer grows.
 
-use super::buffers::{GrowBuffer, binding, check_limit, create_buffer, write_parallel};
+use super::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer};
 use super::clip::ClipKernel;
 use super::context::{DeviceLimits, GpuContext};
 use super::layout::{
@@ -135,6 +136,12 @@ pub(crate) struct SatBuffers {
     pairs: GrowBuffer,
     results: GrowBuffer,
     manifolds: GrowBuffer,
+    /// Bodies are written here, then copied into `bodies` by the next [`Self::encode`].
+    body_staging: StagingBuffer,
+    /// Bytes of `body_staging` still to be copied into `bodies`.
+    bodies_to_copy: u64,
+    /// Pairs are written here by [`Self::encode`], then copied into `pairs`.
+    pair_staging: StagingBuffer,
     /// One SAT and one clip bind group per chunk window, valid while the buffers have
     /// `groups_key`'s generations.
     groups: Vec<wgpu::BindGroup>,
@@ -163,6 +170,9 @@ impl SatBuffers {
                 "manifolds",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             ),
+            body_staging: StagingBuffer::new(device, "body staging"),
+            bodies_to_copy: 0,
+            pair_staging: StagingBuffer::new(device, "pair staging"),
             groups: Vec::new(),
             clip_groups: Vec::new(),
             groups_key: [u64::MAX; 5],
@@ -180,7 +190,8 @@ impl SatBuffers {
     }
 
     /// Step 2: writes validated `bodies` (each with its shape's hull index from `shape_hulls`)
-    /// into the body buffer, on all threads.
+    /// into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
+    /// body buffer.
     pub fn stage_bodies(
         &mut self,
         context: &GpuContext,
@@ -192,11 +203,19 @@ impl SatBuffers {
         check_limit("bodies", size, max_binding, "max_storage_buffer_binding_size")?;
         let scopes = ErrorScopes::push(context.device());
         self.bodies.reserve(context.device(), size, max_binding);
-        write_parallel(context.queue(), &self.bodies.buffer, bodies.len(), |i| {
+        self.body_staging.write(context, bodies.len(), |i| {
             let body = &bodies[i];
             GpuBody::from_body(body, shape_hulls[body.shape as usize])
         })?;
+        self.bodies_to_copy = size;
         scopes.pop()
+    }
+
+    /// Call after submitting an encoder that [`Self::encode`] recorded into: the staging buffer
+    /// is mapped again for the next call.
+    pub fn after_submit(&mut self) {
+        self.body_staging.remap_after_submit();
+        self.pair_staging.remap_after_submit();
     }
 
     /// Step 3: writes `pairs` and the chunks' parameters and records the SAT kernel into
@@ -224,6 +243,9 @@ impl SatBuffers {
             return Ok(());
         }
         let scopes = ErrorScopes::push(device);
+        self.body_staging
+            .record_copy(encoder, &self.bodies.buffer, self.bodies_to_copy);
+        self.bodies_to_copy = 0;
         let chunk = chunk_pairs(limits);
         let chunks = count.div_ceil(chunk);
         self.params
@@ -241,7 +263,9 @@ impl SatBuffers {
             self.manifolds
                 .reserve(device, count * MANIFOLD_BYTES, limits.max_buffer);
         }
-        queue.write_buffer(&self.pairs.buffer, 0, bytemuck::cast_slice(pairs));
+        self.pair_staging.write(context, pairs.len(), |i| pairs[i])?;
+        self.pair_staging
+            .record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
             let chunk_params = GpuParams {
