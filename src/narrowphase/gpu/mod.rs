@@ -691,3 +691,102 @@ fn checked_sat(
     }
     Ok(sat)
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::gpu::layout::{AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B};
+    use crate::manifold::FeatureId;
+    use crate::pose::Pose;
+
+    fn unit_box() -> ConvexHull {
+        ConvexHull::cuboid(Vec3::splat(0.5))
+    }
+
+    fn raw_sat(kind: u32, feature_a: u32, feature_b: u32) -> GpuSatResult {
+        GpuSatResult {
+            normal: [0.0, 1.0, 0.0],
+            axis_separation: -0.1,
+            separation: -0.1,
+            kind,
+            feature_a,
+            feature_b,
+        }
+    }
+
+    #[test]
+    fn sat_results_read_back_are_bounds_checked() {
+        let b = unit_box();
+        assert!(checked_sat(&raw_sat(AXIS_FACE_A, 5, 0), &b, &b, 0).is_ok());
+        for (raw, what) in [
+            (raw_sat(AXIS_FACE_A, 6, 0), "face of A 6 of 6"),
+            (raw_sat(AXIS_FACE_B, 0, 99), "face of B 99 of 6"),
+            (raw_sat(AXIS_EDGE_PAIR, 12, 0), "edge of A 12 of 12"),
+            (raw_sat(AXIS_EDGE_PAIR, 0, u32::MAX), "edge of B 4294967295 of 12"),
+            (raw_sat(0, 0, 0), "axis code 0 on a hull pair"),
+        ] {
+            let error = checked_sat(&raw, &b, &b, 7).unwrap_err();
+            assert_eq!(
+                error,
+                GpuError::BadResult {
+                    pair: 7,
+                    what: what.into()
+                }
+            );
+        }
+        let mut nan = raw_sat(AXIS_FACE_A, 0, 0);
+        nan.separation = f32::NAN;
+        assert!(matches!(
+            checked_sat(&nan, &b, &b, 0),
+            Err(GpuError::BadResult { .. })
+        ));
+    }
+
+    #[test]
+    fn clipped_manifolds_read_back_are_bounds_checked() {
+        let b = unit_box();
+        let good = GpuManifold {
+            normal: [0.0, 1.0, 0.0],
+            separation: -0.1,
+            points: [[0.0, 0.5, 0.0, 0.1]; 4],
+            // FACE_A, reference face 3, incident vertex 7.
+            ids: [FeatureId::new(FeatureId::FACE_A, false, 3, 7).0; 4],
+            count: 1,
+            status: MANIFOLD_CLIPPED,
+            ..Default::default()
+        };
+        let manifold = manifold_from_gpu(&good, &b, &b, &Pose::IDENTITY, 0).expect("valid");
+        assert_eq!(manifold.point_count, 1);
+        let bad_cases = [
+            GpuManifold { count: 0, ..good },
+            GpuManifold { count: 5, ..good },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::FACE_B, false, 3, 8).0; 4],
+                ..good
+            },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::EDGE_PAIR, false, 12, 0).0; 4],
+                ..good
+            },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 0).0; 4],
+                ..good
+            },
+            GpuManifold {
+                points: [[f32::INFINITY, 0.0, 0.0, 0.1]; 4],
+                ..good
+            },
+        ];
+        for bad in bad_cases {
+            assert!(
+                matches!(
+                    manifold_from_gpu(&bad, &b, &b, &Pose::IDENTITY, 3),
+                    Err(GpuError::BadResult { pair: 3, .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}
