@@ -17,7 +17,8 @@
 //    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index).
 // 6. Each point midway between the incident point and its projection on the reference plane,
 //    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
-//    (which retries on the deepest axis, then takes the deepest vertex).
+//    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
+//    carry their SAT result (host_manifold), so the host runs no SAT again for them.
 //
 // Compiled after geometry.wgsl. tests/gpu_layout.rs checks the constants below against the
 // Rust ones.
@@ -380,6 +381,14 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
     return vec2<f32>(s, t);
 }
 
+// A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
+// kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
+fn host_manifold(sat: GpuSatResult) -> GpuManifold {
+    var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
+    m.points[0] = vec4<f32>(bitcast<f32>(sat.kind), bitcast<f32>(sat.feature_a), bitcast<f32>(sat.feature_b), sat.axis_separation);
+    return m;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard, pairs this kernel does not finish.
@@ -389,6 +398,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let sat = sat_results[index];
     var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
+    let host = host_manifold(sat);
     let axis = sat.kind & AXIS_MASK;
     if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
         m.status = MANIFOLD_SEPARATED;
@@ -396,7 +406,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
-        manifolds[index] = m;
+        manifolds[index] = host;
         return;
     }
     let pair = pairs[index];
@@ -438,7 +448,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let offset = plane.w + dot(normal, reference.t);
     incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
     if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
-        manifolds[index] = m;
+        manifolds[index] = host;
         return;
     }
 
@@ -446,11 +456,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let s = clip_incident_face(reference, incident, kind);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
     add_clipped_points(s, normal, offset, params.margin, tolerance, &m);
-    if m.count > 0u {
-        m.status = MANIFOLD_CLIPPED;
+    if m.count == 0u || loops_cut_short() {
+        manifolds[index] = host;
+        return;
     }
-    if loops_cut_short() {
-        m.status = MANIFOLD_HOST;
-    }
+    m.status = MANIFOLD_CLIPPED;
     manifolds[index] = m;
 }

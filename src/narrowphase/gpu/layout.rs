@@ -160,7 +160,8 @@ pub struct GpuManifold {
     /// Signed distance between the surfaces, length units (negative = penetrating).
     pub separation: f32,
     /// Contact points: xyz = position midway between the surfaces (A's frame), w = depth
-    /// (positive = penetrating). The first `count` are valid.
+    /// (positive = penetrating). The first `count` are valid. For [`MANIFOLD_HOST`],
+    /// `points[0]` carries the pair's SAT result instead ([`GpuManifold::host_sat`]).
     pub points: [[f32; 4]; 4],
     /// Feature id of each point, packed as [`crate::FeatureId`].
     pub ids: [u32; 4],
@@ -263,6 +264,23 @@ impl HullTables {
         }
         out.extend_from_slice(&self.loops);
         out
+    }
+}
+
+impl GpuManifold {
+    /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read,
+    /// from `normal`, `separation` and `points[0]` (x, y, z: `kind`, `feature_a`, `feature_b` as
+    /// u32 bits; w: `axis_separation`), as clip.wgsl `host_manifold` writes it.
+    pub fn host_sat(&self) -> GpuSatResult {
+        let [kind, feature_a, feature_b, axis_separation] = self.points[0];
+        GpuSatResult {
+            normal: self.normal,
+            axis_separation,
+            separation: self.separation,
+            kind: kind.to_bits(),
+            feature_a: feature_a.to_bits(),
+            feature_b: feature_b.to_bits(),
+        }
     }
 }
 

@@ -446,8 +446,9 @@ impl SatRunner {
         }
     }
 
-    /// GPU SAT and GPU clipping; the host moves clipped manifolds to world space and runs the
-    /// CPU path ([`collide_shapes`]) for the pairs the kernel left to it.
+    /// GPU SAT and GPU clipping; the host moves clipped manifolds to world space, clips the hull
+    /// pairs the kernel left to it from the GPU's SAT ([`manifold_from_sat`]) and runs the CPU
+    /// path ([`collide_shapes`]) for the others.
     fn collide_gpu_clip(
         &mut self,
         shapes: &[Shape],
@@ -455,6 +456,7 @@ impl SatRunner {
         validation: Duration,
     ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
         let host = AtomicUsize::new(0);
+        let margin = batch.margin();
         let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
             MANIFOLD_SEPARATED => Ok(None),
             MANIFOLD_CLIPPED => match hull_pair(shapes, batch, pair) {
@@ -468,7 +470,15 @@ impl SatRunner {
             },
             MANIFOLD_HOST => {
                 host.fetch_add(1, Ordering::Relaxed);
-                Ok(cpu_collide(shapes, batch, pair))
+                let sat = raw.host_sat();
+                match hull_pair(shapes, batch, pair) {
+                    // The GPU's SAT is complete: clip on the CPU from it (GJK where apart).
+                    (Some((hull_a, pose_a)), Some((hull_b, pose_b))) if !sat.is_incomplete() => {
+                        let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
+                        Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
+                    }
+                    _ => Ok(cpu_collide(shapes, batch, pair)),
+                }
             }
             status => Err(GpuError::BadResult {
                 pair,
