@@ -70,8 +70,8 @@ mod context;
 pub mod layout;
 mod sat;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -170,6 +170,10 @@ pub struct GpuTimings {
     /// [`layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
     pub host_pairs: usize,
 }
+
+/// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
+/// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
+const PAIRS_PER_TASK: usize = 256;
 
 /// Why [`Clipping::Gpu`] is refused on a device.
 const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader stage and this device \
@@ -525,7 +529,7 @@ impl SatRunner {
     /// Stages the batch, runs the kernel round by round, and maps every pair's raw result
     /// through `per_pair(pair index, result)` on all threads, in pair order. Returns them with
     /// the timings (`validation` is added to upload; `incomplete_pairs` is left 0).
-    fn run<T: Readout, R: Send>(
+    fn run<T: Readout, R: Send + Default>(
         &mut self,
         batch: &ValidatedBatch,
         validation: Duration,
@@ -573,21 +577,39 @@ impl SatRunner {
             timings.dispatch_readback += t.elapsed();
             let t = Instant::now();
             let first = round * round_pairs;
-            let processed = {
-                let view = self
-                    .readback
-                    .buffer
-                    .get_mapped_range(0..bytes)
-                    .map_err(|e| GpuError::Readback(e.to_string()));
-                view.and_then(|view| {
-                    view.par_chunks_exact(size_of::<T>())
-                        .enumerate()
-                        .map(|(i, raw)| per_pair(first + i, &bytemuck::pod_read_unaligned(raw)))
-                        .collect::<Result<Vec<R>, GpuError>>()
+            // One indexed pass writing straight into `out`; a failing pair leaves its default
+            // and the error of the lowest failing pair is returned.
+            let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
+            let read = self
+                .readback
+                .buffer
+                .get_mapped_range(0..bytes)
+                .map(|view| {
+                    out.par_extend(
+                        view.par_chunks_exact(size_of::<T>())
+                            .with_min_len(PAIRS_PER_TASK)
+                            .enumerate()
+                            .map(|(i, raw)| {
+                                let pair = first + i;
+                                per_pair(pair, &bytemuck::pod_read_unaligned(raw)).unwrap_or_else(|e| {
+                                    if let Ok(mut slot) = first_error.lock()
+                                        && slot.as_ref().is_none_or(|(p, _)| pair < *p)
+                                    {
+                                        *slot = Some((pair, e));
+                                    }
+                                    R::default()
+                                })
+                            }),
+                    )
                 })
-            };
+                .map_err(|e| GpuError::Readback(e.to_string()));
             self.readback.buffer.unmap();
-            out.extend(processed?);
+            read?;
+            match first_error.into_inner() {
+                Ok(None) => {}
+                Ok(Some((_, error))) => return Err(error),
+                Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
+            }
             timings.cpu_clipping += t.elapsed();
         }
         Ok((out, timings))
