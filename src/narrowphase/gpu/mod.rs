@@ -460,6 +460,7 @@ impl SatRunner {
         validation: Duration,
     ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
         let host = AtomicUsize::new(0);
+        let incomplete = AtomicUsize::new(0);
         let margin = batch.margin();
         let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
             MANIFOLD_SEPARATED => Ok(None),
@@ -481,6 +482,10 @@ impl SatRunner {
                         let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
                         Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
                     }
+                    (Some(_), Some(_)) => {
+                        incomplete.fetch_add(1, Ordering::Relaxed);
+                        Ok(cpu_collide(shapes, batch, pair))
+                    }
                     _ => Ok(cpu_collide(shapes, batch, pair)),
                 }
             }
@@ -491,6 +496,7 @@ impl SatRunner {
         })?;
         let timings = GpuTimings {
             host_pairs: host.into_inner(),
+            incomplete_pairs: incomplete.into_inner(),
             ..timings
         };
         Ok((results, timings))
