@@ -116,3 +116,66 @@ fn a_64_gon_prism_face_on_face_is_clipped_on_the_host_and_equals_the_cpu() {
         assert_same_manifold(&gpu, &cpu, 2.0);
     }
 }
+
+#[test]
+fn clipping_split_into_many_dispatch_chunks_equals_one_chunk_bit_for_bit() {
+    use hullsat::GpuNarrowphase;
+    use rand::RngExt;
+    use support::{device_or_skip, random_pose, seeded_rng};
+    // 64 KiB bindings: 512 pairs per chunk (112-byte manifolds), so 3,000 pairs take 6 chunks,
+    // each bound at its own offsets with its own parameters.
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 16,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = device_or_skip(limits) else {
+        return;
+    };
+    let mut rng = seeded_rng(0xc1_1b5);
+    let shapes: Vec<Shape> = (0..8)
+        .map(|_| {
+            let e = Vec3::new(
+                rng.random_range(0.2..0.6),
+                rng.random_range(0.2..0.6),
+                rng.random_range(0.2..0.6),
+            );
+            Shape::Hull(ConvexHull::cuboid(e))
+        })
+        .collect();
+    // 600 bodies (they must fit one 64 KiB binding) along a wobbly line, 0.5 apart, each paired
+    // with its next five: near neighbours touch, far ones do not.
+    let bodies: Vec<Body> = (0..600)
+        .map(|i| Body {
+            shape: rng.random_range(0..8),
+            pose: Pose::new(
+                Vec3::new(0.5 * i as f32, 0.0, 0.0) + random_pose(&mut rng, 0.2).translation,
+                random_pose(&mut rng, 0.0).rotation,
+            ),
+        })
+        .collect();
+    let pairs: Vec<[u32; 2]> = (0..600u32)
+        .flat_map(|i| (1..=5).map(move |d| [i, (i + d) % 600]))
+        .collect();
+    let mut chunked = GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
+    chunked
+        .set_clipping(Clipping::Gpu)
+        .expect("9 storage buffers requested");
+    let mut whole = gpu_or_skip(&shapes).expect("the adapter exists");
+    for margin in [0.0, 0.05] {
+        let a = chunked.collide(&bodies, &pairs, margin).expect("chunked collide");
+        let b = whole.collide(&bodies, &pairs, margin).expect("one-chunk collide");
+        assert_eq!(a, b, "margin {margin}");
+        let touching = a.iter().flatten().count();
+        assert!(touching > 300 && touching < 2_700, "{touching} of 3000 touch");
+        let cpu = CpuNarrowphase::new(shapes.clone())
+            .collide(&bodies, &pairs, margin)
+            .expect("CPU collide");
+        let agree = a
+            .iter()
+            .zip(&cpu)
+            .filter(|(g, c)| g.is_some() == c.is_some())
+            .count();
+        assert!(agree >= 2_990, "{agree} of 3000 verdicts agree with the CPU");
+    }
+}
