@@ -1,25 +1,28 @@
-//! The GPU batch narrowphase: the separating axis test in a WGSL compute shader (`sat.wgsl`,
-//! one pair per invocation), contact clipping on the CPU.
+//! The GPU batch narrowphase: the separating axis test (`sat.wgsl`) and the clipping and
+//! reduction of contacts (`clip.wgsl`) in WGSL compute shaders, one pair per invocation, in A's
+//! frame; or the SAT on the GPU and the clipping on the CPU ([`Clipping`]).
 //!
 //! 1. Device: every [`GpuNarrowphase::new`] shares one process-wide [`GpuContext`] (instance,
 //!    adapter, device, queue, compiled kernels; [`shared_context`]), created once and never torn
 //!    down, so narrowphases can be created, used and dropped from any number of threads.
 //!    [`GpuNarrowphase::with_device`] runs on a caller's device instead.
-//! 2. Construction uploads every hull's geometry once (vertices, face planes, edges with their two
-//!    faces, per-hull ranges; boxes are hulls via [`Shape::as_hull`]); bodies share their shape's
-//!    hull.
+//! 2. Construction uploads every hull's geometry once (vertices, face planes, face loops, edges
+//!    with their two faces, per-hull ranges; boxes are hulls via [`Shape::as_hull`]); bodies
+//!    share their shape's hull.
 //! 3. Each call takes a [`ValidatedBatch`] (validated once, by the caller or by
-//!    [`GpuNarrowphase::collide`]), writes bodies straight into mapped staging memory on all
-//!    threads and the pairs as one copy, into buffers that are reused and grown, never shrunk,
-//!    with cached bind groups (see the `sat` module).
-//! 4. The kernel writes one [`GpuSatResult`] per pair (A's frame). Batches beyond one binding or
-//!    one dispatch run as chunks; [`GpuNarrowphase::sat`] and [`GpuNarrowphase::collide`] also
-//!    split batches whose results exceed `max_buffer_size` into rounds.
-//! 5. The results are read from the mapped readback buffer in parallel: every feature index is
-//!    bounds-checked ([`GpuError::BadResult`], never a panic), hull pairs are clipped on the CPU
-//!    with [`manifold_from_sat`]; pairs with a sphere, capsule or half-space are not run on the GPU
-//!    (their kernel slot says [`layout::AXIS_NONE`]): they take the CPU path, [`collide_shapes`],
-//!    which is exact and cheap for them.
+//!    [`GpuNarrowphase::collide`]) and writes bodies and pairs on all threads straight into
+//!    persistent mapped staging buffers, copied by the encoder into device buffers that are
+//!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
+//! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
+//!    kernel then writes one [`GpuManifold`] per pair. Batches beyond one binding or one
+//!    dispatch run as chunks; batches whose outputs exceed `max_buffer_size` run in rounds.
+//! 5. The results are read from the mapped readback buffer on all threads, every index and
+//!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
+//!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
+//!    under [`Clipping::Cpu`]) are clipped from the GPU's SAT with [`manifold_from_sat`]; pairs
+//!    with a sphere, capsule or half-space are not run on the GPU (their kernel slot says
+//!    [`layout::AXIS_NONE`]): they take the CPU path, [`collide_shapes`], which is exact and
+//!    cheap for them.
 //!
 //! 6. Software drivers: llvmpipe (lavapipe, and Mesa's GL path on it) silently stops every loop of
 //!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
@@ -56,10 +59,16 @@
 //! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 48 (hull ranges) = 200 read once; geometry
 //! loads (16 bytes per vertex, plane or edge) are ≈ 1.7 KB for the box face queries and ≈ 8.4 KB
 //! for the box edge query, all from the same 464 bytes of a box's geometry, shared by every pair
-//! that uses the box (cache-resident); 32 bytes written, 32 read back.
+//! that uses the box (cache-resident); 32 bytes written.
 //!
-//! Host bytes per call: 48 per body written to mapped staging memory (filled on all threads),
-//! 8 per pair copied once, 32 per pair read back from mapped memory.
+//! The clip kernel, box face on box face: the incident face search (6 rotations-and-dots ≈ 36),
+//! 4 side planes against a polygon of at most 8 vertices (2 dots each ≈ 64) and, of more than 4
+//! points within the margin, 4 reduction passes over at most 8 points (≈ 100): about 200 dot
+//! products, a tenth of the SAT's; it reads the 32-byte SAT result, the pair, both bodies and
+//! hull ranges again (232 bytes) plus cached geometry, and writes 112 bytes.
+//!
+//! Host bytes per call: 48 per body and 8 per pair written to mapped staging memory (on all
+//! threads); 112 per pair read back under [`Clipping::Gpu`], 32 under [`Clipping::Cpu`].
 //!
 //! Timings measured on Mesa lavapipe (a CPU rasterizer standing in for a GPU in CI) say nothing
 //! about GPU speed; [`GpuTimings`] is for benchmarks on real devices.
