@@ -14,10 +14,11 @@
 //!      manifold's point storage then). Boxes are `Cuboid`, hulls `ConvexPolyhedron` built from
 //!      the triangulated faces, spheres `Ball`, capsules `Capsule::new_y`;
 //!    - `gpu_upload`, `gpu_dispatch_readback`, `gpu_clipping`: one `GpuNarrowphase::collide`
-//!      per iteration, timed with `iter_custom` from its `timings()` (validation + upload;
-//!      record + submit + wait + readback; CPU clipping of hull pairs plus the CPU path for
-//!      the other pairs, rayon). `gpu` (not run unless named in `HULLSAT_BENCH_BACKENDS`) is the
-//!      wall clock of the whole call. Skipped (with the reason printed) without an adapter; sizes
+//!      (`Clipping::Gpu`, the default) per iteration, timed with `iter_custom` from its
+//!      `timings()` (validation + staging; submit + wait + readback; reading the results plus
+//!      the CPU path for the pairs the GPU left to the host, rayon). `gpu` and `gpu_cpuclip`
+//!      (not run unless named in `HULLSAT_BENCH_BACKENDS`) are the wall clock of the whole call
+//!      with `Clipping::Gpu` and `Clipping::Cpu`. Skipped (with the reason printed) without an adapter; sizes
 //!      above [`gpu_max_pairs`] are skipped because lavapipe (the software Vulkan driver) is too
 //!      slow for them on 2 cores.
 //! 3. Throughput is `Elements(pairs)`: criterion prints `thrpt: [low mid high] Kelem/s`, the
@@ -37,6 +38,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::gpu::Clipping;
 use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
@@ -62,8 +64,8 @@ fn gpu_max_pairs(workload: &str) -> usize {
     }
 }
 const WORKLOADS: [&str; 4] = ["box", "hull32", "hull64", "mixed"];
-/// Run by default; `gpu` (the whole `collide` call, wall clock) only when asked for: the three
-/// parts add up to it.
+/// Run by default; `gpu` and `gpu_cpuclip` (the whole `collide` call, wall clock) only when asked
+/// for: the three parts add up to the first.
 const BACKENDS: [&str; 6] = [
     "cpu1",
     "cpu",
@@ -225,11 +227,17 @@ fn bench_gpu(
         ("gpu_dispatch_readback", |t| t.dispatch_readback),
         ("gpu_clipping", |t| t.cpu_clipping),
     ];
-    if backends.iter().any(|b| b == "gpu") {
-        group.bench_function(format!("gpu/{n}"), |bench| {
-            bench.iter(|| black_box(gpu.collide(&w.bodies, pairs, MARGIN).unwrap()))
-        });
+    for (name, clipping) in [("gpu", Clipping::Gpu), ("gpu_cpuclip", Clipping::Cpu)] {
+        if backends.iter().any(|b| b == name) {
+            gpu.set_clipping(clipping)
+                .expect("the device runs the clip kernel");
+            group.bench_function(format!("{name}/{n}"), |bench| {
+                bench.iter(|| black_box(gpu.collide(&w.bodies, pairs, MARGIN).unwrap()))
+            });
+        }
     }
+    gpu.set_clipping(Clipping::Gpu)
+        .expect("the device runs the clip kernel");
     for (name, part) in parts {
         if !backends.iter().any(|b| b == name) {
             continue;

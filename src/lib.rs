@@ -51,25 +51,25 @@
 //!   are f64 ([`Pose`]), pair queries run on f32 relative poses ([`Isometry`]).
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
-pub mod batch;
 pub mod broadphase;
 pub mod constants;
 pub mod contact;
 #[cfg(feature = "cli")]
 pub mod generate;
-pub mod gpu;
 pub mod hull;
 pub mod manifold;
+pub mod narrowphase;
 pub mod pose;
 pub mod query;
 pub mod raycast;
 pub mod scene;
 pub mod shape;
 
-pub use batch::CpuNarrowphase;
-pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
+/// The GPU backend and the process-wide GPU context (`hullsat::gpu::shared_context()`).
+pub use narrowphase::gpu;
+pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};
 pub use pose::{Isometry, Pose};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};

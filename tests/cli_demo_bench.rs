@@ -67,6 +67,7 @@ fn demo_reports_counts_times_and_the_backend_check() {
             ", upload ",
             ", dispatch+readback ",
             ", CPU clipping ",
+            "clipping: on the GPU; ",
         ] {
             assert!(report.contains(needle), "report lacks {needle:?}:\n{report}");
         }
@@ -127,7 +128,7 @@ fn bench_json_has_one_entry_per_backend() {
         "2",
         "--json",
         "--backend",
-        "cpu1,cpu,gpu",
+        "cpu1,cpu,gpu,gpu-cpuclip",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
@@ -139,10 +140,17 @@ fn bench_json_has_one_entry_per_backend() {
     let cpu = check_bench_entry(&entries, "cpu", pairs);
     assert!(cpu["threads"].as_u64().unwrap() >= 1);
     assert_eq!(cpu["manifolds"], cpu1["manifolds"], "same pairs, same verdicts");
-    if entries.len() == 3 {
-        let gpu = check_bench_entry(&entries, "gpu", pairs);
-        for key in ["upload_s", "dispatch_readback_s", "cpu_clipping_s"] {
-            assert!(gpu[key].as_f64().unwrap() >= 0.0, "{key} in {gpu}");
+    if entries.len() == 4 {
+        for backend in ["gpu", "gpu-cpuclip"] {
+            let gpu = check_bench_entry(&entries, backend, pairs);
+            for key in ["upload_s", "dispatch_readback_s", "cpu_clipping_s"] {
+                assert!(gpu[key].as_f64().unwrap() >= 0.0, "{key} in {gpu}");
+            }
+            assert!(gpu["host_pairs"].as_u64().unwrap() <= pairs, "{gpu}");
+            assert_eq!(
+                gpu["manifolds"], cpu1["manifolds"],
+                "{backend}: same verdicts as cpu1"
+            );
         }
     } else {
         assert_eq!(entries.len(), 2, "{entries:?}");
@@ -152,6 +160,28 @@ fn bench_json_has_one_entry_per_backend() {
             stderr(&output)
         );
         no_gpu(&stderr(&output));
+    }
+}
+
+#[test]
+fn collide_clips_on_the_gpu_or_the_cpu_with_the_same_results_as_the_cpu() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let cpu = hullsat(&["collide", path, "--backend", "cpu"]);
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    for clip in ["gpu", "cpu"] {
+        let gpu = hullsat(&["collide", path, "--backend", "gpu", "--clip", clip, "--verbose"]);
+        if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+            no_gpu(&stderr(&gpu));
+            return;
+        }
+        assert!(gpu.status.success(), "{}", stderr(&gpu));
+        let expected = if clip == "gpu" {
+            "clipping: on the GPU; "
+        } else {
+            "clipping: on the CPU, from the GPU's SAT results"
+        };
+        assert!(stderr(&gpu).contains(expected), "{}", stderr(&gpu));
+        assert_eq!(stdout(&gpu), stdout(&cpu), "--clip {clip}");
     }
 }
 

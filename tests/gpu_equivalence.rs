@@ -15,6 +15,7 @@ use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_4, SQRT_2};
 use std::time::Duration;
 
 use glam::{Quat, Vec3};
+use hullsat::gpu::Clipping;
 use hullsat::query::sat::{SatResult, query_hulls};
 use hullsat::{
     Body, Capsule, ConvexHull, CpuNarrowphase, FeatureId, GpuNarrowphase, HalfSpace, Isometry, Manifold,
@@ -142,6 +143,15 @@ struct ManifoldComparison {
     near_margin_only_one: usize,
     /// Pairs whose points were compared one by one (same SAT axis on both sides).
     points_compared: usize,
+    /// Of those, pairs in the margin band (separation within the tolerance of the margin) whose
+    /// contact differs: a point at the margin kept on one side and dropped on the other, which
+    /// also changes the fallback taken (GPU clipping rounds differently from the CPU).
+    margin_band: usize,
+    /// Of those, pairs whose face clip keeps nothing where the deepest axis differs from the
+    /// preferred one on one side only (an edge pair parallel to the face axis, found or missed
+    /// by a Gauss-map crossing that rounding decides): only that side can retry on it, the other
+    /// takes the deepest-vertex fallback. Both are right answers at that tie.
+    retry_ties: usize,
     /// Contact points compared.
     points: usize,
     /// Largest position or depth difference of a compared point, as a fraction of the scale.
@@ -193,6 +203,24 @@ fn compare_manifolds(
         return;
     }
     stats.points_compared += 1;
+    let same_contact = gpu.normal.distance(cpu.normal) <= NORMAL_TOLERANCE
+        && gpu.point_count() == cpu.point_count()
+        && cpu.points().iter().all(|c| {
+            gpu.points().iter().any(|g| {
+                g.id == c.id
+                    && g.position.distance(c.position) <= f64::from(eps)
+                    && (g.depth - c.depth).abs() <= eps
+            })
+        });
+    if !same_contact && (gpu.separation - margin).abs() <= eps {
+        stats.margin_band += 1;
+        return;
+    }
+    let retry_possible = |sat: &SatResult| sat.axis_separation < sat.separation;
+    if !same_contact && retry_possible(gpu_sat) != retry_possible(&cpu_sat) {
+        stats.retry_ties += 1;
+        return;
+    }
     assert!(
         gpu.normal.distance(cpu.normal) <= NORMAL_TOLERANCE,
         "{context}: normals differ\n gpu {gpu:?}\n cpu {cpu:?}"
@@ -274,11 +302,27 @@ fn gpu_equals_cpu_on_random_pairs_of_every_family() {
     };
     eprintln!("adapter: {:?}", gpu.adapter_info());
     let cpu = CpuNarrowphase::new(shapes.clone());
-    for margin in MARGINS {
+    for (margin, clipping) in MARGINS
+        .into_iter()
+        .flat_map(|m| [(m, Clipping::Gpu), (m, Clipping::Cpu)])
+    {
+        gpu.set_clipping(clipping)
+            .expect("the shared device runs the clip kernel");
         let (bodies, pairs, placements) = random_pairs(&mut rng, &shapes, PAIRS_PER_MARGIN);
         let start = std::time::Instant::now();
         let (sat, manifolds) = check_hull_batch(&mut gpu, &cpu, &bodies, &pairs, margin);
-        eprintln!("margin {margin}: {:?}\n {sat:?}\n {manifolds:?}", start.elapsed());
+        let host_pairs = gpu.timings().host_pairs;
+        eprintln!(
+            "margin {margin}, {clipping:?} clipping: {:?}, {host_pairs} pairs left to the host\n {sat:?}\n {manifolds:?}",
+            start.elapsed()
+        );
+        if clipping == Clipping::Gpu && margin == 0.0 {
+            // At margin 0 only empty clips, big faces and driver-cut pairs go to the host.
+            assert!(
+                host_pairs <= manifolds.both / 10,
+                "{host_pairs} host pairs: {manifolds:?}"
+            );
+        }
         let touching = placements.iter().filter(|&&p| p == Placement::Touching).count();
         // The comparison must be about something: both verdicts, every kind of axis, touching
         // pairs, few exceptions.
@@ -298,6 +342,11 @@ fn gpu_equals_cpu_on_random_pairs_of_every_family() {
         assert!(
             manifolds.both > sat.pairs / 4 && manifolds.points_compared > manifolds.both * 9 / 10,
             "{manifolds:?}"
+        );
+        assert!(
+            manifolds.margin_band <= manifolds.points_compared / 50
+                && manifolds.retry_ties <= manifolds.points_compared / 500,
+            "margin-band differences are rare: {manifolds:?}"
         );
     }
 }

@@ -3,41 +3,76 @@
 
 use std::mem::{offset_of, size_of};
 
-use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE};
+use hullsat::FeatureId;
+use hullsat::constants::{
+    AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+};
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuParams, GpuSatResult,
-    INCOMPLETE_BIT, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuManifold,
+    GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
+    MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
 };
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-fn shader_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
+/// Kernels live beside their host modules under src/.
+fn source_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// Every `.wgsl` file under `dir`, recursively.
+fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("readable entry").path();
+        if path.is_dir() {
+            wgsl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "wgsl") {
+            out.push(path);
+        }
+    }
+}
+
+fn parse_source(name: &str, source: &str) -> naga::Module {
+    naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)))
+}
+
+/// A kernel file's module: kernels beside `geometry.wgsl` are compiled after it (as the host
+/// modules do); any other file stands alone.
 fn parse(path: &std::path::Path) -> naga::Module {
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.emit_to_string(&source)))
+    let read =
+        |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let shared = path.with_file_name("geometry.wgsl");
+    let source = if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
+        read(&shared) + &read(path)
+    } else {
+        read(path)
+    };
+    parse_source(&path.display().to_string(), &source)
 }
 
+/// The SAT kernel exactly as the host compiles it.
 fn sat_module() -> naga::Module {
-    parse(&shader_dir().join("sat.wgsl"))
+    parse_source("SAT_WGSL", hullsat::gpu::SAT_WGSL)
+}
+
+/// The clip kernel exactly as the host compiles it.
+fn clip_module() -> naga::Module {
+    parse_source("CLIP_WGSL", hullsat::gpu::CLIP_WGSL)
 }
 
 #[test]
 fn every_wgsl_file_parses_and_validates() {
-    let mut count = 0;
-    for entry in std::fs::read_dir(shader_dir()).expect("shaders/ exists") {
-        let path = entry.expect("readable entry").path();
-        if path.extension().is_some_and(|e| e == "wgsl") {
-            let module = parse(&path);
-            Validator::new(ValidationFlags::all(), Capabilities::empty())
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
-            count += 1;
-        }
+    let mut files = Vec::new();
+    wgsl_files(&source_dir(), &mut files);
+    for path in &files {
+        let module = parse(path);
+        Validator::new(ValidationFlags::all(), Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     }
-    assert!(count >= 1, "no .wgsl file found in shaders/");
+    assert!(
+        files.iter().any(|f| f.ends_with("narrowphase/gpu/sat.wgsl")),
+        "sat.wgsl not found under src/: {files:?}"
+    );
 }
 
 /// Field names and byte offsets of a Rust struct, plus its size.
@@ -58,7 +93,7 @@ fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
         .types
         .iter()
         .find(|(_, ty)| ty.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("struct {name} not found in sat.wgsl"));
+        .unwrap_or_else(|| panic!("struct {name} not found"));
     let naga::TypeInner::Struct { members, span } = &ty.inner else {
         panic!("{name} is not a struct");
     };
@@ -86,6 +121,21 @@ fn assert_same_layout(module: &naga::Module, name: &str, rust: (Vec<(&str, u32)>
 
 #[test]
 fn rust_and_wgsl_structs_have_the_same_layout() {
+    let clip = clip_module();
+    assert_same_layout(
+        &clip,
+        "GpuManifold",
+        rust_layout!(GpuManifold {
+            normal,
+            separation,
+            points,
+            ids,
+            count,
+            status,
+            _pad0,
+            _pad1
+        }),
+    );
     let module = sat_module();
     assert_same_layout(
         &module,
@@ -109,8 +159,10 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         "GpuBody",
         rust_layout!(GpuBody {
             rotation,
-            translation,
-            hull
+            translation_hi,
+            hull,
+            translation_lo,
+            _pad
         }),
     );
     assert_same_layout(
@@ -130,9 +182,9 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         "GpuParams",
         rust_layout!(GpuParams {
             margin,
+            pair_count,
             _pad0,
-            _pad1,
-            _pad2
+            _pad1
         }),
     );
 }
@@ -143,7 +195,7 @@ fn wgsl_const(module: &naga::Module, name: &str) -> naga::Literal {
         .constants
         .iter()
         .find(|(_, c)| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("const {name} not found in sat.wgsl"));
+        .unwrap_or_else(|| panic!("const {name} not found"));
     match module.global_expressions[constant.init] {
         naga::Expression::Literal(literal) => literal,
         ref other => panic!("const {name} is not a literal: {other:?}"),
@@ -166,9 +218,29 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SEPARATED_BIT", U32(SEPARATED_BIT)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
         ("F32_MAX", F32(f32::MAX)),
+        ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     for (name, value) in expected {
         assert_eq!(wgsl_const(&module, name), value, "const {name}");
+    }
+    let clip = clip_module();
+    let expected = [
+        ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
+        ("INCIDENT_FACE_TOLERANCE", F32(INCIDENT_FACE_TOLERANCE)),
+        ("MAX_CLIP_VERTICES", U32(MAX_GPU_CLIP_VERTICES)),
+        ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
+        ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
+        ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
+        ("FEATURE_FACE_A", U32(FeatureId::FACE_A)),
+        ("FEATURE_FACE_B", U32(FeatureId::FACE_B)),
+        ("FEATURE_EDGE_PAIR", U32(FeatureId::EDGE_PAIR)),
+        ("FEATURE_HIGH_MAX", U32(FeatureId::HIGH_MAX)),
+        ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
+        ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
+        ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+    ];
+    for (name, value) in expected {
+        assert_eq!(wgsl_const(&clip, name), value, "clip const {name}");
     }
     let entry = module
         .entry_points

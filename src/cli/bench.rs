@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use hullsat::generate::ParticleSceneConfig;
-use hullsat::gpu::GpuTimings;
+use hullsat::gpu::{Clipping, GpuTimings};
 use hullsat::raycast::RayTimings;
 use hullsat::raycast::workload::random_rays;
 use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene};
@@ -34,8 +34,12 @@ readback, and CPU clipping (medians of each part).
 BACKENDS:
   cpu1   the CPU reference path on one thread (CpuNarrowphase::collide_single_thread)
   cpu    the CPU reference path on all threads (rayon)
-  gpu    the SAT on the GPU (wgpu), clipping on the CPU; skipped with a note on stderr when no
-         adapter exists (an error when it is the only backend asked for)
+  gpu    the SAT and the clipping on the GPU (wgpu): host data in, world-space manifolds out;
+         pairs the clip kernel cannot finish take the CPU path (counted in host_pairs)
+  gpu-cpuclip
+         the SAT on the GPU, clipping on the CPU (all threads)
+  A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
+  backends are asked for).
 
 RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
 random rays (--seed) from points uniform in the box of the body positions, uniform directions,
@@ -49,8 +53,10 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   {\"backend\": \"cpu1\", \"pairs\": n, \"manifolds\": m, \"runs\": k, \"median_s\": t,
    \"pairs_per_s\": x, \"ratio_to_cpu1\": r, \"adapter\": \"...\", \"threads\": n}
   ratio_to_cpu1 is cpu1's median over this backend's (2 = twice as fast; null without cpu1);
-  adapter is the GPU adapter's name or the CPU model; gpu objects add upload_s,
-  dispatch_readback_s and cpu_clipping_s (medians).
+  adapter is the GPU adapter's name or the CPU model; GPU objects add upload_s (validation and
+  staging on the host, summed over rounds; kernel time excluded), dispatch_readback_s (submit,
+  wait, copy, map), cpu_clipping_s (reading the results, CPU clipping and the CPU path for pairs
+  the GPU left to the host) as medians, and host_pairs (of the warm-up run).
 
 EXIT STATUS:
   0 success; 1 a backend failed, or none could run; 2 a bad option or scene.";
@@ -62,8 +68,10 @@ enum BenchBackend {
     Cpu1,
     /// The CPU on all threads.
     Cpu,
-    /// The GPU SAT plus CPU clipping.
+    /// The GPU SAT plus GPU clipping.
     Gpu,
+    /// The GPU SAT plus CPU clipping.
+    GpuCpuclip,
 }
 
 impl BenchBackend {
@@ -72,6 +80,16 @@ impl BenchBackend {
             BenchBackend::Cpu1 => "cpu1",
             BenchBackend::Cpu => "cpu",
             BenchBackend::Gpu => "gpu",
+            BenchBackend::GpuCpuclip => "gpu-cpuclip",
+        }
+    }
+
+    /// Where a GPU backend clips.
+    fn clipping(self) -> Option<Clipping> {
+        match self {
+            BenchBackend::Cpu1 | BenchBackend::Cpu => None,
+            BenchBackend::Gpu => Some(Clipping::Gpu),
+            BenchBackend::GpuCpuclip => Some(Clipping::Cpu),
         }
     }
 }
@@ -129,6 +147,8 @@ struct Measurement {
     threads: Option<usize>,
     /// Medians of the GPU's upload, dispatch + readback and CPU clipping.
     gpu_split: Option<[Duration; 3]>,
+    /// Pairs a GPU backend left to the host (warm-up run).
+    host_pairs: Option<usize>,
 }
 
 pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
@@ -230,13 +250,14 @@ fn measure_backend(
                 device: cpu_device(),
                 threads: Some(threads),
                 gpu_split: None,
+                host_pairs: None,
             }
         }
-        BenchBackend::Gpu => {
+        BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
             let mut gpu = match GpuNarrowphase::new(&scene.shapes) {
                 Ok(gpu) => gpu,
                 Err(err @ GpuError::NoAdapter(_)) => {
-                    eprintln!("note: skipping backend gpu: {err}");
+                    eprintln!("note: skipping backend {}: {err}", backend.name());
                     return Ok(None);
                 }
                 Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
@@ -245,6 +266,9 @@ fn measure_backend(
                 GpuError::Input(input) => CliError::Input(input),
                 err => CliError::Backend(format!("GPU backend failed: {err}")),
             };
+            let clipping = backend.clipping().expect("a GPU backend");
+            gpu.set_clipping(clipping)
+                .map_err(|err| CliError::Backend(format!("GPU backend failed: {err}")))?;
             let device = adapter_description(&gpu);
             let runs = time_runs(backend, repeat, progress, || {
                 let results = gpu.collide(bodies, pairs, margin).map_err(gpu_error)?;
@@ -263,6 +287,7 @@ fn measure_backend(
                     split(|t| t.dispatch_readback),
                     split(|t| t.cpu_clipping),
                 ]),
+                host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
             }
         }
     };
@@ -277,6 +302,8 @@ struct Runs {
     times: Vec<Duration>,
     /// The GPU's own split of each timed run (empty for the CPU).
     gpu: Vec<GpuTimings>,
+    /// The GPU's split of the warm-up run.
+    warm_up_gpu: Option<GpuTimings>,
 }
 
 /// One warm-up call of `run`, then `repeat` timed calls. A progress bar on stderr when
@@ -288,7 +315,7 @@ fn time_runs(
     mut run: impl FnMut() -> Result<(Vec<Option<Manifold>>, Option<GpuTimings>), CliError>,
 ) -> Result<Runs, CliError> {
     let t = Instant::now();
-    let (results, _) = run()?;
+    let (results, warm_up_gpu) = run()?;
     let warm_up = t.elapsed();
     let bar = (progress && warm_up * repeat > Duration::from_secs(1)).then(|| {
         let bar = ProgressBar::new(u64::from(repeat));
@@ -304,6 +331,7 @@ fn time_runs(
         manifolds: results.iter().flatten().count(),
         times: Vec::new(),
         gpu: Vec::new(),
+        warm_up_gpu,
     };
     for _ in 0..repeat {
         let t = Instant::now();
@@ -353,6 +381,9 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
         object["dispatch_readback_s"] = json!(dispatch_readback.as_secs_f64());
         object["cpu_clipping_s"] = json!(cpu_clipping.as_secs_f64());
     }
+    if let Some(host_pairs) = m.host_pairs {
+        object["host_pairs"] = json!(host_pairs);
+    }
     object
 }
 
@@ -365,7 +396,7 @@ fn print_table(
 ) {
     println!("hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up");
     println!(
-        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
+        "{:<11} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
         "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
     );
     for m in measurements {
@@ -378,7 +409,7 @@ fn print_table(
             None => m.device.clone(),
         };
         println!(
-            "{:<7} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
+            "{:<11} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
             m.manifolds,
@@ -390,10 +421,13 @@ fn print_table(
     for m in measurements {
         if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
             println!(
-                "gpu split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms",
+                "{} split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms, \
+                 {} pairs left to the host",
+                m.backend.name(),
                 upload.as_secs_f64() * 1e3,
                 dispatch_readback.as_secs_f64() * 1e3,
-                cpu_clipping.as_secs_f64() * 1e3
+                cpu_clipping.as_secs_f64() * 1e3,
+                m.host_pairs.unwrap_or(0)
             );
         }
     }
@@ -544,6 +578,10 @@ fn measure_rays(
                 threads: Some(threads),
                 gpu: None,
             }
+        }
+        BenchBackend::GpuCpuclip => {
+            eprintln!("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
+            return Ok(None);
         }
         BenchBackend::Gpu => {
             let mut gpu = match GpuRaycaster::new(&scene.shapes) {

@@ -1,4 +1,5 @@
-//! `hullsat collide SCENE.json [--out RESULTS.json] [--backend auto|gpu|cpu] [--verbose]`.
+//! `hullsat collide SCENE.json [--out RESULTS.json] [--backend auto|gpu|cpu] [--clip gpu|cpu]
+//! [--verbose]`.
 //!
 //! 1. Read and validate the whole scene; bad input stops here.
 //! 2. Take the pairs the scene lists, or the broadphase's when it lists none.
@@ -8,9 +9,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
+use hullsat::gpu::Clipping;
 use hullsat::scene::json::write_results_json;
-use hullsat::{CpuNarrowphase, Manifold, Scene};
+use hullsat::{CpuNarrowphase, Manifold, Scene, ValidatedBatch};
 
 use super::{Backend, CliError, adapter_description, gpu_failed, read_scene, scene_pairs, start_gpu};
 
@@ -76,9 +78,44 @@ pub(super) struct CollideArgs {
     /// or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
+    /// Where the GPU backend turns SAT results into manifolds: gpu (the clip kernel; pairs it
+    /// cannot finish take the CPU path) or cpu (CPU clipping of the GPU's SAT results). Ignored
+    /// on the CPU backend.
+    #[arg(long, value_enum, default_value_t = Clip::Gpu)]
+    clip: Clip,
     /// Report scene size, adapter, backend and timing on stderr.
     #[arg(long)]
     verbose: bool,
+}
+
+/// Where a GPU backend clips (`--clip`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(super) enum Clip {
+    /// In the GPU's clip kernel.
+    Gpu,
+    /// On the CPU, from the GPU's SAT results.
+    Cpu,
+}
+
+impl Clip {
+    /// The library's form.
+    pub(super) fn clipping(self) -> Clipping {
+        match self {
+            Clip::Gpu => Clipping::Gpu,
+            Clip::Cpu => Clipping::Cpu,
+        }
+    }
+
+    /// One line saying where a GPU run clipped, given the pairs it left to the host.
+    pub(super) fn describe(self, host_pairs: usize) -> String {
+        match self {
+            Clip::Gpu => format!(
+                "clipping: on the GPU; {host_pairs} pairs took the CPU path (apart within the \
+                 margin, large faces, empty clips, primitive shapes)"
+            ),
+            Clip::Cpu => "clipping: on the CPU, from the GPU's SAT results".into(),
+        }
+    }
 }
 
 pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
@@ -99,7 +136,7 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
         );
     }
     let start = Instant::now();
-    let (results, backend_name) = collide_on(args.backend, &scene, &pairs, args.verbose)?;
+    let (results, backend_name) = collide_on(args.backend, args.clip, &scene, &pairs, args.verbose)?;
     let output = write_results_json(&pairs, &results);
     if args.verbose {
         let count = results.iter().flatten().count();
@@ -125,23 +162,34 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
 }
 
 /// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
-/// `auto` falls back to the CPU, with one line on stderr, when the GPU cannot run.
+/// The batch is validated once, for whichever backend runs. `auto` falls back to the CPU, with
+/// one line on stderr, when the GPU cannot run.
 fn collide_on(
     backend: Backend,
+    clip: Clip,
     scene: &Scene,
     pairs: &[[u32; 2]],
     verbose: bool,
 ) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
+    let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
     if let Some(mut gpu) = start_gpu(backend, &scene.shapes)? {
         if verbose {
             eprintln!("adapter: {}", adapter_description(&gpu));
         }
-        match gpu.collide(&scene.bodies, pairs, scene.margin) {
-            Ok(results) => return Ok((results, "gpu")),
+        let run = gpu
+            .set_clipping(clip.clipping())
+            .and_then(|()| gpu.collide_validated(&batch));
+        match run {
+            Ok(results) => {
+                if verbose {
+                    eprintln!("{}", clip.describe(gpu.timings().host_pairs));
+                }
+                return Ok((results, "gpu"));
+            }
             Err(err) => gpu_failed(backend, &err)?,
         }
     }
     let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
-    let results = narrowphase.collide(&scene.bodies, pairs, scene.margin)?;
+    let results = narrowphase.collide_validated(&batch)?;
     Ok((results, "cpu"))
 }

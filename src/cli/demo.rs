@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::ParticleSceneConfig;
-use hullsat::{CpuNarrowphase, Manifold};
+use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
+use super::collide::Clip;
 use super::{
     Backend, CliError, Shapes, adapter_description, compare_results, generate_scene, gpu_failed, start_gpu,
 };
@@ -53,6 +54,9 @@ pub(super) struct DemoArgs {
     /// Where the narrowphase runs: auto (the GPU when available, else the CPU), gpu, or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
+    /// Where the GPU clips: gpu (the clip kernel) or cpu (CPU clipping of the GPU's SAT).
+    #[arg(long, value_enum, default_value_t = Clip::Gpu)]
+    clip: Clip,
 }
 
 /// Milliseconds, for the report.
@@ -78,16 +82,24 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     let pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin);
     let broadphase_time = t.elapsed();
 
-    // Step 3: the GPU when asked for and available; the CPU otherwise.
+    // Step 3: the GPU when asked for and available; the CPU otherwise. The batch is
+    // validated once for both (its time is part of the narrowphase time of each).
+    let t = Instant::now();
+    let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, &pairs, scene.margin)?;
+    let validation_time = t.elapsed();
     let mut gpu_run = None;
     let t = Instant::now();
     if let Some(mut gpu) = start_gpu(args.backend, &scene.shapes)? {
         let setup_time = t.elapsed();
         let t = Instant::now();
-        match gpu.collide(&scene.bodies, &pairs, scene.margin) {
+        let run = gpu
+            .set_clipping(args.clip.clipping())
+            .and_then(|()| gpu.collide_validated(&batch));
+        match run {
             Ok(results) => {
                 let adapter = adapter_description(&gpu);
-                gpu_run = Some((adapter, results, setup_time, t.elapsed(), gpu.timings()));
+                let time = validation_time + t.elapsed();
+                gpu_run = Some((adapter, results, setup_time, time, gpu.timings()));
             }
             Err(err) => gpu_failed(args.backend, &err)?,
         }
@@ -95,8 +107,8 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     let cpu = CpuNarrowphase::new(scene.shapes.clone());
     let cpu_collide = || -> Result<(Vec<Option<Manifold>>, Duration), CliError> {
         let t = Instant::now();
-        let results = cpu.collide(&scene.bodies, &pairs, scene.margin)?;
-        Ok((results, t.elapsed()))
+        let results = cpu.collide_validated(&batch)?;
+        Ok((results, validation_time + t.elapsed()))
     };
 
     // Steps 4 and 5.
@@ -119,13 +131,15 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
             print_counts(&pairs, &gpu_results);
             stage_times(gpu_time);
             println!(
-                "gpu stages: setup {} (device, shader, hulls; not in narrowphase), upload {}, \
-                 dispatch+readback {}, CPU clipping {}",
+                "gpu stages: setup {} (device, shader, hulls; not in narrowphase), validation {}, \
+                 upload {}, dispatch+readback {}, CPU clipping {}",
                 ms(setup_time),
+                ms(validation_time),
                 ms(timings.upload),
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
             );
+            println!("{}", args.clip.describe(timings.host_pairs));
             if timings.incomplete_pairs > 0 {
                 println!(
                     "gpu note: the driver cut the kernel short on {} pairs (a CPU driver's loop cap); \

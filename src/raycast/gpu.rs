@@ -28,7 +28,7 @@ use super::bvh::{Bvh, BvhNode};
 use super::cpu::cast_one;
 use super::layout::{
     GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT,
-    STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE, split_f64,
+    STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
 use crate::gpu::{GpuError, READBACK_TIMEOUT};
@@ -363,7 +363,7 @@ impl GpuRaycaster {
             .collect();
         let body_lists: Vec<u32> = bvh.bodies.iter().chain(&bvh.unbounded).copied().collect();
         let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
-        let (bvh_origin_hi, bvh_origin_lo) = split_f64(bvh.origin);
+        let (bvh_origin_hi, bvh_origin_lo) = crate::gpu::layout::split_translation(bvh.origin);
         let params = GpuRayParams {
             bvh_origin_hi,
             unbounded_count: bvh.unbounded.len() as u32,

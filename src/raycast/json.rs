@@ -194,7 +194,7 @@ mod tests {
             (
                 "[-5,0,0]",
                 "[1e39,0,0]",
-                "rays[0].origin: expected 3 finite numbers",
+                "rays[0].origin: expected 3 finite numbers within the supported range ±1e12",
             ),
             (
                 "10}",

@@ -3,8 +3,8 @@
 //! `tests/raycast_layout.rs`. Each `[f32; 3]` is followed by a 4-byte field that fills the
 //! WGSL `vec3<f32>` slot. ([`super::BvhNode`] lives with the BVH.)
 
+use crate::gpu::layout::split_translation;
 use bytemuck::{Pod, Zeroable};
-use glam::DVec3;
 
 use super::ray::Ray;
 use crate::pose::Pose;
@@ -33,17 +33,11 @@ pub const INCOMPLETE_BIT: u32 = 1;
 /// [`super::Bvh::build`]); must match `STACK_OVERFLOW_BIT` in raycast.wgsl.
 pub const STACK_OVERFLOW_BIT: u32 = 2;
 
-/// [`crate::pose::split_f64`] as the arrays the Pod structs hold.
-pub fn split_f64(v: DVec3) -> ([f32; 3], [f32; 3]) {
-    let (hi, lo) = crate::pose::split_f64(v);
-    (hi.to_array(), lo.to_array())
-}
-
 /// A ray, world space; must match `GpuRay` in raycast.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRay {
-    /// Origin, high part ([`split_f64`]), world, length units.
+    /// Origin, high part ([`split_translation`]), world, length units.
     pub origin_hi: [f32; 3],
     /// Largest distance that counts ([`f32::MAX`] when unbounded), length units.
     pub max_distance: f32,
@@ -60,7 +54,7 @@ pub struct GpuRay {
 impl GpuRay {
     /// The GPU form of `ray`.
     pub fn from_ray(ray: &Ray) -> GpuRay {
-        let (origin_hi, origin_lo) = split_f64(ray.origin());
+        let (origin_hi, origin_lo) = split_translation(ray.origin());
         GpuRay {
             origin_hi,
             max_distance: ray.max_distance().min(f32::MAX),
@@ -73,7 +67,7 @@ impl GpuRay {
 }
 
 /// A body's world pose and shape; must match `GpuRayBody` in raycast.wgsl. The translation is
-/// split as in [`split_f64`] (the layout of DESIGN.md's `GpuBody`, with a shape index).
+/// split as in [`split_translation`] (the layout of DESIGN.md's `GpuBody`, with a shape index).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRayBody {
@@ -92,7 +86,7 @@ pub struct GpuRayBody {
 impl GpuRayBody {
     /// The GPU form of a body of shape `shape` at `pose`.
     pub fn from_pose(shape: u32, pose: &Pose) -> GpuRayBody {
-        let (translation_hi, translation_lo) = split_f64(pose.translation);
+        let (translation_hi, translation_lo) = split_translation(pose.translation);
         GpuRayBody {
             rotation: pose.rotation.to_array(),
             translation_hi,

@@ -5,7 +5,7 @@ pub mod json;
 
 use glam::{Quat, Vec3};
 
-use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE};
+use crate::constants::MAX_POSITION;
 use crate::pose::Pose;
 use crate::shape::Shape;
 
@@ -91,67 +91,8 @@ pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
     Ok(Pose::new(pose.translation, q / length))
 }
 
-/// Checks bodies, pairs and margin against `shapes` before any backend uploads or computes:
-/// finite unit poses, existing shape and body indices, no body paired with itself, no pair of
-/// two half-spaces, a finite non-negative margin. Returns the bodies with normalized rotations.
-pub fn validate_batch(
-    shapes: &[Shape],
-    bodies: &[Body],
-    pairs: &[[u32; 2]],
-    margin: f32,
-) -> Result<Vec<Body>, InputError> {
-    if !margin.is_finite() || margin < 0.0 {
-        return Err(InputError::new(
-            "margin",
-            format!("expected a finite number >= 0, got {margin}"),
-        ));
-    }
-    if margin > MAX_SHAPE_SIZE {
-        return Err(InputError::new(
-            "margin",
-            format!("{margin:e} is outside the supported range 0..={MAX_SHAPE_SIZE:e}"),
-        ));
-    }
-    let mut checked = Vec::with_capacity(bodies.len());
-    for (i, body) in bodies.iter().enumerate() {
-        if body.shape as usize >= shapes.len() {
-            return Err(InputError::new(
-                format!("bodies[{i}].shape"),
-                format!("shape {} does not exist ({} shapes)", body.shape, shapes.len()),
-            ));
-        }
-        let pose = check_pose(&format!("bodies[{i}]"), &body.pose)?;
-        checked.push(Body {
-            shape: body.shape,
-            pose,
-        });
-    }
-    for (i, &[a, b]) in pairs.iter().enumerate() {
-        for body in [a, b] {
-            if body as usize >= bodies.len() {
-                return Err(InputError::new(
-                    format!("pairs[{i}]"),
-                    format!("body {body} does not exist"),
-                ));
-            }
-        }
-        if a == b {
-            return Err(InputError::new(
-                format!("pairs[{i}]"),
-                format!("body {a} is paired with itself"),
-            ));
-        }
-        let is_half_space =
-            |body: u32| matches!(shapes[bodies[body as usize].shape as usize], Shape::HalfSpace(_));
-        if is_half_space(a) && is_half_space(b) {
-            return Err(InputError::new(
-                format!("pairs[{i}]"),
-                "two half-spaces cannot be tested against each other",
-            ));
-        }
-    }
-    Ok(checked)
-}
+/// Batch validation lives with the narrowphase backends; re-exported here for existing callers.
+pub use crate::narrowphase::validate::validate_batch;
 
 /// Convenience for tests and examples: a body of `shape` at `position` with `rotation`.
 pub fn body(shape: u32, position: Vec3, rotation: Quat) -> Body {

@@ -147,17 +147,18 @@ pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
     }
 }
 
-/// A device with `limits` from the first adapter (as a renderer would make one), or `None` as
-/// for [`gpu_or_skip`].
+/// A second device with `limits` (as a renderer would make one), from the shared context's
+/// adapter: no second wgpu instance. `None` as for [`gpu_or_skip`].
 pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue)> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = match pollster::block_on(instance.request_adapter(&Default::default())) {
-        Ok(adapter) => adapter,
-        Err(e) => {
-            skip_without_adapter(&e.to_string());
+    let context = match hullsat::gpu::shared_context() {
+        Ok(context) => context,
+        Err(GpuError::NoAdapter(why)) => {
+            skip_without_adapter(&why);
             return None;
         }
+        Err(e) => panic!("GPU context could not start: {e}"),
     };
+    let adapter = context.adapter().expect("the shared context keeps its adapter");
     let descriptor = wgpu::DeviceDescriptor {
         required_limits: limits,
         ..Default::default()

@@ -3,7 +3,8 @@
 //
 // 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
 //    handles them.
-// 2. B's pose in A's frame from the two world poses (as Pose::relative_to_self), and its inverse.
+// 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
+//    and its inverse.
 // 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
 // 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each.
 // 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
@@ -15,87 +16,15 @@
 //    crate::constants::pair_scale); `separation` is the
 //    exact maximum over all tested axes.
 //
-// Every struct has a Rust twin in src/gpu/layout.rs; tests/gpu_layout.rs checks sizes, offsets
-// and the constants below against the Rust ones.
+// Compiled after geometry.wgsl (structs, bindings, helpers). tests/gpu_layout.rs checks the
+// constants below against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).
 const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
-// Mirrors crate::gpu::layout::WORKGROUP_SIZE.
-const WORKGROUP_SIZE: u32 = 64u;
-// Mirrors crate::gpu::layout::NO_HULL: a body whose shape is not a hull.
-const NO_HULL: u32 = 0xffffffffu;
-// Mirrors crate::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
-const AXIS_NONE: u32 = 0u;
-const AXIS_FACE_A: u32 = 1u;
-const AXIS_FACE_B: u32 = 2u;
-const AXIS_EDGE_PAIR: u32 = 3u;
-// Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
-const SEPARATED_BIT: u32 = 4u;
-// Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
-const INCOMPLETE_BIT: u32 = 8u;
-// Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
-const F32_MAX: f32 = 0x1.fffffep+127f;
-
-// Must match src/gpu/layout.rs `GpuHull`: ranges into the shared geometry arrays.
-struct GpuHull {
-    centroid: vec3<f32>,
-    radius: f32,
-    first_vertex: u32,
-    vertex_count: u32,
-    first_face: u32,
-    face_count: u32,
-    first_edge: u32,
-    edge_count: u32,
-    _pad0: u32,
-    _pad1: u32,
-}
-
-// Must match src/gpu/layout.rs `GpuEdge`: vertex and face indices local to the hull.
-struct GpuEdge {
-    v0: u32,
-    v1: u32,
-    f0: u32,
-    f1: u32,
-}
-
-// Must match src/gpu/layout.rs `GpuBody`: world pose (unit quaternion xyzw) and hull index.
-struct GpuBody {
-    rotation: vec4<f32>,
-    translation: vec3<f32>,
-    hull: u32,
-}
-
-// Must match src/gpu/layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
-// AXIS_* code | SEPARATED_BIT | INCOMPLETE_BIT.
-struct GpuSatResult {
-    normal: vec3<f32>,
-    axis_separation: f32,
-    separation: f32,
-    kind: u32,
-    feature_a: u32,
-    feature_b: u32,
-}
-
-// Must match src/gpu/layout.rs `GpuParams`.
-struct GpuParams {
-    margin: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-// Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w.
-@group(0) @binding(0) var<storage, read> vertices: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> edges: array<GpuEdge>;
-@group(0) @binding(3) var<storage, read> hulls: array<GpuHull>;
-// Group 1: per call. `pairs` and `results` are bound per dispatch chunk at the same offset.
-@group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
-@group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
+// Group 1, binding 2: one result per pair of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
-@group(1) @binding(3) var<uniform> params: GpuParams;
 
 struct FaceQuery {
     face: u32,
@@ -108,25 +37,6 @@ struct EdgeQuery {
     edge_b: u32,
     separation: f32,
     axis: vec3<f32>,
-}
-
-// Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
-fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let u = q.xyz;
-    return v * (q.w * q.w - dot(u, u)) + u * (2.0 * dot(u, v)) + cross(u, v) * (2.0 * q.w);
-}
-
-// Hamilton product a * b (apply b first).
-fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(
-        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
-        a.w * b.w - dot(a.xyz, b.xyz),
-    );
-}
-
-// Inverse of a unit quaternion.
-fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(-q.xyz, q.w);
 }
 
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
@@ -228,15 +138,7 @@ fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis
     if sep > params.margin {
         flags |= SEPARATED_BIT;
     }
-    // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
-    // spent, and the budget never refills: a two-step loop run last is cut short exactly when
-    // the queries may have been. The bound comes from a buffer so no compiler folds the loop.
-    let wanted = min(2u, arrayLength(&pairs) + 1u);
-    var steps = 0u;
-    for (var i = 0u; i < wanted; i++) {
-        steps += 1u;
-    }
-    if steps < wanted {
+    if loops_cut_short() {
         flags |= INCOMPLETE_BIT;
     }
     results[index] = GpuSatResult(normal, axis_sep, sep, flags, fa, fb);
@@ -246,7 +148,7 @@ fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard, CPU-routed pairs.
     let index = id.x;
-    if index >= arrayLength(&pairs) {
+    if index >= params.pair_count {
         return;
     }
     let pair = pairs[index];
@@ -262,9 +164,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius);
 
     // 2. B in A's frame (b_in_a), A in B's frame (a_in_b).
-    let inv_a = quat_conjugate(body_a.rotation);
-    let q_ba = normalize(quat_mul(inv_a, body_b.rotation));
-    let t_ba = quat_rotate(inv_a, body_b.translation - body_a.translation);
+    let b_in_a = relative_pose(body_a, body_b);
+    let q_ba = b_in_a.q;
+    let t_ba = b_in_a.t;
     let q_ab = quat_conjugate(q_ba);
     let t_ab = quat_rotate(q_ab, -t_ba);
 

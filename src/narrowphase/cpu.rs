@@ -1,16 +1,19 @@
 //! The CPU reference backend: a batch of body pairs, each through [`collide_shapes`].
 //!
-//! 1. Validate bodies, pairs and margin ([`validate_batch`]); rotations come back normalized.
+//! 1. Validate bodies, pairs and margin once ([`ValidatedBatch`]); rotations come back
+//!    normalized. [`CpuNarrowphase::collide_validated`] takes a batch validated by the caller.
 //! 2. Collide every pair (in parallel with rayon, or on one thread), writing one entry per
-//!    pair in pair order. A pair `[a, b]` with `a > b` is computed as `[b, a]` and swapped
-//!    ([`Manifold::swapped`]), so the order of a pair never changes its verdict. The per-pair work allocates nothing; the only allocations are the
+//!    pair in pair order. Pairs run in the batch's canonical order (lower body index first) and
+//!    are swapped back ([`ValidatedBatch::restore_order`]), so the order of a pair never
+//!    changes its verdict. The per-pair work allocates nothing; the only allocations are the
 //!    checked bodies and the output vector.
 
 use rayon::prelude::*;
 
 use crate::contact::collide_shapes;
 use crate::manifold::Manifold;
-use crate::scene::{Body, InputError, validate_batch};
+use crate::narrowphase::validate::ValidatedBatch;
+use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
 /// Fewest pairs a rayon task takes: a box pair costs about a microsecond, so smaller tasks
@@ -43,35 +46,51 @@ impl CpuNarrowphase {
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
-        let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
-        Ok(pairs
-            .par_iter()
-            .with_min_len(PAIRS_PER_TASK)
-            .map(|&pair| self.collide_pair(&bodies, pair, margin))
-            .collect())
+        self.collide_validated(&ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?)
     }
 
-    /// Same as [`Self::collide`] on the calling thread only (a baseline for benchmarks).
+    /// [`Self::collide`] on a batch the caller validated (no second check). An [`InputError`]
+    /// only when the batch was validated against an incompatible shape list.
+    pub fn collide_validated(&self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, InputError> {
+        batch.check_shapes(&self.shapes)?;
+        let (bodies, margin) = (batch.bodies(), batch.margin());
+        let mut results: Vec<Option<Manifold>> = batch
+            .pairs()
+            .par_iter()
+            .with_min_len(PAIRS_PER_TASK)
+            .map(|&pair| self.collide_pair(bodies, pair, margin))
+            .collect();
+        batch.restore_order(&mut results);
+        Ok(results)
+    }
+
+    /// Same as [`Self::collide`] on the calling thread only, validation included (a baseline
+    /// for benchmarks).
     pub fn collide_single_thread(
         &self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
-        let bodies = validate_batch(&self.shapes, bodies, pairs, margin)?;
-        Ok(pairs
+        let batch = ValidatedBatch::new_on_this_thread(&self.shapes, bodies, pairs, margin)?;
+        let bodies = batch.bodies();
+        Ok(batch
+            .pairs()
             .iter()
-            .map(|&pair| self.collide_pair(&bodies, pair, margin))
+            .zip(pairs)
+            .map(|(&pair, &[a, b])| {
+                let manifold = self.collide_pair(bodies, pair, margin);
+                if a > b {
+                    manifold.map(|m| m.swapped())
+                } else {
+                    manifold
+                }
+            })
             .collect())
     }
 
-    /// The manifold of one validated pair (indices already checked). Computed with the lower
-    /// body index as A, then swapped when the pair lists them the other way: the verdict and
-    /// the contact do not depend on the order, also within rounding of the margin.
+    /// The manifold of one validated pair (indices already checked).
     fn collide_pair(&self, bodies: &[Body], [a, b]: [u32; 2], margin: f32) -> Option<Manifold> {
-        if a > b {
-            return self.collide_pair(bodies, [b, a], margin).map(|m| m.swapped());
-        }
         let body_a = &bodies[a as usize];
         let body_b = &bodies[b as usize];
         collide_shapes(

@@ -1,0 +1,244 @@
+//! Device buffers that persist between calls, and the host side of filling them.
+//!
+//! 1. [`GrowBuffer`]: created small, grown (doubling) when a call needs more, never shrunk;
+//!    each reallocation bumps a generation so bind groups built on the old buffer are rebuilt.
+//! 2. [`StagingBuffer`]: a host-visible buffer kept allocated and mapped again after each use;
+//!    elements are written straight into it, one per index, on all threads (no intermediate host
+//!    copy, no per-call allocation), and the command encoder copies it to the device buffer.
+//! 3. Limits: [`check_limit`] turns a buffer that would exceed a device limit into an error.
+
+use std::sync::mpsc::Receiver;
+
+use bytemuck::Pod;
+use rayon::prelude::*;
+
+use super::GpuError;
+use super::context::GpuContext;
+
+/// Smallest buffer created (wgpu rejects zero-sized bindings).
+pub(crate) const MIN_BUFFER_BYTES: u64 = 256;
+
+/// Elements built on the stack before one copy into mapped memory.
+const WRITE_BLOCK: usize = 64;
+
+/// Fewest elements one rayon task writes in [`fill_parallel`]: each costs a few nanoseconds.
+const ELEMENTS_PER_TASK: usize = 8192;
+
+/// A device buffer that is reused between calls and grown when a call needs more.
+pub(crate) struct GrowBuffer {
+    pub buffer: wgpu::Buffer,
+    /// Bumped at every reallocation (starts at 0).
+    pub generation: u64,
+    label: &'static str,
+    usage: wgpu::BufferUsages,
+}
+
+impl GrowBuffer {
+    pub fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages) -> Self {
+        let buffer = create_buffer(device, label, MIN_BUFFER_BYTES, usage);
+        GrowBuffer {
+            buffer,
+            generation: 0,
+            label,
+            usage,
+        }
+    }
+
+    /// Makes room for `bytes`: the next power of two, capped at `cap` (the caller has checked
+    /// `bytes <= cap`).
+    pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64, cap: u64) {
+        if bytes > self.buffer.size() {
+            let size = bytes.next_power_of_two().min(cap).max(bytes);
+            self.buffer = create_buffer(device, self.label, size, self.usage);
+            self.generation += 1;
+        }
+    }
+}
+
+pub(crate) fn create_buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size
+            .max(MIN_BUFFER_BYTES)
+            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+        usage,
+        mapped_at_creation: false,
+    })
+}
+
+/// Where a [`StagingBuffer`] is in its cycle.
+enum StagingState {
+    /// Mapped for writing: ready.
+    Mapped,
+    /// Written and unmapped; its copy is recorded, perhaps submitted.
+    Unmapped,
+    /// Mapping requested after a submission; the receiver reports when it is done.
+    Remapping(Receiver<Result<(), wgpu::BufferAsyncError>>),
+}
+
+/// A host-visible upload buffer that stays allocated and is mapped again after each use: the
+/// host writes straight into it (no per-call allocation, no page faults on fresh memory, no
+/// intermediate copy), the command encoder copies it into a device buffer.
+pub(crate) struct StagingBuffer {
+    buffer: wgpu::Buffer,
+    state: StagingState,
+    label: &'static str,
+}
+
+impl StagingBuffer {
+    pub fn new(device: &wgpu::Device, label: &'static str) -> Self {
+        StagingBuffer {
+            buffer: Self::create(device, label, MIN_BUFFER_BYTES),
+            state: StagingState::Mapped,
+            label,
+        }
+    }
+
+    fn create(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: size
+                .max(MIN_BUFFER_BYTES)
+                .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
+        })
+    }
+
+    /// Writes `count` elements `element(i)` from byte 0, on all threads, after waiting (bounded)
+    /// for the buffer to be mapped again; grows it (doubling) when they do not fit. Leaves it
+    /// unmapped, ready for [`Self::record_copy`].
+    pub fn write<T: Pod + Send>(
+        &mut self,
+        context: &GpuContext,
+        count: usize,
+        element: impl Fn(usize) -> T + Sync,
+    ) -> Result<(), GpuError> {
+        let bytes = (count * size_of::<T>()) as u64;
+        if bytes > self.buffer.size() {
+            self.buffer = Self::create(context.device(), self.label, bytes.next_power_of_two());
+            self.state = StagingState::Mapped;
+        }
+        self.wait_mapped(context)?;
+        {
+            let mut view = self
+                .buffer
+                .get_mapped_range_mut(0..bytes.max(wgpu::COPY_BUFFER_ALIGNMENT))
+                .map_err(|e| GpuError::Wgpu(format!("staging buffer: {e}")))?;
+            fill_parallel(view.slice(..bytes as usize), count, element);
+        }
+        self.buffer.unmap();
+        self.state = StagingState::Unmapped;
+        Ok(())
+    }
+
+    /// Records the copy of the first `bytes` into `target` (call after [`Self::write`]).
+    pub fn record_copy(&self, encoder: &mut wgpu::CommandEncoder, target: &wgpu::Buffer, bytes: u64) {
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(&self.buffer, 0, target, 0, bytes);
+        }
+    }
+
+    /// Asks for the buffer to be mapped again once the submitted copy is done (call after the
+    /// submission; the next wait on the device completes it).
+    pub fn remap_after_submit(&mut self) {
+        if matches!(self.state, StagingState::Unmapped) {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            self.buffer
+                .map_async(wgpu::MapMode::Write, .., move |r| drop(sender.send(r)));
+            self.state = StagingState::Remapping(receiver);
+        }
+    }
+
+    /// Waits (bounded) until the buffer is mapped, asking for the mapping first when no one has
+    /// (a caller of `encode` submitted the copy itself).
+    fn wait_mapped(&mut self, context: &GpuContext) -> Result<(), GpuError> {
+        self.remap_after_submit();
+        if let StagingState::Remapping(receiver) = &self.state {
+            context.wait_for_map(receiver)?;
+        }
+        self.state = StagingState::Mapped;
+        Ok(())
+    }
+}
+
+/// Fills `view` with `count` elements `element(i)` on all threads.
+fn fill_parallel<T: Pod + Send>(
+    view: wgpu::WriteOnly<'_, [u8]>,
+    count: usize,
+    element: impl Fn(usize) -> T + Sync,
+) {
+    let mut rest = view;
+    // Split the write-only view into disjoint per-task pieces.
+    let tasks = count
+        .div_ceil(ELEMENTS_PER_TASK)
+        .min(rayon::current_num_threads() * 4)
+        .max(1);
+    let per_task = count.div_ceil(tasks);
+    let mut pieces = Vec::with_capacity(tasks);
+    let mut first = 0;
+    while first < count {
+        let len = per_task.min(count - first);
+        let (piece, tail) = rest.split_at(len * size_of::<T>());
+        pieces.push((first, SendPiece(piece)));
+        rest = tail;
+        first += len;
+    }
+    pieces.into_par_iter().for_each(|(first, SendPiece(mut piece))| {
+        // Elements are built in a small block on the stack, then copied to the mapped memory.
+        let mut block = [T::zeroed(); WRITE_BLOCK];
+        let len = piece.len() / size_of::<T>();
+        for start in (0..len).step_by(WRITE_BLOCK) {
+            let n = WRITE_BLOCK.min(len - start);
+            for (k, slot) in block[..n].iter_mut().enumerate() {
+                *slot = element(first + start + k);
+            }
+            let bytes: &[u8] = bytemuck::cast_slice(&block[..n]);
+            let at = start * size_of::<T>();
+            piece.slice(at..at + bytes.len()).copy_from_slice(bytes);
+        }
+    });
+}
+
+/// A piece of mapped memory handed to one rayon task. wgpu 30 implements `Send` for
+/// `WriteOnly<T>` only for sized `T`, so a byte slice needs this wrapper.
+struct SendPiece<'a>(wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<[u8]>` is an exclusive, write-only borrow of bytes (like `&mut [u8]`,
+// which is `Send`); the pieces are disjoint (`split_at`), so each task writes only its own.
+unsafe impl Send for SendPiece<'_> {}
+
+/// A [`GpuError::TooLarge`] when `bytes` exceeds `limit`.
+pub(crate) fn check_limit(
+    what: &'static str,
+    bytes: u64,
+    limit: u64,
+    limit_name: &'static str,
+) -> Result<(), GpuError> {
+    if bytes > limit {
+        return Err(GpuError::TooLarge {
+            what,
+            bytes,
+            limit,
+            limit_name,
+        });
+    }
+    Ok(())
+}
+
+/// A bind group entry for `size` bytes of `buffer` from `offset`.
+pub(crate) fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding: index,
+        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset,
+            size: wgpu::BufferSize::new(size),
+        }),
+    }
+}

@@ -1,0 +1,124 @@
+//! The clip kernel's host side (`clip.wgsl` beside this file): its pipeline, compiled once per
+//! device ([`ClipKernel`], held by the context), and the conversion of its [`GpuManifold`]s
+//! (A's frame) into world-space [`Manifold`]s with every index and number checked.
+//!
+//! The kernel runs after the SAT kernel on the same chunk, reading its results; its bind groups
+//! and output buffer live with the SAT call buffers (`sat::SatBuffers`).
+
+use super::GpuError;
+use super::layout::GpuManifold;
+use super::sat::{bind_group_layout, storage};
+use crate::hull::ConvexHull;
+use crate::manifold::{ContactPoint, FeatureId, Manifold};
+use crate::pose::Pose;
+
+/// The WGSL source of the clip kernel: the shared declarations, then the kernel.
+pub const CLIP_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("clip.wgsl"));
+
+/// Storage buffers the clip kernel binds in one shader stage (5 geometry, bodies, pairs, SAT
+/// results, manifolds): more than wgpu's default limit of 8, so devices must allow it.
+pub(crate) const CLIP_STORAGE_BUFFERS: u32 = 9;
+
+/// The compiled clip pipeline and its per-call bind group layout (one per device).
+pub(crate) struct ClipKernel {
+    pub pipeline: wgpu::ComputePipeline,
+    pub call_layout: wgpu::BindGroupLayout,
+}
+
+impl ClipKernel {
+    /// Compiles the kernel on `device` (inside the caller's error scopes); group 0 is the SAT
+    /// kernel's geometry layout, so both kernels share one geometry bind group.
+    pub fn new(device: &wgpu::Device, geometry_layout: &wgpu::BindGroupLayout) -> Self {
+        let call_layout = bind_group_layout(
+            device,
+            "clip call",
+            &[
+                storage(true),
+                storage(true),
+                storage(true),
+                wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(size_of::<super::layout::GpuParams>() as u64),
+                },
+                storage(false),
+            ],
+        );
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("clip.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(CLIP_WGSL.into()),
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("clip"),
+            bind_group_layouts: &[Some(geometry_layout), Some(&call_layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("clip"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        ClipKernel {
+            pipeline,
+            call_layout,
+        }
+    }
+}
+
+/// The world-space manifold of a pair the kernel clipped ([`super::layout::MANIFOLD_CLIPPED`]):
+/// normal and points moved from A's frame by `pose_a`, after checking the point count, every
+/// feature id against the hulls' sizes, and that every number is finite.
+pub(crate) fn manifold_from_gpu(
+    raw: &GpuManifold,
+    a: &ConvexHull,
+    b: &ConvexHull,
+    pose_a: &Pose,
+    pair: usize,
+) -> Result<Manifold, GpuError> {
+    let bad = |what: String| GpuError::BadResult { pair, what };
+    let count = raw.count as usize;
+    if !(1..=raw.ids.len()).contains(&count) {
+        return Err(bad(format!("{count} contact points")));
+    }
+    let finite = raw.normal.iter().chain(&[raw.separation]).all(|x| x.is_finite())
+        && raw.points[..count].iter().flatten().all(|x| x.is_finite());
+    if !finite {
+        return Err(bad("a non-finite normal, separation or point".into()));
+    }
+    // Built in A's frame and moved to the world as the CPU path does (`Manifold::to_world`), so
+    // both give the same world positions.
+    let mut manifold = Manifold::new(raw.normal.into(), raw.separation);
+    for (point, &id) in raw.points[..count].iter().zip(&raw.ids) {
+        let id = FeatureId(id);
+        check_feature(id, a, b).map_err(|what| bad(format!("feature id {:#010x}: {what}", id.0)))?;
+        manifold.push(ContactPoint {
+            position: glam::Vec3::new(point[0], point[1], point[2]).as_dvec3(),
+            depth: point[3],
+            id,
+        });
+    }
+    Ok(manifold.to_world(pose_a))
+}
+
+/// `Ok` when the fields of a clipped or edge-pair id exist on the hulls (see [`FeatureId`]):
+/// a face contact's high field is a face or vertex of the body it names, its low field a vertex
+/// of the other; an edge pair names an edge of each.
+fn check_feature(id: FeatureId, a: &ConvexHull, b: &ConvexHull) -> Result<(), String> {
+    let (high, low) = (id.high() as usize, id.low() as usize);
+    let face_or_vertex = |h: &ConvexHull| h.planes().len().max(h.vertices().len());
+    let (high_limit, low_limit) = match id.kind() {
+        FeatureId::FACE_A => (face_or_vertex(a), b.vertices().len()),
+        FeatureId::FACE_B => (face_or_vertex(b), a.vertices().len()),
+        FeatureId::EDGE_PAIR => (a.edges().len(), b.edges().len()),
+        kind => return Err(format!("kind {kind} is not made by the clip kernel")),
+    };
+    if high >= high_limit || low >= low_limit {
+        return Err(format!(
+            "fields {high} and {low} exceed the hulls' {high_limit} and {low_limit}"
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,476 @@
+// Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
+// A port of src/contact/hull_hull.rs (contact_on_axis, face_pair, most_antiparallel_face,
+// add_clipped_points) and src/contact/clip.rs (clip_incident_face, clip_by_side_plane,
+// crossing_id, reduce_to_four) and src/query/segment.rs (closest_points_segments), the
+// references; keep them in step. Runs after sat.wgsl on the same chunk.
+//
+// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs this kernel does not finish go to
+//    the host (MANIFOLD_HOST): not a hull pair, the SAT cut short (INCOMPLETE_BIT), apart but
+//    within the margin (the host measures the distance with GJK), reference and incident faces
+//    beyond MAX_CLIP_VERTICES together.
+// 2. Edge axis: one point midway between the closest points of the two edges.
+// 3. Face axis: the SAT face is the reference face; the incident face is the other hull's face
+//    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
+// 4. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
+//    with its packed feature id.
+// 5. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
+//    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index).
+// 6. Each point midway between the incident point and its projection on the reference plane,
+//    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
+//    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
+//    carry their SAT result (host_manifold), so the host runs no SAT again for them.
+//
+// Compiled after geometry.wgsl. tests/gpu_layout.rs checks the constants below against the
+// Rust ones.
+
+// Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
+const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
+// Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
+const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
+// Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
+const MAX_CLIP_VERTICES: u32 = 32u;
+// Mirrors crate::gpu::layout::MANIFOLD_*: GpuManifold.status.
+const MANIFOLD_SEPARATED: u32 = 0u;
+const MANIFOLD_CLIPPED: u32 = 1u;
+const MANIFOLD_HOST: u32 = 2u;
+// Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR}: the kind field of a feature id.
+const FEATURE_FACE_A: u32 = 0u;
+const FEATURE_FACE_B: u32 = 1u;
+const FEATURE_EDGE_PAIR: u32 = 2u;
+// Mirrors crate::FeatureId::{HIGH_MAX, LOW_MAX}: the field masks.
+const FEATURE_HIGH_MAX: u32 = 0x3fffu;
+const FEATURE_LOW_MAX: u32 = 0x7fffu;
+// f32::EPSILON squared: the degenerate-segment threshold of closest_points_segments.
+const SEGMENT_TINY: f32 = 1.4210855e-14;
+// Polygon edge carriers (clip.rs EdgeCarrier): an incident edge by its start vertex, or a
+// reference side (this bit set) by its index in the reference loop.
+const SIDE_CARRIER: u32 = 0x80000000u;
+
+// Must match layout.rs `GpuManifold`: A's frame; points xyz position, w depth.
+struct GpuManifold {
+    normal: vec3<f32>,
+    separation: f32,
+    points: array<vec4<f32>, 4>,
+    ids: array<u32, 4>,
+    count: u32,
+    status: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifolds.
+@group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
+@group(1) @binding(4) var<storage, read_write> manifolds: array<GpuManifold>;
+
+// The clip polygon, double-buffered: buffer `s` holds poly_len[s] vertices.
+var<private> poly_position: array<array<vec3<f32>, MAX_CLIP_VERTICES>, 2>;
+var<private> poly_id: array<array<u32, MAX_CLIP_VERTICES>, 2>;
+var<private> poly_carrier: array<array<u32, MAX_CLIP_VERTICES>, 2>;
+var<private> poly_len: array<u32, 2>;
+
+// A face of a hull placed in A's frame by (q, t), as clip.rs PosedFace.
+struct PosedFace {
+    hull: GpuHull,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    face: u32,
+}
+
+fn feature_id(kind: u32, flag: u32, high: u32, low: u32) -> u32 {
+    return ((kind & 3u) << 30u) | (flag << 29u) | ((high & FEATURE_HIGH_MAX) << 15u) | (low & FEATURE_LOW_MAX);
+}
+
+fn pose_point(q: vec4<f32>, t: vec3<f32>, p: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(q, p) + t;
+}
+
+fn hull_vertex(hull: GpuHull, v: u32) -> vec3<f32> {
+    return vertices[hull.first_vertex + v].xyz;
+}
+
+// First entry (in face_loops) and length of the loop of `face` of `hull`.
+fn face_loop(hull: GpuHull, face: u32) -> vec2<u32> {
+    let g = hull.first_face + face;
+    return vec2<u32>(face_loops[2u * g], face_loops[2u * g + 1u]);
+}
+
+fn poly_push(s: u32, position: vec3<f32>, id: u32, carrier: u32) {
+    let n = poly_len[s];
+    if n < MAX_CLIP_VERTICES {
+        poly_position[s][n] = position;
+        poly_id[s][n] = id;
+        poly_carrier[s][n] = carrier;
+        poly_len[s] = n + 1u;
+    }
+}
+
+// 3. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
+fn most_antiparallel_face(hull: GpuHull, q: vec4<f32>, normal: vec3<f32>) -> u32 {
+    let local = quat_rotate(quat_conjugate(q), normal);
+    var best = F32_MAX;
+    for (var f = 0u; f < hull.face_count; f++) {
+        best = min(best, dot(planes[hull.first_face + f].xyz, local));
+    }
+    for (var f = 0u; f < hull.face_count; f++) {
+        if dot(planes[hull.first_face + f].xyz, local) <= best + INCIDENT_FACE_TOLERANCE {
+            return f;
+        }
+    }
+    return 0u;
+}
+
+// Id of the point where reference side `side` cuts a polygon edge lying on `carrier`.
+fn crossing_id(carrier: u32, side: u32, ref_loop: vec2<u32>, incident_face: u32, kind: u32) -> u32 {
+    if (carrier & SIDE_CARRIER) == 0u {
+        return feature_id(kind, 1u, face_loops[ref_loop.x + side], carrier);
+    }
+    // Two side planes meet at their shared reference vertex.
+    let other = carrier & ~SIDE_CARRIER;
+    var corner = face_loops[ref_loop.x + other];
+    if (other + 1u) % ref_loop.y == side {
+        corner = face_loops[ref_loop.x + side];
+    }
+    return feature_id(kind ^ 1u, 0u, incident_face, corner);
+}
+
+// 4. One Sutherland–Hodgman pass: the part of polygon `src` behind the side plane
+// (side_normal, offset) into polygon 1 - src.
+fn clip_by_side_plane(src: u32, side_normal: vec3<f32>, offset: f32, side: u32, ref_loop: vec2<u32>, incident_face: u32, kind: u32) {
+    let dst = 1u - src;
+    poly_len[dst] = 0u;
+    let n = poly_len[src];
+    for (var k = 0u; k < n; k++) {
+        let cur = poly_position[src][k];
+        let next = poly_position[src][(k + 1u) % n];
+        let carrier = poly_carrier[src][k];
+        let d_cur = dot(side_normal, cur) - offset;
+        let d_next = dot(side_normal, next) - offset;
+        let cur_inside = d_cur <= 0.0;
+        if cur_inside {
+            poly_push(dst, cur, poly_id[src][k], carrier);
+        }
+        if cur_inside != (d_next <= 0.0) {
+            let t = d_cur / (d_cur - d_next);
+            let id = crossing_id(carrier, side, ref_loop, incident_face, kind);
+            // Leaving: the new edge runs along this side plane; entering: along cur's edge.
+            var outgoing = carrier;
+            if cur_inside {
+                outgoing = side | SIDE_CARRIER;
+            }
+            poly_push(dst, mix(cur, next, t), id, outgoing);
+        }
+    }
+}
+
+// 4. Clips `incident` by the side planes of `reference`; returns the buffer holding the result.
+fn clip_incident_face(reference: PosedFace, incident: PosedFace, kind: u32) -> u32 {
+    let inc_loop = face_loop(incident.hull, incident.face);
+    poly_len[0] = 0u;
+    for (var k = 0u; k < inc_loop.y; k++) {
+        let v = face_loops[inc_loop.x + k];
+        let position = pose_point(incident.q, incident.t, hull_vertex(incident.hull, v));
+        poly_push(0u, position, feature_id(kind, 0u, reference.face, v), v);
+    }
+    let ref_loop = face_loop(reference.hull, reference.face);
+    let normal = quat_rotate(reference.q, planes[reference.hull.first_face + reference.face].xyz);
+    var src = 0u;
+    for (var side = 0u; side < ref_loop.y; side++) {
+        let start = pose_point(reference.q, reference.t, hull_vertex(reference.hull, face_loops[ref_loop.x + side]));
+        let end_index = face_loops[ref_loop.x + (side + 1u) % ref_loop.y];
+        let end = pose_point(reference.q, reference.t, hull_vertex(reference.hull, end_index));
+        // Points out of the face polygon across this edge: (edge x normal) for a CCW loop.
+        let side_normal = cross(end - start, normal);
+        clip_by_side_plane(src, side_normal, dot(side_normal, start), side, ref_loop, incident.face, kind);
+        src = 1u - src;
+        if poly_len[src] == 0u {
+            break;
+        }
+    }
+    return src;
+}
+
+// Signed distance of polygon vertex i (buffer s) in front of the plane (normal, offset).
+fn poly_separation(s: u32, i: u32, normal: vec3<f32>, offset: f32) -> f32 {
+    return dot(normal, poly_position[s][i]) - offset;
+}
+
+fn in_plane(v: vec3<f32>, normal: vec3<f32>) -> vec3<f32> {
+    return v - normal * dot(normal, v);
+}
+
+// Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+fn signed_area(s: u32, x: u32, y: u32, p: u32, normal: vec3<f32>) -> f32 {
+    let px = poly_position[s][x];
+    return dot(normal, cross(poly_position[s][y] - px, poly_position[s][p] - px));
+}
+
+// Scores of the reduction steps (reduce_to_four): step 1 distance from the deepest points'
+// mean, step 2 distance from the first pick, step 3 triangle area, step 4 area added outside
+// the triangle.
+struct Reduction {
+    s: u32,
+    normal: vec3<f32>,
+    offset: f32,
+    margin: f32,
+    deepest: f32,
+    tolerance: f32,
+    mean: vec3<f32>,
+    first: u32,
+    second: u32,
+    triangle: vec3<u32>,
+}
+
+fn is_within(r: Reduction, i: u32) -> bool {
+    return poly_separation(r.s, i, r.normal, r.offset) <= r.margin;
+}
+
+fn is_deepest(r: Reduction, i: u32) -> bool {
+    return is_within(r, i) && poly_separation(r.s, i, r.normal, r.offset) <= r.deepest + r.tolerance;
+}
+
+fn added_area(r: Reduction, i: u32) -> f32 {
+    var added = 0.0;
+    for (var e = 0u; e < 3u; e++) {
+        added = max(added, -signed_area(r.s, r.triangle[e], r.triangle[(e + 1u) % 3u], i, r.normal));
+    }
+    return added;
+}
+
+fn score(r: Reduction, step: u32, i: u32) -> f32 {
+    let p = poly_position[r.s][i];
+    switch step {
+        case 1u: {
+            return length(in_plane(p - r.mean, r.normal));
+        }
+        case 2u: {
+            return length(in_plane(p - poly_position[r.s][r.first], r.normal));
+        }
+        case 3u: {
+            return abs(signed_area(r.s, r.first, r.second, i, r.normal));
+        }
+        default: {
+            return added_area(r, i);
+        }
+    }
+}
+
+// The first candidate (by index) whose step score is within `tolerance` of the best; step 1's
+// candidates are the deepest points, the other steps' every point within the margin.
+fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
+    let n = poly_len[r.s];
+    var best = -F32_MAX;
+    for (var i = 0u; i < n; i++) {
+        if (step == 1u && is_deepest(r, i)) || (step != 1u && is_within(r, i)) {
+            best = max(best, score(r, step, i));
+        }
+    }
+    for (var i = 0u; i < n; i++) {
+        if ((step == 1u && is_deepest(r, i)) || (step != 1u && is_within(r, i))) && score(r, step, i) >= best - tolerance {
+            return i;
+        }
+    }
+    return 0u;
+}
+
+// 5. and 6.: reduces polygon `s` against the reference plane and writes the points into `m`.
+fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
+    let n = poly_len[s];
+    var r = Reduction(s, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
+    var kept = array<u32, 4>(0u, 0u, 0u, 0u);
+    var kept_count = 0u;
+    var within_count = 0u;
+    for (var i = 0u; i < n; i++) {
+        if is_within(r, i) {
+            within_count += 1u;
+            r.deepest = min(r.deepest, poly_separation(s, i, normal, offset));
+        }
+    }
+    if within_count <= 4u {
+        for (var i = 0u; i < n; i++) {
+            if is_within(r, i) {
+                kept[kept_count] = i;
+                kept_count += 1u;
+            }
+        }
+    } else {
+        // 1. Deepest; of (nearly) equally deep ones, the farthest from their mean.
+        var sum = vec3<f32>(0.0);
+        var deepest_count = 0.0;
+        for (var i = 0u; i < n; i++) {
+            if is_deepest(r, i) {
+                sum += poly_position[s][i];
+                deepest_count += 1.0;
+            }
+        }
+        r.mean = sum / deepest_count;
+        r.first = pick(r, 1u, tolerance);
+        // 2. Farthest from it, in the plane.
+        r.second = pick(r, 2u, tolerance);
+        // 3. Largest triangle with those two; the tolerance is a height.
+        let base = length(in_plane(poly_position[s][r.second] - poly_position[s][r.first], normal));
+        let third = pick(r, 3u, tolerance * base);
+        // 4. Most area added outside the counter-clockwise triangle.
+        r.triangle = vec3<u32>(r.first, third, r.second);
+        if signed_area(s, r.first, r.second, third, normal) >= 0.0 {
+            r.triangle = vec3<u32>(r.first, r.second, third);
+        }
+        let fourth = pick(r, 4u, tolerance * base);
+        kept[0] = r.triangle.x;
+        kept[1] = r.triangle.y;
+        kept[2] = r.triangle.z;
+        kept_count = 3u;
+        if added_area(r, fourth) > 0.0 {
+            kept[3] = fourth;
+            kept_count = 4u;
+        }
+        // Polygon order (ascending indices), as KeptPoints.
+        for (var i = 1u; i < kept_count; i++) {
+            for (var j = i; j > 0u && kept[j - 1u] > kept[j]; j--) {
+                let swap = kept[j];
+                kept[j] = kept[j - 1u];
+                kept[j - 1u] = swap;
+            }
+        }
+    }
+    for (var k = 0u; k < kept_count; k++) {
+        let i = kept[k];
+        let separation = poly_separation(s, i, normal, offset);
+        (*m).points[k] = vec4<f32>(poly_position[s][i] - normal * (0.5 * separation), -separation);
+        (*m).ids[k] = poly_id[s][i];
+    }
+    (*m).count = kept_count;
+}
+
+// 2. Closest points between segments p0->p1 and q0->q1: the parameters (s, t) in [0, 1].
+// Largest component magnitude of v.
+fn max_abs(v: vec3<f32>) -> f32 {
+    let m = abs(v);
+    return max(max(m.x, m.y), m.z);
+}
+
+fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3<f32>) -> vec2<f32> {
+    // Scale-free, as the CPU: the differences divided by their largest component magnitude.
+    let size = max(max(max_abs(p1 - p0), max_abs(q1 - q0)), max_abs(p0 - q0));
+    if size == 0.0 {
+        return vec2<f32>(0.0, 0.0);
+    }
+    let d1 = (p1 - p0) / size;
+    let d2 = (q1 - q0) / size;
+    let r = (p0 - q0) / size;
+    let a = dot(d1, d1);
+    let e = dot(d2, d2);
+    let f = dot(d2, r);
+    if a <= SEGMENT_TINY && e <= SEGMENT_TINY {
+        return vec2<f32>(0.0, 0.0);
+    }
+    if a <= SEGMENT_TINY {
+        return vec2<f32>(0.0, clamp(f / e, 0.0, 1.0));
+    }
+    let c = dot(d1, r);
+    if e <= SEGMENT_TINY {
+        return vec2<f32>(clamp(-c / a, 0.0, 1.0), 0.0);
+    }
+    let b = dot(d1, d2);
+    let denom = a * e - b * b;
+    if denom <= 1.0e-6 * a * e {
+        // Parallel: the middle of the overlap on p.
+        let s0 = clamp(-c / a, 0.0, 1.0);
+        let s1 = clamp((b - c) / a, 0.0, 1.0);
+        let s_mid = 0.5 * (s0 + s1);
+        let t = clamp((b * s_mid + f) / e, 0.0, 1.0);
+        return vec2<f32>(clamp((b * t - c) / a, 0.0, 1.0), t);
+    }
+    var s = clamp((b * f - c * e) / denom, 0.0, 1.0);
+    var t = (b * s + f) / e;
+    if t < 0.0 {
+        s = clamp(-c / a, 0.0, 1.0);
+        t = 0.0;
+    } else if t > 1.0 {
+        s = clamp((b - c) / a, 0.0, 1.0);
+        t = 1.0;
+    }
+    return vec2<f32>(s, t);
+}
+
+// A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
+// kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
+fn host_manifold(sat: GpuSatResult) -> GpuManifold {
+    var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
+    m.points[0] = vec4<f32>(bitcast<f32>(sat.kind), bitcast<f32>(sat.feature_a), bitcast<f32>(sat.feature_b), sat.axis_separation);
+    return m;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    // 1. Bounds guard, pairs this kernel does not finish.
+    let index = id.x;
+    if index >= params.pair_count {
+        return;
+    }
+    let sat = sat_results[index];
+    var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
+    let host = host_manifold(sat);
+    let axis = sat.kind & AXIS_MASK;
+    if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
+        m.status = MANIFOLD_SEPARATED;
+        manifolds[index] = m;
+        return;
+    }
+    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
+        manifolds[index] = host;
+        return;
+    }
+    let pair = pairs[index];
+    let body_a = bodies[pair.x];
+    let body_b = bodies[pair.y];
+    let a = hulls[body_a.hull];
+    let b = hulls[body_b.hull];
+    let b_in_a = relative_pose(body_a, body_b);
+    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+
+    if axis == AXIS_EDGE_PAIR {
+        // 2. Edge axis.
+        let ea = edges[a.first_edge + sat.feature_a];
+        let eb = edges[b.first_edge + sat.feature_b];
+        let a0 = hull_vertex(a, ea.v0);
+        let a1 = hull_vertex(a, ea.v1);
+        let b0 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v0));
+        let b1 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v1));
+        let st = closest_points_segments(a0, a1, b0, b1);
+        m.points[0] = vec4<f32>(0.5 * (mix(a0, a1, st.x) + mix(b0, b1, st.y)), -sat.axis_separation);
+        m.ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, sat.feature_a, sat.feature_b);
+        m.count = 1u;
+        m.status = MANIFOLD_CLIPPED;
+        manifolds[index] = m;
+        return;
+    }
+
+    // 3. Reference and incident faces, posed in A's frame.
+    var reference = PosedFace(a, identity, vec3<f32>(0.0), sat.feature_a);
+    var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
+    var kind = FEATURE_FACE_A;
+    if axis == AXIS_FACE_B {
+        reference = PosedFace(b, b_in_a.q, b_in_a.t, sat.feature_b);
+        incident = PosedFace(a, identity, vec3<f32>(0.0), 0u);
+        kind = FEATURE_FACE_B;
+    }
+    let plane = planes[reference.hull.first_face + reference.face];
+    let normal = quat_rotate(reference.q, plane.xyz);
+    let offset = plane.w + dot(normal, reference.t);
+    incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
+    if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
+        manifolds[index] = host;
+        return;
+    }
+
+    // 4. to 6.
+    let s = clip_incident_face(reference, incident, kind);
+    let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
+    add_clipped_points(s, normal, offset, params.margin, tolerance, &m);
+    if m.count == 0u || loops_cut_short() {
+        manifolds[index] = host;
+        return;
+    }
+    m.status = MANIFOLD_CLIPPED;
+    manifolds[index] = m;
+}

@@ -1,0 +1,137 @@
+// Shared by the kernels (sat.wgsl, clip.wgsl): constants, the structs of layout.rs, the hull
+// geometry bindings (group 0), the per-call bindings every kernel has (group 1: bodies, pairs,
+// params), quaternion helpers and the relative pose of a pair. Each kernel's source is this file
+// followed by the kernel's own (see SAT_WGSL, CLIP_WGSL in the Rust host modules).
+//
+// Every struct has a Rust twin in layout.rs (beside this file); tests/gpu_layout.rs checks sizes,
+// offsets and the constants against the Rust ones.
+
+// Mirrors crate::gpu::layout::WORKGROUP_SIZE.
+const WORKGROUP_SIZE: u32 = 64u;
+// Mirrors crate::gpu::layout::NO_HULL: a body whose shape is not a hull.
+const NO_HULL: u32 = 0xffffffffu;
+// Mirrors crate::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
+const AXIS_NONE: u32 = 0u;
+const AXIS_FACE_A: u32 = 1u;
+const AXIS_FACE_B: u32 = 2u;
+const AXIS_EDGE_PAIR: u32 = 3u;
+// Mirrors crate::gpu::layout::AXIS_MASK: the axis code bits of GpuSatResult.kind.
+const AXIS_MASK: u32 = 3u;
+// Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
+const SEPARATED_BIT: u32 = 4u;
+// Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
+const INCOMPLETE_BIT: u32 = 8u;
+// Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
+const F32_MAX: f32 = 0x1.fffffep+127f;
+
+// Must match layout.rs `GpuHull`: ranges into the shared geometry arrays.
+struct GpuHull {
+    centroid: vec3<f32>,
+    radius: f32,
+    first_vertex: u32,
+    vertex_count: u32,
+    first_face: u32,
+    face_count: u32,
+    first_edge: u32,
+    edge_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Must match layout.rs `GpuEdge`: vertex and face indices local to the hull.
+struct GpuEdge {
+    v0: u32,
+    v1: u32,
+    f0: u32,
+    f1: u32,
+}
+
+// Must match layout.rs `GpuBody`: world pose (unit quaternion xyzw; translation = hi + lo,
+// see layout.rs split_translation) and hull index.
+struct GpuBody {
+    rotation: vec4<f32>,
+    translation_hi: vec3<f32>,
+    hull: u32,
+    translation_lo: vec3<f32>,
+    _pad: u32,
+}
+
+// Must match layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
+// AXIS_* code | SEPARATED_BIT | INCOMPLETE_BIT.
+struct GpuSatResult {
+    normal: vec3<f32>,
+    axis_separation: f32,
+    separation: f32,
+    kind: u32,
+    feature_a: u32,
+    feature_b: u32,
+}
+
+// Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).
+struct GpuParams {
+    margin: f32,
+    pair_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
+// face_loops (layout.rs HullTables::face_loops): for face g (global index first_face + f), its
+// loop's first entry and length at [2g] and [2g + 1]; the loops (hull-local vertex indices,
+// counter-clockwise seen from outside) follow the ranges.
+@group(0) @binding(0) var<storage, read> vertices: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> edges: array<GpuEdge>;
+@group(0) @binding(3) var<storage, read> hulls: array<GpuHull>;
+@group(0) @binding(4) var<storage, read> face_loops: array<u32>;
+// Group 1: per call. `pairs` and the per-pair outputs are bound per dispatch chunk to windows
+// starting at the chunk's first pair; the windows may be longer than the chunk
+// (params.pair_count). Binding 2 and up are the kernel's own.
+@group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
+@group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
+@group(1) @binding(3) var<uniform> params: GpuParams;
+
+// Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let u = q.xyz;
+    return v * (q.w * q.w - dot(u, u)) + u * (2.0 * dot(u, v)) + cross(u, v) * (2.0 * q.w);
+}
+
+// Hamilton product a * b (apply b first).
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(
+        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
+        a.w * b.w - dot(a.xyz, b.xyz),
+    );
+}
+
+// Inverse of a unit quaternion.
+fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}
+
+// B's pose in A's frame (rotation, translation) from the two world poses, as
+// Pose::relative_to_self: the split translations are subtracted part by part (hi - hi, lo - lo)
+// before rotating, so bodies far from the origin keep their relative precision.
+struct RelativePose {
+    q: vec4<f32>,
+    t: vec3<f32>,
+}
+
+fn relative_pose(body_a: GpuBody, body_b: GpuBody) -> RelativePose {
+    let inv_a = quat_conjugate(body_a.rotation);
+    let t_world = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
+    return RelativePose(normalize(quat_mul(inv_a, body_b.rotation)), quat_rotate(inv_a, t_world));
+}
+
+// llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
+// spent, and the budget never refills: a two-step loop run last is cut short exactly when the
+// kernel's loops may have been. The bound comes from a uniform so no compiler folds the loop.
+fn loops_cut_short() -> bool {
+    let wanted = min(2u, params.pair_count + 1u);
+    var steps = 0u;
+    for (var i = 0u; i < wanted; i++) {
+        steps += 1u;
+    }
+    return steps < wanted;
+}

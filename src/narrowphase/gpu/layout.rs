@@ -1,0 +1,336 @@
+//! The structs shared with the kernels (`sat.wgsl` beside this file): `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted
+//! at compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. No `Vec3A`:
+//! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
+//! scalar that fills the slot, and vectors that stand alone are `[f32; 4]`.
+
+use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
+
+use crate::hull::ConvexHull;
+use crate::query::sat::{SatAxis, SatResult};
+use crate::scene::Body;
+
+/// Invocations per workgroup; must match `WORKGROUP_SIZE` in sat.wgsl.
+pub const WORKGROUP_SIZE: u32 = 64;
+/// [`GpuBody::hull`] of a body whose shape is not a hull (its pairs run on the CPU); must match
+/// `NO_HULL` in sat.wgsl.
+pub const NO_HULL: u32 = u32::MAX;
+/// [`GpuSatResult::kind`] low bits: pair not computed on the GPU (a body is not a hull).
+pub const AXIS_NONE: u32 = 0;
+/// [`GpuSatResult::kind`] low bits: a face of A won (`feature_a` = face of A).
+pub const AXIS_FACE_A: u32 = 1;
+/// [`GpuSatResult::kind`] low bits: a face of B won (`feature_b` = face of B).
+pub const AXIS_FACE_B: u32 = 2;
+/// [`GpuSatResult::kind`] low bits: an edge pair won (`feature_a`, `feature_b` = edges).
+pub const AXIS_EDGE_PAIR: u32 = 3;
+/// Mask of the axis code in [`GpuSatResult::kind`].
+pub const AXIS_MASK: u32 = 3;
+/// [`GpuSatResult::kind`] bit set when `separation > margin` (the pair has no contact).
+pub const SEPARATED_BIT: u32 = 4;
+/// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
+/// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
+/// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
+/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+pub const INCOMPLETE_BIT: u32 = 8;
+
+/// One hull's ranges into the shared geometry buffers; must match sat.wgsl `GpuHull`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuHull {
+    /// Volume centroid, hull frame.
+    pub centroid: [f32; 3],
+    /// Largest centroid-to-vertex distance, length units.
+    pub radius: f32,
+    /// Index of the hull's first vertex in the vertex buffer.
+    pub first_vertex: u32,
+    /// Number of vertices.
+    pub vertex_count: u32,
+    /// Index of the hull's first plane in the plane buffer.
+    pub first_face: u32,
+    /// Number of faces (planes).
+    pub face_count: u32,
+    /// Index of the hull's first edge in the edge buffer.
+    pub first_edge: u32,
+    /// Number of edges.
+    pub edge_count: u32,
+    /// Padding to a 16-byte multiple.
+    pub _pad0: u32,
+    /// Padding to a 16-byte multiple.
+    pub _pad1: u32,
+}
+
+/// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
+/// sat.wgsl `GpuEdge`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuEdge {
+    /// Start vertex.
+    pub v0: u32,
+    /// End vertex.
+    pub v1: u32,
+    /// Face walking the edge from `v0` to `v1`.
+    pub f0: u32,
+    /// Face walking it the other way.
+    pub f1: u32,
+}
+
+/// A body's world pose and hull; must match sat.wgsl `GpuBody`. The world translation is split
+/// into two f32 parts (`hi + lo`, see [`split_translation`]) so the kernel can form B's position
+/// relative to A's from bodies far from the origin without losing the f64 precision:
+/// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBody {
+    /// Unit rotation quaternion, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+    /// World translation rounded to f32, length units.
+    pub translation_hi: [f32; 3],
+    /// Index into the hull table, or [`NO_HULL`].
+    pub hull: u32,
+    /// What `translation_hi` lost: world translation minus `translation_hi`, rounded to f32.
+    pub translation_lo: [f32; 3],
+    /// Padding to a 16-byte multiple.
+    pub _pad: u32,
+}
+
+impl GpuBody {
+    /// The kernel's form of `body` (rotation normalized by validation), with hull index `hull`.
+    /// The one place a body's pose becomes GPU data.
+    #[inline]
+    pub fn from_body(body: &Body, hull: u32) -> GpuBody {
+        let (translation_hi, translation_lo) = split_translation(body.pose.translation);
+        GpuBody {
+            rotation: body.pose.rotation.to_array(),
+            translation_hi,
+            hull,
+            translation_lo,
+            _pad: 0,
+        }
+    }
+}
+
+/// Splits a world translation into `(hi, lo)`: `hi` = f32(x), `lo` = f32(x - f64(hi)), per
+/// axis. `hi + lo` carries about 48 bits of `x`; the difference of two bodies' `hi` parts is
+/// exact in f32 whenever they are within a factor of 2 of each other (Sterbenz), so the kernel's
+/// relative translation keeps the precision of the f64 difference.
+#[inline]
+pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
+    let (hi, lo) = crate::pose::split_f64(translation);
+    (hi.to_array(), lo.to_array())
+}
+
+/// The SAT verdict for one pair, in A's frame; must match sat.wgsl `GpuSatResult`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuSatResult {
+    /// Unit normal of the chosen axis, A's frame, from A toward B.
+    pub normal: [f32; 3],
+    /// Separation along the chosen axis, length units.
+    pub axis_separation: f32,
+    /// Largest separation over the tested axes, length units (as [`SatResult::separation`]).
+    pub separation: f32,
+    /// Axis code (`AXIS_*`, low two bits) plus [`SEPARATED_BIT`] and [`INCOMPLETE_BIT`].
+    pub kind: u32,
+    /// Face or edge index on A (0 when a face of B won).
+    pub feature_a: u32,
+    /// Face or edge index on B (0 when a face of A won).
+    pub feature_b: u32,
+}
+
+/// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
+pub const MANIFOLD_SEPARATED: u32 = 0;
+/// [`GpuManifold::status`]: the kernel clipped the pair; `count` points (1 to 4) are valid.
+pub const MANIFOLD_CLIPPED: u32 = 1;
+/// [`GpuManifold::status`]: the host computes this pair (not a hull pair, the SAT cut short,
+/// apart but within the margin, faces beyond [`MAX_GPU_CLIP_VERTICES`], or a clip that kept no
+/// point); must match clip.wgsl.
+pub const MANIFOLD_HOST: u32 = 2;
+/// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
+/// have more vertices together go to the host; must match clip.wgsl.
+pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
+
+/// One pair's manifold from the clip kernel, in A's frame (a consumer adds A's pose); must match
+/// clip.wgsl `GpuManifold`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuManifold {
+    /// Unit normal, A's frame, from A toward B (the SAT axis).
+    pub normal: [f32; 3],
+    /// Signed distance between the surfaces, length units (negative = penetrating).
+    pub separation: f32,
+    /// Contact points: xyz = position midway between the surfaces (A's frame), w = depth
+    /// (positive = penetrating). The first `count` are valid. For [`MANIFOLD_HOST`],
+    /// `points[0]` carries the pair's SAT result instead ([`GpuManifold::host_sat`]).
+    pub points: [[f32; 4]; 4],
+    /// Feature id of each point, packed as [`crate::FeatureId`].
+    pub ids: [u32; 4],
+    /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
+    pub count: u32,
+    /// [`MANIFOLD_SEPARATED`], [`MANIFOLD_CLIPPED`] or [`MANIFOLD_HOST`].
+    pub status: u32,
+    /// Padding to a 16-byte multiple.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
+/// match sat.wgsl `GpuParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuParams {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
+    pub pair_count: u32,
+    /// Padding to 16 bytes (uniform buffer layout).
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device.
+pub const PARAMS_STRIDE: u64 = 256;
+
+const _: () = assert!(size_of::<GpuHull>() == 48);
+const _: () = assert!(size_of::<GpuEdge>() == 16);
+const _: () = assert!(size_of::<GpuBody>() == 48);
+const _: () = assert!(size_of::<GpuSatResult>() == 32);
+const _: () = assert!(size_of::<GpuParams>() == 16);
+const _: () = assert!(size_of::<GpuManifold>() == 112);
+
+/// Every hull's geometry in the flat arrays the shader reads (built once per narrowphase).
+#[derive(Clone, Debug, Default)]
+pub struct HullTables {
+    /// Vertex positions, xyz (w = 1).
+    pub vertices: Vec<[f32; 4]>,
+    /// Face planes: normal xyz, offset w.
+    pub planes: Vec<[f32; 4]>,
+    /// Edges with hull-local indices.
+    pub edges: Vec<GpuEdge>,
+    /// Ranges, one per hull.
+    pub hulls: Vec<GpuHull>,
+    /// Per face (global index, as `planes`): `[first, count]` into `loops`.
+    pub face_ranges: Vec<[u32; 2]>,
+    /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
+    pub loops: Vec<u32>,
+}
+
+impl HullTables {
+    /// Appends `hull` and returns its index in [`Self::hulls`].
+    pub fn push(&mut self, hull: &ConvexHull) -> u32 {
+        let centroid = hull.centroid();
+        self.hulls.push(GpuHull {
+            centroid: centroid.to_array(),
+            radius: hull.radius(),
+            first_vertex: self.vertices.len() as u32,
+            vertex_count: hull.vertices().len() as u32,
+            first_face: self.planes.len() as u32,
+            face_count: hull.planes().len() as u32,
+            first_edge: self.edges.len() as u32,
+            edge_count: hull.edges().len() as u32,
+            _pad0: 0,
+            _pad1: 0,
+        });
+        self.vertices
+            .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
+        self.planes
+            .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
+        self.edges.extend(hull.edges().iter().map(|e| GpuEdge {
+            v0: e.vertices[0],
+            v1: e.vertices[1],
+            f0: e.faces[0],
+            f1: e.faces[1],
+        }));
+        for face in 0..hull.faces().len() {
+            let face_loop = hull.face_loop(face);
+            self.face_ranges
+                .push([self.loops.len() as u32, face_loop.len() as u32]);
+            self.loops.extend_from_slice(face_loop);
+        }
+        (self.hulls.len() - 1) as u32
+    }
+
+    /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and
+    /// length of its loop at `[2g]` and `[2g + 1]`, then every loop; `first` counts from the
+    /// start of the buffer.
+    pub fn face_loops(&self) -> Vec<u32> {
+        let header = 2 * self.face_ranges.len() as u32;
+        let mut out = Vec::with_capacity(header as usize + self.loops.len());
+        for &[first, count] in &self.face_ranges {
+            out.extend([header + first, count]);
+        }
+        out.extend_from_slice(&self.loops);
+        out
+    }
+}
+
+impl GpuManifold {
+    /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read,
+    /// from `normal`, `separation` and `points[0]` (x, y, z: `kind`, `feature_a`, `feature_b` as
+    /// u32 bits; w: `axis_separation`), as clip.wgsl `host_manifold` writes it.
+    pub fn host_sat(&self) -> GpuSatResult {
+        let [kind, feature_a, feature_b, axis_separation] = self.points[0];
+        GpuSatResult {
+            normal: self.normal,
+            axis_separation,
+            separation: self.separation,
+            kind: kind.to_bits(),
+            feature_a: feature_a.to_bits(),
+            feature_b: feature_b.to_bits(),
+        }
+    }
+}
+
+impl GpuSatResult {
+    /// True when the driver cut the kernel short for this pair ([`INCOMPLETE_BIT`]).
+    pub fn is_incomplete(&self) -> bool {
+        self.kind & INCOMPLETE_BIT != 0
+    }
+
+    /// The CPU form of this result, or `None` when the pair was not computed on the GPU.
+    pub fn to_sat(&self) -> Option<SatResult> {
+        let axis = match self.kind & AXIS_MASK {
+            AXIS_FACE_A => SatAxis::FaceA(self.feature_a),
+            AXIS_FACE_B => SatAxis::FaceB(self.feature_b),
+            AXIS_EDGE_PAIR => SatAxis::EdgePair {
+                edge_a: self.feature_a,
+                edge_b: self.feature_b,
+            },
+            _ => return None,
+        };
+        Some(SatResult {
+            axis,
+            normal: self.normal.into(),
+            axis_separation: self.axis_separation,
+            separation: self.separation,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::DVec3;
+
+    use super::split_translation;
+
+    #[test]
+    fn split_translation_keeps_the_f64_difference_of_far_bodies() {
+        // Two bodies 1e6 from the origin, 0.1234567 apart: f32 alone resolves 0.0625 there.
+        let a = DVec3::new(1.0e6 + 0.3, -2.5e6 + 0.7, 3.0e6);
+        let b = a + DVec3::new(0.123_456_7, -0.000_123_4, 1.0e-5);
+        let ((a_hi, a_lo), (b_hi, b_lo)) = (split_translation(a), split_translation(b));
+        for axis in 0..3 {
+            let joined = f64::from(a_hi[axis]) + f64::from(a_lo[axis]);
+            assert!((joined - a[axis]).abs() <= 1e-9 * a[axis].abs(), "axis {axis}");
+            // The kernel's formula, in f32.
+            let relative = (b_hi[axis] - a_hi[axis]) + (b_lo[axis] - a_lo[axis]);
+            let exact = b[axis] - a[axis];
+            assert!(
+                (f64::from(relative) - exact).abs() <= 1e-7 * exact.abs().max(1.0),
+                "axis {axis}: {relative} vs {exact}"
+            );
+        }
+    }
+}

@@ -1,0 +1,843 @@
+//! The GPU batch narrowphase: the separating axis test (`sat.wgsl`) and the clipping and
+//! reduction of contacts (`clip.wgsl`) in WGSL compute shaders, one pair per invocation, in A's
+//! frame; or the SAT on the GPU and the clipping on the CPU ([`Clipping`]).
+//!
+//! 1. Device: every [`GpuNarrowphase::new`] shares one process-wide [`GpuContext`] (instance,
+//!    adapter, device, queue, compiled kernels; [`shared_context`]), created once and never torn
+//!    down, so narrowphases can be created, used and dropped from any number of threads.
+//!    [`GpuNarrowphase::with_device`] runs on a caller's device instead.
+//! 2. Construction uploads every hull's geometry once (vertices, face planes, face loops, edges
+//!    with their two faces, per-hull ranges; boxes are hulls via [`Shape::as_hull`]); bodies
+//!    share their shape's hull.
+//! 3. Each call takes a [`ValidatedBatch`] (validated once, by the caller or by
+//!    [`GpuNarrowphase::collide`]) and writes bodies and pairs on all threads straight into
+//!    persistent mapped staging buffers, copied by the encoder into device buffers that are
+//!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
+//! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
+//!    kernel then writes one [`GpuManifold`] per pair. Batches beyond one binding or one
+//!    dispatch run as chunks; batches whose outputs exceed `max_buffer_size` run in rounds.
+//! 5. The results are read from the mapped readback buffer on all threads, every index and
+//!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
+//!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
+//!    under [`Clipping::Cpu`]) are clipped from the GPU's SAT with [`manifold_from_sat`]; pairs
+//!    with a sphere, capsule or half-space are not run on the GPU (their kernel slot says
+//!    [`layout::AXIS_NONE`]): they take the CPU path, [`collide_shapes`], which is exact and
+//!    cheap for them.
+//!
+//! 6. Software drivers: llvmpipe (lavapipe, and Mesa's GL path on it) silently stops every loop of
+//!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
+//!    two-step loop that is cut short exactly then and flags the result
+//!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
+//!    them in [`GpuTimings::incomplete_pairs`]. Pairs of hulls with ~150+ edges reach the cap;
+//!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
+//!    flagged entries as missing.
+//!
+//! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
+//! an uncaptured-error handler on the shared device), a lost device is reported, waits are
+//! bounded by [`READBACK_TIMEOUT`].
+//!
+//! # Cost per pair (the kernel, counted in vec3 dot products)
+//! Units: a dot = 1, a cross product ≈ 2, a length ≈ 1, a quaternion rotation of a vector ≈ 5.
+//! - Face query, F faces of one hull against V vertices of the other: per face one rotation and
+//!   one dot for the plane, V dots for the deepest vertex: F × (6 + V).
+//! - Edge query, E_a × E_b candidates: each rotates B's two face normals and runs the Gauss-map
+//!   test (2 rotations + 1 cross + 4 dots ≈ 16); a pair that passes adds 2 rotations, 1 cross,
+//!   3 lengths and 2 dots (≈ 17). Two arc sets of total lengths L_a, L_b on the unit sphere cross
+//!   about L_a × L_b / (2π²) times, which is how many pairs pass.
+//!
+//! | pair | face queries | edge candidates (test) | pass pruning | total |
+//! |---|---|---|---|---|
+//! | box vs box (V 8, F 6, E 12) | 2 × 6 × 14 = 168 | 144 × 16 = 2,304 | 18 of 144 (measured mean over random rotations): 306; unpruned 2,448 | ≈ 2,800 |
+//! | 32-vertex hulls (F 60, E 90) | 2 × 60 × 38 = 4,560 | 8,100 × 16 = 129,600 | ≈ 62 of 8,100 (estimate: arcs ≈ 0.39 rad): ≈ 1,050; unpruned 137,700 | ≈ 135,000 |
+//!
+//! Pruning is what makes edge axes valid (a non-crossing pair's `dot(axis, pb - pa)` is not a
+//! support distance); in dot products it saves little here because the test rotates B's normals
+//! inside the inner loop (no per-invocation array is large enough to hoist them for 4,096-vertex
+//! hulls). Pairs separated by a face of A stop after a few faces (14 each for boxes). The counts
+//! are for pairs where nothing separates early.
+//!
+//! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 48 (hull ranges) = 200 read once; geometry
+//! loads (16 bytes per vertex, plane or edge) are ≈ 1.7 KB for the box face queries and ≈ 8.4 KB
+//! for the box edge query, all from the same 464 bytes of a box's geometry, shared by every pair
+//! that uses the box (cache-resident); 32 bytes written.
+//!
+//! The clip kernel, box face on box face: the incident face search (6 rotations-and-dots ≈ 36),
+//! 4 side planes against a polygon of at most 8 vertices (2 dots each ≈ 64) and, of more than 4
+//! points within the margin, 4 reduction passes over at most 8 points (≈ 100): about 200 dot
+//! products, a tenth of the SAT's; it reads the 32-byte SAT result, the pair, both bodies and
+//! hull ranges again (232 bytes) plus cached geometry, and writes 112 bytes.
+//!
+//! Host bytes per call: 48 per body and 8 per pair written to mapped staging memory (on all
+//! threads); 112 per pair read back under [`Clipping::Gpu`], 32 under [`Clipping::Cpu`].
+//!
+//! Timings measured on Mesa lavapipe (a CPU rasterizer standing in for a GPU in CI) say nothing
+//! about GPU speed; [`GpuTimings`] is for benchmarks on real devices.
+
+mod buffers;
+mod clip;
+mod context;
+pub mod layout;
+mod sat;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::contact::{collide_shapes, manifold_from_sat};
+use crate::hull::ConvexHull;
+use crate::manifold::Manifold;
+use crate::narrowphase::validate::ValidatedBatch;
+use crate::query::sat::{SatAxis, SatResult, query_hulls};
+use crate::scene::{Body, InputError};
+use crate::shape::Shape;
+use buffers::{GrowBuffer, check_limit};
+use bytemuck::Pod;
+pub use clip::CLIP_WGSL;
+use clip::manifold_from_gpu;
+use context::ErrorScopes;
+pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
+use layout::{
+    GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED, NO_HULL,
+};
+pub use sat::SAT_WGSL;
+use sat::SatBuffers;
+
+/// Why a GPU call failed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum GpuError {
+    /// No wgpu adapter (GPU or software rasterizer) on this machine.
+    #[error(
+        "no GPU adapter found ({0}); install a Vulkan, Metal or DX12 driver \
+         (on Linux without a GPU: Mesa lavapipe, `mesa-vulkan-drivers libvulkan1`) or use the CPU path"
+    )]
+    NoAdapter(String),
+    /// The adapter refused to create a device.
+    #[error("could not create a GPU device: {0}")]
+    RequestDevice(String),
+    /// The device was lost (driver reset, device destroyed).
+    #[error("GPU device lost: {0}")]
+    DeviceLost(String),
+    /// wgpu reported a validation, out-of-memory or internal error.
+    #[error("GPU error: {0}")]
+    Wgpu(String),
+    /// A buffer would exceed a device limit.
+    #[error("{what} needs {bytes} bytes, more than the device limit {limit} ({limit_name})")]
+    TooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Bytes it needs.
+        bytes: u64,
+        /// The limit, in bytes.
+        limit: u64,
+        /// Name of the wgpu limit.
+        limit_name: &'static str,
+    },
+    /// The GPU did not finish within [`READBACK_TIMEOUT`].
+    #[error("GPU did not finish within {0:?}")]
+    Timeout(Duration),
+    /// Mapping the result buffer for reading failed.
+    #[error("could not read GPU results back: {0}")]
+    Readback(String),
+    /// A result read back from the GPU is impossible (a feature index out of range, an unknown
+    /// axis code, a non-finite number): a driver or kernel fault, reported instead of used.
+    #[error("GPU result for pairs[{pair}] is invalid: {what}")]
+    BadResult {
+        /// Index of the pair in the batch.
+        pair: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The device cannot run what was asked for.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The batch was rejected before upload (same message as the CPU path).
+    #[error(transparent)]
+    Input(#[from] InputError),
+}
+
+/// Wall-clock times of the last [`GpuNarrowphase::sat`] or [`GpuNarrowphase::collide`] call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuTimings {
+    /// Validation done by the call (none for `*_validated`), writing bodies, pairs and
+    /// parameters to the GPU, and recording the kernel, summed over rounds.
+    pub upload: Duration,
+    /// Submitting, waiting for the kernel, copying the results and mapping them for reading
+    /// (for `sat`, also reading them: see `cpu_clipping`).
+    pub dispatch_readback: Duration,
+    /// `collide` only (zero for `sat`): reading the mapped results (bounds checks, the CPU SAT
+    /// for pairs the driver cut short), CPU clipping of hull pairs and the CPU path for the
+    /// other pairs, on all threads.
+    pub cpu_clipping: Duration,
+    /// Hull pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
+    /// lavapipe do), recomputed by the CPU SAT; their time is in `cpu_clipping` (`collide`) or
+    /// `dispatch_readback` (`sat`).
+    pub incomplete_pairs: usize,
+    /// Under [`Clipping::Gpu`]: pairs the clip kernel left to the host (see
+    /// [`layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
+    pub host_pairs: usize,
+}
+
+/// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
+/// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
+const PAIRS_PER_TASK: usize = 256;
+
+/// Why [`Clipping::Gpu`] is refused on a device.
+const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader stage and this device \
+     allows fewer; use Clipping::Cpu";
+
+/// Where [`GpuNarrowphase::collide`] turns SAT results into manifolds.
+///
+/// - `Gpu` (the default where the device allows it): a second kernel clips and reduces in A's
+///   frame; the host reads back 112 bytes per pair and only moves points to world space. The
+///   host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is the
+///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
+///   (apart but within the margin, faces of more than 32 vertices together, empty clips, pairs
+///   with spheres, capsules or half-spaces) take the CPU path.
+/// - `Cpu`: the kernel's 32-byte SAT results are read back and clipped on all CPU threads
+///   ([`manifold_from_sat`]). Fewer bytes cross the bus; it can win on a many-core host with a
+///   slow link, and it is the only choice on devices without 9 storage buffers per stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clipping {
+    /// Clip and reduce in the clip kernel.
+    #[default]
+    Gpu,
+    /// Clip on the CPU from the GPU's SAT results.
+    Cpu,
+}
+
+/// Batch SAT on the GPU plus CPU clipping. See the module docs. One narrowphase serves one call
+/// at a time (`&mut self`); any number of them, on any threads, share the device.
+pub struct GpuNarrowphase {
+    runner: SatRunner,
+    shapes: Vec<Shape>,
+    clipping: Clipping,
+    timings: GpuTimings,
+}
+
+/// The device side of one narrowphase: its hulls on the GPU, its buffers, the context.
+struct SatRunner {
+    context: Arc<GpuContext>,
+    /// Hull index of each shape, or [`NO_HULL`].
+    shape_hulls: Vec<u32>,
+    geometry: wgpu::BindGroup,
+    buffers: SatBuffers,
+    readback: GrowBuffer,
+}
+
+impl GpuNarrowphase {
+    /// A narrowphase over `shapes` on the process-wide device ([`shared_context`]: created on
+    /// first use, high-performance adapter; software adapters such as lavapipe count).
+    /// [`GpuError::NoAdapter`] when the machine has none.
+    pub fn new(shapes: &[Shape]) -> Result<Self, GpuError> {
+        Self::with_context(shared_context()?, shapes)
+    }
+
+    /// Runs on a device the caller owns (a renderer's). The caller's uncaptured-error handler
+    /// and device-lost callback are left in place; this type's own calls use error scopes. The
+    /// kernel is compiled for this device; to share it between narrowphases, make one
+    /// [`GpuContext::with_device`] and use [`Self::with_context`].
+    pub fn with_device(device: wgpu::Device, queue: wgpu::Queue, shapes: &[Shape]) -> Result<Self, GpuError> {
+        Self::with_context(GpuContext::with_device(device, queue)?, shapes)
+    }
+
+    /// A narrowphase over `shapes` on `context`'s device.
+    pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
+        context.check_health()?;
+        let mut tables = HullTables::default();
+        let shape_hulls: Vec<u32> = shapes
+            .iter()
+            .map(|s| s.as_hull().map_or(NO_HULL, |h| tables.push(h)))
+            .collect();
+        let context_has_clip = context.clip.is_some();
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let geometry = context.sat.geometry_group(&context, &tables);
+        let buffers = SatBuffers::new(device);
+        let readback = GrowBuffer::new(
+            device,
+            "sat readback",
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        scopes.pop()?;
+        Ok(GpuNarrowphase {
+            runner: SatRunner {
+                geometry: geometry?,
+                context,
+                shape_hulls,
+                buffers,
+                readback,
+            },
+            shapes: shapes.to_vec(),
+            clipping: if context_has_clip {
+                Clipping::Gpu
+            } else {
+                Clipping::Cpu
+            },
+            timings: GpuTimings::default(),
+        })
+    }
+
+    /// The context this narrowphase runs on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.runner.context
+    }
+
+    /// The adapter the device came from (name, backend, device type).
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        self.runner.context.adapter_info()
+    }
+
+    /// The device the kernel runs on (for encoders and buffers that use [`Self::encode`]).
+    pub fn device(&self) -> &wgpu::Device {
+        self.runner.context.device()
+    }
+
+    /// The queue the uploads go through.
+    pub fn queue(&self) -> &wgpu::Queue {
+        self.runner.context.queue()
+    }
+
+    /// The shapes given at construction (body `shape` fields index this).
+    pub fn shapes(&self) -> &[Shape] {
+        &self.shapes
+    }
+
+    /// Timings of the last [`Self::sat`] or [`Self::collide`] call.
+    pub fn timings(&self) -> GpuTimings {
+        self.timings
+    }
+
+    /// Where [`Self::collide`] clips (see [`Clipping`]).
+    pub fn clipping(&self) -> Clipping {
+        self.clipping
+    }
+
+    /// Chooses where [`Self::collide`] clips; [`GpuError::Unsupported`] for [`Clipping::Gpu`] on a
+    /// device without the clip kernel (fewer than 9 storage buffers per stage).
+    pub fn set_clipping(&mut self, clipping: Clipping) -> Result<(), GpuError> {
+        if clipping == Clipping::Gpu && self.runner.context.clip.is_none() {
+            return Err(GpuError::Unsupported(CLIP_UNSUPPORTED.into()));
+        }
+        self.clipping = clipping;
+        Ok(())
+    }
+
+    /// The SAT for every pair on the GPU, in A's frame (as [`crate::query::sat::query_hulls`] with
+    /// B's pose relative to A's). `None` for pairs that are not hull–hull (they take the CPU path
+    /// in [`Self::collide`]). `margin` in length units. Like every backend this computes the
+    /// pairs in canonical order ([`ValidatedBatch::pairs`]): for a pair given as `[a, b]` with
+    /// `a > b` the result is that of `[b, a]` (b's frame, b's features first).
+    pub fn sat(
+        &mut self,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+    ) -> Result<Vec<Option<SatResult>>, GpuError> {
+        let start = Instant::now();
+        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
+        let (results, timings) = self.runner.sat(&self.shapes, &batch, start.elapsed())?;
+        self.timings = timings;
+        Ok(results)
+    }
+
+    /// Manifolds for every pair, in pair order: GPU SAT plus CPU clipping for hull pairs, the CPU
+    /// path for the others (rayon). `None` when a pair is farther apart than `margin` (length
+    /// units). Validates the batch first (its time counts as upload).
+    pub fn collide(
+        &mut self,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+    ) -> Result<Vec<Option<Manifold>>, GpuError> {
+        let start = Instant::now();
+        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
+        let (mut results, timings) =
+            self.runner
+                .collide(&self.shapes, &batch, start.elapsed(), self.clipping)?;
+        batch.restore_order(&mut results);
+        self.timings = timings;
+        Ok(results)
+    }
+
+    /// [`Self::collide`] on a batch the caller validated (no second check). An
+    /// [`GpuError::Input`] only when it was validated against an incompatible shape list.
+    pub fn collide_validated(&mut self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, GpuError> {
+        batch.check_shapes(&self.shapes)?;
+        let (mut results, timings) =
+            self.runner
+                .collide(&self.shapes, batch, Duration::ZERO, self.clipping)?;
+        batch.restore_order(&mut results);
+        self.timings = timings;
+        Ok(results)
+    }
+
+    /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one
+    /// [`GpuSatResult`] per pair once the encoder is submitted (pair `i` at byte `32 * i`). In
+    /// WGSL, bind it as `array<GpuSatResult>` with the struct from `sat.wgsl`:
+    ///
+    /// ```wgsl
+    /// struct GpuSatResult {
+    ///     normal: vec3<f32>,      // unit axis, A's frame, from A toward B
+    ///     axis_separation: f32,   // separation along `normal`
+    ///     separation: f32,        // largest over the tested axes
+    ///     kind: u32,              // 0 not a hull pair, 1 face A, 2 face B, 3 edge pair;
+    ///                             // | 4 separated; | 8 incomplete (driver cut the loops short:
+    ///                             // recompute on the CPU, see the module docs)
+    ///     feature_a: u32,         // face or edge of A
+    ///     feature_b: u32,         // face or edge of B
+    /// }
+    /// ```
+    ///
+    /// A consumer that wants world space adds A's pose (normal: `pose_a.rotation * normal`).
+    /// Body poses, pairs and the margin are written through the queue, so they take effect at
+    /// the next submission: record one `encode` per submission. The buffer stays valid until the
+    /// next call that needs a larger one. Batches whose results exceed `max_buffer_size` are
+    /// [`GpuError::TooLarge`] here ([`Self::sat`] splits them).
+    pub fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+    ) -> Result<&wgpu::Buffer, GpuError> {
+        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
+        let runner = &mut self.runner;
+        runner.context.check_health()?;
+        runner
+            .buffers
+            .stage_bodies(&runner.context, batch.bodies(), &runner.shape_hulls)?;
+        runner
+            .buffers
+            .encode(&runner.context, encoder, &runner.geometry, pairs, margin, None)?;
+        Ok(runner.buffers.results())
+    }
+}
+
+impl SatRunner {
+    /// The GPU SAT of every pair of a batch validated against `shapes` (`None` for non-hull
+    /// pairs); `validation` is the time its validation took.
+    fn sat(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+    ) -> Result<(Vec<Option<SatResult>>, GpuTimings), GpuError> {
+        let incomplete = AtomicUsize::new(0);
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
+            let (a, b) = hull_pair(shapes, batch, pair);
+            let (Some((hull_a, pose_a)), Some((hull_b, pose_b))) = (a, b) else {
+                return Ok(None);
+            };
+            if raw.is_incomplete() {
+                incomplete.fetch_add(1, Ordering::Relaxed);
+                let b_in_a = pose_a.relative_to_self(pose_b);
+                return Ok(Some(query_hulls(hull_a, hull_b, &b_in_a, batch.margin())));
+            }
+            checked_sat(raw, hull_a, hull_b, pair).map(Some)
+        })?;
+        // No clipping here: reading the results counts as readback.
+        let timings = GpuTimings {
+            dispatch_readback: timings.dispatch_readback + timings.cpu_clipping,
+            cpu_clipping: Duration::ZERO,
+            incomplete_pairs: incomplete.into_inner(),
+            ..timings
+        };
+        Ok((results, timings))
+    }
+
+    /// Manifolds for a batch validated against `shapes`, clipped where `clipping` says;
+    /// `validation` is the time its validation took.
+    fn collide(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+        clipping: Clipping,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        match clipping {
+            Clipping::Gpu => self.collide_gpu_clip(shapes, batch, validation),
+            Clipping::Cpu => self.collide_cpu_clip(shapes, batch, validation),
+        }
+    }
+
+    /// GPU SAT and GPU clipping; the host moves clipped manifolds to world space, clips the hull
+    /// pairs the kernel left to it from the GPU's SAT ([`manifold_from_sat`]) and runs the CPU
+    /// path ([`collide_shapes`]) for the others.
+    fn collide_gpu_clip(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        let host = AtomicUsize::new(0);
+        let incomplete = AtomicUsize::new(0);
+        let margin = batch.margin();
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
+            MANIFOLD_SEPARATED => Ok(None),
+            MANIFOLD_CLIPPED => match hull_pair(shapes, batch, pair) {
+                (Some((hull_a, pose_a)), Some((hull_b, _))) => {
+                    manifold_from_gpu(raw, hull_a, hull_b, pose_a, pair).map(Some)
+                }
+                _ => Err(GpuError::BadResult {
+                    pair,
+                    what: "a clipped manifold for a pair that is not hull against hull".into(),
+                }),
+            },
+            MANIFOLD_HOST => {
+                host.fetch_add(1, Ordering::Relaxed);
+                let sat = raw.host_sat();
+                match hull_pair(shapes, batch, pair) {
+                    // The GPU's SAT is complete: clip on the CPU from it (GJK where apart).
+                    (Some((hull_a, pose_a)), Some((hull_b, pose_b))) if !sat.is_incomplete() => {
+                        let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
+                        Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
+                    }
+                    (Some(_), Some(_)) => {
+                        incomplete.fetch_add(1, Ordering::Relaxed);
+                        Ok(cpu_collide(shapes, batch, pair))
+                    }
+                    _ => Ok(cpu_collide(shapes, batch, pair)),
+                }
+            }
+            status => Err(GpuError::BadResult {
+                pair,
+                what: format!("manifold status {status}"),
+            }),
+        })?;
+        let timings = GpuTimings {
+            host_pairs: host.into_inner(),
+            incomplete_pairs: incomplete.into_inner(),
+            ..timings
+        };
+        Ok((results, timings))
+    }
+
+    /// GPU SAT, then CPU clipping (hull pairs) or the CPU path (other pairs).
+    fn collide_cpu_clip(
+        &mut self,
+        shapes: &[Shape],
+        batch: &ValidatedBatch,
+        validation: Duration,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        let incomplete = AtomicUsize::new(0);
+        let margin = batch.margin();
+        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
+            match hull_pair(shapes, batch, pair) {
+                (Some((hull_a, pose_a)), Some((hull_b, pose_b))) => {
+                    let sat = if raw.is_incomplete() {
+                        incomplete.fetch_add(1, Ordering::Relaxed);
+                        query_hulls(hull_a, hull_b, &pose_a.relative_to_self(pose_b), margin)
+                    } else {
+                        checked_sat(raw, hull_a, hull_b, pair)?
+                    };
+                    Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
+                }
+                _ => Ok(cpu_collide(shapes, batch, pair)),
+            }
+        })?;
+        let timings = GpuTimings {
+            incomplete_pairs: incomplete.into_inner(),
+            ..timings
+        };
+        Ok((results, timings))
+    }
+
+    /// Stages the batch, runs the kernel round by round, and maps every pair's raw result
+    /// through `per_pair(pair index, result)` on all threads, in pair order. Returns them with
+    /// the timings (`validation` is added to upload; `incomplete_pairs` is left 0).
+    fn run<T: Readout, R: Send + Default>(
+        &mut self,
+        batch: &ValidatedBatch,
+        validation: Duration,
+        per_pair: impl Fn(usize, &T) -> Result<R, GpuError> + Sync,
+    ) -> Result<(Vec<R>, GpuTimings), GpuError> {
+        let context = Arc::clone(&self.context);
+        let clip = if T::CLIPPED {
+            let kernel = context.clip.as_ref();
+            Some(kernel.ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?)
+        } else {
+            None
+        };
+        let mut timings = GpuTimings {
+            upload: validation,
+            ..GpuTimings::default()
+        };
+        self.context.check_health()?;
+        let pairs = batch.pairs();
+        let mut out = Vec::with_capacity(pairs.len());
+        if !pairs.is_empty() {
+            let t = Instant::now();
+            self.buffers
+                .stage_bodies(&self.context, batch.bodies(), &self.shape_hulls)?;
+            timings.upload += t.elapsed();
+        }
+        let round_pairs = (self.context.limits.max_buffer / size_of::<T>() as u64).max(1) as usize;
+        for (round, round_slice) in pairs.chunks(round_pairs).enumerate() {
+            let t = Instant::now();
+            let mut encoder = self
+                .context
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
+            self.buffers.encode(
+                &self.context,
+                &mut encoder,
+                &self.geometry,
+                round_slice,
+                batch.margin(),
+                clip,
+            )?;
+            timings.upload += t.elapsed();
+            let t = Instant::now();
+            let bytes = (round_slice.len() * size_of::<T>()) as u64;
+            self.submit_and_map(encoder, bytes, clip.is_some())?;
+            timings.dispatch_readback += t.elapsed();
+            let t = Instant::now();
+            let first = round * round_pairs;
+            // One indexed pass writing straight into `out`; a failing pair leaves its default
+            // and the error of the lowest failing pair is returned.
+            let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
+            let read = self
+                .readback
+                .buffer
+                .get_mapped_range(0..bytes)
+                .map(|view| {
+                    out.par_extend(
+                        view.par_chunks_exact(size_of::<T>())
+                            .with_min_len(PAIRS_PER_TASK)
+                            .enumerate()
+                            .map(|(i, raw)| {
+                                let pair = first + i;
+                                per_pair(pair, &bytemuck::pod_read_unaligned(raw)).unwrap_or_else(|e| {
+                                    if let Ok(mut slot) = first_error.lock()
+                                        && slot.as_ref().is_none_or(|(p, _)| pair < *p)
+                                    {
+                                        *slot = Some((pair, e));
+                                    }
+                                    R::default()
+                                })
+                            }),
+                    )
+                })
+                .map_err(|e| GpuError::Readback(e.to_string()));
+            self.readback.buffer.unmap();
+            read?;
+            match first_error.into_inner() {
+                Ok(None) => {}
+                Ok(Some((_, error))) => return Err(error),
+                Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
+            }
+            timings.cpu_clipping += t.elapsed();
+        }
+        Ok((out, timings))
+    }
+
+    /// Copies `bytes` of SAT results (or of manifolds, when `manifolds`) to the readback buffer,
+    /// submits `encoder`, maps the readback buffer and waits (bounded) until it is readable.
+    fn submit_and_map(
+        &mut self,
+        mut encoder: wgpu::CommandEncoder,
+        bytes: u64,
+        manifolds: bool,
+    ) -> Result<(), GpuError> {
+        let (device, limits) = (self.context.device(), self.context.limits);
+        check_limit("sat readback", bytes, limits.max_buffer, "max_buffer_size")?;
+        let scopes = ErrorScopes::push(device);
+        self.readback.reserve(device, bytes, limits.max_buffer);
+        let source = if manifolds {
+            self.buffers.manifolds()
+        } else {
+            self.buffers.results()
+        };
+        encoder.copy_buffer_to_buffer(source, 0, &self.readback.buffer, 0, bytes);
+        let submission = self.context.queue().submit([encoder.finish()]);
+        self.buffers.after_submit();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback
+            .buffer
+            .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
+        scopes.pop()?;
+        self.context.wait(submission, &receiver)
+    }
+}
+
+/// The hull and pose of each body of `batch.pairs()[pair]` (`None` for a non-hull shape).
+#[allow(clippy::type_complexity)]
+fn hull_pair<'b>(
+    shapes: &'b [Shape],
+    batch: &'b ValidatedBatch,
+    pair: usize,
+) -> (
+    Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
+    Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
+) {
+    let [a, b] = batch.pairs()[pair];
+    let hull = |body: u32| {
+        let body = &batch.bodies()[body as usize];
+        shapes[body.shape as usize]
+            .as_hull()
+            .map(|hull| (hull, &body.pose))
+    };
+    (hull(a), hull(b))
+}
+
+/// A per-pair record read back from the GPU: the SAT kernel's, or the clip kernel's.
+trait Readout: Pod {
+    /// True when the clip kernel runs and writes this record.
+    const CLIPPED: bool;
+}
+
+impl Readout for GpuSatResult {
+    const CLIPPED: bool = false;
+}
+
+impl Readout for GpuManifold {
+    const CLIPPED: bool = true;
+}
+
+/// The CPU path for pair `pair` of `batch` (the reference, for pairs the GPU does not finish).
+fn cpu_collide(shapes: &[Shape], batch: &ValidatedBatch, pair: usize) -> Option<Manifold> {
+    let [a, b] = batch.pairs()[pair];
+    let (body_a, body_b) = (&batch.bodies()[a as usize], &batch.bodies()[b as usize]);
+    collide_shapes(
+        &shapes[body_a.shape as usize],
+        &body_a.pose,
+        &shapes[body_b.shape as usize],
+        &body_b.pose,
+        batch.margin(),
+    )
+}
+
+/// The CPU form of a GPU result for the hull pair `pair`, after checking that its axis code is
+/// known, its feature indices exist on the hulls and its numbers are finite.
+fn checked_sat(
+    raw: &GpuSatResult,
+    a: &ConvexHull,
+    b: &ConvexHull,
+    pair: usize,
+) -> Result<SatResult, GpuError> {
+    let bad = |what: String| GpuError::BadResult { pair, what };
+    let sat = raw
+        .to_sat()
+        .ok_or_else(|| bad(format!("axis code {} on a hull pair", raw.kind)))?;
+    let in_range = |index: u32, count: usize, what: &str| {
+        if (index as usize) < count {
+            Ok(())
+        } else {
+            Err(bad(format!("{what} {index} of {count}")))
+        }
+    };
+    match sat.axis {
+        SatAxis::FaceA(face) => in_range(face, a.planes().len(), "face of A")?,
+        SatAxis::FaceB(face) => in_range(face, b.planes().len(), "face of B")?,
+        SatAxis::EdgePair { edge_a, edge_b } => {
+            in_range(edge_a, a.edges().len(), "edge of A")?;
+            in_range(edge_b, b.edges().len(), "edge of B")?;
+        }
+    }
+    if !(sat.normal.is_finite() && sat.separation.is_finite() && sat.axis_separation.is_finite()) {
+        return Err(bad("a non-finite normal or separation".into()));
+    }
+    Ok(sat)
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::gpu::layout::{AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B};
+    use crate::manifold::FeatureId;
+    use crate::pose::Pose;
+
+    fn unit_box() -> ConvexHull {
+        ConvexHull::cuboid(Vec3::splat(0.5))
+    }
+
+    fn raw_sat(kind: u32, feature_a: u32, feature_b: u32) -> GpuSatResult {
+        GpuSatResult {
+            normal: [0.0, 1.0, 0.0],
+            axis_separation: -0.1,
+            separation: -0.1,
+            kind,
+            feature_a,
+            feature_b,
+        }
+    }
+
+    #[test]
+    fn sat_results_read_back_are_bounds_checked() {
+        let b = unit_box();
+        assert!(checked_sat(&raw_sat(AXIS_FACE_A, 5, 0), &b, &b, 0).is_ok());
+        for (raw, what) in [
+            (raw_sat(AXIS_FACE_A, 6, 0), "face of A 6 of 6"),
+            (raw_sat(AXIS_FACE_B, 0, 99), "face of B 99 of 6"),
+            (raw_sat(AXIS_EDGE_PAIR, 12, 0), "edge of A 12 of 12"),
+            (raw_sat(AXIS_EDGE_PAIR, 0, u32::MAX), "edge of B 4294967295 of 12"),
+            (raw_sat(0, 0, 0), "axis code 0 on a hull pair"),
+        ] {
+            let error = checked_sat(&raw, &b, &b, 7).unwrap_err();
+            assert_eq!(
+                error,
+                GpuError::BadResult {
+                    pair: 7,
+                    what: what.into()
+                }
+            );
+        }
+        let mut nan = raw_sat(AXIS_FACE_A, 0, 0);
+        nan.separation = f32::NAN;
+        assert!(matches!(
+            checked_sat(&nan, &b, &b, 0),
+            Err(GpuError::BadResult { .. })
+        ));
+    }
+
+    #[test]
+    fn clipped_manifolds_read_back_are_bounds_checked() {
+        let b = unit_box();
+        let good = GpuManifold {
+            normal: [0.0, 1.0, 0.0],
+            separation: -0.1,
+            points: [[0.0, 0.5, 0.0, 0.1]; 4],
+            // FACE_A, reference face 3, incident vertex 7.
+            ids: [FeatureId::new(FeatureId::FACE_A, false, 3, 7).0; 4],
+            count: 1,
+            status: MANIFOLD_CLIPPED,
+            ..Default::default()
+        };
+        let manifold = manifold_from_gpu(&good, &b, &b, &Pose::IDENTITY, 0).expect("valid");
+        assert_eq!(manifold.point_count(), 1);
+        let bad_cases = [
+            GpuManifold { count: 0, ..good },
+            GpuManifold { count: 5, ..good },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::FACE_B, false, 3, 8).0; 4],
+                ..good
+            },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::EDGE_PAIR, false, 12, 0).0; 4],
+                ..good
+            },
+            GpuManifold {
+                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 0).0; 4],
+                ..good
+            },
+            GpuManifold {
+                points: [[f32::INFINITY, 0.0, 0.0, 0.1]; 4],
+                ..good
+            },
+        ];
+        for bad in bad_cases {
+            assert!(
+                matches!(
+                    manifold_from_gpu(&bad, &b, &b, &Pose::IDENTITY, 3),
+                    Err(GpuError::BadResult { pair: 3, .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! The SAT kernel's host side (`sat.wgsl` beside this file): its pipeline, compiled once per
+//! device ([`SatKernel`], held by the context), and one narrowphase's call buffers with their
+//! bind groups ([`SatBuffers`]).
+//!
+//! 1. Geometry (hull vertices, planes, edges, ranges) is uploaded once per narrowphase into
+//!    bind group 0 ([`SatKernel::geometry_group`]).
+//! 2. Per call: bodies are written straight into a persistent mapped staging buffer on all
+//!    threads ([`StagingBuffer`], [`GpuBody::from_body`]) and copied to the device by the encoder;
+//!    pairs are copied the same way;
+//!    one [`GpuParams`] per dispatch chunk at [`PARAMS_STRIDE`]-byte dynamic offsets.
+//! 3. Batches beyond one binding (`max_storage_buffer_binding_size`) or one dispatch
+//!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
+//!    the pair and result buffers. The windows depend only on the buffers, so the bind groups are
+//!    built once and reused until a buffer grows.
+
+use super::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer};
+use super::clip::ClipKernel;
+use super::context::{DeviceLimits, GpuContext};
+use super::layout::{
+    GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE,
+};
+use super::{GpuError, context::ErrorScopes};
+use crate::scene::Body;
+
+/// The WGSL source of the SAT kernel: the shared declarations, then the kernel.
+pub const SAT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("sat.wgsl"));
+
+/// Bytes of one pair `[a, b]` in the pair buffer.
+const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
+/// Bytes of one result.
+const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
+/// Bytes of one manifold.
+const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
+
+/// The compiled SAT pipeline and its bind group layouts (one per device).
+pub(crate) struct SatKernel {
+    pipeline: wgpu::ComputePipeline,
+    pub geometry_layout: wgpu::BindGroupLayout,
+    call_layout: wgpu::BindGroupLayout,
+}
+
+impl SatKernel {
+    /// Compiles the kernel on `device` (inside the caller's error scopes).
+    pub fn new(device: &wgpu::Device) -> Self {
+        let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
+        let call_layout = bind_group_layout(
+            device,
+            "sat call",
+            &[
+                storage(true),
+                storage(true),
+                storage(false),
+                wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuParams>() as u64),
+                },
+            ],
+        );
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("sat.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SAT_WGSL.into()),
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sat"),
+            bind_group_layouts: &[Some(&geometry_layout), Some(&call_layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("sat"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        SatKernel {
+            pipeline,
+            geometry_layout,
+            call_layout,
+        }
+    }
+
+    /// Step 1: uploads `tables` and binds them as group 0.
+    pub fn geometry_group(
+        &self,
+        context: &GpuContext,
+        tables: &HullTables,
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let device = context.device();
+        let face_loops = tables.face_loops();
+        let geometry = [
+            ("hull vertices", bytemuck::cast_slice::<_, u8>(&tables.vertices)),
+            ("hull planes", bytemuck::cast_slice(&tables.planes)),
+            ("hull edges", bytemuck::cast_slice(&tables.edges)),
+            ("hull ranges", bytemuck::cast_slice(&tables.hulls)),
+            ("hull face loops", bytemuck::cast_slice(&face_loops)),
+        ];
+        let mut buffers = Vec::with_capacity(geometry.len());
+        for (label, bytes) in geometry {
+            check_limit(
+                label,
+                bytes.len() as u64,
+                context.limits.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
+            let buffer = create_buffer(
+                device,
+                label,
+                bytes.len() as u64,
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            );
+            context.queue().write_buffer(&buffer, 0, bytes);
+            buffers.push(buffer);
+        }
+        let entries: Vec<_> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        Ok(device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("hull geometry"),
+            layout: &self.geometry_layout,
+            entries: &entries,
+        }))
+    }
+}
+
+/// One narrowphase's per-call buffers and their cached bind groups.
+pub(crate) struct SatBuffers {
+    params: GrowBuffer,
+    bodies: GrowBuffer,
+    pairs: GrowBuffer,
+    results: GrowBuffer,
+    manifolds: GrowBuffer,
+    /// Bodies are written here, then copied into `bodies` by the next [`Self::encode`].
+    body_staging: StagingBuffer,
+    /// Bytes of `body_staging` still to be copied into `bodies`.
+    bodies_to_copy: u64,
+    /// Pairs are written here by [`Self::encode`], then copied into `pairs`.
+    pair_staging: StagingBuffer,
+    /// One SAT and one clip bind group per chunk window, valid while the buffers have
+    /// `groups_key`'s generations.
+    groups: Vec<wgpu::BindGroup>,
+    clip_groups: Vec<wgpu::BindGroup>,
+    groups_key: [u64; 5],
+}
+
+impl SatBuffers {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let upload = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        SatBuffers {
+            params: GrowBuffer::new(
+                device,
+                "sat params",
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            bodies: GrowBuffer::new(device, "bodies", upload),
+            pairs: GrowBuffer::new(device, "pairs", upload),
+            results: GrowBuffer::new(
+                device,
+                "sat results",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            manifolds: GrowBuffer::new(
+                device,
+                "manifolds",
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            ),
+            body_staging: StagingBuffer::new(device, "body staging"),
+            bodies_to_copy: 0,
+            pair_staging: StagingBuffer::new(device, "pair staging"),
+            groups: Vec::new(),
+            clip_groups: Vec::new(),
+            groups_key: [u64::MAX; 5],
+        }
+    }
+
+    /// The manifold buffer: pair `i` of the last [`Self::encode`] with `clip` at byte `112 * i`.
+    pub fn manifolds(&self) -> &wgpu::Buffer {
+        &self.manifolds.buffer
+    }
+
+    /// The result buffer: pair `i` of the last [`Self::encode`] at byte `32 * i`.
+    pub fn results(&self) -> &wgpu::Buffer {
+        &self.results.buffer
+    }
+
+    /// Step 2: writes validated `bodies` (each with its shape's hull index from `shape_hulls`)
+    /// into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
+    /// body buffer.
+    pub fn stage_bodies(
+        &mut self,
+        context: &GpuContext,
+        bodies: &[Body],
+        shape_hulls: &[u32],
+    ) -> Result<(), GpuError> {
+        let size = (bodies.len() * size_of::<GpuBody>()) as u64;
+        let max_binding = context.limits.max_binding;
+        check_limit("bodies", size, max_binding, "max_storage_buffer_binding_size")?;
+        let scopes = ErrorScopes::push(context.device());
+        self.bodies.reserve(context.device(), size, max_binding);
+        self.body_staging.write(context, bodies.len(), |i| {
+            let body = &bodies[i];
+            GpuBody::from_body(body, shape_hulls[body.shape as usize])
+        })?;
+        self.bodies_to_copy = size;
+        scopes.pop()
+    }
+
+    /// Call after submitting an encoder that [`Self::encode`] recorded into: the staging buffer
+    /// is mapped again for the next call.
+    pub fn after_submit(&mut self) {
+        self.body_staging.remap_after_submit();
+        self.pair_staging.remap_after_submit();
+    }
+
+    /// Step 3: writes `pairs` and the chunks' parameters and records the SAT kernel into
+    /// `encoder`, then the clip kernel when `clip` is given. Bodies are staged. The outputs
+    /// exceed no buffer limit (the caller splits rounds).
+    pub fn encode(
+        &mut self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        geometry: &wgpu::BindGroup,
+        pairs: &[[u32; 2]],
+        margin: f32,
+        clip: Option<&ClipKernel>,
+    ) -> Result<(), GpuError> {
+        let (device, queue, limits) = (context.device(), context.queue(), context.limits);
+        let count = pairs.len() as u64;
+        check_limit("pairs", count * PAIR_BYTES, limits.max_buffer, "max_buffer_size")?;
+        check_limit(
+            "sat results",
+            count * RESULT_BYTES,
+            limits.max_buffer,
+            "max_buffer_size",
+        )?;
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let scopes = ErrorScopes::push(device);
+        self.body_staging
+            .record_copy(encoder, &self.bodies.buffer, self.bodies_to_copy);
+        self.bodies_to_copy = 0;
+        let chunk = chunk_pairs(limits);
+        let chunks = count.div_ceil(chunk);
+        self.params
+            .reserve(device, chunks * PARAMS_STRIDE, limits.max_buffer);
+        self.pairs.reserve(device, count * PAIR_BYTES, limits.max_buffer);
+        self.results
+            .reserve(device, count * RESULT_BYTES, limits.max_buffer);
+        if clip.is_some() {
+            check_limit(
+                "manifolds",
+                count * MANIFOLD_BYTES,
+                limits.max_buffer,
+                "max_buffer_size",
+            )?;
+            self.manifolds
+                .reserve(device, count * MANIFOLD_BYTES, limits.max_buffer);
+        }
+        self.pair_staging.write(context, pairs.len(), |i| pairs[i])?;
+        self.pair_staging
+            .record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
+        let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
+        for k in 0..chunks {
+            let chunk_params = GpuParams {
+                margin,
+                pair_count: chunk.min(count - k * chunk) as u32,
+                ..Default::default()
+            };
+            let at = (k * PARAMS_STRIDE) as usize;
+            params[at..at + size_of::<GpuParams>()].copy_from_slice(bytemuck::bytes_of(&chunk_params));
+        }
+        queue.write_buffer(&self.params.buffer, 0, &params);
+        self.ensure_groups(context, chunk, chunks as usize, clip);
+        let kernels = [
+            Some((&context.sat.pipeline, &self.groups, "sat")),
+            clip.map(|clip| (&clip.pipeline, &self.clip_groups, "clip")),
+        ];
+        // One pass per kernel: the clip pass reads what the SAT pass wrote.
+        for (pipeline, groups, label) in kernels.into_iter().flatten() {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(label),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, geometry, &[]);
+            for k in 0..chunks {
+                let len = chunk.min(count - k * chunk);
+                pass.set_bind_group(1, &groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
+                pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+            }
+        }
+        scopes.pop()
+    }
+
+    /// Builds the bind groups of the first `chunks` windows (and the clip kernel's, when given),
+    /// dropping all of them first when a buffer was reallocated since they were built.
+    fn ensure_groups(&mut self, context: &GpuContext, chunk: u64, chunks: usize, clip: Option<&ClipKernel>) {
+        let key = [
+            self.params.generation,
+            self.bodies.generation,
+            self.pairs.generation,
+            self.results.generation,
+            self.manifolds.generation,
+        ];
+        if key != self.groups_key {
+            self.groups.clear();
+            self.clip_groups.clear();
+            self.groups_key = key;
+        }
+        // The window of chunk k in a buffer of `bytes_per_pair` records.
+        let window = |k: usize, buffer: &wgpu::Buffer, bytes_per_pair: u64| {
+            let offset = k as u64 * chunk * bytes_per_pair;
+            (offset, (chunk * bytes_per_pair).min(buffer.size() - offset))
+        };
+        let params_entry = |buffer| binding(3, buffer, 0, size_of::<GpuParams>() as u64);
+        while self.groups.len() < chunks {
+            let k = self.groups.len();
+            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
+            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
+            let entries = [
+                binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
+                binding(1, &self.pairs.buffer, pairs_at, pairs_len),
+                binding(2, &self.results.buffer, results_at, results_len),
+                params_entry(&self.params.buffer),
+            ];
+            self.groups
+                .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("sat call"),
+                    layout: &context.sat.call_layout,
+                    entries: &entries,
+                }));
+        }
+        let Some(clip) = clip else {
+            return;
+        };
+        while self.clip_groups.len() < chunks {
+            let k = self.clip_groups.len();
+            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
+            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
+            let (manifolds_at, manifolds_len) = window(k, &self.manifolds.buffer, MANIFOLD_BYTES);
+            let entries = [
+                binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
+                binding(1, &self.pairs.buffer, pairs_at, pairs_len),
+                binding(2, &self.results.buffer, results_at, results_len),
+                params_entry(&self.params.buffer),
+                binding(4, &self.manifolds.buffer, manifolds_at, manifolds_len),
+            ];
+            self.clip_groups
+                .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("clip call"),
+                    layout: &clip.call_layout,
+                    entries: &entries,
+                }));
+        }
+    }
+}
+
+/// Pairs per dispatch chunk: fits one storage binding of the largest per-pair record (a
+/// manifold) and one dispatch dimension, and is a multiple of 256 so every chunk's byte offset
+/// (8, 32 and 112 bytes per pair) is a multiple of 2048, above any
+/// `min_storage_buffer_offset_alignment` (at most 256).
+pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
+    let by_binding = limits.max_binding / MANIFOLD_BYTES;
+    let by_dispatch = limits.max_workgroups * u64::from(WORKGROUP_SIZE);
+    (by_binding.min(by_dispatch) / 256 * 256).max(256)
+}
+
+/// A storage buffer binding type.
+pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty: wgpu::BufferBindingType::Storage { read_only },
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
+
+/// A compute bind group layout with one entry per binding type, numbered from 0.
+pub(crate) fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    types: &[wgpu::BindingType],
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = types
+        .iter()
+        .enumerate()
+        .map(|(i, &ty)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty,
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_fit_one_binding_and_one_dispatch_at_aligned_offsets() {
+        // lavapipe: 128 MiB bindings, 65,535 workgroups per dimension.
+        let lavapipe = DeviceLimits {
+            max_binding: 128 << 20,
+            max_buffer: 1 << 40,
+            max_workgroups: 65_535,
+        };
+        let small_binding = DeviceLimits {
+            max_binding: 1 << 20,
+            ..lavapipe
+        };
+        for limits in [lavapipe, small_binding] {
+            let chunk = chunk_pairs(limits);
+            assert!(chunk * MANIFOLD_BYTES <= limits.max_binding);
+            assert!(chunk <= limits.max_workgroups * u64::from(WORKGROUP_SIZE));
+            assert_eq!((chunk * PAIR_BYTES) % 256, 0);
+            assert!(chunk * 2 > limits.max_binding / MANIFOLD_BYTES || chunk * 2 > 65_535 * 64);
+        }
+        // 128 MiB / 112 bytes, rounded down to a multiple of 256.
+        assert_eq!(chunk_pairs(lavapipe), 1_198_336);
+    }
+}

@@ -1,0 +1,14 @@
+//! The narrowphase backends and the validation they share.
+//!
+//! - [`validate`]: checks a batch once, on all threads, and returns a [`ValidatedBatch`] that
+//!   every backend accepts without checking again.
+//! - [`cpu`]: the CPU reference backend ([`CpuNarrowphase`]).
+//! - [`gpu`]: the GPU backend ([`GpuNarrowphase`]) and the process-wide GPU context.
+
+pub mod cpu;
+pub mod gpu;
+pub mod validate;
+
+pub use cpu::CpuNarrowphase;
+pub use gpu::{GpuError, GpuNarrowphase};
+pub use validate::ValidatedBatch;

@@ -1,0 +1,403 @@
+//! The checks every narrowphase backend needs before it computes anything, run once per batch.
+//!
+//! 1. The margin: finite, >= 0 and at most [`MAX_SHAPE_SIZE`] (the supported range).
+//! 2. Bodies (in parallel): an existing shape, a finite translation, a finite rotation within
+//!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length, which comes back normalized
+//!    ([`check_pose`]).
+//! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two half-spaces.
+//!
+//! 4. Pairs are put in canonical order, lower body index first (see [`ValidatedBatch`]).
+//!
+//! The result is a [`ValidatedBatch`]: backends take it and never check again. When a step
+//! fails, the error is the first bad entry in input order (a failing parallel pass is followed
+//! by a sequential one that finds it), so messages do not depend on thread scheduling.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+use crate::constants::MAX_SHAPE_SIZE;
+use crate::manifold::Manifold;
+use crate::scene::{Body, InputError, check_pose};
+use crate::shape::Shape;
+
+/// Fewest bodies or pairs a rayon task checks: a check costs a few nanoseconds, so smaller
+/// tasks would spend most of their time on scheduling.
+const CHECKS_PER_TASK: usize = 4096;
+
+/// A batch whose bodies, pairs and margin passed every check against one shape list: the input
+/// of [`crate::CpuNarrowphase::collide_validated`] and
+/// [`crate::GpuNarrowphase::collide_validated`]. Validate against the narrowphase's own shapes
+/// (`ValidatedBatch::new(narrowphase.shapes(), ..)`); a backend given a batch validated against
+/// another shape list accepts it only when that list has the same length and half-spaces at the
+/// same indices (everything the checks depend on), else it is an [`InputError`] at `shapes`.
+///
+/// Pairs are kept in canonical order, the lower body index first ([`Self::pairs`]): every
+/// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and then restores the
+/// given order ([`Self::restore_order`]), so the order of a pair never changes its verdict, also
+/// within rounding of the margin.
+#[derive(Clone, Debug)]
+pub struct ValidatedBatch<'a> {
+    shapes: &'a [Shape],
+    bodies: Vec<Body>,
+    /// The pairs, each with its lower body index first (borrowed when all already are).
+    pairs: Cow<'a, [[u32; 2]]>,
+    /// The pairs as given.
+    given: &'a [[u32; 2]],
+    margin: f32,
+}
+
+impl<'a> ValidatedBatch<'a> {
+    /// Checks `bodies`, `pairs` and `margin` (length units) against `shapes`, on all threads.
+    /// Errors name the first bad entry (`bodies[3].rotation`, `pairs[7]`, `margin`).
+    pub fn new(
+        shapes: &'a [Shape],
+        bodies: &[Body],
+        pairs: &'a [[u32; 2]],
+        margin: f32,
+    ) -> Result<Self, InputError> {
+        Self::check(shapes, bodies, pairs, margin, true)
+    }
+
+    /// [`Self::new`] on the calling thread only (for single-threaded baselines).
+    pub fn new_on_this_thread(
+        shapes: &'a [Shape],
+        bodies: &[Body],
+        pairs: &'a [[u32; 2]],
+        margin: f32,
+    ) -> Result<Self, InputError> {
+        Self::check(shapes, bodies, pairs, margin, false)
+    }
+
+    fn check(
+        shapes: &'a [Shape],
+        bodies: &[Body],
+        pairs: &'a [[u32; 2]],
+        margin: f32,
+        parallel: bool,
+    ) -> Result<Self, InputError> {
+        // Step 1.
+        if !margin.is_finite() || margin < 0.0 {
+            return Err(InputError::new(
+                "margin",
+                format!("expected a finite number >= 0, got {margin}"),
+            ));
+        }
+        if margin > MAX_SHAPE_SIZE {
+            return Err(InputError::new(
+                "margin",
+                format!("{margin:e} is outside the supported range 0..={MAX_SHAPE_SIZE:e}"),
+            ));
+        }
+        // Step 2: one indexed pass writing straight into the output (a failing body is copied
+        // unchecked and flagged; the sequential pass below then names the first one).
+        let failed = AtomicBool::new(false);
+        let shape_count = shapes.len();
+        let check_body_fast = |body: &Body| {
+            let pose = (body.shape as usize) < shape_count;
+            match pose.then(|| check_pose("", &body.pose)) {
+                Some(Ok(pose)) => Body {
+                    shape: body.shape,
+                    pose,
+                },
+                _ => {
+                    failed.store(true, Ordering::Relaxed);
+                    *body
+                }
+            }
+        };
+        let mut checked = Vec::with_capacity(bodies.len());
+        if parallel {
+            checked.par_extend(
+                bodies
+                    .par_iter()
+                    .with_min_len(CHECKS_PER_TASK)
+                    .map(check_body_fast),
+            );
+        } else {
+            checked.extend(bodies.iter().map(check_body_fast));
+        }
+        if failed.into_inner() {
+            let first = bodies
+                .iter()
+                .enumerate()
+                .map(|(i, body)| check_body(shapes, i, body));
+            return Err(first_error(first));
+        }
+        let bodies = checked;
+        // Step 3: the half-space rule needs each body's shape only when a half-space exists.
+        let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
+        let half_spaces = half_spaces.contains(&true).then_some(&half_spaces[..]);
+        let pair_ok = |pair: &[u32; 2]| pair_problem(half_spaces, &bodies, *pair).is_none();
+        let pairs_ok = if parallel {
+            pairs.par_iter().with_min_len(CHECKS_PER_TASK).all(pair_ok)
+        } else {
+            pairs.iter().all(pair_ok)
+        };
+        if !pairs_ok {
+            let first = pairs.iter().enumerate().find_map(|(i, &pair)| {
+                pair_problem(half_spaces, &bodies, pair).map(|problem| problem.error(i))
+            });
+            return Err(first.unwrap_or_else(inconsistent_check));
+        }
+        // Step 4: canonical order, lower body index first.
+        let swapped = |&[a, b]: &[u32; 2]| a > b;
+        let canonical = |&[a, b]: &[u32; 2]| [a.min(b), a.max(b)];
+        let canonical_pairs = if !pairs.iter().any(swapped) {
+            Cow::Borrowed(pairs)
+        } else if parallel {
+            Cow::Owned(
+                pairs
+                    .par_iter()
+                    .with_min_len(CHECKS_PER_TASK)
+                    .map(canonical)
+                    .collect(),
+            )
+        } else {
+            Cow::Owned(pairs.iter().map(canonical).collect())
+        };
+        Ok(ValidatedBatch {
+            shapes,
+            bodies,
+            pairs: canonical_pairs,
+            given: pairs,
+            margin,
+        })
+    }
+
+    /// The shapes the batch was checked against.
+    pub fn shapes(&self) -> &'a [Shape] {
+        self.shapes
+    }
+
+    /// The bodies, rotations normalized.
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+
+    /// The pairs in canonical order, `[min, max]` of each given pair (body indices): what the
+    /// backends compute, normals from the first to the second.
+    pub fn pairs(&self) -> &[[u32; 2]] {
+        &self.pairs
+    }
+
+    /// The pairs as given (normals of the returned manifolds point from `a` to `b`).
+    pub fn given_pairs(&self) -> &'a [[u32; 2]] {
+        self.given
+    }
+
+    /// Turns results computed for [`Self::pairs`] into results for the given pairs: each
+    /// manifold of a pair given with its higher body index first is [`Manifold::swapped`].
+    pub fn restore_order(&self, results: &mut [Option<Manifold>]) {
+        if let Cow::Owned(_) = self.pairs {
+            results
+                .par_iter_mut()
+                .with_min_len(CHECKS_PER_TASK)
+                .zip(self.given)
+                .filter(|(_, [a, b])| a > b)
+                .for_each(|(result, _)| *result = result.as_ref().map(Manifold::swapped));
+        }
+    }
+
+    /// The speculative margin, length units (finite, >= 0).
+    pub fn margin(&self) -> f32 {
+        self.margin
+    }
+
+    /// The checked bodies, rotations normalized.
+    pub fn into_bodies(self) -> Vec<Body> {
+        self.bodies
+    }
+
+    /// `Ok` when a backend over `shapes` may use this batch: the same list, or one with the same
+    /// length and half-spaces at the same indices (all that validation depended on).
+    pub fn check_shapes(&self, shapes: &[Shape]) -> Result<(), InputError> {
+        let same_list = std::ptr::eq(self.shapes, shapes);
+        let is_half_space = |s: &Shape| matches!(s, Shape::HalfSpace(_));
+        let same_checks = self.shapes.len() == shapes.len()
+            && self
+                .shapes
+                .iter()
+                .zip(shapes)
+                .all(|(a, b)| is_half_space(a) == is_half_space(b));
+        if same_list || same_checks {
+            Ok(())
+        } else {
+            Err(InputError::new(
+                "shapes",
+                format!(
+                    "the batch was validated against another shape list ({} shapes) than this \
+                     narrowphase's ({} shapes)",
+                    self.shapes.len(),
+                    shapes.len()
+                ),
+            ))
+        }
+    }
+}
+
+/// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
+/// rotations: [`ValidatedBatch::new`] for callers that only need the bodies.
+pub fn validate_batch(
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+) -> Result<Vec<Body>, InputError> {
+    ValidatedBatch::new(shapes, bodies, pairs, margin).map(ValidatedBatch::into_bodies)
+}
+
+/// The first error of a sequence of checks (called only once a check is known to fail).
+fn first_error<T>(mut checks: impl Iterator<Item = Result<T, InputError>>) -> InputError {
+    checks.find_map(Result::err).unwrap_or_else(inconsistent_check)
+}
+
+/// The error for a check that failed in the fast pass and passed in the sequential one (the
+/// checks are pure, so this does not happen; it is an error rather than a panic all the same).
+fn inconsistent_check() -> InputError {
+    InputError::new("", "a check failed, then passed when repeated")
+}
+
+/// Step 2 for body `i`: the body with its rotation normalized. Builds no string unless it fails.
+fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputError> {
+    if body.shape as usize >= shapes.len() {
+        return Err(InputError::new(
+            format!("bodies[{i}].shape"),
+            format!("shape {} does not exist ({} shapes)", body.shape, shapes.len()),
+        ));
+    }
+    // `check_pose` appends `.position` / `.rotation` to the path it is given.
+    let pose = check_pose("", &body.pose)
+        .map_err(|e| InputError::new(format!("bodies[{i}]{}", e.path), e.message))?;
+    Ok(Body {
+        shape: body.shape,
+        pose,
+    })
+}
+
+/// What is wrong with a pair (step 3).
+enum PairProblem {
+    /// This body index does not exist.
+    MissingBody(u32),
+    /// The body is paired with itself.
+    SelfPair(u32),
+    /// Both bodies are half-spaces.
+    TwoHalfSpaces,
+}
+
+impl PairProblem {
+    /// The error for pair `i`.
+    fn error(&self, i: usize) -> InputError {
+        let path = format!("pairs[{i}]");
+        match self {
+            PairProblem::MissingBody(body) => InputError::new(path, format!("body {body} does not exist")),
+            PairProblem::SelfPair(body) => {
+                InputError::new(path, format!("body {body} is paired with itself"))
+            }
+            PairProblem::TwoHalfSpaces => {
+                InputError::new(path, "two half-spaces cannot be tested against each other")
+            }
+        }
+    }
+}
+
+/// Step 3 for one pair; `bodies` are checked (their shape indices exist). `half_spaces` (per
+/// shape) is `None` when no shape is a half-space.
+#[inline]
+fn pair_problem(half_spaces: Option<&[bool]>, bodies: &[Body], [a, b]: [u32; 2]) -> Option<PairProblem> {
+    for body in [a, b] {
+        if body as usize >= bodies.len() {
+            return Some(PairProblem::MissingBody(body));
+        }
+    }
+    if a == b {
+        return Some(PairProblem::SelfPair(a));
+    }
+    let half_spaces = half_spaces?;
+    let is_half_space = |body: u32| half_spaces[bodies[body as usize].shape as usize];
+    (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::pose::Pose;
+    use crate::shape::{HalfSpace, Sphere};
+
+    fn shapes() -> Vec<Shape> {
+        vec![
+            Shape::Sphere(Sphere::new(1.0).unwrap()),
+            Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
+        ]
+    }
+
+    /// Many bodies (enough for several rayon tasks) on a line, sphere shapes.
+    fn bodies(count: usize) -> Vec<Body> {
+        (0..count)
+            .map(|i| Body {
+                shape: 0,
+                pose: Pose::new(Vec3::new(i as f32, 0.0, 0.0), Quat::IDENTITY),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_bad_body_in_input_order_is_named_on_every_path() {
+        let shapes = shapes();
+        let mut bodies = bodies(50_000);
+        bodies[40_000].pose.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 2.0);
+        bodies[12_345].pose.translation.x = f64::NAN;
+        bodies[30_000].shape = 7;
+        for batch in [
+            ValidatedBatch::new(&shapes, &bodies, &[], 0.0),
+            ValidatedBatch::new_on_this_thread(&shapes, &bodies, &[], 0.0),
+        ] {
+            let error = batch.unwrap_err();
+            assert_eq!(error.path, "bodies[12345].position", "{error}");
+        }
+        bodies[12_345].pose.translation.x = 0.0;
+        let error = ValidatedBatch::new(&shapes, &bodies, &[], 0.0).unwrap_err();
+        assert_eq!(error.path, "bodies[30000].shape", "{error}");
+    }
+
+    #[test]
+    fn the_first_bad_pair_in_input_order_is_named_and_rotations_come_back_normalized() {
+        let shapes = shapes();
+        let mut bodies = bodies(1000);
+        bodies[10].shape = 1;
+        bodies[20].shape = 1;
+        bodies[3].pose.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 1.0005);
+        let mut pairs: Vec<[u32; 2]> = (0..40_000).map(|i| [i % 999, i % 999 + 1]).collect();
+        let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.0).unwrap();
+        assert_eq!(batch.bodies()[3].pose.rotation, Quat::IDENTITY);
+        pairs[35_000] = [5, 5];
+        pairs[20_000] = [10, 20];
+        pairs[39_000] = [0, 1000];
+        let error = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.0).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "pairs[20000]: two half-spaces cannot be tested against each other"
+        );
+        pairs[20_000] = [10, 3];
+        let error = ValidatedBatch::new_on_this_thread(&shapes, &bodies, &pairs, 0.0).unwrap_err();
+        assert_eq!(error.to_string(), "pairs[35000]: body 5 is paired with itself");
+    }
+
+    #[test]
+    fn a_batch_is_accepted_only_by_backends_whose_shapes_validate_the_same() {
+        let shapes = shapes();
+        let bodies = bodies(3);
+        let batch = ValidatedBatch::new(&shapes, &bodies, &[[0, 1]], 0.0).unwrap();
+        assert!(batch.check_shapes(&shapes).is_ok());
+        let mut same_kinds = shapes.clone();
+        same_kinds[0] = Shape::Sphere(Sphere::new(2.0).unwrap());
+        assert!(batch.check_shapes(&same_kinds).is_ok());
+        let error = batch.check_shapes(&shapes[..1]).unwrap_err();
+        assert_eq!(error.path, "shapes");
+        let swapped = vec![shapes[1].clone(), shapes[0].clone()];
+        assert!(batch.check_shapes(&swapped).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! GPU clipping (`Clipping::Gpu`, clip.wgsl) on faces around the kernel's polygon buffer size:
+//! prisms resting face on face, clipped on the GPU when both faces fit the buffer together and
+//! on the host when they do not, equal to the CPU either way. The random families are compared
+//! in tests/gpu_equivalence.rs under both clippings.
+
+mod support;
+
+use std::f32::consts::TAU;
+
+use glam::{Quat, Vec3};
+use hullsat::gpu::Clipping;
+use hullsat::gpu::layout::MAX_GPU_CLIP_VERTICES;
+use hullsat::{Body, ConvexHull, CpuNarrowphase, Manifold, Pose, Shape};
+use support::gpu_or_skip;
+
+/// Positions and depths agree within this fraction of the pair's size (issue 8: 1e-5).
+const POINT_TOLERANCE: f32 = 1.0e-5;
+
+/// A prism of a regular `sides`-gon of circumradius 1 in the xz plane, y from -0.25 to 0.25.
+fn prism(sides: usize) -> ConvexHull {
+    let points: Vec<Vec3> = (0..sides)
+        .flat_map(|k| {
+            let angle = TAU * k as f32 / sides as f32;
+            let (x, z) = (angle.cos(), angle.sin());
+            [Vec3::new(x, -0.25, z), Vec3::new(x, 0.25, z)]
+        })
+        .collect();
+    ConvexHull::from_points(&points).expect("a prism")
+}
+
+/// Prism B resting on prism A (sunk 0.01), turned about y by `turn` and shifted sideways, both
+/// placed by one global rigid motion; returns the GPU manifold, its host-pair count and the
+/// CPU manifold.
+fn stacked_prisms(sides: usize, turn: f32, clipping: Clipping) -> Option<(Manifold, usize, Manifold)> {
+    let shapes = vec![Shape::Hull(prism(sides))];
+    let mut gpu = gpu_or_skip(&shapes)?;
+    gpu.set_clipping(clipping)
+        .expect("the shared device runs the clip kernel");
+    let global = Pose::new(
+        Vec3::new(3.0, -1.0, 2.0),
+        Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.4),
+    );
+    let on_top = Pose::new(Vec3::new(0.2, 0.49, -0.1), Quat::from_rotation_y(turn));
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: global,
+        },
+        Body {
+            shape: 0,
+            pose: global.mul_pose(&on_top),
+        },
+    ];
+    let gpu_manifold = gpu.collide(&bodies, &[[0, 1]], 0.0).expect("GPU collide runs")[0];
+    let host_pairs = gpu.timings().host_pairs;
+    let cpu_manifold = CpuNarrowphase::new(shapes)
+        .collide(&bodies, &[[0, 1]], 0.0)
+        .expect("CPU collide runs")[0];
+    Some((
+        gpu_manifold.expect("the prisms overlap"),
+        host_pairs,
+        cpu_manifold.expect("the prisms overlap"),
+    ))
+}
+
+/// Same normal, separation, point count, ids, and positions and depths within the tolerance.
+#[track_caller]
+fn assert_same_manifold(gpu: &Manifold, cpu: &Manifold, scale: f32) {
+    let eps = POINT_TOLERANCE * scale;
+    assert!(
+        gpu.normal.distance(cpu.normal) <= eps,
+        "normals\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    assert!((gpu.separation - cpu.separation).abs() <= eps, "separations");
+    assert_eq!(
+        gpu.point_count(),
+        cpu.point_count(),
+        "point counts\n gpu {gpu:?}\n cpu {cpu:?}"
+    );
+    for (g, c) in gpu.points().iter().zip(cpu.points()) {
+        assert_eq!(g.id, c.id, "ids (in polygon order)\n gpu {gpu:?}\n cpu {cpu:?}");
+        assert!(
+            g.position.distance(c.position) <= f64::from(eps) && (g.depth - c.depth).abs() <= eps,
+            "point {:?}\n gpu {g:?}\n cpu {c:?}",
+            g.id
+        );
+    }
+}
+
+#[test]
+fn prism_faces_that_fit_the_buffer_are_clipped_on_the_gpu_and_equal_the_cpu() {
+    let sides = MAX_GPU_CLIP_VERTICES as usize / 2;
+    for turn in [0.1, 0.37, 1.0] {
+        let Some((gpu, host_pairs, cpu)) = stacked_prisms(sides, turn, Clipping::Gpu) else {
+            return;
+        };
+        assert_eq!(host_pairs, 0, "{sides}-gon faces fit the kernel's buffer");
+        // Two overlapping 16-gons clip to many points; four are kept, all at depth 0.01.
+        assert_eq!(gpu.point_count(), 4, "{gpu:?}");
+        for p in gpu.points() {
+            assert!((p.depth - 0.01).abs() <= 1e-4, "{p:?}");
+        }
+        assert_same_manifold(&gpu, &cpu, 2.0);
+    }
+}
+
+#[test]
+fn a_64_gon_prism_face_on_face_is_clipped_on_the_host_and_equals_the_cpu() {
+    for clipping in [Clipping::Gpu, Clipping::Cpu] {
+        let Some((gpu, host_pairs, cpu)) = stacked_prisms(64, 0.37, clipping) else {
+            return;
+        };
+        if clipping == Clipping::Gpu {
+            assert_eq!(host_pairs, 1, "64 + 64 vertices exceed the kernel's buffer");
+        }
+        assert_eq!(gpu.point_count(), 4, "{gpu:?}");
+        assert_same_manifold(&gpu, &cpu, 2.0);
+    }
+}
+
+#[test]
+fn clipping_split_into_many_dispatch_chunks_equals_one_chunk_bit_for_bit() {
+    use hullsat::GpuNarrowphase;
+    use rand::RngExt;
+    use support::{device_or_skip, random_pose, seeded_rng};
+    // 64 KiB bindings: 512 pairs per chunk (112-byte manifolds), so 3,000 pairs take 6 chunks,
+    // each bound at its own offsets with its own parameters.
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 16,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = device_or_skip(limits) else {
+        return;
+    };
+    let mut rng = seeded_rng(0xc1_1b5);
+    let shapes: Vec<Shape> = (0..8)
+        .map(|_| {
+            let e = Vec3::new(
+                rng.random_range(0.2..0.6),
+                rng.random_range(0.2..0.6),
+                rng.random_range(0.2..0.6),
+            );
+            Shape::Hull(ConvexHull::cuboid(e))
+        })
+        .collect();
+    // 600 bodies (they must fit one 64 KiB binding) along a wobbly line, 0.5 apart, each paired
+    // with its next five: near neighbours touch, far ones do not.
+    let bodies: Vec<Body> = (0..600)
+        .map(|i| Body {
+            shape: rng.random_range(0..8),
+            pose: Pose::new(
+                Vec3::new(0.5 * i as f32, 0.0, 0.0).as_dvec3() + random_pose(&mut rng, 0.2).translation,
+                random_pose(&mut rng, 0.0).rotation,
+            ),
+        })
+        .collect();
+    let pairs: Vec<[u32; 2]> = (0..600u32)
+        .flat_map(|i| (1..=5).map(move |d| [i, (i + d) % 600]))
+        .collect();
+    let mut chunked = GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
+    chunked
+        .set_clipping(Clipping::Gpu)
+        .expect("9 storage buffers requested");
+    let mut whole = gpu_or_skip(&shapes).expect("the adapter exists");
+    for margin in [0.0, 0.05] {
+        let a = chunked.collide(&bodies, &pairs, margin).expect("chunked collide");
+        let b = whole.collide(&bodies, &pairs, margin).expect("one-chunk collide");
+        assert_eq!(a, b, "margin {margin}");
+        let touching = a.iter().flatten().count();
+        assert!(touching > 300 && touching < 2_700, "{touching} of 3000 touch");
+        let cpu = CpuNarrowphase::new(shapes.clone())
+            .collide(&bodies, &pairs, margin)
+            .expect("CPU collide");
+        let agree = a
+            .iter()
+            .zip(&cpu)
+            .filter(|(g, c)| g.is_some() == c.is_some())
+            .count();
+        assert!(agree >= 2_990, "{agree} of 3000 verdicts agree with the CPU");
+    }
+}
