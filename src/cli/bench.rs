@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::gpu::GpuTimings;
 use hullsat::{CpuNarrowphase, GpuError, GpuNarrowphase, Manifold, Scene};
@@ -111,7 +112,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
     let (scene, pairs, description) = match &args.scene {
         Some(path) => {
             let scene = read_scene(path)?;
-            let pairs = scene_pairs(&scene);
+            let pairs = scene_pairs(&scene, DEFAULT_MAX_CANDIDATE_PAIRS)?;
             (scene, pairs, path.display().to_string())
         }
         None => {
@@ -123,7 +124,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
                 margin: 0.0,
             };
             let scene = generate_scene(&config)?;
-            let pairs = scene_pairs(&scene);
+            let pairs = scene_pairs(&scene, DEFAULT_MAX_CANDIDATE_PAIRS)?;
             let description = format!(
                 "{} bodies ({:?} shapes, seed {}, density {})",
                 args.bodies, args.shapes, args.seed, args.density

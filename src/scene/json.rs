@@ -13,19 +13,31 @@
 //! "points": [{"position": [x,y,z], "depth": d, "id": n}]}]}`.
 //!
 //! Parsing:
-//! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column).
+//! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column), refusing
+//!    an object that repeats a key (serde_json would keep the last one silently).
 //! 2. Walk it by hand so every error names its JSON path (`bodies[3].rotation`); unknown keys
 //!    are rejected so a misspelt optional key (`"margn"`) does not pass silently.
 //! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here).
-//! 4. Build shapes (hull errors map to `shapes[i].hull`), then run [`validate_batch`] so bad
+//! 4. Build shapes (hull errors map to `shapes[i].hull`; a hull's point count is checked against
+//!    [`MAX_HULL_INPUT_POINTS`] before its points are read), then run [`validate_batch`] so bad
 //!    indices, self pairs and non-unit rotations are reported before any work.
+//!
+//! Every error is one line: input text echoed in it (keys, shape kinds, string values) is quoted
+//! and escaped ([`quoted`]), and a key that is not a plain name appears in the path in brackets
+//! (`bodies[0]["bad\nkey"]`).
+//!
+//! Writing results ([`write_results_json`]) checks every number finite before the first byte
+//! and streams to any [`std::io::Write`].
 
-use std::fmt::Write;
+use std::cell::Cell;
+use std::fmt::{self, Write as _};
+use std::io;
 
 use glam::{Quat, Vec3};
-use serde_json::{Map, Value};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, MAX_HULL_INPUT_POINTS};
 use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene, validate_batch};
@@ -34,11 +46,14 @@ use crate::shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
 /// The shape kinds a scene may use, as spelt in JSON.
 const SHAPE_KINDS: &str = "hull, box, sphere, capsule, half_space";
 
+/// Most characters of input text echoed in an error message; longer text is cut, marked `...`.
+const MAX_ECHOED_CHARS: usize = 40;
+
 /// Parses and validates a scene from JSON text (format in the module docs). Rotations come
 /// back normalized. Errors name the JSON path of the problem; syntax errors use the path `$`
 /// and give the line and column.
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
-    let root: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    let root = read_value(text)?;
     let root = Fields::new(&root, "$", &["shapes", "bodies", "pairs", "margin"])?;
     let (shapes, path) = root.get("shapes")?;
     let shapes = array(shapes, &path)?
@@ -111,41 +126,145 @@ pub fn write_scene_json(scene: &Scene) -> String {
     out
 }
 
-/// Writes the results: one entry per pair that has a manifold (`results[i]` belongs to
+/// Why [`write_results_json`] wrote nothing, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteResultsError {
+    /// A result has a NaN or infinite number; found before anything was written.
+    #[error("the result of pair {index} ([{a}, {b}]) is not finite: {field}", a = pair[0], b = pair[1])]
+    NonFinite {
+        /// Index of the pair in the list given.
+        index: usize,
+        /// The pair's bodies.
+        pair: [u32; 2],
+        /// The first non-finite quantity: `normal`, `separation`, `points[j].position` or
+        /// `points[j].depth`.
+        field: String,
+    },
+    /// The writer failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Writes the results to `out`: one entry per pair that has a manifold (`results[i]` belongs to
 /// `pairs[i]`), in pair order, one manifold per line. Positions and normals are world space.
-pub fn write_results_json(pairs: &[[u32; 2]], results: &[Option<Manifold>]) -> String {
-    let mut out = String::from("{\"manifolds\": [");
+/// Streams: nothing but `out`'s own buffer is held.
+///
+/// # Errors
+/// [`WriteResultsError::NonFinite`] when any result has a NaN or infinite number, checked
+/// before the first byte is written; [`WriteResultsError::Io`] when `out` fails.
+pub fn write_results_json(
+    mut out: impl io::Write,
+    pairs: &[[u32; 2]],
+    results: &[Option<Manifold>],
+) -> Result<(), WriteResultsError> {
+    for (index, (&pair, manifold)) in pairs.iter().zip(results).enumerate() {
+        if let Some(field) = manifold.as_ref().and_then(non_finite_field) {
+            return Err(WriteResultsError::NonFinite { index, pair, field });
+        }
+    }
+    out.write_all(b"{\"manifolds\": [")?;
     let mut first = true;
     for ([a, b], manifold) in pairs.iter().zip(results) {
         let Some(m) = manifold else { continue };
-        out.push_str(if first { "\n  " } else { ",\n  " });
+        out.write_all(if first { b"\n  " } else { b",\n  " })?;
         first = false;
-        let _ = write!(
+        write!(
             out,
             "{{\"pair\": [{a}, {b}], \"normal\": {}, \"separation\": {}, \"points\": [",
             vec3(m.normal),
             m.separation
-        );
+        )?;
         for (j, p) in m.points().iter().enumerate() {
-            let _ = write!(
+            write!(
                 out,
                 "{}{{\"position\": {}, \"depth\": {}, \"id\": {}}}",
                 if j == 0 { "" } else { ", " },
                 vec3(p.position),
                 p.depth,
                 p.id.0
-            );
+            )?;
         }
-        out.push_str("]}");
+        out.write_all(b"]}")?;
     }
-    out.push_str(if first { "]}\n" } else { "\n]}\n" });
+    out.write_all(if first { b"]}\n" } else { b"\n]}\n" })?;
+    Ok(())
+}
+
+/// The first quantity of `m` that is NaN or infinite, named as in the results format.
+fn non_finite_field(m: &Manifold) -> Option<String> {
+    if !m.normal.is_finite() {
+        return Some("normal".into());
+    }
+    if !m.separation.is_finite() {
+        return Some("separation".into());
+    }
+    m.points().iter().enumerate().find_map(|(j, p)| {
+        if !p.position.is_finite() {
+            Some(format!("points[{j}].position"))
+        } else if !p.depth.is_finite() {
+            Some(format!("points[{j}].depth"))
+        } else {
+            None
+        }
+    })
+}
+
+/// `text` as a double-quoted JSON string literal for an error message: quotes, backslashes and
+/// every character outside printable ASCII escaped (`\n`, `\u001b`, `\u00e9`), so text from the
+/// input can neither break the message's line nor reach a terminal as a control sequence. Text
+/// longer than 40 characters is cut, marked by `...` after the closing quote.
+pub fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(MAX_ECHOED_CHARS) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            _ => escape_char(&mut out, c),
+        }
+    }
+    out.push('"');
+    if chars.next().is_some() {
+        out.push_str("...");
+    }
     out
+}
+
+/// `text` with control characters (line breaks, escape codes) and bidirectional-text controls
+/// escaped as in JSON (`\n`, `\u001b`), everything else kept: one line, inert on a terminal.
+/// For messages that are not input text themselves (file names, driver errors).
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            escape_char(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Appends `c` as a JSON escape: the short forms where JSON has them, else `\uXXXX` per UTF-16
+/// unit.
+fn escape_char(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        _ => {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
 }
 
 fn write_shape(out: &mut String, shape: &Shape) {
     let _ = match shape {
         Shape::Hull(hull) => {
-            let points: Vec<String> = hull.vertices().iter().map(|&v| vec3(v)).collect();
+            let points: Vec<String> = hull.vertices().iter().map(|&v| vec3(v).to_string()).collect();
             write!(out, "{{\"hull\": {{\"points\": [{}]}}}}", points.join(", "))
         }
         Shape::Cuboid(c) => write!(
@@ -168,9 +287,142 @@ fn write_shape(out: &mut String, shape: &Shape) {
     };
 }
 
-/// `[x, y, z]`; `f32`'s `Display` is the shortest text that reads back to the same value.
-fn vec3(v: Vec3) -> String {
-    format!("[{}, {}, {}]", v.x, v.y, v.z)
+/// Displays as `[x, y, z]`; `f32`'s `Display` is the shortest text that reads back to the same
+/// value, without exponent.
+struct JsonVec3(Vec3);
+
+impl fmt::Display for JsonVec3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}, {}]", self.0.x, self.0.y, self.0.z)
+    }
+}
+
+fn vec3(v: Vec3) -> JsonVec3 {
+    JsonVec3(v)
+}
+
+/// Reads JSON text into a [`Value`], refusing repeated keys (the error names the repeated key's
+/// path); other errors are syntax errors at `$` with line and column.
+fn read_value(text: &str) -> Result<Value, InputError> {
+    let duplicate = Cell::new(None);
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let seed = ValueSeed {
+        step: &Step::Root,
+        duplicate: &duplicate,
+    };
+    let value = seed.deserialize(&mut reader).and_then(|value| {
+        reader.end()?;
+        Ok(value)
+    });
+    value.map_err(|err| match duplicate.take() {
+        Some(path) => InputError::new(
+            path,
+            format!("duplicate key at line {} column {}", err.line(), err.column()),
+        ),
+        None => syntax_error(err),
+    })
+}
+
+/// Where a value sits in the document being read: a chain of steps on the reader's stack,
+/// formatted into a path only for an error.
+enum Step<'a> {
+    Root,
+    Key(&'a Step<'a>, &'a str),
+    Index(&'a Step<'a>, usize),
+}
+
+impl Step<'_> {
+    fn path(&self) -> String {
+        match self {
+            Step::Root => "$".into(),
+            Step::Key(parent, key) => join(&parent.path(), key),
+            Step::Index(parent, i) => format!("{}[{i}]", parent.path()),
+        }
+    }
+}
+
+/// Reads one JSON value as [`Value`]'s own `Deserialize` does, except that an object repeating
+/// a key is an error, with the key's path left in `duplicate`.
+struct ValueSeed<'a> {
+    step: &'a Step<'a>,
+    duplicate: &'a Cell<Option<String>>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Number(i.into()))
+    }
+
+    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
+        Ok(Value::Number(u.into()))
+    }
+
+    fn visit_f64<E>(self, x: f64) -> Result<Value, E> {
+        // serde_json reports numbers beyond f64 as errors, so `x` is finite.
+        Ok(Number::from_f64(x).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            let step = Step::Index(self.step, items.len());
+            let seed = ValueSeed {
+                step: &step,
+                duplicate: self.duplicate,
+            };
+            match seq.next_element_seed(seed)? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let step = Step::Key(self.step, &key);
+            if entries.contains_key(&key) {
+                self.duplicate.set(Some(step.path()));
+                return Err(A::Error::custom("duplicate key"));
+            }
+            let value = map.next_value_seed(ValueSeed {
+                step: &step,
+                duplicate: self.duplicate,
+            })?;
+            entries.insert(key, value);
+        }
+        Ok(Value::Object(entries))
+    }
 }
 
 fn syntax_error(err: serde_json::Error) -> InputError {
@@ -198,7 +450,17 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
         "hull" => {
             let fields = Fields::new(value, &kind_path, &["points"])?;
             let (points, points_path) = fields.get("points")?;
-            let points = array(points, &points_path)?
+            let points = array(points, &points_path)?;
+            if points.len() > MAX_HULL_INPUT_POINTS {
+                return Err(InputError::new(
+                    points_path,
+                    format!(
+                        "{} points, more than the limit of {MAX_HULL_INPUT_POINTS}",
+                        points.len()
+                    ),
+                ));
+            }
+            let points = points
                 .iter()
                 .enumerate()
                 .map(|(i, v)| Ok(Vec3::from_array(numbers(v, &format!("{points_path}[{i}]"))?)))
@@ -230,7 +492,7 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
         other => {
             return Err(InputError::new(
                 path,
-                format!("unknown shape kind \"{other}\" (expected one of {SHAPE_KINDS})"),
+                format!("unknown shape kind {} (expected one of {SHAPE_KINDS})", quoted(other)),
             ));
         }
     };
@@ -315,12 +577,16 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// The path of `key` inside the object at `path` (top-level keys are written bare: `margin`).
+/// The path of `key` inside the object at `path`: `path.key`, with top-level keys bare
+/// (`margin`); a key that is not a plain name (ASCII letters, digits, `_`, not starting with a
+/// digit) is quoted in brackets, `path["a key"]`.
 fn join(path: &str, key: &str) -> String {
-    if path == "$" {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+    let plain = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match (plain, path) {
+        (true, "$") => key.to_string(),
+        (true, _) => format!("{path}.{key}"),
+        (false, _) => format!("{path}[{}]", quoted(key)),
     }
 }
 
@@ -380,8 +646,7 @@ fn describe(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) if s.len() <= 40 => format!("the string \"{s}\""),
-        Value::String(_) => "a string".into(),
+        Value::String(s) => format!("the string {}", quoted(s)),
         Value::Array(a) => format!("an array of {} items", a.len()),
         Value::Object(_) => "an object".into(),
     }
