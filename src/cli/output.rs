@@ -76,14 +76,17 @@ fn write_file(
         )),
         Ok(meta) if !meta.is_file() => {
             // A device or a pipe: write in place (replacing it would destroy it).
-            let file = OpenOptions::new().write(true).open(&target).map_err(|e| fail(e.into()))?;
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|e| fail(e.into()))?;
             let mut out = BufWriter::with_capacity(BUFFER_BYTES, file);
             write(&mut out).and_then(|()| Ok(out.flush()?)).map_err(fail)
         }
         _ => {
             let (temp_path, file) = create_temp_beside(&target).map_err(|e| fail(e.into()))?;
-            let written = write_and_sync(file, write)
-                .and_then(|()| Ok(std::fs::rename(&temp_path, &target)?));
+            let written =
+                write_and_sync(file, write).and_then(|()| Ok(std::fs::rename(&temp_path, &target)?));
             if written.is_err() {
                 let _ = std::fs::remove_file(&temp_path);
             }
@@ -112,9 +115,9 @@ fn create_temp_beside(target: &Path) -> io::Result<(PathBuf, File)> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let name = target.file_name().ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
-    })?;
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file"))?;
     let mut attempt = 0;
     loop {
         let mut temp_name = std::ffi::OsString::from(".");

@@ -237,7 +237,9 @@ pub fn quoted(text: &str) -> String {
 pub fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+        if c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
             escape_char(&mut out, c);
         } else {
             out.push(c);
@@ -492,7 +494,10 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
         other => {
             return Err(InputError::new(
                 path,
-                format!("unknown shape kind {} (expected one of {SHAPE_KINDS})", quoted(other)),
+                format!(
+                    "unknown shape kind {} (expected one of {SHAPE_KINDS})",
+                    quoted(other)
+                ),
             ));
         }
     };
@@ -733,8 +738,14 @@ mod tests {
             depth: 0.5,
             id: crate::manifold::FeatureId(7),
         });
-        let text = write_results_json(&[[0, 1], [2, 3], [4, 5]], &[None, Some(m), Some(m.flipped())]);
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let mut text = Vec::new();
+        write_results_json(
+            &mut text,
+            &[[0, 1], [2, 3], [4, 5]],
+            &[None, Some(m), Some(m.flipped())],
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&text).unwrap();
         let list = v["manifolds"].as_array().unwrap();
         assert_eq!(list.len(), 2);
         assert_eq!(list[0]["pair"], serde_json::json!([2, 3]));
@@ -754,7 +765,9 @@ mod tests {
         assert_eq!(points[0]["id"], serde_json::json!(7));
         assert_eq!(list[1]["pair"], serde_json::json!([4, 5]));
         assert_eq!(floats(&list[1]["normal"]), [0.0, -1.0, 0.0]);
-        let empty: Value = serde_json::from_str(&write_results_json(&[[0, 1]], &[None])).unwrap();
+        let mut empty = Vec::new();
+        write_results_json(&mut empty, &[[0, 1]], &[None]).unwrap();
+        let empty: Value = serde_json::from_slice(&empty).unwrap();
         assert_eq!(empty, serde_json::json!({"manifolds": []}));
     }
 
@@ -892,6 +905,162 @@ mod tests {
     fn hull_errors_name_the_shape() {
         let text = r#"{"shapes": [{"hull": {"points": [[0,0,0],[1,0,0],[0,1,0],[1,1,0]]}}], "bodies": []}"#;
         assert_eq!(error(text), "shapes[0].hull: points are coplanar");
+    }
+
+    #[test]
+    fn repeated_keys_are_rejected_with_their_path() {
+        // The column is that of the repeated key's closing quote.
+        assert_eq!(
+            error(&TWO_SPHERES.replace("\"margin\": 0.25", "\"margin\": 0.25, \"margin\": 1")),
+            "margin: duplicate key at line 4 column 51"
+        );
+        assert_eq!(
+            error(&TWO_SPHERES.replace("\"radius\": 1", "\"radius\": 1, \"radius\": 2")),
+            "shapes[0].sphere.radius: duplicate key at line 1 column 45"
+        );
+        let e = error(&TWO_SPHERES.replace(
+            "\"shape\": 0, \"position\": [1.5",
+            "\"shape\": 0, \"shape\": 0, \"position\": [1.5",
+        ));
+        assert!(
+            e.starts_with("bodies[1].shape: duplicate key at line 3 column "),
+            "{e}"
+        );
+        // Inside an array of arrays and under an odd key.
+        let e = error(r#"{"x": [[{"a b": 1, "a b": 2}]]}"#);
+        assert!(e.starts_with(r#"x[0][0]["a b"]: duplicate key at line 1"#), "{e}");
+        // Keys are compared after unescaping: "m\u0061rgin" is "margin".
+        assert_eq!(
+            error(r#"{"shapes": [], "bodies": [], "margin": 0, "m\u0061rgin": 1}"#),
+            "margin: duplicate key at line 1 column 55"
+        );
+    }
+
+    #[test]
+    fn the_reader_builds_the_same_values_as_serde_json() {
+        let text = r#"{"a": [1, -2, 3.5, 1e300, -0.0, 18446744073709551615, true, null, "s\n"],
+                       "b": {"c": {}, "d": []}}"#;
+        assert_eq!(
+            read_value(text).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+        for bad in ["", "[1,]", "{\"a\" 1}", "[1] 2", "\"\\x\""] {
+            let e = read_value(bad).unwrap_err().to_string();
+            assert!(e.starts_with("$: invalid JSON: "), "{bad}: {e}");
+        }
+        // Nesting deeper than serde_json's recursion limit is an error, not a stack overflow.
+        let deep = "[".repeat(100_000);
+        let e = read_value(&deep).unwrap_err().to_string();
+        assert!(e.contains("recursion limit exceeded"), "{e}");
+    }
+
+    #[test]
+    fn echoed_input_is_quoted_escaped_and_cut() {
+        assert_eq!(quoted("cone"), "\"cone\"");
+        assert_eq!(quoted("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(quoted("line\nnext\r\t"), r#""line\nnext\r\t""#);
+        assert_eq!(quoted("\u{1b}[31mred"), r#""\u001b[31mred""#);
+        assert_eq!(quoted("é\u{202e}😀"), r#""\u00e9\u202e\ud83d\ude00""#);
+        assert_eq!(quoted(&"x".repeat(41)), format!("\"{}\"...", "x".repeat(40)));
+        assert_eq!(quoted(&"x".repeat(40)), format!("\"{}\"", "x".repeat(40)));
+        assert_eq!(one_line("a\nb\u{1b}[0m\u{9b}c é"), r#"a\nb\u001b[0m\u009bc é"#);
+        assert_eq!(one_line("x\u{2066}y"), r#"x\u2066y"#);
+    }
+
+    #[test]
+    fn errors_echoing_input_stay_on_one_line() {
+        let cases = [
+            // A key with a newline and an escape sequence, in the path.
+            (
+                TWO_SPHERES.replacen("\"margin\"", "\"mar\\ngin\\u001b[2J\"", 1),
+                r#"$["mar\ngin\u001b[2J"]: unknown field (expected one of: shapes, bodies, pairs, margin)"#,
+            ),
+            (
+                TWO_SPHERES.replacen("\"radius\": 1", "\"radius\": 1, \"a.b\": 2", 1),
+                r#"shapes[0].sphere["a.b"]: unknown field (expected one of: radius)"#,
+            ),
+            // A shape kind.
+            (
+                TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, half_space)"#,
+            ),
+            // A string value, cut after 40 characters.
+            (
+                TWO_SPHERES.replacen(
+                    "\"radius\": 1",
+                    &format!("\"radius\": \"\\r{}\"", "9".repeat(50)),
+                    1,
+                ),
+                &format!(
+                    "shapes[0].sphere.radius: expected a finite number, got the string \"\\r{}\"...",
+                    "9".repeat(39)
+                ),
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = error(&text);
+            assert_eq!(e, expected);
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn hull_point_count_is_checked_before_reading_points() {
+        // One point too many; the last is not even a point, so the count is checked first.
+        let mut points = vec!["[0,0,0]"; MAX_HULL_INPUT_POINTS];
+        points.push("\"not a point\"");
+        let text = format!(
+            r#"{{"shapes": [{{"hull": {{"points": [{}]}}}}], "bodies": []}}"#,
+            points.join(",")
+        );
+        assert_eq!(
+            error(&text),
+            format!("shapes[0].hull.points: 65537 points, more than the limit of {MAX_HULL_INPUT_POINTS}")
+        );
+    }
+
+    #[test]
+    fn non_finite_results_are_refused_before_writing() {
+        let good = Manifold::new(Vec3::Y, -0.5);
+        let mut bad_point = good;
+        bad_point.push(crate::manifold::ContactPoint {
+            position: Vec3::new(0.0, f32::INFINITY, 0.0),
+            depth: 0.5,
+            id: crate::manifold::FeatureId(1),
+        });
+        let cases = [
+            (Manifold::new(Vec3::new(f32::NAN, 0.0, 0.0), 0.0), "normal"),
+            (Manifold::new(Vec3::Y, f32::NEG_INFINITY), "separation"),
+            (bad_point, "points[0].position"),
+        ];
+        for (manifold, field) in cases {
+            let mut out = Vec::new();
+            let err =
+                write_results_json(&mut out, &[[0, 1], [4, 2]], &[Some(good), Some(manifold)]).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the result of pair 1 ([4, 2]) is not finite: {field}")
+            );
+            assert!(out.is_empty(), "nothing is written");
+        }
+    }
+
+    #[test]
+    fn write_errors_are_returned() {
+        struct Full;
+        impl io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write_results_json(Full, &[[0, 1]], &[Some(Manifold::new(Vec3::Y, 0.0))]).unwrap_err();
+        assert!(
+            matches!(err, WriteResultsError::Io(ref e) if e.kind() == io::ErrorKind::StorageFull),
+            "{err}"
+        );
     }
 
     #[test]
