@@ -547,7 +547,14 @@ fn scenes_near_the_f32_limits_are_refused_by_the_range_check() {
     for (name, scene, path) in near_f32_limits() {
         let file = scene_file(name, &scene);
         let out = scratch(&format!("{name}.results.json"));
-        let output = hullsat(&["collide", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let output = hullsat(&[
+            "collide",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ]);
         assert_failed(&output, 2, &format!("{path}: "));
         assert!(!out.exists(), "{name}: a results file was written");
     }

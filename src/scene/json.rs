@@ -91,7 +91,8 @@ pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
 }
 
 /// Writes `scene` in the JSON scene format (one shape, body or pair per line), such that
-/// [`parse_scene_json`] reads back the same scene. Hulls are written as their vertices.
+/// [`parse_scene_json`] reads back the same scene, except that reading renormalizes half-space
+/// normals and rotations, which may move their last bit. Hulls are written as their vertices.
 pub fn write_scene_json(scene: &Scene) -> String {
     let mut out = String::from("{\n  \"shapes\": [");
     for (i, shape) in scene.shapes.iter().enumerate() {
