@@ -763,3 +763,23 @@ fn oversized_hulls_are_refused_before_building() {
         "shapes[2].hull.points: 65537 points, more than the limit of 65536",
     );
 }
+
+#[test]
+fn demo_and_bench_reports_on_a_full_disk_are_exit_1() {
+    for args in [
+        ["demo", "--backend", "cpu", "--bodies", "200"].as_slice(),
+        ["bench", "--backend", "cpu", "--bodies", "200", "--repeat", "1"].as_slice(),
+    ] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_hullsat"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_failed(
+            &output,
+            1,
+            "cannot write results to stdout: No space left on device",
+        );
+    }
+}

@@ -18,7 +18,9 @@ use hullsat::{CpuNarrowphase, GpuError, GpuNarrowphase, Manifold, Scene};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use super::{CliError, Shapes, adapter_description, cpu_model, generate_scene, read_scene, scene_pairs};
+use super::{
+    CliError, Shapes, adapter_description, cpu_model, generate_scene, output, read_scene, scene_pairs,
+};
 
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
@@ -158,14 +160,17 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             .iter()
             .map(|m| to_json(m, pairs.len(), args.repeat, cpu1))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&objects).expect("plain JSON values")
-        );
+        let text = serde_json::to_string_pretty(&objects).expect("plain JSON values");
+        output::print_lines(&[text])
     } else {
-        print_table(&measurements, &description, pairs.len(), args.repeat, cpu1);
+        output::print_lines(&table(
+            &measurements,
+            &description,
+            pairs.len(),
+            args.repeat,
+            cpu1,
+        ))
     }
-    Ok(())
 }
 
 /// Starts `backend` and times it; `None` when it is the GPU and no adapter exists (after a
@@ -208,7 +213,7 @@ fn measure_backend(
             let mut gpu = match GpuNarrowphase::new(&scene.shapes) {
                 Ok(gpu) => gpu,
                 Err(err @ GpuError::NoAdapter(_)) => {
-                    eprintln!("note: skipping backend gpu: {err}");
+                    output::note(&format!("note: skipping backend gpu: {err}"));
                     return Ok(None);
                 }
                 Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
@@ -328,18 +333,22 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     object
 }
 
-fn print_table(
+/// The report as lines: a header, one row per backend, the GPU's split.
+fn table(
     measurements: &[Measurement],
     description: &str,
     pairs: usize,
     repeat: u32,
     cpu1: Option<Duration>,
-) {
-    println!("hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up");
-    println!(
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    lines.push(format!(
+        "hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up"
+    ));
+    lines.push(format!(
         "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
         "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
-    );
+    ));
     for m in measurements {
         let ratio = cpu1.map_or("-".into(), |t| {
             format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
@@ -349,7 +358,7 @@ fn print_table(
             Some(n) => format!("{} ({n} threads)", m.device),
             None => m.device.clone(),
         };
-        println!(
+        lines.push(format!(
             "{:<7} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
@@ -357,16 +366,17 @@ fn print_table(
             m.median.as_secs_f64() * 1e3,
             pairs_per_second(pairs, m.median),
             ratio
-        );
+        ));
     }
     for m in measurements {
         if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
-            println!(
+            lines.push(format!(
                 "gpu split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms",
                 upload.as_secs_f64() * 1e3,
                 dispatch_readback.as_secs_f64() * 1e3,
                 cpu_clipping.as_secs_f64() * 1e3
-            );
+            ));
         }
     }
+    lines
 }

@@ -10,6 +10,9 @@
 //!    - anything else that exists (a device such as `/dev/stdout`, a named pipe) is written in
 //!      place, never removed or replaced.
 //! 3. A failed write (a full disk, a closed pipe) is [`CliError::Write`], one line, exit 1.
+//!
+//! The reports of `demo` and `bench` go to stdout through [`print_lines`], with the same
+//! handling of failed writes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -44,6 +47,19 @@ pub(super) fn write_results(
         }),
         WriteResultsError::Io(source) => CliError::Write { target, source },
     })
+}
+
+/// Writes `lines` to stdout, each ending in a newline (the reports of `demo` and `bench`).
+pub(super) fn print_lines(lines: &[String]) -> Result<(), CliError> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    lines
+        .iter()
+        .try_for_each(|line| writeln!(out, "{line}"))
+        .and_then(|()| out.flush())
+        .map_err(|source| CliError::Write {
+            target: "stdout".into(),
+            source,
+        })
 }
 
 /// One line on stderr, control characters escaped; a failure to print it is ignored (there is
