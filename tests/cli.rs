@@ -751,7 +751,7 @@ fn broadphase_pairs_are_capped() {
 
 #[test]
 fn oversized_hulls_are_refused_before_building() {
-    // One point over the limit; the points are never read, let alone built into a hull.
+    // One point over the limit: reading stops there, before any hull is built.
     let points = vec!["[0, 0, 0]"; 65_537].join(", ");
     let scene = box_on_box_with(
         "{\"sphere\": {\"radius\": 0.5}}",
@@ -760,7 +760,7 @@ fn oversized_hulls_are_refused_before_building() {
     assert_bad_input(
         "oversized_hull",
         &scene,
-        "shapes[2].hull.points: 65537 points, more than the limit of 65536",
+        "shapes[2].hull.points: more than 65536 points (the limit)",
     );
 }
 

@@ -14,12 +14,14 @@
 //!
 //! Parsing:
 //! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column), refusing
-//!    an object that repeats a key (serde_json would keep the last one silently).
+//!    an object that repeats a key (serde_json would keep the last one silently). The elements
+//!    of `bodies`, `pairs` and hull `points` are converted as they are read and never enter the
+//!    tree, so memory stays proportional to the scene, not to its JSON's parsed form.
 //! 2. Walk it by hand so every error names its JSON path (`bodies[3].rotation`); unknown keys
 //!    are rejected so a misspelt optional key (`"margn"`) does not pass silently.
 //! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here).
-//! 4. Build shapes (hull errors map to `shapes[i].hull`; a hull's point count is checked against
-//!    [`MAX_HULL_INPUT_POINTS`] before its points are read), then run [`validate_batch`] so bad
+//! 4. Build shapes (hull errors map to `shapes[i].hull`; reading stops at a hull's point number
+//!    [`MAX_HULL_INPUT_POINTS`] + 1, before any building), then run [`validate_batch`] so bad
 //!    indices, self pairs and non-unit rotations are reported before any work.
 //!
 //! Every error is one line: input text echoed in it (keys, shape kinds, string values) is quoted
@@ -29,7 +31,8 @@
 //! Writing results ([`write_results_json`]) checks every number finite before the first byte
 //! and streams to any [`std::io::Write`].
 
-use std::cell::Cell;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::io;
 
@@ -53,29 +56,28 @@ const MAX_ECHOED_CHARS: usize = 40;
 /// back normalized. Errors name the JSON path of the problem; syntax errors use the path `$`
 /// and give the line and column.
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
-    let root = read_value(text)?;
+    let (root, mut streamed) = read_value(text)?;
     let root = Fields::new(&root, "$", &["shapes", "bodies", "pairs", "margin"])?;
     let (shapes, path) = root.get("shapes")?;
     let shapes = array(shapes, &path)?
         .iter()
         .enumerate()
-        .map(|(i, v)| parse_shape(v, &format!("shapes[{i}]")))
+        .map(|(i, v)| {
+            let points = streamed.hull_points.remove(&i).unwrap_or_default();
+            parse_shape(v, &format!("shapes[{i}]"), points)
+        })
         .collect::<Result<Vec<_>, _>>()?;
+    // `bodies` and `pairs` were converted while reading (see `Streamed`); their arrays in the
+    // tree are empty, but still checked to be arrays.
     let (bodies, path) = root.get("bodies")?;
-    let bodies = array(bodies, &path)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| parse_body(v, &format!("bodies[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
+    array(bodies, &path)?;
+    let bodies = streamed.bodies;
     let pairs = match root.get_optional("pairs") {
         None => None,
-        Some((pairs, path)) => Some(
-            array(pairs, &path)?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| parse_pair(v, &format!("pairs[{i}]")))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
+        Some((pairs, path)) => {
+            array(pairs, &path)?;
+            Some(streamed.pairs)
+        }
     };
     let margin = match root.get_optional("margin") {
         None => 0.0,
@@ -304,26 +306,108 @@ fn vec3(v: Vec3) -> JsonVec3 {
     JsonVec3(v)
 }
 
-/// Reads JSON text into a [`Value`], refusing repeated keys (the error names the repeated key's
-/// path); other errors are syntax errors at `$` with line and column.
-fn read_value(text: &str) -> Result<Value, InputError> {
-    let duplicate = Cell::new(None);
+/// Reads JSON text into a [`Value`] tree, converting the elements of the scene's large arrays
+/// as they are read ([`Streamed`]); refuses repeated keys (the error names the repeated key's
+/// path). Other errors are syntax errors at `$` with line and column, or a streamed element's
+/// conversion error.
+fn read_value(text: &str) -> Result<(Value, Streamed), InputError> {
+    let state = RefCell::new(ReadState::default());
     let mut reader = serde_json::Deserializer::from_str(text);
     let seed = ValueSeed {
         step: &Step::Root,
-        duplicate: &duplicate,
+        state: &state,
     };
     let value = seed.deserialize(&mut reader).and_then(|value| {
         reader.end()?;
         Ok(value)
     });
-    value.map_err(|err| match duplicate.take() {
-        Some(path) => InputError::new(
+    let state = state.into_inner();
+    match (value, state.failure) {
+        (Ok(value), _) => Ok((value, state.streamed)),
+        (Err(err), Some(Failure::Duplicate(path))) => Err(InputError::new(
             path,
             format!("duplicate key at line {} column {}", err.line(), err.column()),
-        ),
-        None => syntax_error(err),
-    })
+        )),
+        (Err(_), Some(Failure::Element(err))) => Err(err),
+        (Err(err), None) => Err(syntax_error(err)),
+    }
+}
+
+/// The elements of the arrays that grow with a scene's size, converted as they are read so the
+/// value tree never holds them (a body as a [`Value`] takes about 40 times its own size): the
+/// arrays stay empty in the tree and the walker takes their elements from here.
+#[derive(Default)]
+struct Streamed {
+    /// `bodies[i]`, unchecked (see [`validate_batch`]).
+    bodies: Vec<Body>,
+    /// `pairs[i]`.
+    pairs: Vec<[u32; 2]>,
+    /// `shapes[s].hull.points[j]`, by shape index `s`.
+    hull_points: HashMap<usize, Vec<Vec3>>,
+}
+
+/// Which streamed array an array is, from its path.
+#[derive(Clone, Copy)]
+enum StreamedArray {
+    Bodies,
+    Pairs,
+    HullPoints(usize),
+}
+
+impl StreamedArray {
+    fn of(step: &Step) -> Option<StreamedArray> {
+        match *step {
+            Step::Key(&Step::Root, "bodies") => Some(StreamedArray::Bodies),
+            Step::Key(&Step::Root, "pairs") => Some(StreamedArray::Pairs),
+            Step::Key(
+                &Step::Key(&Step::Index(&Step::Key(&Step::Root, "shapes"), shape), "hull"),
+                "points",
+            ) => Some(StreamedArray::HullPoints(shape)),
+            _ => None,
+        }
+    }
+}
+
+/// What the reader found so far, and why it stopped.
+#[derive(Default)]
+struct ReadState {
+    streamed: Streamed,
+    failure: Option<Failure>,
+}
+
+enum Failure {
+    /// A repeated key, at this path.
+    Duplicate(String),
+    /// A streamed element that cannot be converted.
+    Element(InputError),
+}
+
+impl ReadState {
+    /// Converts element `index` of `array` (at `step`) and keeps it.
+    fn take(
+        &mut self,
+        array: StreamedArray,
+        step: &Step,
+        index: usize,
+        item: &Value,
+    ) -> Result<(), InputError> {
+        let path = || format!("{}[{index}]", step.path());
+        match array {
+            StreamedArray::Bodies => self.streamed.bodies.push(parse_body(item, &path())?),
+            StreamedArray::Pairs => self.streamed.pairs.push(parse_pair(item, &path())?),
+            StreamedArray::HullPoints(shape) => {
+                if index == MAX_HULL_INPUT_POINTS {
+                    return Err(InputError::new(
+                        step.path(),
+                        format!("more than {MAX_HULL_INPUT_POINTS} points (the limit)"),
+                    ));
+                }
+                let point = Vec3::from_array(numbers(item, &path())?);
+                self.streamed.hull_points.entry(shape).or_default().push(point);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where a value sits in the document being read: a chain of steps on the reader's stack,
@@ -345,10 +429,10 @@ impl Step<'_> {
 }
 
 /// Reads one JSON value as [`Value`]'s own `Deserialize` does, except that an object repeating
-/// a key is an error, with the key's path left in `duplicate`.
+/// a key is an error, and the elements of [`StreamedArray`]s go to `state` instead of the tree.
 struct ValueSeed<'a> {
     step: &'a Step<'a>,
-    duplicate: &'a Cell<Option<String>>,
+    state: &'a RefCell<ReadState>,
 }
 
 impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
@@ -396,18 +480,29 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let streamed = StreamedArray::of(self.step);
         let mut items = Vec::new();
-        loop {
-            let step = Step::Index(self.step, items.len());
+        for index in 0.. {
+            let step = Step::Index(self.step, index);
             let seed = ValueSeed {
                 step: &step,
-                duplicate: self.duplicate,
+                state: self.state,
             };
-            match seq.next_element_seed(seed)? {
-                Some(item) => items.push(item),
-                None => return Ok(Value::Array(items)),
+            let Some(item) = seq.next_element_seed(seed)? else {
+                break;
+            };
+            match streamed {
+                None => items.push(item),
+                Some(array) => {
+                    let mut state = self.state.borrow_mut();
+                    if let Err(err) = state.take(array, self.step, index, &item) {
+                        state.failure = Some(Failure::Element(err));
+                        return Err(A::Error::custom("invalid element"));
+                    }
+                }
             }
         }
+        Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
@@ -415,12 +510,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         while let Some(key) = map.next_key::<String>()? {
             let step = Step::Key(self.step, &key);
             if entries.contains_key(&key) {
-                self.duplicate.set(Some(step.path()));
+                self.state.borrow_mut().failure = Some(Failure::Duplicate(step.path()));
                 return Err(A::Error::custom("duplicate key"));
             }
             let value = map.next_value_seed(ValueSeed {
                 step: &step,
-                duplicate: self.duplicate,
+                state: self.state,
             })?;
             entries.insert(key, value);
         }
@@ -438,7 +533,8 @@ fn syntax_error(err: serde_json::Error) -> InputError {
     InputError::new("$", format!("invalid JSON: {err}{hint}"))
 }
 
-fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
+/// The shape at `path`; a hull's `points` were read into `points` (see [`Streamed`]).
+fn parse_shape(value: &Value, path: &str, points: Vec<Vec3>) -> Result<Shape, InputError> {
     let obj = object(value, path)?;
     let mut keys = obj.keys();
     let (Some(kind), None) = (keys.next(), keys.next()) else {
@@ -452,22 +548,8 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
     let shape = match kind.as_str() {
         "hull" => {
             let fields = Fields::new(value, &kind_path, &["points"])?;
-            let (points, points_path) = fields.get("points")?;
-            let points = array(points, &points_path)?;
-            if points.len() > MAX_HULL_INPUT_POINTS {
-                return Err(InputError::new(
-                    points_path,
-                    format!(
-                        "{} points, more than the limit of {MAX_HULL_INPUT_POINTS}",
-                        points.len()
-                    ),
-                ));
-            }
-            let points = points
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Ok(Vec3::from_array(numbers(v, &format!("{points_path}[{i}]"))?)))
-                .collect::<Result<Vec<_>, InputError>>()?;
+            let (points_value, points_path) = fields.get("points")?;
+            array(points_value, &points_path)?;
             let hull =
                 ConvexHull::from_points(&points).map_err(|e| InputError::new(&kind_path, e.to_string()))?;
             return Ok(Shape::Hull(hull));
@@ -942,17 +1024,47 @@ mod tests {
         let text = r#"{"a": [1, -2, 3.5, 1e300, -0.0, 18446744073709551615, true, null, "s\n"],
                        "b": {"c": {}, "d": []}}"#;
         assert_eq!(
-            read_value(text).unwrap(),
+            read_value(text).map(|(value, _)| value).unwrap(),
             serde_json::from_str::<Value>(text).unwrap()
         );
         for bad in ["", "[1,]", "{\"a\" 1}", "[1] 2", "\"\\x\""] {
-            let e = read_value(bad).unwrap_err().to_string();
+            let e = read_value(bad).map(|(value, _)| value).unwrap_err().to_string();
             assert!(e.starts_with("$: invalid JSON: "), "{bad}: {e}");
         }
         // Nesting deeper than serde_json's recursion limit is an error, not a stack overflow.
         let deep = "[".repeat(100_000);
-        let e = read_value(&deep).unwrap_err().to_string();
+        let e = read_value(&deep).map(|(value, _)| value).unwrap_err().to_string();
         assert!(e.contains("recursion limit exceeded"), "{e}");
+    }
+
+    #[test]
+    fn only_the_scene_arrays_are_converted_while_reading() {
+        // `bodies`, `pairs` and `points` elsewhere are ordinary values, reported as unknown.
+        let text = r#"{"shapes": [{"sphere": {"radius": 1, "points": [[0, 0, 0]]}}], "bodies": []}"#;
+        assert_eq!(
+            error(text),
+            "shapes[0].sphere.points: unknown field (expected one of: radius)"
+        );
+        let text = r#"{"shapes": [], "bodies": [], "x": {"bodies": [{}], "pairs": [1]}}"#;
+        assert_eq!(
+            error(text),
+            "x: unknown field (expected one of: shapes, bodies, pairs, margin)"
+        );
+        // Converted elements keep their paths, and their arrays are still checked as arrays.
+        assert_eq!(
+            error(
+                r#"{"shapes": [], "bodies": [{"shape": 0, "position": [0, 0], "rotation": [0, 0, 0, 1]}]}"#
+            ),
+            "bodies[0].position: expected 3 finite numbers, got an array of 2 items"
+        );
+        assert_eq!(
+            error(r#"{"shapes": [], "bodies": {}}"#),
+            "bodies: expected an array, got an object"
+        );
+        assert_eq!(
+            error(r#"{"shapes": [{"hull": {"points": [[0, 0, 0], 7]}}], "bodies": []}"#),
+            "shapes[0].hull.points[1]: expected 3 finite numbers, got 7"
+        );
     }
 
     #[test]
@@ -1006,7 +1118,7 @@ mod tests {
     }
 
     #[test]
-    fn hull_point_count_is_checked_before_reading_points() {
+    fn hull_point_count_is_checked_while_reading_points() {
         // One point too many; the last is not even a point, so the count is checked first.
         let mut points = vec!["[0,0,0]"; MAX_HULL_INPUT_POINTS];
         points.push("\"not a point\"");
@@ -1016,7 +1128,7 @@ mod tests {
         );
         assert_eq!(
             error(&text),
-            format!("shapes[0].hull.points: 65537 points, more than the limit of {MAX_HULL_INPUT_POINTS}")
+            format!("shapes[0].hull.points: more than {MAX_HULL_INPUT_POINTS} points (the limit)")
         );
     }
 
