@@ -11,32 +11,20 @@ mod entry_points;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
-/// Scenes to mutate: the fuzz corpus and a few more, together using every shape kind, listed
-/// and broadphase pairs, margins, rotations, and numbers near the limits of f32.
-fn scene_seeds() -> Vec<Vec<u8>> {
-    let mut seeds = vec![include_bytes!("../fuzz/corpus/scene_json/box_stack.json").to_vec()];
-    seeds.extend(
-        [
-            r#"{"shapes": [{"sphere": {"radius": 1}}, {"capsule": {"half_height": 0.5, "radius": 0.25}}],
-  "bodies": [{"shape": 0, "position": [0, 0, 0], "rotation": [0, 0, 0, 1]},
-             {"shape": 1, "position": [1.1, 0.2, 0], "rotation": [0, 0, 0.7071068, 0.7071068]},
-             {"shape": 0, "position": [0.5, 1.6, 0.1], "rotation": [0.5, 0.5, 0.5, 0.5]}],
-  "margin": 0.25}"#,
-            r#"{"shapes": [{"hull": {"points": [[1,1,1],[-1,1,1],[1,-1,1],[-1,-1,1],[1,1,-1],[-1,1,-1],[1,-1,-1],[-1,-1,-1],[0,0,1.5]]}},
-             {"half_space": {"normal": [0, 0, 1], "offset": -1}}, {"box": {"half_extents": [2, 0.1, 3]}}],
-  "bodies": [{"shape": 0, "position": [0, 0, 0], "rotation": [0, 0, 0, 1]},
-             {"shape": 0, "position": [0.3, 1.9, -0.2], "rotation": [0.1, 0.2, 0.3, 0.9273618]},
-             {"shape": 1, "position": [0, 0, 0], "rotation": [0, 0, 0, 1]},
-             {"shape": 2, "position": [0, -1.05, 0], "rotation": [0, 0, 0, 1]}],
-  "pairs": [[0, 1], [1, 0], [0, 2], [2, 3], [0, 3], [1, 3]], "margin": 0.01}"#,
-            r#"{"shapes": [{"sphere": {"radius": 3e38}}, {"box": {"half_extents": [1e-30, 1, 1e30]}}],
-  "bodies": [{"shape": 0, "position": [2e38, 0, 0], "rotation": [0, 0, 0, 1]},
-             {"shape": 1, "position": [-2e38, 1e-45, 0], "rotation": [0, 0, 0, 1]}],
-  "pairs": [[0, 1]]}"#,
-        ]
-        .map(|s| s.as_bytes().to_vec()),
-    );
-    seeds
+/// The files of `fuzz/seeds/NAME`, sorted by name: the starting inputs of the fuzz target
+/// `NAME`. The scene seeds together use every shape kind, listed and broadphase pairs, margins,
+/// rotations, and numbers near the limits of f32.
+fn seeds(name: &str) -> Vec<Vec<u8>> {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds")
+        .join(name);
+    let mut files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no seeds in {}", folder.display());
+    files.iter().map(|file| std::fs::read(file).unwrap()).collect()
 }
 
 /// Text that mutations insert or substitute: JSON syntax, the format's keys, and numbers at
@@ -198,7 +186,7 @@ fn iterations() -> usize {
 
 #[test]
 fn scene_reader_on_mutated_scenes() {
-    let seeds = scene_seeds();
+    let seeds = seeds("scene_json");
     for seed in &seeds {
         entry_points::scene_json(seed);
     }
@@ -211,7 +199,7 @@ fn scene_reader_on_mutated_scenes() {
         } else {
             mutate_numbers(&mut rng, base)
         };
-        // Report the input that broke a promise, so it can be added to the corpus.
+        // Report the input that broke a promise, so it can be added to the seeds.
         let outcome = std::panic::catch_unwind(|| entry_points::scene_json(&input));
         if let Err(panic) = outcome {
             panic!(
@@ -234,14 +222,11 @@ fn scene_reader_on_mutated_scenes() {
     );
 }
 
-/// Point clouds in `entry_points::hull_from_points`'s byte format: the corpus's, mutated, and
+/// Point clouds in `entry_points::hull_from_points`'s byte format: the seeds, mutated, and
 /// random ones at every scale.
 #[test]
 fn hull_builder_on_random_and_mutated_clouds() {
-    let seeds = [
-        include_bytes!("../fuzz/corpus/hull_from_points/cube_lattice").to_vec(),
-        include_bytes!("../fuzz/corpus/hull_from_points/sphere_i16").to_vec(),
-    ];
+    let seeds = seeds("hull_from_points");
     for seed in &seeds {
         entry_points::hull_from_points(seed);
     }
