@@ -2,7 +2,4 @@
 //! `../entry_points.rs`.
 #![no_main]
 
-#[path = "../entry_points.rs"]
-mod entry_points;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| entry_points::hull_from_points(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hullsat_fuzz::hull_from_points(data));
