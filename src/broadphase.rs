@@ -10,6 +10,12 @@
 //! 4. Pair each half-space with every bounded body whose AABB reaches within the margin of its
 //!    world plane (support point of the box against the plane).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
+//!
+//! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first bound the number of pairs by
+//! the sweep windows' lengths (binary searches, nothing stored) and, when that bound is over the
+//! limit, count the pairs exactly with an early stop, before storing any.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use glam::{DVec3, Mat3, Vec3, Vec4};
 use rayon::prelude::*;
@@ -99,8 +105,42 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
 ///
 /// Expects checked input (see [`crate::scene::validate_batch`]): existing shape indices, finite
 /// unit poses, finite non-negative margin. Runs in parallel; the result does not depend on the
-/// number of threads.
+/// number of threads. Unbounded: N bodies at one place give N(N-1)/2 pairs; use
+/// [`candidate_pairs_at_most`] for input from outside.
 pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u32; 2]> {
+    match candidate_pairs_at_most(shapes, bodies, margin, usize::MAX) {
+        Ok(pairs) => pairs,
+        Err(err) => unreachable!("{err}: no list exceeds usize::MAX pairs"),
+    }
+}
+
+/// Default for the `max_pairs` of [`candidate_pairs_at_most`] in the command line: ten million
+/// pairs, about 1.1 GB of pairs and results (8 bytes per pair, ~104 per result).
+pub const DEFAULT_MAX_CANDIDATE_PAIRS: usize = 10_000_000;
+
+/// The broadphase would list more than the allowed number of candidate pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the broadphase finds more than {limit} candidate pairs (the sweep bounds them at {bound})")]
+pub struct TooManyPairs {
+    /// The limit that was exceeded.
+    pub limit: usize,
+    /// An upper bound on the number of pairs, found without listing them: the sum of the sweep
+    /// windows (exact when every box overlaps every other) plus half-spaces times bounded bodies.
+    pub bound: usize,
+}
+
+/// [`candidate_pairs`], refusing to list more than `max_pairs` pairs. The pairs are counted
+/// before any is stored, stopping as soon as the count passes `max_pairs`, so memory stays
+/// proportional to the bodies plus `max_pairs` however close together the bodies are.
+///
+/// # Errors
+/// [`TooManyPairs`] when there are more than `max_pairs` pairs.
+pub fn candidate_pairs_at_most(
+    shapes: &[Shape],
+    bodies: &[Body],
+    margin: f32,
+    max_pairs: usize,
+) -> Result<Vec<[u32; 2]>, TooManyPairs> {
     // Step 1: bounded bodies' boxes, and the half-spaces aside.
     let shape_of = |body: &Body| &shapes[body.shape as usize];
     let mut boxes: Vec<(u32, Aabb)> = bodies
@@ -148,47 +188,88 @@ pub fn candidate_pairs(shapes: &[Shape], bodies: &[Body], margin: f32) -> Vec<[u
         .collect();
     let cross_probe = |a: &Aabb| Vec4::new(a.min[u], a.min[v], -(a.max[u] + margin), -(a.max[v] + margin));
 
-    // Step 3: sweep each slab. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep
-    // axis, so the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept
-    // only in the slab holding `max(a.min_u, b.min_u)`, which both boxes reach, so once.
-    let (boxes, lower, cross_key, slabs) = (&boxes, &lower, &cross_key, &slabs);
+    // Step 3: the sweep. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep axis, so
+    // the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept only in the
+    // slab holding `max(a.min_u, b.min_u)`, which both boxes reach, so once. The window of the
+    // `k`-th box of a slab is the `window_len` boxes after it that reach it on the sweep axis;
+    // `sweep_pairs` keeps those near it on the other two axes.
+    let (boxes, lower, cross_key, slabs, members) = (&boxes, &lower, &cross_key, &slabs, &members);
+    let window_len = move |s: usize, k: usize| {
+        let slab = &members[s];
+        let reach = boxes[slab[k] as usize].1.max[axis] + margin;
+        slab[k + 1..].partition_point(|&j| lower[j as usize] <= reach)
+    };
+    let sweep_pairs = move |s: usize, k: usize| {
+        let slab = &members[s];
+        let (ia, a) = boxes[slab[k] as usize];
+        let probe = cross_probe(&a);
+        slab[k + 1..k + 1 + window_len(s, k)]
+            .iter()
+            .map(|&j| j as usize)
+            .filter(move |&j| {
+                probe.cmple(cross_key[j]).all() && slabs.index(a.min[u].max(boxes[j].1.min[u])) == s
+            })
+            .map(move |j| {
+                let ib = boxes[j].0;
+                [ia.min(ib), ia.max(ib)]
+            })
+    };
+    // Step 4's test: the pair of half-space `h` with bounded body `ib`, when the lowest point of
+    // the body's box along the plane normal is within the margin of the plane.
+    let half_space_pair = move |&(h, normal, offset): &(u32, Vec3, f32), &(ib, b): &(u32, Aabb)| {
+        let centre = (b.min + b.max) * 0.5;
+        let half = (b.max - b.min) * 0.5;
+        let lowest = normal.dot(centre) - normal.abs().dot(half);
+        (lowest - offset <= margin).then_some([h.min(ib), h.max(ib)])
+    };
+
+    // Before listing anything: bound the count by the sweep windows, and where the bound is
+    // over the limit count the pairs exactly, stopping once the count passes it.
+    let bound = members
+        .par_iter()
+        .enumerate()
+        .map(|(s, slab)| (0..slab.len()).map(|k| window_len(s, k)).sum::<usize>())
+        .reduce(|| 0, usize::saturating_add)
+        .saturating_add(half_spaces.len().saturating_mul(boxes.len()));
+    if bound > max_pairs {
+        let counted = AtomicUsize::new(0);
+        let add = |n: usize| counted.fetch_add(n, Ordering::Relaxed).saturating_add(n) > max_pairs;
+        let over = members.par_iter().enumerate().any(|(s, slab)| {
+            (0..slab.len())
+                .into_par_iter()
+                .any(|k| add(sweep_pairs(s, k).count()))
+        }) || half_spaces.par_iter().any(|h| {
+            add(boxes
+                .par_iter()
+                .filter(|b| half_space_pair(h, b).is_some())
+                .count())
+        });
+        if over {
+            return Err(TooManyPairs {
+                limit: max_pairs,
+                bound,
+            });
+        }
+    }
+
     let mut pairs: Vec<[u32; 2]> = members
         .par_iter()
         .enumerate()
         .flat_map(|(s, slab)| {
-            (0..slab.len()).into_par_iter().flat_map_iter(move |k| {
-                let (ia, a) = boxes[slab[k] as usize];
-                let reach = a.max[axis] + margin;
-                let probe = cross_probe(&a);
-                slab[k + 1..]
-                    .iter()
-                    .map(|&j| j as usize)
-                    .take_while(move |&j| lower[j] <= reach)
-                    .filter(move |&j| {
-                        probe.cmple(cross_key[j]).all() && slabs.index(a.min[u].max(boxes[j].1.min[u])) == s
-                    })
-                    .map(move |j| {
-                        let ib = boxes[j].0;
-                        [ia.min(ib), ia.max(ib)]
-                    })
-            })
+            (0..slab.len())
+                .into_par_iter()
+                .flat_map_iter(move |k| sweep_pairs(s, k))
         })
         .collect();
 
     // Step 4: half-spaces against bounded bodies.
-    for &(h, normal, offset) in &half_spaces {
-        pairs.par_extend(boxes.par_iter().filter_map(|&(ib, b)| {
-            // Lowest point of the box along the plane normal.
-            let centre = (b.min + b.max) * 0.5;
-            let half = (b.max - b.min) * 0.5;
-            let lowest = normal.dot(centre) - normal.abs().dot(half);
-            (lowest - offset <= margin).then_some([h.min(ib), h.max(ib)])
-        }));
+    for h in &half_spaces {
+        pairs.par_extend(boxes.par_iter().filter_map(|b| half_space_pair(h, b)));
     }
 
     // Step 5: deterministic order.
     pairs.par_sort_unstable();
-    pairs
+    Ok(pairs)
 }
 
 /// Most slabs the sweep cuts the scene into; bounds the copies of a box spanning them all.

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     match cli::run(cli::Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            err.report();
             ExitCode::from(err.exit_code())
         }
     }

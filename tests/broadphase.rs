@@ -3,7 +3,9 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::broadphase::{Aabb, candidate_pairs, world_aabb};
+use hullsat::broadphase::{
+    Aabb, DEFAULT_MAX_CANDIDATE_PAIRS, candidate_pairs, candidate_pairs_at_most, world_aabb,
+};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::body;
 use hullsat::{Body, Capsule, ConvexHull, Cuboid, HalfSpace, Pose, Shape, Sphere};
@@ -297,5 +299,75 @@ fn half_spaces_pair_with_bodies_near_their_world_plane() {
     assert_eq!(
         candidate_pairs(&shapes, &bodies, 0.15),
         vec![[0, 2], [0, 4], [1, 2], [1, 4], [2, 3], [3, 4]]
+    );
+}
+
+#[test]
+fn the_pair_limit_is_exact_and_checked_before_listing() {
+    // (seed, bodies, cube half side, size spread in decades, half-spaces, margin)
+    for (seed, count, half, spread, half_spaces, margin) in
+        [(30, 2000, 10.0, 1.0, 2, 0.05), (31, 500, 3.0, 0.5, 0, 0.0)]
+    {
+        let (shapes, bodies) = scattered_scene(seed, count, half, spread, half_spaces);
+        let all = candidate_pairs(&shapes, &bodies, margin);
+        assert!(
+            all.len() > 100,
+            "seed {seed}: only {} pairs, the test would be weak",
+            all.len()
+        );
+        assert_eq!(
+            candidate_pairs_at_most(&shapes, &bodies, margin, all.len()),
+            Ok(all.clone())
+        );
+        let err = candidate_pairs_at_most(&shapes, &bodies, margin, all.len() - 1).unwrap_err();
+        assert_eq!(err.limit, all.len() - 1);
+        assert!(err.bound >= all.len(), "{err}: the bound is an upper bound");
+        assert_eq!(
+            candidate_pairs_at_most(&shapes, &bodies, margin, 0)
+                .unwrap_err()
+                .limit,
+            0
+        );
+    }
+}
+
+#[test]
+fn the_pair_limit_counts_half_space_pairs() {
+    // Ten spheres apart from each other, all resting in one half-space: ten pairs, all with it.
+    let shapes = [
+        Shape::Sphere(Sphere::new(0.5).unwrap()),
+        Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
+    ];
+    let mut bodies: Vec<Body> = (0..10)
+        .map(|i| body(0, Vec3::new(3.0 * i as f32, 0.4, 0.0), Quat::IDENTITY))
+        .collect();
+    bodies.push(body(1, Vec3::ZERO, Quat::IDENTITY));
+    assert_eq!(
+        candidate_pairs_at_most(&shapes, &bodies, 0.0, 10).unwrap().len(),
+        10
+    );
+    let err = candidate_pairs_at_most(&shapes, &bodies, 0.0, 9).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the broadphase finds more than 9 candidate pairs (the sweep bounds them at 10)"
+    );
+}
+
+#[test]
+fn bodies_at_one_place_are_refused_without_listing_their_pairs() {
+    // 20,000 boxes at one place would be 199,990,000 pairs (1.6 GB of pairs alone); the limit
+    // refuses them with the exact count as the bound, without storing any.
+    let shapes = [Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap())];
+    let bodies = vec![body(0, Vec3::ZERO, Quat::IDENTITY); 20_000];
+    let err = candidate_pairs_at_most(&shapes, &bodies, 0.0, DEFAULT_MAX_CANDIDATE_PAIRS).unwrap_err();
+    assert_eq!(err.limit, DEFAULT_MAX_CANDIDATE_PAIRS);
+    assert_eq!(err.bound, 20_000 * 19_999 / 2);
+    // Within the limit the same pile is listed in full.
+    let pile = &bodies[..1000];
+    assert_eq!(
+        candidate_pairs_at_most(&shapes, pile, 0.0, DEFAULT_MAX_CANDIDATE_PAIRS)
+            .unwrap()
+            .len(),
+        1000 * 999 / 2
     );
 }

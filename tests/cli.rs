@@ -434,3 +434,351 @@ fn help_documents_the_format_and_conventions() {
         assert!(help.contains(needle), "--help lacks {needle}");
     }
 }
+
+/// Runs `collide` on `scene` on the CPU, with stdout connected to `stdout`.
+fn hullsat_to(scene: &std::path::Path, stdout: impl Into<std::process::Stdio>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hullsat"))
+        .args(["collide", scene.to_str().unwrap(), "--backend", "cpu"])
+        .stdout(stdout)
+        .output()
+        .expect("the hullsat binary runs")
+}
+
+/// Checks a failure: `code`, one line on stderr starting `error: {start}`, nothing on stdout.
+#[track_caller]
+fn assert_failed(output: &Output, code: i32, start: &str) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{message}");
+    assert!(message.starts_with(&format!("error: {start}")), "{message}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.ends_with('\n'), "{message}");
+    assert!(output.stdout.is_empty(), "stdout not empty");
+}
+
+/// Two bodies (shape indices, positions) of `shapes`, paired.
+fn two_bodies(shapes: &str, a: (u32, &str), b: (u32, &str)) -> String {
+    format!(
+        r#"{{"shapes": [{shapes}],
+  "bodies": [{{"shape": {}, "position": {}, "rotation": [0, 0, 0, 1]}},
+             {{"shape": {}, "position": {}, "rotation": [0, 0, 0, 1]}}],
+  "pairs": [[0, 1]]}}"#,
+        a.0, a.1, b.0, b.1
+    )
+}
+
+const UNIT_BOX: &str = r#"{"box": {"half_extents": [1, 1, 1]}}"#;
+
+/// Scenes near the limits of f32 that printed NaN, inf or a bogus verdict, and the JSON path
+/// the range check names for each.
+fn near_f32_limits() -> Vec<(&'static str, String, &'static str)> {
+    let huge_sphere = r#"{"sphere": {"radius": 3e38}}"#;
+    vec![
+        (
+            "huge_spheres",
+            two_bodies(huge_sphere, (0, "[0, 0, 0]"), (0, "[1, 0, 0]")),
+            "shapes[0].sphere.radius",
+        ),
+        (
+            "huge_sphere_on_box",
+            two_bodies(
+                &format!("{huge_sphere}, {UNIT_BOX}"),
+                (0, "[0, 0, 0]"),
+                (1, "[1, 0, 0]"),
+            ),
+            "shapes[0].sphere.radius",
+        ),
+        (
+            "boxes_at_2e38",
+            two_bodies(UNIT_BOX, (0, "[2e38, 0, 0]"), (0, "[-2e38, 0, 0]")),
+            "bodies[0].position",
+        ),
+        (
+            "boxes_6e38_apart",
+            two_bodies(UNIT_BOX, (0, "[3e38, 0, 0]"), (0, "[-3e38, 0, 0]")),
+            "bodies[0].position",
+        ),
+        (
+            "touching_boxes_at_2e38",
+            two_bodies(UNIT_BOX, (0, "[2e38, 0, 0]"), (0, "[2e38, 1, 0]")),
+            "bodies[0].position",
+        ),
+        (
+            "long_capsule",
+            two_bodies(
+                &format!(r#"{{"capsule": {{"half_height": 3e38, "radius": 1}}}}, {UNIT_BOX}"#),
+                (0, "[0, 0, 0]"),
+                (1, "[0, 0, 0]"),
+            ),
+            "shapes[0].capsule.half_height",
+        ),
+    ]
+}
+
+#[test]
+fn scenes_near_the_f32_limits_never_print_invalid_numbers() {
+    // Whatever the verdict (refused as out of range, or a pair that cannot be computed), no
+    // NaN or inf reaches stdout or the results file. With the supported range checked at the
+    // door these are all exit 2 (see `scenes_near_the_f32_limits_are_refused_by_the_range_check`).
+    for (name, scene, _) in near_f32_limits() {
+        let path = scene_file(name, &scene);
+        let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu"]);
+        let text = String::from_utf8(output.stdout.clone()).unwrap();
+        if output.status.success() {
+            // Finite output must at least be JSON that reads back.
+            let results: Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"));
+            assert!(
+                !text.contains("NaN") && !text.contains("inf"),
+                "{name}: {results}"
+            );
+            continue;
+        }
+        let message = stderr(&output);
+        assert!(matches!(output.status.code(), Some(1 | 2)), "{name}: {message}");
+        assert!(text.is_empty(), "{name}: {text}");
+        assert_eq!(message.lines().count(), 1, "{name}: {message}");
+        assert!(message.starts_with("error: "), "{name}: {message}");
+    }
+}
+
+#[test]
+fn scenes_near_the_f32_limits_are_refused_by_the_range_check() {
+    for (name, scene, path) in near_f32_limits() {
+        let file = scene_file(name, &scene);
+        let out = scratch(&format!("{name}.results.json"));
+        let output = hullsat(&[
+            "collide",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ]);
+        assert_failed(&output, 2, &format!("{path}: "));
+        assert!(!out.exists(), "{name}: a results file was written");
+    }
+}
+
+#[test]
+fn a_pair_without_a_finite_result_is_named_and_nothing_is_written() {
+    // Both spheres have radius 3e38: the separation overflows. Without the range check this is
+    // the writer's refusal (exit 1, naming the pair); with it, the radius is refused (exit 2).
+    let scene = scene_file(
+        "non_finite",
+        &two_bodies(
+            r#"{"sphere": {"radius": 3e38}}"#,
+            (0, "[0, 0, 0]"),
+            (0, "[1, 0, 0]"),
+        ),
+    );
+    let output = hullsat(&["collide", scene.to_str().unwrap(), "--backend", "cpu"]);
+    match output.status.code() {
+        Some(1) => assert_failed(
+            &output,
+            1,
+            "cannot compute pairs[0] ([0, 1]): separation is not finite",
+        ),
+        _ => assert_failed(&output, 2, "shapes[0].sphere.radius: "),
+    }
+}
+
+#[test]
+fn a_failed_run_leaves_an_existing_results_file_as_it_was() {
+    let out = scratch("kept.results.json");
+    std::fs::write(&out, "earlier results").unwrap();
+    let bad = scene_file("kept_bad", &box_on_box_with("\"margin\": 0.0", "\"margin\": -1"));
+    let non_finite = scene_file(
+        "kept_non_finite",
+        &two_bodies(
+            r#"{"sphere": {"radius": 3e38}}"#,
+            (0, "[0, 0, 0]"),
+            (0, "[1, 0, 0]"),
+        ),
+    );
+    for scene in [bad, non_finite] {
+        let output = hullsat(&["collide", scene.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(matches!(output.status.code(), Some(1 | 2)), "{}", stderr(&output));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier results");
+    }
+    // A successful run replaces it, and leaves no temporary file beside it.
+    let good = scene_file("kept_good", BOX_ON_BOX);
+    let output = hullsat(&[
+        "collide",
+        good.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    check_box_on_box_results(&serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap());
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_full_device_is_exit_1_and_is_not_removed() {
+    use std::os::unix::fs::FileTypeExt;
+    let scene = scene_file("full", BOX_ON_BOX);
+    let output = hullsat(&[
+        "collide",
+        scene.to_str().unwrap(),
+        "--out",
+        "/dev/full",
+        "--backend",
+        "cpu",
+    ]);
+    assert_failed(
+        &output,
+        1,
+        "cannot write results to /dev/full: No space left on device",
+    );
+    // hullsat used to delete the path after a failed write; as root that removed the device.
+    let kind = std::fs::metadata("/dev/full").unwrap().file_type();
+    assert!(kind.is_char_device(), "/dev/full is still a device");
+
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let output = hullsat_to(&scene, full);
+    assert_failed(
+        &output,
+        1,
+        "cannot write results to stdout: No space left on device",
+    );
+}
+
+#[test]
+fn a_closed_pipe_is_exit_1_not_a_panic() {
+    let scene = scene_file("closed_pipe", BOX_ON_BOX);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = hullsat_to(&scene, writer);
+    assert_failed(&output, 1, "cannot write results to stdout: Broken pipe");
+}
+
+#[test]
+fn repeated_keys_are_bad_input() {
+    assert_bad_input(
+        "repeated_margin",
+        &box_on_box_with("\"margin\": 0.0", "\"margin\": 0.0, \"margin\": 1.0"),
+        "margin: duplicate key at line 8 column 25",
+    );
+    assert_bad_input(
+        "repeated_position",
+        &box_on_box_with(
+            "\"position\": [0, 0.89, 0], ",
+            "\"position\": [0, 0.89, 0], \"position\": [0, 9, 0], ",
+        ),
+        "bodies[1].position: duplicate key at line 5 column 62",
+    );
+}
+
+#[test]
+fn text_from_the_input_is_escaped_in_the_one_line_error() {
+    // A newline and a terminal escape sequence in a key, in a shape kind, and in a value.
+    let cases = [
+        (
+            "escaped_key",
+            box_on_box_with("\"margin\"", "\"mar\\ngin\\u001b[2J\""),
+            r#"$["mar\ngin\u001b[2J"]: unknown field (expected one of: shapes, bodies, pairs, margin)"#,
+        ),
+        (
+            "escaped_kind",
+            box_on_box_with("{\"sphere\"", "{\"sph\\r\\nere\""),
+            r#"shapes[2]: unknown shape kind "sph\r\nere" (expected one of hull, box, sphere, capsule, half_space)"#,
+        ),
+        (
+            "escaped_value",
+            box_on_box_with("\"radius\": 0.5", "\"radius\": \"\\u001b]0;title\\u0007\""),
+            r#"shapes[2].sphere.radius: expected a finite number, got the string "\u001b]0;title\u0007""#,
+        ),
+    ];
+    for (name, scene, expected) in cases {
+        assert_bad_input(name, &scene, expected);
+    }
+    // A file name with a newline is echoed escaped too.
+    let output = hullsat(&["collide", "no\nsuch\u{1b}[1m.json"]);
+    assert_failed(&output, 2, r"cannot read scene file no\nsuch\u001b[1m.json: ");
+}
+
+/// `count` unit boxes at one place, without a pair list.
+fn pile_of_boxes(count: usize) -> String {
+    let body = r#"{"shape": 0, "position": [0, 0, 0], "rotation": [0, 0, 0, 1]}"#;
+    format!(
+        r#"{{"shapes": [{UNIT_BOX}], "bodies": [{}]}}"#,
+        vec![body; count].join(", ")
+    )
+}
+
+#[test]
+fn broadphase_pairs_are_capped() {
+    // 20,000 boxes at one place: 199,990,000 candidate pairs used to abort (SIGABRT); over the
+    // default limit of ten million they are refused before any is stored.
+    let path = scene_file("pile_20000", &pile_of_boxes(20_000));
+    let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu"]);
+    assert_failed(
+        &output,
+        2,
+        "pairs: not given, and the broadphase finds more than 10000000 candidate pairs \
+         (at most 199990000); raise --max-pairs or list the pairs to test",
+    );
+    // --max-pairs lowers or raises the limit.
+    let path = scene_file("pile_100", &pile_of_boxes(100));
+    let run = |limit: &str| {
+        hullsat(&[
+            "collide",
+            path.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--max-pairs",
+            limit,
+        ])
+    };
+    assert_failed(
+        &run("4949"),
+        2,
+        "pairs: not given, and the broadphase finds more than 4949 candidate pairs (at most 4950)",
+    );
+    let output = run("4950");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let results: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(results["manifolds"].as_array().unwrap().len(), 4950);
+}
+
+#[test]
+fn oversized_hulls_are_refused_before_building() {
+    // One point over the limit: reading stops there, before any hull is built.
+    let points = vec!["[0, 0, 0]"; 65_537].join(", ");
+    let scene = box_on_box_with(
+        "{\"sphere\": {\"radius\": 0.5}}",
+        &format!("{{\"hull\": {{\"points\": [{points}]}}}}"),
+    );
+    assert_bad_input(
+        "oversized_hull",
+        &scene,
+        "shapes[2].hull.points: more than 65536 points (the limit)",
+    );
+}
+
+#[test]
+fn demo_and_bench_reports_on_a_full_disk_are_exit_1() {
+    for args in [
+        ["demo", "--backend", "cpu", "--bodies", "200"].as_slice(),
+        ["bench", "--backend", "cpu", "--bodies", "200", "--repeat", "1"].as_slice(),
+    ] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_hullsat"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_failed(
+            &output,
+            1,
+            "cannot write results to stdout: No space left on device",
+        );
+    }
+}

@@ -2,6 +2,7 @@
 
 use glam::Vec3;
 use hullsat::constants::HULL_PLANE_TOLERANCE;
+use hullsat::hull::{MAX_HULL_INPUT_POINTS, MAX_HULL_VERTICES};
 use hullsat::{ConvexHull, HullError};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
@@ -188,6 +189,22 @@ fn degenerate_inputs_give_named_errors() {
         ConvexHull::from_points(&sphere_points(5000)),
         Err(HullError::TooManyVertices(5000))
     );
+}
+
+#[test]
+fn oversized_clouds_are_refused_before_building() {
+    // A million points on a sphere took 17 s and 1.2 GB to build before the vertex limit said
+    // no; the input limit answers before any work. Every point here would be a hull vertex.
+    let too_many = sphere_points(MAX_HULL_INPUT_POINTS + 1);
+    assert_eq!(
+        ConvexHull::from_points(&too_many),
+        Err(HullError::TooManyPoints(MAX_HULL_INPUT_POINTS + 1))
+    );
+    // At the limit the cloud is accepted for building (here it then has too many vertices).
+    let mut at_limit = sphere_points(MAX_HULL_VERTICES);
+    at_limit.resize(MAX_HULL_INPUT_POINTS, Vec3::ZERO);
+    let hull = ConvexHull::from_points(&at_limit).unwrap();
+    assert_eq!(hull.vertices().len(), MAX_HULL_VERTICES);
 }
 
 #[test]

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::gpu::{Clipping, GpuTimings};
 use hullsat::raycast::RayTimings;
@@ -19,7 +20,9 @@ use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycast
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use super::{CliError, Shapes, adapter_description, cpu_model, generate_scene, read_scene, scene_pairs};
+use super::{
+    CliError, Shapes, adapter_description, cpu_model, generate_scene, output, read_scene, scene_pairs,
+};
 
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
@@ -156,7 +159,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
     let (scene, pairs, description) = match &args.scene {
         Some(path) => {
             let scene = read_scene(path)?;
-            let pairs = scene_pairs(&scene);
+            let pairs = scene_pairs(&scene, DEFAULT_MAX_CANDIDATE_PAIRS)?;
             (scene, pairs, path.display().to_string())
         }
         None => {
@@ -168,7 +171,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
                 margin: 0.0,
             };
             let scene = generate_scene(&config)?;
-            let pairs = scene_pairs(&scene);
+            let pairs = scene_pairs(&scene, DEFAULT_MAX_CANDIDATE_PAIRS)?;
             let description = format!(
                 "{} bodies ({:?} shapes, seed {}, density {})",
                 args.bodies, args.shapes, args.seed, args.density
@@ -206,14 +209,17 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             .iter()
             .map(|m| to_json(m, pairs.len(), args.repeat, cpu1))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&objects).expect("plain JSON values")
-        );
+        let text = serde_json::to_string_pretty(&objects).expect("plain JSON values");
+        output::print_lines(&[text])
     } else {
-        print_table(&measurements, &description, pairs.len(), args.repeat, cpu1);
+        output::print_lines(&table(
+            &measurements,
+            &description,
+            pairs.len(),
+            args.repeat,
+            cpu1,
+        ))
     }
-    Ok(())
 }
 
 /// Starts `backend` and times it; `None` when it is the GPU and no adapter exists (after a
@@ -257,7 +263,7 @@ fn measure_backend(
             let mut gpu = match GpuNarrowphase::new(&scene.shapes) {
                 Ok(gpu) => gpu,
                 Err(err @ GpuError::NoAdapter(_)) => {
-                    eprintln!("note: skipping backend {}: {err}", backend.name());
+                    output::note(&format!("note: skipping backend {}: {err}", backend.name()));
                     return Ok(None);
                 }
                 Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
@@ -387,18 +393,22 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     object
 }
 
-fn print_table(
+/// The report as lines: a header, one row per backend, the GPU's split.
+fn table(
     measurements: &[Measurement],
     description: &str,
     pairs: usize,
     repeat: u32,
     cpu1: Option<Duration>,
-) {
-    println!("hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up");
-    println!(
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    lines.push(format!(
+        "hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up"
+    ));
+    lines.push(format!(
         "{:<11} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
         "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
-    );
+    ));
     for m in measurements {
         let ratio = cpu1.map_or("-".into(), |t| {
             format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
@@ -408,7 +418,7 @@ fn print_table(
             Some(n) => format!("{} ({n} threads)", m.device),
             None => m.device.clone(),
         };
-        println!(
+        lines.push(format!(
             "{:<11} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
@@ -416,11 +426,11 @@ fn print_table(
             m.median.as_secs_f64() * 1e3,
             pairs_per_second(pairs, m.median),
             ratio
-        );
+        ));
     }
     for m in measurements {
         if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
-            println!(
+            lines.push(format!(
                 "{} split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms, \
                  {} pairs left to the host",
                 m.backend.name(),
@@ -428,9 +438,10 @@ fn print_table(
                 dispatch_readback.as_secs_f64() * 1e3,
                 cpu_clipping.as_secs_f64() * 1e3,
                 m.host_pairs.unwrap_or(0)
-            );
+            ));
         }
     }
+    lines
 }
 
 /// The ray workload (`--rays`): seeded random rays over the scene's bodies, timed on each
@@ -580,14 +591,14 @@ fn measure_rays(
             }
         }
         BenchBackend::GpuCpuclip => {
-            eprintln!("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
+            output::note("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
             return Ok(None);
         }
         BenchBackend::Gpu => {
             let mut gpu = match GpuRaycaster::new(&scene.shapes) {
                 Ok(gpu) => gpu,
                 Err(err @ GpuError::NoAdapter(_)) => {
-                    eprintln!("note: skipping backend gpu: {err}");
+                    output::note(&format!("note: skipping backend gpu: {err}"));
                     return Ok(None);
                 }
                 Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),

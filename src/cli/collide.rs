@@ -4,17 +4,17 @@
 //! 1. Read and validate the whole scene; bad input stops here.
 //! 2. Take the pairs the scene lists, or the broadphase's when it lists none.
 //! 3. Run the batch on the chosen backend ([`collide_on`]).
-//! 4. Write the results to `--out` or stdout, only once everything succeeded.
+//! 4. Write the results to `--out` or stdout, only once everything succeeded ([`output`]).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::{Args, ValueEnum};
+use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::gpu::Clipping;
-use hullsat::scene::json::write_results_json;
 use hullsat::{CpuNarrowphase, Manifold, Scene, ValidatedBatch};
 
-use super::{Backend, CliError, adapter_description, gpu_failed, read_scene, scene_pairs, start_gpu};
+use super::{Backend, CliError, adapter_description, gpu_failed, output, read_scene, scene_pairs, start_gpu};
 
 pub(super) const ABOUT: &str = "Computes contact manifolds for the body pairs of a JSON scene";
 
@@ -33,12 +33,12 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
     \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],
     \"pairs\": [[0, 1], ...],    body index pairs to test (optional: when absent, the broadphase
                                 lists every pair whose world bounding boxes come within the
-                                margin, each as [a, b] with a < b)
+                                margin, each as [a, b] with a < b; at most --max-pairs)
     \"margin\": 0.0              speculative margin, >= 0 (optional, default 0)
   }
   rotation is a unit quaternion (x, y, z, w); lengths within 0.001 of 1 are normalized, others
-  rejected. Two half-spaces cannot form a pair; a body cannot pair with itself. Unknown keys
-  are rejected.
+  rejected. Two half-spaces cannot form a pair; a body cannot pair with itself. Unknown and
+  repeated keys are rejected. A hull takes at most 65536 points.
 
 RESULTS FORMAT:
   {\"manifolds\": [{\"pair\": [a, b], \"normal\": [x,y,z], \"separation\": s,
@@ -58,10 +58,14 @@ CONVENTIONS:
               \"Feature ids\", and in the docs of hullsat::FeatureId.
 
 EXIT STATUS:
-  0 success; 1 backend or output failure; 2 bad input: an unreadable scene file or a problem in
-  it, reported as one line on stderr naming the JSON path (e.g. bodies[3].rotation). Nothing is
-  written on failure. Under --backend auto, a GPU that cannot run is one note on stderr and the
-  CPU runs instead; under --backend gpu it is exit status 1.";
+  0 success. 1 backend or output failure (a full disk, a closed pipe), or a pair whose result is
+  not finite (named, e.g. pairs[4] ([2, 7]): separation). 2 bad input: an unreadable scene file
+  or a problem in it, reported as one line on stderr naming the JSON path (e.g.
+  bodies[3].rotation), or more broadphase pairs than --max-pairs. Errors are one line on stderr,
+  input text in them quoted and escaped. Nothing is written on failure: --out is written to a
+  temporary file beside it and renamed into place when complete, so an existing file stays as
+  it was. Under --backend auto, a GPU that cannot run is one note on stderr and the CPU runs
+  instead; under --backend gpu it is exit status 1.";
 
 pub(super) const AFTER_HELP: &str =
     "EXAMPLE:\n  hullsat collide examples/box_stack.json --out results.json --verbose";
@@ -86,6 +90,10 @@ pub(super) struct CollideArgs {
     /// Report scene size, adapter, backend and timing on stderr.
     #[arg(long)]
     verbose: bool,
+    /// Most candidate pairs the broadphase may list for a scene without "pairs" (more is exit
+    /// status 2, counted before any is stored). About 112 bytes of memory per pair.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CANDIDATE_PAIRS)]
+    max_pairs: usize,
 }
 
 /// Where a GPU backend clips (`--clip`).
@@ -120,9 +128,9 @@ impl Clip {
 
 pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
     let scene = read_scene(&args.scene)?;
-    let pairs = scene_pairs(&scene);
+    let pairs = scene_pairs(&scene, args.max_pairs)?;
     if args.verbose {
-        eprintln!(
+        output::note(&format!(
             "scene: {} shapes, {} bodies, {} pairs{}, margin {}",
             scene.shapes.len(),
             scene.bodies.len(),
@@ -133,32 +141,18 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
                 ""
             },
             scene.margin
-        );
+        ));
     }
     let start = Instant::now();
     let (results, backend_name) = collide_on(args.backend, args.clip, &scene, &pairs, args.verbose)?;
-    let output = write_results_json(&pairs, &results);
     if args.verbose {
         let count = results.iter().flatten().count();
-        eprintln!(
+        output::note(&format!(
             "{backend_name}: {count} manifolds in {:.3} ms",
             start.elapsed().as_secs_f64() * 1e3
-        );
+        ));
     }
-    match &args.out {
-        Some(path) => std::fs::write(path, output).map_err(|source| {
-            // A failed write may leave a truncated file; never leave partial results behind.
-            let _ = std::fs::remove_file(path);
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        }),
-        None => {
-            print!("{output}");
-            Ok(())
-        }
-    }
+    output::write_results(args.out.as_deref(), &pairs, &results, scene.pairs.is_some())
 }
 
 /// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
@@ -174,7 +168,7 @@ fn collide_on(
     let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
     if let Some(mut gpu) = start_gpu(backend, &scene.shapes)? {
         if verbose {
-            eprintln!("adapter: {}", adapter_description(&gpu));
+            output::note(&format!("adapter: {}", adapter_description(&gpu)));
         }
         let run = gpu
             .set_clipping(clip.clipping())
@@ -182,7 +176,7 @@ fn collide_on(
         match run {
             Ok(results) => {
                 if verbose {
-                    eprintln!("{}", clip.describe(gpu.timings().host_pairs));
+                    output::note(&clip.describe(gpu.timings().host_pairs));
                 }
                 return Ok((results, "gpu"));
             }

@@ -5,7 +5,7 @@
 //! 2. Find candidate pairs with the broadphase.
 //! 3. Run the narrowphase on the best backend (the GPU when an adapter exists).
 //! 4. When the GPU ran, run the CPU reference on the same pairs and count disagreements.
-//! 5. Print counts and stage times.
+//! 5. Print counts and stage times (collected, then written at once: [`output::print_lines`]).
 
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,8 @@ use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
 use super::collide::Clip;
 use super::{
-    Backend, CliError, Shapes, adapter_description, compare_results, generate_scene, gpu_failed, start_gpu,
+    Backend, CliError, Shapes, adapter_description, compare_results, generate_scene, gpu_failed, output,
+    start_gpu,
 };
 
 pub(super) const ABOUT: &str =
@@ -112,25 +113,26 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     };
 
     // Steps 4 and 5.
-    println!(
+    let mut report = Vec::new();
+    report.push(format!(
         "hullsat demo: {} bodies ({:?} shapes, seed {}, density {}, margin {})",
         args.bodies, args.shapes, args.seed, args.density, args.margin
-    );
+    ));
     let threads = rayon::current_num_threads();
     let stage_times = |narrowphase: Duration| {
-        println!(
+        format!(
             "time: generate {}, broadphase {}, narrowphase {}",
             ms(generate_time),
             ms(broadphase_time),
             ms(narrowphase)
-        );
+        )
     };
     match gpu_run {
         Some((adapter, gpu_results, setup_time, gpu_time, timings)) => {
-            println!("backend: gpu, adapter {adapter}");
-            print_counts(&pairs, &gpu_results);
-            stage_times(gpu_time);
-            println!(
+            report.push(format!("backend: gpu, adapter {adapter}"));
+            report.extend(counts(&pairs, &gpu_results));
+            report.push(stage_times(gpu_time));
+            report.push(format!(
                 "gpu stages: setup {} (device, shader, hulls; not in narrowphase), validation {}, \
                  upload {}, dispatch+readback {}, CPU clipping {}",
                 ms(setup_time),
@@ -138,18 +140,18 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ms(timings.upload),
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
-            );
-            println!("{}", args.clip.describe(timings.host_pairs));
+            ));
+            report.push(args.clip.describe(timings.host_pairs));
             if timings.incomplete_pairs > 0 {
-                println!(
+                report.push(format!(
                     "gpu note: the driver cut the kernel short on {} pairs (a CPU driver's loop cap); \
                      they were recomputed by the CPU SAT",
                     timings.incomplete_pairs
-                );
+                ));
             }
             let (cpu_results, cpu_time) = cpu_collide()?;
             let mismatches = compare_results(&scene, &pairs, &gpu_results, &cpu_results);
-            println!(
+            report.push(format!(
                 "check: CPU reference ({threads} threads) took {}; GPU and CPU disagree on {} of {} pairs \
                  ({} verdicts, {} point counts, {} separations beyond 1e-5 x size)",
                 ms(cpu_time),
@@ -158,25 +160,27 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 mismatches.verdict,
                 mismatches.points,
                 mismatches.separation
-            );
+            ));
         }
         None => {
             let (cpu_results, cpu_time) = cpu_collide()?;
-            println!("backend: cpu ({threads} threads)");
-            print_counts(&pairs, &cpu_results);
-            stage_times(cpu_time);
-            println!("check: only the CPU ran, so there is no GPU result to compare with");
+            report.push(format!("backend: cpu ({threads} threads)"));
+            report.extend(counts(&pairs, &cpu_results));
+            report.push(stage_times(cpu_time));
+            report.push("check: only the CPU ran, so there is no GPU result to compare with".into());
         }
     }
-    Ok(())
+    output::print_lines(&report)
 }
 
-/// Candidate pairs, touching pairs and contact points.
-fn print_counts(pairs: &[[u32; 2]], results: &[Option<Manifold>]) {
-    println!("candidate pairs: {}", pairs.len());
-    println!("touching pairs (manifolds): {}", results.iter().flatten().count());
-    println!(
-        "contact points: {}",
-        results.iter().flatten().map(|m| m.points().len()).sum::<usize>()
-    );
+/// Report lines: candidate pairs, touching pairs and contact points.
+fn counts(pairs: &[[u32; 2]], results: &[Option<Manifold>]) -> [String; 3] {
+    [
+        format!("candidate pairs: {}", pairs.len()),
+        format!("touching pairs (manifolds): {}", results.iter().flatten().count()),
+        format!(
+            "contact points: {}",
+            results.iter().flatten().map(|m| m.points().len()).sum::<usize>()
+        ),
+    ]
 }

@@ -6,19 +6,24 @@
 //!    first, so bad input stops before any work.
 //! 3. Map the outcome to an exit code ([`CliError::exit_code`]).
 //!
-//! Exit codes: 0 success, 1 a backend or output failure, 2 bad input (an unreadable scene file,
-//! a problem in it or in a generator option; clap's usage errors also exit 2). Every error is
-//! one line on stderr.
+//! Exit codes: 0 success; 1 a backend or output failure, or a pair whose result is not finite
+//! (named; nothing is written); 2 bad input (an unreadable scene file, a problem in it or in a
+//! generator option, more broadphase pairs than `--max-pairs`; clap's usage errors also exit 2).
+//! Every error is one line on stderr: input text in it is quoted and escaped, and the line as a
+//! whole has its control characters escaped ([`output::note`]).
 
 mod bench;
 mod collide;
 mod demo;
+mod output;
 mod raycast;
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use hullsat::broadphase::{TooManyPairs, candidate_pairs_at_most};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::scene::json::one_line;
 use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene};
 
 /// Batch narrowphase collision detection between convex shapes.
@@ -87,7 +92,7 @@ impl Shapes {
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// The scene file could not be read.
-    #[error("cannot read scene file {path}: {source}")]
+    #[error("cannot read scene file {}: {source}", one_line(&path.display().to_string()))]
     Read {
         /// The file.
         path: PathBuf,
@@ -100,11 +105,15 @@ pub enum CliError {
     /// The requested backend cannot run.
     #[error("{0}")]
     Backend(String),
+    /// A pair's result is not finite (its numbers leave the range of `f32`); names the pair
+    /// and the quantity. Nothing is written.
+    #[error("cannot compute {0} is not finite")]
+    NotComputed(String),
     /// The results could not be written.
-    #[error("cannot write results to {path}: {source}")]
+    #[error("cannot write results to {target}: {source}")]
     Write {
-        /// The file.
-        path: PathBuf,
+        /// `stdout` or the file's name (control characters escaped).
+        target: String,
         /// Why.
         source: std::io::Error,
     },
@@ -115,8 +124,13 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Read { .. } | CliError::Input(_) => 2,
-            CliError::Backend(_) | CliError::Write { .. } => 1,
+            CliError::Backend(_) | CliError::NotComputed(_) | CliError::Write { .. } => 1,
         }
+    }
+
+    /// Prints `error: ` and the error on stderr, as one line.
+    pub fn report(&self) {
+        output::note(&format!("error: {self}"));
     }
 }
 
@@ -139,11 +153,22 @@ fn read_scene(path: &PathBuf) -> Result<Scene, CliError> {
     Ok(hullsat::scene::json::parse_scene_json(&text)?)
 }
 
-/// The pairs to test: the scene's own list, or the broadphase's when it has none.
-fn scene_pairs(scene: &Scene) -> Vec<[u32; 2]> {
+/// The pairs to test: the scene's own list, or the broadphase's when it has none, refused
+/// (bad input, naming `pairs`) when there would be more than `max_pairs` of them.
+fn scene_pairs(scene: &Scene, max_pairs: usize) -> Result<Vec<[u32; 2]>, CliError> {
     match &scene.pairs {
-        Some(pairs) => pairs.clone(),
-        None => hullsat::broadphase::candidate_pairs(&scene.shapes, &scene.bodies, scene.margin),
+        Some(pairs) => Ok(pairs.clone()),
+        None => candidate_pairs_at_most(&scene.shapes, &scene.bodies, scene.margin, max_pairs).map_err(
+            |TooManyPairs { limit, bound }| {
+                CliError::Input(InputError::new(
+                    "pairs",
+                    format!(
+                        "not given, and the broadphase finds more than {limit} candidate pairs \
+                         (at most {bound}); raise --max-pairs or list the pairs to test"
+                    ),
+                ))
+            },
+        ),
     }
 }
 
@@ -178,11 +203,11 @@ fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliError> {
         GpuError::Input(input) => Err(CliError::Input(input.clone())),
         _ if backend == Backend::Gpu => Err(CliError::Backend(format!("GPU backend failed: {err}"))),
         GpuError::NoAdapter(_) => {
-            eprintln!("note: using the CPU: {err}");
+            output::note(&format!("note: using the CPU: {err}"));
             Ok(())
         }
         _ => {
-            eprintln!("note: GPU backend failed, using the CPU instead: {err}");
+            output::note(&format!("note: GPU backend failed, using the CPU instead: {err}"));
             Ok(())
         }
     }

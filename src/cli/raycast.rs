@@ -10,7 +10,7 @@ use clap::Args;
 use hullsat::raycast::json::{RayScene, parse_ray_scene_json, write_hits_json};
 use hullsat::{CpuRaycaster, GpuRaycaster, RayHit};
 
-use super::{Backend, CliError, gpu_failed};
+use super::{Backend, CliError, gpu_failed, output};
 
 pub(super) const ABOUT: &str = "Casts the rays of a JSON scene at its bodies";
 
@@ -69,21 +69,7 @@ pub(super) fn run(args: &RaycastArgs) -> Result<(), CliError> {
     })?;
     let scene = parse_ray_scene_json(&text)?;
     let hits = cast_on(args.backend, &scene, args.closest)?;
-    let output = write_hits_json(&hits);
-    match &args.out {
-        Some(path) => std::fs::write(path, output).map_err(|source| {
-            // A failed write may leave a truncated file; never leave partial results behind.
-            let _ = std::fs::remove_file(path);
-            CliError::Write {
-                path: path.clone(),
-                source,
-            }
-        }),
-        None => {
-            print!("{output}");
-            Ok(())
-        }
-    }
+    output::write_text(args.out.as_deref(), &write_hits_json(&hits))
 }
 
 /// Casts the scene's rays on `backend`; `auto` falls back to the CPU, with one line on

@@ -18,6 +18,10 @@ use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 /// Most vertices a hull may have after building; keeps every index inside its
 /// [`crate::FeatureId`] field (faces ≤ 2V − 4 and edges ≤ 3V − 6 then fit 14 bits).
 pub const MAX_HULL_VERTICES: usize = 4096;
+/// Most input points [`ConvexHull::from_points`] accepts; checked before any work, so an
+/// oversized cloud costs neither time nor memory. Sixteen times [`MAX_HULL_VERTICES`]: room for
+/// interior and duplicate points, while quickhull on that many points stays well under a second.
+pub const MAX_HULL_INPUT_POINTS: usize = 16 * MAX_HULL_VERTICES;
 /// Most vertices one face may have (bounds the clipping buffers, which live on the stack).
 pub const MAX_FACE_VERTICES: usize = 256;
 
@@ -91,6 +95,9 @@ pub enum HullError {
     /// Fewer than 4 input points.
     #[error("need at least 4 points, got {0}")]
     TooFewPoints(usize),
+    /// More input points than [`MAX_HULL_INPUT_POINTS`] (found before building).
+    #[error("{0} points, more than the limit of {MAX_HULL_INPUT_POINTS}")]
+    TooManyPoints(usize),
     /// A coordinate is NaN or infinite.
     #[error("point {index} has a non-finite coordinate")]
     NonFinite {

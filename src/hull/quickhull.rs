@@ -1,7 +1,7 @@
 //! `ConvexHull::from_points`: quickhull over a point cloud, computed in f64.
 //!
-//! 1. Check the input (at least 4 points, all finite) and centre it on its bounding box; the
-//!    box diagonal is the scale every tolerance is relative to.
+//! 1. Check the input (4 to `MAX_HULL_INPUT_POINTS` points, all finite) and centre it on its
+//!    bounding box; the box diagonal is the scale every tolerance is relative to.
 //! 2. Build the first tetrahedron from extreme points; a cloud without extent, width or thickness
 //!    is `Coincident`, `Collinear` or `Coplanar`.
 //! 3. Give every other point to the first face it lies in front of (that face's outside set).
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 
 use glam::{DVec3, Vec3};
 
-use super::{ConvexHull, HullError, MAX_FACE_VERTICES, MAX_HULL_VERTICES, topology};
+use super::{ConvexHull, HullError, MAX_FACE_VERTICES, MAX_HULL_INPUT_POINTS, MAX_HULL_VERTICES, topology};
 use crate::constants::{
     HULL_COINCIDENT_TOLERANCE, HULL_FLATNESS_TOLERANCE, HULL_PLANE_TOLERANCE, HULL_ROUNDING_TOLERANCE,
 };
@@ -67,17 +67,21 @@ impl ConvexHull {
     /// or behind every face plane to within about twice that tolerance. The vertices are input
     /// points, renumbered compactly.
     ///
-    /// Limits: any number of input points (at least 4); the hull may have at most
+    /// Limits: 4 to [`MAX_HULL_INPUT_POINTS`] (65,536) input points; the hull may have at most
     /// [`MAX_HULL_VERTICES`] (4096) vertices and each face at most [`MAX_FACE_VERTICES`] (256).
     ///
     /// # Errors
-    /// [`HullError::TooFewPoints`], [`HullError::NonFinite`], [`HullError::Coincident`],
-    /// [`HullError::Collinear`], [`HullError::Coplanar`] (relative to the bounding-box diagonal,
-    /// see `constants.rs`), [`HullError::TooManyVertices`], [`HullError::FaceTooLarge`].
+    /// [`HullError::TooFewPoints`], [`HullError::TooManyPoints`], [`HullError::NonFinite`],
+    /// [`HullError::Coincident`], [`HullError::Collinear`], [`HullError::Coplanar`] (relative to
+    /// the bounding-box diagonal, see `constants.rs`), [`HullError::TooManyVertices`],
+    /// [`HullError::FaceTooLarge`].
     pub fn from_points(points: &[Vec3]) -> Result<ConvexHull, HullError> {
         // Step 1.
         if points.len() < 4 {
             return Err(HullError::TooFewPoints(points.len()));
+        }
+        if points.len() > MAX_HULL_INPUT_POINTS {
+            return Err(HullError::TooManyPoints(points.len()));
         }
         if let Some(index) = points.iter().position(|p| !p.is_finite()) {
             return Err(HullError::NonFinite { index });

@@ -13,21 +13,36 @@
 //! "points": [{"position": [x,y,z], "depth": d, "id": n}]}]}`.
 //!
 //! Parsing:
-//! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column).
+//! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column), refusing
+//!    an object that repeats a key (serde_json would keep the last one silently). The elements
+//!    of `bodies`, `pairs` and hull `points` are converted as they are read and never enter the
+//!    tree, so memory stays proportional to the scene, not to its JSON's parsed form.
 //! 2. Walk it by hand so every error names its JSON path (`bodies[3].rotation`); unknown keys
 //!    are rejected so a misspelt optional key (`"margn"`) does not pass silently.
 //! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here);
 //!    body positions stay `f64` (precise far from the origin).
-//! 4. Build shapes (hull errors map to `shapes[i].hull`), then run [`validate_batch`] so bad
+//! 4. Build shapes (hull errors map to `shapes[i].hull`; reading stops at a hull's point number
+//!    [`MAX_HULL_INPUT_POINTS`] + 1, before any building), then run [`validate_batch`] so bad
 //!    indices, self pairs and non-unit rotations are reported before any work.
+//!
+//! Every error is one line: input text echoed in it (keys, shape kinds, string values) is quoted
+//! and escaped ([`quoted`]), and a key that is not a plain name appears in the path in brackets
+//! (`bodies[0]["bad\nkey"]`).
+//!
+//! Writing results ([`write_results_json`]) checks every number finite before the first byte
+//! and streams to any [`std::io::Write`].
 
-use std::fmt::Write;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::io;
 
 use glam::{DVec3, Quat, Vec3};
-use serde_json::{Map, Value};
+use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
 use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, MAX_HULL_INPUT_POINTS};
 use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene, validate_batch};
@@ -36,33 +51,35 @@ use crate::shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
 /// The shape kinds a scene may use, as spelt in JSON.
 const SHAPE_KINDS: &str = "hull, box, sphere, capsule, half_space";
 
+/// Most characters of input text echoed in an error message; longer text is cut, marked `...`.
+const MAX_ECHOED_CHARS: usize = 40;
+
 /// Parses and validates a scene from JSON text (format in the module docs). Rotations come
 /// back normalized. Errors name the JSON path of the problem; syntax errors use the path `$`
 /// and give the line and column.
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
-    let root: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    let (root, mut streamed) = read_value(text)?;
     let root = Fields::new(&root, "$", &["shapes", "bodies", "pairs", "margin"])?;
     let (shapes, path) = root.get("shapes")?;
     let shapes = array(shapes, &path)?
         .iter()
         .enumerate()
-        .map(|(i, v)| parse_shape(v, &format!("shapes[{i}]")))
+        .map(|(i, v)| {
+            let points = streamed.hull_points.remove(&i).unwrap_or_default();
+            parse_shape(v, &format!("shapes[{i}]"), points)
+        })
         .collect::<Result<Vec<_>, _>>()?;
+    // `bodies` and `pairs` were converted while reading (see `Streamed`); their arrays in the
+    // tree are empty, but still checked to be arrays.
     let (bodies, path) = root.get("bodies")?;
-    let bodies = array(bodies, &path)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| parse_body(v, &format!("bodies[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
+    array(bodies, &path)?;
+    let bodies = streamed.bodies;
     let pairs = match root.get_optional("pairs") {
         None => None,
-        Some((pairs, path)) => Some(
-            array(pairs, &path)?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| parse_pair(v, &format!("pairs[{i}]")))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
+        Some((pairs, path)) => {
+            array(pairs, &path)?;
+            Some(streamed.pairs)
+        }
     };
     let margin = match root.get_optional("margin") {
         None => 0.0,
@@ -78,7 +95,8 @@ pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
 }
 
 /// Writes `scene` in the JSON scene format (one shape, body or pair per line), such that
-/// [`parse_scene_json`] reads back the same scene. Hulls are written as their vertices.
+/// [`parse_scene_json`] reads back the same scene, except that reading renormalizes half-space
+/// normals and rotations, which may move their last bit. Hulls are written as their vertices.
 pub fn write_scene_json(scene: &Scene) -> String {
     let mut out = String::from("{\n  \"shapes\": [");
     for (i, shape) in scene.shapes.iter().enumerate() {
@@ -113,41 +131,147 @@ pub fn write_scene_json(scene: &Scene) -> String {
     out
 }
 
-/// Writes the results: one entry per pair that has a manifold (`results[i]` belongs to
+/// Why [`write_results_json`] wrote nothing, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteResultsError {
+    /// A result has a NaN or infinite number; found before anything was written.
+    #[error("the result of pair {index} ([{a}, {b}]) is not finite: {field}", a = pair[0], b = pair[1])]
+    NonFinite {
+        /// Index of the pair in the list given.
+        index: usize,
+        /// The pair's bodies.
+        pair: [u32; 2],
+        /// The first non-finite quantity: `normal`, `separation`, `points[j].position` or
+        /// `points[j].depth`.
+        field: String,
+    },
+    /// The writer failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Writes the results to `out`: one entry per pair that has a manifold (`results[i]` belongs to
 /// `pairs[i]`), in pair order, one manifold per line. Positions and normals are world space.
-pub fn write_results_json(pairs: &[[u32; 2]], results: &[Option<Manifold>]) -> String {
-    let mut out = String::from("{\"manifolds\": [");
+/// Streams: nothing but `out`'s own buffer is held.
+///
+/// # Errors
+/// [`WriteResultsError::NonFinite`] when any result has a NaN or infinite number, checked
+/// before the first byte is written; [`WriteResultsError::Io`] when `out` fails.
+pub fn write_results_json(
+    mut out: impl io::Write,
+    pairs: &[[u32; 2]],
+    results: &[Option<Manifold>],
+) -> Result<(), WriteResultsError> {
+    for (index, (&pair, manifold)) in pairs.iter().zip(results).enumerate() {
+        if let Some(field) = manifold.as_ref().and_then(non_finite_field) {
+            return Err(WriteResultsError::NonFinite { index, pair, field });
+        }
+    }
+    out.write_all(b"{\"manifolds\": [")?;
     let mut first = true;
     for ([a, b], manifold) in pairs.iter().zip(results) {
         let Some(m) = manifold else { continue };
-        out.push_str(if first { "\n  " } else { ",\n  " });
+        out.write_all(if first { b"\n  " } else { b",\n  " })?;
         first = false;
-        let _ = write!(
+        write!(
             out,
             "{{\"pair\": [{a}, {b}], \"normal\": {}, \"separation\": {}, \"points\": [",
             vec3(m.normal),
             m.separation
-        );
+        )?;
         for (j, p) in m.points().iter().enumerate() {
-            let _ = write!(
+            write!(
                 out,
                 "{}{{\"position\": {}, \"depth\": {}, \"id\": {}}}",
                 if j == 0 { "" } else { ", " },
                 dvec3(p.position),
                 p.depth,
                 p.id.0
-            );
+            )?;
         }
-        out.push_str("]}");
+        out.write_all(b"]}")?;
     }
-    out.push_str(if first { "]}\n" } else { "\n]}\n" });
+    out.write_all(if first { b"]}\n" } else { b"\n]}\n" })?;
+    Ok(())
+}
+
+/// The first quantity of `m` that is NaN or infinite, named as in the results format.
+fn non_finite_field(m: &Manifold) -> Option<String> {
+    if !m.normal.is_finite() {
+        return Some("normal".into());
+    }
+    if !m.separation.is_finite() {
+        return Some("separation".into());
+    }
+    m.points().iter().enumerate().find_map(|(j, p)| {
+        if !p.position.is_finite() {
+            Some(format!("points[{j}].position"))
+        } else if !p.depth.is_finite() {
+            Some(format!("points[{j}].depth"))
+        } else {
+            None
+        }
+    })
+}
+
+/// `text` as a double-quoted JSON string literal for an error message: quotes, backslashes and
+/// every character outside printable ASCII escaped (`\n`, `\u001b`, `\u00e9`), so text from the
+/// input can neither break the message's line nor reach a terminal as a control sequence. Text
+/// longer than 40 characters is cut, marked by `...` after the closing quote.
+pub fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(MAX_ECHOED_CHARS) {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            _ => escape_char(&mut out, c),
+        }
+    }
+    out.push('"');
+    if chars.next().is_some() {
+        out.push_str("...");
+    }
     out
+}
+
+/// `text` with control characters (line breaks, escape codes) and bidirectional-text controls
+/// escaped as in JSON (`\n`, `\u001b`), everything else kept: one line, inert on a terminal.
+/// For messages that are not input text themselves (file names, driver errors).
+pub fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            escape_char(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Appends `c` as a JSON escape: the short forms where JSON has them, else `\uXXXX` per UTF-16
+/// unit.
+fn escape_char(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        _ => {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
 }
 
 fn write_shape(out: &mut String, shape: &Shape) {
     let _ = match shape {
         Shape::Hull(hull) => {
-            let points: Vec<String> = hull.vertices().iter().map(|&v| vec3(v)).collect();
+            let points: Vec<String> = hull.vertices().iter().map(|&v| vec3(v).to_string()).collect();
             write!(out, "{{\"hull\": {{\"points\": [{}]}}}}", points.join(", "))
         }
         Shape::Cuboid(c) => write!(
@@ -170,9 +294,235 @@ fn write_shape(out: &mut String, shape: &Shape) {
     };
 }
 
-/// `[x, y, z]`; `f32`'s `Display` is the shortest text that reads back to the same value.
-fn vec3(v: Vec3) -> String {
-    format!("[{}, {}, {}]", v.x, v.y, v.z)
+/// Displays as `[x, y, z]`; `f32`'s `Display` is the shortest text that reads back to the same
+/// value, without exponent.
+struct JsonVec3(Vec3);
+
+impl fmt::Display for JsonVec3 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}, {}]", self.0.x, self.0.y, self.0.z)
+    }
+}
+
+fn vec3(v: Vec3) -> JsonVec3 {
+    JsonVec3(v)
+}
+
+/// Reads JSON text into a [`Value`] tree, converting the elements of the scene's large arrays
+/// as they are read ([`Streamed`]); refuses repeated keys (the error names the repeated key's
+/// path). Other errors are syntax errors at `$` with line and column, or a streamed element's
+/// conversion error.
+fn read_value(text: &str) -> Result<(Value, Streamed), InputError> {
+    let state = RefCell::new(ReadState::default());
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let seed = ValueSeed {
+        step: &Step::Root,
+        state: &state,
+    };
+    let value = seed.deserialize(&mut reader).and_then(|value| {
+        reader.end()?;
+        Ok(value)
+    });
+    let state = state.into_inner();
+    match (value, state.failure) {
+        (Ok(value), _) => Ok((value, state.streamed)),
+        (Err(err), Some(Failure::Duplicate(path))) => Err(InputError::new(
+            path,
+            format!("duplicate key at line {} column {}", err.line(), err.column()),
+        )),
+        (Err(_), Some(Failure::Element(err))) => Err(err),
+        (Err(err), None) => Err(syntax_error(err)),
+    }
+}
+
+/// The elements of the arrays that grow with a scene's size, converted as they are read so the
+/// value tree never holds them (a body as a [`Value`] takes about 40 times its own size): the
+/// arrays stay empty in the tree and the walker takes their elements from here.
+#[derive(Default)]
+struct Streamed {
+    /// `bodies[i]`, unchecked (see [`validate_batch`]).
+    bodies: Vec<Body>,
+    /// `pairs[i]`.
+    pairs: Vec<[u32; 2]>,
+    /// `shapes[s].hull.points[j]`, by shape index `s`.
+    hull_points: HashMap<usize, Vec<Vec3>>,
+}
+
+/// Which streamed array an array is, from its path.
+#[derive(Clone, Copy)]
+enum StreamedArray {
+    Bodies,
+    Pairs,
+    HullPoints(usize),
+}
+
+impl StreamedArray {
+    fn of(step: &Step) -> Option<StreamedArray> {
+        match *step {
+            Step::Key(&Step::Root, "bodies") => Some(StreamedArray::Bodies),
+            Step::Key(&Step::Root, "pairs") => Some(StreamedArray::Pairs),
+            Step::Key(
+                &Step::Key(&Step::Index(&Step::Key(&Step::Root, "shapes"), shape), "hull"),
+                "points",
+            ) => Some(StreamedArray::HullPoints(shape)),
+            _ => None,
+        }
+    }
+}
+
+/// What the reader found so far, and why it stopped.
+#[derive(Default)]
+struct ReadState {
+    streamed: Streamed,
+    failure: Option<Failure>,
+}
+
+enum Failure {
+    /// A repeated key, at this path.
+    Duplicate(String),
+    /// A streamed element that cannot be converted.
+    Element(InputError),
+}
+
+impl ReadState {
+    /// Converts element `index` of `array` (at `step`) and keeps it.
+    fn take(
+        &mut self,
+        array: StreamedArray,
+        step: &Step,
+        index: usize,
+        item: &Value,
+    ) -> Result<(), InputError> {
+        let path = || format!("{}[{index}]", step.path());
+        match array {
+            StreamedArray::Bodies => self.streamed.bodies.push(parse_body(item, &path())?),
+            StreamedArray::Pairs => self.streamed.pairs.push(parse_pair(item, &path())?),
+            StreamedArray::HullPoints(shape) => {
+                if index == MAX_HULL_INPUT_POINTS {
+                    return Err(InputError::new(
+                        step.path(),
+                        format!("more than {MAX_HULL_INPUT_POINTS} points (the limit)"),
+                    ));
+                }
+                let point = Vec3::from_array(numbers(item, &path())?);
+                self.streamed.hull_points.entry(shape).or_default().push(point);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a value sits in the document being read: a chain of steps on the reader's stack,
+/// formatted into a path only for an error.
+enum Step<'a> {
+    Root,
+    Key(&'a Step<'a>, &'a str),
+    Index(&'a Step<'a>, usize),
+}
+
+impl Step<'_> {
+    fn path(&self) -> String {
+        match self {
+            Step::Root => "$".into(),
+            Step::Key(parent, key) => join(&parent.path(), key),
+            Step::Index(parent, i) => format!("{}[{i}]", parent.path()),
+        }
+    }
+}
+
+/// Reads one JSON value as [`Value`]'s own `Deserialize` does, except that an object repeating
+/// a key is an error, and the elements of [`StreamedArray`]s go to `state` instead of the tree.
+struct ValueSeed<'a> {
+    step: &'a Step<'a>,
+    state: &'a RefCell<ReadState>,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Number(i.into()))
+    }
+
+    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
+        Ok(Value::Number(u.into()))
+    }
+
+    fn visit_f64<E>(self, x: f64) -> Result<Value, E> {
+        // serde_json reports numbers beyond f64 as errors, so `x` is finite.
+        Ok(Number::from_f64(x).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let streamed = StreamedArray::of(self.step);
+        let mut items = Vec::new();
+        for index in 0.. {
+            let step = Step::Index(self.step, index);
+            let seed = ValueSeed {
+                step: &step,
+                state: self.state,
+            };
+            let Some(item) = seq.next_element_seed(seed)? else {
+                break;
+            };
+            match streamed {
+                None => items.push(item),
+                Some(array) => {
+                    let mut state = self.state.borrow_mut();
+                    if let Err(err) = state.take(array, self.step, index, &item) {
+                        state.failure = Some(Failure::Element(err));
+                        return Err(A::Error::custom("invalid element"));
+                    }
+                }
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let step = Step::Key(self.step, &key);
+            if entries.contains_key(&key) {
+                self.state.borrow_mut().failure = Some(Failure::Duplicate(step.path()));
+                return Err(A::Error::custom("duplicate key"));
+            }
+            let value = map.next_value_seed(ValueSeed {
+                step: &step,
+                state: self.state,
+            })?;
+            entries.insert(key, value);
+        }
+        Ok(Value::Object(entries))
+    }
 }
 
 /// `[x, y, z]` of an f64 vector (world positions), shortest text that reads back exactly.
@@ -190,7 +540,8 @@ fn syntax_error(err: serde_json::Error) -> InputError {
     InputError::new("$", format!("invalid JSON: {err}{hint}"))
 }
 
-fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
+/// The shape at `path`; a hull's `points` were read into `points` (see [`Streamed`]).
+fn parse_shape(value: &Value, path: &str, points: Vec<Vec3>) -> Result<Shape, InputError> {
     let obj = object(value, path)?;
     let mut keys = obj.keys();
     let (Some(kind), None) = (keys.next(), keys.next()) else {
@@ -204,12 +555,8 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
     let shape = match kind.as_str() {
         "hull" => {
             let fields = Fields::new(value, &kind_path, &["points"])?;
-            let (points, points_path) = fields.get("points")?;
-            let points = array(points, &points_path)?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Ok(Vec3::from_array(numbers(v, &format!("{points_path}[{i}]"))?)))
-                .collect::<Result<Vec<_>, InputError>>()?;
+            let (points_value, points_path) = fields.get("points")?;
+            array(points_value, &points_path)?;
             let hull =
                 ConvexHull::from_points(&points).map_err(|e| InputError::new(&kind_path, e.to_string()))?;
             return Ok(Shape::Hull(hull));
@@ -237,7 +584,10 @@ fn parse_shape(value: &Value, path: &str) -> Result<Shape, InputError> {
         other => {
             return Err(InputError::new(
                 path,
-                format!("unknown shape kind \"{other}\" (expected one of {SHAPE_KINDS})"),
+                format!(
+                    "unknown shape kind {} (expected one of {SHAPE_KINDS})",
+                    quoted(other)
+                ),
             ));
         }
     };
@@ -342,12 +692,16 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// The path of `key` inside the object at `path` (top-level keys are written bare: `margin`).
+/// The path of `key` inside the object at `path`: `path.key`, with top-level keys bare
+/// (`margin`); a key that is not a plain name (ASCII letters, digits, `_`, not starting with a
+/// digit) is quoted in brackets, `path["a key"]`.
 fn join(path: &str, key: &str) -> String {
-    if path == "$" {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+    let plain = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match (plain, path) {
+        (true, "$") => key.to_string(),
+        (true, _) => format!("{path}.{key}"),
+        (false, _) => format!("{path}[{}]", quoted(key)),
     }
 }
 
@@ -407,8 +761,7 @@ fn describe(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) if s.len() <= 40 => format!("the string \"{s}\""),
-        Value::String(_) => "a string".into(),
+        Value::String(s) => format!("the string {}", quoted(s)),
         Value::Array(a) => format!("an array of {} items", a.len()),
         Value::Object(_) => "an object".into(),
     }
@@ -422,22 +775,30 @@ pub fn parse_scene_extension(
     text: &str,
     extra_keys: &[&str],
 ) -> Result<(Value, Vec<Shape>, Vec<Body>), InputError> {
-    let root: Value = serde_json::from_str(text).map_err(syntax_error)?;
+    // The top-level keys first: the streaming reader converts a `pairs` array as it reads, which
+    // would report a problem inside a key this format does not have.
     let known: Vec<&str> = ["shapes", "bodies"].iter().chain(extra_keys).copied().collect();
+    let keys: Map<String, Value> = serde_json::from_str::<HashMap<String, serde::de::IgnoredAny>>(text)
+        .map_err(syntax_error)?
+        .into_keys()
+        .map(|key| (key, Value::Null))
+        .collect();
+    Fields::new(&Value::Object(keys), "$", &known)?;
+    let (root, mut streamed) = read_value(text)?;
     let fields = Fields::new(&root, "$", &known)?;
     let (shapes, path) = fields.get("shapes")?;
     let shapes = array(shapes, &path)?
         .iter()
         .enumerate()
-        .map(|(i, v)| parse_shape(v, &format!("shapes[{i}]")))
+        .map(|(i, v)| {
+            let points = streamed.hull_points.remove(&i).unwrap_or_default();
+            parse_shape(v, &format!("shapes[{i}]"), points)
+        })
         .collect::<Result<Vec<_>, _>>()?;
+    // `bodies` were converted while reading (see `Streamed`).
     let (bodies, path) = fields.get("bodies")?;
-    let bodies = array(bodies, &path)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| parse_body(v, &format!("bodies[{i}]")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let bodies = validate_batch(&shapes, &bodies, &[], 0.0)?;
+    array(bodies, &path)?;
+    let bodies = validate_batch(&shapes, &streamed.bodies, &[], 0.0)?;
     Ok((root, shapes, bodies))
 }
 
@@ -522,8 +883,14 @@ mod tests {
             depth: 0.5,
             id: crate::manifold::FeatureId(7),
         });
-        let text = write_results_json(&[[0, 1], [2, 3], [4, 5]], &[None, Some(m), Some(m.swapped())]);
-        let v: Value = serde_json::from_str(&text).unwrap();
+        let mut text = Vec::new();
+        write_results_json(
+            &mut text,
+            &[[0, 1], [2, 3], [4, 5]],
+            &[None, Some(m), Some(m.swapped())],
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&text).unwrap();
         let list = v["manifolds"].as_array().unwrap();
         assert_eq!(list.len(), 2);
         assert_eq!(list[0]["pair"], serde_json::json!([2, 3]));
@@ -543,7 +910,9 @@ mod tests {
         assert_eq!(points[0]["id"], serde_json::json!(7));
         assert_eq!(list[1]["pair"], serde_json::json!([4, 5]));
         assert_eq!(floats(&list[1]["normal"]), [0.0, -1.0, 0.0]);
-        let empty: Value = serde_json::from_str(&write_results_json(&[[0, 1]], &[None])).unwrap();
+        let mut empty = Vec::new();
+        write_results_json(&mut empty, &[[0, 1]], &[None]).unwrap();
+        let empty: Value = serde_json::from_slice(&empty).unwrap();
         assert_eq!(empty, serde_json::json!({"manifolds": []}));
     }
 
@@ -681,6 +1050,192 @@ mod tests {
     fn hull_errors_name_the_shape() {
         let text = r#"{"shapes": [{"hull": {"points": [[0,0,0],[1,0,0],[0,1,0],[1,1,0]]}}], "bodies": []}"#;
         assert_eq!(error(text), "shapes[0].hull: points are coplanar");
+    }
+
+    #[test]
+    fn repeated_keys_are_rejected_with_their_path() {
+        // The column is that of the repeated key's closing quote.
+        assert_eq!(
+            error(&TWO_SPHERES.replace("\"margin\": 0.25", "\"margin\": 0.25, \"margin\": 1")),
+            "margin: duplicate key at line 4 column 51"
+        );
+        assert_eq!(
+            error(&TWO_SPHERES.replace("\"radius\": 1", "\"radius\": 1, \"radius\": 2")),
+            "shapes[0].sphere.radius: duplicate key at line 1 column 45"
+        );
+        let e = error(&TWO_SPHERES.replace(
+            "\"shape\": 0, \"position\": [1.5",
+            "\"shape\": 0, \"shape\": 0, \"position\": [1.5",
+        ));
+        assert!(
+            e.starts_with("bodies[1].shape: duplicate key at line 3 column "),
+            "{e}"
+        );
+        // Inside an array of arrays and under an odd key.
+        let e = error(r#"{"x": [[{"a b": 1, "a b": 2}]]}"#);
+        assert!(e.starts_with(r#"x[0][0]["a b"]: duplicate key at line 1"#), "{e}");
+        // Keys are compared after unescaping: "m\u0061rgin" is "margin".
+        assert_eq!(
+            error(r#"{"shapes": [], "bodies": [], "margin": 0, "m\u0061rgin": 1}"#),
+            "margin: duplicate key at line 1 column 55"
+        );
+    }
+
+    #[test]
+    fn the_reader_builds_the_same_values_as_serde_json() {
+        let text = r#"{"a": [1, -2, 3.5, 1e300, -0.0, 18446744073709551615, true, null, "s\n"],
+                       "b": {"c": {}, "d": []}}"#;
+        assert_eq!(
+            read_value(text).map(|(value, _)| value).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
+        for bad in ["", "[1,]", "{\"a\" 1}", "[1] 2", "\"\\x\""] {
+            let e = read_value(bad).map(|(value, _)| value).unwrap_err().to_string();
+            assert!(e.starts_with("$: invalid JSON: "), "{bad}: {e}");
+        }
+        // Nesting deeper than serde_json's recursion limit is an error, not a stack overflow.
+        let deep = "[".repeat(100_000);
+        let e = read_value(&deep).map(|(value, _)| value).unwrap_err().to_string();
+        assert!(e.contains("recursion limit exceeded"), "{e}");
+    }
+
+    #[test]
+    fn only_the_scene_arrays_are_converted_while_reading() {
+        // `bodies`, `pairs` and `points` elsewhere are ordinary values, reported as unknown.
+        let text = r#"{"shapes": [{"sphere": {"radius": 1, "points": [[0, 0, 0]]}}], "bodies": []}"#;
+        assert_eq!(
+            error(text),
+            "shapes[0].sphere.points: unknown field (expected one of: radius)"
+        );
+        let text = r#"{"shapes": [], "bodies": [], "x": {"bodies": [{}], "pairs": [1]}}"#;
+        assert_eq!(
+            error(text),
+            "x: unknown field (expected one of: shapes, bodies, pairs, margin)"
+        );
+        // Converted elements keep their paths, and their arrays are still checked as arrays.
+        assert_eq!(
+            error(
+                r#"{"shapes": [], "bodies": [{"shape": 0, "position": [0, 0], "rotation": [0, 0, 0, 1]}]}"#
+            ),
+            "bodies[0].position: expected 3 finite numbers, got an array of 2 items"
+        );
+        assert_eq!(
+            error(r#"{"shapes": [], "bodies": {}}"#),
+            "bodies: expected an array, got an object"
+        );
+        assert_eq!(
+            error(r#"{"shapes": [{"hull": {"points": [[0, 0, 0], 7]}}], "bodies": []}"#),
+            "shapes[0].hull.points[1]: expected 3 finite numbers, got 7"
+        );
+    }
+
+    #[test]
+    fn echoed_input_is_quoted_escaped_and_cut() {
+        assert_eq!(quoted("cone"), "\"cone\"");
+        assert_eq!(quoted("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(quoted("line\nnext\r\t"), r#""line\nnext\r\t""#);
+        assert_eq!(quoted("\u{1b}[31mred"), r#""\u001b[31mred""#);
+        assert_eq!(quoted("é\u{202e}😀"), r#""\u00e9\u202e\ud83d\ude00""#);
+        assert_eq!(quoted(&"x".repeat(41)), format!("\"{}\"...", "x".repeat(40)));
+        assert_eq!(quoted(&"x".repeat(40)), format!("\"{}\"", "x".repeat(40)));
+        assert_eq!(one_line("a\nb\u{1b}[0m\u{9b}c é"), r#"a\nb\u001b[0m\u009bc é"#);
+        assert_eq!(one_line("x\u{2066}y"), r#"x\u2066y"#);
+    }
+
+    #[test]
+    fn errors_echoing_input_stay_on_one_line() {
+        let cases = [
+            // A key with a newline and an escape sequence, in the path.
+            (
+                TWO_SPHERES.replacen("\"margin\"", "\"mar\\ngin\\u001b[2J\"", 1),
+                r#"$["mar\ngin\u001b[2J"]: unknown field (expected one of: shapes, bodies, pairs, margin)"#,
+            ),
+            (
+                TWO_SPHERES.replacen("\"radius\": 1", "\"radius\": 1, \"a.b\": 2", 1),
+                r#"shapes[0].sphere["a.b"]: unknown field (expected one of: radius)"#,
+            ),
+            // A shape kind.
+            (
+                TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, half_space)"#,
+            ),
+            // A string value, cut after 40 characters.
+            (
+                TWO_SPHERES.replacen(
+                    "\"radius\": 1",
+                    &format!("\"radius\": \"\\r{}\"", "9".repeat(50)),
+                    1,
+                ),
+                &format!(
+                    "shapes[0].sphere.radius: expected a finite number, got the string \"\\r{}\"...",
+                    "9".repeat(39)
+                ),
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = error(&text);
+            assert_eq!(e, expected);
+            assert!(!e.chars().any(char::is_control), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn hull_point_count_is_checked_while_reading_points() {
+        // One point too many; the last is not even a point, so the count is checked first.
+        let mut points = vec!["[0,0,0]"; MAX_HULL_INPUT_POINTS];
+        points.push("\"not a point\"");
+        let text = format!(
+            r#"{{"shapes": [{{"hull": {{"points": [{}]}}}}], "bodies": []}}"#,
+            points.join(",")
+        );
+        assert_eq!(
+            error(&text),
+            format!("shapes[0].hull.points: more than {MAX_HULL_INPUT_POINTS} points (the limit)")
+        );
+    }
+
+    #[test]
+    fn non_finite_results_are_refused_before_writing() {
+        let good = Manifold::new(Vec3::Y, -0.5);
+        let mut bad_point = good;
+        bad_point.push(crate::manifold::ContactPoint {
+            position: DVec3::new(0.0, f64::INFINITY, 0.0),
+            depth: 0.5,
+            id: crate::manifold::FeatureId(1),
+        });
+        let cases = [
+            (Manifold::new(Vec3::new(f32::NAN, 0.0, 0.0), 0.0), "normal"),
+            (Manifold::new(Vec3::Y, f32::NEG_INFINITY), "separation"),
+            (bad_point, "points[0].position"),
+        ];
+        for (manifold, field) in cases {
+            let mut out = Vec::new();
+            let err =
+                write_results_json(&mut out, &[[0, 1], [4, 2]], &[Some(good), Some(manifold)]).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("the result of pair 1 ([4, 2]) is not finite: {field}")
+            );
+            assert!(out.is_empty(), "nothing is written");
+        }
+    }
+
+    #[test]
+    fn write_errors_are_returned() {
+        struct Full;
+        impl io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write_results_json(Full, &[[0, 1]], &[Some(Manifold::new(Vec3::Y, 0.0))]).unwrap_err();
+        assert!(
+            matches!(err, WriteResultsError::Io(ref e) if e.kind() == io::ErrorKind::StorageFull),
+            "{err}"
+        );
     }
 
     #[test]
