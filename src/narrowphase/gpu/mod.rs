@@ -679,6 +679,14 @@ fn hull_pair<'b>(
     (hull(a), hull(b))
 }
 
+// A narrowphase moves between threads; the context is shared by them.
+const _: () = {
+    const fn send<T: Send>() {}
+    const fn send_sync<T: Send + Sync>() {}
+    send::<GpuNarrowphase>();
+    send_sync::<GpuContext>();
+};
+
 /// A per-pair record read back from the GPU: the SAT kernel's, or the clip kernel's.
 trait Readout: Pod {
     /// True when the clip kernel runs and writes this record.
