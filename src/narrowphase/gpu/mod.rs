@@ -654,8 +654,17 @@ impl SatRunner {
         self.readback
             .buffer
             .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
-        scopes.pop()?;
-        self.context.wait(submission, &receiver)
+        let waited = scopes
+            .pop()
+            .and_then(|()| self.context.wait(submission, &receiver));
+        if waited.is_err() {
+            // Cancel a mapping still pending so the next call can use the buffer; an error from
+            // unmapping a buffer that is not mapped is caught here and dropped.
+            let scopes = ErrorScopes::push(self.context.device());
+            self.readback.buffer.unmap();
+            let _ = scopes.pop();
+        }
+        waited
     }
 }
 
