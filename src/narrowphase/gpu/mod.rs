@@ -15,7 +15,9 @@
 //!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
 //! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
 //!    kernel then writes one [`GpuManifold`] per pair. Batches beyond one binding or one
-//!    dispatch run as chunks; batches whose outputs exceed `max_buffer_size` run in rounds.
+//!    dispatch run as chunks. Batches above 262,144 pairs (or whose outputs exceed
+//!    `max_buffer_size`) run in rounds, pipelined: round k + 1 is staged and submitted before
+//!    round k is waited for and read back (two pair staging and two readback buffers).
 //! 5. The results are read from the mapped readback buffer on all threads, every index and
 //!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
 //!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
