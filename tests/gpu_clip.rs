@@ -180,3 +180,68 @@ fn clipping_split_into_many_dispatch_chunks_equals_one_chunk_bit_for_bit() {
         assert!(agree >= 2_990, "{agree} of 3000 verdicts agree with the CPU");
     }
 }
+
+#[test]
+fn a_batch_of_several_pipelined_rounds_equals_its_repeated_configurations() {
+    use rand::RngExt;
+    use support::{random_pose, seeded_rng};
+    // 600,000 pairs run as three rounds of 262,144 (each staged while the previous one is on
+    // the GPU, and read back while the next one is). Pair i repeats configuration i % 997 (a
+    // prime, so round boundaries fall mid-cycle): it must equal that configuration's first
+    // occurrence bit for bit, and the configurations must have the CPU's verdicts.
+    const CONFIGS: usize = 997;
+    const PAIRS: usize = 600_000;
+    let mut rng = seeded_rng(0x919e);
+    let shapes = vec![
+        Shape::Hull(ConvexHull::cuboid(Vec3::splat(0.3))),
+        Shape::Hull(ConvexHull::cuboid(Vec3::new(0.5, 0.2, 0.3))),
+    ];
+    let mut bodies = Vec::new();
+    let mut config_pairs = Vec::new();
+    for k in 0..CONFIGS as u32 {
+        let a = random_pose(&mut rng, 0.0);
+        // One in five close enough to touch; the others apart (cheap on lavapipe).
+        let reach = if k % 5 == 0 { 0.6 } else { 3.0 };
+        let offset = random_pose(&mut rng, reach).translation;
+        let b = Pose::new(a.translation + offset, random_pose(&mut rng, 0.0).rotation);
+        bodies.push(Body {
+            shape: rng.random_range(0..2),
+            pose: a,
+        });
+        bodies.push(Body {
+            shape: rng.random_range(0..2),
+            pose: b,
+        });
+        config_pairs.push([2 * k, 2 * k + 1]);
+    }
+    let pairs: Vec<[u32; 2]> = (0..PAIRS).map(|i| config_pairs[i % CONFIGS]).collect();
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    gpu.set_clipping(Clipping::Gpu)
+        .expect("the shared device runs the clip kernel");
+    let results = gpu.collide(&bodies, &pairs, 0.01).expect("GPU collide runs");
+    assert_eq!(results.len(), PAIRS);
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(
+            result,
+            &results[i % CONFIGS],
+            "pairs[{i}] differs from pairs[{}]",
+            i % CONFIGS
+        );
+    }
+    let cpu = CpuNarrowphase::new(shapes)
+        .collide(&bodies, &config_pairs, 0.01)
+        .expect("CPU collide");
+    let touching = cpu.iter().flatten().count();
+    assert!(touching > 50, "{touching} configurations touch");
+    let agree = cpu
+        .iter()
+        .zip(&results)
+        .filter(|(c, g)| c.is_some() == g.is_some())
+        .count();
+    assert!(
+        agree >= CONFIGS - 5,
+        "{agree} of {CONFIGS} verdicts agree with the CPU"
+    );
+}

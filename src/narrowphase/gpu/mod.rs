@@ -15,7 +15,9 @@
 //!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
 //! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
 //!    kernel then writes one [`GpuManifold`] per pair. Batches beyond one binding or one
-//!    dispatch run as chunks; batches whose outputs exceed `max_buffer_size` run in rounds.
+//!    dispatch run as chunks. Batches above 262,144 pairs (or whose outputs exceed
+//!    `max_buffer_size`) run in rounds, pipelined: round k + 1 is staged and submitted before
+//!    round k is waited for and read back (two pair staging and two readback buffers).
 //! 5. The results are read from the mapped readback buffer on all threads, every index and
 //!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
 //!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
@@ -96,14 +98,14 @@ use crate::shape::Shape;
 use buffers::{GrowBuffer, check_limit};
 use bytemuck::Pod;
 pub use clip::CLIP_WGSL;
-use clip::manifold_from_gpu;
+use clip::{ClipKernel, manifold_from_gpu};
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 use layout::{
     GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED, NO_HULL,
 };
 pub use sat::SAT_WGSL;
-use sat::SatBuffers;
+use sat::{Round, SatBuffers};
 
 /// Why a GPU call failed.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -180,6 +182,10 @@ pub struct GpuTimings {
     pub host_pairs: usize,
 }
 
+/// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
+/// back): 2 MiB of pairs, 28 MiB of manifolds per round.
+const PIPELINE_PAIRS: usize = 1 << 18;
+
 /// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
 /// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
 const PAIRS_PER_TASK: usize = 256;
@@ -224,7 +230,8 @@ struct SatRunner {
     shape_hulls: Vec<u32>,
     geometry: wgpu::BindGroup,
     buffers: SatBuffers,
-    readback: GrowBuffer,
+    /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
+    readback: [GrowBuffer; 2],
 }
 
 impl GpuNarrowphase {
@@ -256,11 +263,13 @@ impl GpuNarrowphase {
         let scopes = ErrorScopes::push(device);
         let geometry = context.sat.geometry_group(&context, &tables);
         let buffers = SatBuffers::new(device);
-        let readback = GrowBuffer::new(
-            device,
-            "sat readback",
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
+        let readback = [0, 1].map(|_| {
+            GrowBuffer::new(
+                device,
+                "sat readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )
+        });
         scopes.pop()?;
         Ok(GpuNarrowphase {
             runner: SatRunner {
@@ -409,9 +418,17 @@ impl GpuNarrowphase {
         runner
             .buffers
             .stage_bodies(&runner.context, batch.bodies(), &runner.shape_hulls)?;
-        runner
-            .buffers
-            .encode(&runner.context, encoder, &runner.geometry, pairs, margin, None)?;
+        runner.buffers.encode(
+            &runner.context,
+            encoder,
+            &runner.geometry,
+            Round {
+                pairs,
+                margin,
+                clip: None,
+                slot: 0,
+            },
+        )?;
         Ok(runner.buffers.results())
     }
 }
@@ -574,93 +591,162 @@ impl SatRunner {
                 .stage_bodies(&self.context, batch.bodies(), &self.shape_hulls)?;
             timings.upload += t.elapsed();
         }
-        let round_pairs = (self.context.limits.max_buffer / size_of::<T>() as u64).max(1) as usize;
-        for (round, round_slice) in pairs.chunks(round_pairs).enumerate() {
+        // Rounds: each fits `max_buffer_size`, and large batches are pipelined (while the GPU
+        // runs round k, the host stages round k + 1, then finishes round k - 1).
+        let round_pairs =
+            (self.context.limits.max_buffer / size_of::<T>() as u64).clamp(1, PIPELINE_PAIRS as u64) as usize;
+        let ran = self.run_rounds(batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
+        if ran.is_err() {
+            // Cancel mappings still pending so the next call can use the buffers; errors from
+            // unmapping a buffer that is not mapped are caught here and dropped.
+            let scopes = ErrorScopes::push(self.context.device());
+            for readback in &self.readback {
+                readback.buffer.unmap();
+            }
+            let _ = scopes.pop();
+        }
+        ran?;
+        Ok((out, timings))
+    }
+
+    /// The rounds of [`Self::run`], each submitted before the previous one is finished.
+    fn run_rounds<T: Readout, R: Send + Default>(
+        &mut self,
+        batch: &ValidatedBatch,
+        clip: Option<&ClipKernel>,
+        round_pairs: usize,
+        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        out: &mut Vec<R>,
+        timings: &mut GpuTimings,
+    ) -> Result<(), GpuError> {
+        let mut pending: Option<PendingRound> = None;
+        for (round, round_slice) in batch.pairs().chunks(round_pairs).enumerate() {
+            let slot = round % 2;
             let t = Instant::now();
             let mut encoder = self
                 .context
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
-            self.buffers.encode(
-                &self.context,
-                &mut encoder,
-                &self.geometry,
-                round_slice,
-                batch.margin(),
+            let round_spec = Round {
+                pairs: round_slice,
+                margin: batch.margin(),
                 clip,
-            )?;
+                slot,
+            };
+            self.buffers
+                .encode(&self.context, &mut encoder, &self.geometry, round_spec)?;
             timings.upload += t.elapsed();
             let t = Instant::now();
             let bytes = (round_slice.len() * size_of::<T>()) as u64;
-            self.submit_and_map(encoder, bytes, clip.is_some())?;
+            let submitted = self.submit_round(encoder, bytes, clip.is_some(), slot, round * round_pairs)?;
             timings.dispatch_readback += t.elapsed();
-            let t = Instant::now();
-            let first = round * round_pairs;
-            // One indexed pass writing straight into `out`; a failing pair leaves its default
-            // and the error of the lowest failing pair is returned.
-            let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
-            let read = self
-                .readback
-                .buffer
-                .get_mapped_range(0..bytes)
-                .map(|view| {
-                    out.par_extend(
-                        view.par_chunks_exact(size_of::<T>())
-                            .with_min_len(PAIRS_PER_TASK)
-                            .enumerate()
-                            .map(|(i, raw)| {
-                                let pair = first + i;
-                                per_pair(pair, &bytemuck::pod_read_unaligned(raw)).unwrap_or_else(|e| {
-                                    if let Ok(mut slot) = first_error.lock()
-                                        && slot.as_ref().is_none_or(|(p, _)| pair < *p)
-                                    {
-                                        *slot = Some((pair, e));
-                                    }
-                                    R::default()
-                                })
-                            }),
-                    )
-                })
-                .map_err(|e| GpuError::Readback(e.to_string()));
-            self.readback.buffer.unmap();
-            read?;
-            match first_error.into_inner() {
-                Ok(None) => {}
-                Ok(Some((_, error))) => return Err(error),
-                Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
+            if let Some(previous) = pending.replace(submitted) {
+                self.finish_round(previous, per_pair, out, timings)?;
             }
-            timings.cpu_clipping += t.elapsed();
         }
-        Ok((out, timings))
+        match pending.take() {
+            Some(last) => self.finish_round(last, per_pair, out, timings),
+            None => Ok(()),
+        }
     }
 
-    /// Copies `bytes` of SAT results (or of manifolds, when `manifolds`) to the readback buffer,
-    /// submits `encoder`, maps the readback buffer and waits (bounded) until it is readable.
-    fn submit_and_map(
+    /// Copies `bytes` of SAT results (or of manifolds, when `manifolds`) to readback buffer
+    /// `slot`, submits `encoder` and asks for the readback buffer to be mapped (no wait).
+    /// `first` is the round's first pair in the batch.
+    fn submit_round(
         &mut self,
         mut encoder: wgpu::CommandEncoder,
         bytes: u64,
         manifolds: bool,
-    ) -> Result<(), GpuError> {
+        slot: usize,
+        first: usize,
+    ) -> Result<PendingRound, GpuError> {
         let (device, limits) = (self.context.device(), self.context.limits);
         check_limit("sat readback", bytes, limits.max_buffer, "max_buffer_size")?;
         let scopes = ErrorScopes::push(device);
-        self.readback.reserve(device, bytes, limits.max_buffer);
+        let readback = &mut self.readback[slot];
+        readback.reserve(device, bytes, limits.max_buffer);
         let source = if manifolds {
             self.buffers.manifolds()
         } else {
             self.buffers.results()
         };
-        encoder.copy_buffer_to_buffer(source, 0, &self.readback.buffer, 0, bytes);
+        encoder.copy_buffer_to_buffer(source, 0, &readback.buffer, 0, bytes);
         let submission = self.context.queue().submit([encoder.finish()]);
-        self.buffers.after_submit();
+        self.buffers.after_submit(slot);
         let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback
+        readback
             .buffer
             .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
         scopes.pop()?;
-        self.context.wait(submission, &receiver)
+        Ok(PendingRound {
+            slot,
+            first,
+            bytes,
+            submission,
+            mapped: receiver,
+        })
     }
+
+    /// Waits (bounded) for a submitted round's results, maps every pair's record through
+    /// `per_pair` on all threads straight into `out` (in pair order), and unmaps. A failing pair
+    /// leaves its default; the error of the lowest failing pair is returned.
+    fn finish_round<T: Readout, R: Send + Default>(
+        &mut self,
+        round: PendingRound,
+        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        out: &mut Vec<R>,
+        timings: &mut GpuTimings,
+    ) -> Result<(), GpuError> {
+        let t = Instant::now();
+        self.context.wait(round.submission, &round.mapped)?;
+        timings.dispatch_readback += t.elapsed();
+        let t = Instant::now();
+        let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
+        let readback = &self.readback[round.slot].buffer;
+        let read = readback
+            .get_mapped_range(0..round.bytes)
+            .map(|view| {
+                out.par_extend(
+                    view.par_chunks_exact(size_of::<T>())
+                        .with_min_len(PAIRS_PER_TASK)
+                        .enumerate()
+                        .map(|(i, raw)| {
+                            let pair = round.first + i;
+                            per_pair(pair, &bytemuck::pod_read_unaligned(raw)).unwrap_or_else(|e| {
+                                if let Ok(mut slot) = first_error.lock()
+                                    && slot.as_ref().is_none_or(|(p, _)| pair < *p)
+                                {
+                                    *slot = Some((pair, e));
+                                }
+                                R::default()
+                            })
+                        }),
+                )
+            })
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        readback.unmap();
+        read?;
+        match first_error.into_inner() {
+            Ok(None) => {}
+            Ok(Some((_, error))) => return Err(error),
+            Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
+        }
+        timings.cpu_clipping += t.elapsed();
+        Ok(())
+    }
+}
+
+/// A submitted round whose results are being mapped for reading.
+struct PendingRound {
+    /// Which readback buffer (and pair staging buffer) it uses.
+    slot: usize,
+    /// Index of its first pair in the batch.
+    first: usize,
+    /// Bytes of results.
+    bytes: u64,
+    submission: wgpu::SubmissionIndex,
+    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
 
 /// The hull and pose of each body of `batch.pairs()[pair]` (`None` for a non-hull shape).
@@ -682,6 +768,14 @@ fn hull_pair<'b>(
     };
     (hull(a), hull(b))
 }
+
+// A narrowphase moves between threads; the context is shared by them.
+const _: () = {
+    const fn send<T: Send>() {}
+    const fn send_sync<T: Send + Sync>() {}
+    send::<GpuNarrowphase>();
+    send_sync::<GpuContext>();
+};
 
 /// A per-pair record read back from the GPU: the SAT kernel's, or the clip kernel's.
 trait Readout: Pod {

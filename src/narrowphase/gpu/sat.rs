@@ -129,6 +129,18 @@ impl SatKernel {
     }
 }
 
+/// What one [`SatBuffers::encode`] records.
+pub(crate) struct Round<'a> {
+    /// The pairs of this round.
+    pub pairs: &'a [[u32; 2]],
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// The clip kernel, recorded after the SAT kernel when given.
+    pub clip: Option<&'a ClipKernel>,
+    /// Which pair staging buffer (0 or 1) stages the pairs.
+    pub slot: usize,
+}
+
 /// One narrowphase's per-call buffers and their cached bind groups.
 pub(crate) struct SatBuffers {
     params: GrowBuffer,
@@ -140,8 +152,9 @@ pub(crate) struct SatBuffers {
     body_staging: StagingBuffer,
     /// Bytes of `body_staging` still to be copied into `bodies`.
     bodies_to_copy: u64,
-    /// Pairs are written here by [`Self::encode`], then copied into `pairs`.
-    pair_staging: StagingBuffer,
+    /// Pairs are written here by [`Self::encode`], then copied into `pairs`; two, so a
+    /// pipelined batch can stage a round while the previous one's copy is in flight.
+    pair_staging: [StagingBuffer; 2],
     /// One SAT and one clip bind group per chunk window, valid while the buffers have
     /// `groups_key`'s generations.
     groups: Vec<wgpu::BindGroup>,
@@ -172,7 +185,7 @@ impl SatBuffers {
             ),
             body_staging: StagingBuffer::new(device, "body staging"),
             bodies_to_copy: 0,
-            pair_staging: StagingBuffer::new(device, "pair staging"),
+            pair_staging: [0, 1].map(|_| StagingBuffer::new(device, "pair staging")),
             groups: Vec::new(),
             clip_groups: Vec::new(),
             groups_key: [u64::MAX; 5],
@@ -211,25 +224,29 @@ impl SatBuffers {
         scopes.pop()
     }
 
-    /// Call after submitting an encoder that [`Self::encode`] recorded into: the staging buffer
-    /// is mapped again for the next call.
-    pub fn after_submit(&mut self) {
+    /// Call after submitting an encoder that [`Self::encode`] recorded into with `slot`: the
+    /// staging buffers it used are mapped again for the next call.
+    pub fn after_submit(&mut self, slot: usize) {
         self.body_staging.remap_after_submit();
-        self.pair_staging.remap_after_submit();
+        self.pair_staging[slot].remap_after_submit();
     }
 
-    /// Step 3: writes `pairs` and the chunks' parameters and records the SAT kernel into
-    /// `encoder`, then the clip kernel when `clip` is given. Bodies are staged. The outputs
-    /// exceed no buffer limit (the caller splits rounds).
+    /// Step 3: writes the round's pairs (through its pair staging buffer) and the chunks'
+    /// parameters and records the SAT kernel into `encoder`, then the clip kernel when the round
+    /// has it. Bodies are staged. The outputs exceed no buffer limit (the caller splits rounds).
     pub fn encode(
         &mut self,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         geometry: &wgpu::BindGroup,
-        pairs: &[[u32; 2]],
-        margin: f32,
-        clip: Option<&ClipKernel>,
+        round: Round,
     ) -> Result<(), GpuError> {
+        let Round {
+            pairs,
+            margin,
+            clip,
+            slot,
+        } = round;
         let (device, queue, limits) = (context.device(), context.queue(), context.limits);
         let count = pairs.len() as u64;
         check_limit("pairs", count * PAIR_BYTES, limits.max_buffer, "max_buffer_size")?;
@@ -263,9 +280,9 @@ impl SatBuffers {
             self.manifolds
                 .reserve(device, count * MANIFOLD_BYTES, limits.max_buffer);
         }
-        self.pair_staging.write(context, pairs.len(), |i| pairs[i])?;
-        self.pair_staging
-            .record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
+        let staging = &mut self.pair_staging[slot];
+        staging.write(context, pairs.len(), |i| pairs[i])?;
+        staging.record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
             let chunk_params = GpuParams {
