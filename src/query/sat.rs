@@ -9,6 +9,8 @@
 //!    its axis: for nearly parallel edges the arcs nearly coincide, the crossing test is decided
 //!    by rounding, and the edge points then overstate the separation (a resting slab nudged by
 //!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
+//!    Edges whose Gauss-map bound cannot reach what decides the result are dropped before the
+//!    pairwise loop ([`query_edges`]); the result is the exhaustive loop's.
 //! 4. Each query returns early once an axis separates by more than the margin.
 //! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
@@ -23,6 +25,7 @@ use glam::{Quat, Vec3, Vec4};
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
 use crate::pose::Isometry;
+use crate::query::edge_bounds::{EDGE_BOUND_SLACK, inner_radius, max_on_arc};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,11 +126,15 @@ pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c:
 /// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
 #[derive(Clone, Copy, Debug, Default)]
 struct EdgeInA {
+    /// Edge index on B.
+    index: u32,
     /// Start vertex, A's frame.
     start: Vec3,
-    /// Unit direction from start to end, A's frame. Unit so the edge-pair cross product cannot
-    /// overflow f32 whatever the hull's size.
-    direction: Vec3,
+    /// End vertex, A's frame.
+    end: Vec3,
+    /// The negated normals of the edge's two faces (`faces[0]`, `faces[1]`), A's frame: the ends
+    /// of its Gauss-map arc as seen from A.
+    normals: [Vec3; 2],
 }
 
 /// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
@@ -136,50 +143,53 @@ struct EdgeInA {
 struct EdgeScratch {
     /// B's edges in A's frame, in B's edge order.
     edges: Vec<EdgeInA>,
-    /// The same edges' negated normals and their cross product, four edges per entry by
-    /// coordinate (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane
-    /// `i` = edge `4 * entry + i`, zero padding: a zero normal never crosses), so the Gauss-map
+    /// The edges of B the pairwise loop visits, in B's edge order.
+    kept: Vec<EdgeInA>,
+    /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
+    /// (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane `i` = edge
+    /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
-    normals: Vec<[Vec4; 9]>,
+    lanes: Vec<[Vec4; 9]>,
+    /// Upper bound of the separation of any pair of each edge of A, by A's edge.
+    a_bounds: Vec<f32>,
     /// B's face normals rotated into A's frame and negated, by face.
     normals_in_a: Vec<Vec3>,
     /// B's vertices in A's frame, by vertex.
     vertices_in_a: Vec<Vec3>,
 }
 
-thread_local! {
-    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
-}
-
-/// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
-/// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
-/// Returns `None` when no pair qualifies.
-pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
-    EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
+impl EdgeScratch {
+    /// Moves B's face normals, vertices and edges into A's frame (`edges`).
+    fn fill(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
         let rotation: Quat = b_in_a.rotation;
         // Each face normal and vertex once, then gathered per edge.
-        scratch.normals_in_a.clear();
-        scratch
-            .normals_in_a
+        self.normals_in_a.clear();
+        self.normals_in_a
             .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
-        scratch.vertices_in_a.clear();
-        scratch
-            .vertices_in_a
+        self.vertices_in_a.clear();
+        self.vertices_in_a
             .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
-        scratch.edges.clear();
-        scratch.normals.clear();
+        self.edges.clear();
         for (i, eb) in b.edges().iter().enumerate() {
-            let n0 = scratch.normals_in_a[eb.faces[0] as usize];
-            let n1 = scratch.normals_in_a[eb.faces[1] as usize];
-            let start = scratch.vertices_in_a[eb.vertices[0] as usize];
-            let direction = (scratch.vertices_in_a[eb.vertices[1] as usize] - start).normalize();
+            self.edges.push(EdgeInA {
+                index: i as u32,
+                start: self.vertices_in_a[eb.vertices[0] as usize],
+                end: self.vertices_in_a[eb.vertices[1] as usize],
+                normals: eb.faces.map(|f| self.normals_in_a[f as usize]),
+            });
+        }
+    }
+
+    /// Fills `lanes` from `kept`.
+    fn fill_lanes(&mut self) {
+        self.lanes.clear();
+        for (i, edge) in self.kept.iter().enumerate() {
+            let [n0, n1] = edge.normals;
             let c = n1.cross(n0);
-            scratch.edges.push(EdgeInA { start, direction });
             if i % 4 == 0 {
-                scratch.normals.push([Vec4::ZERO; 9]);
+                self.lanes.push([Vec4::ZERO; 9]);
             }
-            let lanes = scratch.normals.last_mut().expect("pushed above");
+            let lanes = self.lanes.last_mut().expect("pushed above");
             for (lane, value) in lanes
                 .iter_mut()
                 .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
@@ -187,12 +197,133 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f3
                 lane[i % 4] = value;
             }
         }
-        query_edges_in_a(a, b, b_in_a, scratch, margin)
+    }
+}
+
+thread_local! {
+    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
+}
+
+/// Up to this many edge pairs (boxes have 144) the bounds of [`query_edges`] cost more than the
+/// pairs they drop, and it runs the exhaustive loop (the same result either way).
+const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
+
+/// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
+/// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
+/// Returns `None` when no pair qualifies. Small pairs run [`query_edges_exhaustive`], larger ones
+/// [`query_edges_bounded`].
+///
+/// The result is [`query_edges_exhaustive`]'s (the same pair, axis and separation, ties to the
+/// lowest A edge, then the lowest B edge): among the pairs the exhaustive loop tests, it is the
+/// first in index order that separates by more than `margin` if one does, else the first of
+/// largest separation. So dropping pairs that can neither exceed `min(L, margin)` (`L`: the
+/// separation of any tested pair) nor the best so far leaves it unchanged. Steps:
+/// 1. Bound every edge of A and of B ([`crate::query::edge_bounds`]).
+/// 2. Seed `L`: test all pairs of A's edge with the largest bound.
+/// 3. Keep B's edges whose bound reaches `min(L, margin)`.
+/// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
+///    `min(L, margin)` and beyond the best so far, against the kept edges of B.
+pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
+    if a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
+        query_edges_exhaustive(a, b, b_in_a, margin)
+    } else {
+        query_edges_bounded(a, b, b_in_a, margin)
+    }
+}
+
+/// [`query_edges`] with the bounds whatever the hulls' size (see there).
+pub fn query_edges_bounded(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> Option<EdgeQuery> {
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
+        scratch.fill(b, b_in_a);
+        let scan = EdgeScan::new(a, b, b_in_a, margin);
+        let b_centroid = b_in_a.transform_point(b.centroid());
+        let (a_inner, b_inner) = (inner_radius(a), inner_radius(b));
+
+        // 1. Bounds of A's edges: A reaches `pa` along the axis, B reaches down to its centroid
+        // minus its inner radius.
+        let (a_planes, a_vertices) = (a.planes(), a.vertices());
+        scratch.a_bounds.clear();
+        scratch.a_bounds.extend(a.edges().iter().map(|ea| {
+            let pa = a_vertices[ea.vertices[0] as usize];
+            let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
+            max_on_arc(na0, na1, b_centroid - pa) - b_inner + scan.slack
+        }));
+
+        // 2. Seed.
+        let (seed_edge, _) =
+            scratch
+                .a_bounds
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, f32::NEG_INFINITY),
+                    |best, (i, &u)| if u > best.1 { (i, u) } else { best },
+                );
+        scratch.kept.clear();
+        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch.fill_lanes();
+        let mut seed = None;
+        if !scratch.a_bounds.is_empty() {
+            scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+        }
+        let threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
+
+        // 3. Bounds of B's edges: B reaches `pb` against the axis, A reaches its centroid plus
+        // its inner radius.
+        let a_centroid = a.centroid();
+        scratch.kept.clear();
+        scratch.kept.extend(scratch.edges.iter().filter(|eb| {
+            let [n0, n1] = eb.normals;
+            max_on_arc(n0, n1, eb.start - a_centroid) - a_inner + scan.slack >= threshold
+        }));
+        scratch.fill_lanes();
+
+        // 4. The exhaustive loop over what can still matter.
+        let mut best = None;
+        for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
+            if bound < threshold || best.is_some_and(|q: EdgeQuery| bound <= q.separation) {
+                continue;
+            }
+            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                break;
+            }
+        }
+        best
+    })
+}
+
+/// The reference edge query: [`query_edges`]'s result by testing every Gauss-map-crossing pair
+/// of A's and B's edges in index order (A's edge outer). Kept for the exactness tests and
+/// benchmarks of [`query_edges`].
+pub fn query_edges_exhaustive(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> Option<EdgeQuery> {
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
+        scratch.fill(b, b_in_a);
+        scratch.kept.clear();
+        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch.fill_lanes();
+        let scan = EdgeScan::new(a, b, b_in_a, margin);
+        let mut best = None;
+        for ia in 0..a.edges().len() {
+            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                break;
+            }
+        }
+        best
     })
 }
 
 /// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
-/// [`EdgeScratch::normals`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
+/// [`EdgeScratch::lanes`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
 /// [`is_minkowski_face`]: the same products and comparisons, per lane.
 #[inline]
 fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
@@ -209,33 +340,55 @@ fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
     crossing.bitmask()
 }
 
-/// [`query_edges`] with B's edges already in A's frame (`scratch`).
-fn query_edges_in_a(
-    a: &ConvexHull,
-    b: &ConvexHull,
-    b_in_a: &Isometry,
-    scratch: &EdgeScratch,
+/// The pairwise step of the edge queries for one pair of hulls.
+struct EdgeScan<'h> {
+    a: &'h ConvexHull,
+    b: &'h ConvexHull,
+    b_in_a: &'h Isometry,
     margin: f32,
-) -> Option<EdgeQuery> {
-    let a_normals = a.planes();
-    let a_vertices = a.vertices();
-    let a_centroid = a.centroid();
-    let mut best: Option<EdgeQuery> = None;
-    for (ia, ea) in a.edges().iter().enumerate() {
+    /// Rounding allowance of the bounds, length units ([`EDGE_BOUND_SLACK`] × the coordinate reach).
+    slack: f32,
+}
+
+impl<'h> EdgeScan<'h> {
+    fn new(a: &'h ConvexHull, b: &'h ConvexHull, b_in_a: &'h Isometry, margin: f32) -> Self {
+        let reach = b_in_a.translation.length()
+            + a.centroid().length()
+            + a.radius()
+            + b.centroid().length()
+            + b.radius();
+        EdgeScan {
+            a,
+            b,
+            b_in_a,
+            margin,
+            slack: EDGE_BOUND_SLACK * reach,
+        }
+    }
+
+    /// Tests A's edge `ia` against `kept` (B's edges in A's frame, index order; `lanes` their
+    /// Gauss-map lanes), updating `best` (strictly larger separation wins). Returns true when a
+    /// pair separates by more than the margin (then `best` is that pair).
+    fn edge(&self, ia: usize, kept: &[EdgeInA], lanes: &[[Vec4; 9]], best: &mut Option<EdgeQuery>) -> bool {
+        let ea = self.a.edges()[ia];
+        let a_normals = self.a.planes();
+        let a_vertices = self.a.vertices();
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let pa = a_vertices[ea.vertices[0] as usize];
         let da = (a_vertices[ea.vertices[1] as usize] - pa).normalize();
         let na1_x_na0 = na1.cross(na0);
-        for (group, lanes) in scratch.normals.iter().enumerate() {
+        let a_centroid = self.a.centroid();
+        for (group, lanes) in lanes.iter().enumerate() {
             let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
             while crossing != 0 {
-                let ib = 4 * group as u32 + crossing.trailing_zeros();
+                let eb = &kept[4 * group + crossing.trailing_zeros() as usize];
                 crossing &= crossing - 1;
-                let eb = &scratch.edges[ib as usize];
-                let (pb, db) = (eb.start, eb.direction);
-                // Unit directions: |cross| is the sine of their angle, at any scale.
-                let cross = da.cross(db);
+                // Unit directions (so the cross product cannot overflow f32 whatever the hull's
+                // size): |cross| is the sine of their angle, at any scale. B's direction is
+                // formed here, only for crossing pairs (few), not for all of B's edges.
+                let pb = eb.start;
+                let cross = da.cross((eb.end - pb).normalize());
                 let cross_len = cross.length();
                 if cross_len < PARALLEL_EDGE_SINE {
                     continue;
@@ -244,26 +397,27 @@ fn query_edges_in_a(
                 if axis.dot(pa - a_centroid) < 0.0 {
                     axis = -axis;
                 }
-                // The edge points bound the support value from above: re-measure only if it can win.
-                if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
+                // The edge points bound the support value from above (up to rounding, hence
+                // the slack): re-measure only if it can win.
+                if best.is_some_and(|q| axis.dot(pb - pa) + self.slack <= q.separation) {
                     continue;
                 }
-                let separation = separation_along(a, b, b_in_a, axis);
+                let separation = separation_along(self.a, self.b, self.b_in_a, axis);
                 if best.is_none_or(|q| separation > q.separation) {
-                    best = Some(EdgeQuery {
+                    *best = Some(EdgeQuery {
                         edge_a: ia as u32,
-                        edge_b: ib,
+                        edge_b: eb.index,
                         separation,
                         axis,
                     });
-                    if separation > margin {
-                        return best;
+                    if separation > self.margin {
+                        return true;
                     }
                 }
             }
         }
+        false
     }
-    best
 }
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward
