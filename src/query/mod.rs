@@ -7,4 +7,5 @@
 pub mod edge_bounds;
 pub mod gjk;
 pub mod sat;
+pub mod sat_box_box;
 pub mod segment;

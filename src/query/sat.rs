@@ -451,54 +451,72 @@ pub fn query_hulls_preferring_faces_by(
     let face_a = query_faces(a, b, &a_in_b, margin);
     let face_a_normal = a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
-        return SatResult {
-            axis: SatAxis::FaceA(face_a.face),
-            normal: face_a_normal,
-            axis_separation: face_a.separation,
-            separation: face_a.separation,
-        };
+        return SatResult::on_face_a(face_a, face_a_normal);
     }
 
     let face_b = query_faces(b, a, b_in_a, margin);
     let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {
-        return SatResult {
-            axis: SatAxis::FaceB(face_b.face),
-            normal: face_b_normal,
-            axis_separation: face_b.separation,
-            separation: face_b.separation,
-        };
+        return SatResult::on_face_b(face_b, face_b_normal);
     }
 
     let edge = query_edges(a, b, b_in_a, margin);
     if let Some(e) = edge
         && e.separation > margin
     {
-        return SatResult {
-            axis: SatAxis::EdgePair {
-                edge_a: e.edge_a,
-                edge_b: e.edge_b,
-            },
-            normal: e.axis,
-            axis_separation: e.separation,
-            separation: e.separation,
-        };
+        return SatResult::on_edge_pair(e);
+    }
+    prefer_faces((face_a, face_a_normal), (face_b, face_b_normal), edge, tolerance)
+}
+
+impl SatResult {
+    /// The result on face `face` of A (normal `normal`, A's frame).
+    pub(crate) fn on_face_a(face: FaceQuery, normal: Vec3) -> SatResult {
+        SatResult {
+            axis: SatAxis::FaceA(face.face),
+            normal,
+            axis_separation: face.separation,
+            separation: face.separation,
+        }
     }
 
+    /// The result on face `face` of B (`normal`: minus its normal, A's frame).
+    pub(crate) fn on_face_b(face: FaceQuery, normal: Vec3) -> SatResult {
+        SatResult {
+            axis: SatAxis::FaceB(face.face),
+            normal,
+            axis_separation: face.separation,
+            separation: face.separation,
+        }
+    }
+
+    /// The result on an edge pair.
+    pub(crate) fn on_edge_pair(edge: EdgeQuery) -> SatResult {
+        SatResult {
+            axis: SatAxis::EdgePair {
+                edge_a: edge.edge_a,
+                edge_b: edge.edge_b,
+            },
+            normal: edge.axis,
+            axis_separation: edge.separation,
+            separation: edge.separation,
+        }
+    }
+}
+
+/// Step 5 once no axis separates by more than the margin: the best face of A and of B (each with
+/// its manifold normal, A's frame) and the best edge pair, with the face preference `tolerance`
+/// (length units). The separation is the largest of the three.
+pub(crate) fn prefer_faces(
+    (face_a, face_a_normal): (FaceQuery, Vec3),
+    (face_b, face_b_normal): (FaceQuery, Vec3),
+    edge: Option<EdgeQuery>,
+    tolerance: f32,
+) -> SatResult {
     let mut result = if face_b.separation > face_a.separation + tolerance {
-        SatResult {
-            axis: SatAxis::FaceB(face_b.face),
-            normal: face_b_normal,
-            axis_separation: face_b.separation,
-            separation: face_b.separation,
-        }
+        SatResult::on_face_b(face_b, face_b_normal)
     } else {
-        SatResult {
-            axis: SatAxis::FaceA(face_a.face),
-            normal: face_a_normal,
-            axis_separation: face_a.separation,
-            separation: face_a.separation,
-        }
+        SatResult::on_face_a(face_a, face_a_normal)
     };
     result.separation = face_a.separation.max(face_b.separation);
     if let Some(e) = edge {
