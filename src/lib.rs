@@ -28,6 +28,7 @@
 
 pub mod batch;
 pub mod broadphase;
+pub mod cache;
 pub mod constants;
 pub mod contact;
 pub mod generate;
@@ -40,6 +41,7 @@ pub mod scene;
 pub mod shape;
 
 pub use batch::CpuNarrowphase;
+pub use cache::ContactCache;
 pub use gpu::{GpuError, GpuNarrowphase};
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};

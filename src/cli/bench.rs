@@ -19,6 +19,8 @@ use serde_json::json;
 
 use super::{CliError, Shapes, adapter_description, cpu_model, generate_scene, read_scene, scene_pairs};
 
+mod frames;
+
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
 pub(super) const LONG_ABOUT: &str = "\
@@ -92,6 +94,10 @@ pub(super) struct BenchArgs {
     /// Print the results as a JSON array on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Instead: time N frames of the scene, each body moved by a small random rigid motion per
+    /// frame, on cpu1 (cold) and cpu1-cached (a ContactCache across frames), per frame.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    frames: Option<u32>,
 }
 
 /// The medians of one backend's timed runs.
@@ -131,6 +137,10 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             (scene, pairs, description)
         }
     };
+
+    if let Some(frames) = args.frames {
+        return frames::run(&scene, &pairs, frames, args.seed, args.json);
+    }
 
     // Step 2.
     let progress = !args.json && std::io::stderr().is_terminal();
