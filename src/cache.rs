@@ -27,7 +27,9 @@ use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
-use crate::query::sat::{SatAxis, SatResult, prefer_faces, query_faces, query_hulls, separation_along};
+use crate::query::sat::{
+    SatAxis, SatResult, face_separation, prefer_faces, query_faces, query_hulls, separation_along,
+};
 use crate::query::sat_box_box::query_boxes;
 use crate::scene::{Body, InputError, validate_batch};
 use crate::shape::Shape;
@@ -272,8 +274,8 @@ impl Pair<'_> {
     fn axis_separation(&self, axis: SatAxis) -> Option<f32> {
         let (a, b) = (self.hull_a, self.hull_b);
         Some(match axis {
-            SatAxis::FaceA(face) => face_value(a, b, &self.b_in_a.inverse(), face),
-            SatAxis::FaceB(face) => face_value(b, a, &self.b_in_a, face),
+            SatAxis::FaceA(face) => face_separation(&a.planes()[face as usize], b, &self.b_in_a.inverse()),
+            SatAxis::FaceB(face) => face_separation(&b.planes()[face as usize], a, &self.b_in_a),
             SatAxis::EdgePair { edge_a, edge_b } => {
                 let [pa, qa] = a.edges()[edge_a as usize]
                     .vertices
@@ -376,13 +378,4 @@ fn face_only_manifold(
     )?;
     manifold.separation = best_face;
     Some(manifold)
-}
-
-/// The separation of `other` below face `face` of `hull`, with `hull` posed at `hull_in_other`
-/// in `other`'s frame: the value [`query_faces`] computes for that face.
-fn face_value(hull: &ConvexHull, other: &ConvexHull, hull_in_other: &Isometry, face: u32) -> f32 {
-    let plane = hull.planes()[face as usize];
-    let normal = hull_in_other.rotation * plane.normal;
-    let offset = plane.offset + normal.dot(hull_in_other.translation);
-    other.lowest_along(normal) - offset
 }

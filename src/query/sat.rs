@@ -1,6 +1,7 @@
 //! Separating axis test between two convex hulls, in hull A's local frame.
 //!
-//! 1. Face query of A: for every face plane of A, the deepest vertex of B below it.
+//! 1. Face query of A: for every face plane of A, the deepest vertex of B below it (faces whose
+//!    bound from B's inner sphere cannot matter are skipped; the result is the exhaustive loop's).
 //! 2. Face query of B: the same with the roles swapped (B's planes moved into A's frame).
 //! 3. Edge query: only edge pairs whose Gauss-map arcs cross (the pair builds a face of the
 //!    Minkowski difference) can give a separating axis; their cross product, oriented away
@@ -23,9 +24,9 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
-use crate::query::edge_bounds::{EDGE_BOUND_SLACK, inner_radius, max_on_arc};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,18 +88,49 @@ impl SatResult {
     }
 }
 
+/// Up to this many face-vertex products (A's faces × B's vertices; a box against a box has 48)
+/// the bounds of [`query_faces`] cost more than the support scans they skip, and it runs the
+/// exhaustive loop (the same result either way).
+const EXHAUSTIVE_FACE_WORK: usize = 64;
+
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
+///
+/// The result is [`query_faces_exhaustive`]'s: the first face in index order that separates by
+/// more than `margin` if one does, else the first of largest separation. Faces whose bound
+/// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
+/// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
+        return query_faces_exhaustive(a, b, a_in_b, margin);
+    }
+    // Bounds in A's frame: one dot product per face.
+    let b_in_a = a_in_b.inverse();
+    let b_centroid = b_in_a.transform_point(b.centroid());
+    let reach =
+        a_in_b.translation.length() + a.centroid().length() + a.radius() + b.centroid().length() + b.radius();
+    let lift = SAT_BOUND_SLACK * reach - inner_radius(b);
+    let bound = |plane: &Plane| plane.normal.dot(b_centroid) - plane.offset + lift;
+    let planes = a.planes();
+    let (seed, _) = planes
+        .iter()
+        .enumerate()
+        .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
+            let u = bound(plane);
+            if u > best.1 { (i, u) } else { best }
+        });
+    let threshold = face_separation(&planes[seed], b, a_in_b).min(margin);
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (face, plane) in a.planes().iter().enumerate() {
-        let normal = a_in_b.rotation * plane.normal;
-        let offset = plane.offset + normal.dot(a_in_b.translation);
-        let separation = b.lowest_along(normal) - offset;
+    for (face, plane) in planes.iter().enumerate() {
+        let u = bound(plane);
+        if u < threshold || u <= best.separation {
+            continue;
+        }
+        let separation = face_separation(plane, b, a_in_b);
         if separation > best.separation {
             best = FaceQuery {
                 face: face as u32,
@@ -110,6 +142,36 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f3
         }
     }
     best
+}
+
+/// The reference face query: [`query_faces`]'s result by testing every face of `a` in order.
+pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    let mut best = FaceQuery {
+        face: 0,
+        separation: f32::NEG_INFINITY,
+    };
+    for (face, plane) in a.planes().iter().enumerate() {
+        let separation = face_separation(plane, b, a_in_b);
+        if separation > best.separation {
+            best = FaceQuery {
+                face: face as u32,
+                separation,
+            };
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
+/// vertex along the plane normal minus the plane's offset, in B's frame (length units).
+#[inline]
+pub fn face_separation(plane: &Plane, b: &ConvexHull, a_in_b: &Isometry) -> f32 {
+    let normal = a_in_b.rotation * plane.normal;
+    let offset = plane.offset + normal.dot(a_in_b.translation);
+    b.lowest_along(normal) - offset
 }
 
 /// True when the Gauss-map arcs `a→b` (edge of A: its two face normals) and `c→d` (edge of B:
@@ -218,7 +280,7 @@ const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
 /// first in index order that separates by more than `margin` if one does, else the first of
 /// largest separation. So dropping pairs that can neither exceed `min(L, margin)` (`L`: the
 /// separation of any tested pair) nor the best so far leaves it unchanged. Steps:
-/// 1. Bound every edge of A and of B ([`crate::query::edge_bounds`]).
+/// 1. Bound every edge of A and of B ([`crate::query::bounds`]).
 /// 2. Seed `L`: test all pairs of A's edge with the largest bound.
 /// 3. Keep B's edges whose bound reaches `min(L, margin)`.
 /// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
@@ -346,7 +408,7 @@ struct EdgeScan<'h> {
     b: &'h ConvexHull,
     b_in_a: &'h Isometry,
     margin: f32,
-    /// Rounding allowance of the bounds, length units ([`EDGE_BOUND_SLACK`] × the coordinate reach).
+    /// Rounding allowance of the bounds, length units ([`SAT_BOUND_SLACK`] × the coordinate reach).
     slack: f32,
 }
 
@@ -362,7 +424,7 @@ impl<'h> EdgeScan<'h> {
             b,
             b_in_a,
             margin,
-            slack: EDGE_BOUND_SLACK * reach,
+            slack: SAT_BOUND_SLACK * reach,
         }
     }
 

@@ -1,11 +1,15 @@
-//! The bounded edge query (`query_edges_bounded`, and `query_edges` which uses it) against the exhaustive one (`query_edges_exhaustive`):
-//! the same pair, axis and separation, bit for bit, on random hull pairs near contact, including
-//! nearly aligned boxes (many tied and nearly parallel edge pairs).
+//! The bounded SAT queries against the exhaustive ones, bit for bit, on random hull pairs near
+//! contact, including nearly aligned boxes (many tied and nearly parallel edge pairs): the edge
+//! query (`query_edges_bounded`, and `query_edges` which uses it) against
+//! `query_edges_exhaustive` (same pair, axis and separation), and `query_faces` against
+//! `query_faces_exhaustive` (same face and separation), both ways round.
 
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::query::sat::{query_edges, query_edges_bounded, query_edges_exhaustive};
+use hullsat::query::sat::{
+    query_edges, query_edges_bounded, query_edges_exhaustive, query_faces, query_faces_exhaustive,
+};
 use hullsat::{ConvexHull, Isometry, Pose};
 use rand::RngExt;
 use support::shapes::{FAMILIES, Family, random_shape};
@@ -50,12 +54,23 @@ fn compare(seed: u64, family_a: Family, family_b: Family, angle: Option<f32>) ->
             "pair {i} (seed {seed}, {family_a:?} vs {family_b:?}, margin {margin}): b_in_a {b_in_a:?}"
         );
         with_result += exhaustive.is_some() as usize;
+        let a_in_b = b_in_a.inverse();
+        assert_eq!(
+            query_faces(a, b, &a_in_b, margin),
+            query_faces_exhaustive(a, b, &a_in_b, margin),
+            "faces of A, pair {i} (seed {seed})"
+        );
+        assert_eq!(
+            query_faces(b, a, &b_in_a, margin),
+            query_faces_exhaustive(b, a, &b_in_a, margin),
+            "faces of B, pair {i} (seed {seed})"
+        );
     }
     with_result
 }
 
 #[test]
-fn bounded_edge_query_matches_the_exhaustive_one_on_random_pairs() {
+fn bounded_queries_match_the_exhaustive_ones_on_random_pairs() {
     let mut seed = 0;
     for &fa in &FAMILIES {
         for &fb in &FAMILIES {
@@ -68,7 +83,7 @@ fn bounded_edge_query_matches_the_exhaustive_one_on_random_pairs() {
 }
 
 #[test]
-fn bounded_edge_query_matches_the_exhaustive_one_on_nearly_aligned_boxes() {
+fn bounded_queries_match_the_exhaustive_ones_on_nearly_aligned_boxes() {
     for (seed, angle) in [(100, 0.0), (101, 1e-6), (102, 1e-3), (103, 0.05)] {
         for (fa, fb) in [
             (Family::Box, Family::Box),

@@ -1,26 +1,27 @@
-//! Upper bounds on what an edge of a hull can give in the SAT edge query, used to drop edges
-//! before the pairwise loop without changing its result.
+//! Upper bounds on what a face or an edge of a hull can give in the SAT, used to skip faces and
+//! drop edges without changing the queries' results.
 //!
-//! An edge pair's axis `n` lies on both edges' Gauss-map arcs (the short arc between the two
-//! adjacent face normals; for B the negated normals). Along any unit `n`, hull A reaches at least
-//! `n · p_a` (a vertex of the edge) and hull B reaches down to at most `n · c_b − r_b`, where `c_b`
-//! is B's centroid and `r_b` the radius of the largest sphere about it inside B (the smallest
-//! centroid-to-face distance). So every pair of A's edge `e` separates by at most
-//! `max over n on arc(e) of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. Rounding and
-//! the small angle between a computed axis and the exact arc are covered by a slack of
-//! [`EDGE_BOUND_SLACK`] × the pair's coordinate reach.
+//! Along any unit `n`, hull B reaches down to at most `n · c_b − r_b`, where `c_b` is B's
+//! centroid and `r_b` the radius of the largest sphere about it inside B (the smallest
+//! centroid-to-face distance). So a face of A (normal `n`, offset `d`) separates B by at most
+//! `n · c_b − r_b − d`. An edge pair's axis `n` lies on both edges' Gauss-map arcs (the short arc
+//! between the two adjacent face normals; for B the negated normals), and along it A reaches at
+//! least `n · p_a` (a vertex of its edge), so every pair of A's edge separates by at most
+//! `max over n on arc of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. Rounding, and
+//! the small angle between a computed axis and the exact arc, are covered by a slack of
+//! [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
 
 use glam::Vec3;
 
 use crate::hull::ConvexHull;
 
-/// Relative slack added to every edge bound, times the pair's coordinate reach (translation plus
-/// both hulls' centroid offsets and radii). It covers f32 rounding of the bound and of the
+/// Relative slack added to every face and edge bound, times the pair's coordinate reach
+/// (translation plus both hulls' centroid offsets and radii). It covers f32 rounding of the bound and of the
 /// separation it bounds, and axes that leave the exact Gauss-map arc by up to this angle (a
 /// rounding-decided crossing test moves the axis by far less, about 1e-5 rad, at the parallel
 /// cut-off sine of 1e-3). Larger keeps more edges (slower, never wrong); smaller risks dropping
-/// an edge pair the exhaustive query would pick.
-pub const EDGE_BOUND_SLACK: f32 = 1.0e-3;
+/// a face or an edge pair the exhaustive query would pick.
+pub const SAT_BOUND_SLACK: f32 = 1.0e-3;
 
 /// Radius of the largest sphere about the hull's centroid that lies inside it: the smallest
 /// distance from the centroid to a face plane (local length units, positive for a valid hull).
