@@ -26,7 +26,7 @@ use glam::{Quat, Vec3, Vec4};
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
-use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arc_loose};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -307,14 +307,19 @@ pub fn query_edges_bounded(
         let (a_inner, b_inner) = (inner_radius(a), inner_radius(b));
 
         // 1. Bounds of A's edges: A reaches `pa` along the axis, B reaches down to its centroid
-        // minus its inner radius.
+        // minus its inner radius. The loose arc bound first (a third of the cost), the exact one
+        // only for edges that pass it (step 4).
         let (a_planes, a_vertices) = (a.planes(), a.vertices());
-        scratch.a_bounds.clear();
-        scratch.a_bounds.extend(a.edges().iter().map(|ea| {
+        let a_bound = |ia: usize, arc_bound: fn(Vec3, Vec3, Vec3) -> f32| {
+            let ea = a.edges()[ia];
             let pa = a_vertices[ea.vertices[0] as usize];
             let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
-            max_on_arc(na0, na1, b_centroid - pa) - b_inner + scan.slack
-        }));
+            arc_bound(na0, na1, b_centroid - pa) - b_inner + scan.slack
+        };
+        scratch.a_bounds.clear();
+        scratch
+            .a_bounds
+            .extend((0..a.edges().len()).map(|ia| a_bound(ia, max_on_arc_loose)));
 
         // 2. Seed.
         let (seed_edge, _) =
@@ -341,14 +346,19 @@ pub fn query_edges_bounded(
         scratch.kept.clear();
         scratch.kept.extend(scratch.edges.iter().filter(|eb| {
             let [n0, n1] = eb.normals;
-            max_on_arc(n0, n1, eb.start - a_centroid) - a_inner + scan.slack >= threshold
+            let w = eb.start - a_centroid;
+            let lift = scan.slack - a_inner;
+            max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold
         }));
         scratch.fill_lanes();
 
         // 4. The exhaustive loop over what can still matter.
         let mut best = None;
+        let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
+            bound < threshold || best.is_some_and(|q| bound <= q.separation)
+        };
         for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
-            if bound < threshold || best.is_some_and(|q: EdgeQuery| bound <= q.separation) {
+            if cannot_matter(bound, best) || cannot_matter(a_bound(ia, max_on_arc), best) {
                 continue;
             }
             if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
