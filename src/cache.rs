@@ -4,31 +4,36 @@
 //! Everything rests on one bound: when B's pose in A's frame moves from a reference pose by a
 //! translation `Δt` and a rotation of angle `θ`, the separation along any axis fixed in either
 //! body, and the SAT value (the largest separation over all axes), change by at most
-//! `δ = |Δt| + θ × reach` ([`motion_bound`]; `reach` bounds every vertex's distance from the
-//! other body's origin). Hull and box pairs only (other pairs always run the full query):
+//! `δ = |Δt| + θ × reach` (`reach` bounds every vertex's distance from the other body's
+//! origin; [`CACHE_ROUNDING`] is added for rounding). Hull and box pairs only (other pairs always run the full query):
 //! 1. Separated at the reference pose along a cached axis by `s > margin`: while `s − δ` stays
 //!    beyond the margin the pair is apart (`None`) without any geometry; else the axis is
 //!    re-measured, and if it still separates the reference moves to now.
 //! 2. Penetrating at the reference pose with SAT value `S` (on any axis), hull pairs (a box
-//!    pair's cold query is as cheap as this): the face queries run
-//!    as in a cold call, and when `S + δ` is below both 0 and the best face's choice plus the
+//!    pair's cold query is as cheap as this): the face queries run as in a cold call, and when `S + δ` is below both 0 and the best face's choice plus the
 //!    face-preference tolerance, no edge pair can win, so the edge query is skipped. The
 //!    manifold is then the cold call's: the same axis, normal, points and ids, with
 //!    `separation` the best face's value instead of the largest over all axes, which is at most
 //!    that plus [`AXIS_PREFERENCE_TOLERANCE`] × the pair's scale (the documented tolerance).
 //! 3. Otherwise a cold call, which refreshes the pair's entry.
+//!
+//! One assumption beyond the bound: the SAT skips nearly parallel edge pairs
+//! ([`crate::constants::PARALLEL_EDGE_SINE`]), so `S` can miss a face of the Minkowski difference that such a pair
+//! builds; if a later frame turns it into a tested pair deeper than `S + δ`, step 2 keeps the
+//! face where a cold call would take that edge pair. The tests (`tests/contact_cache.rs`) have not
+//! met it, but nothing here excludes it.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::CpuNarrowphase;
-use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
+use crate::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
 use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{
-    SatAxis, SatResult, face_separation, prefer_faces, query_faces, query_hulls, separation_along,
+    SatAxis, SatResult, edge_pair_separation, face_separation, prefer_faces, query_faces, query_hulls,
 };
 use crate::query::sat_box_box::query_boxes;
 use crate::scene::{Body, InputError, validate_batch};
@@ -277,22 +282,7 @@ impl Pair<'_> {
             SatAxis::FaceA(face) => face_separation(&a.planes()[face as usize], b, &self.b_in_a.inverse()),
             SatAxis::FaceB(face) => face_separation(&b.planes()[face as usize], a, &self.b_in_a),
             SatAxis::EdgePair { edge_a, edge_b } => {
-                let [pa, qa] = a.edges()[edge_a as usize]
-                    .vertices
-                    .map(|v| a.vertices()[v as usize]);
-                let [pb, qb] = b.edges()[edge_b as usize]
-                    .vertices
-                    .map(|v| self.b_in_a.transform_point(b.vertices()[v as usize]));
-                let cross = (qa - pa).normalize().cross((qb - pb).normalize());
-                let length = cross.length();
-                if length < PARALLEL_EDGE_SINE {
-                    return None;
-                }
-                let mut axis = cross / length;
-                if axis.dot(pa - a.centroid()) < 0.0 {
-                    axis = -axis;
-                }
-                separation_along(a, b, &self.b_in_a, axis)
+                edge_pair_separation(a, b, &self.b_in_a, edge_a, edge_b)?.1
             }
         })
     }

@@ -456,19 +456,12 @@ impl<'h> EdgeScan<'h> {
             while crossing != 0 {
                 let eb = &kept[4 * group + crossing.trailing_zeros() as usize];
                 crossing &= crossing - 1;
-                // Unit directions (so the cross product cannot overflow f32 whatever the hull's
-                // size): |cross| is the sine of their angle, at any scale. B's direction is
-                // formed here, only for crossing pairs (few), not for all of B's edges.
+                // B's direction is formed here, only for crossing pairs (few), not for all of
+                // B's edges.
                 let pb = eb.start;
-                let cross = da.cross((eb.end - pb).normalize());
-                let cross_len = cross.length();
-                if cross_len < PARALLEL_EDGE_SINE {
+                let Some(axis) = edge_pair_axis(pa, da, pb, eb.end, a_centroid) else {
                     continue;
-                }
-                let mut axis = cross / cross_len;
-                if axis.dot(pa - a_centroid) < 0.0 {
-                    axis = -axis;
-                }
+                };
                 // The edge points bound the support value from above (up to rounding, hence
                 // the slack): re-measure only if it can win.
                 if best.is_some_and(|q| axis.dot(pb - pa) + self.slack <= q.separation) {
@@ -490,6 +483,46 @@ impl<'h> EdgeScan<'h> {
         }
         false
     }
+}
+
+/// The axis of A's edge (start `pa`, unit direction `da`) and B's edge from `pb` to `qb` (A's
+/// frame) as the edge query forms it: `da × normalize(qb − pb)` made unit, oriented away from
+/// A's centroid `a_centroid`; `None` when the edges are parallel ([`PARALLEL_EDGE_SINE`]).
+/// Unit directions so the cross product cannot overflow f32 whatever the hull's size, and its
+/// length is the sine of their angle at any scale.
+#[inline]
+pub fn edge_pair_axis(pa: Vec3, da: Vec3, pb: Vec3, qb: Vec3, a_centroid: Vec3) -> Option<Vec3> {
+    let cross = da.cross((qb - pb).normalize());
+    let length = cross.length();
+    if length < PARALLEL_EDGE_SINE {
+        return None;
+    }
+    let axis = cross / length;
+    Some(if axis.dot(pa - a_centroid) < 0.0 {
+        -axis
+    } else {
+        axis
+    })
+}
+
+/// The axis ([`edge_pair_axis`]) and separation ([`separation_along`]) of edge `edge_a` of `a`
+/// and edge `edge_b` of `b` (posed at `b_in_a`), bit for bit as the edge query computes them;
+/// `None` when they are parallel.
+pub fn edge_pair_separation(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    edge_a: u32,
+    edge_b: u32,
+) -> Option<(Vec3, f32)> {
+    let [pa, qa] = a.edges()[edge_a as usize]
+        .vertices
+        .map(|v| a.vertices()[v as usize]);
+    let [pb, qb] = b.edges()[edge_b as usize]
+        .vertices
+        .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
+    let axis = edge_pair_axis(pa, (qa - pa).normalize(), pb, qb, a.centroid())?;
+    Some((axis, separation_along(a, b, b_in_a, axis)))
 }
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward

@@ -1,27 +1,26 @@
 //! Separating axis test between two boxes (15 axes), in box A's local frame: the result of
-//! [`query_hulls`](crate::query::sat::query_hulls) on the boxes' hulls up to rounding (the same
-//! axis, feature indices and separation within f32 rounding; exact ties may go either way),
-//! without Gauss maps or vertex loops.
+//! [`query_hulls`](crate::query::sat::query_hulls) on the boxes' hulls, bit for bit except where
+//! two edge axes tie within rounding (then either may win) and, for pairs apart by more than the
+//! margin, which separating axis is reported; without the Gauss-map edge loop.
 //!
-//! With `R`'s columns `c_j` (B's axes in A's frame), `t` B's centre in A's frame and half
-//! extents `h_a`, `h_b`, a box's extent along a unit `n` is `Σ_k |n_k| h_a,k` (A) and
-//! `Σ_k |n · c_k| h_b,k` (B).
-//! 1. Face query of A: every face plane of A's hull, in the hull's face order (strictly larger
-//!    wins, stop once one separates by more than the margin): `n · t − ext_b(n) − offset`.
-//! 2. Face query of B: B's planes moved into A's frame: `−ext_a(n) − offset − n · t`.
-//! 3. Edge query: the 9 axes `e_i × c_j`, parallel pairs skipped ([`PARALLEL_EDGE_SINE`]), each
-//!    oriented from A toward B (the side on which the pair separates more, as the hull loop
-//!    finds by testing both crossing pairs): `|n · t| − ext_a(n) − ext_b(n)`. The winner's edge
-//!    indices are the hulls' edges along `e_i` and `c_j` that support the axis.
-//! 4. Each query stops once an axis separates by more than the margin; then the hull SAT's face
-//!    preference ([`prefer_faces`]).
+//! 1. Face queries of A and B: the hull loop ([`query_faces_exhaustive`]; 6 faces of 8 vertices).
+//! 2. Edge query: with `R`'s columns `c_j` (B's axes in A's frame), `t` B's centre in A's frame
+//!    and half extents `h_a`, `h_b`, a box's extent along a unit `n` is `Σ_k |n_k| h_a,k` (A)
+//!    and `Σ_k |n · c_k| h_b,k` (B). Of the 9 axes `e_i × c_j` (parallel pairs skipped,
+//!    [`PARALLEL_EDGE_SINE`]), each oriented from A toward B (the side on which the pair
+//!    separates more, as the hull loop finds by testing both crossing pairs), the one of largest
+//!    `|n · t| − ext_a(n) − ext_b(n)` wins; its edges are the hulls' edges along `e_i` and `c_j`
+//!    that support the axis, and its axis and separation are formed from them as the hull loop
+//!    does ([`edge_pair_separation`]).
+//! 3. Each query stops once an axis separates by more than the margin; then the hull SAT's face
+//!    preference, shared with the hull SAT.
 
 use glam::{Mat3, Vec3};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
 use crate::pose::Isometry;
-use crate::query::sat::{EdgeQuery, FaceQuery, SatResult, prefer_faces};
+use crate::query::sat::{EdgeQuery, SatResult, edge_pair_separation, prefer_faces, query_faces_exhaustive};
 use crate::shape::Cuboid;
 
 /// The SAT between box `a` and box `b` posed at `b_in_a` (B's pose in A's frame), with the
@@ -31,31 +30,25 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
     debug_assert!(b_in_a.is_valid(), "invalid pose {b_in_a:?}");
     let (hull_a, hull_b) = (a.hull(), b.hull());
     let (h_a, h_b) = (a.half_extents(), b.half_extents());
-    let axes_b = Mat3::from_quat(b_in_a.rotation);
-    let t = b_in_a.translation;
-    let extent_a = |n: Vec3| n.abs().dot(h_a);
-    let extent_b = |n: Vec3| (axes_b.transpose() * n).abs().dot(h_b);
 
-    // 1. Faces of A.
-    let face_a = best_face(hull_a, margin, |normal, offset| {
-        normal.dot(t) - extent_b(normal) - offset
-    });
+    // 1. Faces of A and of B: 6 faces of 8 vertices each, the hull loop itself.
+    let face_a = query_faces_exhaustive(hull_a, hull_b, &b_in_a.inverse(), margin);
     let face_a_normal = hull_a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
         return SatResult::on_face_a(face_a, face_a_normal);
     }
-
-    // 2. Faces of B, normals in A's frame.
-    let face_b = best_face(hull_b, margin, |normal, offset| {
-        let normal = axes_b * normal;
-        -extent_a(normal) - offset - normal.dot(t)
-    });
-    let face_b_normal = -(axes_b * hull_b.planes()[face_b.face as usize].normal);
+    let face_b = query_faces_exhaustive(hull_b, hull_a, b_in_a, margin);
+    let face_b_normal = -(b_in_a.rotation * hull_b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {
         return SatResult::on_face_b(face_b, face_b_normal);
     }
 
-    // 3. Edge pairs.
+    // 2. Edge pairs: the 9 box axes pick the pair, whose axis and separation are then formed
+    // from its hull edges exactly as the hull loop forms them.
+    let axes_b = Mat3::from_quat(b_in_a.rotation);
+    let t = b_in_a.translation;
+    let extent_a = |n: Vec3| n.abs().dot(h_a);
+    let extent_b = |n: Vec3| (axes_b.transpose() * n).abs().dot(h_b);
     let mut best: Option<(usize, usize, f32, Vec3)> = None;
     'pairs: for i in 0..3 {
         for j in 0..3 {
@@ -77,12 +70,19 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
             }
         }
     }
-    let edge = best.map(|(i, j, separation, axis)| EdgeQuery {
-        edge_a: supporting_edge(hull_a, i, axis),
-        edge_b: supporting_edge(hull_b, j, -(axes_b.transpose() * axis)),
-        separation,
-        axis,
+    let edge = best.and_then(|(i, j, _, axis)| {
+        let edge_a = supporting_edge(hull_a, i, axis);
+        let edge_b = supporting_edge(hull_b, j, -(axes_b.transpose() * axis));
+        let (axis, separation) = edge_pair_separation(hull_a, hull_b, b_in_a, edge_a, edge_b)?;
+        Some(EdgeQuery {
+            edge_a,
+            edge_b,
+            separation,
+            axis,
+        })
     });
+
+    // 3. Early out, then the face preference.
     if let Some(e) = edge
         && e.separation > margin
     {
@@ -90,28 +90,6 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
     }
     let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(hull_a.radius(), hull_b.radius());
     prefer_faces((face_a, face_a_normal), (face_b, face_b_normal), edge, tolerance)
-}
-
-/// The face of `hull` whose `separation(normal, offset)` (its plane, local frame) is largest,
-/// in face order: strictly larger wins, and the scan stops once one exceeds `margin`.
-fn best_face(hull: &ConvexHull, margin: f32, separation: impl Fn(Vec3, f32) -> f32) -> FaceQuery {
-    let mut best = FaceQuery {
-        face: 0,
-        separation: f32::NEG_INFINITY,
-    };
-    for (face, plane) in hull.planes().iter().enumerate() {
-        let value = separation(plane.normal, plane.offset);
-        if value > best.separation {
-            best = FaceQuery {
-                face: face as u32,
-                separation: value,
-            };
-            if value > margin {
-                break;
-            }
-        }
-    }
-    best
 }
 
 /// Index of the edge of a box hull ([`ConvexHull::cuboid`]'s vertex numbering: bit `k` of a
