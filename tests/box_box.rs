@@ -127,7 +127,14 @@ fn box_path_matches_the_hull_path_on_random_pairs() {
         let reach = a.hull().radius() + b.hull().radius();
         let pose_a = Pose::new(Vec3::new(1.0, -2.0, 0.5), random_rotation(&mut rng));
         let offset = random_direction(&mut rng) * reach * rng.random_range(0.1..1.05);
-        let pose_b = Pose::new(Vec3::new(1.0, -2.0, 0.5) + offset, random_rotation(&mut rng));
+        let mut pose_b = Pose::new(Vec3::new(1.0, -2.0, 0.5) + offset, random_rotation(&mut rng));
+        if i % 5 == 0 {
+            // Touching: B moved along the hull SAT's normal by its separation, so several axes
+            // are near 0 and the margin-0 verdict is decided by rounding.
+            let sat = query_hulls(a.hull(), b.hull(), &pose_a.relative_to_self(&pose_b), 1e9);
+            let shift = pose_a.transform_vector(sat.normal) * -sat.separation;
+            pose_b = Pose::new(pose_b.translation + shift.as_dvec3(), pose_b.rotation);
+        }
         let margin = [0.0, 0.01, 0.1][i % 3];
         match compare(&a, &pose_a, &b, &pose_b, margin, &format!("pair {i}")) {
             Outcome::Same => {}

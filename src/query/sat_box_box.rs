@@ -12,8 +12,8 @@
 //!    `|n · t| − ext_a(n) − ext_b(n)` wins; its edges are the hulls' edges along `e_i` and `c_j`
 //!    that support the axis, and its axis and separation are formed from them as the hull loop
 //!    does ([`edge_pair_separation`]).
-//! 3. Each query stops once an axis separates by more than the margin; then the hull SAT's face
-//!    preference, shared with the hull SAT.
+//! 3. The face queries stop once a face separates by more than the margin, the edge pair is
+//!    separating when its hull-formed value is; then the hull SAT's face preference.
 
 use glam::{Mat3, Vec3};
 
@@ -49,8 +49,10 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
     let t = b_in_a.translation;
     let extent_a = |n: Vec3| n.abs().dot(h_a);
     let extent_b = |n: Vec3| (axes_b.transpose() * n).abs().dot(h_b);
+    // No early out on these values: they round differently from the hull formula, so a pair
+    // just over the margin here may not be over it there while another pair is well over.
     let mut best: Option<(usize, usize, f32, Vec3)> = None;
-    'pairs: for i in 0..3 {
+    for i in 0..3 {
         for j in 0..3 {
             let cross = Vec3::AXES[i].cross(axes_b.col(j));
             let length = cross.length();
@@ -64,9 +66,6 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
             let separation = axis.dot(t) - extent_a(axis) - extent_b(axis);
             if best.is_none_or(|(_, _, s, _)| separation > s) {
                 best = Some((i, j, separation, axis));
-                if separation > margin {
-                    break 'pairs;
-                }
             }
         }
     }
