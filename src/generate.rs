@@ -325,3 +325,30 @@ fn random_rotation(rng: &mut Pcg64) -> Quat {
     let (s, c) = ((1.0 - u).sqrt(), u.sqrt());
     Quat::from_xyzw(s * a.sin(), s * a.cos(), c * b.sin(), c * b.cos()).normalize()
 }
+
+/// Moves every body by a small random rigid motion, as one simulation frame would: a
+/// translation of length up to `max_shift` × the body's shape size (uniform direction) and a
+/// rotation of up to `max_angle` radians about a uniform axis, applied in world space about the
+/// body's origin. Seeded by `seed` and `frame`, so frame `n` of a seed is always the same motion.
+pub fn move_bodies(
+    shapes: &[Shape],
+    bodies: &mut [Body],
+    max_shift: f32,
+    max_angle: f32,
+    seed: u64,
+    frame: u64,
+) {
+    let mut rng = Pcg64::seed_from_u64(seed ^ frame.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for body in bodies {
+        let size = shapes[body.shape as usize].size();
+        let shift = random_rotation(&mut rng) * Vec3::X * (rng.random::<f32>() * max_shift * size);
+        let turn = Quat::from_axis_angle(
+            random_rotation(&mut rng) * Vec3::X,
+            rng.random::<f32>() * max_angle,
+        );
+        body.pose = Pose::new(
+            body.pose.translation + shift.as_dvec3(),
+            (turn * body.pose.rotation).normalize(),
+        );
+    }
+}

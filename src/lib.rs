@@ -52,6 +52,7 @@
 //! - **Feature ids**: see [`FeatureId`] for the bit layout.
 
 pub mod broadphase;
+pub mod cache;
 pub mod constants;
 pub mod contact;
 #[cfg(feature = "cli")]
@@ -65,6 +66,7 @@ pub mod raycast;
 pub mod scene;
 pub mod shape;
 
+pub use cache::ContactCache;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 /// The GPU backend and the process-wide GPU context (`hullsat::gpu::shared_context()`).

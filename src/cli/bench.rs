@@ -24,6 +24,8 @@ use super::{
     CliError, Shapes, adapter_description, cpu_model, generate_scene, output, read_scene, scene_pairs,
 };
 
+mod frames;
+
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
 pub(super) const LONG_ABOUT: &str = "\
@@ -138,6 +140,15 @@ pub(super) struct BenchArgs {
     /// With --rays: keep only the nearest hit of each ray.
     #[arg(long, requires = "rays")]
     closest: bool,
+    /// Instead: time N frames of the scene, each body moved by a small random rigid motion per
+    /// frame, on cpu1 (cold) and cpu1-cached (a ContactCache across frames), per frame.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        conflicts_with = "rays"
+    )]
+    frames: Option<u32>,
 }
 
 /// The medians of one backend's timed runs.
@@ -182,6 +193,9 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
 
     if let Some(rays) = args.rays {
         return ray_bench(args, &scene, &description, rays as usize);
+    }
+    if let Some(frames) = args.frames {
+        return frames::run(&scene, &pairs, frames, args.seed, args.json);
     }
 
     // Step 2.

@@ -1,6 +1,7 @@
 //! Contact manifolds for every pair of shapes: one file per shape pair, plus the clipping and
 //! point reduction they share. [`collide_shapes`] dispatches on the pair of shape kinds.
 
+mod box_box;
 mod capsule_capsule;
 mod capsule_hull;
 pub mod clip;
@@ -12,6 +13,7 @@ mod sphere_capsule;
 mod sphere_hull;
 mod sphere_sphere;
 
+pub use box_box::collide_box_box;
 pub use capsule_capsule::collide_capsule_capsule;
 pub use capsule_hull::collide_capsule_hull;
 pub use halfspace_capsule::collide_halfspace_capsule;
@@ -63,6 +65,7 @@ pub fn collide_shapes(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin
         (_, Sphere(s)) => collide_sphere_hull(s, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
         (Capsule(c), _) => collide_capsule_hull(c, pose_a, b.as_hull()?, pose_b, margin),
         (_, Capsule(c)) => collide_capsule_hull(c, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
+        (Cuboid(ca), Cuboid(cb)) => collide_box_box(ca, pose_a, cb, pose_b, margin),
         _ => collide_hull_hull(a.as_hull()?, pose_a, b.as_hull()?, pose_b, margin),
     }
 }

@@ -4,6 +4,8 @@
 //! and shapes within the supported range ([`crate::constants`]); other input gives meaningless
 //! results. Debug builds assert the poses; the batch APIs validate before calling these.
 
+pub mod bounds;
 pub mod gjk;
 pub mod sat;
+pub mod sat_box_box;
 pub mod segment;

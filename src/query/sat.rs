@@ -1,6 +1,7 @@
 //! Separating axis test between two convex hulls, in hull A's local frame.
 //!
-//! 1. Face query of A: for every face plane of A, the deepest vertex of B below it.
+//! 1. Face query of A: for every face plane of A, the deepest vertex of B below it (faces whose
+//!    bound from B's inner sphere cannot matter are skipped; the result is the exhaustive loop's).
 //! 2. Face query of B: the same with the roles swapped (B's planes moved into A's frame).
 //! 3. Edge query: only edge pairs whose Gauss-map arcs cross (the pair builds a face of the
 //!    Minkowski difference) can give a separating axis; their cross product, oriented away
@@ -9,6 +10,8 @@
 //!    its axis: for nearly parallel edges the arcs nearly coincide, the crossing test is decided
 //!    by rounding, and the edge points then overstate the separation (a resting slab nudged by
 //!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
+//!    Edges whose Gauss-map bound cannot reach what decides the result are dropped before the
+//!    pairwise loop ([`query_edges`]); the result is the exhaustive loop's.
 //! 4. Each query returns early once an axis separates by more than the margin.
 //! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
@@ -21,8 +24,9 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arc_loose};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,18 +88,49 @@ impl SatResult {
     }
 }
 
+/// Up to this many face-vertex products (A's faces × B's vertices; a box against a box has 48)
+/// the bounds of [`query_faces`] cost more than the support scans they skip, and it runs the
+/// exhaustive loop (the same result either way).
+const EXHAUSTIVE_FACE_WORK: usize = 64;
+
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
+///
+/// The result is [`query_faces_exhaustive`]'s: the first face in index order that separates by
+/// more than `margin` if one does, else the first of largest separation. Faces whose bound
+/// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
+/// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
+        return query_faces_exhaustive(a, b, a_in_b, margin);
+    }
+    // Bounds in A's frame: one dot product per face.
+    let b_in_a = a_in_b.inverse();
+    let b_centroid = b_in_a.transform_point(b.centroid());
+    let reach =
+        a_in_b.translation.length() + a.centroid().length() + a.radius() + b.centroid().length() + b.radius();
+    let lift = SAT_BOUND_SLACK * reach - inner_radius(b);
+    let bound = |plane: &Plane| plane.normal.dot(b_centroid) - plane.offset + lift;
+    let planes = a.planes();
+    let (seed, _) = planes
+        .iter()
+        .enumerate()
+        .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
+            let u = bound(plane);
+            if u > best.1 { (i, u) } else { best }
+        });
+    let threshold = face_separation(&planes[seed], b, a_in_b).min(margin);
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (face, plane) in a.planes().iter().enumerate() {
-        let normal = a_in_b.rotation * plane.normal;
-        let offset = plane.offset + normal.dot(a_in_b.translation);
-        let separation = b.lowest_along(normal) - offset;
+    for (face, plane) in planes.iter().enumerate() {
+        let u = bound(plane);
+        if u < threshold || u <= best.separation {
+            continue;
+        }
+        let separation = face_separation(plane, b, a_in_b);
         if separation > best.separation {
             best = FaceQuery {
                 face: face as u32,
@@ -107,6 +142,36 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f3
         }
     }
     best
+}
+
+/// The reference face query: [`query_faces`]'s result by testing every face of `a` in order.
+pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    let mut best = FaceQuery {
+        face: 0,
+        separation: f32::NEG_INFINITY,
+    };
+    for (face, plane) in a.planes().iter().enumerate() {
+        let separation = face_separation(plane, b, a_in_b);
+        if separation > best.separation {
+            best = FaceQuery {
+                face: face as u32,
+                separation,
+            };
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    best
+}
+
+/// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
+/// vertex along the plane normal minus the plane's offset, in B's frame (length units).
+#[inline]
+pub fn face_separation(plane: &Plane, b: &ConvexHull, a_in_b: &Isometry) -> f32 {
+    let normal = a_in_b.rotation * plane.normal;
+    let offset = plane.offset + normal.dot(a_in_b.translation);
+    b.lowest_along(normal) - offset
 }
 
 /// True when the Gauss-map arcs `a→b` (edge of A: its two face normals) and `c→d` (edge of B:
@@ -123,11 +188,15 @@ pub fn is_minkowski_face(a: Vec3, b: Vec3, b_x_a: Vec3, c: Vec3, d: Vec3, d_x_c:
 /// An edge of B moved into A's frame, with what the edge loop reads for a Gauss-map crossing.
 #[derive(Clone, Copy, Debug, Default)]
 struct EdgeInA {
+    /// Edge index on B.
+    index: u32,
     /// Start vertex, A's frame.
     start: Vec3,
-    /// Unit direction from start to end, A's frame. Unit so the edge-pair cross product cannot
-    /// overflow f32 whatever the hull's size.
-    direction: Vec3,
+    /// End vertex, A's frame.
+    end: Vec3,
+    /// The negated normals of the edge's two faces (`faces[0]`, `faces[1]`), A's frame: the ends
+    /// of its Gauss-map arc as seen from A.
+    normals: [Vec3; 2],
 }
 
 /// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
@@ -136,50 +205,53 @@ struct EdgeInA {
 struct EdgeScratch {
     /// B's edges in A's frame, in B's edge order.
     edges: Vec<EdgeInA>,
-    /// The same edges' negated normals and their cross product, four edges per entry by
-    /// coordinate (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane
-    /// `i` = edge `4 * entry + i`, zero padding: a zero normal never crosses), so the Gauss-map
+    /// The edges of B the pairwise loop visits, in B's edge order.
+    kept: Vec<EdgeInA>,
+    /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
+    /// (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane `i` = edge
+    /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
-    normals: Vec<[Vec4; 9]>,
+    lanes: Vec<[Vec4; 9]>,
+    /// Upper bound of the separation of any pair of each edge of A, by A's edge.
+    a_bounds: Vec<f32>,
     /// B's face normals rotated into A's frame and negated, by face.
     normals_in_a: Vec<Vec3>,
     /// B's vertices in A's frame, by vertex.
     vertices_in_a: Vec<Vec3>,
 }
 
-thread_local! {
-    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
-}
-
-/// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
-/// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
-/// Returns `None` when no pair qualifies.
-pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
-    EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        // B's edges are moved into A's frame once per pair, not once per (edge of A, edge of B).
+impl EdgeScratch {
+    /// Moves B's face normals, vertices and edges into A's frame (`edges`).
+    fn fill(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
         let rotation: Quat = b_in_a.rotation;
         // Each face normal and vertex once, then gathered per edge.
-        scratch.normals_in_a.clear();
-        scratch
-            .normals_in_a
+        self.normals_in_a.clear();
+        self.normals_in_a
             .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
-        scratch.vertices_in_a.clear();
-        scratch
-            .vertices_in_a
+        self.vertices_in_a.clear();
+        self.vertices_in_a
             .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
-        scratch.edges.clear();
-        scratch.normals.clear();
+        self.edges.clear();
         for (i, eb) in b.edges().iter().enumerate() {
-            let n0 = scratch.normals_in_a[eb.faces[0] as usize];
-            let n1 = scratch.normals_in_a[eb.faces[1] as usize];
-            let start = scratch.vertices_in_a[eb.vertices[0] as usize];
-            let direction = (scratch.vertices_in_a[eb.vertices[1] as usize] - start).normalize();
+            self.edges.push(EdgeInA {
+                index: i as u32,
+                start: self.vertices_in_a[eb.vertices[0] as usize],
+                end: self.vertices_in_a[eb.vertices[1] as usize],
+                normals: eb.faces.map(|f| self.normals_in_a[f as usize]),
+            });
+        }
+    }
+
+    /// Fills `lanes` from `kept`.
+    fn fill_lanes(&mut self) {
+        self.lanes.clear();
+        for (i, edge) in self.kept.iter().enumerate() {
+            let [n0, n1] = edge.normals;
             let c = n1.cross(n0);
-            scratch.edges.push(EdgeInA { start, direction });
             if i % 4 == 0 {
-                scratch.normals.push([Vec4::ZERO; 9]);
+                self.lanes.push([Vec4::ZERO; 9]);
             }
-            let lanes = scratch.normals.last_mut().expect("pushed above");
+            let lanes = self.lanes.last_mut().expect("pushed above");
             for (lane, value) in lanes
                 .iter_mut()
                 .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
@@ -187,12 +259,143 @@ pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f3
                 lane[i % 4] = value;
             }
         }
-        query_edges_in_a(a, b, b_in_a, scratch, margin)
+    }
+}
+
+thread_local! {
+    static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
+}
+
+/// Up to this many edge pairs (boxes have 144) the bounds of [`query_edges`] cost more than the
+/// pairs they drop, and it runs the exhaustive loop (the same result either way).
+const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
+
+/// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
+/// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
+/// Returns `None` when no pair qualifies. Small pairs run [`query_edges_exhaustive`], larger ones
+/// [`query_edges_bounded`].
+///
+/// The result is [`query_edges_exhaustive`]'s (the same pair, axis and separation, ties to the
+/// lowest A edge, then the lowest B edge): among the pairs the exhaustive loop tests, it is the
+/// first in index order that separates by more than `margin` if one does, else the first of
+/// largest separation. So dropping pairs that can neither exceed `min(L, margin)` (`L`: the
+/// separation of any tested pair) nor the best so far leaves it unchanged. Steps:
+/// 1. Bound every edge of A and of B ([`crate::query::bounds`]).
+/// 2. Seed `L`: test all pairs of A's edge with the largest bound.
+/// 3. Keep B's edges whose bound reaches `min(L, margin)`.
+/// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
+///    `min(L, margin)` and beyond the best so far, against the kept edges of B.
+pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
+    if a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
+        query_edges_exhaustive(a, b, b_in_a, margin)
+    } else {
+        query_edges_bounded(a, b, b_in_a, margin)
+    }
+}
+
+/// [`query_edges`] with the bounds whatever the hulls' size (see there).
+pub fn query_edges_bounded(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> Option<EdgeQuery> {
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
+        scratch.fill(b, b_in_a);
+        let scan = EdgeScan::new(a, b, b_in_a, margin);
+        let b_centroid = b_in_a.transform_point(b.centroid());
+        let (a_inner, b_inner) = (inner_radius(a), inner_radius(b));
+
+        // 1. Bounds of A's edges: A reaches `pa` along the axis, B reaches down to its centroid
+        // minus its inner radius. The loose arc bound first (a third of the cost), the exact one
+        // only for edges that pass it (step 4).
+        let (a_planes, a_vertices) = (a.planes(), a.vertices());
+        let a_bound = |ia: usize, arc_bound: fn(Vec3, Vec3, Vec3) -> f32| {
+            let ea = a.edges()[ia];
+            let pa = a_vertices[ea.vertices[0] as usize];
+            let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
+            arc_bound(na0, na1, b_centroid - pa) - b_inner + scan.slack
+        };
+        scratch.a_bounds.clear();
+        scratch
+            .a_bounds
+            .extend((0..a.edges().len()).map(|ia| a_bound(ia, max_on_arc_loose)));
+
+        // 2. Seed.
+        let (seed_edge, _) =
+            scratch
+                .a_bounds
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, f32::NEG_INFINITY),
+                    |best, (i, &u)| if u > best.1 { (i, u) } else { best },
+                );
+        scratch.kept.clear();
+        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch.fill_lanes();
+        let mut seed = None;
+        if !scratch.a_bounds.is_empty() {
+            scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+        }
+        let threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
+
+        // 3. Bounds of B's edges: B reaches `pb` against the axis, A reaches its centroid plus
+        // its inner radius.
+        let a_centroid = a.centroid();
+        scratch.kept.clear();
+        scratch.kept.extend(scratch.edges.iter().filter(|eb| {
+            let [n0, n1] = eb.normals;
+            let w = eb.start - a_centroid;
+            let lift = scan.slack - a_inner;
+            max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold
+        }));
+        scratch.fill_lanes();
+
+        // 4. The exhaustive loop over what can still matter.
+        let mut best = None;
+        let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
+            bound < threshold || best.is_some_and(|q| bound <= q.separation)
+        };
+        for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
+            if cannot_matter(bound, best) || cannot_matter(a_bound(ia, max_on_arc), best) {
+                continue;
+            }
+            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                break;
+            }
+        }
+        best
+    })
+}
+
+/// The reference edge query: [`query_edges`]'s result by testing every Gauss-map-crossing pair
+/// of A's and B's edges in index order (A's edge outer). Kept for the exactness tests and
+/// benchmarks of [`query_edges`].
+pub fn query_edges_exhaustive(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> Option<EdgeQuery> {
+    EDGE_SCRATCH.with_borrow_mut(|scratch| {
+        scratch.fill(b, b_in_a);
+        scratch.kept.clear();
+        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch.fill_lanes();
+        let scan = EdgeScan::new(a, b, b_in_a, margin);
+        let mut best = None;
+        for ia in 0..a.edges().len() {
+            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                break;
+            }
+        }
+        best
     })
 }
 
 /// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
-/// [`EdgeScratch::normals`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
+/// [`EdgeScratch::lanes`]) and A's edge with face normals `a`, `b` (`b_x_a = b × a`) pass
 /// [`is_minkowski_face`]: the same products and comparisons, per lane.
 #[inline]
 fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
@@ -209,61 +412,117 @@ fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
     crossing.bitmask()
 }
 
-/// [`query_edges`] with B's edges already in A's frame (`scratch`).
-fn query_edges_in_a(
-    a: &ConvexHull,
-    b: &ConvexHull,
-    b_in_a: &Isometry,
-    scratch: &EdgeScratch,
+/// The pairwise step of the edge queries for one pair of hulls.
+struct EdgeScan<'h> {
+    a: &'h ConvexHull,
+    b: &'h ConvexHull,
+    b_in_a: &'h Isometry,
     margin: f32,
-) -> Option<EdgeQuery> {
-    let a_normals = a.planes();
-    let a_vertices = a.vertices();
-    let a_centroid = a.centroid();
-    let mut best: Option<EdgeQuery> = None;
-    for (ia, ea) in a.edges().iter().enumerate() {
+    /// Rounding allowance of the bounds, length units ([`SAT_BOUND_SLACK`] × the coordinate reach).
+    slack: f32,
+}
+
+impl<'h> EdgeScan<'h> {
+    fn new(a: &'h ConvexHull, b: &'h ConvexHull, b_in_a: &'h Isometry, margin: f32) -> Self {
+        let reach = b_in_a.translation.length()
+            + a.centroid().length()
+            + a.radius()
+            + b.centroid().length()
+            + b.radius();
+        EdgeScan {
+            a,
+            b,
+            b_in_a,
+            margin,
+            slack: SAT_BOUND_SLACK * reach,
+        }
+    }
+
+    /// Tests A's edge `ia` against `kept` (B's edges in A's frame, index order; `lanes` their
+    /// Gauss-map lanes), updating `best` (strictly larger separation wins). Returns true when a
+    /// pair separates by more than the margin (then `best` is that pair).
+    fn edge(&self, ia: usize, kept: &[EdgeInA], lanes: &[[Vec4; 9]], best: &mut Option<EdgeQuery>) -> bool {
+        let ea = self.a.edges()[ia];
+        let a_normals = self.a.planes();
+        let a_vertices = self.a.vertices();
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let pa = a_vertices[ea.vertices[0] as usize];
         let da = (a_vertices[ea.vertices[1] as usize] - pa).normalize();
         let na1_x_na0 = na1.cross(na0);
-        for (group, lanes) in scratch.normals.iter().enumerate() {
+        let a_centroid = self.a.centroid();
+        for (group, lanes) in lanes.iter().enumerate() {
             let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
             while crossing != 0 {
-                let ib = 4 * group as u32 + crossing.trailing_zeros();
+                let eb = &kept[4 * group + crossing.trailing_zeros() as usize];
                 crossing &= crossing - 1;
-                let eb = &scratch.edges[ib as usize];
-                let (pb, db) = (eb.start, eb.direction);
-                // Unit directions: |cross| is the sine of their angle, at any scale.
-                let cross = da.cross(db);
-                let cross_len = cross.length();
-                if cross_len < PARALLEL_EDGE_SINE {
+                // B's direction is formed here, only for crossing pairs (few), not for all of
+                // B's edges.
+                let pb = eb.start;
+                let Some(axis) = edge_pair_axis(pa, da, pb, eb.end, a_centroid) else {
+                    continue;
+                };
+                // The edge points bound the support value from above (up to rounding, hence
+                // the slack): re-measure only if it can win.
+                if best.is_some_and(|q| axis.dot(pb - pa) + self.slack <= q.separation) {
                     continue;
                 }
-                let mut axis = cross / cross_len;
-                if axis.dot(pa - a_centroid) < 0.0 {
-                    axis = -axis;
-                }
-                // The edge points bound the support value from above: re-measure only if it can win.
-                if best.is_some_and(|q| axis.dot(pb - pa) <= q.separation) {
-                    continue;
-                }
-                let separation = separation_along(a, b, b_in_a, axis);
+                let separation = separation_along(self.a, self.b, self.b_in_a, axis);
                 if best.is_none_or(|q| separation > q.separation) {
-                    best = Some(EdgeQuery {
+                    *best = Some(EdgeQuery {
                         edge_a: ia as u32,
-                        edge_b: ib,
+                        edge_b: eb.index,
                         separation,
                         axis,
                     });
-                    if separation > margin {
-                        return best;
+                    if separation > self.margin {
+                        return true;
                     }
                 }
             }
         }
+        false
     }
-    best
+}
+
+/// The axis of A's edge (start `pa`, unit direction `da`) and B's edge from `pb` to `qb` (A's
+/// frame) as the edge query forms it: `da × normalize(qb − pb)` made unit, oriented away from
+/// A's centroid `a_centroid`; `None` when the edges are parallel ([`PARALLEL_EDGE_SINE`]).
+/// Unit directions so the cross product cannot overflow f32 whatever the hull's size, and its
+/// length is the sine of their angle at any scale.
+#[inline]
+pub fn edge_pair_axis(pa: Vec3, da: Vec3, pb: Vec3, qb: Vec3, a_centroid: Vec3) -> Option<Vec3> {
+    let cross = da.cross((qb - pb).normalize());
+    let length = cross.length();
+    if length < PARALLEL_EDGE_SINE {
+        return None;
+    }
+    let axis = cross / length;
+    Some(if axis.dot(pa - a_centroid) < 0.0 {
+        -axis
+    } else {
+        axis
+    })
+}
+
+/// The axis ([`edge_pair_axis`]) and separation ([`separation_along`]) of edge `edge_a` of `a`
+/// and edge `edge_b` of `b` (posed at `b_in_a`), bit for bit as the edge query computes them;
+/// `None` when they are parallel.
+pub fn edge_pair_separation(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    edge_a: u32,
+    edge_b: u32,
+) -> Option<(Vec3, f32)> {
+    let [pa, qa] = a.edges()[edge_a as usize]
+        .vertices
+        .map(|v| a.vertices()[v as usize]);
+    let [pb, qb] = b.edges()[edge_b as usize]
+        .vertices
+        .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
+    let axis = edge_pair_axis(pa, (qa - pa).normalize(), pb, qb, a.centroid())?;
+    Some((axis, separation_along(a, b, b_in_a, axis)))
 }
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward
@@ -297,54 +556,72 @@ pub fn query_hulls_preferring_faces_by(
     let face_a = query_faces(a, b, &a_in_b, margin);
     let face_a_normal = a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
-        return SatResult {
-            axis: SatAxis::FaceA(face_a.face),
-            normal: face_a_normal,
-            axis_separation: face_a.separation,
-            separation: face_a.separation,
-        };
+        return SatResult::on_face_a(face_a, face_a_normal);
     }
 
     let face_b = query_faces(b, a, b_in_a, margin);
     let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {
-        return SatResult {
-            axis: SatAxis::FaceB(face_b.face),
-            normal: face_b_normal,
-            axis_separation: face_b.separation,
-            separation: face_b.separation,
-        };
+        return SatResult::on_face_b(face_b, face_b_normal);
     }
 
     let edge = query_edges(a, b, b_in_a, margin);
     if let Some(e) = edge
         && e.separation > margin
     {
-        return SatResult {
-            axis: SatAxis::EdgePair {
-                edge_a: e.edge_a,
-                edge_b: e.edge_b,
-            },
-            normal: e.axis,
-            axis_separation: e.separation,
-            separation: e.separation,
-        };
+        return SatResult::on_edge_pair(e);
+    }
+    prefer_faces((face_a, face_a_normal), (face_b, face_b_normal), edge, tolerance)
+}
+
+impl SatResult {
+    /// The result on face `face` of A (normal `normal`, A's frame).
+    pub(crate) fn on_face_a(face: FaceQuery, normal: Vec3) -> SatResult {
+        SatResult {
+            axis: SatAxis::FaceA(face.face),
+            normal,
+            axis_separation: face.separation,
+            separation: face.separation,
+        }
     }
 
+    /// The result on face `face` of B (`normal`: minus its normal, A's frame).
+    pub(crate) fn on_face_b(face: FaceQuery, normal: Vec3) -> SatResult {
+        SatResult {
+            axis: SatAxis::FaceB(face.face),
+            normal,
+            axis_separation: face.separation,
+            separation: face.separation,
+        }
+    }
+
+    /// The result on an edge pair.
+    pub(crate) fn on_edge_pair(edge: EdgeQuery) -> SatResult {
+        SatResult {
+            axis: SatAxis::EdgePair {
+                edge_a: edge.edge_a,
+                edge_b: edge.edge_b,
+            },
+            normal: edge.axis,
+            axis_separation: edge.separation,
+            separation: edge.separation,
+        }
+    }
+}
+
+/// Step 5 once no axis separates by more than the margin: the best face of A and of B (each with
+/// its manifold normal, A's frame) and the best edge pair, with the face preference `tolerance`
+/// (length units). The separation is the largest of the three.
+pub(crate) fn prefer_faces(
+    (face_a, face_a_normal): (FaceQuery, Vec3),
+    (face_b, face_b_normal): (FaceQuery, Vec3),
+    edge: Option<EdgeQuery>,
+    tolerance: f32,
+) -> SatResult {
     let mut result = if face_b.separation > face_a.separation + tolerance {
-        SatResult {
-            axis: SatAxis::FaceB(face_b.face),
-            normal: face_b_normal,
-            axis_separation: face_b.separation,
-            separation: face_b.separation,
-        }
+        SatResult::on_face_b(face_b, face_b_normal)
     } else {
-        SatResult {
-            axis: SatAxis::FaceA(face_a.face),
-            normal: face_a_normal,
-            axis_separation: face_a.separation,
-            separation: face_a.separation,
-        }
+        SatResult::on_face_a(face_a, face_a_normal)
     };
     result.separation = face_a.separation.max(face_b.separation);
     if let Some(e) = edge {

@@ -1,0 +1,23 @@
+//! Box against box: the 15-axis box SAT ([`query_boxes`]), then the hull routine's manifold
+//! construction on the boxes' hulls ([`manifold_from_sat`]: clip of the two faces, edge contact,
+//! GJK for separated pairs). The manifold is the hull-hull one up to rounding (exact ties of the
+//! SAT may pick another axis).
+
+use crate::contact::manifold_from_sat;
+use crate::manifold::Manifold;
+use crate::pose::Pose;
+use crate::query::sat_box_box::query_boxes;
+use crate::shape::Cuboid;
+
+/// The manifold between box `a` at `pose_a` and box `b` at `pose_b` (world poses), or `None`
+/// when they are farther apart than `margin` (length units). Normal from A toward B, world space.
+pub fn collide_box_box(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    pose_b: &Pose,
+    margin: f32,
+) -> Option<Manifold> {
+    let sat = query_boxes(a, b, &pose_a.relative_to_self(pose_b), margin);
+    manifold_from_sat(a.hull(), pose_a, b.hull(), pose_b, &sat, margin)
+}

@@ -1,0 +1,107 @@
+//! Upper bounds on what a face or an edge of a hull can give in the SAT, used to skip faces and
+//! drop edges without changing the queries' results.
+//!
+//! Along any unit `n`, hull B reaches down to at most `n · c_b − r_b`, where `c_b` is B's
+//! centroid and `r_b` the radius of the largest sphere about it inside B (the smallest
+//! centroid-to-face distance). So a face of A (normal `n`, offset `d`) separates B by at most
+//! `n · c_b − r_b − d`. An edge pair's axis `n` lies on both edges' Gauss-map arcs (the short arc
+//! between the two adjacent face normals; for B the negated normals), and along it A reaches at
+//! least `n · p_a` (a vertex of its edge), so every pair of A's edge separates by at most
+//! `max over n on arc of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. Rounding, and
+//! the small angle between a computed axis and the exact arc, are covered by a slack of
+//! [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
+
+use glam::Vec3;
+
+use crate::hull::ConvexHull;
+
+/// Relative slack added to every face and edge bound, times the pair's coordinate reach
+/// (translation plus both hulls' centroid offsets and radii). It covers f32 rounding of the bound and of the
+/// separation it bounds, and axes that leave the exact Gauss-map arc by up to this angle (a
+/// rounding-decided crossing test moves the axis by far less, about 1e-5 rad, at the parallel
+/// cut-off sine of 1e-3). Larger keeps more edges (slower, never wrong); smaller risks dropping
+/// a face or an edge pair the exhaustive query would pick.
+pub const SAT_BOUND_SLACK: f32 = 1.0e-3;
+
+/// Radius of the largest sphere about the hull's centroid that lies inside it: the smallest
+/// distance from the centroid to a face plane (local length units, positive for a valid hull).
+pub fn inner_radius(hull: &ConvexHull) -> f32 {
+    let centroid = hull.centroid();
+    hull.planes()
+        .iter()
+        .map(|plane| plane.offset - plane.normal.dot(centroid))
+        .fold(f32::INFINITY, f32::min)
+}
+
+/// Largest `n · w` over the unit vectors `n` on the short great-circle arc from the unit `u` to
+/// the unit `v` (same frame as `w`).
+#[inline]
+pub fn max_on_arc(u: Vec3, v: Vec3, w: Vec3) -> f32 {
+    let at_ends = u.dot(w).max(v.dot(w));
+    let pole = u.cross(v);
+    let pole_sq = pole.length_squared();
+    if pole_sq <= f32::MIN_POSITIVE {
+        // u and v (nearly) coincide: the arc is its ends.
+        return at_ends;
+    }
+    // w's part in the arc's plane; its direction is the maximizer on the whole great circle.
+    let in_plane = w - pole * (w.dot(pole) / pole_sq);
+    if u.cross(in_plane).dot(pole) >= 0.0 && in_plane.cross(v).dot(pole) >= 0.0 {
+        in_plane.length().max(at_ends)
+    } else {
+        at_ends
+    }
+}
+
+/// An upper bound of [`max_on_arc`] for a third of its cost: the larger end value plus
+/// `|w| (1 − u · v) / 2`. (On an arc of angle `β ≤ π` the maximizer lies within `β / 2` of an
+/// end, and `1 − cos(β / 2) ≤ (1 − cos β) / 2`.)
+#[inline]
+pub fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
+    u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arc_maximum_matches_dense_sampling() {
+        let dirs = [
+            Vec3::X,
+            Vec3::new(0.6, 0.8, 0.0),
+            Vec3::new(-0.6, 0.0, 0.8),
+            Vec3::new(0.0, -1.0, 0.0),
+            Vec3::new(0.3, 0.3, -0.9).normalize(),
+        ];
+        let ws = [
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(-2.0, 0.5, 0.1),
+            Vec3::new(0.0, 0.0, -1.0),
+            Vec3::new(0.2, -3.0, 0.4),
+        ];
+        for &u in &dirs {
+            for &v in &dirs {
+                if u.dot(v) < -0.99 {
+                    continue;
+                }
+                for &w in &ws {
+                    let sampled = (0..=1000)
+                        .map(|i| u.slerp(v, i as f32 / 1000.0).dot(w))
+                        .fold(f32::NEG_INFINITY, f32::max);
+                    let bound = max_on_arc(u, v, w);
+                    assert!(bound >= sampled - 1e-5, "{u} {v} {w}: {bound} < {sampled}");
+                    assert!(bound <= sampled + 1e-3, "{u} {v} {w}: {bound} >> {sampled}");
+                    let loose = max_on_arc_loose(u, v, w);
+                    assert!(loose >= bound - 1e-5, "{u} {v} {w}: loose {loose} < {bound}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn inner_radius_of_a_box_is_its_smallest_half_extent() {
+        let hull = ConvexHull::cuboid(Vec3::new(1.0, 0.25, 2.0));
+        assert!((inner_radius(&hull) - 0.25).abs() < 1e-6);
+    }
+}
