@@ -80,6 +80,66 @@ fn far_from_the_origin_gives_the_manifolds_found_at_the_origin() {
     }
 }
 
+#[test]
+fn far_from_the_origin_the_gpu_keeps_its_precision() {
+    // The GPU receives positions as two f32 parts (hi + lo) and differences them part by part:
+    // with one f32 per coordinate its relative translations would be off by up to 0.06 at 1e6.
+    let mut rng = seeded_rng(0xfa5);
+    let (shapes, bodies) = pair_scene(&mut rng, 400);
+    let pairs = pairs_of(&bodies);
+    let margin = 0.05;
+    let Some(mut gpu) = support::gpu_or_skip(&shapes) else {
+        return;
+    };
+    let at_origin = CpuNarrowphase::new(shapes)
+        .collide(&bodies, &pairs, margin)
+        .unwrap();
+    let tolerance = 1.0e-5;
+    let (mut compared, mut matched) = (0, 0);
+    for offset in [
+        DVec3::new(1.0e6 + 0.123_456_789, -3.0e6 / 7.0, 2.5e6),
+        DVec3::splat(-7.5e5),
+    ] {
+        let moved: Vec<Body> = bodies
+            .iter()
+            .map(|b| Body {
+                shape: b.shape,
+                pose: Pose::new(b.pose.translation + offset, b.pose.rotation),
+            })
+            .collect();
+        let far = gpu.collide(&moved, &pairs, margin).expect("the GPU runs");
+        for (i, (near, far)) in at_origin.iter().zip(&far).enumerate() {
+            let context = format!("pair {i} moved by {offset}: {near:?}\n vs {far:?}");
+            match (near, far) {
+                (None, None) => {}
+                (Some(n), Some(f)) => {
+                    compared += 1;
+                    assert!((n.separation - f.separation).abs() <= tolerance, "{context}");
+                    // Points named alike (ids may differ only at ties) lie where the CPU put
+                    // them at the origin, moved by the offset.
+                    for p in f.points() {
+                        if let Some(q) = n.points().iter().find(|q| q.id == p.id) {
+                            matched += 1;
+                            let moved = (p.position - offset - q.position).length();
+                            assert!(moved <= f64::from(tolerance), "{context}: point {p:?} vs {q:?}");
+                        }
+                    }
+                }
+                (Some(m), None) | (None, Some(m)) => {
+                    assert!(
+                        (m.separation - margin).abs() <= tolerance,
+                        "{context}: verdict changed"
+                    )
+                }
+            }
+        }
+    }
+    assert!(
+        compared > 300 && matched > 600,
+        "only {compared} contacts, {matched} points compared"
+    );
+}
+
 /// Panics unless `far` is `near` moved by `offset`: same separation, normal and ids; positions
 /// moved (tolerance 1e-5 length units: the pairs here are of unit size).
 #[track_caller]
