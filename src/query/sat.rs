@@ -17,7 +17,7 @@
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
 //!    is the exact maximum over all tested axes.
 //!
-//! `shaders/sat.wgsl` runs the same steps on the GPU; keep the two in step.
+//! `src/narrowphase/gpu/sat.wgsl` runs the same steps on the GPU; keep the two in step.
 
 use std::cell::RefCell;
 
