@@ -1,8 +1,6 @@
 //! Hull (or box) against hull (or box): SAT, then a clipped face contact or an edge contact.
 //!
-//! 1. Run the SAT in A's frame ([`query_hulls`]); beyond the margin there is no manifold. Hulls
-//!    with many edge pairs first run GJK (step 5's distance), which rejects pairs beyond the
-//!    margin for far less work than the edge query.
+//! 1. Run the SAT in A's frame ([`query_hulls`]); beyond the margin there is no manifold.
 //! 2. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //!    whose normal is most anti-parallel to it. Clip the incident face by the reference side
 //!    planes ([`clip_incident_face`]).
@@ -30,10 +28,6 @@ use crate::query::gjk::{ClosestPoints, PosedHull, closest_points};
 use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
 
-/// Above this many edge pairs GJK runs before the SAT (boxes have 144: their SAT is cheaper
-/// than GJK; 32-vertex hulls about 8000).
-const GJK_FIRST_EDGE_PAIRS: usize = 1024;
-
 /// Clip buffer size for two faces of at most 16 vertices together (triangles, box faces).
 const SMALL_CLIP_VERTICES: usize = 16;
 
@@ -47,20 +41,15 @@ pub fn collide_hull_hull(
     margin: f32,
 ) -> Option<Manifold> {
     let b_in_a = pose_a.relative_to_self(pose_b);
-    // About half the candidate pairs of a scene are apart by more than the margin: for large
-    // hulls GJK shows it with a few support calls, where the SAT may test every edge pair. The
-    // manifold is the same: beyond the margin it is `None` either way (step 5).
-    let exact = (a.edges().len() * b.edges().len() > GJK_FIRST_EDGE_PAIRS)
-        .then(|| closest_points_in_a(a, b, &b_in_a))
-        .flatten();
-    if exact.is_some_and(|e| e.distance > margin) {
-        return None;
-    }
+    // The bounded edge query (`query::bounds`) made the SAT cheaper than running GJK first for
+    // big hulls, which this routine used to do (hull32: 41.8k instead of 50.0k instructions).
     let sat = query_hulls(a, b, &b_in_a, margin);
     if sat.is_separated(margin) {
         return None;
     }
-    let exact = exact.or_else(|| (sat.separation > 0.0).then(|| closest_points_in_a(a, b, &b_in_a))?);
+    let exact = (sat.separation > 0.0)
+        .then(|| closest_points_in_a(a, b, &b_in_a))
+        .flatten();
     manifold_from_sat_and_distance(a, pose_a, b, &b_in_a, &sat, margin, exact)
 }
 
