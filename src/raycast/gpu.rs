@@ -13,12 +13,13 @@
 //!    ([`INCOMPLETE_BIT`], llvmpipe's loop budget, see [`crate::gpu`]), are recomputed by the
 //!    CPU batch's routine and counted in [`RayTimings::cpu_rays`].
 //!
-//! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes
-//! (and an uncaptured-error handler on devices this type creates); readback waits are bounded
-//! by [`crate::gpu::READBACK_TIMEOUT`]. Calls take `&mut self`; the type is `Send + Sync`.
+//! The device is the process-wide GPU context's ([`shared_context`], shared with the
+//! narrowphase) unless the caller hands one in. Errors never panic: wgpu validation and
+//! out-of-memory errors are caught with error scopes (and the shared device's uncaptured-error
+//! handler); readback waits are bounded by [`crate::gpu::READBACK_TIMEOUT`]. Calls take `&mut self`; the type is `Send + Sync`.
 //! Timings on Mesa lavapipe (a CPU driver) say nothing about GPU speed.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -31,15 +32,15 @@ use super::layout::{
     STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
-use crate::gpu::{GpuError, READBACK_TIMEOUT};
+use crate::gpu::{GpuContext, GpuError, shared_context};
+use crate::narrowphase::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use crate::narrowphase::gpu::context::ErrorScopes;
+use crate::narrowphase::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::scene::{Body, validate_batch};
 use crate::shape::Shape;
 
 /// The WGSL source of the ray kernel.
 pub const RAYCAST_WGSL: &str = include_str!("raycast.wgsl");
-
-/// Smallest buffer created (wgpu rejects zero-sized bindings).
-const MIN_BUFFER_BYTES: u64 = 256;
 
 /// Wall-clock times of the last [`GpuRaycaster::cast`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -56,90 +57,10 @@ pub struct RayTimings {
     pub cpu_rays: usize,
 }
 
-/// A wgpu device and queue for a ray caster that was not handed one: the one place that gets
-/// them (to become the process-wide GPU context). Installs an uncaptured-error handler that
-/// records into `health`.
-fn default_device(health: &Arc<Mutex<Option<String>>>) -> Result<(wgpu::Device, wgpu::Queue), GpuError> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
-    let adapter_limits = adapter.limits();
-    let required_limits = wgpu::Limits {
-        max_storage_buffer_binding_size: adapter_limits.max_storage_buffer_binding_size,
-        max_buffer_size: adapter_limits.max_buffer_size,
-        ..wgpu::Limits::default()
-    };
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("hullsat raycast"),
-        required_limits,
-        ..Default::default()
-    }))
-    .map_err(|e| GpuError::RequestDevice(e.to_string()))?;
-    let sink = Arc::clone(health);
-    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-        if let Ok(mut h) = sink.lock() {
-            h.get_or_insert_with(|| e.to_string());
-        }
-    }));
-    Ok((device, queue))
-}
-
-/// A device buffer reused between calls and grown (doubling) when a call needs more.
-struct GrowBuffer {
-    buffer: wgpu::Buffer,
-    label: &'static str,
-    usage: wgpu::BufferUsages,
-}
-
-impl GrowBuffer {
-    fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages) -> Self {
-        GrowBuffer {
-            buffer: create_buffer(device, label, MIN_BUFFER_BYTES, usage),
-            label,
-            usage,
-        }
-    }
-
-    /// Makes room for `bytes` (the caller checked it against `max_buffer`).
-    fn reserve(&mut self, device: &wgpu::Device, bytes: u64, max_buffer: u64) {
-        if bytes > self.buffer.size() {
-            let size = bytes.next_power_of_two().min(max_buffer).max(bytes);
-            self.buffer = create_buffer(device, self.label, size, self.usage);
-        }
-    }
-
-    /// Grows to fit `data` and writes it at offset 0.
-    fn write(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8], max_buffer: u64) {
-        self.reserve(device, data.len() as u64, max_buffer);
-        if !data.is_empty() {
-            queue.write_buffer(&self.buffer, 0, data);
-        }
-    }
-}
-
-fn create_buffer(device: &wgpu::Device, label: &str, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-    device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size
-            .max(MIN_BUFFER_BYTES)
-            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
-        usage,
-        mapped_at_creation: false,
-    })
-}
-
 /// Ray casts on the GPU over a fixed set of shapes. See the module docs.
 pub struct GpuRaycaster {
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    /// Errors reported outside error scopes (devices this type created).
-    health: Arc<Mutex<Option<String>>>,
-    max_binding: u64,
-    max_buffer: u64,
-    max_workgroups: u64,
+    /// The device, its queue, limits and health (the process-wide context unless handed one).
+    context: Arc<GpuContext>,
     shapes: Vec<Shape>,
     pipeline: wgpu::ComputePipeline,
     shape_group: wgpu::BindGroup,
@@ -156,30 +77,25 @@ pub struct GpuRaycaster {
 }
 
 impl GpuRaycaster {
-    /// Gets a device (high-performance adapter; software adapters such as lavapipe count) and
-    /// uploads `shapes`. [`GpuError::NoAdapter`] when the machine has none.
+    /// Runs on the process-wide GPU context ([`shared_context`]: one device for the whole
+    /// process, never torn down) and uploads `shapes`. [`GpuError::NoAdapter`] when the machine
+    /// has none.
     pub fn new(shapes: &[Shape]) -> Result<Self, GpuError> {
-        let health = Arc::new(Mutex::new(None));
-        let (device, queue) = default_device(&health)?;
-        Self::build(device, queue, health, shapes)
+        Self::with_context(shared_context()?, shapes)
     }
 
-    /// Runs on a device the caller owns; the caller's error handlers stay in place, this type's
-    /// own calls use error scopes.
+    /// Runs on a device the caller owns (wrapped by [`GpuContext::with_device`]); the caller's
+    /// error handlers stay in place, this type's own calls use error scopes.
     pub fn with_device(device: wgpu::Device, queue: wgpu::Queue, shapes: &[Shape]) -> Result<Self, GpuError> {
-        Self::build(device, queue, Arc::new(Mutex::new(None)), shapes)
+        Self::with_context(GpuContext::with_device(device, queue)?, shapes)
     }
 
-    fn build(
-        device: wgpu::Device,
-        queue: wgpu::Queue,
-        health: Arc<Mutex<Option<String>>>,
-        shapes: &[Shape],
-    ) -> Result<Self, GpuError> {
-        let limits = device.limits();
-        let max_binding = limits.max_storage_buffer_binding_size;
+    /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`.
+    pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
+        let device = context.device();
+        let max_binding = context.limits.max_binding;
         let tables = ShapeTables::new(shapes);
-        let scopes = ErrorScopes::push(&device);
+        let scopes = ErrorScopes::push(device);
         let mut shape_buffers = Vec::new();
         for (label, bytes) in [
             ("ray shapes", bytemuck::cast_slice::<_, u8>(&tables.shapes)),
@@ -199,9 +115,25 @@ impl GpuRaycaster {
                 usage: wgpu::BufferUsages::STORAGE,
             }));
         }
-        let shape_layout = bind_group_layout(&device, "ray shapes", &[true, true], false);
-        let call_layout =
-            bind_group_layout(&device, "ray call", &[true, true, true, true, false, false], true);
+        let shape_layout = bind_group_layout(device, "ray shapes", &[storage(true); 2]);
+        let uniform = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
+        let call_layout = bind_group_layout(
+            device,
+            "ray call",
+            &[
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(false),
+                storage(false),
+                uniform,
+            ],
+        );
         let shape_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("ray shapes"),
             layout: &shape_layout,
@@ -210,40 +142,30 @@ impl GpuRaycaster {
                 binding(1, &shape_buffers[1], 0, shape_buffers[1].size()),
             ],
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("raycast.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(RAYCAST_WGSL.into()),
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("raycast"),
-            bind_group_layouts: &[Some(&shape_layout), Some(&call_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("raycast"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let pipeline = compute_pipeline(
+            device,
+            "raycast",
+            "raycast.wgsl",
+            RAYCAST_WGSL,
+            &[&shape_layout, &call_layout],
+        );
+        let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let params = create_buffer(
-            &device,
+            device,
             "ray params",
             size_of::<GpuRayParams>() as u64,
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
         let raycaster = GpuRaycaster {
-            bodies: GrowBuffer::new(&device, "ray bodies", storage),
-            nodes: GrowBuffer::new(&device, "bvh nodes", storage),
-            body_lists: GrowBuffer::new(&device, "bvh body lists", storage),
-            rays: GrowBuffer::new(&device, "rays", storage),
-            counts: GrowBuffer::new(&device, "ray hit counts", out),
-            hits: GrowBuffer::new(&device, "ray hits", out),
+            bodies: GrowBuffer::new(device, "ray bodies", input),
+            nodes: GrowBuffer::new(device, "bvh nodes", input),
+            body_lists: GrowBuffer::new(device, "bvh body lists", input),
+            rays: GrowBuffer::new(device, "rays", input),
+            counts: GrowBuffer::new(device, "ray hit counts", out),
+            hits: GrowBuffer::new(device, "ray hits", out),
             readback: GrowBuffer::new(
-                &device,
+                device,
                 "ray readback",
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
@@ -251,13 +173,8 @@ impl GpuRaycaster {
             pipeline,
             shape_group,
             call_layout,
-            max_binding,
-            max_buffer: limits.max_buffer_size,
-            max_workgroups: u64::from(limits.max_compute_workgroups_per_dimension),
             shapes: shapes.to_vec(),
-            device,
-            queue,
-            health,
+            context,
             timings: RayTimings::default(),
         };
         scopes.pop()?;
@@ -266,17 +183,17 @@ impl GpuRaycaster {
 
     /// The device's adapter (name, backend, device type).
     pub fn adapter_info(&self) -> wgpu::AdapterInfo {
-        self.device.adapter_info()
+        self.context.adapter_info().clone()
     }
 
     /// The device the kernel runs on.
     pub fn device(&self) -> &wgpu::Device {
-        &self.device
+        self.context.device()
     }
 
     /// The queue the kernel is submitted to.
     pub fn queue(&self) -> &wgpu::Queue {
-        &self.queue
+        self.context.queue()
     }
 
     /// The shapes, in index order.
@@ -304,7 +221,7 @@ impl GpuRaycaster {
         let bvh = Bvh::build(&self.shapes, &bodies);
         let bvh_build = start.elapsed();
         let start = Instant::now();
-        self.check_health()?;
+        self.context.check_health()?;
         let slots = if closest { 1 } else { GPU_HIT_SLOTS };
         self.upload(&bodies, &bvh, rays, slots, closest)?;
         let upload = start.elapsed();
@@ -374,6 +291,7 @@ impl GpuRaycaster {
             unbounded_first: bvh.bodies.len() as u32,
             _pad: 0,
         };
+        let limits = self.context.limits;
         let whole: [(&str, &[u8]); 3] = [
             ("ray bodies", bytemuck::cast_slice(&gpu_bodies)),
             ("bvh nodes", bytemuck::cast_slice::<BvhNode, u8>(&bvh.nodes)),
@@ -383,7 +301,7 @@ impl GpuRaycaster {
             check_limit(
                 what,
                 bytes.len() as u64,
-                self.max_binding,
+                limits.max_binding,
                 "max_storage_buffer_binding_size",
             )?;
         }
@@ -391,17 +309,17 @@ impl GpuRaycaster {
         check_limit(
             "rays",
             count * size_of::<GpuRay>() as u64,
-            self.max_buffer,
+            limits.max_buffer,
             "max_buffer_size",
         )?;
         check_limit(
             "ray hits",
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
-            self.max_buffer,
+            limits.max_buffer,
             "max_buffer_size",
         )?;
-        let scopes = ErrorScopes::push(&self.device);
-        let (device, queue, max) = (&self.device, &self.queue, self.max_buffer);
+        let (device, queue, max) = (self.context.device(), self.context.queue(), limits.max_buffer);
+        let scopes = ErrorScopes::push(device);
         self.bodies.write(device, queue, whole[0].1, max);
         self.nodes.write(device, queue, whole[1].1, max);
         self.body_lists.write(device, queue, whole[2].1, max);
@@ -430,14 +348,14 @@ impl GpuRaycaster {
         let ray_size = size_of::<GpuRay>() as u64;
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
-        let chunk = chunk_rays(self.max_binding, self.max_workgroups, hits_size);
-        let scopes = ErrorScopes::push(&self.device);
+        let limits = self.context.limits;
+        let chunk = chunk_rays(limits.max_binding, limits.max_workgroups, hits_size);
+        let device = self.context.device();
+        let scopes = ErrorScopes::push(device);
         let fixed = [&self.bodies.buffer, &self.nodes.buffer, &self.body_lists.buffer];
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("raycast"),
-            });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("raycast"),
+        });
         {
             let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
                 .step_by(chunk as usize)
@@ -454,7 +372,7 @@ impl GpuRaycaster {
                         binding(5, &self.hits.buffer, first * hits_size, len * hits_size),
                         binding(6, &self.params, 0, size_of::<GpuRayParams>() as u64),
                     ]);
-                    let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some("ray call"),
                         layout: &self.call_layout,
                         entries: &entries,
@@ -476,7 +394,7 @@ impl GpuRaycaster {
         let count_bytes = count * count_size;
         let hit_bytes = count * hits_size;
         self.readback
-            .reserve(&self.device, count_bytes + hit_bytes, self.max_buffer);
+            .reserve(device, count_bytes + hit_bytes, limits.max_buffer);
         encoder.copy_buffer_to_buffer(&self.counts.buffer, 0, &self.readback.buffer, 0, count_bytes);
         encoder.copy_buffer_to_buffer(
             &self.hits.buffer,
@@ -485,27 +403,17 @@ impl GpuRaycaster {
             count_bytes,
             hit_bytes,
         );
-        let submission = self.queue.submit([encoder.finish()]);
+        let submission = self.context.queue().submit([encoder.finish()]);
         let total = count_bytes + hit_bytes;
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback
             .buffer
             .map_async(wgpu::MapMode::Read, 0..total, move |r| drop(sender.send(r)));
         scopes.pop()?;
-        let waited = self.device.poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: Some(READBACK_TIMEOUT),
-        });
-        self.check_health()?;
-        match waited {
-            Ok(_) => {}
-            Err(wgpu::PollError::Timeout) => return Err(GpuError::Timeout(READBACK_TIMEOUT)),
-            Err(e) => return Err(GpuError::Readback(e.to_string())),
-        }
-        match receiver.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(GpuError::Readback(e.to_string())),
-            Err(_) => return Err(GpuError::Readback("map callback did not run".into())),
+        if let Err(e) = self.context.wait(submission, &receiver) {
+            // A failed or timed-out mapping is cancelled, so the next call can map again.
+            self.readback.buffer.unmap();
+            return Err(e);
         }
         let result = {
             let view = self
@@ -527,18 +435,6 @@ impl GpuRaycaster {
         self.readback.buffer.unmap();
         Ok(result)
     }
-
-    /// Reports an error that escaped the error scopes.
-    fn check_health(&self) -> Result<(), GpuError> {
-        let mut health = self
-            .health
-            .lock()
-            .map_err(|_| GpuError::Wgpu("error handler poisoned".into()))?;
-        match health.take() {
-            Some(e) => Err(GpuError::Wgpu(e)),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Rays per dispatch chunk: the chunk's rays (48 bytes each) and hit slots (`hit_bytes` per
@@ -550,87 +446,6 @@ fn chunk_rays(max_binding: u64, max_workgroups: u64, hit_bytes: u64) -> u64 {
     let by_binding = max_binding / per_ray;
     let by_dispatch = max_workgroups * u64::from(WORKGROUP_SIZE);
     (by_binding.min(by_dispatch) / 256 * 256).max(256)
-}
-
-/// Validation and out-of-memory error scopes around a group of wgpu calls.
-struct ErrorScopes {
-    out_of_memory: wgpu::ErrorScopeGuard,
-    validation: wgpu::ErrorScopeGuard,
-}
-
-impl ErrorScopes {
-    fn push(device: &wgpu::Device) -> Self {
-        let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        ErrorScopes {
-            out_of_memory,
-            validation,
-        }
-    }
-
-    /// Pops both scopes (innermost first) and returns the first error caught.
-    fn pop(self) -> Result<(), GpuError> {
-        let validation = pollster::block_on(self.validation.pop());
-        let out_of_memory = pollster::block_on(self.out_of_memory.pop());
-        match validation.or(out_of_memory) {
-            Some(e) => Err(GpuError::Wgpu(e.to_string())),
-            None => Ok(()),
-        }
-    }
-}
-
-fn check_limit(what: &'static str, bytes: u64, limit: u64, limit_name: &'static str) -> Result<(), GpuError> {
-    if bytes > limit {
-        return Err(GpuError::TooLarge {
-            what,
-            bytes,
-            limit,
-            limit_name,
-        });
-    }
-    Ok(())
-}
-
-fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding: index,
-        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer,
-            offset,
-            size: wgpu::BufferSize::new(size),
-        }),
-    }
-}
-
-/// A compute bind group layout: one storage buffer per entry of `read_only` (true =
-/// read-only), then a uniform buffer when `uniform`.
-fn bind_group_layout(
-    device: &wgpu::Device,
-    label: &str,
-    read_only: &[bool],
-    uniform: bool,
-) -> wgpu::BindGroupLayout {
-    let storage = read_only
-        .iter()
-        .map(|&read_only| wgpu::BufferBindingType::Storage { read_only });
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = storage
-        .chain(uniform.then_some(wgpu::BufferBindingType::Uniform))
-        .enumerate()
-        .map(|(i, ty)| wgpu::BindGroupLayoutEntry {
-            binding: i as u32,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        })
-        .collect();
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries: &entries,
-    })
 }
 
 #[cfg(test)]

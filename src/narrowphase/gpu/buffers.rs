@@ -53,6 +53,15 @@ impl GrowBuffer {
             self.generation += 1;
         }
     }
+
+    /// Grows to fit `data` (capped at `cap`, which the caller has checked) and writes it at
+    /// offset 0.
+    pub fn write(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8], cap: u64) {
+        self.reserve(device, data.len() as u64, cap);
+        if !data.is_empty() {
+            queue.write_buffer(&self.buffer, 0, data);
+        }
+    }
 }
 
 pub(crate) fn create_buffer(

@@ -7,7 +7,7 @@
 
 use super::GpuError;
 use super::layout::GpuManifold;
-use super::sat::{bind_group_layout, storage};
+use super::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
@@ -44,23 +44,13 @@ impl ClipKernel {
                 storage(false),
             ],
         );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("clip.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(CLIP_WGSL.into()),
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("clip"),
-            bind_group_layouts: &[Some(geometry_layout), Some(&call_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("clip"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = compute_pipeline(
+            device,
+            "clip",
+            "clip.wgsl",
+            CLIP_WGSL,
+            &[geometry_layout, &call_layout],
+        );
         ClipKernel {
             pipeline,
             call_layout,

@@ -75,10 +75,11 @@
 //! Timings measured on Mesa lavapipe (a CPU rasterizer standing in for a GPU in CI) say nothing
 //! about GPU speed; [`GpuTimings`] is for benchmarks on real devices.
 
-mod buffers;
+pub(crate) mod buffers;
 mod clip;
-mod context;
+pub(crate) mod context;
 pub mod layout;
+pub(crate) mod pipeline;
 mod sat;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

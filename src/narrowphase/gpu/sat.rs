@@ -19,6 +19,7 @@ use super::context::{DeviceLimits, GpuContext};
 use super::layout::{
     GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE,
 };
+use super::pipeline::{bind_group_layout, compute_pipeline, storage};
 use super::{GpuError, context::ErrorScopes};
 use crate::scene::Body;
 
@@ -57,23 +58,13 @@ impl SatKernel {
                 },
             ],
         );
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("sat.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SAT_WGSL.into()),
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sat"),
-            bind_group_layouts: &[Some(&geometry_layout), Some(&call_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("sat"),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some("main"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = compute_pipeline(
+            device,
+            "sat",
+            "sat.wgsl",
+            SAT_WGSL,
+            &[&geometry_layout, &call_layout],
+        );
         SatKernel {
             pipeline,
             geometry_layout,
@@ -387,37 +378,6 @@ pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
     let by_binding = limits.max_binding / MANIFOLD_BYTES;
     let by_dispatch = limits.max_workgroups * u64::from(WORKGROUP_SIZE);
     (by_binding.min(by_dispatch) / 256 * 256).max(256)
-}
-
-/// A storage buffer binding type.
-pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
-    wgpu::BindingType::Buffer {
-        ty: wgpu::BufferBindingType::Storage { read_only },
-        has_dynamic_offset: false,
-        min_binding_size: None,
-    }
-}
-
-/// A compute bind group layout with one entry per binding type, numbered from 0.
-pub(crate) fn bind_group_layout(
-    device: &wgpu::Device,
-    label: &str,
-    types: &[wgpu::BindingType],
-) -> wgpu::BindGroupLayout {
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = types
-        .iter()
-        .enumerate()
-        .map(|(i, &ty)| wgpu::BindGroupLayoutEntry {
-            binding: i as u32,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty,
-            count: None,
-        })
-        .collect();
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries: &entries,
-    })
 }
 
 #[cfg(test)]

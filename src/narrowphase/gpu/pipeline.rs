@@ -1,0 +1,68 @@
+//! Compute pipelines and bind group layouts, built the same way for every hullsat kernel (SAT,
+//! clip, ray casts).
+//!
+//! 1. [`storage`]: a storage buffer binding type.
+//! 2. [`bind_group_layout`]: a compute-stage layout with one entry per binding type, numbered
+//!    from 0.
+//! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
+//!    over the given bind group layouts, group 0 first.
+
+/// A storage buffer binding type (no dynamic offset, no minimum size).
+pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty: wgpu::BufferBindingType::Storage { read_only },
+        has_dynamic_offset: false,
+        min_binding_size: None,
+    }
+}
+
+/// A compute bind group layout with one entry per binding type, numbered from 0.
+pub(crate) fn bind_group_layout(
+    device: &wgpu::Device,
+    label: &str,
+    types: &[wgpu::BindingType],
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = types
+        .iter()
+        .enumerate()
+        .map(|(i, &ty)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty,
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+/// The compute pipeline `label` of the WGSL `source` (module labelled `file`, entry point
+/// `main`), bound to `groups` in order (inside the caller's error scopes).
+pub(crate) fn compute_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    file: &str,
+    source: &'static str,
+    groups: &[&wgpu::BindGroupLayout],
+) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(file),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let bind_group_layouts: Vec<Option<&wgpu::BindGroupLayout>> = groups.iter().copied().map(Some).collect();
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &bind_group_layouts,
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
