@@ -131,16 +131,28 @@ pub struct HalfSpace {
 }
 
 impl HalfSpace {
-    /// A half-space; the normal is normalized (it must be finite and non-zero).
+    /// The solid `dot(normal, x) <= offset` (local frame) for any finite non-zero `normal`:
+    /// normal and offset are both divided by the normal's length, so the solid is the one
+    /// written (stored with a unit normal). The scaled offset must lie within ±[`MAX_POSITION`].
     pub fn new(normal: Vec3, offset: f32) -> Result<Self, ShapeError> {
+        if !offset.is_finite() {
+            return Err(ShapeError::BadOffset(offset));
+        }
+        // Scaled to a largest component of 1 first, so tiny and huge normals normalize too.
+        let largest = normal.abs().max_element();
+        if !(normal.is_finite() && largest > 0.0) {
+            return Err(ShapeError::BadNormal);
+        }
+        let scaled = normal / largest;
+        let length = scaled.length();
+        let offset = ((f64::from(offset) / f64::from(largest)) / f64::from(length)) as f32;
         if !(offset.is_finite() && f64::from(offset.abs()) <= MAX_POSITION) {
             return Err(ShapeError::BadOffset(offset));
         }
-        let normal = normal
-            .try_normalize()
-            .filter(|n| n.is_finite())
-            .ok_or(ShapeError::BadNormal)?;
-        Ok(HalfSpace { normal, offset })
+        Ok(HalfSpace {
+            normal: scaled / length,
+            offset,
+        })
     }
 }
 
@@ -192,5 +204,39 @@ impl Shape {
             Shape::Capsule(c) => c.half_height + c.radius,
             Shape::HalfSpace(_) => f32::INFINITY,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_space_is_the_solid_written_whatever_the_normal_length() {
+        for (normal, offset) in [
+            (Vec3::new(-1.0, 0.0, 1.0), -1.0),
+            (Vec3::new(0.0, 3.0, 0.0), 6.0),
+            (Vec3::new(1e-20, 2e-20, -2e-20), 3e-20),
+            (Vec3::new(1e30, 0.0, 1e30), 1e30),
+        ] {
+            let h = HalfSpace::new(normal, offset).unwrap();
+            assert!((h.normal.length() - 1.0).abs() < 1e-6);
+            // A boundary point of the solid as written lies on the stored plane.
+            let on_plane = normal * (offset / normal.length_squared().max(f32::MIN_POSITIVE));
+            if on_plane.is_finite() && normal.length_squared().is_normal() {
+                assert!((h.normal.dot(on_plane) - h.offset).abs() <= 1e-5 * h.offset.abs().max(1.0));
+            }
+        }
+        // The example from the review: dot([-1, 0, 1], x) <= -1 holds at x = (1, 0, 0) exactly.
+        let h = HalfSpace::new(Vec3::new(-1.0, 0.0, 1.0), -1.0).unwrap();
+        assert!((h.normal.dot(Vec3::X) - h.offset).abs() < 1e-6, "{h:?}");
+        assert!(matches!(
+            HalfSpace::new(Vec3::ZERO, 0.0),
+            Err(ShapeError::BadNormal)
+        ));
+        assert!(matches!(
+            HalfSpace::new(Vec3::Y, 2e12),
+            Err(ShapeError::BadOffset(_))
+        ));
     }
 }
