@@ -1,12 +1,12 @@
 //! The `hullsat collide` command line: results on stdout or in `--out`, and every class of bad
 //! input refused with exit code 2, one line on stderr naming the JSON path, and no output.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
 mod support;
+use support::cli::{floats, hullsat, scene_file, scratch, stderr};
 use support::gpu_required;
 
 /// Box A (half extents 0.5) at the origin, a smaller box B (0.4) resting on it 0.01 deep, and
@@ -20,41 +20,6 @@ const BOX_ON_BOX: &str = r#"{
   "pairs": [[0, 1], [0, 2]],
   "margin": 0.0
 }"#;
-
-fn hullsat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hullsat"))
-        .args(args)
-        .output()
-        .expect("the hullsat binary runs")
-}
-
-/// A fresh path named `name` in this test target's scratch folder (any old file removed).
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
-
-fn scene_file(name: &str, text: &str) -> PathBuf {
-    let path = scratch(&format!("{name}.json"));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn floats(value: &Value) -> Vec<f64> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
 
 /// Runs the scene with `--out` and checks the refusal: exit 2, exactly `error: {expected}` on
 /// stderr, nothing on stdout, no results file.

@@ -1,27 +1,11 @@
 //! `hullsat demo` and `hullsat bench`: small generated scenes run, report every field, agree
 //! between backends on the pairs, and bad options exit 2 with a clear line.
 
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
 mod support;
+use support::cli::{hullsat, stderr, stdout};
 use support::gpu_required;
-
-fn hullsat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hullsat"))
-        .args(args)
-        .output()
-        .expect("the hullsat binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
 
 /// The number after `label` on its line of `report`.
 fn count_after(report: &str, label: &str) -> u64 {

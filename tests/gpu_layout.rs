@@ -1,8 +1,6 @@
 //! The WGSL shaders parse and validate, and every struct and constant they share with Rust has
 //! the same layout and value on both sides. No device needed.
 
-use std::mem::{offset_of, size_of};
-
 use hullsat::FeatureId;
 use hullsat::constants::{
     AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
@@ -12,7 +10,11 @@ use hullsat::gpu::layout::{
     GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
     MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
 };
-use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+mod support;
+use support::wgsl::{
+    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate,
+};
 
 /// Kernels live beside their host modules under src/.
 fn source_dir() -> std::path::PathBuf {
@@ -29,10 +31,6 @@ fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
             out.push(path);
         }
     }
-}
-
-fn parse_source(name: &str, source: &str) -> naga::Module {
-    naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(source)))
 }
 
 /// A kernel file's module: kernels beside `geometry.wgsl` are compiled after it (as the host
@@ -64,58 +62,11 @@ fn every_wgsl_file_parses_and_validates() {
     let mut files = Vec::new();
     wgsl_files(&source_dir(), &mut files);
     for path in &files {
-        let module = parse(path);
-        Validator::new(ValidationFlags::all(), Capabilities::empty())
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        validate(&path.display().to_string(), &parse(path));
     }
     assert!(
         files.iter().any(|f| f.ends_with("narrowphase/gpu/sat.wgsl")),
         "sat.wgsl not found under src/: {files:?}"
-    );
-}
-
-/// Field names and byte offsets of a Rust struct, plus its size.
-macro_rules! rust_layout {
-    ($ty:ty { $($field:ident),* $(,)? }) => {
-        (
-            vec![$((stringify!($field), offset_of!($ty, $field) as u32)),*],
-            size_of::<$ty>() as u32,
-        )
-    };
-}
-
-/// Field names and byte offsets of the WGSL struct `name`, plus its size (naga's layouter).
-fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layouts compute");
-    let (handle, ty) = module
-        .types
-        .iter()
-        .find(|(_, ty)| ty.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("struct {name} not found"));
-    let naga::TypeInner::Struct { members, span } = &ty.inner else {
-        panic!("{name} is not a struct");
-    };
-    assert_eq!(layouter[handle].size, *span);
-    let fields = members
-        .iter()
-        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-        .collect();
-    (fields, *span)
-}
-
-fn assert_same_layout(module: &naga::Module, name: &str, rust: (Vec<(&str, u32)>, u32)) {
-    let (wgsl_fields, wgsl_size) = wgsl_layout(module, name);
-    let (rust_fields, rust_size) = rust;
-    let rust_fields: Vec<(String, u32)> = rust_fields.into_iter().map(|(n, o)| (n.to_string(), o)).collect();
-    assert_eq!(
-        rust_fields, wgsl_fields,
-        "{name}: fields (name, offset) differ (Rust left, WGSL right)"
-    );
-    assert_eq!(
-        rust_size, wgsl_size,
-        "{name}: size differs (Rust left, WGSL right)"
     );
 }
 
@@ -189,19 +140,6 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
     );
 }
 
-/// The scalar value of the WGSL `const` named `name`.
-fn wgsl_const(module: &naga::Module, name: &str) -> naga::Literal {
-    let (_, constant) = module
-        .constants
-        .iter()
-        .find(|(_, c)| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("const {name} not found"));
-    match module.global_expressions[constant.init] {
-        naga::Expression::Literal(literal) => literal,
-        ref other => panic!("const {name} is not a literal: {other:?}"),
-    }
-}
-
 #[test]
 fn wgsl_constants_equal_the_rust_ones() {
     use naga::Literal::{F32, U32};
@@ -220,9 +158,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("F32_MAX", F32(f32::MAX)),
         ("AXIS_MASK", U32(AXIS_MASK)),
     ];
-    for (name, value) in expected {
-        assert_eq!(wgsl_const(&module, name), value, "const {name}");
-    }
+    assert_consts(&module, &expected);
     let clip = clip_module();
     let expected = [
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
@@ -239,13 +175,6 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
     ];
-    for (name, value) in expected {
-        assert_eq!(wgsl_const(&clip, name), value, "clip const {name}");
-    }
-    let entry = module
-        .entry_points
-        .iter()
-        .find(|e| e.name == "main")
-        .expect("entry point main");
-    assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1]);
+    assert_consts(&clip, &expected);
+    assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }

@@ -2,53 +2,17 @@
 //! giving the same lists, `--help`, and bad input refused with exit code 2, one line on stderr
 //! naming the JSON path, and no output.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod support;
+use support::cli::{floats, hullsat, scene_file, scratch, stderr};
 use support::gpu_required;
 
 /// A unit box at the origin, a sphere (0.5) at x = 4, a capsule lying along X at x = 8 (half
 /// height 0.5, radius 0.25), the ground y <= -1, an octahedron at z = 5.
 const EXAMPLE: &str = include_str!("../examples/rays.json");
-
-fn hullsat(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_hullsat"))
-        .args(args)
-        .env("NODEVICE_SELECT", "1")
-        .output()
-        .expect("the hullsat binary runs")
-}
-
-/// A fresh path named `name` in this test target's scratch folder (any old file removed).
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("raycast_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
-
-fn scene_file(name: &str, text: &str) -> PathBuf {
-    let path = scratch(&format!("{name}.json"));
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-fn floats(value: &Value) -> Vec<f64> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
 
 fn hits(output: &Output) -> Value {
     assert!(output.status.success(), "{}", stderr(output));

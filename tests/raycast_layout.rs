@@ -1,59 +1,26 @@
 //! `src/raycast/raycast.wgsl` parses and validates, and every struct and constant it shares with
 //! Rust has the same layout and value on both sides. No device needed.
 
-use std::mem::{offset_of, size_of};
-
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
     GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
     SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
 use hullsat::raycast::{BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
-use naga::valid::{Capabilities, ValidationFlags, Validator};
+
+mod support;
+use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
 
 fn module() -> naga::Module {
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/raycast/raycast.wgsl"))
         .expect("raycast.wgsl is readable");
     assert_eq!(source, RAYCAST_WGSL, "the embedded shader is the file");
-    naga::front::wgsl::parse_str(&source)
-        .unwrap_or_else(|e| panic!("raycast.wgsl: {}", e.emit_to_string(&source)))
+    parse("raycast.wgsl", &source)
 }
 
 #[test]
 fn the_kernel_parses_and_validates() {
-    Validator::new(ValidationFlags::all(), Capabilities::empty())
-        .validate(&module())
-        .unwrap_or_else(|e| panic!("raycast.wgsl: {e:?}"));
-}
-
-/// Field names and byte offsets of a Rust struct, plus its size.
-macro_rules! rust_layout {
-    ($ty:ty { $($field:ident),* $(,)? }) => {
-        (
-            vec![$((stringify!($field).to_string(), offset_of!($ty, $field) as u32)),*],
-            size_of::<$ty>() as u32,
-        )
-    };
-}
-
-/// Field names and byte offsets of the WGSL struct `name`, plus its size (naga's layouter).
-fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layouts compute");
-    let (handle, ty) = module
-        .types
-        .iter()
-        .find(|(_, ty)| ty.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("struct {name} not found in raycast.wgsl"));
-    let naga::TypeInner::Struct { members, span } = &ty.inner else {
-        panic!("{name} is not a struct");
-    };
-    assert_eq!(layouter[handle].size, *span);
-    let fields = members
-        .iter()
-        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-        .collect();
-    (fields, *span)
+    validate("raycast.wgsl", &module());
 }
 
 #[test]
@@ -127,24 +94,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         ),
     ];
     for (name, rust) in cases {
-        assert_eq!(
-            rust,
-            wgsl_layout(&module, name),
-            "{name}: (fields, size), Rust left, WGSL right"
-        );
-    }
-}
-
-/// The scalar value of the WGSL `const` named `name`.
-fn wgsl_const(module: &naga::Module, name: &str) -> naga::Literal {
-    let (_, constant) = module
-        .constants
-        .iter()
-        .find(|(_, c)| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("const {name} not found in raycast.wgsl"));
-    match module.global_expressions[constant.init] {
-        naga::Expression::Literal(literal) => literal,
-        ref other => panic!("const {name} is not a literal: {other:?}"),
+        assert_same_layout(&module, name, rust);
     }
 }
 
@@ -165,13 +115,6 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("STACK_OVERFLOW_BIT", U32(STACK_OVERFLOW_BIT)),
         ("F32_MAX", F32(f32::MAX)),
     ];
-    for (name, value) in expected {
-        assert_eq!(wgsl_const(&module, name), value, "const {name}");
-    }
-    let entry = module
-        .entry_points
-        .iter()
-        .find(|e| e.name == "main")
-        .expect("entry point main");
-    assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1]);
+    assert_consts(&module, &expected);
+    assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }

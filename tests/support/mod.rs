@@ -1,10 +1,13 @@
 //! Helpers shared by the integration tests: seeded randomness, approximate comparisons.
 #![allow(dead_code, unused_imports)] // each test binary uses its own subset
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod gpu;
 pub mod oracle;
 pub mod parry;
 pub mod shapes;
+pub mod wgsl;
 
 pub use shapes::{random_direction, random_direction as random_unit_vector, random_rotation};
 
