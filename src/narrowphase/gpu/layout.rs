@@ -2,6 +2,11 @@
 //! at compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. No `Vec3A`:
 //! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
 //! scalar that fills the slot, and vectors that stand alone are `[f32; 4]`.
+//!
+//! Why Pod twins and not `encase::ShaderType`: every buffer here is an array the host fills in
+//! place (mapped staging written on all threads) or reads back in place, which `bytemuck` casts
+//! without a copy; encase serializes through a copy per struct, the per-pair host work issue 8
+//! removed. The one uniform (`GpuParams`) is four scalars. The naga test pins both layouts alike.
 
 use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
