@@ -60,20 +60,9 @@ const MAX_ECHOED_CHARS: usize = 40;
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
     let (root, mut streamed) = read_value(text)?;
     let root = Fields::new(&root, "$", &["shapes", "bodies", "pairs", "margin"])?;
-    let (shapes, path) = root.get("shapes")?;
-    let shapes = array(shapes, &path)?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let points = streamed.hull_points.remove(&i).unwrap_or_default();
-            parse_shape(v, &format!("shapes[{i}]"), points)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    // `bodies` and `pairs` were converted while reading (see `Streamed`); their arrays in the
-    // tree are empty, but still checked to be arrays.
-    let (bodies, path) = root.get("bodies")?;
-    array(bodies, &path)?;
-    let bodies = streamed.bodies;
+    let (shapes, bodies) = shapes_and_bodies(&root, &mut streamed)?;
+    // `pairs` were converted while reading (see `Streamed`); the array in the tree is empty,
+    // but still checked to be an array.
     let pairs = match root.get_optional("pairs") {
         None => None,
         Some((pairs, path)) => {
@@ -786,7 +775,16 @@ pub fn parse_scene_extension(
     Fields::new(&Value::Object(keys), "$", &known)?;
     let (root, mut streamed) = read_value(text)?;
     let fields = Fields::new(&root, "$", &known)?;
-    let (shapes, path) = fields.get("shapes")?;
+    let (shapes, bodies) = shapes_and_bodies(&fields, &mut streamed)?;
+    let bodies = validate_batch(&shapes, &bodies, &[], 0.0)?;
+    Ok((root, shapes, bodies))
+}
+
+/// The document's `shapes` (hull points taken from `streamed`) and its `bodies` (converted
+/// while reading, see [`Streamed`]: the array in the tree is empty, but still checked to be an
+/// array), bodies not yet checked against the shapes ([`validate_batch`]).
+fn shapes_and_bodies(root: &Fields, streamed: &mut Streamed) -> Result<(Vec<Shape>, Vec<Body>), InputError> {
+    let (shapes, path) = root.get("shapes")?;
     let shapes = array(shapes, &path)?
         .iter()
         .enumerate()
@@ -795,11 +793,9 @@ pub fn parse_scene_extension(
             parse_shape(v, &format!("shapes[{i}]"), points)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    // `bodies` were converted while reading (see `Streamed`).
-    let (bodies, path) = fields.get("bodies")?;
+    let (bodies, path) = root.get("bodies")?;
     array(bodies, &path)?;
-    let bodies = validate_batch(&shapes, &streamed.bodies, &[], 0.0)?;
-    Ok((root, shapes, bodies))
+    Ok((shapes, std::mem::take(&mut streamed.bodies)))
 }
 
 #[cfg(test)]
