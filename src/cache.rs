@@ -39,7 +39,8 @@ use crate::query::sat_box_box::query_boxes;
 use crate::scene::{Body, InputError, validate_batch};
 use crate::shape::Shape;
 
-/// Rounding allowance of the cache's bounds, relative to the pair's reach: added to every motion
+/// Rounding allowance of the cache's bounds, relative to the pair's reach (dimensionless; times
+/// the reach, a length, it is a length): added to every motion
 /// bound and required beyond the margin before a re-measured axis counts as separating (box
 /// pairs' cold queries round differently from the hull formulas used here; GJK's distance is
 /// within 1e-6 of exact). Larger runs more cold calls; smaller risks a verdict off by rounding.

@@ -15,9 +15,9 @@ use glam::Vec3;
 
 use crate::hull::ConvexHull;
 
-/// Relative slack added to every face and edge bound, times the pair's coordinate reach
-/// (translation plus both hulls' centroid offsets and radii). It covers f32 rounding of the bound and of the
-/// separation it bounds, and axes that leave the exact Gauss-map arc by up to this angle (a
+/// Relative slack (dimensionless) added to every face and edge bound, times the pair's
+/// coordinate reach (translation plus both hulls' centroid offsets and radii, a length), so the
+/// slack is a length. It covers f32 rounding of the bound and of the separation it bounds, and axes that leave the exact Gauss-map arc by up to this angle (a
 /// rounding-decided crossing test moves the axis by far less, about 1e-5 rad, at the parallel
 /// cut-off sine of 1e-3). Larger keeps more edges (slower, never wrong); smaller risks dropping
 /// a face or an edge pair the exhaustive query would pick.

@@ -30,14 +30,21 @@ pub const BVH_LEAF_SIZE: usize = 4;
 /// traversal holds at most one entry per level plus one.
 pub const BVH_STACK_SIZE: usize = 64;
 
-/// Growth of every BVH box on each side, relative to the largest coordinate magnitude of the box
-/// in the BVH frame (plus its extent): covers the f32 rounding of the box test (a few ulps), so
-/// traversal stays conservative. Larger only adds candidates.
+/// Growth of every BVH box on each side, relative (dimensionless) to the largest coordinate
+/// magnitude of the box in the BVH frame plus its extent (so the growth is a length): covers the
+/// f32 rounding of the box test (a few ulps, about 1e-7 relative), so traversal stays
+/// conservative. Larger only adds candidates (slower, never wrong); smaller risks skipping a box
+/// whose body the ray grazes.
 pub const BVH_PADDING: f32 = 1.0e-5;
 
-/// Direction components smaller than this in magnitude are replaced by it (with their sign)
-/// before inverting for the box test, so `(bound - origin) / component` stays finite. Must match
-/// `MIN_DIRECTION_COMPONENT` in `raycast.wgsl`.
+/// Direction components (of the unit ray direction, dimensionless) smaller than this in
+/// magnitude are replaced by it (with their sign) before inverting for the box test, so
+/// `(bound - origin) / component` stays finite: at most 1e20 per unit length, far below
+/// `f32::MAX` for any coordinate the scene allows. Smaller risks an infinite or NaN slab
+/// distance (0 × ∞); larger tilts near-axis-parallel rays in the box test: a ray whose origin
+/// lies within `MIN_DIRECTION_COMPONENT` × distance of a slab's bound may be judged to leave the
+/// slab (at 1e-20, within 1e-8 after 1e12 length units). Must match `MIN_DIRECTION_COMPONENT`
+/// in `raycast.wgsl`.
 pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
 
 /// Fewest bodies a rayon task boxes in step 1.
