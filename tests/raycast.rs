@@ -4,6 +4,7 @@
 //! `cast_ray_and_get_normal`, the batch (BVH) against brute force, hit order, `closest`, and
 //! precision far from the world origin.
 
+mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
@@ -14,6 +15,7 @@ use hullsat::{Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, HalfSpace, Pose, 
 use parry3d::query::Ray as PRay;
 use rand::RngExt;
 use rand_pcg::Pcg64;
+use raycast_common::random_scene;
 use support::parry::{to_parry_pose, to_parry_shape};
 use support::seeded_rng;
 use support::shapes::{Family, random_direction, random_rotation, random_shape};
@@ -430,34 +432,10 @@ fn hull_rays_agree_with_parry() {
     assert!(grazing < 60 && other_normal < 30, "{grazing} {other_normal}");
 }
 
-/// A random scene of `count` bodies (boxes, hulls, spheres, capsules) in a cube of side `side`,
-/// plus a ground half-space.
-fn random_scene(rng: &mut Pcg64, count: usize, side: f32) -> (Vec<Shape>, Vec<Body>) {
-    let mut shapes: Vec<Shape> = (0..24)
-        .map(|i| match i % 4 {
-            0 => random_shape(rng, Family::Box),
-            1 => random_shape(rng, Family::Hull),
-            2 => Shape::Sphere(Sphere::new(rng.random_range(0.2..1.0)).unwrap()),
-            _ => {
-                Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0), rng.random_range(0.1..0.5)).unwrap())
-            }
-        })
-        .collect();
-    shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()));
-    let mut bodies: Vec<Body> = (0..count)
-        .map(|_| {
-            let p = (support::random_vec3(rng, 0.5) + 0.5) * side;
-            body(rng.random_range(0..24), p, random_rotation(rng))
-        })
-        .collect();
-    bodies.push(body(24, Vec3::new(0.0, -0.5 * side, 0.0), Quat::IDENTITY));
-    (shapes, bodies)
-}
-
 #[test]
 fn the_batch_finds_what_brute_force_finds() {
     let mut rng = seeded_rng(3);
-    let (shapes, bodies) = random_scene(&mut rng, 600, 30.0);
+    let (shapes, bodies) = random_scene(&mut rng, 600, 30.0, Vec3::ZERO);
     let rays: Vec<Ray> = (0..3000)
         .map(|i| {
             let o = (support::random_vec3(&mut rng, 0.7) + 0.5) * 30.0;
