@@ -26,7 +26,6 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::CpuNarrowphase;
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
 use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::hull::ConvexHull;
@@ -36,8 +35,9 @@ use crate::query::sat::{
     SatAxis, SatResult, edge_pair_separation, face_separation, prefer_faces, query_faces, query_hulls,
 };
 use crate::query::sat_box_box::query_boxes;
-use crate::scene::{Body, InputError, validate_batch};
+use crate::scene::{Body, InputError};
 use crate::shape::Shape;
+use crate::{CpuNarrowphase, ValidatedBatch};
 
 /// Rounding allowance of the cache's bounds, relative to the pair's reach (dimensionless; times
 /// the reach, a length, it is a length): added to every motion
@@ -108,7 +108,7 @@ pub struct CacheStats {
 
 /// Per body pair facts from earlier frames (see the module docs), owned by the caller and
 /// keyed by the caller's body indices `[a, b]` (A's index first: the pair `[b, a]` is another
-/// entry). One cache per scene; entries of pairs no longer queried stay until [`Self::clear`].
+/// entry; [`Self::collide_batch`] keys every pair `[min, max]`, as the batches compute it). One cache per scene; entries of pairs no longer queried stay until [`Self::clear`].
 #[derive(Clone, Debug, Default)]
 pub struct ContactCache {
     entries: HashMap<[u32; 2], Entry, BuildHasherDefault<PairHasher>>,
@@ -132,7 +132,7 @@ impl ContactCache {
     }
 
     /// [`CpuNarrowphase::collide_single_thread`] through the cache: the same input checks and
-    /// output, each pair keyed by its body indices. Manifolds equal a cold call's except
+    /// output, each pair keyed by its body indices in canonical order (`[min, max]`). Manifolds equal a cold call's except
     /// `separation`, within the tolerance of the module docs.
     pub fn collide_batch(
         &mut self,
@@ -142,8 +142,11 @@ impl ContactCache {
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
         let shapes = narrowphase.shapes();
-        let bodies = validate_batch(shapes, bodies, pairs, margin)?;
-        Ok(pairs
+        // Canonical pair order (lower body index first) as every backend, restored at the end.
+        let batch = ValidatedBatch::new_on_this_thread(shapes, bodies, pairs, margin)?;
+        let bodies = batch.bodies();
+        let mut results: Vec<Option<Manifold>> = batch
+            .pairs()
             .iter()
             .map(|&[a, b]| {
                 let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
@@ -156,7 +159,9 @@ impl ContactCache {
                     margin,
                 )
             })
-            .collect())
+            .collect();
+        batch.restore_order(&mut results);
+        Ok(results)
     }
 
     /// [`collide_shapes`] for the pair `key` through the cache (same contract, same
