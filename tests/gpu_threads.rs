@@ -1,6 +1,6 @@
-//! The GPU narrowphase from several threads at once: every narrowphase shares the one
-//! process-wide device, and creating, using and dropping them concurrently neither deadlocks nor
-//! mixes up results. (On NVIDIA's driver, per-narrowphase instances torn down concurrently
+//! The GPU narrowphase and ray casts from several threads at once: every narrowphase and
+//! raycaster shares the one process-wide device, and creating, using and dropping them
+//! concurrently neither deadlocks nor mixes up results. (On NVIDIA's driver, per-narrowphase instances torn down concurrently
 //! deadlocked; this is the test that would have caught it.)
 
 mod support;
@@ -9,8 +9,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use glam::DVec3;
 use glam::{Quat, Vec3};
-use hullsat::{Body, CpuNarrowphase, Cuboid, GpuNarrowphase, Pose, Shape};
+use hullsat::{Body, CpuNarrowphase, CpuRaycaster, Cuboid, GpuNarrowphase, GpuRaycaster, Pose, Ray, Shape};
 use rand::RngExt;
 use support::{gpu_or_skip, seeded_rng};
 
@@ -86,6 +87,34 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
             assert_eq!(gpu_result, &cpu[i], "{context}: GPU and CPU differ");
         }
         drop(gpu);
+        // Odd threads also cast rays on the shared device meanwhile: straight down through
+        // every stack, each ray entering the top box and then the base.
+        if thread % 2 == 1 {
+            let rays: Vec<Ray> = bodies
+                .iter()
+                .step_by(2)
+                .map(|base| {
+                    let origin = base.pose.translation + DVec3::Y * 10.0;
+                    Ray::new(origin, -Vec3::Y, None).expect("a valid ray")
+                })
+                .collect();
+            let mut gpu = GpuRaycaster::new(shapes).expect("GPU raycaster (an adapter exists)");
+            let gpu_hits = gpu.cast(&bodies, &rays, false).expect("GPU ray casts");
+            let cpu_hits = CpuRaycaster::new(shapes.to_vec())
+                .cast(&bodies, &rays, false)
+                .expect("CPU ray casts");
+            for (i, (g, c)) in gpu_hits.iter().zip(&cpu_hits).enumerate() {
+                let context = format!("thread {thread}, round {round}, ray {i}: {g:?} vs {c:?}");
+                assert_eq!(g.len(), 2, "{context}: the top box and the base");
+                assert_eq!(g.len(), c.len(), "{context}");
+                for (g, c) in g.iter().zip(c) {
+                    assert!(
+                        g.body == c.body && (g.distance - c.distance).abs() < 1e-4,
+                        "{context}"
+                    );
+                }
+            }
+        }
     }
 }
 
