@@ -39,6 +39,17 @@ fn pair_scene(rng: &mut Pcg64, count: usize) -> (Vec<Shape>, Vec<Body>) {
     (shapes, bodies)
 }
 
+/// `bodies` translated by `offset` (world, f64).
+fn moved_by(bodies: &[Body], offset: DVec3) -> Vec<Body> {
+    bodies
+        .iter()
+        .map(|b| Body {
+            shape: b.shape,
+            pose: Pose::new(b.pose.translation + offset, b.pose.rotation),
+        })
+        .collect()
+}
+
 fn pairs_of(bodies: &[Body]) -> Vec<[u32; 2]> {
     (0..bodies.len() as u32 / 2).map(|i| [2 * i, 2 * i + 1]).collect()
 }
@@ -61,13 +72,7 @@ fn far_from_the_origin_gives_the_manifolds_found_at_the_origin() {
         DVec3::new(1.0e6 + 0.123_456_789, -3.0e6 / 7.0, 2.5e6),
     ];
     for offset in offsets {
-        let moved: Vec<Body> = bodies
-            .iter()
-            .map(|b| Body {
-                shape: b.shape,
-                pose: Pose::new(b.pose.translation + offset, b.pose.rotation),
-            })
-            .collect();
+        let moved = moved_by(&bodies, offset);
         let far = narrowphase.collide(&moved, &pairs, margin).unwrap();
         for (i, (near, far)) in at_origin.iter().zip(&far).enumerate() {
             let context = format!("pair {i} moved by {offset}");
@@ -100,13 +105,7 @@ fn far_from_the_origin_the_gpu_keeps_its_precision() {
         DVec3::new(1.0e6 + 0.123_456_789, -3.0e6 / 7.0, 2.5e6),
         DVec3::splat(-7.5e5),
     ] {
-        let moved: Vec<Body> = bodies
-            .iter()
-            .map(|b| Body {
-                shape: b.shape,
-                pose: Pose::new(b.pose.translation + offset, b.pose.rotation),
-            })
-            .collect();
+        let moved = moved_by(&bodies, offset);
         let far = gpu.collide(&moved, &pairs, margin).expect("the GPU runs");
         for (i, (near, far)) in at_origin.iter().zip(&far).enumerate() {
             let context = format!("pair {i} moved by {offset}: {near:?}\n vs {far:?}");
