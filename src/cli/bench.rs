@@ -89,6 +89,15 @@ impl BenchBackend {
         }
     }
 
+    /// Threads a CPU backend runs on (`None` for the GPU backends).
+    fn cpu_threads(self) -> Option<usize> {
+        match self {
+            BenchBackend::Cpu1 => Some(1),
+            BenchBackend::Cpu => Some(rayon::current_num_threads()),
+            BenchBackend::Gpu | BenchBackend::GpuCpuclip => None,
+        }
+    }
+
     /// Where a GPU backend clips.
     fn clipping(self) -> Option<Clipping> {
         match self {
@@ -246,7 +255,6 @@ fn measure_backend(
     progress: bool,
 ) -> Result<Option<Measurement>, CliError> {
     let (bodies, margin) = (&scene.bodies, scene.margin);
-    let cpu_device = || cpu_model().unwrap_or_else(|| "unknown CPU".into());
     let measurement = match backend {
         BenchBackend::Cpu1 | BenchBackend::Cpu => {
             let cpu = CpuNarrowphase::new(scene.shapes.clone());
@@ -258,17 +266,12 @@ fn measure_backend(
                 };
                 Ok((results, None))
             })?;
-            let threads = if backend == BenchBackend::Cpu1 {
-                1
-            } else {
-                rayon::current_num_threads()
-            };
             Measurement {
                 backend,
                 manifolds: runs.manifolds,
                 median: median(&runs.times),
-                device: cpu_device(),
-                threads: Some(threads),
+                device: cpu_model(),
+                threads: backend.cpu_threads(),
                 gpu_split: None,
                 host_pairs: None,
             }
@@ -427,11 +430,7 @@ fn table(
         let ratio = cpu1.map_or("-".into(), |t| {
             format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
         });
-        let device = match m.threads {
-            Some(1) => format!("{} (1 thread)", m.device),
-            Some(n) => format!("{} ({n} threads)", m.device),
-            None => m.device.clone(),
-        };
+        let device = device_label(&m.device, m.threads);
         lines.push(format!(
             "{:<11} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
@@ -507,48 +506,50 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
                 object
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&objects).expect("plain JSON values")
-        );
-        return Ok(());
+        return output::print_lines(&[serde_json::to_string_pretty(&objects).expect("plain JSON values")]);
     }
     let mode = if args.closest { "closest hit" } else { "every hit" };
-    println!(
+    let mut lines = Vec::new();
+    lines.push(format!(
         "hullsat bench: {description}: {count} rays of length {} ({mode}), median of {} runs after 1 warm-up",
         args.ray_length, args.repeat
-    );
-    println!(
+    ));
+    lines.push(format!(
         "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
         "backend", "rays", "hits", "median", "rays/s", "vs cpu1"
-    );
+    ));
     for (m, name) in &rows {
         let ratio = cpu1.map_or("-".into(), |t| {
             format!("{:.2}x", t.as_secs_f64() / m.median.as_secs_f64())
         });
-        let device = match m.threads {
-            Some(1) => format!("{} (1 thread)", m.device),
-            Some(n) => format!("{} ({n} threads)", m.device),
-            None => m.device.clone(),
-        };
-        println!(
+        let device = device_label(&m.device, m.threads);
+        lines.push(format!(
             "{name:<7} {count:>9} {:>10} {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
             m.hits,
             m.median.as_secs_f64() * 1e3,
             per_second(m)
-        );
+        ));
         if let Some(t) = m.gpu {
-            println!(
+            lines.push(format!(
                 "gpu split (last run): BVH build {:.3} ms, upload {:.3} ms, dispatch+readback {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
                 t.bvh_build.as_secs_f64() * 1e3,
                 t.upload.as_secs_f64() * 1e3,
                 t.dispatch_readback.as_secs_f64() * 1e3,
                 t.finish.as_secs_f64() * 1e3,
                 t.cpu_rays
-            );
+            ));
         }
     }
-    Ok(())
+    output::print_lines(&lines)
+}
+
+/// The device column: the device, with the thread count for a CPU backend.
+fn device_label(device: &str, threads: Option<usize>) -> String {
+    match threads {
+        Some(1) => format!("{device} (1 thread)"),
+        Some(n) => format!("{device} ({n} threads)"),
+        None => device.to_string(),
+    }
 }
 
 /// The medians of one backend's timed ray casts.
@@ -591,16 +592,11 @@ fn measure_rays(
                     cpu.cast(bodies, rays, closest)?
                 }))
             })?;
-            let threads = if backend == BenchBackend::Cpu1 {
-                1
-            } else {
-                rayon::current_num_threads()
-            };
             RayMeasurement {
                 hits,
                 median,
-                device: cpu_model().unwrap_or_else(|| "unknown CPU".into()),
-                threads: Some(threads),
+                device: cpu_model(),
+                threads: backend.cpu_threads(),
                 gpu: None,
             }
         }

@@ -219,13 +219,17 @@ fn adapter_description(gpu: &GpuNarrowphase) -> String {
     format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
 
-/// The CPU's model name from `/proc/cpuinfo`, when readable.
-fn cpu_model() -> Option<String> {
-    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    info.lines()
-        .find(|line| line.starts_with("model name"))
-        .and_then(|line| line.split_once(':'))
-        .map(|(_, name)| name.trim().to_string())
+/// The CPU's model name from `/proc/cpuinfo`, or "unknown CPU" when it is not readable.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, name)| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
 }
 
 /// Pairs on which two result lists for the same pairs disagree, by the first difference found.
