@@ -74,19 +74,13 @@ impl CpuNarrowphase {
     ) -> Result<Vec<Option<Manifold>>, InputError> {
         let batch = ValidatedBatch::new_on_this_thread(&self.shapes, bodies, pairs, margin)?;
         let bodies = batch.bodies();
-        Ok(batch
+        let mut results: Vec<Option<Manifold>> = batch
             .pairs()
             .iter()
-            .zip(pairs)
-            .map(|(&pair, &[a, b])| {
-                let manifold = self.collide_pair(bodies, pair, margin);
-                if a > b {
-                    manifold.map(|m| m.swapped())
-                } else {
-                    manifold
-                }
-            })
-            .collect())
+            .map(|&pair| self.collide_pair(bodies, pair, margin))
+            .collect();
+        batch.restore_order(&mut results);
+        Ok(results)
     }
 
     /// The manifold of one validated pair (indices already checked).

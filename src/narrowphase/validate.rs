@@ -46,6 +46,9 @@ pub struct ValidatedBatch<'a> {
     /// The pairs as given.
     given: &'a [[u32; 2]],
     margin: f32,
+    /// Validated on all threads ([`Self::new`]) or on the calling one only: later passes over
+    /// the batch ([`Self::restore_order`]) do the same.
+    parallel: bool,
 }
 
 impl<'a> ValidatedBatch<'a> {
@@ -163,6 +166,7 @@ impl<'a> ValidatedBatch<'a> {
             pairs: canonical_pairs,
             given: pairs,
             margin,
+            parallel,
         })
     }
 
@@ -191,12 +195,20 @@ impl<'a> ValidatedBatch<'a> {
     /// manifold of a pair given with its higher body index first is [`Manifold::swapped`].
     pub fn restore_order(&self, results: &mut [Option<Manifold>]) {
         if let Cow::Owned(_) = self.pairs {
-            results
-                .par_iter_mut()
-                .with_min_len(CHECKS_PER_TASK)
-                .zip(self.given)
-                .filter(|(_, [a, b])| a > b)
-                .for_each(|(result, _)| *result = result.as_ref().map(Manifold::swapped));
+            let restore = |(result, [a, b]): (&mut Option<Manifold>, &[u32; 2])| {
+                if a > b {
+                    *result = result.as_ref().map(Manifold::swapped);
+                }
+            };
+            if self.parallel {
+                results
+                    .par_iter_mut()
+                    .with_min_len(CHECKS_PER_TASK)
+                    .zip(self.given)
+                    .for_each(restore);
+            } else {
+                results.iter_mut().zip(self.given).for_each(restore);
+            }
         }
     }
 
