@@ -1,7 +1,7 @@
 // Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
 // A port of src/query/sat.rs (the reference); keep the two in step.
 //
-// 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
+// 1. Bounds guard; pairs whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU
 //    handles them.
 // 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
 //    and its inverse.
@@ -41,7 +41,7 @@ struct EdgeQuery {
 
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
 // frame, deepest vertex of `b` below each. Stops once a face separates by more than `margin`.
-fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
         let plane = planes[a.first_face + face];
@@ -64,7 +64,7 @@ fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 
 // Separation of `b` (posed in A's frame by (q, t)) from `a` along the unit `axis` (A's frame):
 // the gap between the support points, as crate::query::sat::separation_along.
-fn separation_along(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
+fn separation_along(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
     let axis_in_b = quat_rotate(quat_conjugate(q), axis);
     var b_lowest = F32_MAX;
     for (var i = 0u; i < b.vertex_count; i++) {
@@ -88,7 +88,7 @@ fn is_minkowski_face(a: vec3<f32>, b: vec3<f32>, b_x_a: vec3<f32>, c: vec3<f32>,
 
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
 // by more than `margin`. `found` is false when no pair qualifies.
-fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+fn query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     for (var ia = 0u; ia < a.edge_count; ia++) {
         let ea = edges[a.first_edge + ia];
@@ -154,12 +154,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
-    if body_a.hull == NO_HULL || body_b.hull == NO_HULL {
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
+    if !is_hull(a) || !is_hull(b) {
         results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
         return;
     }
-    let a = hulls[body_a.hull];
-    let b = hulls[body_b.hull];
     let margin = params.margin;
     let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius);
 
