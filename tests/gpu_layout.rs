@@ -3,7 +3,9 @@
 
 use hullsat::FeatureId;
 use hullsat::constants::{
-    AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+    AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, CAPSULE_PARALLEL_SINE, CLOSEST_FEATURE_COSINE,
+    CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE,
+    INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold, GpuParams,
@@ -34,16 +36,22 @@ fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// A kernel file's module: kernels beside `geometry.wgsl` are compiled after it (as the host
-/// modules do); any other file stands alone.
+/// A kernel file's module: a file that is part of a kernel the host concatenates (clip.wgsl,
+/// gjk.wgsl, primitives.wgsl) is compiled as that whole kernel; other kernels beside
+/// `geometry.wgsl` are compiled after it (as the host modules do); any other file stands alone.
 fn parse(path: &std::path::Path) -> naga::Module {
     let read =
         |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let shared = path.with_file_name("geometry.wgsl");
-    let source = if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
-        read(&shared) + &read(path)
+    let own = read(path);
+    let is_clip_part =
+        path.file_name().is_some_and(|n| n != "geometry.wgsl") && hullsat::gpu::CLIP_WGSL.contains(&own);
+    let source = if is_clip_part {
+        hullsat::gpu::CLIP_WGSL.to_string()
+    } else if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
+        read(&shared) + &own
     } else {
-        read(path)
+        own
     };
     parse_source(&path.display().to_string(), &source)
 }
@@ -180,6 +188,23 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
         ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        ("FEATURE_OTHER", U32(FeatureId::OTHER)),
+        ("CLOSEST_FEATURE_COSINE", F32(CLOSEST_FEATURE_COSINE)),
+        // gjk.wgsl: the CPU keeps these in f64; the kernel runs in f32.
+        ("GJK_RELATIVE_TOLERANCE", F32(GJK_RELATIVE_TOLERANCE as f32)),
+        ("GJK_OVERLAP_TOLERANCE", F32(GJK_OVERLAP_TOLERANCE as f32)),
+        ("GJK_MAX_ITERATIONS", U32(GJK_MAX_ITERATIONS as u32)),
+        ("GJK_TINY", F32(f32::MIN_POSITIVE)),
+        ("GJK_EPSILON", F32(f32::EPSILON)),
+        // primitives.wgsl.
+        (
+            "PRIMITIVE_AXIS_PREFERENCE_TOLERANCE",
+            F32(AXIS_PREFERENCE_TOLERANCE),
+        ),
+        ("PRIMITIVE_PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("CAPSULE_FACE_SINE", F32(CAPSULE_FACE_SINE)),
+        ("CAPSULE_PARALLEL_SINE", F32(CAPSULE_PARALLEL_SINE)),
+        ("NORMALIZE_MIN_LENGTH", F32(1.0 / f32::MAX)),
     ];
     assert_consts(&clip, &expected);
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);

@@ -1,30 +1,37 @@
 // Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
-// A port of src/contact/hull_hull.rs (contact_on_axis, face_pair, most_antiparallel_face,
-// add_clipped_points) and src/contact/clip.rs (clip_incident_face, clip_by_side_plane,
-// crossing_id, reduce_to_four) and src/query/segment.rs (closest_points_segments), the
-// references; keep them in step. Runs after sat.wgsl on the same chunk.
+// A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
+// contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
+// src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
+// src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
+// sat.wgsl on the same chunk.
 //
-// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs this kernel does not finish go to
-//    the host (MANIFOLD_HOST): not a hull pair, the SAT cut short (INCOMPLETE_BIT), apart but
-//    within the margin (the host measures the distance with GJK), reference and incident faces
-//    beyond MAX_CLIP_VERTICES together.
-// 2. Edge axis: one point midway between the closest points of the two edges.
-// 3. Face axis: the SAT face is the reference face; the incident face is the other hull's face
+// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs that are not hull against hull
+//    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
+//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), reference and incident faces beyond
+//    MAX_CLIP_VERTICES together, a clip that keeps no point.
+// 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
+//    beyond the margin the pair is separated, and when the closest-point direction is not the
+//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair.
+// 3. Edge axis: one point midway between the closest points of the two edges.
+// 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
-// 4. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
+// 5. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
 //    with its packed feature id.
-// 5. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
+// 6. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
 //    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index).
-// 6. Each point midway between the incident point and its projection on the reference plane,
+// 7. Each point midway between the incident point and its projection on the reference plane,
 //    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
 //    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
 //    carry their SAT result (host_manifold), so the host runs no SAT again for them.
 //
-// Compiled after geometry.wgsl. tests/gpu_layout.rs checks the constants below against the
-// Rust ones.
+// Compiled after geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
+// tests/gpu_layout.rs checks the constants below against the Rust ones.
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
 const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
+// Mirrors crate::constants::CLOSEST_FEATURE_COSINE (cosine of the angle between the GJK
+// direction and the SAT axis).
+const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
@@ -33,10 +40,12 @@ const MAX_CLIP_VERTICES: u32 = 32u;
 const MANIFOLD_SEPARATED: u32 = 0u;
 const MANIFOLD_CLIPPED: u32 = 1u;
 const MANIFOLD_HOST: u32 = 2u;
-// Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR}: the kind field of a feature id.
+// Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR, OTHER}: the kind field of a feature id.
 const FEATURE_FACE_A: u32 = 0u;
 const FEATURE_FACE_B: u32 = 1u;
 const FEATURE_EDGE_PAIR: u32 = 2u;
+// Mirrors crate::FeatureId::OTHER: closest-point and primitive contacts.
+const FEATURE_OTHER: u32 = 3u;
 // Mirrors crate::FeatureId::{HIGH_MAX, LOW_MAX}: the field masks.
 const FEATURE_HIGH_MAX: u32 = 0x3fffu;
 const FEATURE_LOW_MAX: u32 = 0x7fffu;
@@ -400,6 +409,19 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
     return vec2<f32>(s, t);
 }
 
+// 2. One point midway between the closest points of two separated hulls (A's frame), for
+// closest features that are neither a face nor an edge pair. Ids: kind OTHER, the support vertex
+// of A along the normal and of B against it.
+fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints) -> GpuManifold {
+    let normal = (exact.point_b - exact.point_a) / exact.distance;
+    let vertex_a = hull_support_index(a, normal);
+    let vertex_b = hull_support_index(b, quat_rotate(quat_conjugate(q), -normal));
+    var m = GpuManifold(normal, exact.distance, array<vec4<f32>, 4>(), array<u32, 4>(), 1u, MANIFOLD_CLIPPED, 0u, 0u);
+    m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
+    m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
+    return m;
+}
+
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
 // kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
 fn host_manifold(sat: GpuSatResult) -> GpuManifold {
@@ -424,20 +446,45 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         emit_manifold(index, m);
         return;
     }
-    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
-        emit_manifold(index, host);
-        return;
-    }
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
+    if !is_hull(a) || !is_hull(b) {
+        collide_primitives(index, sat);
+        return;
+    }
+    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
+        emit_manifold(index, host);
+        return;
+    }
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 
+    if sat.separation > 0.0 {
+        // 2. Apart within the margin: GJK measures the distance.
+        let exact = gjk_closest_points(gjk_hull(a, identity, vec3<f32>(0.0)), gjk_hull(b, b_in_a.q, b_in_a.t));
+        if exact.found && loops_cut_short() {
+            emit_manifold(index, host);
+            return;
+        }
+        if exact.found {
+            if exact.distance > params.margin {
+                m.status = MANIFOLD_SEPARATED;
+                emit_manifold(index, m);
+                return;
+            }
+            let direction = (exact.point_b - exact.point_a) / exact.distance;
+            if dot(direction, sat.normal) < CLOSEST_FEATURE_COSINE {
+                emit_manifold(index, closest_point_contact(a, b, b_in_a.q, exact));
+                return;
+            }
+        }
+    }
+
     if axis == AXIS_EDGE_PAIR {
-        // 2. Edge axis.
+        // 3. Edge axis.
         let ea = edges[a.first_edge + sat.feature_a];
         let eb = edges[b.first_edge + sat.feature_b];
         let a0 = hull_vertex(a, ea.v0);
@@ -453,7 +500,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
 
-    // 3. Reference and incident faces, posed in A's frame.
+    // 4. Reference and incident faces, posed in A's frame.
     var reference = PosedFace(a, identity, vec3<f32>(0.0), sat.feature_a);
     var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
     var kind = FEATURE_FACE_A;
@@ -471,7 +518,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
 
-    // 4. to 6.
+    // 5. to 7.
     let s = clip_incident_face(reference, incident, kind);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
     add_clipped_points(s, normal, offset, params.margin, tolerance, &m);

@@ -485,15 +485,10 @@ impl SatRunner {
         let margin = batch.margin();
         let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
             MANIFOLD_SEPARATED => Ok(None),
-            MANIFOLD_CLIPPED => match hull_pair(shapes, batch, pair) {
-                (Some((hull_a, pose_a)), Some((hull_b, _))) => {
-                    manifold_from_gpu(raw, hull_a, hull_b, pose_a, pair).map(Some)
-                }
-                _ => Err(GpuError::BadResult {
-                    pair,
-                    what: "a clipped manifold for a pair that is not hull against hull".into(),
-                }),
-            },
+            MANIFOLD_CLIPPED => {
+                let [(shape_a, pose_a), (shape_b, _)] = pair_shapes(shapes, batch, pair);
+                manifold_from_gpu(raw, shape_a, shape_b, pose_a, pair).map(Some)
+            }
             MANIFOLD_HOST => {
                 host.fetch_add(1, Ordering::Relaxed);
                 let sat = raw.host_sat();
@@ -739,6 +734,18 @@ struct PendingRound {
     mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
 
+/// The shape and pose of each body of `batch.pairs()[pair]`.
+fn pair_shapes<'b>(
+    shapes: &'b [Shape],
+    batch: &'b ValidatedBatch,
+    pair: usize,
+) -> [(&'b Shape, &'b crate::pose::Pose); 2] {
+    batch.pairs()[pair].map(|body| {
+        let body = &batch.bodies()[body as usize];
+        (&shapes[body.shape as usize], &body.pose)
+    })
+}
+
 /// The hull and pose of each body of `batch.pairs()[pair]` (`None` for a non-hull shape).
 #[allow(clippy::type_complexity)]
 fn hull_pair<'b>(
@@ -749,13 +756,8 @@ fn hull_pair<'b>(
     Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
     Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
 ) {
-    let [a, b] = batch.pairs()[pair];
-    let hull = |body: u32| {
-        let body = &batch.bodies()[body as usize];
-        shapes[body.shape as usize]
-            .as_hull()
-            .map(|hull| (hull, &body.pose))
-    };
+    let [a, b] = pair_shapes(shapes, batch, pair);
+    let hull = |(shape, pose): (&'b Shape, &'b crate::pose::Pose)| shape.as_hull().map(|hull| (hull, pose));
     (hull(a), hull(b))
 }
 
@@ -881,7 +883,7 @@ mod tests {
 
     #[test]
     fn clipped_manifolds_read_back_are_bounds_checked() {
-        let b = unit_box();
+        let b = Shape::Hull(unit_box());
         let good = GpuManifold {
             normal: [0.0, 1.0, 0.0],
             separation: -0.1,
@@ -906,7 +908,7 @@ mod tests {
                 ..good
             },
             GpuManifold {
-                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 0).0; 4],
+                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 8).0; 4],
                 ..good
             },
             GpuManifold {
