@@ -1,17 +1,17 @@
 // Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
-// A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
-// contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
+// A port of src/contact/hull_hull.rs (contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
 // src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
 // src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
 // sat.wgsl on the same chunk.
 //
 // 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs that are not hull against hull
 //    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
-//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), reference and incident faces beyond
-//    MAX_CLIP_VERTICES together, a clip that keeps no point.
-// 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
-//    beyond the margin the pair is separated, and when the closest-point direction is not the
-//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair.
+//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), apart within the margin (step 2),
+//    reference and incident faces beyond MAX_CLIP_VERTICES together, a clip that keeps no
+//    point.
+// 2. Apart but within the margin (SAT separation > 0): left to the host, whose f64 GJK
+//    measures the distance (gjk.wgsl's f32 port chose differently from it near
+//    CLOSEST_FEATURE_COSINE and where the distance is flat; see issue 8's notes).
 // 3. Edge axis: one point midway between the closest points of the two edges.
 // 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
@@ -29,9 +29,6 @@
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
 const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
-// Mirrors crate::constants::CLOSEST_FEATURE_COSINE (cosine of the angle between the GJK
-// direction and the SAT axis).
-const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
@@ -206,26 +203,54 @@ fn clip_incident_face(reference: PosedFace, incident: PosedFace, kind: u32) -> u
     return src;
 }
 
-// Signed distance of polygon vertex i (buffer s) in front of the plane (normal, offset).
-fn poly_separation(s: u32, i: u32, normal: vec3<f32>, offset: f32) -> f32 {
-    return dot(normal, poly_position[s][i]) - offset;
+// The points a reduction runs over, as reduce_to_four's `candidate`: clip polygon `s`, or (when
+// from_hull) the vertices of `hull` posed in A's frame by (q, t), each with id OTHER(0, vertex)
+// (a half-space's contacts, primitives.wgsl).
+struct Candidates {
+    s: u32,
+    from_hull: bool,
+    hull: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+}
+
+fn polygon_candidates(s: u32) -> Candidates {
+    var c: Candidates;
+    c.s = s;
+    c.from_hull = false;
+    return c;
+}
+
+fn candidate_count(c: Candidates) -> u32 {
+    if c.from_hull {
+        return c.hull.vertex_count;
+    }
+    return poly_len[c.s];
+}
+
+fn candidate_position(c: Candidates, i: u32) -> vec3<f32> {
+    if c.from_hull {
+        return pose_point(c.q, c.t, hull_vertex(c.hull, i));
+    }
+    return poly_position[c.s][i];
+}
+
+fn candidate_id(c: Candidates, i: u32) -> u32 {
+    if c.from_hull {
+        return feature_id(FEATURE_OTHER, 0u, 0u, i);
+    }
+    return poly_id[c.s][i];
 }
 
 fn in_plane(v: vec3<f32>, normal: vec3<f32>) -> vec3<f32> {
     return v - normal * dot(normal, v);
 }
 
-// Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
-fn signed_area(s: u32, x: u32, y: u32, p: u32, normal: vec3<f32>) -> f32 {
-    let px = poly_position[s][x];
-    return dot(normal, cross(poly_position[s][y] - px, poly_position[s][p] - px));
-}
-
 // Scores of the reduction steps (reduce_to_four): step 1 distance from the deepest points'
 // mean, step 2 distance from the first pick, step 3 triangle area, step 4 area added outside
 // the triangle.
 struct Reduction {
-    s: u32,
+    c: Candidates,
     normal: vec3<f32>,
     offset: f32,
     margin: f32,
@@ -237,33 +262,44 @@ struct Reduction {
     triangle: vec3<u32>,
 }
 
+// Signed distance of candidate i in front of the plane (normal, offset).
+fn candidate_separation(r: Reduction, i: u32) -> f32 {
+    return dot(r.normal, candidate_position(r.c, i)) - r.offset;
+}
+
+// Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+fn signed_area(r: Reduction, x: u32, y: u32, p: u32) -> f32 {
+    let px = candidate_position(r.c, x);
+    return dot(r.normal, cross(candidate_position(r.c, y) - px, candidate_position(r.c, p) - px));
+}
+
 fn is_within(r: Reduction, i: u32) -> bool {
-    return poly_separation(r.s, i, r.normal, r.offset) <= r.margin;
+    return candidate_separation(r, i) <= r.margin;
 }
 
 fn is_deepest(r: Reduction, i: u32) -> bool {
-    return is_within(r, i) && poly_separation(r.s, i, r.normal, r.offset) <= r.deepest + r.tolerance;
+    return is_within(r, i) && candidate_separation(r, i) <= r.deepest + r.tolerance;
 }
 
 fn added_area(r: Reduction, i: u32) -> f32 {
     var added = 0.0;
     for (var e = 0u; e < 3u; e++) {
-        added = max(added, -signed_area(r.s, r.triangle[e], r.triangle[(e + 1u) % 3u], i, r.normal));
+        added = max(added, -signed_area(r, r.triangle[e], r.triangle[(e + 1u) % 3u], i));
     }
     return added;
 }
 
 fn score(r: Reduction, step: u32, i: u32) -> f32 {
-    let p = poly_position[r.s][i];
+    let p = candidate_position(r.c, i);
     switch step {
         case 1u: {
             return length(in_plane(p - r.mean, r.normal));
         }
         case 2u: {
-            return length(in_plane(p - poly_position[r.s][r.first], r.normal));
+            return length(in_plane(p - candidate_position(r.c, r.first), r.normal));
         }
         case 3u: {
-            return abs(signed_area(r.s, r.first, r.second, i, r.normal));
+            return abs(signed_area(r, r.first, r.second, i));
         }
         default: {
             return added_area(r, i);
@@ -274,7 +310,7 @@ fn score(r: Reduction, step: u32, i: u32) -> f32 {
 // The first candidate (by index) whose step score is within `tolerance` of the best; step 1's
 // candidates are the deepest points, the other steps' every point within the margin.
 fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
-    let n = poly_len[r.s];
+    let n = candidate_count(r.c);
     var best = -F32_MAX;
     for (var i = 0u; i < n; i++) {
         if (step == 1u && is_deepest(r, i)) || (step != 1u && is_within(r, i)) {
@@ -289,17 +325,18 @@ fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
     return 0u;
 }
 
-// 5. and 6.: reduces polygon `s` against the reference plane and writes the points into `m`.
-fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
-    let n = poly_len[s];
-    var r = Reduction(s, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
+// 6. and 7.: reduces the candidates `c` against the plane (normal, offset) and writes the
+// points into `m`, each midway between its candidate and the plane.
+fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
+    let n = candidate_count(c);
+    var r = Reduction(c, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
     var kept = array<u32, 4>(0u, 0u, 0u, 0u);
     var kept_count = 0u;
     var within_count = 0u;
     for (var i = 0u; i < n; i++) {
         if is_within(r, i) {
             within_count += 1u;
-            r.deepest = min(r.deepest, poly_separation(s, i, normal, offset));
+            r.deepest = min(r.deepest, candidate_separation(r, i));
         }
     }
     if within_count <= 4u {
@@ -315,7 +352,7 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
         var deepest_count = 0.0;
         for (var i = 0u; i < n; i++) {
             if is_deepest(r, i) {
-                sum += poly_position[s][i];
+                sum += candidate_position(c, i);
                 deepest_count += 1.0;
             }
         }
@@ -324,11 +361,11 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
         // 2. Farthest from it, in the plane.
         r.second = pick(r, 2u, tolerance);
         // 3. Largest triangle with those two; the tolerance is a height.
-        let base = length(in_plane(poly_position[s][r.second] - poly_position[s][r.first], normal));
+        let base = length(in_plane(candidate_position(c, r.second) - candidate_position(c, r.first), normal));
         let third = pick(r, 3u, tolerance * base);
         // 4. Most area added outside the counter-clockwise triangle.
         r.triangle = vec3<u32>(r.first, third, r.second);
-        if signed_area(s, r.first, r.second, third, normal) >= 0.0 {
+        if signed_area(r, r.first, r.second, third) >= 0.0 {
             r.triangle = vec3<u32>(r.first, r.second, third);
         }
         let fourth = pick(r, 4u, tolerance * base);
@@ -340,7 +377,7 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
             kept[3] = fourth;
             kept_count = 4u;
         }
-        // Polygon order (ascending indices), as KeptPoints.
+        // Candidate order (ascending indices), as KeptPoints.
         for (var i = 1u; i < kept_count; i++) {
             for (var j = i; j > 0u && kept[j - 1u] > kept[j]; j--) {
                 let swap = kept[j];
@@ -351,9 +388,9 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
     }
     for (var k = 0u; k < kept_count; k++) {
         let i = kept[k];
-        let separation = poly_separation(s, i, normal, offset);
-        (*m).points[k] = vec4<f32>(poly_position[s][i] - normal * (0.5 * separation), -separation);
-        (*m).ids[k] = poly_id[s][i];
+        let separation = candidate_separation(r, i);
+        (*m).points[k] = vec4<f32>(candidate_position(c, i) - normal * (0.5 * separation), -separation);
+        (*m).ids[k] = candidate_id(c, i);
     }
     (*m).count = kept_count;
 }
@@ -409,19 +446,6 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
     return vec2<f32>(s, t);
 }
 
-// 2. One point midway between the closest points of two separated hulls (A's frame), for
-// closest features that are neither a face nor an edge pair. Ids: kind OTHER, the support vertex
-// of A along the normal and of B against it.
-fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints) -> GpuManifold {
-    let normal = (exact.point_b - exact.point_a) / exact.distance;
-    let vertex_a = hull_support_index(a, normal);
-    let vertex_b = hull_support_index(b, quat_rotate(quat_conjugate(q), -normal));
-    var m = GpuManifold(normal, exact.distance, array<vec4<f32>, 4>(), array<u32, 4>(), 1u, MANIFOLD_CLIPPED, 0u, 0u);
-    m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
-    m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
-    return m;
-}
-
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
 // kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
 fn host_manifold(sat: GpuSatResult) -> GpuManifold {
@@ -455,33 +479,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         collide_primitives(index, sat);
         return;
     }
-    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
+    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
         emit_manifold(index, host);
         return;
     }
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-
-    if sat.separation > 0.0 {
-        // 2. Apart within the margin: GJK measures the distance.
-        let exact = gjk_closest_points(gjk_hull(a, identity, vec3<f32>(0.0)), gjk_hull(b, b_in_a.q, b_in_a.t));
-        if exact.found && loops_cut_short() {
-            emit_manifold(index, host);
-            return;
-        }
-        if exact.found {
-            if exact.distance > params.margin {
-                m.status = MANIFOLD_SEPARATED;
-                emit_manifold(index, m);
-                return;
-            }
-            let direction = (exact.point_b - exact.point_a) / exact.distance;
-            if dot(direction, sat.normal) < CLOSEST_FEATURE_COSINE {
-                emit_manifold(index, closest_point_contact(a, b, b_in_a.q, exact));
-                return;
-            }
-        }
-    }
 
     if axis == AXIS_EDGE_PAIR {
         // 3. Edge axis.
@@ -521,7 +524,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 5. to 7.
     let s = clip_incident_face(reference, incident, kind);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
-    add_clipped_points(s, normal, offset, params.margin, tolerance, &m);
+    add_clipped_points(polygon_candidates(s), normal, offset, params.margin, tolerance, &m);
     if m.count == 0u || loops_cut_short() {
         emit_manifold(index, host);
         return;

@@ -498,11 +498,12 @@ impl SatRunner {
                         let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
                         Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
                     }
-                    (Some(_), Some(_)) => {
+                    // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
+                    // leaves them only when the driver cut its loops short).
+                    _ => {
                         incomplete.fetch_add(1, Ordering::Relaxed);
                         Ok(cpu_collide(shapes, batch, pair))
                     }
-                    _ => Ok(cpu_collide(shapes, batch, pair)),
                 }
             }
             status => Err(GpuError::BadResult {

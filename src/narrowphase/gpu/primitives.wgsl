@@ -11,11 +11,10 @@
 // 3. The manifold is moved into the pair's A frame (the frame every GpuManifold is in) and
 //    swapped where step 1 says.
 // Two half-spaces never collide. Pairs the kernel cannot finish go to the host
-// (MANIFOLD_HOST): a half-space with more than MAX_CLIP_VERTICES hull vertices within the
-// margin (the reduction buffer), or the driver's loop cap (loops_cut_short).
+// (MANIFOLD_HOST): only where the driver's loop cap cut the loops short (loops_cut_short).
 //
-// Compiled after geometry.wgsl, clip.wgsl (feature_id, closest_points_segments, the polygon
-// buffer and add_clipped_points) and gjk.wgsl; tests/gpu_layout.rs checks the constants below
+// Compiled after geometry.wgsl, clip.wgsl (feature_id, closest_points_segments,
+// add_clipped_points) and gjk.wgsl; tests/gpu_layout.rs checks the constants below
 // against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
@@ -260,10 +259,9 @@ fn collide_halfspace_capsule(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBo
     return m;
 }
 
-// halfspace_hull.rs, in A's frame: the hull vertices within the margin go into the clip polygon
-// buffer in index order (so reduce_to_four's lowest-index tie rule is kept) and are reduced by
-// add_clipped_points, which places each midway between its vertex and the plane. Status
-// MANIFOLD_HOST when more vertices than the buffer holds are within the margin.
+// halfspace_hull.rs, in A's frame: the hull's vertices within the margin are reduced by
+// add_clipped_points without a buffer (every pass recomputes the posed vertices, as
+// reduce_to_four), which places each midway between its vertex and the plane.
 fn collide_halfspace_hull(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBody, hull: GpuShape, margin: f32) -> GpuManifold {
     // 1. Candidates and the separation.
     let b_in_a = relative_pose(body_a, body_b);
@@ -282,20 +280,10 @@ fn collide_halfspace_hull(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBody,
         return no_contact();
     }
     var m = contact_manifold(normal, separation);
-    if candidates > MAX_CLIP_VERTICES {
-        m.status = MANIFOLD_HOST;
-        return m;
-    }
-    poly_len[0] = 0u;
-    for (var i = 0u; i < hull.vertex_count; i++) {
-        let p = pose_point(b_in_a.q, b_in_a.t, hull_vertex(hull, i));
-        if dot(normal, p) - offset <= margin {
-            poly_push(0u, p, feature_id(FEATURE_OTHER, 0u, 0u, i), i);
-        }
-    }
     // 2. and 3.: at most four, midway between vertex and plane.
+    let vertices = Candidates(0u, true, hull, b_in_a.q, b_in_a.t);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (halfspace.radius + hull.radius);
-    add_clipped_points(0u, normal, offset, margin, tolerance, &m);
+    add_clipped_points(vertices, normal, offset, margin, tolerance, &m);
     return m;
 }
 
@@ -327,7 +315,7 @@ fn collide_sphere_hull(body_a: GpuBody, sphere: GpuShape, body_b: GpuBody, hull:
     var on_hull: vec3<f32>;
     var id: u32;
     if outside.found {
-        normal = (outside.point_b - centre) / outside.distance;
+        normal = normalize(outside.point_b - centre);
         separation = outside.distance - radius;
         on_hull = outside.point_b;
         id = feature_id(FEATURE_OTHER, 0u, 0u, 0u);
@@ -494,7 +482,7 @@ fn collide_capsule_hull(body_a: GpuBody, capsule: GpuShape, body_b: GpuBody, hul
     let outside = gjk_closest_points(gjk_segment(p0, p1), gjk_hull(hull, vec4<f32>(0.0, 0.0, 0.0, 1.0), vec3<f32>(0.0)));
     var contact: SegmentContact;
     if outside.found {
-        contact = SegmentContact((outside.point_b - outside.point_a) / outside.distance, outside.point_a, outside.point_b, outside.distance);
+        contact = SegmentContact(normalize(outside.point_b - outside.point_a), outside.point_a, outside.point_b, outside.distance);
     } else {
         contact = segment_hull_penetration(hull, p0, p1, face, face_separation, radius);
     }
