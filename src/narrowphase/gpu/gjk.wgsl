@@ -322,8 +322,10 @@ fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
         if closer.w == 0.0 {
             return none;
         }
-        if dot(closer.xyz, closer.xyz) >= vv {
-            // No progress (rounding on degenerate input): keep the last good simplex.
+        if dot(closer.xyz, closer.xyz) > vv {
+            // Worse (rounding on degenerate input): keep the last good simplex. Equal counts as
+            // progress: in f32 a better direction often shortens v by less than an ulp (the
+            // distance is flat, quadratic in the direction's error).
             simplex = previous;
             break;
         }
