@@ -1,17 +1,21 @@
 // Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
-// A port of src/contact/hull_hull.rs (contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
+// A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
+// contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
 // src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
 // src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
 // sat.wgsl on the same chunk.
 //
 // 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs that are not hull against hull
 //    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
-//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), apart within the margin (step 2),
-//    reference and incident faces beyond MAX_CLIP_VERTICES together, a clip that keeps no
-//    point.
-// 2. Apart but within the margin (SAT separation > 0): left to the host, whose f64 GJK
-//    measures the distance (gjk.wgsl's f32 port chose differently from it near
-//    CLOSEST_FEATURE_COSINE and where the distance is flat; see issue 8's notes).
+//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), GJK results too uncertain in f32 for
+//    the CPU's choices (step 2), reference and incident faces beyond MAX_CLIP_VERTICES
+//    together, a clip that keeps no point.
+// 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
+//    beyond the margin the pair is separated, and when the closest-point direction is not the
+//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. The
+//    f32 direction is uncertain by GPU_GJK_CONDITIONING × epsilon × scale / distance: where
+//    that could change the CPU's choice (the cosine test, a tied support vertex) or exceeds
+//    GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair goes to the host.
 // 3. Edge axis: one point midway between the closest points of the two edges.
 // 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
@@ -29,6 +33,15 @@
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
 const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
+// Mirrors crate::constants::CLOSEST_FEATURE_COSINE (cosine of the angle between the GJK
+// direction and the SAT axis).
+const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
+// Mirrors crate::constants::GPU_GJK_CONDITIONING (multiple of F32_EPSILON × scale / distance).
+const GPU_GJK_CONDITIONING: f32 = 64.0;
+// Mirrors crate::constants::GPU_GJK_MAX_DIRECTION_ERROR (radians).
+const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
+// f32::EPSILON.
+const F32_EPSILON: f32 = 1.1920929e-7;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
@@ -446,6 +459,36 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
     return vec2<f32>(s, t);
 }
 
+// 2. One point midway between the closest points `exact` of two separated hulls (A's frame)
+// along their unit `direction`, for closest features that are neither a face nor an edge pair.
+// Ids: kind OTHER, the support vertex of A along the direction and of B against it.
+// A support vertex tied within `uncertainty` × the hull's radius leaves the pair to the host
+// (`host`, the pair's host_manifold).
+fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints, direction: vec3<f32>, uncertainty: f32, host: GpuManifold) -> GpuManifold {
+    let vertex_a = hull_support_index(a, direction);
+    let direction_b = quat_rotate(quat_conjugate(q), -direction);
+    let vertex_b = hull_support_index(b, direction_b);
+    if support_tied(a, direction, vertex_a, uncertainty * a.radius) || support_tied(b, direction_b, vertex_b, uncertainty * b.radius) {
+        return host;
+    }
+    var m = GpuManifold(direction, exact.distance, array<vec4<f32>, 4>(), array<u32, 4>(), 1u, MANIFOLD_CLIPPED, 0u, 0u);
+    m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
+    m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
+    return m;
+}
+
+// True when a vertex of `hull` other than `best` is within `tolerance` of its support value
+// along `direction` (hull frame).
+fn support_tied(hull: GpuShape, direction: vec3<f32>, best: u32, tolerance: f32) -> bool {
+    let top = dot(hull_vertex(hull, best), direction);
+    for (var i = 0u; i < hull.vertex_count; i++) {
+        if i != best && dot(hull_vertex(hull, i), direction) >= top - tolerance {
+            return true;
+        }
+    }
+    return false;
+}
+
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
 // kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
 fn host_manifold(sat: GpuSatResult) -> GpuManifold {
@@ -479,12 +522,45 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         collide_primitives(index, sat);
         return;
     }
-    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
+    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
         emit_manifold(index, host);
         return;
     }
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+
+    if sat.separation > 0.0 {
+        // 2. Apart within the margin: GJK measures the distance.
+        let exact = gjk_closest_points(gjk_hull(a, identity, vec3<f32>(0.0)), gjk_hull(b, b_in_a.q, b_in_a.t));
+        if exact.found && loops_cut_short() {
+            emit_manifold(index, host);
+            return;
+        }
+        if exact.found {
+            if exact.distance > params.margin {
+                m.status = MANIFOLD_SEPARATED;
+                emit_manifold(index, m);
+                return;
+            }
+            // Normalized, not divided by the distance: f32 witness points agree with it only
+            // to rounding, and the cosine test needs a unit vector.
+            let direction = normalize(exact.point_b - exact.point_a);
+            let uncertainty = GPU_GJK_CONDITIONING * F32_EPSILON * (a.radius + b.radius) / exact.distance;
+            let alignment = dot(direction, sat.normal);
+            if abs(alignment - CLOSEST_FEATURE_COSINE) <= uncertainty {
+                emit_manifold(index, host);
+                return;
+            }
+            if alignment < CLOSEST_FEATURE_COSINE {
+                var contact = closest_point_contact(a, b, b_in_a.q, exact, direction, uncertainty, host);
+                if uncertainty > GPU_GJK_MAX_DIRECTION_ERROR {
+                    contact = host;
+                }
+                emit_manifold(index, contact);
+                return;
+            }
+        }
+    }
 
     if axis == AXIS_EDGE_PAIR {
         // 3. Edge axis.
