@@ -118,7 +118,7 @@ pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
 /// direction is known only to about this many times `f32::EPSILON` × the pair's scale ÷ the
 /// distance (the Minkowski difference's points are scale-sized; the CPU's GJK runs in f64).
 /// Where that uncertainty could change a choice the CPU makes (the closest-point direction
-/// within it of [`CLOSEST_FEATURE_COSINE`], a support vertex tied within it) or exceeds
+/// within it of [`CLOSEST_FEATURE_COSINE`]) or exceeds
 /// [`GPU_GJK_MAX_DIRECTION_ERROR`] for a closest-point contact, the pair goes to the host.
 /// Larger sends more pairs to the host; smaller lets ids and normals differ from the CPU's.
 pub const GPU_GJK_CONDITIONING: f32 = 64.0;

@@ -14,7 +14,7 @@
 //    beyond the margin the pair is separated, and when the closest-point direction is not the
 //    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. The
 //    f32 direction is uncertain by GPU_GJK_CONDITIONING × epsilon × scale / distance: where
-//    that could change the CPU's choice (the cosine test, a tied support vertex) or exceeds
+//    that could change the CPU's choice (the cosine test) or exceeds
 //    GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair goes to the host.
 // 3. Edge axis: one point midway between the closest points of the two edges.
 // 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
@@ -462,31 +462,16 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
 // 2. One point midway between the closest points `exact` of two separated hulls (A's frame)
 // along their unit `direction`, for closest features that are neither a face nor an edge pair.
 // Ids: kind OTHER, the support vertex of A along the direction and of B against it.
-// A support vertex tied within `uncertainty` × the hull's radius leaves the pair to the host
-// (`host`, the pair's host_manifold).
-fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints, direction: vec3<f32>, uncertainty: f32, host: GpuManifold) -> GpuManifold {
+// Where the closest feature is an edge or a face its vertices tie, and rounding picks one (as on
+// the CPU).
+fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints, direction: vec3<f32>) -> GpuManifold {
     let vertex_a = hull_support_index(a, direction);
     let direction_b = quat_rotate(quat_conjugate(q), -direction);
     let vertex_b = hull_support_index(b, direction_b);
-    if support_tied(a, direction, vertex_a, uncertainty * a.radius) || support_tied(b, direction_b, vertex_b, uncertainty * b.radius) {
-        return host;
-    }
     var m = GpuManifold(direction, exact.distance, array<vec4<f32>, 4>(), array<u32, 4>(), 1u, MANIFOLD_CLIPPED, 0u, 0u);
     m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
     m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
     return m;
-}
-
-// True when a vertex of `hull` other than `best` is within `tolerance` of its support value
-// along `direction` (hull frame).
-fn support_tied(hull: GpuShape, direction: vec3<f32>, best: u32, tolerance: f32) -> bool {
-    let top = dot(hull_vertex(hull, best), direction);
-    for (var i = 0u; i < hull.vertex_count; i++) {
-        if i != best && dot(hull_vertex(hull, i), direction) >= top - tolerance {
-            return true;
-        }
-    }
-    return false;
 }
 
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
@@ -552,7 +537,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 return;
             }
             if alignment < CLOSEST_FEATURE_COSINE {
-                var contact = closest_point_contact(a, b, b_in_a.q, exact, direction, uncertainty, host);
+                var contact = closest_point_contact(a, b, b_in_a.q, exact, direction);
                 if uncertainty > GPU_GJK_MAX_DIRECTION_ERROR {
                     contact = host;
                 }
