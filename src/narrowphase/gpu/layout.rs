@@ -167,11 +167,12 @@ pub struct GpuSatResult {
 
 /// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
 pub const MANIFOLD_SEPARATED: u32 = 0;
-/// [`GpuManifold::status`]: the kernel clipped the pair; `count` points (1 to 4) are valid.
+/// [`GpuManifold::status`]: the kernel finished the pair (clipped, closest points or a
+/// primitive closed form); `count` points (1 to 4) are valid.
 pub const MANIFOLD_CLIPPED: u32 = 1;
-/// [`GpuManifold::status`]: the host computes this pair (not a hull pair, the SAT cut short,
-/// apart but within the margin, faces beyond [`MAX_GPU_CLIP_VERTICES`], or a clip that kept no
-/// point); must match clip.wgsl.
+/// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
+/// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
+/// margin whose f32 GJK direction is too uncertain); must match clip.wgsl.
 pub const MANIFOLD_HOST: u32 = 2;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.

@@ -21,11 +21,17 @@
 //!    round k is waited for and read back (two pair staging and two readback buffers).
 //! 5. The results are read from the mapped readback buffer on all threads, every index and
 //!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
-//!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
-//!    under [`Clipping::Cpu`]) are clipped from the GPU's SAT with [`manifold_from_sat`]; pairs
-//!    with a sphere, capsule or half-space are not run on the GPU (their kernel slot says
-//!    [`layout::AXIS_NONE`]): they take the CPU path, [`collide_shapes`], which is exact and
-//!    cheap for them.
+//!    world space with A's pose. Under [`Clipping::Gpu`] the clip kernel also finishes the pairs
+//!    with a sphere, capsule or half-space (`primitives.wgsl`, the closed forms of
+//!    [`crate::contact`]; their SAT slot says [`layout::AXIS_NONE`]) and hull pairs apart within
+//!    the margin (f32 GJK, `gjk.wgsl`). It leaves to the host only: pairs the driver cut short
+//!    (6.), reference and incident faces beyond [`layout::MAX_GPU_CLIP_VERTICES`] together, a
+//!    clip that keeps no point (the host retries on the deepest axis), and hull pairs apart
+//!    within the margin whose f32 GJK direction is too uncertain for the CPU's choice
+//!    ([`crate::constants::GPU_GJK_CONDITIONING`]). Hull pairs left to the host (and every hull
+//!    pair under [`Clipping::Cpu`]) are clipped from the GPU's SAT with [`manifold_from_sat`];
+//!    other pairs left to it, and every non-hull pair under [`Clipping::Cpu`], take the CPU
+//!    path, [`collide_shapes`].
 //!
 //! 6. Software drivers: llvmpipe (lavapipe, and Mesa's GL path on it) silently stops every loop of
 //!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
@@ -199,9 +205,9 @@ const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader 
 /// - `Gpu` (the default where the device allows it): a second kernel clips and reduces in A's
 ///   frame; the host reads back 112 bytes per pair and only moves points to world space. The
 ///   host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is the
-///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
-///   (apart but within the margin, faces of more than 32 vertices together, empty clips, pairs
-///   with spheres, capsules or half-spaces) take the CPU path.
+///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules and
+///   half-spaces run on the GPU too; the few pairs the kernel cannot finish (see the module
+///   docs, step 5) take the CPU path.
 /// - `Cpu`: the kernel's 32-byte SAT results are read back and clipped on all CPU threads
 ///   ([`manifold_from_sat`]). Fewer bytes cross the bus; it can win on a many-core host with a
 ///   slow link, and it is the only choice on devices without 9 storage buffers per stage.
