@@ -115,12 +115,13 @@ pub const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
 
 /// GPU clipping (clip.wgsl) of hull pairs apart within the margin: f32 GJK's closest-point
-/// direction is known only to about this many times `f32::EPSILON` × the pair's scale ÷ the
-/// distance (the Minkowski difference's points are scale-sized; the CPU's GJK runs in f64).
+/// direction (gjk.wgsl step 6) is known only to about this many times `f32::EPSILON` × the
+/// Minkowski difference's size ÷ the distance (or, where the closest features are a face and
+/// a vertex or two edges, × its edge lengths ÷ twice its area); the CPU's GJK runs in f64.
 /// Where that uncertainty could change a choice the CPU makes (the closest-point direction
-/// within it of [`CLOSEST_FEATURE_COSINE`]) or exceeds
-/// [`GPU_GJK_MAX_DIRECTION_ERROR`] for a closest-point contact, the pair goes to the host.
-/// Larger sends more pairs to the host; smaller lets ids and normals differ from the CPU's.
+/// within it of [`CLOSEST_FEATURE_COSINE`]) or exceeds [`GPU_GJK_MAX_DIRECTION_ERROR`] for a
+/// closest-point contact, the pair goes to the host. Larger sends more pairs to the host;
+/// smaller lets choices and normals differ from the CPU's.
 pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 
 /// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point

@@ -264,7 +264,8 @@ fn compare_manifolds(
 
 /// True when both manifolds are one closest-point contact (kind OTHER) at the same position
 /// and the GPU's ids name vertices that support A along the CPU's normal, and B against it,
-/// within `eps` of the CPU's (an exact tie that rounding of the direction decides).
+/// as far as the CPU's within `eps` and the two normals' difference allow (a tie that rounding
+/// of the direction decides).
 fn support_tie(
     a: &ConvexHull,
     b: &ConvexHull,
@@ -285,14 +286,18 @@ fn support_tie(
     }
     let normal = pose_a.rotation.inverse() * cpu.normal;
     let normal_b = b_in_a.rotation.inverse() * -normal;
+    // The GPU's vertex supports along the GPU's normal; along the CPU's it may fall short by
+    // twice the normals' difference times the vertex's distance from the frame's origin.
+    let turn = gpu.normal.distance(cpu.normal);
     let ties = |hull: &ConvexHull, direction: Vec3, gpu_vertex: u32, cpu_vertex: u32| {
+        let reach = 2.0 * turn * (hull.centroid().length() + hull.radius());
         let vertices = hull.vertices();
         let support = |v: u32| {
             vertices
                 .get(v as usize)
                 .map_or(f32::NEG_INFINITY, |p| p.dot(direction))
         };
-        (support(gpu_vertex) - support(cpu_vertex)).abs() <= eps
+        (support(gpu_vertex) - support(cpu_vertex)).abs() <= eps + reach
     };
     ties(a, normal, g.id.high(), c.id.high()) && ties(b, normal_b, g.id.low(), c.id.low())
 }

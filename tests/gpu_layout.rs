@@ -192,7 +192,6 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("CLOSEST_FEATURE_COSINE", F32(CLOSEST_FEATURE_COSINE)),
         ("GPU_GJK_CONDITIONING", F32(GPU_GJK_CONDITIONING)),
         ("GPU_GJK_MAX_DIRECTION_ERROR", F32(GPU_GJK_MAX_DIRECTION_ERROR)),
-        ("F32_EPSILON", F32(f32::EPSILON)),
         // gjk.wgsl: the CPU keeps these in f64; the kernel runs in f32.
         ("GJK_RELATIVE_TOLERANCE", F32(GJK_RELATIVE_TOLERANCE as f32)),
         ("GJK_OVERLAP_TOLERANCE", F32(GJK_OVERLAP_TOLERANCE as f32)),

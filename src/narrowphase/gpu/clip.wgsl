@@ -12,10 +12,10 @@
 //    together, a clip that keeps no point.
 // 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
 //    beyond the margin the pair is separated, and when the closest-point direction is not the
-//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. The
-//    f32 direction is uncertain by GPU_GJK_CONDITIONING × epsilon × scale / distance: where
-//    that could change the CPU's choice (the cosine test) or exceeds
-//    GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair goes to the host.
+//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. Where
+//    the f32 direction's uncertainty (gjk.wgsl step 6) could change the CPU's choice (the
+//    cosine test) or exceeds GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair
+//    goes to the host.
 // 3. Edge axis: one point midway between the closest points of the two edges.
 // 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
@@ -36,12 +36,8 @@ const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::constants::CLOSEST_FEATURE_COSINE (cosine of the angle between the GJK
 // direction and the SAT axis).
 const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
-// Mirrors crate::constants::GPU_GJK_CONDITIONING (multiple of F32_EPSILON × scale / distance).
-const GPU_GJK_CONDITIONING: f32 = 64.0;
 // Mirrors crate::constants::GPU_GJK_MAX_DIRECTION_ERROR (radians).
 const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
-// f32::EPSILON.
-const F32_EPSILON: f32 = 1.1920929e-7;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
@@ -527,10 +523,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 emit_manifold(index, m);
                 return;
             }
-            // Normalized, not divided by the distance: f32 witness points agree with it only
-            // to rounding, and the cosine test needs a unit vector.
-            let direction = normalize(exact.point_b - exact.point_a);
-            let uncertainty = GPU_GJK_CONDITIONING * F32_EPSILON * (a.radius + b.radius) / exact.distance;
+            let direction = exact.direction;
+            let uncertainty = exact.uncertainty;
             let alignment = dot(direction, sat.normal);
             if abs(alignment - CLOSEST_FEATURE_COSINE) <= uncertainty {
                 emit_manifold(index, host);

@@ -12,6 +12,13 @@
 //    GJK_RELATIVE_TOLERANCE of |v|^2, when |v| stops decreasing (degenerate input), or after
 //    GJK_MAX_ITERATIONS.
 // 5. The barycentric weights of v on the final simplex give the witness points on A and B.
+// 6. (GPU only) The unit direction from A toward B, and how far f32 rounding may have turned it
+//    (radians): the simplex's vertices are scale-sized, so -v / |v| is uncertain by about
+//    epsilon × scale / |v|; on a triangle (a face of one shape against a vertex, or two edges)
+//    the triangle's normal is used instead where it is better, uncertain by about
+//    epsilon × scale × (edge lengths) / (twice the area), however small |v| is. Both times
+//    GPU_GJK_CONDITIONING. One more support point certifies that the final simplex holds the
+//    closest feature; where it does not (f32 GJK stopped short), the uncertainty is 1.
 //
 // Compiled after geometry.wgsl and clip.wgsl (pose_point, hull_vertex); tests/gpu_layout.rs
 // checks the constants below against the Rust ones.
@@ -278,17 +285,23 @@ fn reduce_to_closest(simplex: ptr<function, Simplex>) -> vec4<f32> {
     return vec4<f32>(closest, 1.0);
 }
 
+// Mirrors crate::constants::GPU_GJK_CONDITIONING (multiple of epsilon × the rounding ratio).
+const GPU_GJK_CONDITIONING: f32 = 64.0;
+
 // Closest points of two separated shapes, in the query frame; found = false when they overlap.
+// direction: unit, from A toward B; uncertainty: its rounding error bound, radians (step 6).
 struct ClosestPoints {
     found: bool,
     distance: f32,
     point_a: vec3<f32>,
     point_b: vec3<f32>,
+    direction: vec3<f32>,
+    uncertainty: f32,
 }
 
 // Closest points between convex shapes a and b (same frame), as gjk.rs closest_points.
 fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
-    let none = ClosestPoints(false, 0.0, vec3<f32>(0.0), vec3<f32>(0.0));
+    let none = ClosestPoints(false, 0.0, vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
     // 1. One support point.
     var simplex: Simplex;
     simplex.count = 0u;
@@ -338,5 +351,32 @@ fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
         point_a += simplex.vertices[i].a * simplex.weights[i];
         point_b += simplex.vertices[i].b * simplex.weights[i];
     }
-    return ClosestPoints(true, length(v), point_a, point_b);
+    // 6. Direction and its uncertainty.
+    let distance = length(v);
+    var direction = -v / distance;
+    var ratio = scale / distance;
+    var face = false;
+    if simplex.count == 3u {
+        let ab = simplex.vertices[1].w - simplex.vertices[0].w;
+        let ac = simplex.vertices[2].w - simplex.vertices[0].w;
+        let n = cross(ab, ac);
+        let area2 = length(n);
+        let face_ratio = scale * (length(ab) + length(ac)) / area2;
+        if area2 > 0.0 && face_ratio < ratio {
+            direction = n * (-sign(dot(n, v)) / area2);
+            ratio = face_ratio;
+            face = true;
+        }
+    }
+    // Certified when the support point along the direction (the Minkowski difference's point
+    // nearest B's side) is a vertex of the final simplex, or for a face lies in its plane
+    // within rounding: then no other feature is nearer and only rounding turns the direction.
+    // Otherwise GJK stopped short of the closest feature (f32 cannot always tell): unknown.
+    let rounding = GPU_GJK_CONDITIONING * GJK_EPSILON;
+    let w = support_vertex(a, b, direction).w;
+    var certified = face && dot(w - v, direction) <= rounding * scale;
+    for (var i = 0u; i < simplex.count; i++) {
+        certified = certified || all(simplex.vertices[i].w == w);
+    }
+    return ClosestPoints(true, distance, point_a, point_b, direction, select(1.0, rounding * ratio, certified));
 }

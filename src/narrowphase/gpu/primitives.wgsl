@@ -306,7 +306,7 @@ fn collide_sphere_hull(body_a: GpuBody, sphere: GpuShape, body_b: GpuBody, hull:
         return no_contact();
     }
     // 2. Outside: GJK, point against hull.
-    var outside = ClosestPoints(false, 0.0, vec3<f32>(0.0), vec3<f32>(0.0));
+    var outside = ClosestPoints(false, 0.0, vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
     if plane_distance > 0.0 {
         outside = gjk_closest_points(gjk_point(centre), gjk_hull(hull, vec4<f32>(0.0, 0.0, 0.0, 1.0), vec3<f32>(0.0)));
     }
@@ -315,7 +315,7 @@ fn collide_sphere_hull(body_a: GpuBody, sphere: GpuShape, body_b: GpuBody, hull:
     var on_hull: vec3<f32>;
     var id: u32;
     if outside.found {
-        normal = normalize(outside.point_b - centre);
+        normal = outside.direction;
         separation = outside.distance - radius;
         on_hull = outside.point_b;
         id = feature_id(FEATURE_OTHER, 0u, 0u, 0u);
@@ -482,7 +482,7 @@ fn collide_capsule_hull(body_a: GpuBody, capsule: GpuShape, body_b: GpuBody, hul
     let outside = gjk_closest_points(gjk_segment(p0, p1), gjk_hull(hull, vec4<f32>(0.0, 0.0, 0.0, 1.0), vec3<f32>(0.0)));
     var contact: SegmentContact;
     if outside.found {
-        contact = SegmentContact(normalize(outside.point_b - outside.point_a), outside.point_a, outside.point_b, outside.distance);
+        contact = SegmentContact(outside.direction, outside.point_a, outside.point_b, outside.distance);
     } else {
         contact = segment_hull_penetration(hull, p0, p1, face, face_separation, radius);
     }
