@@ -716,3 +716,63 @@ fn gpu_mixed_scene_leaves_no_pair_to_the_host() {
         eprintln!("{stats:?}");
     }
 }
+
+/// A prism of a regular 64-gon (circumradius 1, y from -0.25 to 0.25) lying on the ground,
+/// sunk 0.01 and turned about y: its 64 bottom vertices are within the margin, more than the
+/// clip polygon buffer holds, so the half-space reduction reads them from the hull in every
+/// pass. Four points, equal to the CPU's; and a tilted one whose few low vertices fit the
+/// buffer.
+#[test]
+fn gpu_half_space_against_a_64_gon_prism_equals_the_cpu_beyond_and_within_the_buffer() {
+    let points: Vec<Vec3> = (0..64)
+        .flat_map(|k| {
+            let angle = std::f32::consts::TAU * k as f32 / 64.0;
+            [
+                Vec3::new(angle.cos(), -0.25, angle.sin()),
+                Vec3::new(angle.cos(), 0.25, angle.sin()),
+            ]
+        })
+        .collect();
+    let prism = Shape::Hull(ConvexHull::from_points(&points).expect("a prism"));
+    let ground = Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap());
+    let shapes = vec![ground, prism];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    let flat = Pose::new(Vec3::new(0.5, 0.24, -1.0), Quat::from_rotation_y(0.3));
+    let tilted = Pose::new(Vec3::new(0.5, 0.4, -1.0), Quat::from_rotation_x(0.2));
+    for (pose, expect_buffer_overflow) in [(flat, true), (tilted, false)] {
+        let bodies = [
+            Body {
+                shape: 0,
+                pose: Pose::IDENTITY,
+            },
+            Body { shape: 1, pose },
+        ];
+        let within = points
+            .iter()
+            .filter(|&&p| pose.transform_point(p).y as f32 <= 0.05)
+            .count();
+        assert_eq!(
+            within > 32,
+            expect_buffer_overflow,
+            "{within} vertices within the margin"
+        );
+        let g = gpu.collide(&bodies, &[[0, 1]], 0.05).expect("GPU collide runs")[0];
+        assert_eq!(gpu.timings().host_pairs, 0);
+        let c = cpu.collide(&bodies, &[[0, 1]], 0.05).expect("CPU collide runs")[0];
+        let mut stats = Stats::default();
+        let cpu_separation = c.map_or(f32::INFINITY, |m| m.separation);
+        compare(
+            &g,
+            &c,
+            cpu_separation,
+            0.05,
+            tolerance(&shapes[0], &shapes[1], c.as_ref()),
+            &mut stats,
+            "prism",
+        );
+        assert_eq!(g.expect("touching").point_count(), 4);
+    }
+}

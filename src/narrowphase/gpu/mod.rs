@@ -179,9 +179,10 @@ pub struct GpuTimings {
     /// for pairs the driver cut short), CPU clipping of hull pairs and the CPU path for the
     /// other pairs, on all threads.
     pub cpu_clipping: Duration,
-    /// Hull pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
-    /// lavapipe do), recomputed by the CPU SAT; their time is in `cpu_clipping` (`collide`) or
-    /// `dispatch_readback` (`sat`).
+    /// Pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
+    /// lavapipe do): hull pairs recomputed by the CPU SAT, and under [`Clipping::Gpu`] the other
+    /// pairs the clip kernel left for that reason (the CPU path); their time is in
+    /// `cpu_clipping` (`collide`) or `dispatch_readback` (`sat`).
     pub incomplete_pairs: usize,
     /// Under [`Clipping::Gpu`]: pairs the clip kernel left to the host (see
     /// [`layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.

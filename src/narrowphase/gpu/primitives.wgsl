@@ -260,8 +260,7 @@ fn collide_halfspace_capsule(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBo
 }
 
 // halfspace_hull.rs, in A's frame: the hull's vertices within the margin are reduced by
-// add_clipped_points without a buffer (every pass recomputes the posed vertices, as
-// reduce_to_four), which places each midway between its vertex and the plane.
+// add_clipped_points, which places each midway between its vertex and the plane.
 fn collide_halfspace_hull(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBody, hull: GpuShape, margin: f32) -> GpuManifold {
     // 1. Candidates and the separation.
     let b_in_a = relative_pose(body_a, body_b);
@@ -280,8 +279,20 @@ fn collide_halfspace_hull(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBody,
         return no_contact();
     }
     var m = contact_manifold(normal, separation);
-    // 2. and 3.: at most four, midway between vertex and plane.
-    let vertices = Candidates(0u, true, hull, b_in_a.q, b_in_a.t);
+    // 2. and 3.: at most four, midway between vertex and plane. Candidates that fit the polygon
+    // buffer are copied there in index order (reduce_to_four's lowest-index ties are kept) so
+    // the reduction's passes run over them alone; more are read from the hull in every pass.
+    var vertices = Candidates(0u, true, hull, b_in_a.q, b_in_a.t);
+    if candidates <= MAX_CLIP_VERTICES {
+        poly_len[0] = 0u;
+        for (var i = 0u; i < hull.vertex_count; i++) {
+            let p = pose_point(b_in_a.q, b_in_a.t, hull_vertex(hull, i));
+            if dot(normal, p) - offset <= margin {
+                poly_push(0u, p, feature_id(FEATURE_OTHER, 0u, 0u, i), i);
+            }
+        }
+        vertices = polygon_candidates(0u);
+    }
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (halfspace.radius + hull.radius);
     add_clipped_points(vertices, normal, offset, margin, tolerance, &m);
     return m;
