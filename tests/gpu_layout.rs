@@ -7,9 +7,10 @@ use hullsat::constants::{
 };
 use hullsat::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold,
-    GpuManifoldCount, GpuParams, GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST,
-    MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES, SEPARATED_BIT,
-    SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, WORKGROUP_SIZE,
+    GpuManifoldCount, GpuParams, GpuResidentSetup, GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED,
+    MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES,
+    PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    WORKGROUP_SIZE,
 };
 
 mod support;
@@ -150,6 +151,39 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             _pad
         }),
     );
+}
+
+#[test]
+fn resident_prepare_kernel_structs_match_the_rust_ones() {
+    let module = parse_source("RESIDENT_WGSL", hullsat::gpu::RESIDENT_WGSL);
+    assert_same_layout(
+        &module,
+        "GpuResidentSetup",
+        rust_layout!(GpuResidentSetup {
+            margin,
+            max_pairs,
+            count_index,
+            chunk_pairs,
+            chunks,
+            _pad0,
+            _pad1,
+            _pad2
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "DispatchArgs",
+        rust_layout!(wgpu::util::DispatchIndirectArgs { x, y, z }),
+    );
+    // One chunk's parameters per PARAMS_STRIDE bytes, as the kernels' dynamic offsets read them.
+    let (fields, size) = wgsl_layout(&module, "ParamsSlot");
+    assert_eq!(u64::from(size), PARAMS_STRIDE);
+    assert_eq!(fields[0], ("params".to_string(), 0));
+    assert_consts(
+        &module,
+        &[("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32))],
+    );
+    assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
 #[test]

@@ -5,12 +5,20 @@
 
 mod support;
 
+use std::time::Duration;
+
 use glam::Vec3;
-use hullsat::gpu::Clipping;
-use hullsat::{Body, CpuNarrowphase, Cuboid, GpuNarrowphase, Manifold, Pose, Shape};
+use hullsat::gpu::layout::{
+    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
+};
+use hullsat::gpu::{Clipping, ResidentBatch};
+use hullsat::{
+    Body, ContactPoint, CpuNarrowphase, Cuboid, FeatureId, GpuError, GpuNarrowphase, Manifold, Pose, Shape,
+};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use support::{device_or_skip, gpu_or_skip, random_rotation, seeded_rng};
+use wgpu::util::DeviceExt;
 
 /// Positions and depths agree within this fraction of the pair's size (issue 8: 1e-5).
 const POINT_TOLERANCE: f32 = 1.0e-5;
@@ -158,4 +166,272 @@ fn a_round_of_several_dispatch_chunks_lists_every_pair_once() {
         .collide(&bodies, &pairs, 0.0)
         .expect("CPU collide");
     assert_same_results(&a, &cpu);
+}
+
+/// Limits of a device for the resident tests: the clip kernel's 9 storage buffers, and
+/// `workgroups` per dispatch dimension (4: 256-pair chunks, so a call runs several).
+fn resident_limits(workgroups: u32) -> wgpu::Limits {
+    wgpu::Limits {
+        max_compute_workgroups_per_dimension: workgroups,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    }
+}
+
+/// A buffer of `contents` with STORAGE usage (and COPY_DST), as a caller's own.
+fn storage_buffer(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// Submits `encoder` after copying `list` into a mapped buffer, waits, and returns its count and
+/// entries (what a caller would bind instead).
+fn read_list(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    list: &wgpu::Buffer,
+) -> (u32, Vec<GpuManifold>) {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(list, 0, &staging, 0, list.size());
+    let submission = queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(Duration::from_secs(60)),
+        })
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    let entries = view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
+    (head.count, entries)
+}
+
+/// A clipped GPU manifold (A's frame) moved to the world with A's pose, as the library does.
+fn world_manifold(raw: &GpuManifold, pose_a: &Pose) -> Manifold {
+    let mut manifold = Manifold::new(raw.normal.into(), raw.separation);
+    for (point, &id) in raw.points.iter().zip(&raw.ids).take(raw.count as usize) {
+        manifold.push(ContactPoint {
+            position: Vec3::new(point[0], point[1], point[2]).as_dvec3(),
+            depth: point[3],
+            id: FeatureId(id),
+        });
+    }
+    manifold.to_world(pose_a)
+}
+
+/// The list as one result per pair of `pairs` (`None` where unlisted), after checking every
+/// entry is clipped and names a distinct pair.
+fn results_by_pair(entries: &[GpuManifold], bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<Option<Manifold>> {
+    let mut results = vec![None; pairs.len()];
+    for entry in entries {
+        assert_eq!(entry.status, MANIFOLD_CLIPPED, "{entry:?}");
+        let pair = entry.pair as usize;
+        assert!(pair < pairs.len(), "{entry:?} names a pair beyond the count");
+        assert!(results[pair].is_none(), "pair {pair} listed twice");
+        let pose_a = &bodies[pairs[pair][0] as usize].pose;
+        results[pair] = Some(world_manifold(entry, pose_a));
+    }
+    results
+}
+
+#[test]
+fn resident_manifolds_equal_the_cpu_with_a_count_below_the_pair_buffer() {
+    const PAIRS: usize = 1_500;
+    const MAX_PAIRS: u32 = 1_400;
+    let mut rng = seeded_rng(0x7e51d);
+    let shapes = boxes(&mut rng, 8);
+    let (bodies, pairs) = scene(&mut rng, shapes.len(), PAIRS, 0.5);
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    // One chunk, then 256-pair chunks (several indirect dispatches appending to one list).
+    for workgroups in [65_535, 4] {
+        let Some((device, queue)) = device_or_skip(resident_limits(workgroups)) else {
+            return;
+        };
+        let mut gpu =
+            GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+        let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+        // The count at byte 8 of a small buffer, as a broadphase might leave it.
+        let count_buffer = storage_buffer(&device, "count", bytemuck::cast_slice(&[0u32, 0, 1_000, 0]));
+        let batch = ResidentBatch {
+            bodies: &body_buffer,
+            pairs: &pair_buffer,
+            pair_count: &count_buffer,
+            pair_count_offset: 8,
+            max_pairs: MAX_PAIRS,
+            margin: 0.0,
+        };
+        // Counts below max_pairs, and one above it (clamped to max_pairs).
+        for (count, run) in [(1_000u32, 1_000usize), (1_400, 1_400), (5_000, 1_400)] {
+            queue.write_buffer(&count_buffer, 8, bytemuck::bytes_of(&count));
+            let mut encoder = device.create_command_encoder(&Default::default());
+            let out = gpu.encode_resident(&mut encoder, &batch).expect("encodes");
+            assert_eq!(out.capacity, MAX_PAIRS);
+            let (listed, entries) = read_list(&device, &queue, encoder, &out.list);
+            let expected = cpu.collide(&bodies, &pairs[..run], 0.0).expect("CPU collide");
+            let touching = expected.iter().flatten().count();
+            assert_eq!(
+                listed as usize, touching,
+                "count {count}, workgroups {workgroups}"
+            );
+            assert!(touching > run / 3, "{touching} of {run} touch");
+            let results = results_by_pair(&entries, &bodies, &pairs[..run]);
+            assert_same_results(&results, &expected);
+        }
+    }
+}
+
+#[test]
+fn resident_pairs_with_indices_out_of_range_are_listed_invalid() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).expect("valid box"))];
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+    // Bodies 0 and 1 overlap by 0.1; body 2 names shape 7 of a one-shape list.
+    let mut gpu_bodies: Vec<GpuBody> = (0..3)
+        .map(|i| {
+            GpuBody::from_body(&Body {
+                shape: 0,
+                pose: Pose::from_translation(Vec3::new(0.0, 0.9 * i as f32, 0.0)),
+            })
+        })
+        .collect();
+    gpu_bodies[2].shape = 7;
+    let pairs: [[u32; 2]; 6] = [[0, 1], [0, 3], [1, 1], [1, 2], [u32::MAX, 0], [1, 0]];
+    let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+    let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+    let count_buffer = storage_buffer(&device, "count", bytemuck::bytes_of(&(pairs.len() as u32)));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu
+        .encode_resident(
+            &mut encoder,
+            &ResidentBatch {
+                bodies: &body_buffer,
+                pairs: &pair_buffer,
+                pair_count: &count_buffer,
+                pair_count_offset: 0,
+                max_pairs: pairs.len() as u32,
+                margin: 0.0,
+            },
+        )
+        .expect("encodes");
+    let (count, mut entries) = read_list(&device, &queue, encoder, &out.list);
+    assert_eq!(count, 6);
+    entries.sort_by_key(|m| m.pair);
+    let statuses: Vec<u32> = entries.iter().map(|m| m.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            MANIFOLD_CLIPPED,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_CLIPPED
+        ]
+    );
+    // Pairs run as given: [1, 0] has body 1 as A, as the CPU's [0, 1] on the bodies swapped
+    // (the CPU itself computes [1, 0] as [0, 1] and swaps the result).
+    let bodies: Vec<Body> = (0..2)
+        .map(|i| Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::new(0.0, 0.9 * i as f32, 0.0)),
+        })
+        .collect();
+    let cpu = CpuNarrowphase::new(shapes);
+    let straight = cpu.collide(&bodies, &[[0, 1]], 0.0).expect("CPU collide");
+    let swapped = cpu
+        .collide(&[bodies[1], bodies[0]], &[[0, 1]], 0.0)
+        .expect("CPU collide");
+    let cpu = [straight[0], swapped[0]];
+    for (entry, expected) in [(&entries[0], &cpu[0]), (&entries[5], &cpu[1])] {
+        let pose_a = &bodies[pairs[entry.pair as usize][0] as usize].pose;
+        assert_same_results(
+            &[Some(world_manifold(entry, pose_a))],
+            std::slice::from_ref(expected),
+        );
+    }
+}
+
+#[test]
+fn resident_batches_the_host_can_see_are_wrong_are_refused_by_field() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).expect("valid box"))];
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue, &shapes).expect("narrowphase");
+    let bodies = storage_buffer(&device, "bodies", &[0; 96]);
+    let pairs = storage_buffer(&device, "pairs", &[0; 64]);
+    let count = storage_buffer(&device, "count", &[0; 16]);
+    let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("not storage"),
+        size: 256,
+        usage: wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let good = ResidentBatch {
+        bodies: &bodies,
+        pairs: &pairs,
+        pair_count: &count,
+        pair_count_offset: 0,
+        max_pairs: 8,
+        margin: 0.0,
+    };
+    let cases = [
+        (
+            ResidentBatch {
+                bodies: &uniform,
+                ..good
+            },
+            "ResidentBatch.bodies",
+        ),
+        (ResidentBatch { max_pairs: 9, ..good }, "ResidentBatch.max_pairs"),
+        (
+            ResidentBatch {
+                pair_count_offset: 2,
+                ..good
+            },
+            "ResidentBatch.pair_count_offset",
+        ),
+        (
+            ResidentBatch {
+                pair_count_offset: 16,
+                ..good
+            },
+            "ResidentBatch.pair_count_offset",
+        ),
+        (
+            ResidentBatch {
+                margin: f32::NAN,
+                ..good
+            },
+            "ResidentBatch.margin",
+        ),
+    ];
+    for (batch, field) in cases {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        match gpu.encode_resident(&mut encoder, &batch) {
+            Err(GpuError::Input(e)) => assert_eq!(e.path, field, "{e}"),
+            other => panic!("{field}: expected an input error, got {other:?}"),
+        }
+    }
+    let mut encoder = device.create_command_encoder(&Default::default());
+    gpu.encode_resident(&mut encoder, &good)
+        .expect("the good batch encodes");
 }

@@ -246,8 +246,33 @@ pub struct GpuParams {
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
-/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device.
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
+/// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
 pub const PARAMS_STRIDE: u64 = 256;
+
+/// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
+/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call); must
+/// match resident.wgsl `GpuResidentSetup`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuResidentSetup {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Most pairs the call runs: the caller's count is clamped to this (the list's capacity).
+    pub max_pairs: u32,
+    /// Index of the count in the caller's count buffer bound as `array<u32>` (byte offset / 4).
+    pub count_index: u32,
+    /// Pairs per dispatch chunk.
+    pub chunk_pairs: u32,
+    /// Dispatch chunks recorded (enough for `max_pairs`).
+    pub chunks: u32,
+    /// Padding to 16 bytes.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
 
 const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
@@ -256,6 +281,7 @@ const _: () = assert!(size_of::<GpuSatResult>() == 32);
 const _: () = assert!(size_of::<GpuParams>() == 16);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
+const _: () = assert!(size_of::<GpuResidentSetup>() == 32);
 
 /// Every shape and its hull geometry in the flat arrays the shader reads (built once per
 /// narrowphase).

@@ -38,6 +38,12 @@
 //!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
 //!    flagged entries as missing.
 //!
+//! 7. Resident: [`GpuNarrowphase::encode_resident`] records the same kernels into a caller's
+//!    encoder over bodies, pairs and a pair count already in the caller's GPU buffers (a prepare
+//!    kernel turns the count into indirect dispatch arguments) and leaves the compact manifold
+//!    list on the GPU ([`ResidentBatch`] and [`ResidentManifolds`] document the WGSL structs);
+//!    see the `resident` module.
+//!
 //! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
 //! an uncaptured-error handler on the shared device), a lost device is reported, waits are
 //! bounded by [`READBACK_TIMEOUT`].
@@ -87,6 +93,7 @@ mod clip;
 pub(crate) mod context;
 pub mod layout;
 pub(crate) mod pipeline;
+mod resident;
 mod rounds;
 mod sat;
 
@@ -109,6 +116,8 @@ use clip::manifold_from_gpu;
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 use layout::{GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED};
+use resident::ResidentState;
+pub use resident::{RESIDENT_WGSL, ResidentBatch, ResidentManifolds};
 pub use sat::SAT_WGSL;
 use sat::{Round, SatBuffers};
 
@@ -225,6 +234,8 @@ pub struct GpuNarrowphase {
     shapes: Vec<Shape>,
     clipping: Clipping,
     timings: GpuTimings,
+    /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
+    resident: Option<ResidentState>,
 }
 
 /// The device side of one narrowphase: its hulls on the GPU, its buffers, the context.
@@ -287,6 +298,7 @@ impl GpuNarrowphase {
                 Clipping::Cpu
             },
             timings: GpuTimings::default(),
+            resident: None,
         })
     }
 
@@ -429,6 +441,38 @@ impl GpuNarrowphase {
             },
         )?;
         Ok(runner.buffers.results())
+    }
+
+    /// The resident API: records the SAT and the clipping of a batch that is already on the
+    /// GPU (bodies, pairs and the pair count in the caller's buffers, see [`ResidentBatch`])
+    /// into the caller's `encoder`, and returns the list the manifolds will be in once it is
+    /// submitted ([`ResidentManifolds`], which documents the WGSL structs). Nothing is read
+    /// back and the host writes nothing per pair: a prepare kernel turns the count into each
+    /// dispatch chunk's pair count and indirect dispatch arguments. Pairs are run as given (A
+    /// is `pairs[i].x`); pairs the GPU cannot finish are listed with status
+    /// [`layout::MANIFOLD_HOST`] (see [`ResidentManifolds`]), pairs with out-of-range indices
+    /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
+    /// queue, so they take effect at the next submission: record one `encode_resident` per
+    /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
+    /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
+    /// offset); [`GpuError::Unsupported`] on a device without the clip kernel.
+    pub fn encode_resident(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        batch: &ResidentBatch<'_>,
+    ) -> Result<ResidentManifolds, GpuError> {
+        let runner = &self.runner;
+        runner.context.check_health()?;
+        let clip = runner
+            .context
+            .clip
+            .as_ref()
+            .ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?;
+        let state = match &mut self.resident {
+            Some(state) => state,
+            empty => empty.insert(ResidentState::new(&runner.context)?),
+        };
+        state.encode(&runner.context, &runner.geometry, clip, encoder, batch)
     }
 }
 
