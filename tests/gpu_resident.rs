@@ -435,3 +435,40 @@ fn resident_batches_the_host_can_see_are_wrong_are_refused_by_field() {
     gpu.encode_resident(&mut encoder, &good)
         .expect("the good batch encodes");
 }
+
+#[cfg(feature = "cli")]
+#[test]
+fn bench_gpu_resident_lists_the_manifolds_cpu1_finds() {
+    use support::cli::{hullsat, stderr};
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "400",
+        "--shapes",
+        "box",
+        "--repeat",
+        "2",
+        "--json",
+        "--backend",
+        "cpu1,gpu-resident",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    if entries.len() == 1 {
+        assert!(!support::gpu_required(), "{}", stderr(&output));
+        return;
+    }
+    let (cpu1, resident) = (&entries[0], &entries[1]);
+    assert_eq!(resident["backend"], "gpu-resident");
+    assert!(cpu1["manifolds"].as_u64().unwrap() > 0, "{cpu1}");
+    assert_eq!(resident["manifolds"], cpu1["manifolds"], "{resident}");
+    assert_eq!(resident["host_pairs"].as_u64(), Some(0), "{resident}");
+    assert_eq!(resident["readback_bytes"].as_u64(), Some(0), "{resident}");
+    let timing = resident["timing"].as_str().unwrap();
+    assert!(
+        ["gpu-timestamps", "submit-and-wait"].contains(&timing),
+        "{resident}"
+    );
+    assert!(resident["median_s"].as_f64().unwrap() > 0.0, "{resident}");
+}
