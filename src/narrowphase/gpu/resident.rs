@@ -83,13 +83,11 @@ pub struct ResidentBatch<'a> {
 ///     points: array<vec4<f32>, 4>, // xyz: A's frame, midway between the surfaces; w: depth
 ///     ids: array<u32, 4>,          // feature ids, packed as hullsat::FeatureId
 ///     count: u32,                  // valid points (1 to 4 when status is 1)
-///     status: u32,                 // 1 clipped; 2 host (not computed on the GPU: a pair with
-///                                  // a sphere, capsule or half-space, hulls apart within the
-///                                  // margin, faces of more than 32 vertices together, a clip
-///                                  // that kept no point, or loops cut short by a software
-///                                  // driver; count 0, points[0] carries the SAT result);
-///                                  // 3 invalid (a body or shape index out of range, or a body
-///                                  // paired with itself; not computed)
+///     status: u32,                 // 1 clipped; 2 host: not finished on the GPU (count 0;
+///                                  // layout::MANIFOLD_HOST says which pairs: e.g. faces of
+///                                  // more than 32 vertices together, loops cut short by a
+///                                  // software driver); 3 invalid: a body or shape index out
+///                                  // of range, or a body paired with itself (not computed)
 ///     pair: u32,                   // index into the caller's pair buffer
 ///     _pad: u32,
 /// }
