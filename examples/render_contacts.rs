@@ -34,15 +34,15 @@ use std::time::Duration;
 
 use bytemuck::{Pod, Zeroable};
 use clap::Parser;
-use glam::Vec3;
 use glam::camera::rh;
+use glam::{Mat4, Vec3, Vec4Swizzles};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::gpu::layout::{
     GpuBody, GpuManifold, MANIFOLD_CLIPPED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL,
     SHAPE_SPHERE,
 };
-use hullsat::{Body, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
+use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
 /// The shaders (bodies, contacts); their structs mirror hullsat's layout.rs.
@@ -142,10 +142,18 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         return Err(format!("wgpu: {error}").into());
     }
     write_png(&args.out, args.width, args.height, &pixels)?;
-    let check = ImageCheck::of(&pixels);
+    // For the check only: the CPU reference's contact points, where the camera puts them.
+    let reference = CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, &pairs, scene.margin)?;
+    let markers: Vec<[f32; 2]> = reference
+        .iter()
+        .flatten()
+        .flat_map(|manifold| manifold.points())
+        .filter_map(|point| camera.pixel(point.position.as_vec3()))
+        .collect();
+    let check = ImageCheck::of(&pixels, args.width, &markers, camera.viewport[2]);
     println!(
         "{}: {} bodies, {} shapes, {} candidate pairs, {} manifold entries on the GPU ({}); \
-         {:.1}% of pixels drawn, {} contact-coloured",
+         {:.1}% of pixels drawn, {} contact-coloured ({} off the CPU reference's points)",
         args.out.display(),
         scene.bodies.len(),
         scene.shapes.len(),
@@ -154,6 +162,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         narrowphase.adapter_info().name,
         100.0 * check.drawn_share,
         check.contact_pixels,
+        check.stray_pixels,
     );
     check.verdict()
 }
@@ -319,6 +328,18 @@ impl Camera {
             light: light.extend(0.0).to_array(),
             viewport: [width as f32, height as f32, 3.5, 0.5],
         }
+    }
+
+    /// Where `point` (world) lands on the image, in pixels from the top-left corner; `None`
+    /// behind the camera. The contact shader's nudge toward the eye moves a point along its
+    /// view ray, so it lands at the same pixel.
+    fn pixel(&self, point: Vec3) -> Option<[f32; 2]> {
+        let clip = Mat4::from_cols_array_2d(&self.view_proj) * point.extend(1.0);
+        (clip.w > 0.0).then(|| {
+            let [width, height, ..] = self.viewport;
+            let ndc = clip.xy() / clip.w;
+            [(ndc.x + 1.0) * 0.5 * width, (1.0 - ndc.y) * 0.5 * height]
+        })
     }
 }
 
@@ -764,26 +785,47 @@ struct ImageCheck {
     drawn_share: f64,
     /// Pixels of the contact point colour.
     contact_pixels: usize,
+    /// Contact-coloured pixels on no marker of a CPU reference contact point.
+    stray_pixels: usize,
 }
 
 impl ImageCheck {
-    fn of(image: &Image) -> ImageCheck {
+    /// Checks `image` (`width` pixels wide) against `markers`: the CPU reference's contact
+    /// points in pixels, each drawn as a square of half side `half_size` pixels.
+    fn of(image: &Image, width: u32, markers: &[[f32; 2]], half_size: f32) -> ImageCheck {
         let clear = CLEAR_COLOR.map(|c| srgb_byte(c as f32));
         let point = POINT_COLOR.map(srgb_byte);
         let near = |p: [u8; 3], q: [u8; 3]| p.iter().zip(&q).all(|(&a, &b)| a.abs_diff(b) <= 2);
-        let (mut total, mut drawn, mut contact_pixels) = (0usize, 0usize, 0usize);
-        for pixel in image.pixels() {
+        // A pixel centre a marker covers is within `half_size` of its centre on both axes; one
+        // more pixel absorbs rounding.
+        let reach = half_size + 1.0;
+        let on_marker = |x: f32, y: f32| {
+            markers
+                .iter()
+                .any(|m| (m[0] - x).abs() <= reach && (m[1] - y).abs() <= reach)
+        };
+        let (mut total, mut drawn, mut contact_pixels, mut stray_pixels) = (0, 0, 0, 0);
+        for (index, pixel) in image.pixels().enumerate() {
             total += 1;
             drawn += usize::from(!near(pixel, clear));
-            contact_pixels += usize::from(near(pixel, point));
+            if near(pixel, point) {
+                contact_pixels += 1;
+                let (x, y) = (
+                    (index % width as usize) as f32 + 0.5,
+                    (index / width as usize) as f32 + 0.5,
+                );
+                stray_pixels += usize::from(!on_marker(x, y));
+            }
         }
         ImageCheck {
             drawn_share: drawn as f64 / total.max(1) as f64,
             contact_pixels,
+            stray_pixels,
         }
     }
 
-    /// `Err` when the image is blank or shows no contact.
+    /// `Err` when the image is blank, shows no contact, or shows a contact where the CPU
+    /// reference has none.
     fn verdict(&self) -> Result<(), Box<dyn Error>> {
         if self.drawn_share < MIN_DRAWN_SHARE {
             return Err(format!(
@@ -797,6 +839,13 @@ impl ImageCheck {
             return Err(format!(
                 "{} pixels have the contact colour (expected at least {MIN_CONTACT_PIXELS})",
                 self.contact_pixels
+            )
+            .into());
+        }
+        if self.stray_pixels > 0 {
+            return Err(format!(
+                "{} of {} contact-coloured pixels lie on no contact point of the CPU reference",
+                self.stray_pixels, self.contact_pixels
             )
             .into());
         }
