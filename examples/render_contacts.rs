@@ -152,14 +152,15 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         .collect();
     let check = ImageCheck::of(&pixels, args.width, &markers, camera.viewport[2]);
     println!(
-        "{}: {} bodies, {} shapes, {} candidate pairs, {} manifold entries on the GPU ({}); \
-         {:.1}% of pixels drawn, {} contact-coloured ({} off the CPU reference's points)",
+        "{}: {} bodies, {} shapes, {} candidate pairs on {}; the CPU reference finds {} manifolds, \
+         {} points; {:.1}% of pixels drawn, {} contact-coloured ({} off the CPU reference's points)",
         args.out.display(),
         scene.bodies.len(),
         scene.shapes.len(),
         pairs.len(),
-        contacts.entries,
         narrowphase.adapter_info().name,
+        reference.iter().flatten().count(),
+        markers.len(),
         100.0 * check.drawn_share,
         check.contact_pixels,
         check.stray_pixels,
@@ -225,19 +226,16 @@ fn create_device() -> Result<(wgpu::Device, wgpu::Queue), Box<dyn Error>> {
     Ok((device, queue))
 }
 
-/// Step 4's output: the buffer of [`GpuManifold`] entries the renderer binds and the indirect
-/// draw arguments (one instance per entry) the contact pass runs with.
+/// Step 4's output: hullsat's compact manifold list on the GPU (a 16-byte head whose first word
+/// is the entry count, then [`GpuManifold`] entries: render_contacts.wgsl `GpuManifoldList`).
 struct Contacts {
-    manifolds: wgpu::Buffer,
-    draw_args: wgpu::Buffer,
-    /// Entries in `manifolds`, for the report.
-    entries: usize,
+    list: wgpu::Buffer,
 }
 
 /// Step 4, until hullsat's resident API lands on a branch this example can use: hullsat's
 /// public batch call on the example's device (GPU SAT and clipping, the CPU path for pairs the
-/// GPU leaves to the host), each manifold moved back to A's frame and uploaded in hullsat's
-/// [`GpuManifold`] layout, so the drawing reads exactly what the resident API will leave.
+/// GPU leaves to the host), each manifold moved back to A's frame and uploaded as hullsat's
+/// manifold list, so the drawing reads exactly what the resident API will leave.
 fn record_contacts(
     narrowphase: &mut GpuNarrowphase,
     scene: &Scene,
@@ -266,34 +264,21 @@ fn record_contacts(
             Some(entry)
         })
         .collect();
-    let device = narrowphase.device();
-    // A zero-sized storage binding is invalid: keep one (unused) entry.
-    let contents = if entries.is_empty() {
-        vec![GpuManifold::default()]
-    } else {
-        entries.clone()
-    };
-    let manifolds = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("manifolds"),
-        contents: bytemuck::cast_slice(&contents),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let args = wgpu::util::DrawIndirectArgs {
-        vertex_count: CONTACT_VERTICES,
-        instance_count: entries.len() as u32,
-        first_vertex: 0,
-        first_instance: 0,
-    };
-    let draw_args = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("contact draw args"),
-        contents: args.as_bytes(),
-        usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
-    });
-    Ok(Contacts {
-        manifolds,
-        draw_args,
-        entries: entries.len(),
-    })
+    // The head (count, padding), then the entries; at least one entry, as a storage binding
+    // of a runtime-sized array needs one.
+    let mut contents = bytemuck::cast_slice(&[entries.len() as u32, 0, 0, 0]).to_vec();
+    contents.extend_from_slice(bytemuck::cast_slice(&entries));
+    if entries.is_empty() {
+        contents.extend_from_slice(bytemuck::bytes_of(&GpuManifold::default()));
+    }
+    let list = narrowphase
+        .device()
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("manifold list"),
+            contents: &contents,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        });
+    Ok(Contacts { list })
 }
 
 /// The shaders' uniform; must match render_contacts.wgsl `Camera`.
@@ -643,12 +628,32 @@ impl Renderer {
             contents: bytemuck::cast_slice(&frame.meshes.vertices),
             usage: wgpu::BufferUsages::VERTEX,
         });
+        // One contact instance per list entry: the count is copied on the GPU from the list's
+        // head into the indirect draw's instance count.
+        let draw_args = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("contact draw args"),
+            contents: wgpu::util::DrawIndirectArgs {
+                vertex_count: CONTACT_VERTICES,
+                instance_count: 0,
+                first_vertex: 0,
+                first_instance: 0,
+            }
+            .as_bytes(),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+        });
+        encoder.copy_buffer_to_buffer(
+            &frame.contacts.list,
+            0,
+            &draw_args,
+            offset_of!(wgpu::util::DrawIndirectArgs, instance_count) as u64,
+            4,
+        );
         let buffers = [
             &camera,
             frame.body_buffer,
             &instance_buffer,
             frame.pair_buffer,
-            &frame.contacts.manifolds,
+            &frame.contacts.list,
         ];
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
@@ -700,7 +705,7 @@ impl Renderer {
             first += run.len() as u32;
         }
         pass.set_pipeline(&self.contacts);
-        pass.draw_indirect(&frame.contacts.draw_args, 0);
+        pass.draw_indirect(&draw_args, 0);
     }
 
     /// Step 6: copies the image out, submits `encoder` and waits (bounded) for the

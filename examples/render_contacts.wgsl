@@ -3,8 +3,9 @@
 // 1. vs_body / fs_body: one instanced draw per shape mesh; the instance names a body
 //    (`instance_bodies`), whose pose comes from the body buffer hullsat reads too. Flat shading:
 //    every triangle's vertices carry its facet normal; one directional light plus ambient.
-// 2. vs_contact / fs_contact: one instance per manifold entry, 48 vertices: for each of its 4
-//    points a screen-space square (6 vertices) and a screen-space strip along the normal (6).
+// 2. vs_contact / fs_contact: one instance per entry of the manifold list (its count copied
+//    into the indirect draw on the GPU), 48 vertices: for each of its 4 points a screen-space
+//    square (6 vertices) and a screen-space strip along the normal (6).
 //    Manifold points and normals are in body A's frame; A is `pairs[m.pair].x`, so
 //    world = rotate(A.rotation, p) + A.translation_hi + A.translation_lo. Entries that are not
 //    clipped manifolds, and points past `count`, are moved outside the clip volume.
@@ -32,6 +33,16 @@ struct GpuManifold {
     status: u32,
     pair: u32,
     _pad: u32,
+}
+
+// Must match hullsat's manifold list (clip.wgsl `GpuManifoldList`: layout.rs
+// `GpuManifoldCount`, then `GpuManifold`s), read-only here, so the count is a plain u32.
+struct GpuManifoldList {
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    entries: array<GpuManifold>,
 }
 
 // Must match layout.rs `MANIFOLD_CLIPPED`: the entry holds `count` valid points.
@@ -71,7 +82,7 @@ const AMBIENT: f32 = 0.28;
 @group(0) @binding(1) var<storage, read> bodies: array<GpuBody>;
 @group(0) @binding(2) var<storage, read> instance_bodies: array<u32>;
 @group(0) @binding(3) var<storage, read> pairs: array<vec2<u32>>;
-@group(0) @binding(4) var<storage, read> manifolds: array<GpuManifold>;
+@group(0) @binding(4) var<storage, read> manifolds: GpuManifoldList;
 
 // Rotates `v` by the unit quaternion `q` (xyz vector part, w scalar part).
 fn rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
@@ -150,7 +161,12 @@ fn vs_contact(@builtin(vertex_index) vertex: u32, @builtin(instance_index) entry
     // Outside the clip volume: the triangle is dropped.
     out.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
     out.color = POINT_COLOR;
-    let m = manifolds[entry];
+    // The draw's instance count is the list's count; a count past the list's end (a faulty
+    // one) is not read past it.
+    if entry >= arrayLength(&manifolds.entries) {
+        return out;
+    }
+    let m = manifolds.entries[entry];
     let k = vertex / VERTICES_PER_POINT;
     if m.status != MANIFOLD_CLIPPED || k >= min(m.count, 4u) {
         return out;
