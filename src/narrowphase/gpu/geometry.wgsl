@@ -83,8 +83,8 @@ struct GpuSatResult {
 struct GpuParams {
     margin: f32,
     pair_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    first_pair: u32,
+    _pad: u32,
 }
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
@@ -102,6 +102,18 @@ struct GpuParams {
 @group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
 @group(1) @binding(3) var<uniform> params: GpuParams;
+
+// Every kernel's bounds guard for a pair the host did not validate (a resident caller's): true
+// when both body indices are in the bodies buffer and distinct, and both bodies' shape indices
+// are in the shape list. Pairs that fail are not computed (see mod.rs MANIFOLD_INVALID).
+fn pair_in_range(pair: vec2<u32>) -> bool {
+    let body_count = arrayLength(&bodies);
+    if pair.x >= body_count || pair.y >= body_count || pair.x == pair.y {
+        return false;
+    }
+    let shape_count = arrayLength(&shapes);
+    return bodies[pair.x].shape < shape_count && bodies[pair.y].shape < shape_count;
+}
 
 // Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
 fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {

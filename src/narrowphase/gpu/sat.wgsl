@@ -1,8 +1,8 @@
 // Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
 // A port of src/query/sat.rs (the reference); keep the two in step.
 //
-// 1. Bounds guard; pairs whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU
-//    handles them.
+// 1. Bounds guard (also of the pair's body and shape indices, pair_in_range); pairs out of
+//    range or whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU handles them.
 // 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
 //    and its inverse.
 // 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
@@ -152,6 +152,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let pair = pairs[index];
+    if !pair_in_range(pair) {
+        results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
+        return;
+    }
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
     let a = shapes[body_a.shape];
