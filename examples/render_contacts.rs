@@ -1,6 +1,6 @@
 //! A renderer that owns a wgpu device calls hullsat on it and draws what hullsat computes: the
 //! bodies of a particle scene, flat-shaded, and their contact points and normals straight from
-//! the GPU manifold buffer, headless, into a PNG.
+//! the GPU manifold list, headless, into a PNG. Nothing about the contacts is read back.
 //!
 //! ```text
 //! cargo run --release --example render_contacts -- --out contacts.png
@@ -10,17 +10,23 @@
 //!    half-space floor; candidate pairs from hullsat's broadphase.
 //! 2. Device: the example's own instance, adapter, device and queue (no window); hullsat runs on
 //!    them through [`GpuNarrowphase::with_device`].
-//! 3. Buffers: the example's bodies (hullsat's [`GpuBody`] layout) and pairs live in its own GPU
-//!    buffers, which the renderer binds too.
-//! 4. Contacts: hullsat leaves one [`GpuManifold`] per entry in a GPU buffer (points and normal
-//!    in body A's frame; `pair` names the pair, hence A).
-//! 5. Drawing, one encoder: every shape's mesh instanced over the bodies that use it, poses read
-//!    from the body buffer; then contact points and normals pulled from the manifold buffer in
-//!    the vertex shader, moved to the world with A's pose from the body buffer (see
-//!    render_contacts.wgsl). Nothing about the contacts is read back.
+//! 3. Buffers: the example's bodies (hullsat's [`GpuBody`] layout), pairs and pair count live in
+//!    its own GPU buffers, as a GPU broadphase would leave them; the renderer binds them too.
+//! 4. Contacts: [`GpuNarrowphase::encode_resident`] records hullsat's kernels into the frame's
+//!    encoder and leaves the manifold list on the GPU: a count, then one `GpuManifold` per pair
+//!    that is not separated (points and normal in body A's frame; `pair` names the pair, hence
+//!    A). Pairs the GPU does not finish are listed with status `MANIFOLD_HOST` and not drawn
+//!    (see [`hullsat::gpu::ResidentManifolds`]: today every pair with a sphere, a capsule or
+//!    the floor).
+//! 5. Drawing, same encoder: every shape's mesh instanced over the bodies that use it, poses
+//!    read from the body buffer; then the contact points and normals, one instance per list
+//!    entry (the count copied into the indirect draw on the GPU), pulled from the list in the
+//!    vertex shader and moved to the world with A's pose from the body buffer (see
+//!    render_contacts.wgsl). One submission.
 //! 6. The image (only) is copied back, written as a PNG and checked: enough pixels differ from
-//!    the clear colour and some have the contact colour; otherwise the exit status is non-zero,
-//!    so CI can run it on a software driver (lavapipe).
+//!    the clear colour, some have the contact colour, and each of those lies on a contact point
+//!    of hullsat's CPU reference (computed on the host for this check only); otherwise the exit
+//!    status is non-zero, so CI can run it on a software driver (lavapipe).
 
 use std::error::Error;
 use std::fs::File;
@@ -38,11 +44,9 @@ use glam::camera::rh;
 use glam::{Mat4, Vec3, Vec4Swizzles};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
-use hullsat::gpu::layout::{
-    GpuBody, GpuManifold, MANIFOLD_CLIPPED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL,
-    SHAPE_SPHERE,
-};
-use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
+use hullsat::gpu::layout::{GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
+use hullsat::gpu::{ResidentBatch, ResidentManifolds};
+use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
 /// The shaders (bodies, contacts); their structs mirror hullsat's layout.rs.
@@ -107,23 +111,14 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let mut narrowphase = GpuNarrowphase::with_device(device.clone(), queue.clone(), &scene.shapes)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     // Step 3.
-    let gpu_bodies: Vec<GpuBody> = scene.bodies.iter().map(GpuBody::from_body).collect();
-    let storage = |label, contents| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        })
-    };
-    let body_buffer = storage("bodies", bytemuck::cast_slice(&gpu_bodies));
-    let pair_buffer = storage("pairs", bytemuck::cast_slice(&pairs));
+    let buffers = SceneBuffers::new(&device, &scene.bodies, &pairs);
     // Step 4.
-    let contacts = record_contacts(&mut narrowphase, &scene, &pairs)?;
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
+    let contacts = record_contacts(&mut narrowphase, &mut encoder, &buffers, scene.margin)?;
     // Step 5.
     let renderer = Renderer::new(&device, args.width, args.height);
     let meshes = Meshes::new(&scene.shapes, extent);
     let camera = Camera::looking_at_pile(extent, args.width, args.height);
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
     renderer.draw(
         &device,
         &mut encoder,
@@ -131,8 +126,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             camera,
             meshes: &meshes,
             bodies: &scene.bodies,
-            body_buffer: &body_buffer,
-            pair_buffer: &pair_buffer,
+            buffers: &buffers,
             contacts: &contacts,
         },
     );
@@ -226,59 +220,57 @@ fn create_device() -> Result<(wgpu::Device, wgpu::Queue), Box<dyn Error>> {
     Ok((device, queue))
 }
 
-/// Step 4's output: hullsat's compact manifold list on the GPU (a 16-byte head whose first word
-/// is the entry count, then [`GpuManifold`] entries: render_contacts.wgsl `GpuManifoldList`).
-struct Contacts {
-    list: wgpu::Buffer,
+/// Step 3: the scene as a renderer with a GPU broadphase would hold it: bodies in hullsat's
+/// [`GpuBody`] layout, pairs (`[a, b]`, A = a) and their count, each in a buffer of its own.
+struct SceneBuffers {
+    bodies: wgpu::Buffer,
+    pairs: wgpu::Buffer,
+    pair_count: wgpu::Buffer,
+    /// Pairs the pair buffer holds.
+    max_pairs: u32,
 }
 
-/// Step 4, until hullsat's resident API lands on a branch this example can use: hullsat's
-/// public batch call on the example's device (GPU SAT and clipping, the CPU path for pairs the
-/// GPU leaves to the host), each manifold moved back to A's frame and uploaded as hullsat's
-/// manifold list, so the drawing reads exactly what the resident API will leave.
+impl SceneBuffers {
+    fn new(device: &wgpu::Device, bodies: &[Body], pairs: &[[u32; 2]]) -> SceneBuffers {
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        // A storage binding cannot be empty: a scene without pairs keeps one unused pair.
+        let stored_pairs = if pairs.is_empty() { &[[0, 0]] } else { pairs };
+        let storage = |label, contents| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            })
+        };
+        SceneBuffers {
+            bodies: storage("bodies", bytemuck::cast_slice(&gpu_bodies)),
+            pairs: storage("pairs", bytemuck::cast_slice(stored_pairs)),
+            pair_count: storage("pair count", bytemuck::bytes_of(&(pairs.len() as u32))),
+            max_pairs: pairs.len() as u32,
+        }
+    }
+}
+
+/// Step 4: hullsat records its SAT and clipping kernels into the frame's `encoder`, over the
+/// example's buffers, and leaves the manifold list (count, then `GpuManifold` entries) on the
+/// GPU once the encoder is submitted.
 fn record_contacts(
     narrowphase: &mut GpuNarrowphase,
-    scene: &Scene,
-    pairs: &[[u32; 2]],
-) -> Result<Contacts, Box<dyn Error>> {
-    let results = narrowphase.collide(&scene.bodies, pairs, scene.margin)?;
-    let entries: Vec<GpuManifold> = results
-        .iter()
-        .enumerate()
-        .filter_map(|(index, manifold)| {
-            let manifold = manifold.as_ref()?;
-            let pose_a = &scene.bodies[pairs[index][0] as usize].pose;
-            let mut entry = GpuManifold {
-                normal: pose_a.inverse_transform_vector(manifold.normal).to_array(),
-                separation: manifold.separation,
-                count: manifold.point_count() as u32,
-                status: MANIFOLD_CLIPPED,
-                pair: index as u32,
-                ..GpuManifold::default()
-            };
-            for (k, point) in manifold.points().iter().enumerate() {
-                let local = pose_a.inverse_transform_point(point.position);
-                entry.points[k] = local.extend(point.depth).to_array();
-                entry.ids[k] = point.id.0;
-            }
-            Some(entry)
-        })
-        .collect();
-    // The head (count, padding), then the entries; at least one entry, as a storage binding
-    // of a runtime-sized array needs one.
-    let mut contents = bytemuck::cast_slice(&[entries.len() as u32, 0, 0, 0]).to_vec();
-    contents.extend_from_slice(bytemuck::cast_slice(&entries));
-    if entries.is_empty() {
-        contents.extend_from_slice(bytemuck::bytes_of(&GpuManifold::default()));
-    }
-    let list = narrowphase
-        .device()
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("manifold list"),
-            contents: &contents,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        });
-    Ok(Contacts { list })
+    encoder: &mut wgpu::CommandEncoder,
+    buffers: &SceneBuffers,
+    margin: f32,
+) -> Result<ResidentManifolds, GpuError> {
+    narrowphase.encode_resident(
+        encoder,
+        &ResidentBatch {
+            bodies: &buffers.bodies,
+            pairs: &buffers.pairs,
+            pair_count: &buffers.pair_count,
+            pair_count_offset: 0,
+            max_pairs: buffers.max_pairs,
+            margin,
+        },
+    )
 }
 
 /// The shaders' uniform; must match render_contacts.wgsl `Camera`.
@@ -486,9 +478,8 @@ struct Frame<'a> {
     camera: Camera,
     meshes: &'a Meshes,
     bodies: &'a [Body],
-    body_buffer: &'a wgpu::Buffer,
-    pair_buffer: &'a wgpu::Buffer,
-    contacts: &'a Contacts,
+    buffers: &'a SceneBuffers,
+    contacts: &'a ResidentManifolds,
 }
 
 /// Step 5: the two pipelines and the offscreen targets.
@@ -650,9 +641,9 @@ impl Renderer {
         );
         let buffers = [
             &camera,
-            frame.body_buffer,
+            &frame.buffers.bodies,
             &instance_buffer,
-            frame.pair_buffer,
+            &frame.buffers.pairs,
             &frame.contacts.list,
         ];
         let entries: Vec<wgpu::BindGroupEntry> = buffers
@@ -879,7 +870,8 @@ mod tests {
 
     use super::*;
     use crate::rust_layout;
-    use crate::wgsl::{assert_consts, assert_same_layout, parse, validate};
+    use crate::wgsl::{assert_consts, assert_same_layout, parse, validate, wgsl_layout};
+    use hullsat::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD};
 
     /// The shader's twins of hullsat's structs (and the example's uniform) have the Rust layouts.
     #[test]
@@ -911,6 +903,20 @@ mod tests {
                 _pad
             }),
         );
+        // The list: GpuManifoldCount's fields, then the entries from MANIFOLD_LIST_HEAD.
+        let (mut list_fields, _) = wgsl_layout(&module, "GpuManifoldList");
+        assert_eq!(
+            list_fields.pop(),
+            Some(("entries".to_string(), MANIFOLD_LIST_HEAD as u32))
+        );
+        let (head_fields, head_size) = rust_layout!(GpuManifoldCount {
+            count,
+            _pad0,
+            _pad1,
+            _pad2
+        });
+        assert_eq!(list_fields, head_fields, "GpuManifoldList head (Rust right)");
+        assert_eq!(u64::from(head_size), MANIFOLD_LIST_HEAD);
         assert_same_layout(
             &module,
             "Camera",
