@@ -62,6 +62,10 @@ const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Vertices the contact pipeline draws per manifold entry: 4 points × (marker quad + normal
 /// strip) × 6; must match render_contacts.wgsl `VERTICES_PER_POINT` × 4.
 const CONTACT_VERTICES: u32 = 4 * 12;
+/// Half side of a contact point's square marker, pixels.
+const MARKER_HALF_SIZE: f32 = 3.5;
+/// Length of a drawn contact normal, world length units (particles are about one unit across).
+const NORMAL_LENGTH: f32 = 0.5;
 /// Longest wait for the GPU to finish the frame.
 const FRAME_TIMEOUT: Duration = Duration::from_secs(120);
 /// Segments around a sphere's or capsule's axis, and rings from pole to pole.
@@ -69,7 +73,7 @@ const LATHE_SEGMENTS: usize = 16;
 const LATHE_RINGS: usize = 10;
 /// Smallest share of the image that must differ from the clear colour.
 const MIN_DRAWN_SHARE: f64 = 0.10;
-/// Fewest pixels of exactly the contact colour (a marker is about 6 × 6 pixels).
+/// Fewest pixels of the contact colour (a marker is about 7 × 7 pixels).
 const MIN_CONTACT_PIXELS: usize = 100;
 
 /// Draws a hullsat particle scene and its contacts into a PNG.
@@ -131,10 +135,7 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         },
     );
     // Step 6.
-    let pixels = renderer.read_image(&device, &queue, encoder)?;
-    if let Some(error) = pollster::block_on(scope.pop()) {
-        return Err(format!("wgpu: {error}").into());
-    }
+    let pixels = renderer.read_image(&device, &queue, encoder, scope)?;
     write_png(&args.out, args.width, args.height, &pixels)?;
     // For the check only: the CPU reference's contact points, where the camera puts them.
     let reference = CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, &pairs, scene.margin)?;
@@ -303,7 +304,7 @@ impl Camera {
             view_proj: (projection * view).to_cols_array_2d(),
             eye: eye.extend(1.0).to_array(),
             light: light.extend(0.0).to_array(),
-            viewport: [width as f32, height as f32, 3.5, 0.5],
+            viewport: [width as f32, height as f32, MARKER_HALF_SIZE, NORMAL_LENGTH],
         }
     }
 
@@ -699,13 +700,15 @@ impl Renderer {
         pass.draw_indirect(&draw_args, 0);
     }
 
-    /// Step 6: copies the image out, submits `encoder` and waits (bounded) for the
-    /// pixels: RGBA, sRGB, rows top to bottom.
+    /// Step 6: copies the image out, submits `encoder`, pops the frame's validation `scope`
+    /// (so an invalid frame is reported as such, not as a failed wait) and waits (bounded) for
+    /// the pixels: RGBA, sRGB, rows top to bottom.
     fn read_image(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         mut encoder: wgpu::CommandEncoder,
+        scope: wgpu::ErrorScopeGuard,
     ) -> Result<Image, Box<dyn Error>> {
         let row_bytes = 4 * self.width;
         let padded_row = row_bytes.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
@@ -733,6 +736,9 @@ impl Renderer {
         readback
             .slice(..)
             .map_async(wgpu::MapMode::Read, move |result| drop(sender.send(result)));
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            return Err(format!("wgpu: {error}").into());
+        }
         device.poll(wgpu::PollType::Wait {
             submission_index: Some(submission),
             timeout: Some(FRAME_TIMEOUT),
