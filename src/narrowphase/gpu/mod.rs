@@ -210,14 +210,16 @@ const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader 
 /// Where [`GpuNarrowphase::collide`] turns SAT results into manifolds.
 ///
 /// - `Gpu` (the default where the device allows it): a second kernel clips and reduces in A's
-///   frame; the host reads back 112 bytes per pair that is not separated and only moves points to world space. The
-///   host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is the
-///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
+///   frame and lists only the pairs that are not separated; the host reads back about 140
+///   bytes per pair in contact (112 each plus headroom) and only moves points to world space.
+///   The host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is
+///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
 ///   (apart but within the margin, faces of more than 32 vertices together, empty clips, pairs
 ///   with spheres, capsules or half-spaces) take the CPU path.
-/// - `Cpu`: the kernel's 32-byte SAT results are read back and clipped on all CPU threads
-///   ([`manifold_from_sat`]). Fewer bytes cross the bus; it can win on a many-core host with a
-///   slow link, and it is the only choice on devices without 9 storage buffers per stage.
+/// - `Cpu`: the kernel's 32-byte SAT results are read back for every pair and clipped on all
+///   CPU threads ([`manifold_from_sat`]). Fewer bytes cross the bus when more than about a
+///   fifth of the pairs touch; it can win on a many-core host with a slow link, and it is the
+///   only choice on devices without 9 storage buffers per stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Clipping {
     /// Clip and reduce in the clip kernel.

@@ -249,6 +249,16 @@ impl SatBuffers {
             limits.max_buffer,
             "max_buffer_size",
         )?;
+        // The manifold list is bound whole: it must fit one binding.
+        let list_bytes = MANIFOLD_LIST_HEAD + count * MANIFOLD_BYTES;
+        if clip.is_some() {
+            check_limit(
+                "manifold list",
+                list_bytes,
+                limits.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
+        }
         if pairs.is_empty() {
             return Ok(());
         }
@@ -264,14 +274,6 @@ impl SatBuffers {
         self.results
             .reserve(device, count * RESULT_BYTES, limits.max_buffer);
         if clip.is_some() {
-            // The list is bound whole: it must fit one binding.
-            let list_bytes = MANIFOLD_LIST_HEAD + count * MANIFOLD_BYTES;
-            check_limit(
-                "manifold list",
-                list_bytes,
-                limits.max_binding,
-                "max_storage_buffer_binding_size",
-            )?;
             let list = &mut self.manifolds[slot];
             list.reserve(device, list_bytes, limits.max_binding);
             encoder.clear_buffer(&list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
