@@ -41,7 +41,7 @@ use std::time::Duration;
 use bytemuck::{Pod, Zeroable};
 use clap::Parser;
 use glam::camera::rh;
-use glam::{Mat4, Vec3, Vec4Swizzles};
+use glam::{Mat4, Vec2, Vec3, Vec4Swizzles};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::gpu::layout::{GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
@@ -54,6 +54,11 @@ const SHADER: &str = include_str!("render_contacts.wgsl");
 
 /// Colour of a contact point marker, linear RGB; must match render_contacts.wgsl `POINT_COLOR`.
 const POINT_COLOR: [f32; 3] = [1.0, 0.0, 0.0];
+/// Colour of a contact normal, linear RGB; must match render_contacts.wgsl `NORMAL_COLOR`.
+const NORMAL_COLOR: [f32; 3] = [1.0, 1.0, 0.0];
+/// Half width of a normal's stroke, pixels; must match render_contacts.wgsl
+/// `NORMAL_HALF_WIDTH`.
+const NORMAL_HALF_WIDTH: f32 = 1.25;
 /// Background, linear RGB.
 const CLEAR_COLOR: [f64; 3] = [0.93, 0.94, 0.96];
 /// Colour target format: sRGB, so the bytes copied out are what a PNG holds.
@@ -137,28 +142,43 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     // Step 6.
     let pixels = renderer.read_image(&device, &queue, encoder, scope)?;
     write_png(&args.out, args.width, args.height, &pixels)?;
-    // For the check only: the CPU reference's contact points, where the camera puts them.
+    // For the check only: the CPU reference's contact points and normal strokes, where the
+    // camera puts them.
     let reference = CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, &pairs, scene.margin)?;
-    let markers: Vec<[f32; 2]> = reference
+    let strokes: Vec<[Vec2; 2]> = reference
         .iter()
         .flatten()
-        .flat_map(|manifold| manifold.points())
-        .filter_map(|point| camera.pixel(point.position.as_vec3()))
+        .flat_map(|manifold| {
+            manifold
+                .points()
+                .iter()
+                .map(move |point| (point, manifold.normal))
+        })
+        .filter_map(|(point, normal)| {
+            let start = point.position.as_vec3();
+            Some([
+                camera.pixel(start)?,
+                camera.pixel(start + NORMAL_LENGTH * normal)?,
+            ])
+        })
         .collect();
-    let check = ImageCheck::of(&pixels, args.width, &markers, camera.viewport[2]);
+    let check = ImageCheck::of(&pixels, args.width, &strokes);
     println!(
         "{}: {} bodies, {} shapes, {} candidate pairs on {}; the CPU reference finds {} manifolds, \
-         {} points; {:.1}% of pixels drawn, {} contact-coloured ({} off the CPU reference's points)",
+         {} points; {:.1}% of pixels drawn; {} point-coloured, {} off the reference's points; \
+         {} normal-coloured, {} off its normals",
         args.out.display(),
         scene.bodies.len(),
         scene.shapes.len(),
         pairs.len(),
         narrowphase.adapter_info().name,
         reference.iter().flatten().count(),
-        markers.len(),
+        strokes.len(),
         100.0 * check.drawn_share,
-        check.contact_pixels,
-        check.stray_pixels,
+        check.point_pixels,
+        check.stray_point_pixels,
+        check.normal_pixels,
+        check.stray_normal_pixels,
     );
     check.verdict()
 }
@@ -311,12 +331,12 @@ impl Camera {
     /// Where `point` (world) lands on the image, in pixels from the top-left corner; `None`
     /// behind the camera. The contact shader's nudge toward the eye moves a point along its
     /// view ray, so it lands at the same pixel.
-    fn pixel(&self, point: Vec3) -> Option<[f32; 2]> {
+    fn pixel(&self, point: Vec3) -> Option<Vec2> {
         let clip = Mat4::from_cols_array_2d(&self.view_proj) * point.extend(1.0);
         (clip.w > 0.0).then(|| {
             let [width, height, ..] = self.viewport;
             let ndc = clip.xy() / clip.w;
-            [(ndc.x + 1.0) * 0.5 * width, (1.0 - ndc.y) * 0.5 * height]
+            Vec2::new((ndc.x + 1.0) * 0.5 * width, (1.0 - ndc.y) * 0.5 * height)
         })
     }
 }
@@ -786,48 +806,62 @@ struct ImageCheck {
     /// Share of pixels that differ from the clear colour.
     drawn_share: f64,
     /// Pixels of the contact point colour.
-    contact_pixels: usize,
-    /// Contact-coloured pixels on no marker of a CPU reference contact point.
-    stray_pixels: usize,
+    point_pixels: usize,
+    /// Point-coloured pixels on no marker of a CPU reference contact point.
+    stray_point_pixels: usize,
+    /// Pixels of the contact normal colour.
+    normal_pixels: usize,
+    /// Normal-coloured pixels on no stroke of a CPU reference contact normal.
+    stray_normal_pixels: usize,
 }
 
 impl ImageCheck {
-    /// Checks `image` (`width` pixels wide) against `markers`: the CPU reference's contact
-    /// points in pixels, each drawn as a square of half side `half_size` pixels.
-    fn of(image: &Image, width: u32, markers: &[[f32; 2]], half_size: f32) -> ImageCheck {
+    /// Checks `image` (`width` pixels wide) against `strokes`: each CPU reference contact
+    /// point and the tip of its normal, in pixels. A pixel centre a marker covers is within
+    /// [`MARKER_HALF_SIZE`] of its point on both axes, one a normal covers within
+    /// [`NORMAL_HALF_WIDTH`] of its segment; one more pixel absorbs rounding.
+    fn of(image: &Image, width: u32, strokes: &[[Vec2; 2]]) -> ImageCheck {
         let clear = CLEAR_COLOR.map(|c| srgb_byte(c as f32));
-        let point = POINT_COLOR.map(srgb_byte);
+        let [point, normal] = [POINT_COLOR, NORMAL_COLOR].map(|c| c.map(srgb_byte));
         let near = |p: [u8; 3], q: [u8; 3]| p.iter().zip(&q).all(|(&a, &b)| a.abs_diff(b) <= 2);
-        // A pixel centre a marker covers is within `half_size` of its centre on both axes; one
-        // more pixel absorbs rounding.
-        let reach = half_size + 1.0;
-        let on_marker = |x: f32, y: f32| {
-            markers
+        let on_marker = |pixel: Vec2| {
+            strokes
                 .iter()
-                .any(|m| (m[0] - x).abs() <= reach && (m[1] - y).abs() <= reach)
+                .any(|[start, _]| (*start - pixel).abs().max_element() <= MARKER_HALF_SIZE + 1.0)
         };
-        let (mut total, mut drawn, mut contact_pixels, mut stray_pixels) = (0, 0, 0, 0);
-        for (index, pixel) in image.pixels().enumerate() {
+        let on_normal = |pixel: Vec2| {
+            strokes.iter().any(|&[start, tip]| {
+                let along = tip - start;
+                let t = ((pixel - start).dot(along) / along.length_squared().max(1e-12)).clamp(0.0, 1.0);
+                (start + t * along).distance(pixel) <= NORMAL_HALF_WIDTH + 1.0
+            })
+        };
+        let mut check = ImageCheck {
+            drawn_share: 0.0,
+            point_pixels: 0,
+            stray_point_pixels: 0,
+            normal_pixels: 0,
+            stray_normal_pixels: 0,
+        };
+        let (mut total, mut drawn) = (0, 0);
+        for (index, rgb) in image.pixels().enumerate() {
             total += 1;
-            drawn += usize::from(!near(pixel, clear));
-            if near(pixel, point) {
-                contact_pixels += 1;
-                let (x, y) = (
-                    (index % width as usize) as f32 + 0.5,
-                    (index / width as usize) as f32 + 0.5,
-                );
-                stray_pixels += usize::from(!on_marker(x, y));
+            drawn += usize::from(!near(rgb, clear));
+            let centre = Vec2::new((index % width as usize) as f32, (index / width as usize) as f32) + 0.5;
+            if near(rgb, point) {
+                check.point_pixels += 1;
+                check.stray_point_pixels += usize::from(!on_marker(centre));
+            } else if near(rgb, normal) {
+                check.normal_pixels += 1;
+                check.stray_normal_pixels += usize::from(!on_normal(centre));
             }
         }
-        ImageCheck {
-            drawn_share: drawn as f64 / total.max(1) as f64,
-            contact_pixels,
-            stray_pixels,
-        }
+        check.drawn_share = drawn as f64 / f64::from(total.max(1));
+        check
     }
 
-    /// `Err` when the image is blank, shows no contact, or shows a contact where the CPU
-    /// reference has none.
+    /// `Err` when the image is blank, shows no contact, or shows a contact point or normal
+    /// where the CPU reference has none.
     fn verdict(&self) -> Result<(), Box<dyn Error>> {
         if self.drawn_share < MIN_DRAWN_SHARE {
             return Err(format!(
@@ -837,17 +871,18 @@ impl ImageCheck {
             )
             .into());
         }
-        if self.contact_pixels < MIN_CONTACT_PIXELS {
+        if self.point_pixels < MIN_CONTACT_PIXELS {
             return Err(format!(
-                "{} pixels have the contact colour (expected at least {MIN_CONTACT_PIXELS})",
-                self.contact_pixels
+                "{} pixels have the contact point colour (expected at least {MIN_CONTACT_PIXELS})",
+                self.point_pixels
             )
             .into());
         }
-        if self.stray_pixels > 0 {
+        if self.stray_point_pixels + self.stray_normal_pixels > 0 {
             return Err(format!(
-                "{} of {} contact-coloured pixels lie on no contact point of the CPU reference",
-                self.stray_pixels, self.contact_pixels
+                "{} of {} point-coloured pixels lie on no contact point of the CPU reference, \
+                 {} of {} normal-coloured pixels on none of its normals",
+                self.stray_point_pixels, self.point_pixels, self.stray_normal_pixels, self.normal_pixels
             )
             .into());
         }
@@ -938,6 +973,7 @@ mod tests {
             &[
                 ("MANIFOLD_CLIPPED", naga::Literal::U32(MANIFOLD_CLIPPED)),
                 ("VERTICES_PER_POINT", naga::Literal::U32(CONTACT_VERTICES / 4)),
+                ("NORMAL_HALF_WIDTH", naga::Literal::F32(NORMAL_HALF_WIDTH)),
             ],
         );
     }
@@ -995,6 +1031,7 @@ mod tests {
     #[test]
     fn srgb_bytes_of_the_marker_and_background() {
         assert_eq!(POINT_COLOR.map(srgb_byte), [255, 0, 0]);
+        assert_eq!(NORMAL_COLOR.map(srgb_byte), [255, 255, 0]);
         assert_eq!(srgb_byte(0.5), 188);
     }
 }
