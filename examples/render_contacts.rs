@@ -24,9 +24,10 @@
 //!    vertex shader and moved to the world with A's pose from the body buffer (see
 //!    render_contacts.wgsl). One submission.
 //! 6. The image (only) is copied back, written as a PNG and checked: enough pixels differ from
-//!    the clear colour, some have the contact colour, and each of those lies on a contact point
-//!    of hullsat's CPU reference (computed on the host for this check only); otherwise the exit
-//!    status is non-zero, so CI can run it on a software driver (lavapipe).
+//!    the clear colour, some have the contact point colour, and every point- or normal-coloured
+//!    pixel lies on a contact point or normal of hullsat's CPU reference (computed on the host
+//!    for this check only); otherwise the exit status is non-zero, so CI can run it on a
+//!    software driver (lavapipe).
 
 use std::error::Error;
 use std::fs::File;
