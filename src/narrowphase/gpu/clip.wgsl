@@ -4,8 +4,7 @@
 // crossing_id, reduce_to_four) and src/query/segment.rs (closest_points_segments), the
 // references; keep them in step. Runs after sat.wgsl on the same chunk.
 //
-// 1. Bounds guard (pairs whose body or shape indices are out of range, pair_in_range:
-//    MANIFOLD_INVALID). Separated pairs: MANIFOLD_SEPARATED. Pairs this kernel does not finish go to
+// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs this kernel does not finish go to
 //    the host (MANIFOLD_HOST): not a hull pair, the SAT cut short (INCOMPLETE_BIT), apart but
 //    within the margin (the host measures the distance with GJK), reference and incident faces
 //    beyond MAX_CLIP_VERTICES together.
@@ -34,7 +33,6 @@ const MAX_CLIP_VERTICES: u32 = 32u;
 const MANIFOLD_SEPARATED: u32 = 0u;
 const MANIFOLD_CLIPPED: u32 = 1u;
 const MANIFOLD_HOST: u32 = 2u;
-const MANIFOLD_INVALID: u32 = 3u;
 // Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR}: the kind field of a feature id.
 const FEATURE_FACE_A: u32 = 0u;
 const FEATURE_FACE_B: u32 = 1u;
@@ -59,6 +57,10 @@ struct GpuManifold {
     pair: u32,
     _pad: u32,
 }
+
+// Mirrors crate::gpu::layout::MANIFOLD_INVALID: the bounds guard's status for a pair whose body
+// or shape indices are out of range (pair_in_range; only a resident caller's pairs can be).
+const MANIFOLD_INVALID: u32 = 3u;
 
 // Must match layout.rs `GpuManifoldCount` (the head: count and padding) followed by
 // `GpuManifold`s: the compact manifold list of a whole dispatch (a host round or a resident

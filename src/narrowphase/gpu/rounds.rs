@@ -368,3 +368,41 @@ fn list_entries(list: &[u8], pairs: usize, first: usize) -> Result<Vec<AtomicU32
         })?;
     Ok(entries)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list of entries naming `pairs`, as the clip kernel writes it.
+    fn list(pairs: &[u32]) -> Vec<u8> {
+        let entries: Vec<GpuManifold> = pairs
+            .iter()
+            .map(|&pair| GpuManifold {
+                pair,
+                ..GpuManifold::default()
+            })
+            .collect();
+        bytemuck::cast_slice(&entries).to_vec()
+    }
+
+    #[test]
+    fn list_entries_map_pairs_to_entries_and_reject_bad_indices() {
+        let entries = list_entries(&list(&[3, 0, 2]), 5, 100).expect("valid list");
+        let slots: Vec<u32> = entries.iter().map(|e| e.load(Ordering::Relaxed)).collect();
+        assert_eq!(slots, [1, u32::MAX, 2, 0, u32::MAX]);
+        assert_eq!(
+            list_entries(&list(&[1, 5]), 5, 100).map(drop),
+            Err(GpuError::BadResult {
+                pair: 100,
+                what: "manifold list entry 1 names pair 5 of a round of 5".into()
+            })
+        );
+        assert_eq!(
+            list_entries(&list(&[4, 2, 4]), 5, 100).map(drop),
+            Err(GpuError::BadResult {
+                pair: 104,
+                what: "listed twice in the manifold list".into()
+            })
+        );
+    }
+}
