@@ -10,6 +10,7 @@ use hullsat::gpu::layout::{
     GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
     MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
 };
+use hullsat::query::bounds::SAT_BOUND_SLACK;
 
 mod support;
 use support::wgsl::{
@@ -100,8 +101,8 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             face_count,
             first_edge,
             edge_count,
-            _pad0,
-            _pad1
+            inner_radius,
+            _pad
         }),
     );
     assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
@@ -147,6 +148,8 @@ fn wgsl_constants_equal_the_rust_ones() {
     let expected = [
         ("AXIS_PREFERENCE_TOLERANCE", F32(AXIS_PREFERENCE_TOLERANCE)),
         ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("SAT_BOUND_SLACK", F32(SAT_BOUND_SLACK)),
+        ("F32_MIN_POSITIVE", F32(f32::MIN_POSITIVE)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("NO_HULL", U32(NO_HULL)),
         ("AXIS_NONE", U32(AXIS_NONE)),
@@ -159,6 +162,9 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     assert_consts(&module, &expected);
+    // The kept-edge bit set holds one bit per edge of the largest hull (edges <= 3V - 6).
+    let most_edges = 3 * hullsat::hull::MAX_HULL_VERTICES as u32 - 6;
+    assert_consts(&module, &[("KEPT_WORDS", U32(most_edges.div_ceil(32)))]);
     let clip = clip_module();
     let expected = [
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),

@@ -24,7 +24,8 @@ const INCOMPLETE_BIT: u32 = 8u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 
-// Must match layout.rs `GpuHull`: ranges into the shared geometry arrays.
+// Must match layout.rs `GpuHull`: ranges into the shared geometry arrays and the SAT's bound
+// data (inner_radius: crate::query::bounds::inner_radius).
 struct GpuHull {
     centroid: vec3<f32>,
     radius: f32,
@@ -34,8 +35,8 @@ struct GpuHull {
     face_count: u32,
     first_edge: u32,
     edge_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    inner_radius: f32,
+    _pad: u32,
 }
 
 // Must match layout.rs `GpuEdge`: vertex and face indices local to the hull.

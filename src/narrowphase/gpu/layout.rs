@@ -12,6 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 use crate::hull::ConvexHull;
+use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
 
@@ -38,7 +39,8 @@ pub const SEPARATED_BIT: u32 = 4;
 /// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
-/// One hull's ranges into the shared geometry buffers; must match sat.wgsl `GpuHull`.
+/// One hull's ranges into the shared geometry buffers and its SAT bound data; must match
+/// geometry.wgsl `GpuHull`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuHull {
@@ -58,10 +60,12 @@ pub struct GpuHull {
     pub first_edge: u32,
     /// Number of edges.
     pub edge_count: u32,
+    /// Radius of the largest sphere about `centroid` inside the hull (its smallest
+    /// centroid-to-face distance, [`crate::query::bounds::inner_radius`]), length units: the
+    /// SAT kernel's face and edge bounds.
+    pub inner_radius: f32,
     /// Padding to a 16-byte multiple.
-    pub _pad0: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad1: u32,
+    pub _pad: u32,
 }
 
 /// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
@@ -235,8 +239,8 @@ impl HullTables {
             face_count: hull.planes().len() as u32,
             first_edge: self.edges.len() as u32,
             edge_count: hull.edges().len() as u32,
-            _pad0: 0,
-            _pad1: 0,
+            inner_radius: inner_radius(hull),
+            _pad: 0,
         });
         self.vertices
             .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));

@@ -1,20 +1,26 @@
 // Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
-// A port of src/query/sat.rs (the reference); keep the two in step.
+// A port of src/query/sat.rs (the reference) and src/query/bounds.rs; keep them in step.
 //
 // 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
 //    handles them.
 // 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
 //    and its inverse.
-// 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
-// 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each.
+// 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each; faces
+//    whose bound from B's inner sphere cannot matter are skipped (query_faces, as the CPU's).
+// 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each (the same).
 // 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
 //    skipped, axis oriented away from A's centroid; a pair that would become the best is
-//    re-measured with both hulls' support points along its axis (separation_along).
+//    re-measured with both hulls' support points along its axis (separation_along). Edges
+//    whose Gauss-map bound cannot reach what decides the result are dropped first
+//    (query_edges_bounded, steps 1-4 as the CPU's).
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
 //    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
 //    crate::constants::pair_scale); `separation` is the
 //    exact maximum over all tested axes.
+//
+// The bounds skip only what cannot change a query's result, so each query returns what its
+// exhaustive loop returns (as on the CPU: tests/sat_bounds.rs).
 //
 // Compiled after geometry.wgsl (structs, bindings, helpers). tests/gpu_layout.rs checks the
 // constants below against the Rust ones.
@@ -23,8 +29,24 @@
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).
 const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
+// Mirrors crate::query::bounds::SAT_BOUND_SLACK (times the pair's coordinate reach).
+const SAT_BOUND_SLACK: f32 = 1.0e-3;
+// Smallest normal f32 (f32::MIN_POSITIVE): max_on_arc's test for coinciding arc ends.
+const F32_MIN_POSITIVE: f32 = 0x1p-126f;
+// Mirror crate::query::sat's private EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS: up to
+// this many face-vertex products, edge pairs, the bounds cost more than they skip and the
+// exhaustive loop runs. The results do not depend on them.
+const EXHAUSTIVE_FACE_WORK: u32 = 64u;
+const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
+// Words of the kept-edge bit set of query_edges_bounded (step 3): one bit per edge of the
+// largest hull (3 x crate::hull::MAX_HULL_VERTICES - 6 edges; checked by tests/gpu_layout.rs).
+// Only the words a hull's edges need are written and read.
+const KEPT_WORDS: u32 = 384u;
 // Group 1, binding 2: one result per pair of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
+
+// query_edges_bounded step 3: bit ib set when B's edge ib can still matter.
+var<private> kept_edges: array<u32, KEPT_WORDS>;
 
 struct FaceQuery {
     face: u32,
@@ -39,19 +61,93 @@ struct EdgeQuery {
     axis: vec3<f32>,
 }
 
+// Largest n . w over the unit n on the short great-circle arc from the unit u to the unit v,
+// as crate::query::bounds::max_on_arc.
+fn max_on_arc(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
+    let at_ends = max(dot(u, w), dot(v, w));
+    let pole = cross(u, v);
+    let pole_sq = dot(pole, pole);
+    if pole_sq <= F32_MIN_POSITIVE {
+        return at_ends;
+    }
+    let in_plane = w - pole * (dot(w, pole) / pole_sq);
+    if dot(cross(u, in_plane), pole) >= 0.0 && dot(cross(in_plane, v), pole) >= 0.0 {
+        return max(length(in_plane), at_ends);
+    }
+    return at_ends;
+}
+
+// An upper bound of max_on_arc for a third of its cost, as
+// crate::query::bounds::max_on_arc_loose.
+fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
+    return max(dot(u, w), dot(v, w)) + length(w) * max(0.5 * (1.0 - dot(u, v)), 0.0);
+}
+
+// Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along.
+fn lowest_along(hull: GpuHull, direction: vec3<f32>) -> f32 {
+    var lowest = F32_MAX;
+    for (var i = 0u; i < hull.vertex_count; i++) {
+        lowest = min(lowest, dot(direction, vertices[hull.first_vertex + i].xyz));
+    }
+    return lowest;
+}
+
+// Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
+// crate::query::sat::face_separation.
+fn face_separation(plane: vec4<f32>, b: GpuHull, q: vec4<f32>, t: vec3<f32>) -> f32 {
+    let normal = quat_rotate(q, plane.xyz);
+    let offset = plane.w + dot(normal, t);
+    return lowest_along(b, normal) - offset;
+}
+
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
 // frame, deepest vertex of `b` below each. Stops once a face separates by more than `margin`.
+// As crate::query::sat::query_faces: the exhaustive loop's result; faces whose bound (B's
+// inner sphere) is below min(L, margin), L the separation of the face of largest bound, or
+// not above the best so far, are skipped.
 fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    if a.face_count * b.vertex_count <= EXHAUSTIVE_FACE_WORK {
+        return query_faces_exhaustive(a, b, q, t, margin);
+    }
+    // Bounds in A's frame: one dot product per face.
+    let q_inv = quat_conjugate(q);
+    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    let lift = SAT_BOUND_SLACK * reach - b.inner_radius;
+    var seed = 0u;
+    var seed_bound = -F32_MAX;
+    for (var face = 0u; face < a.face_count; face++) {
+        let plane = planes[a.first_face + face];
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u > seed_bound {
+            seed = face;
+            seed_bound = u;
+        }
+    }
+    let threshold = min(face_separation(planes[a.first_face + seed], b, q, t), margin);
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
         let plane = planes[a.first_face + face];
-        let normal = quat_rotate(q, plane.xyz);
-        let offset = plane.w + dot(normal, t);
-        var deepest = F32_MAX;
-        for (var i = 0u; i < b.vertex_count; i++) {
-            deepest = min(deepest, dot(normal, vertices[b.first_vertex + i].xyz));
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u < threshold || u <= best.separation {
+            continue;
         }
-        let separation = deepest - offset;
+        let separation = face_separation(plane, b, q, t);
+        if separation > best.separation {
+            best = FaceQuery(face, separation);
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+// The reference face query: query_faces's result by testing every face of `a` in order.
+fn query_faces_exhaustive(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    var best = FaceQuery(0u, -F32_MAX);
+    for (var face = 0u; face < a.face_count; face++) {
+        let separation = face_separation(planes[a.first_face + face], b, q, t);
         if separation > best.separation {
             best = FaceQuery(face, separation);
             if separation > margin {
@@ -65,15 +161,9 @@ fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 // Separation of `b` (posed in A's frame by (q, t)) from `a` along the unit `axis` (A's frame):
 // the gap between the support points, as crate::query::sat::separation_along.
 fn separation_along(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
-    let axis_in_b = quat_rotate(quat_conjugate(q), axis);
-    var b_lowest = F32_MAX;
-    for (var i = 0u; i < b.vertex_count; i++) {
-        b_lowest = min(b_lowest, dot(vertices[b.first_vertex + i].xyz, axis_in_b));
-    }
-    var a_highest = -F32_MAX;
-    for (var i = 0u; i < a.vertex_count; i++) {
-        a_highest = max(a_highest, dot(vertices[a.first_vertex + i].xyz, axis));
-    }
+    let b_lowest = lowest_along(b, quat_rotate(quat_conjugate(q), axis));
+    // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
+    let a_highest = -lowest_along(a, -axis);
     return b_lowest + dot(axis, t) - a_highest;
 }
 
@@ -86,48 +176,214 @@ fn is_minkowski_face(a: vec3<f32>, b: vec3<f32>, b_x_a: vec3<f32>, c: vec3<f32>,
     return cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0;
 }
 
+// The axis of A's edge (start pa, unit direction da) and B's edge from pb to qb (A's frame), as
+// crate::query::sat::edge_pair_axis: da x normalize(qb - pb) made unit, oriented away from A's
+// centroid; w = 0 when the edges are parallel (PARALLEL_EDGE_SINE), else 1.
+fn edge_pair_axis(pa: vec3<f32>, da: vec3<f32>, pb: vec3<f32>, qb: vec3<f32>, a_centroid: vec3<f32>) -> vec4<f32> {
+    // Unit directions: |cross| is the sine of their angle, at any scale.
+    let cross_ab = cross(da, normalize(qb - pb));
+    let cross_len = length(cross_ab);
+    if cross_len < PARALLEL_EDGE_SINE {
+        return vec4<f32>(0.0);
+    }
+    let axis = cross_ab / cross_len;
+    if dot(axis, pa - a_centroid) < 0.0 {
+        return vec4<f32>(-axis, 1.0);
+    }
+    return vec4<f32>(axis, 1.0);
+}
+
+// The pairwise step of the edge queries for one pair of hulls (crate::query::sat::EdgeScan):
+// B posed in A's frame by (q, t); slack = SAT_BOUND_SLACK x the coordinate reach.
+struct EdgeScan {
+    a: GpuHull,
+    b: GpuHull,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    margin: f32,
+    slack: f32,
+}
+
+fn edge_scan(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeScan {
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    return EdgeScan(a, b, q, t, margin, SAT_BOUND_SLACK * reach);
+}
+
+// A's edge as the pairwise step reads it: its face normals na0, na1, na1 x na0, start pa and
+// unit direction da (A's frame).
+struct EdgeOfA {
+    index: u32,
+    na0: vec3<f32>,
+    na1: vec3<f32>,
+    na1_x_na0: vec3<f32>,
+    pa: vec3<f32>,
+    da: vec3<f32>,
+}
+
+fn edge_of_a(a: GpuHull, ia: u32) -> EdgeOfA {
+    let ea = edges[a.first_edge + ia];
+    let na0 = planes[a.first_face + ea.f0].xyz;
+    let na1 = planes[a.first_face + ea.f1].xyz;
+    let pa = vertices[a.first_vertex + ea.v0].xyz;
+    let da = normalize(vertices[a.first_vertex + ea.v1].xyz - pa);
+    return EdgeOfA(ia, na0, na1, cross(na1, na0), pa, da);
+}
+
+// Tests A's edge `ea` against B's edge `ib`, updating `best` (strictly larger separation
+// wins), as the body of EdgeScan::edge. True when the pair separates by more than the margin
+// (then `best` is that pair).
+fn scan_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let eb = edges[s.b.first_edge + ib];
+    // B's face normals negated: the Gauss map of -B.
+    let nb0 = -quat_rotate(s.q, planes[s.b.first_face + eb.f0].xyz);
+    let nb1 = -quat_rotate(s.q, planes[s.b.first_face + eb.f1].xyz);
+    if !is_minkowski_face(ea.na0, ea.na1, ea.na1_x_na0, nb0, nb1, cross(nb1, nb0)) {
+        return false;
+    }
+    let pb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v0].xyz) + s.t;
+    let qb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v1].xyz) + s.t;
+    let axis = edge_pair_axis(ea.pa, ea.da, pb, qb, s.a.centroid);
+    if axis.w == 0.0 {
+        return false;
+    }
+    // The edge points bound the support value from above (up to rounding, hence the slack):
+    // re-measure only if it can win.
+    if (*best).found && dot(axis.xyz, pb - ea.pa) + s.slack <= (*best).separation {
+        return false;
+    }
+    let separation = separation_along(s.a, s.b, s.q, s.t, axis.xyz);
+    if !(*best).found || separation > (*best).separation {
+        *best = EdgeQuery(true, ea.index, ib, separation, axis.xyz);
+        return separation > s.margin;
+    }
+    return false;
+}
+
+// EdgeScan::edge against every edge of B in index order.
+fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let ea = edge_of_a(s.a, ia);
+    for (var ib = 0u; ib < s.b.edge_count; ib++) {
+        if scan_pair(s, ea, ib, best) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// EdgeScan::edge against B's edges in kept_edges, in index order.
+fn scan_edge_kept(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let ea = edge_of_a(s.a, ia);
+    let words = (s.b.edge_count + 31u) / 32u;
+    for (var word = 0u; word < words; word++) {
+        var bits = kept_edges[word];
+        while bits != 0u {
+            let ib = 32u * word + countTrailingZeros(bits);
+            bits &= bits - 1u;
+            if scan_pair(s, ea, ib, best) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
-// by more than `margin`. `found` is false when no pair qualifies.
+// by more than `margin`. `found` is false when no pair qualifies. Small pairs run
+// query_edges_exhaustive, larger ones query_edges_bounded; the result is the same.
 fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    if a.edge_count * b.edge_count <= EXHAUSTIVE_EDGE_PAIRS {
+        return query_edges_exhaustive(a, b, q, t, margin);
+    }
+    return query_edges_bounded(a, b, q, t, margin);
+}
+
+// The reference edge query: every Gauss-map-crossing pair in index order (A's edge outer).
+fn query_edges_exhaustive(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    let s = edge_scan(a, b, q, t, margin);
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     for (var ia = 0u; ia < a.edge_count; ia++) {
-        let ea = edges[a.first_edge + ia];
-        let na0 = planes[a.first_face + ea.f0].xyz;
-        let na1 = planes[a.first_face + ea.f1].xyz;
-        let pa = vertices[a.first_vertex + ea.v0].xyz;
-        let da = normalize(vertices[a.first_vertex + ea.v1].xyz - pa);
-        let na1_x_na0 = cross(na1, na0);
-        for (var ib = 0u; ib < b.edge_count; ib++) {
-            let eb = edges[b.first_edge + ib];
-            // B's face normals negated: the Gauss map of -B.
-            let nb0 = -quat_rotate(q, planes[b.first_face + eb.f0].xyz);
-            let nb1 = -quat_rotate(q, planes[b.first_face + eb.f1].xyz);
-            if !is_minkowski_face(na0, na1, na1_x_na0, nb0, nb1, cross(nb1, nb0)) {
-                continue;
-            }
-            let pb = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t;
-            let db = normalize(quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t - pb);
-            // Unit directions: |cross| is the sine of their angle, at any scale.
-            let axis_raw = cross(da, db);
-            let cross_len = length(axis_raw);
-            if cross_len < PARALLEL_EDGE_SINE {
-                continue;
-            }
-            var axis = axis_raw / cross_len;
-            if dot(axis, pa - a.centroid) < 0.0 {
-                axis = -axis;
-            }
-            // The edge points bound the support value from above: re-measure only if it can win.
-            if best.found && dot(axis, pb - pa) <= best.separation {
-                continue;
-            }
-            let separation = separation_along(a, b, q, t, axis);
-            if !best.found || separation > best.separation {
-                best = EdgeQuery(true, ia, ib, separation, axis);
-                if separation > margin {
-                    return best;
-                }
-            }
+        if scan_edge_all(s, ia, &best) {
+            break;
+        }
+    }
+    return best;
+}
+
+// Upper bound of the separation of any pair of A's edge `ia` (crate::query::bounds): A reaches
+// its edge's start along the axis, B down to its centroid (`b_centroid`, A's frame) minus its
+// inner radius; `exact` chooses max_on_arc over max_on_arc_loose.
+fn a_edge_bound(s: EdgeScan, ia: u32, b_centroid: vec3<f32>, exact: bool) -> f32 {
+    let ea = edges[s.a.first_edge + ia];
+    let pa = vertices[s.a.first_vertex + ea.v0].xyz;
+    let na0 = planes[s.a.first_face + ea.f0].xyz;
+    let na1 = planes[s.a.first_face + ea.f1].xyz;
+    var arc: f32;
+    if exact {
+        arc = max_on_arc(na0, na1, b_centroid - pa);
+    } else {
+        arc = max_on_arc_loose(na0, na1, b_centroid - pa);
+    }
+    return arc - s.b.inner_radius + s.slack;
+}
+
+// True when an edge of bound `bound` can change neither the result nor the best so far.
+fn cannot_matter(bound: f32, threshold: f32, best: EdgeQuery) -> bool {
+    return bound < threshold || (best.found && bound <= best.separation);
+}
+
+// query_edges with the bounds, as crate::query::sat::query_edges_bounded:
+// 1. Bound every edge of A and of B.
+// 2. Seed L: test all pairs of A's edge with the largest bound.
+// 3. Keep B's edges whose bound reaches min(L, margin).
+// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
+//    min(L, margin) and beyond the best so far, against the kept edges of B.
+// A's bounds are recomputed where used (steps 2 and 4) instead of stored per edge.
+fn query_edges_bounded(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    let s = edge_scan(a, b, q, t, margin);
+    let b_centroid = quat_rotate(q, b.centroid) + t;
+
+    // 1, 2. The loose bounds of A's edges; the seed is the first of the largest.
+    var seed_edge = 0u;
+    var seed_bound = -F32_MAX;
+    for (var ia = 0u; ia < a.edge_count; ia++) {
+        let u = a_edge_bound(s, ia, b_centroid, false);
+        if u > seed_bound {
+            seed_edge = ia;
+            seed_bound = u;
+        }
+    }
+    var seed = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    scan_edge_all(s, seed_edge, &seed);
+    var threshold = -F32_MAX;
+    if seed.found {
+        threshold = min(seed.separation, margin);
+    }
+
+    // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
+    // its inner radius.
+    let lift = s.slack - a.inner_radius;
+    for (var word = 0u; word < (b.edge_count + 31u) / 32u; word++) {
+        kept_edges[word] = 0u;
+    }
+    for (var ib = 0u; ib < b.edge_count; ib++) {
+        let eb = edges[b.first_edge + ib];
+        let n0 = -quat_rotate(q, planes[b.first_face + eb.f0].xyz);
+        let n1 = -quat_rotate(q, planes[b.first_face + eb.f1].xyz);
+        let w = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t - a.centroid;
+        if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
+            kept_edges[ib / 32u] |= 1u << (ib % 32u);
+        }
+    }
+
+    // 4. The exhaustive loop over what can still matter.
+    var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    for (var ia = 0u; ia < a.edge_count; ia++) {
+        if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
+            || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
+            continue;
+        }
+        if scan_edge_kept(s, ia, &best) {
+            break;
         }
     }
     return best;
