@@ -209,24 +209,30 @@ fn edge_scan(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) ->
     return EdgeScan(a, b, q, t, margin, SAT_BOUND_SLACK * reach);
 }
 
-// A's edge as the pairwise step reads it: its face normals na0, na1, na1 x na0, start pa and
-// unit direction da (A's frame).
+// A's edge as the pairwise step reads it: its face normals rotated into B's frame (gauss0,
+// gauss1: the ends of its Gauss-map arc seen from B) with gauss1 x gauss0, its start pa and unit
+// direction da (A's frame). The Gauss-map test runs in B's frame so that B's face normals are
+// read as stored: the CPU rotates each of B's normals once per pair of hulls into a scratch
+// buffer, which an invocation has no room for, and rotating them for every edge pair instead
+// cost two rotations per pair (the test is invariant under the rotation; only rounding
+// differs, as between any two f32 evaluations of it).
 struct EdgeOfA {
     index: u32,
-    na0: vec3<f32>,
-    na1: vec3<f32>,
-    na1_x_na0: vec3<f32>,
+    gauss0: vec3<f32>,
+    gauss1: vec3<f32>,
+    gauss1_x_gauss0: vec3<f32>,
     pa: vec3<f32>,
     da: vec3<f32>,
 }
 
-fn edge_of_a(a: GpuHull, ia: u32) -> EdgeOfA {
-    let ea = edges[a.first_edge + ia];
-    let na0 = planes[a.first_face + ea.f0].xyz;
-    let na1 = planes[a.first_face + ea.f1].xyz;
-    let pa = vertices[a.first_vertex + ea.v0].xyz;
-    let da = normalize(vertices[a.first_vertex + ea.v1].xyz - pa);
-    return EdgeOfA(ia, na0, na1, cross(na1, na0), pa, da);
+fn edge_of_a(s: EdgeScan, ia: u32) -> EdgeOfA {
+    let ea = edges[s.a.first_edge + ia];
+    let q_ab = quat_conjugate(s.q);
+    let gauss0 = quat_rotate(q_ab, planes[s.a.first_face + ea.f0].xyz);
+    let gauss1 = quat_rotate(q_ab, planes[s.a.first_face + ea.f1].xyz);
+    let pa = vertices[s.a.first_vertex + ea.v0].xyz;
+    let da = normalize(vertices[s.a.first_vertex + ea.v1].xyz - pa);
+    return EdgeOfA(ia, gauss0, gauss1, cross(gauss1, gauss0), pa, da);
 }
 
 // Tests A's edge `ea` against B's edge `ib`, updating `best` (strictly larger separation
@@ -234,10 +240,10 @@ fn edge_of_a(a: GpuHull, ia: u32) -> EdgeOfA {
 // (then `best` is that pair).
 fn scan_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
     let eb = edges[s.b.first_edge + ib];
-    // B's face normals negated: the Gauss map of -B.
-    let nb0 = -quat_rotate(s.q, planes[s.b.first_face + eb.f0].xyz);
-    let nb1 = -quat_rotate(s.q, planes[s.b.first_face + eb.f1].xyz);
-    if !is_minkowski_face(ea.na0, ea.na1, ea.na1_x_na0, nb0, nb1, cross(nb1, nb0)) {
+    // B's face normals negated (the Gauss map of -B), in B's frame.
+    let nb0 = -planes[s.b.first_face + eb.f0].xyz;
+    let nb1 = -planes[s.b.first_face + eb.f1].xyz;
+    if !is_minkowski_face(ea.gauss0, ea.gauss1, ea.gauss1_x_gauss0, nb0, nb1, cross(nb1, nb0)) {
         return false;
     }
     let pb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v0].xyz) + s.t;
@@ -261,7 +267,7 @@ fn scan_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) 
 
 // EdgeScan::edge against every edge of B in index order.
 fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
-    let ea = edge_of_a(s.a, ia);
+    let ea = edge_of_a(s, ia);
     for (var ib = 0u; ib < s.b.edge_count; ib++) {
         if scan_pair(s, ea, ib, best) {
             return true;
@@ -272,7 +278,7 @@ fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
 
 // EdgeScan::edge against B's edges in kept_edges, in index order.
 fn scan_edge_kept(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
-    let ea = edge_of_a(s.a, ia);
+    let ea = edge_of_a(s, ia);
     let words = (s.b.edge_count + 31u) / 32u;
     for (var word = 0u; word < words; word++) {
         var bits = kept_edges[word];
