@@ -36,7 +36,8 @@ pub const SEPARATED_BIT: u32 = 4;
 /// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
 /// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
 /// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
-/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+/// silently; pairs of hulls of ~128 vertices and more can reach that (the SAT kernel keeps
+/// 64-vertex pairs below it). Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
 /// One hull's ranges into the shared geometry buffers and its SAT bound data; must match

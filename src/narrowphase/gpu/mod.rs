@@ -30,9 +30,10 @@
 //!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
 //!    two-step loop that is cut short exactly then and flags the result
 //!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
-//!    them in [`GpuTimings::incomplete_pairs`]. Pairs of hulls with ~150+ edges reach the cap;
-//!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
-//!    flagged entries as missing.
+//!    them in [`GpuTimings::incomplete_pairs`]. The SAT kernel's bounded queries, one loop of
+//!    four edge pairs per step and four vertices per step keep 64-vertex pairs below the cap;
+//!    some pairs of 128-vertex hulls and more reach it. Real GPUs have none. A renderer reading
+//!    [`GpuNarrowphase::encode`]'s buffer must treat flagged entries as missing.
 //!
 //! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
 //! an uncaptured-error handler on the shared device), a lost device is reported, waits are

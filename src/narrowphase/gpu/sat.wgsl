@@ -45,6 +45,8 @@ const KEPT_WORDS: u32 = 384u;
 // Group 1, binding 2: one result per pair of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
 
+// No edge: an unused slot of scan_four.
+const NO_EDGE: u32 = 0xffffffffu;
 // query_edges_bounded step 3: bit ib set when B's edge ib can still matter.
 var<private> kept_edges: array<u32, KEPT_WORDS>;
 
@@ -83,13 +85,22 @@ fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
     return max(dot(u, w), dot(v, w)) + length(w) * max(0.5 * (1.0 - dot(u, v)), 0.0);
 }
 
-// Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along.
+// Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along (which
+// also takes four vertices at a time). Four per iteration keep the loop short: a software
+// driver caps an invocation group's loop iterations (see write_result). The last group reads
+// the last vertex again in place of the missing ones, which leaves the minimum unchanged.
 fn lowest_along(hull: GpuHull, direction: vec3<f32>) -> f32 {
-    var lowest = F32_MAX;
-    for (var i = 0u; i < hull.vertex_count; i++) {
-        lowest = min(lowest, dot(direction, vertices[hull.first_vertex + i].xyz));
+    var lowest = vec4<f32>(F32_MAX);
+    let last = hull.first_vertex + hull.vertex_count - 1u;
+    for (var i = hull.first_vertex; i <= last; i += 4u) {
+        lowest = min(lowest, vec4<f32>(
+            dot(direction, vertices[i].xyz),
+            dot(direction, vertices[min(i + 1u, last)].xyz),
+            dot(direction, vertices[min(i + 2u, last)].xyz),
+            dot(direction, vertices[min(i + 3u, last)].xyz),
+        ));
     }
-    return lowest;
+    return min(min(lowest.x, lowest.y), min(lowest.z, lowest.w));
 }
 
 // Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
@@ -235,17 +246,25 @@ fn edge_of_a(s: EdgeScan, ia: u32) -> EdgeOfA {
     return EdgeOfA(ia, gauss0, gauss1, cross(gauss1, gauss0), pa, da);
 }
 
-// Tests A's edge `ea` against B's edge `ib`, updating `best` (strictly larger separation
-// wins), as the body of EdgeScan::edge. True when the pair separates by more than the margin
-// (then `best` is that pair).
-fn scan_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
+// True when A's edge `ea` and B's edge `ib` pass the Gauss-map test (is_minkowski_face), in B's
+// frame; false for ib beyond B's edges (the unused slots of a group of four).
+fn crosses(s: EdgeScan, ea: EdgeOfA, ib: u32) -> bool {
+    if ib >= s.b.edge_count {
+        return false;
+    }
     let eb = edges[s.b.first_edge + ib];
     // B's face normals negated (the Gauss map of -B), in B's frame.
     let nb0 = -planes[s.b.first_face + eb.f0].xyz;
     let nb1 = -planes[s.b.first_face + eb.f1].xyz;
-    if !is_minkowski_face(ea.gauss0, ea.gauss1, ea.gauss1_x_gauss0, nb0, nb1, cross(nb1, nb0)) {
-        return false;
-    }
+    return is_minkowski_face(ea.gauss0, ea.gauss1, ea.gauss1_x_gauss0, nb0, nb1, cross(nb1, nb0));
+}
+
+// The rest of the pairwise step for a crossing pair (A's edge `ea`, B's edge `ib`): its axis,
+// and its support separation when it can beat `best`, which it replaces when larger (the body
+// of EdgeScan::edge after the Gauss-map test). True when the pair separates by more than the
+// margin (then `best` is that pair).
+fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let eb = edges[s.b.first_edge + ib];
     let pb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v0].xyz) + s.t;
     let qb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v1].xyz) + s.t;
     let axis = edge_pair_axis(ea.pa, ea.da, pb, qb, s.a.centroid);
@@ -265,32 +284,39 @@ fn scan_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) 
     return false;
 }
 
+// Tests A's edge `ea` against B's edges ib.x < ib.y < ib.z < ib.w (slots beyond B's edges
+// unused) in that order, as four steps of EdgeScan::edge: the Gauss-map test for all four
+// (the CPU also tests four at a time), then the crossing ones in order. True when a pair
+// separates by more than the margin. Four per loop iteration keep the loops short: a software
+// driver caps an invocation group's loop iterations (see write_result).
+fn scan_four(s: EdgeScan, ea: EdgeOfA, ib: vec4<u32>, best: ptr<function, EdgeQuery>) -> bool {
+    let crossing = vec4<bool>(crosses(s, ea, ib.x), crosses(s, ea, ib.y), crosses(s, ea, ib.z), crosses(s, ea, ib.w));
+    return (crossing.x && measure_pair(s, ea, ib.x, best))
+        || (crossing.y && measure_pair(s, ea, ib.y, best))
+        || (crossing.z && measure_pair(s, ea, ib.z, best))
+        || (crossing.w && measure_pair(s, ea, ib.w, best));
+}
+
 // EdgeScan::edge against every edge of B in index order.
 fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
     let ea = edge_of_a(s, ia);
-    for (var ib = 0u; ib < s.b.edge_count; ib++) {
-        if scan_pair(s, ea, ib, best) {
+    for (var ib = 0u; ib < s.b.edge_count; ib += 4u) {
+        if scan_four(s, ea, ib + vec4<u32>(0u, 1u, 2u, 3u), best) {
             return true;
         }
     }
     return false;
 }
 
-// EdgeScan::edge against B's edges in kept_edges, in index order.
-fn scan_edge_kept(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
-    let ea = edge_of_a(s, ia);
-    let words = (s.b.edge_count + 31u) / 32u;
-    for (var word = 0u; word < words; word++) {
-        var bits = kept_edges[word];
-        while bits != 0u {
-            let ib = 32u * word + countTrailingZeros(bits);
-            bits &= bits - 1u;
-            if scan_pair(s, ea, ib, best) {
-                return true;
-            }
-        }
+// The lowest edge index left in `bits` (bit i = edge 32 * word + i), removed from it; NO_EDGE
+// when none is left.
+fn take_kept(bits: ptr<function, u32>, word: u32) -> u32 {
+    if *bits == 0u {
+        return NO_EDGE;
     }
-    return false;
+    let ib = 32u * word + countTrailingZeros(*bits);
+    *bits &= *bits - 1u;
+    return ib;
 }
 
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
@@ -381,14 +407,47 @@ fn query_edges_bounded(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margi
         }
     }
 
-    // 4. The exhaustive loop over what can still matter.
+    // 4. The exhaustive loop over what can still matter, flattened into one loop whose every
+    // iteration does one thing (bounds A's next edge, moves to the next word of kept edges, or
+    // tests up to four pairs): an invocation group then runs as many iterations as its busiest
+    // invocation, not the union of every invocation's nested loops.
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
-    for (var ia = 0u; ia < a.edge_count; ia++) {
-        if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
-            || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
+    let words = (b.edge_count + 31u) / 32u;
+    var ia = 0u;
+    var ea: EdgeOfA;
+    var scanning = false;
+    var word = 0u;
+    var bits = 0u;
+    loop {
+        if !scanning {
+            if ia == a.edge_count {
+                break;
+            }
+            if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
+                || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
+                ia++;
+                continue;
+            }
+            ea = edge_of_a(s, ia);
+            scanning = true;
+            word = 0u;
+            bits = kept_edges[0];
+        }
+        if bits == 0u {
+            word++;
+            if word == words {
+                scanning = false;
+                ia++;
+            } else {
+                bits = kept_edges[word];
+            }
             continue;
         }
-        if scan_edge_kept(s, ia, &best) {
+        let ib0 = take_kept(&bits, word);
+        let ib1 = take_kept(&bits, word);
+        let ib2 = take_kept(&bits, word);
+        let ib3 = take_kept(&bits, word);
+        if scan_four(s, ea, vec4<u32>(ib0, ib1, ib2, ib3), &best) {
             break;
         }
     }
