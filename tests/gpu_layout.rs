@@ -6,9 +6,10 @@ use hullsat::constants::{
     AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuManifold,
-    GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
-    MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold, GpuParams,
+    GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
+    MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL,
+    SHAPE_SPHERE, WORKGROUP_SIZE,
 };
 use hullsat::query::bounds::SAT_BOUND_SLACK;
 
@@ -84,15 +85,15 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             ids,
             count,
             status,
-            _pad0,
-            _pad1
+            pair,
+            _pad
         }),
     );
     let module = sat_module();
     assert_same_layout(
         &module,
-        "GpuHull",
-        rust_layout!(GpuHull {
+        "GpuShape",
+        rust_layout!(GpuShape {
             centroid,
             radius,
             first_vertex,
@@ -101,8 +102,9 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             face_count,
             first_edge,
             edge_count,
+            kind,
             inner_radius,
-            _pad
+            params
         }),
     );
     assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
@@ -112,7 +114,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         rust_layout!(GpuBody {
             rotation,
             translation_hi,
-            hull,
+            shape,
             translation_lo,
             _pad
         }),
@@ -151,7 +153,11 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SAT_BOUND_SLACK", F32(SAT_BOUND_SLACK)),
         ("F32_MIN_POSITIVE", F32(f32::MIN_POSITIVE)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
-        ("NO_HULL", U32(NO_HULL)),
+        ("SHAPE_HULL", U32(SHAPE_HULL)),
+        ("SHAPE_BOX", U32(SHAPE_BOX)),
+        ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),
+        ("SHAPE_CAPSULE", U32(SHAPE_CAPSULE)),
+        ("SHAPE_HALF_SPACE", U32(SHAPE_HALF_SPACE)),
         ("AXIS_NONE", U32(AXIS_NONE)),
         ("AXIS_FACE_A", U32(AXIS_FACE_A)),
         ("AXIS_FACE_B", U32(AXIS_FACE_B)),

@@ -54,13 +54,21 @@ struct GpuManifold {
     ids: array<u32, 4>,
     count: u32,
     status: u32,
-    _pad0: u32,
-    _pad1: u32,
+    pair: u32,
+    _pad: u32,
 }
 
 // Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifolds.
 @group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
 @group(1) @binding(4) var<storage, read_write> manifolds: array<GpuManifold>;
+
+// Stores pair `index`'s manifold (every store goes through here, so the output's form is
+// decided in one place).
+fn emit_manifold(index: u32, m: GpuManifold) {
+    var out = m;
+    out.pair = index;
+    manifolds[index] = out;
+}
 
 // The clip polygon, double-buffered: buffer `s` holds poly_len[s] vertices.
 var<private> poly_position: array<array<vec3<f32>, MAX_CLIP_VERTICES>, 2>;
@@ -70,7 +78,7 @@ var<private> poly_len: array<u32, 2>;
 
 // A face of a hull placed in A's frame by (q, t), as clip.rs PosedFace.
 struct PosedFace {
-    hull: GpuHull,
+    hull: GpuShape,
     q: vec4<f32>,
     t: vec3<f32>,
     face: u32,
@@ -84,12 +92,12 @@ fn pose_point(q: vec4<f32>, t: vec3<f32>, p: vec3<f32>) -> vec3<f32> {
     return quat_rotate(q, p) + t;
 }
 
-fn hull_vertex(hull: GpuHull, v: u32) -> vec3<f32> {
+fn hull_vertex(hull: GpuShape, v: u32) -> vec3<f32> {
     return vertices[hull.first_vertex + v].xyz;
 }
 
 // First entry (in face_loops) and length of the loop of `face` of `hull`.
-fn face_loop(hull: GpuHull, face: u32) -> vec2<u32> {
+fn face_loop(hull: GpuShape, face: u32) -> vec2<u32> {
     let g = hull.first_face + face;
     return vec2<u32>(face_loops[2u * g], face_loops[2u * g + 1u]);
 }
@@ -105,7 +113,7 @@ fn poly_push(s: u32, position: vec3<f32>, id: u32, carrier: u32) {
 }
 
 // 3. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
-fn most_antiparallel_face(hull: GpuHull, q: vec4<f32>, normal: vec3<f32>) -> u32 {
+fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
     let local = quat_rotate(quat_conjugate(q), normal);
     var best = F32_MAX;
     for (var f = 0u; f < hull.face_count; f++) {
@@ -413,18 +421,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let axis = sat.kind & AXIS_MASK;
     if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
         m.status = MANIFOLD_SEPARATED;
-        manifolds[index] = m;
+        emit_manifold(index, m);
         return;
     }
     if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
-        manifolds[index] = host;
+        emit_manifold(index, host);
         return;
     }
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
-    let a = hulls[body_a.hull];
-    let b = hulls[body_b.hull];
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 
@@ -441,7 +449,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         m.ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, sat.feature_a, sat.feature_b);
         m.count = 1u;
         m.status = MANIFOLD_CLIPPED;
-        manifolds[index] = m;
+        emit_manifold(index, m);
         return;
     }
 
@@ -459,7 +467,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let offset = plane.w + dot(normal, reference.t);
     incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
     if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
-        manifolds[index] = host;
+        emit_manifold(index, host);
         return;
     }
 
@@ -468,9 +476,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
     add_clipped_points(s, normal, offset, params.margin, tolerance, &m);
     if m.count == 0u || loops_cut_short() {
-        manifolds[index] = host;
+        emit_manifold(index, host);
         return;
     }
     m.status = MANIFOLD_CLIPPED;
-    manifolds[index] = m;
+    emit_manifold(index, m);
 }

@@ -6,9 +6,10 @@
 //!    adapter, device, queue, compiled kernels; [`shared_context`]), created once and never torn
 //!    down, so narrowphases can be created, used and dropped from any number of threads.
 //!    [`GpuNarrowphase::with_device`] runs on a caller's device instead.
-//! 2. Construction uploads every hull's geometry once (vertices, face planes, face loops, edges
-//!    with their two faces, per-hull ranges; boxes are hulls via [`Shape::as_hull`]); bodies
-//!    share their shape's hull.
+//! 2. Construction uploads every shape once: one [`layout::GpuShape`] per shape (kind, size,
+//!    kind-specific sizes) and the geometry of hulls and boxes (vertices, face planes, face
+//!    loops, edges with their two faces; boxes are hulls via [`Shape::as_hull`]); a
+//!    [`layout::GpuBody`] names its shape by the same index as [`Body::shape`].
 //! 3. Each call takes a [`ValidatedBatch`] (validated once, by the caller or by
 //!    [`GpuNarrowphase::collide`]) and writes bodies and pairs on all threads straight into
 //!    persistent mapped staging buffers, copied by the encoder into device buffers that are
@@ -103,9 +104,7 @@ pub use clip::CLIP_WGSL;
 use clip::{ClipKernel, manifold_from_gpu};
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
-use layout::{
-    GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED, NO_HULL,
-};
+use layout::{GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED};
 pub use sat::SAT_WGSL;
 use sat::{Round, SatBuffers};
 
@@ -228,8 +227,6 @@ pub struct GpuNarrowphase {
 /// The device side of one narrowphase: its hulls on the GPU, its buffers, the context.
 struct SatRunner {
     context: Arc<GpuContext>,
-    /// Hull index of each shape, or [`NO_HULL`].
-    shape_hulls: Vec<u32>,
     geometry: wgpu::BindGroup,
     buffers: SatBuffers,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
@@ -255,11 +252,7 @@ impl GpuNarrowphase {
     /// A narrowphase over `shapes` on `context`'s device.
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
-        let mut tables = HullTables::default();
-        let shape_hulls: Vec<u32> = shapes
-            .iter()
-            .map(|s| s.as_hull().map_or(NO_HULL, |h| tables.push(h)))
-            .collect();
+        let tables = HullTables::new(shapes);
         let context_has_clip = context.clip.is_some();
         let device = context.device();
         let scopes = ErrorScopes::push(device);
@@ -277,7 +270,6 @@ impl GpuNarrowphase {
             runner: SatRunner {
                 geometry: geometry?,
                 context,
-                shape_hulls,
                 buffers,
                 readback,
             },
@@ -417,9 +409,7 @@ impl GpuNarrowphase {
         let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
         let runner = &mut self.runner;
         runner.context.check_health()?;
-        runner
-            .buffers
-            .stage_bodies(&runner.context, batch.bodies(), &runner.shape_hulls)?;
+        runner.buffers.stage_bodies(&runner.context, batch.bodies())?;
         runner.buffers.encode(
             &runner.context,
             encoder,
@@ -589,8 +579,7 @@ impl SatRunner {
         let mut out = Vec::with_capacity(pairs.len());
         if !pairs.is_empty() {
             let t = Instant::now();
-            self.buffers
-                .stage_bodies(&self.context, batch.bodies(), &self.shape_hulls)?;
+            self.buffers.stage_bodies(&self.context, batch.bodies())?;
             timings.upload += t.elapsed();
         }
         // Rounds: each fits `max_buffer_size`, and large batches are pipelined (while the GPU

@@ -84,7 +84,7 @@ impl SatKernel {
             ("hull vertices", bytemuck::cast_slice::<_, u8>(&tables.vertices)),
             ("hull planes", bytemuck::cast_slice(&tables.planes)),
             ("hull edges", bytemuck::cast_slice(&tables.edges)),
-            ("hull ranges", bytemuck::cast_slice(&tables.hulls)),
+            ("shapes", bytemuck::cast_slice(&tables.shapes)),
             ("hull face loops", bytemuck::cast_slice(&face_loops)),
         ];
         let mut buffers = Vec::with_capacity(geometry.len());
@@ -193,24 +193,16 @@ impl SatBuffers {
         &self.results.buffer
     }
 
-    /// Step 2: writes validated `bodies` (each with its shape's hull index from `shape_hulls`)
-    /// into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
+    /// Step 2: writes validated `bodies` into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
     /// body buffer.
-    pub fn stage_bodies(
-        &mut self,
-        context: &GpuContext,
-        bodies: &[Body],
-        shape_hulls: &[u32],
-    ) -> Result<(), GpuError> {
+    pub fn stage_bodies(&mut self, context: &GpuContext, bodies: &[Body]) -> Result<(), GpuError> {
         let size = (bodies.len() * size_of::<GpuBody>()) as u64;
         let max_binding = context.limits.max_binding;
         check_limit("bodies", size, max_binding, "max_storage_buffer_binding_size")?;
         let scopes = ErrorScopes::push(context.device());
         self.bodies.reserve(context.device(), size, max_binding);
-        self.body_staging.write(context, bodies.len(), |i| {
-            let body = &bodies[i];
-            GpuBody::from_body(body, shape_hulls[body.shape as usize])
-        })?;
+        self.body_staging
+            .write(context, bodies.len(), |i| GpuBody::from_body(&bodies[i]))?;
         self.bodies_to_copy = size;
         scopes.pop()
     }

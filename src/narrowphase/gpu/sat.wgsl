@@ -1,7 +1,7 @@
 // Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
 // A port of src/query/sat.rs (the reference) and src/query/bounds.rs; keep them in step.
 //
-// 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
+// 1. Bounds guard; pairs whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU
 //    handles them.
 // 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
 //    and its inverse.
@@ -89,7 +89,7 @@ fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
 // also takes four vertices at a time). Four per iteration keep the loop short: a software
 // driver caps an invocation group's loop iterations (see write_result). The last group reads
 // the last vertex again in place of the missing ones, which leaves the minimum unchanged.
-fn lowest_along(hull: GpuHull, direction: vec3<f32>) -> f32 {
+fn lowest_along(hull: GpuShape, direction: vec3<f32>) -> f32 {
     var lowest = vec4<f32>(F32_MAX);
     let last = hull.first_vertex + hull.vertex_count - 1u;
     for (var i = hull.first_vertex; i <= last; i += 4u) {
@@ -105,7 +105,7 @@ fn lowest_along(hull: GpuHull, direction: vec3<f32>) -> f32 {
 
 // Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
 // crate::query::sat::face_separation.
-fn face_separation(plane: vec4<f32>, b: GpuHull, q: vec4<f32>, t: vec3<f32>) -> f32 {
+fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> f32 {
     let normal = quat_rotate(q, plane.xyz);
     let offset = plane.w + dot(normal, t);
     return lowest_along(b, normal) - offset;
@@ -116,7 +116,7 @@ fn face_separation(plane: vec4<f32>, b: GpuHull, q: vec4<f32>, t: vec3<f32>) -> 
 // As crate::query::sat::query_faces: the exhaustive loop's result; faces whose bound (B's
 // inner sphere) is below min(L, margin), L the separation of the face of largest bound, or
 // not above the best so far, are skipped.
-fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
     if a.face_count * b.vertex_count <= EXHAUSTIVE_FACE_WORK {
         return query_faces_exhaustive(a, b, q, t, margin);
     }
@@ -155,7 +155,7 @@ fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 }
 
 // The reference face query: query_faces's result by testing every face of `a` in order.
-fn query_faces_exhaustive(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+fn query_faces_exhaustive(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
         let separation = face_separation(planes[a.first_face + face], b, q, t);
@@ -171,7 +171,7 @@ fn query_faces_exhaustive(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, ma
 
 // Separation of `b` (posed in A's frame by (q, t)) from `a` along the unit `axis` (A's frame):
 // the gap between the support points, as crate::query::sat::separation_along.
-fn separation_along(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
+fn separation_along(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
     let b_lowest = lowest_along(b, quat_rotate(quat_conjugate(q), axis));
     // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
     let a_highest = -lowest_along(a, -axis);
@@ -207,15 +207,15 @@ fn edge_pair_axis(pa: vec3<f32>, da: vec3<f32>, pb: vec3<f32>, qb: vec3<f32>, a_
 // The pairwise step of the edge queries for one pair of hulls (crate::query::sat::EdgeScan):
 // B posed in A's frame by (q, t); slack = SAT_BOUND_SLACK x the coordinate reach.
 struct EdgeScan {
-    a: GpuHull,
-    b: GpuHull,
+    a: GpuShape,
+    b: GpuShape,
     q: vec4<f32>,
     t: vec3<f32>,
     margin: f32,
     slack: f32,
 }
 
-fn edge_scan(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeScan {
+fn edge_scan(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeScan {
     let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
     return EdgeScan(a, b, q, t, margin, SAT_BOUND_SLACK * reach);
 }
@@ -322,7 +322,7 @@ fn take_kept(bits: ptr<function, u32>, word: u32) -> u32 {
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
 // by more than `margin`. `found` is false when no pair qualifies. Small pairs run
 // query_edges_exhaustive, larger ones query_edges_bounded; the result is the same.
-fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+fn query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
     if a.edge_count * b.edge_count <= EXHAUSTIVE_EDGE_PAIRS {
         return query_edges_exhaustive(a, b, q, t, margin);
     }
@@ -330,7 +330,7 @@ fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 }
 
 // The reference edge query: every Gauss-map-crossing pair in index order (A's edge outer).
-fn query_edges_exhaustive(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+fn query_edges_exhaustive(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
     let s = edge_scan(a, b, q, t, margin);
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     for (var ia = 0u; ia < a.edge_count; ia++) {
@@ -370,7 +370,7 @@ fn cannot_matter(bound: f32, threshold: f32, best: EdgeQuery) -> bool {
 // 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
 //    min(L, margin) and beyond the best so far, against the kept edges of B.
 // A's bounds are recomputed where used (steps 2 and 4) instead of stored per edge.
-fn query_edges_bounded(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
     let s = edge_scan(a, b, q, t, margin);
     let b_centroid = quat_rotate(q, b.centroid) + t;
 
@@ -475,12 +475,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
-    if body_a.hull == NO_HULL || body_b.hull == NO_HULL {
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
+    if !is_hull(a) || !is_hull(b) {
         results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
         return;
     }
-    let a = hulls[body_a.hull];
-    let b = hulls[body_b.hull];
     let margin = params.margin;
     let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius);
 
