@@ -39,17 +39,15 @@ const F32_MIN_POSITIVE: f32 = 0x1p-126f;
 // exhaustive loop runs. The results do not depend on them.
 const EXHAUSTIVE_FACE_WORK: u32 = 64u;
 const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
-// Words of the kept-edge bit set of query_edges_bounded (step 3): one bit per edge of the
-// largest hull (3 x crate::hull::MAX_HULL_VERTICES - 6 edges; checked by tests/gpu_layout.rs).
-// Only the words a hull's edges need are written and read.
-const KEPT_WORDS: u32 = 384u;
+// Words of the kept-edge bit set of query_edges_bounded (step 3). It is a function variable,
+// which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
+// (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.
+const KEPT_WORDS: u32 = 8u;
 // Group 1, binding 2: one result per pair of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
 
 // No edge: an unused slot of scan_four.
 const NO_EDGE: u32 = 0xffffffffu;
-// query_edges_bounded step 3: bit ib set when B's edge ib can still matter.
-var<private> kept_edges: array<u32, KEPT_WORDS>;
 
 struct FaceQuery {
     face: u32,
@@ -309,6 +307,19 @@ fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
     return false;
 }
 
+// Word `word` of query_edges_bounded's kept edges of B (bit i: edge 32 * word + i): from `kept`,
+// or every edge of the word when B keeps all (`keep_all`, `edge_count` edges).
+fn kept_word(kept: ptr<function, array<u32, KEPT_WORDS>>, keep_all: bool, edge_count: u32, word: u32) -> u32 {
+    if !keep_all {
+        return (*kept)[word];
+    }
+    let left = edge_count - 32u * word;
+    if left >= 32u {
+        return 0xffffffffu;
+    }
+    return (1u << left) - 1u;
+}
+
 // The lowest edge index left in `bits` (bit i = edge 32 * word + i), removed from it; NO_EDGE
 // when none is left.
 fn take_kept(bits: ptr<function, u32>, word: u32) -> u32 {
@@ -394,17 +405,18 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
 
     // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
     // its inner radius.
+    // Bit ib of `kept` set when B's edge ib can still matter; B hulls beyond the bit set keep
+    // every edge (kept_word).
+    var kept: array<u32, KEPT_WORDS>;
+    let keep_all = b.edge_count > 32u * KEPT_WORDS;
     let lift = s.slack - a.inner_radius;
-    for (var word = 0u; word < (b.edge_count + 31u) / 32u; word++) {
-        kept_edges[word] = 0u;
-    }
-    for (var ib = 0u; ib < b.edge_count; ib++) {
+    for (var ib = 0u; ib < select(b.edge_count, 0u, keep_all); ib++) {
         let eb = edges[b.first_edge + ib];
         let n0 = -quat_rotate(q, planes[b.first_face + eb.f0].xyz);
         let n1 = -quat_rotate(q, planes[b.first_face + eb.f1].xyz);
         let w = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t - a.centroid;
         if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
-            kept_edges[ib / 32u] |= 1u << (ib % 32u);
+            kept[ib / 32u] |= 1u << (ib % 32u);
         }
     }
 
@@ -432,7 +444,7 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
             ea = edge_of_a(s, ia);
             scanning = true;
             word = 0u;
-            bits = kept_edges[0];
+            bits = kept_word(&kept, keep_all, b.edge_count, 0u);
         }
         if bits == 0u {
             word++;
@@ -440,7 +452,7 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
                 scanning = false;
                 ia++;
             } else {
-                bits = kept_edges[word];
+                bits = kept_word(&kept, keep_all, b.edge_count, word);
             }
             continue;
         }
