@@ -406,15 +406,18 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
     // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
     // its inner radius.
     // Bit ib of `kept` set when B's edge ib can still matter; B hulls beyond the bit set keep
-    // every edge (kept_word).
+    // every edge (kept_word). The bound is evaluated in B's frame (A's centroid moved there
+    // once), where B's normals and vertices are read as stored: the arc maximum does not depend
+    // on the frame, and its rounding is within the slack.
     var kept: array<u32, KEPT_WORDS>;
     let keep_all = b.edge_count > 32u * KEPT_WORDS;
     let lift = s.slack - a.inner_radius;
+    let a_centroid_in_b = quat_rotate(quat_conjugate(q), a.centroid - t);
     for (var ib = 0u; ib < select(b.edge_count, 0u, keep_all); ib++) {
         let eb = edges[b.first_edge + ib];
-        let n0 = -quat_rotate(q, planes[b.first_face + eb.f0].xyz);
-        let n1 = -quat_rotate(q, planes[b.first_face + eb.f1].xyz);
-        let w = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t - a.centroid;
+        let n0 = -planes[b.first_face + eb.f0].xyz;
+        let n1 = -planes[b.first_face + eb.f1].xyz;
+        let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
         if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
             kept[ib / 32u] |= 1u << (ib % 32u);
         }
