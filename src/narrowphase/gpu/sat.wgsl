@@ -285,15 +285,21 @@ fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery
 
 // Tests A's edge `ea` against B's edges ib.x < ib.y < ib.z < ib.w (slots beyond B's edges
 // unused) in that order, as four steps of EdgeScan::edge: the Gauss-map test for all four
-// (the CPU also tests four at a time), then the crossing ones in order. True when a pair
-// separates by more than the margin. Four per loop iteration keep the loops short: a software
-// driver caps an invocation group's loop iterations (see write_result).
+// (the CPU also tests four at a time), then the crossing ones in order (one measure_pair in the
+// code, run once per crossing). True when a pair separates by more than the margin. Four per
+// loop iteration keep the loops short: a software driver caps an invocation group's loop
+// iterations (see write_result).
 fn scan_four(s: EdgeScan, ea: EdgeOfA, ib: vec4<u32>, best: ptr<function, EdgeQuery>) -> bool {
-    let crossing = vec4<bool>(crosses(s, ea, ib.x), crosses(s, ea, ib.y), crosses(s, ea, ib.z), crosses(s, ea, ib.w));
-    return (crossing.x && measure_pair(s, ea, ib.x, best))
-        || (crossing.y && measure_pair(s, ea, ib.y, best))
-        || (crossing.z && measure_pair(s, ea, ib.z, best))
-        || (crossing.w && measure_pair(s, ea, ib.w, best));
+    var crossing = select(0u, 1u, crosses(s, ea, ib.x)) | select(0u, 2u, crosses(s, ea, ib.y))
+        | select(0u, 4u, crosses(s, ea, ib.z)) | select(0u, 8u, crosses(s, ea, ib.w));
+    while crossing != 0u {
+        let slot = countTrailingZeros(crossing);
+        crossing &= crossing - 1u;
+        if measure_pair(s, ea, ib[slot], best) {
+            return true;
+        }
+    }
+    return false;
 }
 
 // EdgeScan::edge against every edge of B in index order.
