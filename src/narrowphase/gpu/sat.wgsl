@@ -43,11 +43,10 @@ const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
 // which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
 // (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.
 const KEPT_WORDS: u32 = 8u;
-// Group 1, binding 2: one result per pair of the chunk.
-@group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
-
 // No edge: an unused slot of scan_four.
 const NO_EDGE: u32 = 0xffffffffu;
+// Group 1, binding 2: one result per pair of the chunk.
+@group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
 
 struct FaceQuery {
     face: u32,
