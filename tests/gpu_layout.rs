@@ -12,6 +12,7 @@ use hullsat::gpu::layout::{
     PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
     WORKGROUP_SIZE,
 };
+use hullsat::query::bounds::SAT_BOUND_SLACK;
 
 mod support;
 use support::wgsl::{
@@ -113,7 +114,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             first_edge,
             edge_count,
             kind,
-            _pad,
+            inner_radius,
             params
         }),
     );
@@ -193,6 +194,8 @@ fn wgsl_constants_equal_the_rust_ones() {
     let expected = [
         ("AXIS_PREFERENCE_TOLERANCE", F32(AXIS_PREFERENCE_TOLERANCE)),
         ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("SAT_BOUND_SLACK", F32(SAT_BOUND_SLACK)),
+        ("F32_MIN_POSITIVE", F32(f32::MIN_POSITIVE)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("SHAPE_HULL", U32(SHAPE_HULL)),
         ("SHAPE_BOX", U32(SHAPE_BOX)),
@@ -209,6 +212,9 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     assert_consts(&module, &expected);
+    // The kept-edge bit set of the bounded edge query: 256 edges, B hulls of up to 87 vertices
+    // (edges <= 3V - 6); larger ones keep every edge.
+    assert_consts(&module, &[("KEPT_WORDS", U32(8))]);
     let clip = clip_module();
     let expected = [
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),

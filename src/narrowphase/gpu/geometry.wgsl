@@ -30,7 +30,8 @@ const F32_MAX: f32 = 0x1.fffffep+127f;
 
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
-// otherwise) and the kind's sizes in params (layout.rs documents them).
+// otherwise), the inner radius of the SAT's bounds and the kind's sizes in params (layout.rs
+// documents them).
 struct GpuShape {
     centroid: vec3<f32>,
     radius: f32,
@@ -41,7 +42,7 @@ struct GpuShape {
     first_edge: u32,
     edge_count: u32,
     kind: u32,
-    _pad: u32,
+    inner_radius: f32,
     params: vec4<f32>,
 }
 

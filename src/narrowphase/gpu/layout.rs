@@ -12,6 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 use crate::hull::ConvexHull;
+use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
 use crate::shape::Shape;
@@ -33,7 +34,8 @@ pub const SEPARATED_BIT: u32 = 4;
 /// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
 /// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
 /// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
-/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+/// silently; pairs of hulls of ~128 vertices and more can reach that (the SAT kernel keeps
+/// 64-vertex pairs below it). Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
 /// [`GpuShape::kind`]: a convex hull; must match geometry.wgsl.
@@ -71,8 +73,10 @@ pub struct GpuShape {
     pub edge_count: u32,
     /// `SHAPE_*`.
     pub kind: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad: u32,
+    /// Hull or box: radius of the largest sphere about `centroid` inside it (its smallest
+    /// centroid-to-face distance, [`crate::query::bounds::inner_radius`]), length units, for the
+    /// SAT kernel's face and edge bounds; zero for the other kinds.
+    pub inner_radius: f32,
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
     /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
@@ -328,6 +332,7 @@ impl HullTables {
         };
         if let Some(hull) = shape.as_hull() {
             record.centroid = hull.centroid().to_array();
+            record.inner_radius = inner_radius(hull);
             record.first_vertex = self.vertices.len() as u32;
             record.vertex_count = hull.vertices().len() as u32;
             record.first_face = self.planes.len() as u32;

@@ -34,9 +34,10 @@
 //!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
 //!    two-step loop that is cut short exactly then and flags the result
 //!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
-//!    them in [`GpuTimings::incomplete_pairs`]. Pairs of hulls with ~150+ edges reach the cap;
-//!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
-//!    flagged entries as missing.
+//!    them in [`GpuTimings::incomplete_pairs`]. The SAT kernel's bounded queries, one loop of
+//!    four edge pairs per step and four vertices per step keep 64-vertex pairs below the cap;
+//!    some pairs of 128-vertex hulls and more reach it. Real GPUs have none. A renderer reading
+//!    [`GpuNarrowphase::encode`]'s buffer must treat flagged entries as missing.
 //!
 //! 7. Resident: [`GpuNarrowphase::encode_resident`] records the same kernels into a caller's
 //!    encoder over bodies, pairs and a pair count already in the caller's GPU buffers (a prepare
@@ -48,30 +49,39 @@
 //! an uncaptured-error handler on the shared device), a lost device is reported, waits are
 //! bounded by [`READBACK_TIMEOUT`].
 //!
-//! # Cost per pair (the kernel, counted in vec3 dot products)
+//! # Cost per pair (the SAT kernel, counted in vec3 dot products)
 //! Units: a dot = 1, a cross product ≈ 2, a length ≈ 1, a quaternion rotation of a vector ≈ 5.
-//! - Face query, F faces of one hull against V vertices of the other: per face one rotation and
-//!   one dot for the plane, V dots for the deepest vertex: F × (6 + V).
-//! - Edge query, E_a × E_b candidates: each rotates B's two face normals and runs the Gauss-map
-//!   test (2 rotations + 1 cross + 4 dots ≈ 16); a pair that passes adds 2 rotations, 1 cross,
-//!   3 lengths and 2 dots (≈ 17). Two arc sets of total lengths L_a, L_b on the unit sphere cross
-//!   about L_a × L_b / (2π²) times, which is how many pairs pass.
+//! - Face query, per face tested: one rotation and one dot for the plane, V dots for the deepest
+//!   vertex (6 + V). Hulls with F × V > 64 first bound every face from the other hull's inner
+//!   sphere (1 dot per face, twice) and test only faces that can matter.
+//! - Edge query, small pairs (E_a × E_b ≤ 400, hull8 and smaller): every pair runs the Gauss-map
+//!   test in B's frame (A's two normals rotated once per edge of A: 13; per pair 1 cross + 4
+//!   dots = 6); a crossing pair adds 2 rotations, a normalize, 1 cross, 1 length and 2 dots (17)
+//!   and, when it can win, a support re-measure (6 + V_a + V_b).
+//! - Edge query, larger pairs (bounded, steps 1-4 of `sat.wgsl`): per edge of A a loose arc bound
+//!   (4, twice) and for survivors of it the exact one (13); per edge of B both bounds in B's frame
+//!   (17); then only surviving edges of A against kept edges of B (6 per pair, as above).
+//! - Box against box: the face queries (2 × 6 × 14), the 9 box axes (≈ 9 each, plus the matrix),
+//!   two supporting-edge lookups and one edge pair formed and re-measured as the hull loop does.
 //!
-//! | pair | face queries | edge candidates (test) | pass pruning | total |
-//! |---|---|---|---|---|
-//! | box vs box (V 8, F 6, E 12) | 2 × 6 × 14 = 168 | 144 × 16 = 2,304 | 18 of 144 (measured mean over random rotations): 306; unpruned 2,448 | ≈ 2,800 |
-//! | 32-vertex hulls (F 60, E 90) | 2 × 60 × 38 = 4,560 | 8,100 × 16 = 129,600 | ≈ 62 of 8,100 (estimate: arcs ≈ 0.39 rad): ≈ 1,050; unpruned 137,700 | ≈ 135,000 |
+//! Measured mean counts per pair in contact (nothing separates early) on the bench particle
+//! scenes (`box`, `hull8`, `hull32`, `hull64` presets), counted by an instrumented copy of the
+//! kernel on lavapipe; "before" is the kernel without bounds (every edge pair, B's normals
+//! rotated for each; its 64-vertex counts are the exhaustive loop's sizes, as lavapipe cut it
+//! short). BENCHMARKS.md ("GPU kernel work per pair") has the breakdown.
 //!
-//! Pruning is what makes edge axes valid (a non-crossing pair's `dot(axis, pb - pa)` is not a
-//! support distance); in dot products it saves little here because the test rotates B's normals
-//! inside the inner loop (no per-invocation array is large enough to hoist them for 4,096-vertex
-//! hulls). Pairs separated by a face of A stop after a few faces (14 each for boxes). The counts
-//! are for pairs where nothing separates early.
+//! | pair (V, F, E) | before | after | faces tested | edge pairs tested (Gauss) | crossing | loads before → after |
+//! |---|---:|---:|---:|---:|---:|---:|
+//! | box vs box (8, 6, 12) | ≈ 2,900 | ≈ 300 | 12 | 9 box axes (was 144) | 1 (was 18) | 10.9 → 2.4 KB |
+//! | hull8 (8, 12, 18) | ≈ 5,900 | ≈ 2,700 | 7.9 (was 24) | 324 | 16 | 21 → 20 KB |
+//! | hull32 (32, 60, 90) | ≈ 136,000 | ≈ 6,100 | 12.8 (was 120) | 383 (was 8,100) | 10 (was 75) | 456 → 52 KB |
+//! | hull64 (64, 124, 186) | ≈ 575,000 | ≈ 15,400 | 21.7 (was 248) | 1,213 (was 34,596) | 14 (was 149) | 1,906 → 135 KB |
 //!
-//! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 48 (hull ranges) = 200 read once; geometry
-//! loads (16 bytes per vertex, plane or edge) are ≈ 1.7 KB for the box face queries and ≈ 8.4 KB
-//! for the box edge query, all from the same 464 bytes of a box's geometry, shared by every pair
-//! that uses the box (cache-resident); 32 bytes written.
+//! Pairs that a face separates: box 168 → 84, hull32 1,441 → 247 dot products.
+//!
+//! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 64 (shapes) = 232 read once; geometry loads
+//! (16 bytes per vertex, plane or edge; the table's last column) come from a shape library of a
+//! few KB shared by every pair (cache-resident); 32 bytes written.
 //!
 //! The clip kernel, box face on box face: the incident face search (6 rotations-and-dots ≈ 36),
 //! 4 side planes against a polygon of at most 8 vertices (2 dots each ≈ 64) and, of more than 4
