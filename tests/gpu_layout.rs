@@ -8,15 +8,17 @@ use hullsat::constants::{
     GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold, GpuParams,
-    GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
-    MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL,
-    SHAPE_SPHERE, WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold,
+    GpuManifoldCount, GpuParams, GpuResidentSetup, GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED,
+    MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES,
+    PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    WORKGROUP_SIZE,
 };
+use hullsat::query::bounds::SAT_BOUND_SLACK;
 
 mod support;
 use support::wgsl::{
-    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate,
+    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate, wgsl_layout,
 };
 
 /// Kernels live beside their host modules under src/.
@@ -96,6 +98,16 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             _pad
         }),
     );
+    // The list's head is GpuManifoldCount; the entries follow at MANIFOLD_LIST_HEAD.
+    let (mut head, head_size) = rust_layout!(GpuManifoldCount {
+        count,
+        _pad0,
+        _pad1,
+        _pad2
+    });
+    assert_eq!(u64::from(head_size), MANIFOLD_LIST_HEAD);
+    head.push(("entries".into(), head_size));
+    assert_eq!(wgsl_layout(&clip, "GpuManifoldList").0, head);
     let module = sat_module();
     assert_same_layout(
         &module,
@@ -110,7 +122,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             first_edge,
             edge_count,
             kind,
-            _pad,
+            inner_radius,
             params
         }),
     );
@@ -144,10 +156,43 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         rust_layout!(GpuParams {
             margin,
             pair_count,
-            _pad0,
-            _pad1
+            first_pair,
+            _pad
         }),
     );
+}
+
+#[test]
+fn resident_prepare_kernel_structs_match_the_rust_ones() {
+    let module = parse_source("RESIDENT_WGSL", hullsat::gpu::RESIDENT_WGSL);
+    assert_same_layout(
+        &module,
+        "GpuResidentSetup",
+        rust_layout!(GpuResidentSetup {
+            margin,
+            max_pairs,
+            count_index,
+            chunk_pairs,
+            chunks,
+            _pad0,
+            _pad1,
+            _pad2
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "DispatchArgs",
+        rust_layout!(wgpu::util::DispatchIndirectArgs { x, y, z }),
+    );
+    // One chunk's parameters per PARAMS_STRIDE bytes, as the kernels' dynamic offsets read them.
+    let (fields, size) = wgsl_layout(&module, "ParamsSlot");
+    assert_eq!(u64::from(size), PARAMS_STRIDE);
+    assert_eq!(fields[0], ("params".to_string(), 0));
+    assert_consts(
+        &module,
+        &[("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32))],
+    );
+    assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
 #[test]
@@ -157,6 +202,8 @@ fn wgsl_constants_equal_the_rust_ones() {
     let expected = [
         ("AXIS_PREFERENCE_TOLERANCE", F32(AXIS_PREFERENCE_TOLERANCE)),
         ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("SAT_BOUND_SLACK", F32(SAT_BOUND_SLACK)),
+        ("F32_MIN_POSITIVE", F32(f32::MIN_POSITIVE)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("SHAPE_HULL", U32(SHAPE_HULL)),
         ("SHAPE_BOX", U32(SHAPE_BOX)),
@@ -173,6 +220,9 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     assert_consts(&module, &expected);
+    // The kept-edge bit set of the bounded edge query: 256 edges, B hulls of up to 87 vertices
+    // (edges <= 3V - 6); larger ones keep every edge.
+    assert_consts(&module, &[("KEPT_WORDS", U32(8))]);
     let clip = clip_module();
     let expected = [
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
@@ -181,6 +231,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
         ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
         ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
+        ("MANIFOLD_INVALID", U32(MANIFOLD_INVALID)),
         ("FEATURE_FACE_A", U32(FeatureId::FACE_A)),
         ("FEATURE_FACE_B", U32(FeatureId::FACE_B)),
         ("FEATURE_EDGE_PAIR", U32(FeatureId::EDGE_PAIR)),

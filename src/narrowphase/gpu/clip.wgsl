@@ -73,16 +73,40 @@ struct GpuManifold {
     _pad: u32,
 }
 
-// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifolds.
-@group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
-@group(1) @binding(4) var<storage, read_write> manifolds: array<GpuManifold>;
+// Mirrors crate::gpu::layout::MANIFOLD_INVALID: the bounds guard's status for a pair whose body
+// or shape indices are out of range (pair_in_range; only a resident caller's pairs can be).
+const MANIFOLD_INVALID: u32 = 3u;
 
-// Stores pair `index`'s manifold (every store goes through here, so the output's form is
-// decided in one place).
+// Must match layout.rs `GpuManifoldCount` (the head: count and padding) followed by
+// `GpuManifold`s: the compact manifold list of a whole dispatch (a host round or a resident
+// call), which every chunk appends to. The host zeroes `count` before the kernel runs.
+struct GpuManifoldList {
+    count: atomic<u32>,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    entries: array<GpuManifold>,
+}
+
+// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifold list.
+@group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
+@group(1) @binding(4) var<storage, read_write> manifolds: GpuManifoldList;
+
+// Stores chunk pair `index`'s manifold (every store goes through here, so the output's form is
+// decided in one place): separated pairs store nothing; the others are appended to the list at
+// a slot taken from its count, with `pair` = the pair's index in the whole dispatch. The list
+// holds at least one entry per pair of the dispatch (the host sizes it), so the slot check only
+// keeps a faulty count from writing out of bounds (the host reports a count above the capacity).
 fn emit_manifold(index: u32, m: GpuManifold) {
-    var out = m;
-    out.pair = index;
-    manifolds[index] = out;
+    if m.status == MANIFOLD_SEPARATED {
+        return;
+    }
+    let slot = atomicAdd(&manifolds.count, 1u);
+    if slot < arrayLength(&manifolds.entries) {
+        var out = m;
+        out.pair = params.first_pair + index;
+        manifolds.entries[slot] = out;
+    }
 }
 
 // The clip polygon, double-buffered: buffer `s` holds poly_len[s] vertices.
@@ -483,6 +507,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard, pairs this kernel does not finish.
     let index = id.x;
     if index >= params.pair_count {
+        return;
+    }
+    if !pair_in_range(pairs[index]) {
+        emit_manifold(index, GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_INVALID, 0u, 0u));
         return;
     }
     let sat = sat_results[index];

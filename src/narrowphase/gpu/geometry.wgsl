@@ -30,7 +30,8 @@ const F32_MAX: f32 = 0x1.fffffep+127f;
 
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
-// otherwise) and the kind's sizes in params (layout.rs documents them).
+// otherwise), the inner radius of the SAT's bounds and the kind's sizes in params (layout.rs
+// documents them).
 struct GpuShape {
     centroid: vec3<f32>,
     radius: f32,
@@ -41,7 +42,7 @@ struct GpuShape {
     first_edge: u32,
     edge_count: u32,
     kind: u32,
-    _pad: u32,
+    inner_radius: f32,
     params: vec4<f32>,
 }
 
@@ -83,8 +84,8 @@ struct GpuSatResult {
 struct GpuParams {
     margin: f32,
     pair_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    first_pair: u32,
+    _pad: u32,
 }
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
@@ -102,6 +103,18 @@ struct GpuParams {
 @group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
 @group(1) @binding(3) var<uniform> params: GpuParams;
+
+// Every kernel's bounds guard for a pair the host did not validate (a resident caller's): true
+// when both body indices are in the bodies buffer and distinct, and both bodies' shape indices
+// are in the shape list. Pairs that fail are not computed (see mod.rs MANIFOLD_INVALID).
+fn pair_in_range(pair: vec2<u32>) -> bool {
+    let body_count = arrayLength(&bodies);
+    if pair.x >= body_count || pair.y >= body_count || pair.x == pair.y {
+        return false;
+    }
+    let shape_count = arrayLength(&shapes);
+    return bodies[pair.x].shape < shape_count && bodies[pair.y].shape < shape_count;
+}
 
 // Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
 fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {

@@ -12,6 +12,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 use crate::hull::ConvexHull;
+use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
 use crate::shape::Shape;
@@ -33,7 +34,8 @@ pub const SEPARATED_BIT: u32 = 4;
 /// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
 /// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
 /// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
-/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+/// silently; pairs of hulls of ~128 vertices and more can reach that (the SAT kernel keeps
+/// 64-vertex pairs below it). Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
 /// [`GpuShape::kind`]: a convex hull; must match geometry.wgsl.
@@ -71,8 +73,10 @@ pub struct GpuShape {
     pub edge_count: u32,
     /// `SHAPE_*`.
     pub kind: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad: u32,
+    /// Hull or box: radius of the largest sphere about `centroid` inside it (its smallest
+    /// centroid-to-face distance, [`crate::query::bounds::inner_radius`]), length units, for the
+    /// SAT kernel's face and edge bounds; zero for the other kinds.
+    pub inner_radius: f32,
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
     /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
@@ -174,6 +178,11 @@ pub const MANIFOLD_CLIPPED: u32 = 1;
 /// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
 /// margin whose f32 GJK direction is too uncertain); must match clip.wgsl.
 pub const MANIFOLD_HOST: u32 = 2;
+/// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
+/// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
+/// beyond the shape list (only a resident caller's unvalidated pairs can be; see
+/// `GpuNarrowphase::encode_resident`); must match clip.wgsl.
+pub const MANIFOLD_INVALID: u32 = 3;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
 pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
@@ -195,14 +204,35 @@ pub struct GpuManifold {
     pub ids: [u32; 4],
     /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
     pub count: u32,
-    /// [`MANIFOLD_SEPARATED`], [`MANIFOLD_CLIPPED`] or [`MANIFOLD_HOST`].
+    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`] or [`MANIFOLD_INVALID`] ([`MANIFOLD_SEPARATED`]
+    /// pairs are not stored in the compact list).
     pub status: u32,
-    /// Index of the pair in the dispatched chunk (the kernel's `pairs` window), so a compacted
-    /// list of manifolds says which pair each is.
+    /// Index of the pair in the whole dispatch (a host round, or the pair buffer of a resident
+    /// call): the manifold list is compacted, in no particular order, so this says which pair
+    /// each entry is.
     pub pair: u32,
     /// Padding.
     pub _pad: u32,
 }
+
+/// The head of the clip kernel's compact manifold list (clip.wgsl `GpuManifoldList`): the
+/// number of entries, then padding; the [`GpuManifold`] entries follow from byte
+/// [`MANIFOLD_LIST_HEAD`]; must match clip.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuManifoldCount {
+    /// Entries in the list: pairs that were not separated (an atomic counter in WGSL).
+    pub count: u32,
+    /// Padding to the entries' 16-byte alignment.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+/// Byte offset of the first [`GpuManifold`] in a manifold list (the size of its head).
+pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
 /// match sat.wgsl `GpuParams`.
@@ -213,15 +243,41 @@ pub struct GpuParams {
     pub margin: f32,
     /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
     pub pair_count: u32,
+    /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
+    /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`].
+    pub first_pair: u32,
     /// Padding to 16 bytes (uniform buffer layout).
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
+    pub _pad: u32,
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
-/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device.
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
+/// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
 pub const PARAMS_STRIDE: u64 = 256;
+
+/// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
+/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call); must
+/// match resident.wgsl `GpuResidentSetup`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuResidentSetup {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Most pairs the call runs: the caller's count is clamped to this (the list's capacity).
+    pub max_pairs: u32,
+    /// Index of the count in the caller's count buffer bound as `array<u32>` (byte offset / 4).
+    pub count_index: u32,
+    /// Pairs per dispatch chunk.
+    pub chunk_pairs: u32,
+    /// Dispatch chunks recorded (enough for `max_pairs`).
+    pub chunks: u32,
+    /// Padding to 16 bytes.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
 
 const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
@@ -229,6 +285,8 @@ const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 32);
 const _: () = assert!(size_of::<GpuParams>() == 16);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
+const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
+const _: () = assert!(size_of::<GpuResidentSetup>() == 32);
 
 /// Every shape and its hull geometry in the flat arrays the shader reads (built once per
 /// narrowphase).
@@ -275,6 +333,7 @@ impl HullTables {
         };
         if let Some(hull) = shape.as_hull() {
             record.centroid = hull.centroid().to_array();
+            record.inner_radius = inner_radius(hull);
             record.first_vertex = self.vertices.len() as u32;
             record.vertex_count = hull.vertices().len() as u32;
             record.first_face = self.planes.len() as u32;
