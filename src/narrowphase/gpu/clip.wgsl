@@ -554,7 +554,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let direction = exact.direction;
             let uncertainty = exact.uncertainty;
             let alignment = dot(direction, sat.normal);
-            if abs(alignment - CLOSEST_FEATURE_COSINE) <= uncertainty {
+            // How far the two sides' cosines may differ: the GPU's direction turned by up to
+            // `uncertainty`, and the CPU's, which divides f32-rounded witness points by the
+            // distance, off unit length by up to epsilon × their size ÷ the distance (twice).
+            let cpu_rounding = 2.0 * GJK_EPSILON * (length(exact.point_a) + length(exact.point_b)) / exact.distance;
+            let sine = length(cross(direction, sat.normal));
+            if abs(alignment - CLOSEST_FEATURE_COSINE) <= cpu_rounding + sine * uncertainty + uncertainty * uncertainty {
                 emit_manifold(index, host);
                 return;
             }
