@@ -118,13 +118,12 @@ pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
 /// direction (gjk.wgsl step 6) is known only to about this many times `f32::EPSILON` × the
 /// Minkowski difference's size ÷ the distance (or, where the closest features are a face and
 /// a vertex or two edges, × its edge lengths ÷ twice its area); the CPU's GJK runs in f64.
-/// Where that uncertainty could change a choice the CPU makes (the closest-point direction
-/// within it of [`CLOSEST_FEATURE_COSINE`]) or exceeds [`GPU_GJK_MAX_DIRECTION_ERROR`] for a
-/// closest-point contact, the pair goes to the host. 64 also covers the CPU's own rounding: its
-/// closest-point direction divides f32-rounded witness points by the f32 distance, so at small
-/// distances its cosine test drifts by about epsilon × size ÷ distance (8 and 24 let the two
-/// sides' choices differ on tests/gpu_equivalence.rs). Larger sends more pairs to the host;
-/// smaller lets choices and normals differ from the CPU's.
+/// Where that uncertainty (with the CPU's own rounding of its witness points) could change the
+/// CPU's choice at [`CLOSEST_FEATURE_COSINE`], or exceeds [`GPU_GJK_MAX_DIRECTION_ERROR`] for a
+/// closest-point contact, the pair goes to the host. 16 also passes the equivalence tests on
+/// lavapipe (9 fewer host pairs of 10,000); 64 leaves room for GPUs whose division and square
+/// root round less tightly. Larger sends more pairs to the host; smaller lets choices and
+/// normals differ from the CPU's.
 pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 
 /// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point
