@@ -16,8 +16,7 @@
 //!    encoder and leaves the manifold list on the GPU: a count, then one `GpuManifold` per pair
 //!    that is not separated (points and normal in body A's frame; `pair` names the pair, hence
 //!    A). Pairs the GPU does not finish are listed with status `MANIFOLD_HOST` and not drawn
-//!    (see [`hullsat::gpu::ResidentManifolds`]: today every pair with a sphere, a capsule or
-//!    the floor).
+//!    (see [`hullsat::gpu::ResidentManifolds`]: a few hull pairs, e.g. an empty clip).
 //! 5. Drawing, same encoder: every shape's mesh instanced over the bodies that use it, poses
 //!    read from the body buffer; then the contact points and normals, one instance per list
 //!    entry (the count copied into the indirect draw on the GPU), pulled from the list in the
