@@ -51,7 +51,7 @@ BACKENDS:
          \"gpu-timestamps\"), else from submission to completion (\"submit-and-wait\"). The
          list is read once after timing: its clipped entries are the manifolds (checked equal
          to cpu1's when cpu1 runs too and no pair was left to the host), host_pairs the pairs
-         the GPU did not finish (spheres, capsules, half-spaces; lavapipe's loop cap)
+         the GPU did not finish (see MANIFOLD_HOST; lavapipe's loop cap)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
   backends are asked for).
 
