@@ -1,14 +1,17 @@
 //! The bounded SAT queries against the exhaustive ones, bit for bit, on random hull pairs near
 //! contact, including nearly aligned boxes (many tied and nearly parallel edge pairs): the edge
 //! query (`query_edges_bounded`, and `query_edges` which uses it) against
-//! `query_edges_exhaustive` (same pair, axis and separation), and `query_faces` against
-//! `query_faces_exhaustive` (same face and separation), both ways round.
+//! `query_edges_exhaustive` (same pair, axis and separation), `query_faces` against
+//! `query_faces_exhaustive` (same face and separation), both ways round, and the whole SAT
+//! (`query_hulls`, whose B face query and edge query skip what is below the best face) against
+//! `query_hulls_exhaustive`.
 
 mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::query::sat::{
     query_edges, query_edges_bounded, query_edges_exhaustive, query_faces, query_faces_exhaustive,
+    query_hulls, query_hulls_exhaustive,
 };
 use hullsat::{ConvexHull, Isometry, Pose};
 use rand::RngExt;
@@ -54,6 +57,12 @@ fn compare(seed: u64, family_a: Family, family_b: Family, angle: Option<f32>) ->
             "pair {i} (seed {seed}, {family_a:?} vs {family_b:?}, margin {margin}): b_in_a {b_in_a:?}"
         );
         with_result += exhaustive.is_some() as usize;
+        // The whole SAT with its floors against the one from the exhaustive queries.
+        assert_eq!(
+            query_hulls(a, b, &b_in_a, margin),
+            query_hulls_exhaustive(a, b, &b_in_a, margin),
+            "SAT, pair {i} (seed {seed}, {family_a:?} vs {family_b:?}, margin {margin})"
+        );
         let a_in_b = b_in_a.inverse();
         assert_eq!(
             query_faces(a, b, &a_in_b, margin),

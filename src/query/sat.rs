@@ -12,7 +12,9 @@
 //!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
 //!    Edges whose Gauss-map bound cannot reach what decides the result are dropped before the
 //!    pairwise loop ([`query_edges`]); the result is the exhaustive loop's.
-//! 4. Each query returns early once an axis separates by more than the margin.
+//! 4. Each query returns early once an axis separates by more than the margin. B's face query
+//!    skips faces below A's best face, the edge query pairs below the best face of either: such
+//!    an axis cannot change the result of step 5 ([`query_hulls_exhaustive`] is the reference).
 //! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
 //!    is the exact maximum over all tested axes.
@@ -26,7 +28,7 @@ use glam::{Quat, Vec3, Vec4};
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
-use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arc_loose};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arcs_loose};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,6 +104,23 @@ const EXHAUSTIVE_FACE_WORK: usize = 64;
 /// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    query_faces_above(a, b, a_in_b, margin, f32::NEG_INFINITY)
+}
+
+/// [`query_faces`] for a caller that only needs faces separating by at least `floor` (length
+/// units, at most `margin`; `-∞` for all): faces whose bound is below it are skipped too, and
+/// the seed face is not measured when the floor is finite. The result is [`query_faces`]'s
+/// whenever that separates by at least `floor`; else a face separating by less than `floor`, or
+/// face 0 at `-∞`. (The SAT passes A's best face to B's query: a face of B below it changes
+/// neither the axis nor the separation, see [`query_hulls_with`].)
+fn query_faces_above(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    a_in_b: &Isometry,
+    margin: f32,
+    floor: f32,
+) -> FaceQuery {
+    debug_assert!(floor <= margin, "floor {floor} above the margin {margin}");
     if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
         return query_faces_exhaustive(a, b, a_in_b, margin);
     }
@@ -113,14 +132,18 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f3
     let lift = SAT_BOUND_SLACK * reach - inner_radius(b);
     let bound = |plane: &Plane| plane.normal.dot(b_centroid) - plane.offset + lift;
     let planes = a.planes();
-    let (seed, _) = planes
-        .iter()
-        .enumerate()
-        .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
-            let u = bound(plane);
-            if u > best.1 { (i, u) } else { best }
-        });
-    let threshold = face_separation(&planes[seed], b, a_in_b).min(margin);
+    let threshold = if floor > f32::NEG_INFINITY {
+        floor
+    } else {
+        let (seed, _) = planes
+            .iter()
+            .enumerate()
+            .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
+                let u = bound(plane);
+                if u > best.1 { (i, u) } else { best }
+            });
+        face_separation(&planes[seed], b, a_in_b).min(margin)
+    };
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
@@ -203,45 +226,37 @@ struct EdgeInA {
 /// first pairs the edge query allocates nothing.
 #[derive(Default)]
 struct EdgeScratch {
-    /// B's edges in A's frame, in B's edge order.
-    edges: Vec<EdgeInA>,
-    /// The edges of B the pairwise loop visits, in B's edge order.
+    /// The edges of B the pairwise loop visits, in B's edge order, in A's frame.
     kept: Vec<EdgeInA>,
     /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
     /// (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane `i` = edge
     /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
     lanes: Vec<[Vec4; 9]>,
-    /// Upper bound of the separation of any pair of each edge of A, by A's edge.
+    /// Upper bound (the loose one) of the separation of any pair of each edge of A, by A's
+    /// edge.
     a_bounds: Vec<f32>,
-    /// B's face normals rotated into A's frame and negated, by face.
-    normals_in_a: Vec<Vec3>,
-    /// B's vertices in A's frame, by vertex.
-    vertices_in_a: Vec<Vec3>,
+}
+
+impl EdgeInA {
+    /// Edge `index` of `b` moved into A's frame by `b_in_a` (B's pose in A's frame).
+    #[inline]
+    fn new(b: &ConvexHull, b_in_a: &Isometry, index: usize) -> Self {
+        let edge = b.edges()[index];
+        let rotation: Quat = b_in_a.rotation;
+        let [start, end] = edge
+            .vertices
+            .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
+        EdgeInA {
+            index: index as u32,
+            start,
+            end,
+            normals: edge.faces.map(|f| -(rotation * b.planes()[f as usize].normal)),
+        }
+    }
 }
 
 impl EdgeScratch {
-    /// Moves B's face normals, vertices and edges into A's frame (`edges`).
-    fn fill(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
-        let rotation: Quat = b_in_a.rotation;
-        // Each face normal and vertex once, then gathered per edge.
-        self.normals_in_a.clear();
-        self.normals_in_a
-            .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
-        self.vertices_in_a.clear();
-        self.vertices_in_a
-            .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
-        self.edges.clear();
-        for (i, eb) in b.edges().iter().enumerate() {
-            self.edges.push(EdgeInA {
-                index: i as u32,
-                start: self.vertices_in_a[eb.vertices[0] as usize],
-                end: self.vertices_in_a[eb.vertices[1] as usize],
-                normals: eb.faces.map(|f| self.normals_in_a[f as usize]),
-            });
-        }
-    }
-
     /// Fills `lanes` from `kept`.
     fn fill_lanes(&mut self) {
         self.lanes.clear();
@@ -300,56 +315,95 @@ pub fn query_edges_bounded(
     b_in_a: &Isometry,
     margin: f32,
 ) -> Option<EdgeQuery> {
+    query_edges_above(a, b, b_in_a, margin, f32::NEG_INFINITY)
+}
+
+/// [`query_edges_bounded`] for a caller that only needs the pairs separating by at least
+/// `floor` (length units, at most `margin`; `-∞` for all): pairs whose bound is below it are
+/// dropped too, and the seed (step 2), which needs all of B's edges in A's frame, is skipped
+/// when the floor is finite. The result is [`query_edges_exhaustive`]'s whenever that
+/// separates by at least `floor`; else it is `None` or a pair separating by less than `floor`.
+/// (The SAT passes its best face separation: an edge pair below it changes neither the axis nor
+/// the separation, see [`query_hulls_with`].) Bounds are formed four edges at a
+/// time in each hull's own frame ([`max_on_arcs_loose`]; rounding is within the slack), and only
+/// the kept edges of B are moved into A's frame.
+fn query_edges_above(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+    floor: f32,
+) -> Option<EdgeQuery> {
+    debug_assert!(floor <= margin, "floor {floor} above the margin {margin}");
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.fill(b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let b_centroid = b_in_a.transform_point(b.centroid());
-        let (a_inner, b_inner) = (inner_radius(a), inner_radius(b));
 
-        // 1. Bounds of A's edges: A reaches `pa` along the axis, B reaches down to its centroid
-        // minus its inner radius. The loose arc bound first (a third of the cost), the exact one
-        // only for edges that pass it (step 4).
+        // 1. Loose bounds of A's edges: A reaches `pa` along the axis, B reaches down to its
+        // centroid minus its inner radius. The exact arc bound only for edges that pass (step 4).
+        let a_lift = scan.slack - inner_radius(b);
+        scratch.a_bounds.clear();
+        for lanes in a.edge_lanes() {
+            let bound = max_on_arcs_loose(lanes, b_centroid) + Vec4::splat(a_lift);
+            scratch.a_bounds.extend_from_slice(&bound.to_array());
+        }
+        scratch.a_bounds.truncate(a.edges().len());
         let (a_planes, a_vertices) = (a.planes(), a.vertices());
-        let a_bound = |ia: usize, arc_bound: fn(Vec3, Vec3, Vec3) -> f32| {
+        let a_bound = |ia: usize| {
             let ea = a.edges()[ia];
             let pa = a_vertices[ea.vertices[0] as usize];
             let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
-            arc_bound(na0, na1, b_centroid - pa) - b_inner + scan.slack
+            max_on_arc(na0, na1, b_centroid - pa) + a_lift
         };
-        scratch.a_bounds.clear();
-        scratch
-            .a_bounds
-            .extend((0..a.edges().len()).map(|ia| a_bound(ia, max_on_arc_loose)));
 
-        // 2. Seed.
-        let (seed_edge, _) =
+        // 2. Seed, when no floor is given: all pairs of A's edge with the largest bound.
+        let mut threshold = floor;
+        if floor == f32::NEG_INFINITY && !scratch.a_bounds.is_empty() {
+            let (seed_edge, _) =
+                scratch
+                    .a_bounds
+                    .iter()
+                    .enumerate()
+                    .fold(
+                        (0, f32::NEG_INFINITY),
+                        |best, (i, &u)| if u > best.1 { (i, u) } else { best },
+                    );
+            scratch.kept.clear();
             scratch
-                .a_bounds
-                .iter()
-                .enumerate()
-                .fold(
-                    (0, f32::NEG_INFINITY),
-                    |best, (i, &u)| if u > best.1 { (i, u) } else { best },
-                );
-        scratch.kept.clear();
-        scratch.kept.extend_from_slice(&scratch.edges);
-        scratch.fill_lanes();
-        let mut seed = None;
-        if !scratch.a_bounds.is_empty() {
+                .kept
+                .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
+            scratch.fill_lanes();
+            let mut seed = None;
             scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+            threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
-        let threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
 
-        // 3. Bounds of B's edges: B reaches `pb` against the axis, A reaches its centroid plus
-        // its inner radius.
-        let a_centroid = a.centroid();
+        // 3. Keep B's edges whose bound reaches the threshold (in B's frame: B reaches `pb`
+        // against the axis, A reaches its centroid plus its inner radius), moved into A's frame.
+        let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
+        let b_lift = scan.slack - inner_radius(a);
+        let (b_planes, b_vertices) = (b.planes(), b.vertices());
         scratch.kept.clear();
-        scratch.kept.extend(scratch.edges.iter().filter(|eb| {
-            let [n0, n1] = eb.normals;
-            let w = eb.start - a_centroid;
-            let lift = scan.slack - a_inner;
-            max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold
-        }));
+        for (group, lanes) in b.edge_lanes().iter().enumerate() {
+            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + Vec4::splat(b_lift);
+            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            while passing != 0 {
+                let ib = 4 * group + passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                if ib >= b.edges().len() {
+                    break;
+                }
+                let eb = b.edges()[ib];
+                let pb = b_vertices[eb.vertices[0] as usize];
+                let [nb0, nb1] = eb.faces.map(|f| b_planes[f as usize].normal);
+                if max_on_arc(nb0, nb1, a_centroid_in_b - pb) + b_lift >= threshold {
+                    scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
+                }
+            }
+        }
+        if scratch.kept.is_empty() {
+            return None;
+        }
         scratch.fill_lanes();
 
         // 4. The exhaustive loop over what can still matter.
@@ -358,7 +412,7 @@ pub fn query_edges_bounded(
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
         for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
-            if cannot_matter(bound, best) || cannot_matter(a_bound(ia, max_on_arc), best) {
+            if cannot_matter(bound, best) || cannot_matter(a_bound(ia), best) {
                 continue;
             }
             if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
@@ -379,9 +433,10 @@ pub fn query_edges_exhaustive(
     margin: f32,
 ) -> Option<EdgeQuery> {
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.fill(b, b_in_a);
         scratch.kept.clear();
-        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch
+            .kept
+            .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
         scratch.fill_lanes();
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
@@ -448,7 +503,7 @@ impl<'h> EdgeScan<'h> {
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let pa = a_vertices[ea.vertices[0] as usize];
-        let da = (a_vertices[ea.vertices[1] as usize] - pa).normalize();
+        let da = self.a.edge_directions()[ia];
         let na1_x_na0 = na1.cross(na0);
         let a_centroid = self.a.centroid();
         for (group, lanes) in lanes.iter().enumerate() {
@@ -552,20 +607,59 @@ pub fn query_hulls_preferring_faces_by(
     margin: f32,
     tolerance: f32,
 ) -> SatResult {
+    query_hulls_with(a, b, b_in_a, margin, tolerance, false)
+}
+
+/// The reference SAT: [`query_hulls`]'s result from the exhaustive queries
+/// ([`query_faces_exhaustive`], [`query_edges_exhaustive`]) with no floors; for the exactness
+/// tests of the bounds and floors.
+pub fn query_hulls_exhaustive(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
+    query_hulls_with(a, b, b_in_a, margin, tolerance, true)
+}
+
+/// Steps 1 to 5 with the bounded queries and floors, or (`exhaustive`) the reference queries.
+///
+/// Floors: B's face query skips faces below A's best face separation `fa`, the edge query pairs
+/// below `F = max(fa, fb)`. Neither changes the result: a skipped face or pair separates by less
+/// than what is already found, so it is not over the margin (`F` is at most the margin here), it
+/// cannot beat the chosen face by the tolerance (the chosen face is within the tolerance of
+/// `F`), and `max` with it is `F` again; what reaches the floor is found as without it.
+fn query_hulls_with(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+    tolerance: f32,
+    exhaustive: bool,
+) -> SatResult {
     let a_in_b = b_in_a.inverse();
-    let face_a = query_faces(a, b, &a_in_b, margin);
+    let face_a = if exhaustive {
+        query_faces_exhaustive(a, b, &a_in_b, margin)
+    } else {
+        query_faces(a, b, &a_in_b, margin)
+    };
     let face_a_normal = a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
         return SatResult::on_face_a(face_a, face_a_normal);
     }
 
-    let face_b = query_faces(b, a, b_in_a, margin);
+    let face_b = if exhaustive {
+        query_faces_exhaustive(b, a, b_in_a, margin)
+    } else {
+        query_faces_above(b, a, b_in_a, margin, face_a.separation)
+    };
     let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {
         return SatResult::on_face_b(face_b, face_b_normal);
     }
 
-    let edge = query_edges(a, b, b_in_a, margin);
+    let floor = face_a.separation.max(face_b.separation);
+    let edge = if exhaustive || a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
+        query_edges_exhaustive(a, b, b_in_a, margin)
+    } else {
+        query_edges_above(a, b, b_in_a, margin, floor)
+    };
     if let Some(e) = edge
         && e.separation > margin
     {
