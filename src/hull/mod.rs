@@ -196,6 +196,8 @@ pub struct ConvexHull {
     edges: Vec<Edge>,
     /// Unit direction of each edge, `normalize(vertices[1] − vertices[0])`, by edge.
     edge_directions: Vec<Vec3>,
+    /// `planes` four per entry by coordinate, for [`Self::plane_lanes`].
+    plane_lanes: Vec<[Vec4; 4]>,
     /// `edges` four per entry with their face normals, for [`Self::edge_lanes`].
     edge_lanes: Vec<EdgeLanes>,
     centroid: Vec3,
@@ -284,6 +286,13 @@ impl ConvexHull {
     /// `(v1 − v0).normalize()`, bit for bit.
     pub fn edge_directions(&self) -> &[Vec3] {
         &self.edge_directions
+    }
+
+    /// The face planes four at a time by coordinate: `[normal.x, normal.y, normal.z, offset]`,
+    /// lane `i` = plane `4 * group + i` of [`Self::planes`]; the last group repeats its last
+    /// plane in the unused lanes.
+    pub fn plane_lanes(&self) -> &[[Vec4; 4]] {
+        &self.plane_lanes
     }
 
     /// The edges four at a time with their face normals (see [`EdgeLanes`]).

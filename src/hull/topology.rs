@@ -52,6 +52,21 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         .map(|e| (vertices[e.vertices[1] as usize] - vertices[e.vertices[0] as usize]).normalize())
         .collect();
     let edge_lanes = edge_lanes(&vertices, &planes, &edges);
+    let plane_lanes = planes
+        .chunks(4)
+        .map(|group| {
+            let plane = |i: usize| group[i.min(group.len() - 1)];
+            let lane = |value: &dyn Fn(Plane) -> f32| {
+                Vec4::new(value(plane(0)), value(plane(1)), value(plane(2)), value(plane(3)))
+            };
+            [
+                lane(&|p| p.normal.x),
+                lane(&|p| p.normal.y),
+                lane(&|p| p.normal.z),
+                lane(&|p| p.offset),
+            ]
+        })
+        .collect();
     let inner_radius = planes
         .iter()
         .map(|plane| plane.offset - plane.normal.dot(centroid))
@@ -64,6 +79,7 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         planes,
         edges,
         edge_directions,
+        plane_lanes,
         edge_lanes,
         centroid,
         radius,

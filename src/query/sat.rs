@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::{ConvexHull, Plane};
+use crate::hull::{ConvexHull, EdgeLanes, Plane};
 use crate::pose::Isometry;
 use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arcs_loose};
 
@@ -124,43 +124,60 @@ fn query_faces_above(
     if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
         return query_faces_exhaustive(a, b, a_in_b, margin);
     }
-    // Bounds in A's frame: one dot product per face.
+    // Bounds in A's frame: one dot product per face, four faces at a time.
     let b_in_a = a_in_b.inverse();
     let b_centroid = b_in_a.transform_point(b.centroid());
     let reach =
         a_in_b.translation.length() + a.centroid().length() + a.radius() + b.centroid().length() + b.radius();
-    let lift = SAT_BOUND_SLACK * reach - inner_radius(b);
-    let bound = |plane: &Plane| plane.normal.dot(b_centroid) - plane.offset + lift;
-    let planes = a.planes();
+    let lift = Vec4::splat(SAT_BOUND_SLACK * reach - inner_radius(b));
+    let (cx, cy, cz) = (
+        Vec4::splat(b_centroid.x),
+        Vec4::splat(b_centroid.y),
+        Vec4::splat(b_centroid.z),
+    );
+    let bounds = |[nx, ny, nz, offset]: &[Vec4; 4]| nx * cx + ny * cy + nz * cz - *offset + lift;
+    let (planes, plane_lanes) = (a.planes(), a.plane_lanes());
     let threshold = if floor > f32::NEG_INFINITY {
         floor
     } else {
-        let (seed, _) = planes
+        // Any face gives a separation the result reaches; the one of largest bound the most
+        // useful one.
+        let largest = plane_lanes
             .iter()
-            .enumerate()
-            .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
-                let u = bound(plane);
-                if u > best.1 { (i, u) } else { best }
-            });
+            .map(bounds)
+            .fold(Vec4::NEG_INFINITY, Vec4::max)
+            .max_element();
+        let seed = plane_lanes
+            .iter()
+            .flat_map(|lanes| bounds(lanes).to_array())
+            .position(|u| u == largest)
+            .unwrap_or(0)
+            .min(planes.len() - 1);
         face_separation(&planes[seed], b, a_in_b).min(margin)
     };
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (face, plane) in planes.iter().enumerate() {
-        let u = bound(plane);
-        if u < threshold || u <= best.separation {
-            continue;
-        }
-        let separation = face_separation(plane, b, a_in_b);
-        if separation > best.separation {
-            best = FaceQuery {
-                face: face as u32,
-                separation,
-            };
-            if separation > margin {
-                break;
+    for (group, lanes) in plane_lanes.iter().enumerate() {
+        let u = bounds(lanes);
+        let mut passing = u.cmpge(Vec4::splat(threshold)).bitmask();
+        while passing != 0 {
+            let lane = passing.trailing_zeros() as usize;
+            passing &= passing - 1;
+            let face = 4 * group + lane;
+            if face >= planes.len() || u[lane] <= best.separation {
+                continue;
+            }
+            let separation = face_separation(&planes[face], b, a_in_b);
+            if separation > best.separation {
+                best = FaceQuery {
+                    face: face as u32,
+                    separation,
+                };
+                if separation > margin {
+                    return best;
+                }
             }
         }
     }
@@ -233,9 +250,6 @@ struct EdgeScratch {
     /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
     lanes: Vec<[Vec4; 9]>,
-    /// Upper bound (the loose one) of the separation of any pair of each edge of A, by A's
-    /// edge.
-    a_bounds: Vec<f32>,
 }
 
 impl EdgeInA {
@@ -339,35 +353,33 @@ fn query_edges_above(
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let b_centroid = b_in_a.transform_point(b.centroid());
 
-        // 1. Loose bounds of A's edges: A reaches `pa` along the axis, B reaches down to its
-        // centroid minus its inner radius. The exact arc bound only for edges that pass (step 4).
-        let a_lift = scan.slack - inner_radius(b);
-        scratch.a_bounds.clear();
-        for lanes in a.edge_lanes() {
-            let bound = max_on_arcs_loose(lanes, b_centroid) + Vec4::splat(a_lift);
-            scratch.a_bounds.extend_from_slice(&bound.to_array());
-        }
-        scratch.a_bounds.truncate(a.edges().len());
+        // 1. Loose bounds of A's edges, four at a time: A reaches `pa` along the axis, B reaches
+        // down to its centroid minus its inner radius. The exact arc bound only for edges that
+        // pass (step 4).
+        let a_lift = Vec4::splat(scan.slack - inner_radius(b));
+        let a_loose = |lanes: &EdgeLanes| max_on_arcs_loose(lanes, b_centroid) + a_lift;
         let (a_planes, a_vertices) = (a.planes(), a.vertices());
         let a_bound = |ia: usize| {
             let ea = a.edges()[ia];
             let pa = a_vertices[ea.vertices[0] as usize];
             let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
-            max_on_arc(na0, na1, b_centroid - pa) + a_lift
+            max_on_arc(na0, na1, b_centroid - pa) + a_lift.x
         };
 
-        // 2. Seed, when no floor is given: all pairs of A's edge with the largest bound.
+        // 2. Seed, when no floor is given: all pairs of A's edge with the largest loose bound.
         let mut threshold = floor;
-        if floor == f32::NEG_INFINITY && !scratch.a_bounds.is_empty() {
-            let (seed_edge, _) =
-                scratch
-                    .a_bounds
-                    .iter()
-                    .enumerate()
-                    .fold(
-                        (0, f32::NEG_INFINITY),
-                        |best, (i, &u)| if u > best.1 { (i, u) } else { best },
-                    );
+        if floor == f32::NEG_INFINITY {
+            let seed_edge = a
+                .edge_lanes()
+                .iter()
+                .flat_map(|lanes| a_loose(lanes).to_array())
+                .take(a.edges().len())
+                .enumerate()
+                .fold(
+                    (0, f32::NEG_INFINITY),
+                    |best, (i, u)| if u > best.1 { (i, u) } else { best },
+                )
+                .0;
             scratch.kept.clear();
             scratch
                 .kept
@@ -406,17 +418,25 @@ fn query_edges_above(
         }
         scratch.fill_lanes();
 
-        // 4. The exhaustive loop over what can still matter.
-        let mut best = None;
+        // 4. The exhaustive loop over what can still matter, in A's edge order.
+        let mut best: Option<EdgeQuery> = None;
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
-            if cannot_matter(bound, best) || cannot_matter(a_bound(ia), best) {
-                continue;
-            }
-            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                break;
+        for (group, lanes) in a.edge_lanes().iter().enumerate() {
+            let loose = a_loose(lanes);
+            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            while passing != 0 {
+                let lane = passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                let ia = 4 * group + lane;
+                if ia >= a.edges().len() || cannot_matter(loose[lane], best) || cannot_matter(a_bound(ia), best)
+                {
+                    continue;
+                }
+                if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                    return best;
+                }
             }
         }
         best
