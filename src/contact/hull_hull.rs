@@ -13,7 +13,7 @@
 //!    are not the SAT's (vertex-vertex, vertex-edge) the manifold is the closest-point pair.
 //! 6. Move the points and the normal from A's frame to world.
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use crate::constants::{
     CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, pair_scale,
@@ -254,13 +254,30 @@ fn deepest_vertex_contact(
 /// Index of the face of `hull` (posed in the working frame by `pose`) whose outward normal is
 /// most anti-parallel to `normal` (working frame); of faces within [`INCIDENT_FACE_TOLERANCE`]
 /// of the best, the lowest index wins, so nearly coplanar faces do not swap frame to frame.
+/// Four faces at a time ([`ConvexHull::plane_lanes`]), each dot product rounded as `Vec3::dot`.
 fn most_antiparallel_face(hull: &ConvexHull, pose: &Isometry, normal: Vec3) -> usize {
     let local = pose.inverse_transform_vector(normal);
-    let dots = hull.planes().iter().map(|plane| plane.normal.dot(local));
-    let best = dots.clone().fold(f32::INFINITY, f32::min);
-    dots.into_iter()
-        .position(|d| d <= best + INCIDENT_FACE_TOLERANCE)
-        .unwrap_or(0)
+    let (lx, ly, lz) = (
+        Vec4::splat(local.x),
+        Vec4::splat(local.y),
+        Vec4::splat(local.z),
+    );
+    let dots = |[nx, ny, nz, _]: &[Vec4; 4]| (nx * lx) + (ny * ly) + (nz * lz);
+    let lanes = hull.plane_lanes();
+    // Padding lanes repeat the last face: they change neither the minimum nor the first index.
+    let mut lowest = Vec4::INFINITY;
+    for group_lanes in lanes {
+        lowest = lowest.min(dots(group_lanes));
+    }
+    let best = lowest.min_element();
+    let within = Vec4::splat(best + INCIDENT_FACE_TOLERANCE);
+    for (group, group_lanes) in lanes.iter().enumerate() {
+        let mask = dots(group_lanes).cmple(within).bitmask();
+        if mask != 0 {
+            return (4 * group + mask.trailing_zeros() as usize).min(hull.planes().len() - 1);
+        }
+    }
+    0
 }
 
 /// Clips `incident` by `reference` (both in A's frame), keeps at most four points within

@@ -140,19 +140,18 @@ fn query_faces_above(
     let threshold = if floor > f32::NEG_INFINITY {
         floor
     } else {
-        // Any face gives a separation the result reaches; the one of largest bound the most
-        // useful one.
-        let largest = plane_lanes
-            .iter()
-            .map(bounds)
-            .fold(Vec4::NEG_INFINITY, Vec4::max)
-            .max_element();
-        let seed = plane_lanes
-            .iter()
-            .flat_map(|lanes| bounds(lanes).to_array())
-            .position(|u| u == largest)
-            .unwrap_or(0)
-            .min(planes.len() - 1);
+        // Any face gives a separation the result reaches; one of largest bound the most useful
+        // one. Per lane the largest bound and its group, then the best lane.
+        let (mut top, mut top_group) = (Vec4::NEG_INFINITY, Vec4::ZERO);
+        for (group, lanes) in plane_lanes.iter().enumerate() {
+            let u = bounds(lanes);
+            let higher = u.cmpgt(top);
+            top = Vec4::select(higher, u, top);
+            top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
+        }
+        let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
+        // Padding lanes repeat the last plane.
+        let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
         face_separation(&planes[seed], b, a_in_b).min(margin)
     };
     let mut best = FaceQuery {
