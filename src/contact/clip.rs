@@ -271,6 +271,18 @@ pub fn reduce_contact_points(
     margin: f32,
     tie_tolerance: f32,
 ) -> KeptPoints {
+    if points.len() <= CACHED_POINTS {
+        // Each signed distance once (the reduction reads each candidate many times).
+        let mut cached = [(Vec3::ZERO, 0.0); CACHED_POINTS];
+        for (slot, point) in cached.iter_mut().zip(points) {
+            *slot = (point.position, plane.signed_distance(point.position));
+        }
+        let candidate = |i: usize| {
+            let (position, separation) = cached[i];
+            (separation <= margin).then_some((position, separation))
+        };
+        return reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance);
+    }
     let candidate = |i: usize| {
         let position = points[i].position;
         let separation = plane.signed_distance(position);
@@ -278,6 +290,10 @@ pub fn reduce_contact_points(
     };
     reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance)
 }
+
+/// Up to this many clipped points, [`reduce_contact_points`] computes each signed distance once
+/// into a stack buffer.
+const CACHED_POINTS: usize = 16;
 
 /// Of `count` candidates (`candidate(i)`: a position and its signed distance along `normal`,
 /// positive = apart, or `None` when `i` is not a candidate) keeps all when there are at most

@@ -28,7 +28,9 @@ use crate::query::gjk::{ClosestPoints, PosedHull, closest_points};
 use crate::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use crate::query::segment::closest_points_segments;
 
-/// Clip buffer size for two faces of at most 16 vertices together (triangles, box faces).
+/// Clip buffer size for two faces of at most 8 vertices together (two box faces, triangles).
+const QUAD_CLIP_VERTICES: usize = 8;
+/// Clip buffer size for two faces of at most 16 vertices together.
 const SMALL_CLIP_VERTICES: usize = 16;
 
 /// The manifold between hull `a` (body A) and hull `b` (body B) at world poses, or `None` when
@@ -257,11 +259,7 @@ fn deepest_vertex_contact(
 /// Four faces at a time ([`ConvexHull::plane_lanes`]), each dot product rounded as `Vec3::dot`.
 fn most_antiparallel_face(hull: &ConvexHull, pose: &Isometry, normal: Vec3) -> usize {
     let local = pose.inverse_transform_vector(normal);
-    let (lx, ly, lz) = (
-        Vec4::splat(local.x),
-        Vec4::splat(local.y),
-        Vec4::splat(local.z),
-    );
+    let (lx, ly, lz) = (Vec4::splat(local.x), Vec4::splat(local.y), Vec4::splat(local.z));
     let dots = |[nx, ny, nz, _]: &[Vec4; 4]| (nx * lx) + (ny * ly) + (nz * lz);
     let lanes = hull.plane_lanes();
     // Padding lanes repeat the last face: they change neither the minimum nor the first index.
@@ -290,7 +288,11 @@ fn add_face_contact(
     tie_tolerance: f32,
     manifold: &mut Manifold,
 ) {
-    if ClipPolygon::<SMALL_CLIP_VERTICES>::fits(reference, incident) {
+    if ClipPolygon::<QUAD_CLIP_VERTICES>::fits(reference, incident) {
+        let mut polygon = ClipPolygon::<QUAD_CLIP_VERTICES>::new();
+        clip_incident_face(reference, incident, kind, &mut polygon);
+        add_clipped_points(reference, polygon.vertices(), margin, tie_tolerance, manifold);
+    } else if ClipPolygon::<SMALL_CLIP_VERTICES>::fits(reference, incident) {
         let mut polygon = ClipPolygon::<SMALL_CLIP_VERTICES>::new();
         clip_incident_face(reference, incident, kind, &mut polygon);
         add_clipped_points(reference, polygon.vertices(), margin, tie_tolerance, manifold);

@@ -257,14 +257,14 @@ impl EdgeInA {
     fn new(b: &ConvexHull, b_in_a: &Isometry, index: usize) -> Self {
         let edge = b.edges()[index];
         let rotation: Quat = b_in_a.rotation;
-        let [start, end] = edge
-            .vertices
-            .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
+        // Indexing, not `array::map` (which the compiler leaves as a call per element here).
+        let vertex = |side: usize| b_in_a.transform_point(b.vertices()[edge.vertices[side] as usize]);
+        let normal = |side: usize| -(rotation * b.planes()[edge.faces[side] as usize].normal);
         EdgeInA {
             index: index as u32,
-            start,
-            end,
-            normals: edge.faces.map(|f| -(rotation * b.planes()[f as usize].normal)),
+            start: vertex(0),
+            end: vertex(1),
+            normals: [normal(0), normal(1)],
         }
     }
 }
@@ -361,7 +361,10 @@ fn query_edges_above(
         let a_bound = |ia: usize| {
             let ea = a.edges()[ia];
             let pa = a_vertices[ea.vertices[0] as usize];
-            let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
+            let (na0, na1) = (
+                a_planes[ea.faces[0] as usize].normal,
+                a_planes[ea.faces[1] as usize].normal,
+            );
             max_on_arc(na0, na1, b_centroid - pa) + a_lift.x
         };
 
@@ -406,7 +409,10 @@ fn query_edges_above(
                 }
                 let eb = b.edges()[ib];
                 let pb = b_vertices[eb.vertices[0] as usize];
-                let [nb0, nb1] = eb.faces.map(|f| b_planes[f as usize].normal);
+                let (nb0, nb1) = (
+                    b_planes[eb.faces[0] as usize].normal,
+                    b_planes[eb.faces[1] as usize].normal,
+                );
                 if max_on_arc(nb0, nb1, a_centroid_in_b - pb) + b_lift >= threshold {
                     scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
                 }
@@ -429,7 +435,9 @@ fn query_edges_above(
                 let lane = passing.trailing_zeros() as usize;
                 passing &= passing - 1;
                 let ia = 4 * group + lane;
-                if ia >= a.edges().len() || cannot_matter(loose[lane], best) || cannot_matter(a_bound(ia), best)
+                if ia >= a.edges().len()
+                    || cannot_matter(loose[lane], best)
+                    || cannot_matter(a_bound(ia), best)
                 {
                     continue;
                 }
@@ -589,13 +597,12 @@ pub fn edge_pair_separation(
     edge_a: u32,
     edge_b: u32,
 ) -> Option<(Vec3, f32)> {
-    let [pa, qa] = a.edges()[edge_a as usize]
-        .vertices
-        .map(|v| a.vertices()[v as usize]);
-    let [pb, qb] = b.edges()[edge_b as usize]
-        .vertices
-        .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
-    let axis = edge_pair_axis(pa, (qa - pa).normalize(), pb, qb, a.centroid())?;
+    let pa = a.vertices()[a.edges()[edge_a as usize].vertices[0] as usize];
+    let [vb0, vb1] = b.edges()[edge_b as usize].vertices;
+    let pb = b_in_a.transform_point(b.vertices()[vb0 as usize]);
+    let qb = b_in_a.transform_point(b.vertices()[vb1 as usize]);
+    let da = a.edge_directions()[edge_a as usize];
+    let axis = edge_pair_axis(pa, da, pb, qb, a.centroid())?;
     Some((axis, separation_along(a, b, b_in_a, axis)))
 }
 
