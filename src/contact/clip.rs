@@ -150,14 +150,20 @@ pub fn clip_incident_face<const N: usize>(
     let mut scratch = ClipPolygon::<N>::new();
     let (mut src, mut dst) = (out, &mut scratch);
     let mut result_in_scratch = false;
+    // Each reference vertex moved once: a side's end is the next side's start.
+    let corner = |i: usize| {
+        reference
+            .pose
+            .transform_point(reference_vertices[reference_loop[i] as usize])
+    };
+    let first = corner(0);
+    let mut start = first;
     for side in 0..reference_loop.len() {
-        let start = reference
-            .pose
-            .transform_point(reference_vertices[reference_loop[side] as usize]);
-        let end_index = reference_loop[(side + 1) % reference_loop.len()];
-        let end = reference
-            .pose
-            .transform_point(reference_vertices[end_index as usize]);
+        let end = if side + 1 == reference_loop.len() {
+            first
+        } else {
+            corner(side + 1)
+        };
         // Points out of the face polygon across this edge: (edge × normal) for a CCW loop.
         let side_normal = (end - start).cross(normal);
         let side_plane = SidePlane {
@@ -166,6 +172,7 @@ pub fn clip_incident_face<const N: usize>(
             side,
         };
         clip_by_side_plane(src, dst, &side_plane, reference_loop, incident.face as u32, kind);
+        start = end;
         std::mem::swap(&mut src, &mut dst);
         result_in_scratch = !result_in_scratch;
         if src.len == 0 {

@@ -20,7 +20,7 @@
 
 use std::sync::LazyLock;
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
@@ -76,22 +76,37 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
 
 /// True when the separation along every non-parallel edge axis `e_i × c_j` (`c_j` the columns of
 /// `axes_b`, B's axes in A's frame; `t` B's centre in A's frame) is below `value`: the classic
-/// box SAT's values, B's extent from two entries of the rotation instead of a matrix product.
+/// box SAT's values from the rotation's entries `R_kj = (c_j)_k`, the three axes of one `e_i`
+/// at a time (lane `j`), compared unnormalized (`|n · t| − ext_a − ext_b < value |n|`).
 fn edge_axes_below(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3, value: f32) -> bool {
-    (0..3).all(|i| {
-        (0..3).all(|j| {
-            let cross = Vec3::AXES[i].cross(axes_b.col(j));
-            let length = cross.length();
-            if length < PARALLEL_EDGE_SINE {
-                return true;
-            }
-            // (e_i × c_j) · c_k = e_i · (c_j × c_k): ±(c_l)_i for the third axis l, 0 for k = j.
-            let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
-            let extent_a = cross.abs().dot(h_a);
-            let extent_b = h_b[j1] * axes_b.col(j2)[i].abs() + h_b[j2] * axes_b.col(j1)[i].abs();
-            (cross.dot(t).abs() - extent_a - extent_b) / length < value
-        })
-    })
+    // Row k of R as lanes j = 0, 1, 2 (lane 3 unused: a zero axis, skipped as parallel).
+    let row = |k: usize| Vec4::new(axes_b.x_axis[k], axes_b.y_axis[k], axes_b.z_axis[k], 0.0);
+    let rows = [row(0), row(1), row(2)];
+    // Lane j of `rotated(r)` holds entry j + 1, and of `rotated2(r)` entry j + 2 (mod 3).
+    let next = |r: Vec4| Vec4::new(r.y, r.z, r.x, 0.0);
+    let next2 = |r: Vec4| Vec4::new(r.z, r.x, r.y, 0.0);
+    let (hb1, hb2) = (
+        Vec4::new(h_b.y, h_b.z, h_b.x, 0.0),
+        Vec4::new(h_b.z, h_b.x, h_b.y, 0.0),
+    );
+    for i in 0..3 {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        // n = e_i × c_j: component i1 is −R_i2j, component i2 is R_i1j, component i is 0.
+        let (n1, n2) = (-rows[i2], rows[i1]);
+        let length = (n1 * n1 + n2 * n2).sqrt();
+        let along_t = (n1 * t[i1] + n2 * t[i2]).abs();
+        let extent_a = n1.abs() * h_a[i1] + n2.abs() * h_a[i2];
+        // (e_i × c_j) · c_k = ±R_il for the third axis l, 0 for k = j.
+        let extent_b = hb1 * next2(rows[i]).abs() + hb2 * next(rows[i]).abs();
+        let reaches = (along_t - extent_a - extent_b).cmpge(Vec4::splat(value) * length);
+        // Just below the cut-off, so that an axis the exact loop tests is tested here too
+        // whatever the rounding of the two lengths.
+        let tested = length.cmpge(Vec4::splat(PARALLEL_EDGE_SINE * (1.0 - SAT_BOUND_SLACK)));
+        if (reaches & tested).bitmask() & 0b111 != 0 {
+            return false;
+        }
+    }
+    true
 }
 
 /// The edge pair of largest separation by the 9 box axes (`axes_b`: B's axes in A's frame),
