@@ -203,11 +203,17 @@ fn clip_by_side_plane<const N: usize>(
 ) {
     dst.len = 0;
     let n = src.len;
+    if n == 0 {
+        return;
+    }
+    let distance = |k: usize| plane.normal.dot(src.vertices[k].position) - plane.offset;
+    // Each vertex's distance once: a vertex's `next` is the following one's `cur`.
+    let d_first = distance(0);
+    let mut d_cur = d_first;
     for k in 0..n {
         let (cur, next) = (src.vertices[k], src.vertices[(k + 1) % n]);
         let carrier = src.carriers[k];
-        let d_cur = plane.normal.dot(cur.position) - plane.offset;
-        let d_next = plane.normal.dot(next.position) - plane.offset;
+        let d_next = if k + 1 == n { d_first } else { distance(k + 1) };
         let cur_inside = d_cur <= 0.0;
         if cur_inside {
             dst.push(cur, carrier);
@@ -226,6 +232,7 @@ fn clip_by_side_plane<const N: usize>(
             };
             dst.push(crossing, outgoing);
         }
+        d_cur = d_next;
     }
 }
 

@@ -80,14 +80,26 @@ pub fn manifold_from_sat(
     sat: &SatResult,
     margin: f32,
 ) -> Option<Manifold> {
+    manifold_from_sat_in_a(a, pose_a, b, &pose_a.relative_to_self(pose_b), sat, margin)
+}
+
+/// [`manifold_from_sat`] given B's pose in A's frame, `b_in_a = pose_a.relative_to_self(pose_b)`,
+/// for callers that formed it already.
+pub(crate) fn manifold_from_sat_in_a(
+    a: &ConvexHull,
+    pose_a: &Pose,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    sat: &SatResult,
+    margin: f32,
+) -> Option<Manifold> {
     if sat.is_separated(margin) {
         return None;
     }
-    let b_in_a = pose_a.relative_to_self(pose_b);
     let exact = (sat.separation > 0.0)
-        .then(|| closest_points_in_a(a, b, &b_in_a))
+        .then(|| closest_points_in_a(a, b, b_in_a))
         .flatten();
-    manifold_from_sat_and_distance(a, pose_a, b, &b_in_a, sat, margin, exact)
+    manifold_from_sat_and_distance(a, pose_a, b, b_in_a, sat, margin, exact)
 }
 
 /// [`manifold_from_sat`] for a SAT result within the margin, given B's pose in A's frame and

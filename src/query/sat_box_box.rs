@@ -58,10 +58,18 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
     let t = b_in_a.translation;
     let floor = face_a.separation.max(face_b.separation);
     let slack = SAT_BOUND_SLACK * (t.length() + hull_a.radius() + hull_b.radius());
-    let edge = if edge_axes_below(&axes_b, t, h_a, h_b, floor - slack) {
+    let estimates = edge_axis_estimates(&axes_b, t, h_a, h_b);
+    let largest = estimates
+        .iter()
+        .copied()
+        .fold(Vec4::NEG_INFINITY, Vec4::max)
+        .max_element();
+    let edge = if largest < floor - slack {
         None
     } else {
-        best_edge_pair((hull_a, h_a), (hull_b, h_b), b_in_a, &axes_b)
+        // Only axes within twice the slack of the largest estimate can be the largest.
+        let candidate = |i: usize, j: usize| estimates[i][j] >= largest - 2.0 * slack;
+        best_edge_pair((hull_a, h_a), (hull_b, h_b), b_in_a, &axes_b, candidate)
     };
 
     // 3. Early out, then the face preference.
@@ -74,22 +82,20 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
     prefer_faces((face_a, face_a_normal), (face_b, face_b_normal), edge, tolerance)
 }
 
-/// True when the separation along every non-parallel edge axis `e_i × c_j` (`c_j` the columns of
-/// `axes_b`, B's axes in A's frame; `t` B's centre in A's frame) is below `value`: the classic
-/// box SAT's values from the rotation's entries `R_kj = (c_j)_k`, the three axes of one `e_i`
-/// at a time (lane `j`), compared unnormalized (`|n · t| − ext_a − ext_b < value |n|`).
-fn edge_axes_below(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3, value: f32) -> bool {
-    // Row k of R as lanes j = 0, 1, 2 (lane 3 unused: a zero axis, skipped as parallel).
+/// Estimates of the separation along the edge axes `e_i × c_j` (`c_j` the columns of `axes_b`,
+/// B's axes in A's frame; `t` B's centre in A's frame): `[i][j]`, `-∞` for (nearly) parallel
+/// axes. The classic box SAT's values from the rotation's entries `R_kj = (c_j)_k`, the three
+/// axes of one `e_i` at a time (lane `j`); they differ from [`best_edge_pair`]'s by rounding,
+/// well within the bound slack.
+fn edge_axis_estimates(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3) -> [Vec4; 3] {
+    // Row k of R as lanes j = 0, 1, 2 (lane 3 unused: a zero axis, reported parallel).
     let row = |k: usize| Vec4::new(axes_b.x_axis[k], axes_b.y_axis[k], axes_b.z_axis[k], 0.0);
     let rows = [row(0), row(1), row(2)];
-    // Lane j of `rotated(r)` holds entry j + 1, and of `rotated2(r)` entry j + 2 (mod 3).
+    // Lane j of `next(r)` holds entry j + 1, of `next2(r)` entry j + 2 (mod 3).
     let next = |r: Vec4| Vec4::new(r.y, r.z, r.x, 0.0);
     let next2 = |r: Vec4| Vec4::new(r.z, r.x, r.y, 0.0);
-    let (hb1, hb2) = (
-        Vec4::new(h_b.y, h_b.z, h_b.x, 0.0),
-        Vec4::new(h_b.z, h_b.x, h_b.y, 0.0),
-    );
-    for i in 0..3 {
+    let (hb1, hb2) = (next(h_b.extend(0.0)), next2(h_b.extend(0.0)));
+    std::array::from_fn(|i| {
         let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         // n = e_i × c_j: component i1 is −R_i2j, component i2 is R_i1j, component i is 0.
         let (n1, n2) = (-rows[i2], rows[i1]);
@@ -98,25 +104,27 @@ fn edge_axes_below(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3, value: f32) -> 
         let extent_a = n1.abs() * h_a[i1] + n2.abs() * h_a[i2];
         // (e_i × c_j) · c_k = ±R_il for the third axis l, 0 for k = j.
         let extent_b = hb1 * next2(rows[i]).abs() + hb2 * next(rows[i]).abs();
-        let reaches = (along_t - extent_a - extent_b).cmpge(Vec4::splat(value) * length);
-        // Just below the cut-off, so that an axis the exact loop tests is tested here too
-        // whatever the rounding of the two lengths.
+        // Just below the parallel cut-off, so that an axis the exact loop tests has an
+        // estimate whatever the rounding of the two lengths.
         let tested = length.cmpge(Vec4::splat(PARALLEL_EDGE_SINE * (1.0 - SAT_BOUND_SLACK)));
-        if (reaches & tested).bitmask() & 0b111 != 0 {
-            return false;
-        }
-    }
-    true
+        Vec4::select(
+            tested,
+            (along_t - extent_a - extent_b) / length,
+            Vec4::NEG_INFINITY,
+        )
+    })
 }
 
 /// The edge pair of largest separation by the 9 box axes (`axes_b`: B's axes in A's frame),
 /// with its axis and separation formed from the hulls' edges ([`edge_pair_separation`]). Each
-/// box is given as its hull and half extents.
+/// box is given as its hull and half extents. Only axes `(i, j)` with `candidate(i, j)` are
+/// measured: the caller rules out axes that cannot be the largest (nor tie with it).
 fn best_edge_pair(
     (hull_a, h_a): (&ConvexHull, Vec3),
     (hull_b, h_b): (&ConvexHull, Vec3),
     b_in_a: &Isometry,
     axes_b: &Mat3,
+    candidate: impl Fn(usize, usize) -> bool,
 ) -> Option<EdgeQuery> {
     let t = b_in_a.translation;
     let extent_a = |n: Vec3| n.abs().dot(h_a);
@@ -126,6 +134,9 @@ fn best_edge_pair(
     let mut best: Option<(usize, usize, f32, Vec3)> = None;
     for i in 0..3 {
         for j in 0..3 {
+            if !candidate(i, j) {
+                continue;
+            }
             let cross = Vec3::AXES[i].cross(axes_b.col(j));
             let length = cross.length();
             if length < PARALLEL_EDGE_SINE {
