@@ -9,11 +9,13 @@
 mod support;
 
 use glam::{Quat, Vec3};
+use hullsat::contact::{collide_shapes, manifold_from_sat};
 use hullsat::query::sat::{
     query_edges, query_edges_bounded, query_edges_exhaustive, query_faces, query_faces_exhaustive,
     query_hulls, query_hulls_exhaustive,
 };
-use hullsat::{ConvexHull, Isometry, Pose};
+use hullsat::query::sat_box_box::query_boxes;
+use hullsat::{ConvexHull, Isometry, Pose, Shape};
 use rand::RngExt;
 use support::shapes::{FAMILIES, Family, random_shape};
 use support::{random_direction, random_rotation, seeded_rng};
@@ -102,4 +104,35 @@ fn bounded_queries_match_the_exhaustive_ones_on_nearly_aligned_boxes() {
             compare(seed, fa, fb, Some(angle));
         }
     }
+}
+
+/// `collide_hull_hull` and `collide_box_box` stop pairs whose bounding spheres are apart by
+/// more than the margin before the SAT; the full path (SAT, then `manifold_from_sat`) must give
+/// the same answer, bit for bit, from deep overlap to well beyond the margin.
+#[test]
+fn the_bounding_sphere_shortcut_leaves_every_manifold_unchanged() {
+    let mut rng = seeded_rng(200);
+    let mut apart = 0;
+    for i in 0..4000 {
+        let (fa, fb) = (FAMILIES[i % 4], FAMILIES[(i / 4) % 4]);
+        let (shape_a, shape_b) = (random_shape(&mut rng, fa), random_shape(&mut rng, fb));
+        let (a, b) = (shape_a.as_hull().unwrap(), shape_b.as_hull().unwrap());
+        let reach = a.radius() + b.radius();
+        let pose_a = Pose::new(random_direction(&mut rng) * 3.0, rotation(&mut rng, None));
+        let offset = random_direction(&mut rng) * reach * rng.random_range(0.2..1.6);
+        let pose_b = Pose::new(pose_a.translation + offset.as_dvec3(), rotation(&mut rng, None));
+        let margin = [0.0, 0.05 * reach, 0.3 * reach][i % 3];
+        let b_in_a = pose_a.relative_to_self(&pose_b);
+        let full = match (&shape_a, &shape_b) {
+            (Shape::Cuboid(ca), Shape::Cuboid(cb)) => query_boxes(ca, cb, &b_in_a, margin),
+            _ => query_hulls(a, b, &b_in_a, margin),
+        };
+        let expected = manifold_from_sat(a, &pose_a, b, &pose_b, &full, margin);
+        let got = collide_shapes(&shape_a, &pose_a, &shape_b, &pose_b, margin);
+        assert_eq!(got, expected, "pair {i} ({fa:?} vs {fb:?}, margin {margin})");
+        let centres = b_in_a.transform_point(b.centroid()) - a.centroid();
+        apart += (centres.length() > reach + margin) as usize;
+    }
+    // Both sides of the shortcut are covered.
+    assert!(apart > 400 && apart < 3600, "{apart} of 4000 apart");
 }
