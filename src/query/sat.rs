@@ -104,11 +104,11 @@ const EXHAUSTIVE_FACE_WORK: usize = 64;
 /// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
-    query_faces_above(a, b, a_in_b, margin, f32::NEG_INFINITY)
+    query_faces_above(a, b, (a_in_b, &a_in_b.inverse()), margin, f32::NEG_INFINITY)
 }
 
 /// [`query_faces`] for a caller that only needs faces separating by at least `floor` (length
-/// units, at most `margin`; `-∞` for all): faces whose bound is below it are skipped too, and
+/// units, at most `margin`; `-∞` for all), given A's pose in B's frame and its inverse: faces whose bound is below it are skipped too, and
 /// the seed face is not measured when the floor is finite. The result is [`query_faces`]'s
 /// whenever that separates by at least `floor`; else a face separating by less than `floor`, or
 /// face 0 at `-∞`. (The SAT passes A's best face to B's query: a face of B below it changes
@@ -116,7 +116,7 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f3
 fn query_faces_above(
     a: &ConvexHull,
     b: &ConvexHull,
-    a_in_b: &Isometry,
+    (a_in_b, b_in_a): (&Isometry, &Isometry),
     margin: f32,
     floor: f32,
 ) -> FaceQuery {
@@ -125,7 +125,6 @@ fn query_faces_above(
         return query_faces_exhaustive(a, b, a_in_b, margin);
     }
     // Bounds in A's frame: one dot product per face, four faces at a time.
-    let b_in_a = a_in_b.inverse();
     let b_centroid = b_in_a.transform_point(b.centroid());
     let reach =
         a_in_b.translation.length() + a.centroid().length() + a.radius() + b.centroid().length() + b.radius();
@@ -663,7 +662,7 @@ fn query_hulls_with(
     let face_a = if exhaustive {
         query_faces_exhaustive(a, b, &a_in_b, margin)
     } else {
-        query_faces(a, b, &a_in_b, margin)
+        query_faces_above(a, b, (&a_in_b, b_in_a), margin, f32::NEG_INFINITY)
     };
     let face_a_normal = a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
@@ -673,7 +672,7 @@ fn query_hulls_with(
     let face_b = if exhaustive {
         query_faces_exhaustive(b, a, b_in_a, margin)
     } else {
-        query_faces_above(b, a, b_in_a, margin, face_a.separation)
+        query_faces_above(b, a, (b_in_a, &a_in_b), margin, face_a.separation)
     };
     let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {

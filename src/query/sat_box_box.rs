@@ -95,7 +95,7 @@ fn edge_axis_estimates(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3) -> [Vec4; 3
     let next = |r: Vec4| Vec4::new(r.y, r.z, r.x, 0.0);
     let next2 = |r: Vec4| Vec4::new(r.z, r.x, r.y, 0.0);
     let (hb1, hb2) = (next(h_b.extend(0.0)), next2(h_b.extend(0.0)));
-    std::array::from_fn(|i| {
+    let estimates = |i: usize| {
         let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         // n = e_i × c_j: component i1 is −R_i2j, component i2 is R_i1j, component i is 0.
         let (n1, n2) = (-rows[i2], rows[i1]);
@@ -112,7 +112,9 @@ fn edge_axis_estimates(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3) -> [Vec4; 3
             (along_t - extent_a - extent_b) / length,
             Vec4::NEG_INFINITY,
         )
-    })
+    };
+    // Not `array::from_fn`, which the compiler leaves as a call per element here.
+    [estimates(0), estimates(1), estimates(2)]
 }
 
 /// The edge pair of largest separation by the 9 box axes (`axes_b`: B's axes in A's frame),
