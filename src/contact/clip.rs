@@ -285,18 +285,6 @@ pub fn reduce_contact_points(
     margin: f32,
     tie_tolerance: f32,
 ) -> KeptPoints {
-    if points.len() <= CACHED_POINTS {
-        // Each signed distance once (the reduction reads each candidate many times).
-        let mut cached = [(Vec3::ZERO, 0.0); CACHED_POINTS];
-        for (slot, point) in cached.iter_mut().zip(points) {
-            *slot = (point.position, plane.signed_distance(point.position));
-        }
-        let candidate = |i: usize| {
-            let (position, separation) = cached[i];
-            (separation <= margin).then_some((position, separation))
-        };
-        return reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance);
-    }
     let candidate = |i: usize| {
         let position = points[i].position;
         let separation = plane.signed_distance(position);
@@ -305,8 +293,8 @@ pub fn reduce_contact_points(
     reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance)
 }
 
-/// Up to this many clipped points, [`reduce_contact_points`] computes each signed distance once
-/// into a stack buffer.
+/// Up to this many candidates, [`reduce_to_four`] evaluates each candidate once into a stack
+/// buffer (the picks read each one many times).
 const CACHED_POINTS: usize = 16;
 
 /// Of `count` candidates (`candidate(i)`: a position and its signed distance along `normal`,
@@ -314,8 +302,26 @@ const CACHED_POINTS: usize = 16;
 /// [`MAX_MANIFOLD_POINTS`], else the deepest, the farthest from it, the largest triangle and the
 /// largest quadrilateral (see the module docs). Scores within `tie_tolerance` (length units;
 /// areas scaled by the base length) count as equal and go to the lowest index, so the choice does
-/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass.
+/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass (up to
+/// [`CACHED_POINTS`] candidates are evaluated once into a stack buffer first).
 pub fn reduce_to_four(
+    count: usize,
+    candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
+    normal: Vec3,
+    tie_tolerance: f32,
+) -> KeptPoints {
+    if count <= CACHED_POINTS {
+        let mut cached = [None; CACHED_POINTS];
+        for (i, slot) in cached.iter_mut().enumerate().take(count) {
+            *slot = candidate(i);
+        }
+        return reduce_candidates(count, |i| cached[i], normal, tie_tolerance);
+    }
+    reduce_candidates(count, candidate, normal, tie_tolerance)
+}
+
+/// [`reduce_to_four`]'s picks, reading `candidate` as often as they need.
+fn reduce_candidates(
     count: usize,
     candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
     normal: Vec3,
@@ -338,6 +344,20 @@ pub fn reduce_to_four(
     };
     // The first candidate (by index) whose score is within `tolerance` of the best.
     let pick = |candidate: &dyn Fn(usize) -> bool, score: &dyn Fn(usize) -> f32, tolerance: f32| {
+        if count <= CACHED_POINTS {
+            // Each score once.
+            let mut scores = [f32::NEG_INFINITY; CACHED_POINTS];
+            let mut best = f32::NEG_INFINITY;
+            for (i, slot) in scores.iter_mut().enumerate().take(count) {
+                if candidate(i) {
+                    *slot = score(i);
+                    best = best.max(*slot);
+                }
+            }
+            return (0..count)
+                .find(|&i| candidate(i) && scores[i] >= best - tolerance)
+                .unwrap_or(0);
+        }
         let best = (0..count)
             .filter(|&i| candidate(i))
             .map(score)
