@@ -596,13 +596,25 @@ pub fn edge_pair_separation(
     edge_a: u32,
     edge_b: u32,
 ) -> Option<(Vec3, f32)> {
+    let axis = edge_pair_axis_of(a, b, b_in_a, edge_a, edge_b)?;
+    Some((axis, separation_along(a, b, b_in_a, axis)))
+}
+
+/// The axis of [`edge_pair_separation`] alone: [`edge_pair_axis`] of edge `edge_a` of `a` and
+/// edge `edge_b` of `b` (posed at `b_in_a`), A's frame; `None` when they are parallel.
+pub(crate) fn edge_pair_axis_of(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    edge_a: u32,
+    edge_b: u32,
+) -> Option<Vec3> {
     let pa = a.vertices()[a.edges()[edge_a as usize].vertices[0] as usize];
     let [vb0, vb1] = b.edges()[edge_b as usize].vertices;
     let pb = b_in_a.transform_point(b.vertices()[vb0 as usize]);
     let qb = b_in_a.transform_point(b.vertices()[vb1 as usize]);
     let da = a.edge_directions()[edge_a as usize];
-    let axis = edge_pair_axis(pa, da, pb, qb, a.centroid())?;
-    Some((axis, separation_along(a, b, b_in_a, axis)))
+    edge_pair_axis(pa, da, pb, qb, a.centroid())
 }
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward

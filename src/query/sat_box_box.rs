@@ -12,7 +12,7 @@
 //!    separates more, as the hull loop finds by testing both crossing pairs), the one of largest
 //!    `|n · t| − ext_a(n) − ext_b(n)` wins; its edges are the hulls' edges along `e_i` and `c_j`
 //!    that support the axis, and its axis and separation are formed from them as the hull loop
-//!    does ([`edge_pair_separation`]).
+//!    does ([`edge_pair_separation`](crate::query::sat::edge_pair_separation)).
 //! 3. The face queries stop once a face separates by more than the margin, the edge pair is
 //!    separating when its hull-formed value is; then the hull SAT's face preference. An edge
 //!    pair whose box value is below the best face by more than the bound slack is not formed
@@ -26,7 +26,7 @@ use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale
 use crate::hull::ConvexHull;
 use crate::pose::Isometry;
 use crate::query::bounds::SAT_BOUND_SLACK;
-use crate::query::sat::{EdgeQuery, FaceQuery, SatResult, edge_pair_separation, prefer_faces};
+use crate::query::sat::{EdgeQuery, FaceQuery, SatResult, edge_pair_axis_of, prefer_faces};
 use crate::shape::Cuboid;
 
 /// The SAT between box `a` and box `b` posed at `b_in_a` (B's pose in A's frame), with the
@@ -118,7 +118,8 @@ fn edge_axis_estimates(axes_b: &Mat3, t: Vec3, h_a: Vec3, h_b: Vec3) -> [Vec4; 3
 }
 
 /// The edge pair of largest separation by the 9 box axes (`axes_b`: B's axes in A's frame),
-/// with its axis and separation formed from the hulls' edges ([`edge_pair_separation`]). Each
+/// with its axis and separation formed from the hulls' edges as
+/// [`edge_pair_separation`](crate::query::sat::edge_pair_separation) forms them. Each
 /// box is given as its hull and half extents. Only axes `(i, j)` with `candidate(i, j)` are
 /// measured: the caller rules out axes that cannot be the largest (nor tie with it).
 fn best_edge_pair(
@@ -157,7 +158,12 @@ fn best_edge_pair(
     let (i, j, _, axis) = best?;
     let edge_a = supporting_edge(i, axis);
     let edge_b = supporting_edge(j, -(axes_b.transpose() * axis));
-    let (axis, separation) = edge_pair_separation(hull_a, hull_b, b_in_a, edge_a, edge_b)?;
+    // `edge_pair_separation` bit for bit: its axis, and `separation_along` with both boxes'
+    // lowest vertices in closed form.
+    let axis = edge_pair_axis_of(hull_a, hull_b, b_in_a, edge_a, edge_b)?;
+    let b_lowest = box_lowest_along(h_b, b_in_a.inverse_transform_vector(axis));
+    let a_highest = -box_lowest_along(h_a, -axis);
+    let separation = b_lowest + axis.dot(b_in_a.translation) - a_highest;
     Some(EdgeQuery {
         edge_a,
         edge_b,
