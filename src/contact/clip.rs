@@ -302,8 +302,8 @@ const CACHED_POINTS: usize = 16;
 /// [`MAX_MANIFOLD_POINTS`], else the deepest, the farthest from it, the largest triangle and the
 /// largest quadrilateral (see the module docs). Scores within `tie_tolerance` (length units;
 /// areas scaled by the base length) count as equal and go to the lowest index, so the choice does
-/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass (up to
-/// [`CACHED_POINTS`] candidates are evaluated once into a stack buffer first).
+/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass (up to 16
+/// candidates are evaluated once into a stack buffer first).
 pub fn reduce_to_four(
     count: usize,
     candidate: impl Fn(usize) -> Option<(Vec3, f32)>,

@@ -3,8 +3,9 @@
 //! two edge axes tie within rounding (then either may win) and, for pairs apart by more than the
 //! margin, which separating axis is reported; without the Gauss-map edge loop.
 //!
-//! 1. Face queries of A and B: the hull loop's values ([`query_faces_exhaustive`]) bit for bit,
-//!    from one rotation per pair of opposite faces and the box's lowest vertex in closed form.
+//! 1. Face queries of A and B: the hull loop's values
+//!    ([`query_faces_exhaustive`](crate::query::sat::query_faces_exhaustive)) bit for bit, from
+//!    one rotation per pair of opposite faces and the box's lowest vertex in closed form.
 //! 2. Edge query: with `R`'s columns `c_j` (B's axes in A's frame), `t` B's centre in A's frame
 //!    and half extents `h_a`, `h_b`, a box's extent along a unit `n` is `Σ_k |n_k| h_a,k` (A)
 //!    and `Σ_k |n · c_k| h_b,k` (B). Of the 9 axes `e_i × c_j` (parallel pairs skipped,
