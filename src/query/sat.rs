@@ -391,11 +391,12 @@ fn query_edges_above(
             threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
 
-        // 3. Keep B's edges whose bound reaches the threshold (in B's frame: B reaches `pb`
-        // against the axis, A reaches its centroid plus its inner radius), moved into A's frame.
+        // 3. Keep B's edges whose loose bound reaches the threshold (in B's frame: B reaches
+        // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
+        // frame. (The exact arc bound drops too few of these to pay for itself here: it dropped
+        // a fifth of them, for about twice the cost of keeping them.)
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
         let b_lift = scan.slack - inner_radius(a);
-        let (b_planes, b_vertices) = (b.planes(), b.vertices());
         scratch.kept.clear();
         for (group, lanes) in b.edge_lanes().iter().enumerate() {
             let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + Vec4::splat(b_lift);
@@ -406,15 +407,7 @@ fn query_edges_above(
                 if ib >= b.edges().len() {
                     break;
                 }
-                let eb = b.edges()[ib];
-                let pb = b_vertices[eb.vertices[0] as usize];
-                let (nb0, nb1) = (
-                    b_planes[eb.faces[0] as usize].normal,
-                    b_planes[eb.faces[1] as usize].normal,
-                );
-                if max_on_arc(nb0, nb1, a_centroid_in_b - pb) + b_lift >= threshold {
-                    scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
-                }
+                scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
             }
         }
         if scratch.kept.is_empty() {
