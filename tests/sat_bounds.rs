@@ -106,9 +106,10 @@ fn bounded_queries_match_the_exhaustive_ones_on_nearly_aligned_boxes() {
     }
 }
 
-/// `collide_hull_hull` and `collide_box_box` stop pairs whose bounding spheres are apart by
-/// more than the margin before the SAT; the full path (SAT, then `manifold_from_sat`) must give
-/// the same answer, bit for bit, from deep overlap to well beyond the margin.
+/// `collide_hull_hull` stops pairs whose bounding spheres are apart by more than the margin
+/// before the SAT; the full path (SAT, then `manifold_from_sat`) must give the same answer, bit
+/// for bit, from deep overlap to well beyond the margin (box pairs, which take the box SAT, are
+/// compared too).
 #[test]
 fn the_bounding_sphere_shortcut_leaves_every_manifold_unchanged() {
     let mut rng = seeded_rng(200);

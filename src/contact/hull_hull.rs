@@ -66,7 +66,7 @@ pub fn collide_hull_hull(
 /// ([`SAT_BOUND_SLACK`] × the pair's reach): then the hulls are too, and the steps below end with
 /// no manifold either way (the SAT separates, or GJK measures more than the margin), so the
 /// pair stops here.
-pub(crate) fn spheres_apart(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> bool {
+fn spheres_apart(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> bool {
     let gap = b_in_a.transform_point(b.centroid()) - a.centroid();
     let reach = a.radius() + b.radius() + margin;
     let limit = reach + SAT_BOUND_SLACK * (reach + b_in_a.translation.length());
