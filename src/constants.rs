@@ -113,3 +113,19 @@ pub const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 /// pair. The witness direction is exact to f32 rounding for vertex-face and edge-edge features,
 /// so those keep their clipped manifold; larger angles keep more near-rim contacts clipped.
 pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
+
+/// GPU clipping (clip.wgsl) of hull pairs apart within the margin: f32 GJK's closest-point
+/// direction (gjk.wgsl step 6) is known only to about this many times `f32::EPSILON` × the
+/// Minkowski difference's size ÷ the distance (or, where the closest features are a face and
+/// a vertex or two edges, × its edge lengths ÷ twice its area); the CPU's GJK runs in f64.
+/// Where that uncertainty (with the CPU's own rounding of its witness points) could change the
+/// CPU's choice at [`CLOSEST_FEATURE_COSINE`], or exceeds [`GPU_GJK_MAX_DIRECTION_ERROR`] for a
+/// closest-point contact, the pair goes to the host. 16 also passes the equivalence tests on
+/// lavapipe (9 fewer host pairs of 10,000); 64 leaves room for GPUs whose division and square
+/// root round less tightly. Larger sends more pairs to the host; smaller lets choices and
+/// normals differ from the CPU's.
+pub const GPU_GJK_CONDITIONING: f32 = 64.0;
+
+/// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point
+/// contact the GPU keeps; half the equivalence tests' normal tolerance of 1e-3.
+pub const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;

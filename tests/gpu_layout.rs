@@ -3,17 +3,22 @@
 
 use hullsat::FeatureId;
 use hullsat::constants::{
-    AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+    AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, CAPSULE_PARALLEL_SINE, CLOSEST_FEATURE_COSINE,
+    CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE,
+    GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuHull, GpuManifold,
-    GpuParams, GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED,
-    MAX_GPU_CLIP_VERTICES, NO_HULL, SEPARATED_BIT, WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold,
+    GpuManifoldCount, GpuParams, GpuResidentSetup, GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED,
+    MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES,
+    PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    WORKGROUP_SIZE,
 };
+use hullsat::query::bounds::SAT_BOUND_SLACK;
 
 mod support;
 use support::wgsl::{
-    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate,
+    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate, wgsl_layout,
 };
 
 /// Kernels live beside their host modules under src/.
@@ -33,16 +38,22 @@ fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// A kernel file's module: kernels beside `geometry.wgsl` are compiled after it (as the host
-/// modules do); any other file stands alone.
+/// A kernel file's module: a file that is part of a kernel the host concatenates (clip.wgsl,
+/// gjk.wgsl, primitives.wgsl) is compiled as that whole kernel; other kernels beside
+/// `geometry.wgsl` are compiled after it (as the host modules do); any other file stands alone.
 fn parse(path: &std::path::Path) -> naga::Module {
     let read =
         |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let shared = path.with_file_name("geometry.wgsl");
-    let source = if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
-        read(&shared) + &read(path)
+    let own = read(path);
+    let is_clip_part =
+        path.file_name().is_some_and(|n| n != "geometry.wgsl") && hullsat::gpu::CLIP_WGSL.contains(&own);
+    let source = if is_clip_part {
+        hullsat::gpu::CLIP_WGSL.to_string()
+    } else if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
+        read(&shared) + &own
     } else {
-        read(path)
+        own
     };
     parse_source(&path.display().to_string(), &source)
 }
@@ -83,15 +94,25 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             ids,
             count,
             status,
-            _pad0,
-            _pad1
+            pair,
+            _pad
         }),
     );
+    // The list's head is GpuManifoldCount; the entries follow at MANIFOLD_LIST_HEAD.
+    let (mut head, head_size) = rust_layout!(GpuManifoldCount {
+        count,
+        _pad0,
+        _pad1,
+        _pad2
+    });
+    assert_eq!(u64::from(head_size), MANIFOLD_LIST_HEAD);
+    head.push(("entries".into(), head_size));
+    assert_eq!(wgsl_layout(&clip, "GpuManifoldList").0, head);
     let module = sat_module();
     assert_same_layout(
         &module,
-        "GpuHull",
-        rust_layout!(GpuHull {
+        "GpuShape",
+        rust_layout!(GpuShape {
             centroid,
             radius,
             first_vertex,
@@ -100,8 +121,9 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             face_count,
             first_edge,
             edge_count,
-            _pad0,
-            _pad1
+            kind,
+            inner_radius,
+            params
         }),
     );
     assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
@@ -111,7 +133,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         rust_layout!(GpuBody {
             rotation,
             translation_hi,
-            hull,
+            shape,
             translation_lo,
             _pad
         }),
@@ -134,10 +156,43 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         rust_layout!(GpuParams {
             margin,
             pair_count,
-            _pad0,
-            _pad1
+            first_pair,
+            _pad
         }),
     );
+}
+
+#[test]
+fn resident_prepare_kernel_structs_match_the_rust_ones() {
+    let module = parse_source("RESIDENT_WGSL", hullsat::gpu::RESIDENT_WGSL);
+    assert_same_layout(
+        &module,
+        "GpuResidentSetup",
+        rust_layout!(GpuResidentSetup {
+            margin,
+            max_pairs,
+            count_index,
+            chunk_pairs,
+            chunks,
+            _pad0,
+            _pad1,
+            _pad2
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "DispatchArgs",
+        rust_layout!(wgpu::util::DispatchIndirectArgs { x, y, z }),
+    );
+    // One chunk's parameters per PARAMS_STRIDE bytes, as the kernels' dynamic offsets read them.
+    let (fields, size) = wgsl_layout(&module, "ParamsSlot");
+    assert_eq!(u64::from(size), PARAMS_STRIDE);
+    assert_eq!(fields[0], ("params".to_string(), 0));
+    assert_consts(
+        &module,
+        &[("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32))],
+    );
+    assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
 #[test]
@@ -147,8 +202,14 @@ fn wgsl_constants_equal_the_rust_ones() {
     let expected = [
         ("AXIS_PREFERENCE_TOLERANCE", F32(AXIS_PREFERENCE_TOLERANCE)),
         ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("SAT_BOUND_SLACK", F32(SAT_BOUND_SLACK)),
+        ("F32_MIN_POSITIVE", F32(f32::MIN_POSITIVE)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
-        ("NO_HULL", U32(NO_HULL)),
+        ("SHAPE_HULL", U32(SHAPE_HULL)),
+        ("SHAPE_BOX", U32(SHAPE_BOX)),
+        ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),
+        ("SHAPE_CAPSULE", U32(SHAPE_CAPSULE)),
+        ("SHAPE_HALF_SPACE", U32(SHAPE_HALF_SPACE)),
         ("AXIS_NONE", U32(AXIS_NONE)),
         ("AXIS_FACE_A", U32(AXIS_FACE_A)),
         ("AXIS_FACE_B", U32(AXIS_FACE_B)),
@@ -159,6 +220,9 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("AXIS_MASK", U32(AXIS_MASK)),
     ];
     assert_consts(&module, &expected);
+    // The kept-edge bit set of the bounded edge query: 256 edges, B hulls of up to 87 vertices
+    // (edges <= 3V - 6); larger ones keep every edge.
+    assert_consts(&module, &[("KEPT_WORDS", U32(8))]);
     let clip = clip_module();
     let expected = [
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
@@ -167,6 +231,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
         ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
         ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
+        ("MANIFOLD_INVALID", U32(MANIFOLD_INVALID)),
         ("FEATURE_FACE_A", U32(FeatureId::FACE_A)),
         ("FEATURE_FACE_B", U32(FeatureId::FACE_B)),
         ("FEATURE_EDGE_PAIR", U32(FeatureId::EDGE_PAIR)),
@@ -174,6 +239,25 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
         ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        ("FEATURE_OTHER", U32(FeatureId::OTHER)),
+        ("CLOSEST_FEATURE_COSINE", F32(CLOSEST_FEATURE_COSINE)),
+        ("GPU_GJK_CONDITIONING", F32(GPU_GJK_CONDITIONING)),
+        ("GPU_GJK_MAX_DIRECTION_ERROR", F32(GPU_GJK_MAX_DIRECTION_ERROR)),
+        // gjk.wgsl: the CPU keeps these in f64; the kernel runs in f32.
+        ("GJK_RELATIVE_TOLERANCE", F32(GJK_RELATIVE_TOLERANCE as f32)),
+        ("GJK_OVERLAP_TOLERANCE", F32(GJK_OVERLAP_TOLERANCE as f32)),
+        ("GJK_MAX_ITERATIONS", U32(GJK_MAX_ITERATIONS as u32)),
+        ("GJK_TINY", F32(f32::MIN_POSITIVE)),
+        ("GJK_EPSILON", F32(f32::EPSILON)),
+        // primitives.wgsl.
+        (
+            "PRIMITIVE_AXIS_PREFERENCE_TOLERANCE",
+            F32(AXIS_PREFERENCE_TOLERANCE),
+        ),
+        ("PRIMITIVE_PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
+        ("CAPSULE_FACE_SINE", F32(CAPSULE_FACE_SINE)),
+        ("CAPSULE_PARALLEL_SINE", F32(CAPSULE_PARALLEL_SINE)),
+        ("NORMALIZE_MIN_LENGTH", F32(1.0 / f32::MAX)),
     ];
     assert_consts(&clip, &expected);
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);

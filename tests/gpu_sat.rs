@@ -1,4 +1,5 @@
-//! The GPU SAT (`GpuNarrowphase::sat`) against the CPU reference (`query::sat::query_hulls`).
+//! The GPU SAT (`GpuNarrowphase::sat`) against the CPU reference (`query::sat::query_hulls`, or
+//! `query::sat_box_box::query_boxes` for two boxes, as the CPU narrowphase runs them).
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -7,7 +8,8 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::gpu::layout::GpuSatResult;
-use hullsat::query::sat::{SatAxis, SatResult};
+use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
+use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
 use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
 use rand::RngExt;
@@ -74,8 +76,7 @@ fn check_batch(shapes: &[Shape], bodies: &[Body], pairs: &[[u32; 2]], margin: f3
     let mut stats = Comparison::default();
     for (i, (&[ia, ib], result)) in pairs.iter().zip(&results).enumerate() {
         let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
-        let a = shapes[body_a.shape as usize].as_hull().expect("hull shape");
-        let b = shapes[body_b.shape as usize].as_hull().expect("hull shape");
+        let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
         let result = result.as_ref().expect("hull pairs run on the GPU");
         compare_sat(a, b, &b_in_a, margin, result, &mut stats, &format!("pairs[{i}]"));
@@ -114,6 +115,49 @@ fn gpu_sat_equals_cpu_on_random_box_pairs() {
             "{stats:?}"
         );
     }
+}
+
+/// Two boxes take the box SAT on the GPU (the 9 box axes, as `query_boxes`), not the hull loop:
+/// on separated box pairs where the two CPU SATs report different separating axes (the hull loop
+/// stops at the first axis that separates, the box SAT picks the best of the 9 edge axes), the
+/// GPU reports the box SAT's axis, and its separation.
+#[test]
+fn gpu_sat_runs_the_box_sat_on_box_pairs() {
+    let mut rng = seeded_rng(0x0b0c_55a7);
+    let shapes = random_boxes(&mut rng, 16);
+    let (bodies, candidates) = random_pairs(&mut rng, &shapes, 200_000, 0.6..1.0);
+    let box_sat = |[ia, ib]: [u32; 2]| {
+        let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+        let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+        let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
+        let (Shape::Cuboid(ca), Shape::Cuboid(cb)) = (a, b) else {
+            unreachable!("boxes only")
+        };
+        (
+            query_boxes(ca, cb, &b_in_a, 0.0),
+            query_hulls(ca.hull(), cb.hull(), &b_in_a, 0.0),
+        )
+    };
+    let pairs: Vec<[u32; 2]> = candidates
+        .into_iter()
+        .filter(|&pair| {
+            let (boxes, hulls) = box_sat(pair);
+            boxes.is_separated(0.0) && boxes.axis != hulls.axis
+        })
+        .collect();
+    assert!(
+        pairs.len() > 100,
+        "{} pairs where the two SATs differ",
+        pairs.len()
+    );
+    let Some(stats) = check_batch(&shapes, &bodies, &pairs, 0.0) else {
+        return;
+    };
+    eprintln!(
+        "{} separated pairs where the box and hull SATs differ: {stats:?}",
+        pairs.len()
+    );
+    assert!(stats.other_axis <= pairs.len() / 100, "{stats:?}");
 }
 
 #[test]
@@ -253,8 +297,7 @@ fn gpu_sat_splits_batches_beyond_one_dispatch() {
     let mut stats = Comparison::default();
     for (i, &[ia, ib]) in config_pairs.iter().enumerate() {
         let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
-        let a = shapes[body_a.shape as usize].as_hull().expect("hull shape");
-        let b = shapes[body_b.shape as usize].as_hull().expect("hull shape");
+        let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
         let gpu_result = results[i].as_ref().expect("box pair");
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
         compare_sat(a, b, &b_in_a, 0.0, gpu_result, &mut stats, &format!("config {i}"));

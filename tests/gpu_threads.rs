@@ -1,7 +1,8 @@
-//! The GPU narrowphase and ray casts from several threads at once: every narrowphase and
-//! raycaster shares the one process-wide device, and creating, using and dropping them
-//! concurrently neither deadlocks nor mixes up results. (On NVIDIA's driver, per-narrowphase instances torn down concurrently
-//! deadlocked; this is the test that would have caught it.)
+//! The GPU narrowphase (host path and resident API) and ray casts from several threads at once:
+//! every narrowphase and raycaster shares the one process-wide device, and creating, using and
+//! dropping them concurrently neither deadlocks nor mixes up results. (On NVIDIA's driver,
+//! per-narrowphase instances torn down concurrently deadlocked; this is the test that would
+//! have caught it.)
 
 mod support;
 
@@ -11,9 +12,12 @@ use std::time::Duration;
 
 use glam::DVec3;
 use glam::{Quat, Vec3};
+use hullsat::gpu::ResidentBatch;
+use hullsat::gpu::layout::{GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD};
 use hullsat::{Body, CpuNarrowphase, CpuRaycaster, Cuboid, GpuNarrowphase, GpuRaycaster, Pose, Ray, Shape};
 use rand::RngExt;
 use support::{gpu_or_skip, seeded_rng};
+use wgpu::util::DeviceExt;
 
 /// Threads started at once.
 const THREADS: usize = 8;
@@ -86,6 +90,18 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
             }
             assert_eq!(gpu_result, &cpu[i], "{context}: GPU and CPU differ");
         }
+        // Even threads also run the same batch through the resident API on the shared device.
+        if thread.is_multiple_of(2) {
+            let listed = resident_list(&mut gpu, &bodies, &pairs);
+            let context = format!("thread {thread}, round {round}");
+            assert_eq!(listed.len(), results.iter().flatten().count(), "{context}");
+            for entry in &listed {
+                let expected = results[entry.pair as usize].expect("listed pairs touch");
+                assert_eq!(entry.status, MANIFOLD_CLIPPED, "{context}: {entry:?}");
+                assert_eq!(entry.count, 4, "{context}: {entry:?}");
+                assert_eq!(entry.separation, expected.separation, "{context}: {entry:?}");
+            }
+        }
         drop(gpu);
         // Odd threads also cast rays on the shared device meanwhile: straight down through
         // every stack, each ray entering the top box and then the base.
@@ -116,6 +132,61 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
             }
         }
     }
+}
+
+/// The resident API on `gpu`'s device: bodies, pairs and count uploaded into buffers of the
+/// test's own, `encode_resident`, submitted, and the list read back (bounded wait).
+fn resident_list(gpu: &mut GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<GpuManifold> {
+    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let storage = |label: &str, contents: &[u8]| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    };
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let body_buffer = storage("bodies", bytemuck::cast_slice(&gpu_bodies));
+    let pair_buffer = storage("pairs", bytemuck::cast_slice(pairs));
+    let count_buffer = storage("count", bytemuck::bytes_of(&(pairs.len() as u32)));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let batch = ResidentBatch {
+        bodies: &body_buffer,
+        pairs: &pair_buffer,
+        pair_count: &count_buffer,
+        pair_count_offset: 0,
+        max_pairs: pairs.len() as u32,
+        margin: 0.0,
+    };
+    let list = gpu.encode_resident(&mut encoder, &batch).expect("encodes").list;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&list, 0, &staging, 0, list.size());
+    let submission = queue.submit([encoder.finish()]);
+    let (sender, receiver) = mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(WATCHDOG),
+        })
+        .expect("finishes");
+    // Another thread's poll may run the callback.
+    receiver
+        .recv_timeout(WATCHDOG)
+        .expect("mapped in time")
+        .expect("maps");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
 }
 
 #[test]

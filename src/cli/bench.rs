@@ -25,6 +25,7 @@ use super::{
 };
 
 mod frames;
+mod resident;
 
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
@@ -43,6 +44,14 @@ BACKENDS:
          pairs the clip kernel cannot finish take the CPU path (counted in host_pairs)
   gpu-cpuclip
          the SAT on the GPU, clipping on the CPU (all threads)
+  gpu-resident
+         the resident API (GpuNarrowphase::encode_resident): bodies, pairs and the pair count
+         uploaded once into GPU buffers before timing, the manifolds left on the GPU; the time
+         is from GPU timestamps around the commands where the adapter has them (\"timing\":
+         \"gpu-timestamps\"), else from submission to completion (\"submit-and-wait\"). The
+         list is read once after timing: its clipped entries are the manifolds (checked equal
+         to cpu1's when cpu1 runs too and no pair was left to the host), host_pairs the pairs
+         the GPU did not finish (spheres, capsules, half-spaces; lavapipe's loop cap)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
   backends are asked for).
 
@@ -61,7 +70,9 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   adapter is the GPU adapter's name or the CPU model; GPU objects add upload_s (validation and
   staging on the host, summed over rounds; kernel time excluded), dispatch_readback_s (submit,
   wait, copy, map), cpu_clipping_s (reading the results, CPU clipping and the CPU path for pairs
-  the GPU left to the host) as medians, and host_pairs (of the warm-up run).
+  the GPU left to the host) as medians, host_pairs (of the warm-up run) and readback_bytes
+  (bytes copied back from the device in the last timed run; 0 for gpu-resident, which adds
+  \"timing\").
 
 EXIT STATUS:
   0 success; 1 a backend failed, or none could run; 2 a bad option or scene.";
@@ -77,6 +88,8 @@ enum BenchBackend {
     Gpu,
     /// The GPU SAT plus CPU clipping.
     GpuCpuclip,
+    /// The resident API: data on the GPU, manifolds left there.
+    GpuResident,
 }
 
 impl BenchBackend {
@@ -86,6 +99,7 @@ impl BenchBackend {
             BenchBackend::Cpu => "cpu",
             BenchBackend::Gpu => "gpu",
             BenchBackend::GpuCpuclip => "gpu-cpuclip",
+            BenchBackend::GpuResident => "gpu-resident",
         }
     }
 
@@ -94,14 +108,14 @@ impl BenchBackend {
         match self {
             BenchBackend::Cpu1 => Some(1),
             BenchBackend::Cpu => Some(rayon::current_num_threads()),
-            BenchBackend::Gpu | BenchBackend::GpuCpuclip => None,
+            BenchBackend::Gpu | BenchBackend::GpuCpuclip | BenchBackend::GpuResident => None,
         }
     }
 
     /// Where a GPU backend clips.
     fn clipping(self) -> Option<Clipping> {
         match self {
-            BenchBackend::Cpu1 | BenchBackend::Cpu => None,
+            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuResident => None,
             BenchBackend::Gpu => Some(Clipping::Gpu),
             BenchBackend::GpuCpuclip => Some(Clipping::Cpu),
         }
@@ -170,8 +184,12 @@ struct Measurement {
     threads: Option<usize>,
     /// Medians of the GPU's upload, dispatch + readback and CPU clipping.
     gpu_split: Option<[Duration; 3]>,
-    /// Pairs a GPU backend left to the host (warm-up run).
+    /// Pairs a GPU backend left to the host (warm-up run; gpu-resident: its list after timing).
     host_pairs: Option<usize>,
+    /// How gpu-resident was timed.
+    timing: Option<resident::ResidentTiming>,
+    /// Bytes a GPU backend copied back from the device in its last timed run.
+    readback_bytes: Option<u64>,
 }
 
 pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
@@ -221,6 +239,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             "no backend could run: gpu has no adapter".into(),
         ));
     }
+    check_resident_count(&measurements)?;
 
     // Step 3.
     let cpu1 = measurements
@@ -274,6 +293,24 @@ fn measure_backend(
                 threads: backend.cpu_threads(),
                 gpu_split: None,
                 host_pairs: None,
+                timing: None,
+                readback_bytes: None,
+            }
+        }
+        BenchBackend::GpuResident => {
+            let Some(runs) = resident::measure(scene, pairs, repeat)? else {
+                return Ok(None);
+            };
+            Measurement {
+                backend,
+                manifolds: runs.manifolds,
+                median: runs.median,
+                device: runs.device,
+                threads: None,
+                gpu_split: None,
+                host_pairs: Some(runs.host_pairs),
+                timing: Some(runs.timing),
+                readback_bytes: Some(0),
             }
         }
         BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
@@ -311,10 +348,30 @@ fn measure_backend(
                     split(|t| t.cpu_clipping),
                 ]),
                 host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
+                timing: None,
+                readback_bytes: runs.gpu.last().map(|t| t.readback_bytes),
             }
         }
     };
     Ok(Some(measurement))
+}
+
+/// gpu-resident's manifolds (read once after timing) against cpu1's, when both ran: equal when
+/// no pair was left to the host, else cpu1's count lies between the clipped entries and those
+/// plus the host pairs.
+fn check_resident_count(measurements: &[Measurement]) -> Result<(), CliError> {
+    let find = |backend| measurements.iter().find(|m| m.backend == backend);
+    let (Some(cpu1), Some(resident)) = (find(BenchBackend::Cpu1), find(BenchBackend::GpuResident)) else {
+        return Ok(());
+    };
+    let host = resident.host_pairs.unwrap_or(0);
+    if (resident.manifolds..=resident.manifolds + host).contains(&cpu1.manifolds) {
+        return Ok(());
+    }
+    Err(CliError::Backend(format!(
+        "gpu-resident listed {} manifolds ({host} pairs left to the host), cpu1 found {}",
+        resident.manifolds, cpu1.manifolds
+    )))
 }
 
 /// What the timed runs of one backend gave.
@@ -407,6 +464,12 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
+    if let Some(timing) = m.timing {
+        object["timing"] = json!(timing.name());
+    }
+    if let Some(bytes) = m.readback_bytes {
+        object["readback_bytes"] = json!(bytes);
+    }
     object
 }
 
@@ -423,7 +486,7 @@ fn table(
         "hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up"
     ));
     lines.push(format!(
-        "{:<11} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
+        "{:<12} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
         "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
     ));
     for m in measurements {
@@ -432,7 +495,7 @@ fn table(
         });
         let device = device_label(&m.device, m.threads);
         lines.push(format!(
-            "{:<11} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
+            "{:<12} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
             m.manifolds,
@@ -445,11 +508,20 @@ fn table(
         if let Some([upload, dispatch_readback, cpu_clipping]) = m.gpu_split {
             lines.push(format!(
                 "{} split (medians): upload {:.3} ms, dispatch+readback {:.3} ms, CPU clipping {:.3} ms, \
-                 {} pairs left to the host",
+                 {} pairs left to the host, {:.1} bytes per pair read back",
                 m.backend.name(),
                 upload.as_secs_f64() * 1e3,
                 dispatch_readback.as_secs_f64() * 1e3,
                 cpu_clipping.as_secs_f64() * 1e3,
+                m.host_pairs.unwrap_or(0),
+                m.readback_bytes.unwrap_or(0) as f64 / pairs.max(1) as f64
+            ));
+        }
+        if let Some(timing) = m.timing {
+            lines.push(format!(
+                "{} ({}): data and manifolds stay on the GPU, {} pairs left to the host",
+                m.backend.name(),
+                timing.name(),
                 m.host_pairs.unwrap_or(0)
             ));
         }
@@ -602,6 +674,10 @@ fn measure_rays(
         }
         BenchBackend::GpuCpuclip => {
             output::note("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
+            return Ok(None);
+        }
+        BenchBackend::GpuResident => {
+            output::note("note: skipping backend gpu-resident for rays: it times the narrowphase");
             return Ok(None);
         }
         BenchBackend::Gpu => {

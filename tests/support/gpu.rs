@@ -1,10 +1,12 @@
-//! Comparing GPU SAT results with the CPU reference (`query::sat::query_hulls`), shared by the
-//! GPU test files.
+//! Comparing GPU SAT results with the CPU reference ([`reference_sat`]: `query::sat::query_hulls`,
+//! or `query::sat_box_box::query_boxes` for two boxes, as the CPU narrowphase runs them), shared
+//! by the GPU test files.
 
 use glam::Vec3;
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, separation_along};
-use hullsat::{ConvexHull, Isometry};
+use hullsat::query::sat_box_box::query_boxes;
+use hullsat::{ConvexHull, Isometry, Shape};
 
 /// Relative tolerance on separations, a fraction of the pair's scale (radius A + radius B):
 /// f32 rounding differs between the CPU and the GPU (fused multiply-adds, sqrt and division
@@ -64,22 +66,41 @@ pub struct Comparison {
     pub contact_axes: [usize; 3],
 }
 
-/// Checks one GPU result against `query_hulls` for hulls `a`, `b` (B's pose in A's frame):
+/// The CPU's SAT for shapes `a`, `b` (hulls or boxes; B's pose in A's frame), as the CPU
+/// narrowphase computes it: the box SAT for two boxes, else the hull SAT.
+pub fn reference_sat(a: &Shape, b: &Shape, b_in_a: &Isometry, margin: f32) -> SatResult {
+    match (a, b) {
+        (Shape::Cuboid(a), Shape::Cuboid(b)) => query_boxes(a, b, b_in_a, margin),
+        _ => query_hulls(
+            a.as_hull().expect("hull or box"),
+            b.as_hull().expect("hull or box"),
+            b_in_a,
+            margin,
+        ),
+    }
+}
+
+/// Checks one GPU result against [`reference_sat`] for shapes `a`, `b` (hulls or boxes; B's
+/// pose in A's frame):
 /// same verdict unless within the tolerance of the margin; separations within
 /// [`SEPARATION_TOLERANCE`] × scale; the same axis unless the CPU's choice between the two was
 /// within the tolerance of a tie or of the preference threshold, in which case the GPU's own
 /// value for its axis must be right. `context` names the pair in failure messages.
 #[track_caller]
 pub fn compare_sat(
-    a: &ConvexHull,
-    b: &ConvexHull,
+    a: &Shape,
+    b: &Shape,
     b_in_a: &Isometry,
     margin: f32,
     gpu: &SatResult,
     stats: &mut Comparison,
     context: &str,
 ) {
-    let cpu = query_hulls(a, b, b_in_a, margin);
+    let cpu = reference_sat(a, b, b_in_a, margin);
+    let (a, b) = (
+        a.as_hull().expect("hull or box"),
+        b.as_hull().expect("hull or box"),
+    );
     let scale = a.radius() + b.radius();
     let eps = SEPARATION_TOLERANCE * scale;
     stats.pairs += 1;

@@ -11,9 +11,17 @@ use super::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
+use crate::shape::Shape;
 
-/// The WGSL source of the clip kernel: the shared declarations, then the kernel.
-pub const CLIP_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("clip.wgsl"));
+/// The WGSL source of the clip kernel: the shared declarations, the kernel (hull pairs), GJK
+/// (hull pairs apart within the margin, spheres and capsules against hulls) and the closed
+/// forms of the pairs with a sphere, capsule or half-space.
+pub const CLIP_WGSL: &str = concat!(
+    include_str!("geometry.wgsl"),
+    include_str!("clip.wgsl"),
+    include_str!("gjk.wgsl"),
+    include_str!("primitives.wgsl")
+);
 
 /// Storage buffers the clip kernel binds in one shader stage (5 geometry, bodies, pairs, SAT
 /// results, manifolds): more than wgpu's default limit of 8, so devices must allow it.
@@ -58,13 +66,13 @@ impl ClipKernel {
     }
 }
 
-/// The world-space manifold of a pair the kernel clipped ([`super::layout::MANIFOLD_CLIPPED`]):
+/// The world-space manifold of a pair the kernel finished ([`super::layout::MANIFOLD_CLIPPED`]):
 /// normal and points moved from A's frame by `pose_a`, after checking the point count, every
-/// feature id against the hulls' sizes, and that every number is finite.
+/// feature id against the shapes' sizes, and that every number is finite.
 pub(crate) fn manifold_from_gpu(
     raw: &GpuManifold,
-    a: &ConvexHull,
-    b: &ConvexHull,
+    a: &Shape,
+    b: &Shape,
     pose_a: &Pose,
     pair: usize,
 ) -> Result<Manifold, GpuError> {
@@ -93,21 +101,36 @@ pub(crate) fn manifold_from_gpu(
     Ok(manifold.to_world(pose_a))
 }
 
-/// `Ok` when the fields of a clipped or edge-pair id exist on the hulls (see [`FeatureId`]):
-/// a face contact's high field is a face or vertex of the body it names, its low field a vertex
-/// of the other; an edge pair names an edge of each.
-fn check_feature(id: FeatureId, a: &ConvexHull, b: &ConvexHull) -> Result<(), String> {
+/// Most features a kind-`OTHER` id field may name on `shape` (see [`FeatureId`] and the
+/// routines in [`crate::contact`]): a hull's faces or vertices, a capsule's two segment ends
+/// (or clipped ends), the single feature of a sphere or half-space.
+fn other_feature_limit(shape: &Shape) -> usize {
+    match shape {
+        Shape::Capsule(_) => 2,
+        Shape::Sphere(_) | Shape::HalfSpace(_) => 1,
+        _ => shape
+            .as_hull()
+            .map_or(1, |h| h.planes().len().max(h.vertices().len())),
+    }
+}
+
+/// `Ok` when the fields of a feature id exist on the shapes (see [`FeatureId`]): a face
+/// contact's high field is a face or vertex of the body it names, its low field a vertex of the
+/// other; an edge pair names an edge of each (both kinds only between hulls); an `OTHER` id
+/// names features within [`other_feature_limit`] of A (high) and B (low).
+fn check_feature(id: FeatureId, a: &Shape, b: &Shape) -> Result<(), String> {
     let (high, low) = (id.high() as usize, id.low() as usize);
     let face_or_vertex = |h: &ConvexHull| h.planes().len().max(h.vertices().len());
-    let (high_limit, low_limit) = match id.kind() {
-        FeatureId::FACE_A => (face_or_vertex(a), b.vertices().len()),
-        FeatureId::FACE_B => (face_or_vertex(b), a.vertices().len()),
-        FeatureId::EDGE_PAIR => (a.edges().len(), b.edges().len()),
-        kind => return Err(format!("kind {kind} is not made by the clip kernel")),
+    let (high_limit, low_limit) = match (id.kind(), a.as_hull(), b.as_hull()) {
+        (FeatureId::FACE_A, Some(a), Some(b)) => (face_or_vertex(a), b.vertices().len()),
+        (FeatureId::FACE_B, Some(a), Some(b)) => (face_or_vertex(b), a.vertices().len()),
+        (FeatureId::EDGE_PAIR, Some(a), Some(b)) => (a.edges().len(), b.edges().len()),
+        (FeatureId::OTHER, _, _) => (other_feature_limit(a), other_feature_limit(b)),
+        (kind, _, _) => return Err(format!("kind {kind} on a pair that is not hull against hull")),
     };
     if high >= high_limit || low >= low_limit {
         return Err(format!(
-            "fields {high} and {low} exceed the hulls' {high_limit} and {low_limit}"
+            "fields {high} and {low} exceed the shapes' {high_limit} and {low_limit}"
         ));
     }
     Ok(())

@@ -1,30 +1,43 @@
 // Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
-// A port of src/contact/hull_hull.rs (contact_on_axis, face_pair, most_antiparallel_face,
-// add_clipped_points) and src/contact/clip.rs (clip_incident_face, clip_by_side_plane,
-// crossing_id, reduce_to_four) and src/query/segment.rs (closest_points_segments), the
-// references; keep them in step. Runs after sat.wgsl on the same chunk.
+// A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
+// contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
+// src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
+// src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
+// sat.wgsl on the same chunk.
 //
-// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs this kernel does not finish go to
-//    the host (MANIFOLD_HOST): not a hull pair, the SAT cut short (INCOMPLETE_BIT), apart but
-//    within the margin (the host measures the distance with GJK), reference and incident faces
-//    beyond MAX_CLIP_VERTICES together.
-// 2. Edge axis: one point midway between the closest points of the two edges.
-// 3. Face axis: the SAT face is the reference face; the incident face is the other hull's face
+// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs that are not hull against hull
+//    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
+//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), GJK results too uncertain in f32 for
+//    the CPU's choices (step 2), reference and incident faces beyond MAX_CLIP_VERTICES
+//    together, a clip that keeps no point.
+// 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
+//    beyond the margin the pair is separated, and when the closest-point direction is not the
+//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. Where
+//    the f32 direction's uncertainty (gjk.wgsl step 6) could change the CPU's choice (the
+//    cosine test) or exceeds GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair
+//    goes to the host.
+// 3. Edge axis: one point midway between the closest points of the two edges.
+// 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
 //    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
-// 4. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
+// 5. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
 //    with its packed feature id.
-// 5. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
+// 6. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
 //    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index).
-// 6. Each point midway between the incident point and its projection on the reference plane,
+// 7. Each point midway between the incident point and its projection on the reference plane,
 //    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
 //    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
 //    carry their SAT result (host_manifold), so the host runs no SAT again for them.
 //
-// Compiled after geometry.wgsl. tests/gpu_layout.rs checks the constants below against the
-// Rust ones.
+// Compiled after geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
+// tests/gpu_layout.rs checks the constants below against the Rust ones.
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
 const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
+// Mirrors crate::constants::CLOSEST_FEATURE_COSINE (cosine of the angle between the GJK
+// direction and the SAT axis).
+const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
+// Mirrors crate::constants::GPU_GJK_MAX_DIRECTION_ERROR (radians).
+const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
@@ -33,10 +46,12 @@ const MAX_CLIP_VERTICES: u32 = 32u;
 const MANIFOLD_SEPARATED: u32 = 0u;
 const MANIFOLD_CLIPPED: u32 = 1u;
 const MANIFOLD_HOST: u32 = 2u;
-// Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR}: the kind field of a feature id.
+// Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR, OTHER}: the kind field of a feature id.
 const FEATURE_FACE_A: u32 = 0u;
 const FEATURE_FACE_B: u32 = 1u;
 const FEATURE_EDGE_PAIR: u32 = 2u;
+// Mirrors crate::FeatureId::OTHER: closest-point and primitive contacts.
+const FEATURE_OTHER: u32 = 3u;
 // Mirrors crate::FeatureId::{HIGH_MAX, LOW_MAX}: the field masks.
 const FEATURE_HIGH_MAX: u32 = 0x3fffu;
 const FEATURE_LOW_MAX: u32 = 0x7fffu;
@@ -54,13 +69,45 @@ struct GpuManifold {
     ids: array<u32, 4>,
     count: u32,
     status: u32,
-    _pad0: u32,
-    _pad1: u32,
+    pair: u32,
+    _pad: u32,
 }
 
-// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifolds.
+// Mirrors crate::gpu::layout::MANIFOLD_INVALID: the bounds guard's status for a pair whose body
+// or shape indices are out of range (pair_in_range; only a resident caller's pairs can be).
+const MANIFOLD_INVALID: u32 = 3u;
+
+// Must match layout.rs `GpuManifoldCount` (the head: count and padding) followed by
+// `GpuManifold`s: the compact manifold list of a whole dispatch (a host round or a resident
+// call), which every chunk appends to. The host zeroes `count` before the kernel runs.
+struct GpuManifoldList {
+    count: atomic<u32>,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+    entries: array<GpuManifold>,
+}
+
+// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifold list.
 @group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
-@group(1) @binding(4) var<storage, read_write> manifolds: array<GpuManifold>;
+@group(1) @binding(4) var<storage, read_write> manifolds: GpuManifoldList;
+
+// Stores chunk pair `index`'s manifold (every store goes through here, so the output's form is
+// decided in one place): separated pairs store nothing; the others are appended to the list at
+// a slot taken from its count, with `pair` = the pair's index in the whole dispatch. The list
+// holds at least one entry per pair of the dispatch (the host sizes it), so the slot check only
+// keeps a faulty count from writing out of bounds (the host reports a count above the capacity).
+fn emit_manifold(index: u32, m: GpuManifold) {
+    if m.status == MANIFOLD_SEPARATED {
+        return;
+    }
+    let slot = atomicAdd(&manifolds.count, 1u);
+    if slot < arrayLength(&manifolds.entries) {
+        var out = m;
+        out.pair = params.first_pair + index;
+        manifolds.entries[slot] = out;
+    }
+}
 
 // The clip polygon, double-buffered: buffer `s` holds poly_len[s] vertices.
 var<private> poly_position: array<array<vec3<f32>, MAX_CLIP_VERTICES>, 2>;
@@ -70,7 +117,7 @@ var<private> poly_len: array<u32, 2>;
 
 // A face of a hull placed in A's frame by (q, t), as clip.rs PosedFace.
 struct PosedFace {
-    hull: GpuHull,
+    hull: GpuShape,
     q: vec4<f32>,
     t: vec3<f32>,
     face: u32,
@@ -84,12 +131,12 @@ fn pose_point(q: vec4<f32>, t: vec3<f32>, p: vec3<f32>) -> vec3<f32> {
     return quat_rotate(q, p) + t;
 }
 
-fn hull_vertex(hull: GpuHull, v: u32) -> vec3<f32> {
+fn hull_vertex(hull: GpuShape, v: u32) -> vec3<f32> {
     return vertices[hull.first_vertex + v].xyz;
 }
 
 // First entry (in face_loops) and length of the loop of `face` of `hull`.
-fn face_loop(hull: GpuHull, face: u32) -> vec2<u32> {
+fn face_loop(hull: GpuShape, face: u32) -> vec2<u32> {
     let g = hull.first_face + face;
     return vec2<u32>(face_loops[2u * g], face_loops[2u * g + 1u]);
 }
@@ -105,7 +152,7 @@ fn poly_push(s: u32, position: vec3<f32>, id: u32, carrier: u32) {
 }
 
 // 3. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
-fn most_antiparallel_face(hull: GpuHull, q: vec4<f32>, normal: vec3<f32>) -> u32 {
+fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
     let local = quat_rotate(quat_conjugate(q), normal);
     var best = F32_MAX;
     for (var f = 0u; f < hull.face_count; f++) {
@@ -189,26 +236,54 @@ fn clip_incident_face(reference: PosedFace, incident: PosedFace, kind: u32) -> u
     return src;
 }
 
-// Signed distance of polygon vertex i (buffer s) in front of the plane (normal, offset).
-fn poly_separation(s: u32, i: u32, normal: vec3<f32>, offset: f32) -> f32 {
-    return dot(normal, poly_position[s][i]) - offset;
+// The points a reduction runs over, as reduce_to_four's `candidate`: clip polygon `s`, or (when
+// from_hull) the vertices of `hull` posed in A's frame by (q, t), each with id OTHER(0, vertex)
+// (a half-space's contacts, primitives.wgsl).
+struct Candidates {
+    s: u32,
+    from_hull: bool,
+    hull: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+}
+
+fn polygon_candidates(s: u32) -> Candidates {
+    var c: Candidates;
+    c.s = s;
+    c.from_hull = false;
+    return c;
+}
+
+fn candidate_count(c: Candidates) -> u32 {
+    if c.from_hull {
+        return c.hull.vertex_count;
+    }
+    return poly_len[c.s];
+}
+
+fn candidate_position(c: Candidates, i: u32) -> vec3<f32> {
+    if c.from_hull {
+        return pose_point(c.q, c.t, hull_vertex(c.hull, i));
+    }
+    return poly_position[c.s][i];
+}
+
+fn candidate_id(c: Candidates, i: u32) -> u32 {
+    if c.from_hull {
+        return feature_id(FEATURE_OTHER, 0u, 0u, i);
+    }
+    return poly_id[c.s][i];
 }
 
 fn in_plane(v: vec3<f32>, normal: vec3<f32>) -> vec3<f32> {
     return v - normal * dot(normal, v);
 }
 
-// Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
-fn signed_area(s: u32, x: u32, y: u32, p: u32, normal: vec3<f32>) -> f32 {
-    let px = poly_position[s][x];
-    return dot(normal, cross(poly_position[s][y] - px, poly_position[s][p] - px));
-}
-
 // Scores of the reduction steps (reduce_to_four): step 1 distance from the deepest points'
 // mean, step 2 distance from the first pick, step 3 triangle area, step 4 area added outside
 // the triangle.
 struct Reduction {
-    s: u32,
+    c: Candidates,
     normal: vec3<f32>,
     offset: f32,
     margin: f32,
@@ -220,33 +295,44 @@ struct Reduction {
     triangle: vec3<u32>,
 }
 
+// Signed distance of candidate i in front of the plane (normal, offset).
+fn candidate_separation(r: Reduction, i: u32) -> f32 {
+    return dot(r.normal, candidate_position(r.c, i)) - r.offset;
+}
+
+// Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+fn signed_area(r: Reduction, x: u32, y: u32, p: u32) -> f32 {
+    let px = candidate_position(r.c, x);
+    return dot(r.normal, cross(candidate_position(r.c, y) - px, candidate_position(r.c, p) - px));
+}
+
 fn is_within(r: Reduction, i: u32) -> bool {
-    return poly_separation(r.s, i, r.normal, r.offset) <= r.margin;
+    return candidate_separation(r, i) <= r.margin;
 }
 
 fn is_deepest(r: Reduction, i: u32) -> bool {
-    return is_within(r, i) && poly_separation(r.s, i, r.normal, r.offset) <= r.deepest + r.tolerance;
+    return is_within(r, i) && candidate_separation(r, i) <= r.deepest + r.tolerance;
 }
 
 fn added_area(r: Reduction, i: u32) -> f32 {
     var added = 0.0;
     for (var e = 0u; e < 3u; e++) {
-        added = max(added, -signed_area(r.s, r.triangle[e], r.triangle[(e + 1u) % 3u], i, r.normal));
+        added = max(added, -signed_area(r, r.triangle[e], r.triangle[(e + 1u) % 3u], i));
     }
     return added;
 }
 
 fn score(r: Reduction, step: u32, i: u32) -> f32 {
-    let p = poly_position[r.s][i];
+    let p = candidate_position(r.c, i);
     switch step {
         case 1u: {
             return length(in_plane(p - r.mean, r.normal));
         }
         case 2u: {
-            return length(in_plane(p - poly_position[r.s][r.first], r.normal));
+            return length(in_plane(p - candidate_position(r.c, r.first), r.normal));
         }
         case 3u: {
-            return abs(signed_area(r.s, r.first, r.second, i, r.normal));
+            return abs(signed_area(r, r.first, r.second, i));
         }
         default: {
             return added_area(r, i);
@@ -257,7 +343,7 @@ fn score(r: Reduction, step: u32, i: u32) -> f32 {
 // The first candidate (by index) whose step score is within `tolerance` of the best; step 1's
 // candidates are the deepest points, the other steps' every point within the margin.
 fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
-    let n = poly_len[r.s];
+    let n = candidate_count(r.c);
     var best = -F32_MAX;
     for (var i = 0u; i < n; i++) {
         if (step == 1u && is_deepest(r, i)) || (step != 1u && is_within(r, i)) {
@@ -272,17 +358,18 @@ fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
     return 0u;
 }
 
-// 5. and 6.: reduces polygon `s` against the reference plane and writes the points into `m`.
-fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
-    let n = poly_len[s];
-    var r = Reduction(s, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
+// 6. and 7.: reduces the candidates `c` against the plane (normal, offset) and writes the
+// points into `m`, each midway between its candidate and the plane.
+fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
+    let n = candidate_count(c);
+    var r = Reduction(c, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
     var kept = array<u32, 4>(0u, 0u, 0u, 0u);
     var kept_count = 0u;
     var within_count = 0u;
     for (var i = 0u; i < n; i++) {
         if is_within(r, i) {
             within_count += 1u;
-            r.deepest = min(r.deepest, poly_separation(s, i, normal, offset));
+            r.deepest = min(r.deepest, candidate_separation(r, i));
         }
     }
     if within_count <= 4u {
@@ -298,7 +385,7 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
         var deepest_count = 0.0;
         for (var i = 0u; i < n; i++) {
             if is_deepest(r, i) {
-                sum += poly_position[s][i];
+                sum += candidate_position(c, i);
                 deepest_count += 1.0;
             }
         }
@@ -307,11 +394,11 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
         // 2. Farthest from it, in the plane.
         r.second = pick(r, 2u, tolerance);
         // 3. Largest triangle with those two; the tolerance is a height.
-        let base = length(in_plane(poly_position[s][r.second] - poly_position[s][r.first], normal));
+        let base = length(in_plane(candidate_position(c, r.second) - candidate_position(c, r.first), normal));
         let third = pick(r, 3u, tolerance * base);
         // 4. Most area added outside the counter-clockwise triangle.
         r.triangle = vec3<u32>(r.first, third, r.second);
-        if signed_area(s, r.first, r.second, third, normal) >= 0.0 {
+        if signed_area(r, r.first, r.second, third) >= 0.0 {
             r.triangle = vec3<u32>(r.first, r.second, third);
         }
         let fourth = pick(r, 4u, tolerance * base);
@@ -323,7 +410,7 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
             kept[3] = fourth;
             kept_count = 4u;
         }
-        // Polygon order (ascending indices), as KeptPoints.
+        // Candidate order (ascending indices), as KeptPoints.
         for (var i = 1u; i < kept_count; i++) {
             for (var j = i; j > 0u && kept[j - 1u] > kept[j]; j--) {
                 let swap = kept[j];
@@ -334,9 +421,9 @@ fn add_clipped_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, toler
     }
     for (var k = 0u; k < kept_count; k++) {
         let i = kept[k];
-        let separation = poly_separation(s, i, normal, offset);
-        (*m).points[k] = vec4<f32>(poly_position[s][i] - normal * (0.5 * separation), -separation);
-        (*m).ids[k] = poly_id[s][i];
+        let separation = candidate_separation(r, i);
+        (*m).points[k] = vec4<f32>(candidate_position(c, i) - normal * (0.5 * separation), -separation);
+        (*m).ids[k] = candidate_id(c, i);
     }
     (*m).count = kept_count;
 }
@@ -392,6 +479,21 @@ fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3
     return vec2<f32>(s, t);
 }
 
+// 2. One point midway between the closest points `exact` of two separated hulls (A's frame)
+// along their unit `direction`, for closest features that are neither a face nor an edge pair.
+// Ids: kind OTHER, the support vertex of A along the direction and of B against it.
+// Where the closest feature is an edge or a face its vertices tie, and rounding picks one (as on
+// the CPU).
+fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestPoints, direction: vec3<f32>) -> GpuManifold {
+    let vertex_a = hull_support_index(a, direction);
+    let direction_b = quat_rotate(quat_conjugate(q), -direction);
+    let vertex_b = hull_support_index(b, direction_b);
+    var m = GpuManifold(direction, exact.distance, array<vec4<f32>, 4>(), array<u32, 4>(), 1u, MANIFOLD_CLIPPED, 0u, 0u);
+    m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
+    m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
+    return m;
+}
+
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
 // kind word, feature_a, feature_b as u32 bits; w: axis_separation), see layout.rs GpuManifold.
 fn host_manifold(sat: GpuSatResult) -> GpuManifold {
@@ -407,29 +509,73 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if index >= params.pair_count {
         return;
     }
+    if !pair_in_range(pairs[index]) {
+        emit_manifold(index, GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_INVALID, 0u, 0u));
+        return;
+    }
     let sat = sat_results[index];
     var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
     let host = host_manifold(sat);
     let axis = sat.kind & AXIS_MASK;
     if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
         m.status = MANIFOLD_SEPARATED;
-        manifolds[index] = m;
-        return;
-    }
-    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u || sat.separation > 0.0 {
-        manifolds[index] = host;
+        emit_manifold(index, m);
         return;
     }
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
-    let a = hulls[body_a.hull];
-    let b = hulls[body_b.hull];
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
+    if !is_hull(a) || !is_hull(b) {
+        collide_primitives(index, sat);
+        return;
+    }
+    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
+        emit_manifold(index, host);
+        return;
+    }
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 
+    if sat.separation > 0.0 {
+        // 2. Apart within the margin: GJK measures the distance.
+        let exact = gjk_closest_points(gjk_hull(a, identity, vec3<f32>(0.0)), gjk_hull(b, b_in_a.q, b_in_a.t));
+        if exact.found && loops_cut_short() {
+            emit_manifold(index, host);
+            return;
+        }
+        if exact.found {
+            if exact.distance > params.margin {
+                m.status = MANIFOLD_SEPARATED;
+                emit_manifold(index, m);
+                return;
+            }
+            let direction = exact.direction;
+            let uncertainty = exact.uncertainty;
+            let alignment = dot(direction, sat.normal);
+            // How far the two sides' cosines may differ: the GPU's direction turned by up to
+            // `uncertainty`, and the CPU's, which divides f32-rounded witness points by the
+            // distance, off unit length by up to epsilon × their size ÷ the distance (twice).
+            let cpu_rounding = 2.0 * GJK_EPSILON * (length(exact.point_a) + length(exact.point_b)) / exact.distance;
+            let sine = length(cross(direction, sat.normal));
+            if abs(alignment - CLOSEST_FEATURE_COSINE) <= cpu_rounding + sine * uncertainty + uncertainty * uncertainty {
+                emit_manifold(index, host);
+                return;
+            }
+            if alignment < CLOSEST_FEATURE_COSINE {
+                var contact = closest_point_contact(a, b, b_in_a.q, exact, direction);
+                if uncertainty > GPU_GJK_MAX_DIRECTION_ERROR {
+                    contact = host;
+                }
+                emit_manifold(index, contact);
+                return;
+            }
+        }
+    }
+
     if axis == AXIS_EDGE_PAIR {
-        // 2. Edge axis.
+        // 3. Edge axis.
         let ea = edges[a.first_edge + sat.feature_a];
         let eb = edges[b.first_edge + sat.feature_b];
         let a0 = hull_vertex(a, ea.v0);
@@ -441,11 +587,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         m.ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, sat.feature_a, sat.feature_b);
         m.count = 1u;
         m.status = MANIFOLD_CLIPPED;
-        manifolds[index] = m;
+        emit_manifold(index, m);
         return;
     }
 
-    // 3. Reference and incident faces, posed in A's frame.
+    // 4. Reference and incident faces, posed in A's frame.
     var reference = PosedFace(a, identity, vec3<f32>(0.0), sat.feature_a);
     var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
     var kind = FEATURE_FACE_A;
@@ -459,18 +605,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let offset = plane.w + dot(normal, reference.t);
     incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
     if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
-        manifolds[index] = host;
+        emit_manifold(index, host);
         return;
     }
 
-    // 4. to 6.
+    // 5. to 7.
     let s = clip_incident_face(reference, incident, kind);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
-    add_clipped_points(s, normal, offset, params.margin, tolerance, &m);
+    add_clipped_points(polygon_candidates(s), normal, offset, params.margin, tolerance, &m);
     if m.count == 0u || loops_cut_short() {
-        manifolds[index] = host;
+        emit_manifold(index, host);
         return;
     }
     m.status = MANIFOLD_CLIPPED;
-    manifolds[index] = m;
+    emit_manifold(index, m);
 }

@@ -8,8 +8,12 @@
 
 // Mirrors crate::gpu::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Mirrors crate::gpu::layout::NO_HULL: a body whose shape is not a hull.
-const NO_HULL: u32 = 0xffffffffu;
+// Mirrors crate::gpu::layout::SHAPE_*: GpuShape.kind.
+const SHAPE_HULL: u32 = 0u;
+const SHAPE_BOX: u32 = 1u;
+const SHAPE_SPHERE: u32 = 2u;
+const SHAPE_CAPSULE: u32 = 3u;
+const SHAPE_HALF_SPACE: u32 = 4u;
 // Mirrors crate::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
 const AXIS_NONE: u32 = 0u;
 const AXIS_FACE_A: u32 = 1u;
@@ -24,8 +28,11 @@ const INCOMPLETE_BIT: u32 = 8u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 
-// Must match layout.rs `GpuHull`: ranges into the shared geometry arrays.
-struct GpuHull {
+// Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
+// (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
+// otherwise), the inner radius of the SAT's bounds and the kind's sizes in params (layout.rs
+// documents them).
+struct GpuShape {
     centroid: vec3<f32>,
     radius: f32,
     first_vertex: u32,
@@ -34,8 +41,14 @@ struct GpuHull {
     face_count: u32,
     first_edge: u32,
     edge_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    kind: u32,
+    inner_radius: f32,
+    params: vec4<f32>,
+}
+
+// True for the kinds with hull geometry (hull, box), as layout.rs GpuShape::is_hull.
+fn is_hull(shape: GpuShape) -> bool {
+    return shape.kind <= SHAPE_BOX;
 }
 
 // Must match layout.rs `GpuEdge`: vertex and face indices local to the hull.
@@ -47,11 +60,11 @@ struct GpuEdge {
 }
 
 // Must match layout.rs `GpuBody`: world pose (unit quaternion xyzw; translation = hi + lo,
-// see layout.rs split_translation) and hull index.
+// see layout.rs split_translation) and shape index.
 struct GpuBody {
     rotation: vec4<f32>,
     translation_hi: vec3<f32>,
-    hull: u32,
+    shape: u32,
     translation_lo: vec3<f32>,
     _pad: u32,
 }
@@ -71,8 +84,8 @@ struct GpuSatResult {
 struct GpuParams {
     margin: f32,
     pair_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    first_pair: u32,
+    _pad: u32,
 }
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
@@ -82,7 +95,7 @@ struct GpuParams {
 @group(0) @binding(0) var<storage, read> vertices: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> edges: array<GpuEdge>;
-@group(0) @binding(3) var<storage, read> hulls: array<GpuHull>;
+@group(0) @binding(3) var<storage, read> shapes: array<GpuShape>;
 @group(0) @binding(4) var<storage, read> face_loops: array<u32>;
 // Group 1: per call. `pairs` and the per-pair outputs are bound per dispatch chunk to windows
 // starting at the chunk's first pair; the windows may be longer than the chunk
@@ -90,6 +103,18 @@ struct GpuParams {
 @group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> pairs: array<vec2<u32>>;
 @group(1) @binding(3) var<uniform> params: GpuParams;
+
+// Every kernel's bounds guard for a pair the host did not validate (a resident caller's): true
+// when both body indices are in the bodies buffer and distinct, and both bodies' shape indices
+// are in the shape list. Pairs that fail are not computed (see mod.rs MANIFOLD_INVALID).
+fn pair_in_range(pair: vec2<u32>) -> bool {
+    let body_count = arrayLength(&bodies);
+    if pair.x >= body_count || pair.y >= body_count || pair.x == pair.y {
+        return false;
+    }
+    let shape_count = arrayLength(&shapes);
+    return bodies[pair.x].shape < shape_count && bodies[pair.y].shape < shape_count;
+}
 
 // Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
 fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {

@@ -12,15 +12,14 @@ use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 use crate::hull::ConvexHull;
+use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
+use crate::shape::Shape;
 
 /// Invocations per workgroup; must match `WORKGROUP_SIZE` in sat.wgsl.
 pub const WORKGROUP_SIZE: u32 = 64;
-/// [`GpuBody::hull`] of a body whose shape is not a hull (its pairs run on the CPU); must match
-/// `NO_HULL` in sat.wgsl.
-pub const NO_HULL: u32 = u32::MAX;
-/// [`GpuSatResult::kind`] low bits: pair not computed on the GPU (a body is not a hull).
+/// [`GpuSatResult::kind`] low bits: pair not computed by the SAT kernel (a body is not a hull).
 pub const AXIS_NONE: u32 = 0;
 /// [`GpuSatResult::kind`] low bits: a face of A won (`feature_a` = face of A).
 pub const AXIS_FACE_A: u32 = 1;
@@ -35,16 +34,30 @@ pub const SEPARATED_BIT: u32 = 4;
 /// Flag in [`GpuSatResult::kind`]: the driver cut the kernel's loops short, so the result is
 /// incomplete and the host recomputes the pair on the CPU. llvmpipe (lavapipe, Mesa's CPU
 /// driver) stops every loop of an invocation group once about 65,535 loop iterations are spent,
-/// silently; pairs of hulls with ~150+ edges reach that. Real GPUs never set it.
+/// silently; pairs of hulls of ~128 vertices and more can reach that (the SAT kernel keeps
+/// 64-vertex pairs below it). Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
 
-/// One hull's ranges into the shared geometry buffers; must match sat.wgsl `GpuHull`.
+/// [`GpuShape::kind`]: a convex hull; must match geometry.wgsl.
+pub const SHAPE_HULL: u32 = 0;
+/// [`GpuShape::kind`]: a box, also posed as a hull (its ranges are set); must match geometry.wgsl.
+pub const SHAPE_BOX: u32 = 1;
+/// [`GpuShape::kind`]: a sphere; must match geometry.wgsl.
+pub const SHAPE_SPHERE: u32 = 2;
+/// [`GpuShape::kind`]: a capsule along local Y; must match geometry.wgsl.
+pub const SHAPE_CAPSULE: u32 = 3;
+/// [`GpuShape::kind`]: a half-space; must match geometry.wgsl.
+pub const SHAPE_HALF_SPACE: u32 = 4;
+
+/// One shape of the narrowphase (index = the shape's index in the list it was built with, as
+/// [`Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry
+/// buffers (zero counts for the other kinds); must match geometry.wgsl `GpuShape`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuHull {
-    /// Volume centroid, hull frame.
+pub struct GpuShape {
+    /// Hull or box: volume centroid, shape frame; zero for the other kinds.
     pub centroid: [f32; 3],
-    /// Largest centroid-to-vertex distance, length units.
+    /// The shape's size for relative tolerances ([`Shape::size`]), length units.
     pub radius: f32,
     /// Index of the hull's first vertex in the vertex buffer.
     pub first_vertex: u32,
@@ -58,10 +71,23 @@ pub struct GpuHull {
     pub first_edge: u32,
     /// Number of edges.
     pub edge_count: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad0: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad1: u32,
+    /// `SHAPE_*`.
+    pub kind: u32,
+    /// Hull or box: radius of the largest sphere about `centroid` inside it (its smallest
+    /// centroid-to-face distance, [`crate::query::bounds::inner_radius`]), length units, for the
+    /// SAT kernel's face and edge bounds; zero for the other kinds.
+    pub inner_radius: f32,
+    /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
+    /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
+    /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
+    pub params: [f32; 4],
+}
+
+impl GpuShape {
+    /// True for the kinds with hull geometry (hull, box).
+    pub fn is_hull(&self) -> bool {
+        self.kind <= SHAPE_BOX
+    }
 }
 
 /// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
@@ -79,7 +105,8 @@ pub struct GpuEdge {
     pub f1: u32,
 }
 
-/// A body's world pose and hull; must match sat.wgsl `GpuBody`. The world translation is split
+/// A body's world pose and shape; must match geometry.wgsl `GpuBody`. A caller that keeps its
+/// bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident API). The world translation is split
 /// into two f32 parts (`hi + lo`, see [`split_translation`]) so the kernel can form B's position
 /// relative to A's from bodies far from the origin without losing the f64 precision:
 /// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
@@ -90,8 +117,8 @@ pub struct GpuBody {
     pub rotation: [f32; 4],
     /// World translation rounded to f32, length units.
     pub translation_hi: [f32; 3],
-    /// Index into the hull table, or [`NO_HULL`].
-    pub hull: u32,
+    /// Index of the body's shape in the narrowphase's shape list ([`Body::shape`]).
+    pub shape: u32,
     /// What `translation_hi` lost: world translation minus `translation_hi`, rounded to f32.
     pub translation_lo: [f32; 3],
     /// Padding to a 16-byte multiple.
@@ -99,15 +126,15 @@ pub struct GpuBody {
 }
 
 impl GpuBody {
-    /// The kernel's form of `body` (rotation normalized by validation), with hull index `hull`.
-    /// The one place a body's pose becomes GPU data.
+    /// The kernel's form of `body` (rotation normalized by validation). The one place a body's
+    /// pose becomes GPU data.
     #[inline]
-    pub fn from_body(body: &Body, hull: u32) -> GpuBody {
+    pub fn from_body(body: &Body) -> GpuBody {
         let (translation_hi, translation_lo) = split_translation(body.pose.translation);
         GpuBody {
             rotation: body.pose.rotation.to_array(),
             translation_hi,
-            hull,
+            shape: body.shape,
             translation_lo,
             _pad: 0,
         }
@@ -144,12 +171,18 @@ pub struct GpuSatResult {
 
 /// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
 pub const MANIFOLD_SEPARATED: u32 = 0;
-/// [`GpuManifold::status`]: the kernel clipped the pair; `count` points (1 to 4) are valid.
+/// [`GpuManifold::status`]: the kernel finished the pair (clipped, closest points or a
+/// primitive closed form); `count` points (1 to 4) are valid.
 pub const MANIFOLD_CLIPPED: u32 = 1;
-/// [`GpuManifold::status`]: the host computes this pair (not a hull pair, the SAT cut short,
-/// apart but within the margin, faces beyond [`MAX_GPU_CLIP_VERTICES`], or a clip that kept no
-/// point); must match clip.wgsl.
+/// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
+/// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
+/// margin whose f32 GJK direction is too uncertain); must match clip.wgsl.
 pub const MANIFOLD_HOST: u32 = 2;
+/// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
+/// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
+/// beyond the shape list (only a resident caller's unvalidated pairs can be; see
+/// `GpuNarrowphase::encode_resident`); must match clip.wgsl.
+pub const MANIFOLD_INVALID: u32 = 3;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
 pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
@@ -171,13 +204,35 @@ pub struct GpuManifold {
     pub ids: [u32; 4],
     /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
     pub count: u32,
-    /// [`MANIFOLD_SEPARATED`], [`MANIFOLD_CLIPPED`] or [`MANIFOLD_HOST`].
+    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`] or [`MANIFOLD_INVALID`] ([`MANIFOLD_SEPARATED`]
+    /// pairs are not stored in the compact list).
     pub status: u32,
-    /// Padding to a 16-byte multiple.
+    /// Index of the pair in the whole dispatch (a host round, or the pair buffer of a resident
+    /// call): the manifold list is compacted, in no particular order, so this says which pair
+    /// each entry is.
+    pub pair: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// The head of the clip kernel's compact manifold list (clip.wgsl `GpuManifoldList`): the
+/// number of entries, then padding; the [`GpuManifold`] entries follow from byte
+/// [`MANIFOLD_LIST_HEAD`]; must match clip.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuManifoldCount {
+    /// Entries in the list: pairs that were not separated (an atomic counter in WGSL).
+    pub count: u32,
+    /// Padding to the entries' 16-byte alignment.
     pub _pad0: u32,
     /// Padding.
     pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
 }
+
+/// Byte offset of the first [`GpuManifold`] in a manifold list (the size of its head).
+pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
 /// match sat.wgsl `GpuParams`.
@@ -188,24 +243,53 @@ pub struct GpuParams {
     pub margin: f32,
     /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
     pub pair_count: u32,
+    /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
+    /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`].
+    pub first_pair: u32,
     /// Padding to 16 bytes (uniform buffer layout).
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
+    pub _pad: u32,
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
-/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device.
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
+/// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
 pub const PARAMS_STRIDE: u64 = 256;
 
-const _: () = assert!(size_of::<GpuHull>() == 48);
+/// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
+/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call); must
+/// match resident.wgsl `GpuResidentSetup`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuResidentSetup {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Most pairs the call runs: the caller's count is clamped to this (the list's capacity).
+    pub max_pairs: u32,
+    /// Index of the count in the caller's count buffer bound as `array<u32>` (byte offset / 4).
+    pub count_index: u32,
+    /// Pairs per dispatch chunk.
+    pub chunk_pairs: u32,
+    /// Dispatch chunks recorded (enough for `max_pairs`).
+    pub chunks: u32,
+    /// Padding to 16 bytes.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
 const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 32);
 const _: () = assert!(size_of::<GpuParams>() == 16);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
+const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
+const _: () = assert!(size_of::<GpuResidentSetup>() == 32);
 
-/// Every hull's geometry in the flat arrays the shader reads (built once per narrowphase).
+/// Every shape and its hull geometry in the flat arrays the shader reads (built once per
+/// narrowphase).
 #[derive(Clone, Debug, Default)]
 pub struct HullTables {
     /// Vertex positions, xyz (w = 1).
@@ -214,8 +298,8 @@ pub struct HullTables {
     pub planes: Vec<[f32; 4]>,
     /// Edges with hull-local indices.
     pub edges: Vec<GpuEdge>,
-    /// Ranges, one per hull.
-    pub hulls: Vec<GpuHull>,
+    /// One per shape, in the narrowphase's shape order.
+    pub shapes: Vec<GpuShape>,
     /// Per face (global index, as `planes`): `[first, count]` into `loops`.
     pub face_ranges: Vec<[u32; 2]>,
     /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
@@ -223,21 +307,46 @@ pub struct HullTables {
 }
 
 impl HullTables {
-    /// Appends `hull` and returns its index in [`Self::hulls`].
-    pub fn push(&mut self, hull: &ConvexHull) -> u32 {
-        let centroid = hull.centroid();
-        self.hulls.push(GpuHull {
-            centroid: centroid.to_array(),
-            radius: hull.radius(),
-            first_vertex: self.vertices.len() as u32,
-            vertex_count: hull.vertices().len() as u32,
-            first_face: self.planes.len() as u32,
-            face_count: hull.planes().len() as u32,
-            first_edge: self.edges.len() as u32,
-            edge_count: hull.edges().len() as u32,
-            _pad0: 0,
-            _pad1: 0,
-        });
+    /// The tables of `shapes`, in order (boxes with their hull geometry).
+    pub fn new(shapes: &[Shape]) -> Self {
+        let mut tables = HullTables::default();
+        for shape in shapes {
+            tables.push(shape);
+        }
+        tables
+    }
+
+    /// Appends `shape` (and its hull geometry, for a hull or a box).
+    fn push(&mut self, shape: &Shape) {
+        let (kind, params) = match shape {
+            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+            Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
+            Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
+            Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
+            Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+        };
+        let mut record = GpuShape {
+            radius: shape.size(),
+            kind,
+            params,
+            ..GpuShape::default()
+        };
+        if let Some(hull) = shape.as_hull() {
+            record.centroid = hull.centroid().to_array();
+            record.inner_radius = inner_radius(hull);
+            record.first_vertex = self.vertices.len() as u32;
+            record.vertex_count = hull.vertices().len() as u32;
+            record.first_face = self.planes.len() as u32;
+            record.face_count = hull.planes().len() as u32;
+            record.first_edge = self.edges.len() as u32;
+            record.edge_count = hull.edges().len() as u32;
+            self.push_geometry(hull);
+        }
+        self.shapes.push(record);
+    }
+
+    /// Appends a hull's vertices, planes, edges and face loops.
+    fn push_geometry(&mut self, hull: &ConvexHull) {
         self.vertices
             .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
         self.planes
@@ -254,7 +363,6 @@ impl HullTables {
                 .push([self.loops.len() as u32, face_loop.len() as u32]);
             self.loops.extend_from_slice(face_loop);
         }
-        (self.hulls.len() - 1) as u32
     }
 
     /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and

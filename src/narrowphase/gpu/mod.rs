@@ -6,71 +6,100 @@
 //!    adapter, device, queue, compiled kernels; [`shared_context`]), created once and never torn
 //!    down, so narrowphases can be created, used and dropped from any number of threads.
 //!    [`GpuNarrowphase::with_device`] runs on a caller's device instead.
-//! 2. Construction uploads every hull's geometry once (vertices, face planes, face loops, edges
-//!    with their two faces, per-hull ranges; boxes are hulls via [`Shape::as_hull`]); bodies
-//!    share their shape's hull.
+//! 2. Construction uploads every shape once: one [`layout::GpuShape`] per shape (kind, size,
+//!    kind-specific sizes) and the geometry of hulls and boxes (vertices, face planes, face
+//!    loops, edges with their two faces; boxes are hulls via [`Shape::as_hull`]); a
+//!    [`layout::GpuBody`] names its shape by the same index as [`Body::shape`].
 //! 3. Each call takes a [`ValidatedBatch`] (validated once, by the caller or by
 //!    [`GpuNarrowphase::collide`]) and writes bodies and pairs on all threads straight into
 //!    persistent mapped staging buffers, copied by the encoder into device buffers that are
 //!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
 //! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
-//!    kernel then writes one [`GpuManifold`] per pair. Batches beyond one binding or one
-//!    dispatch run as chunks. Batches above 262,144 pairs (or whose outputs exceed
-//!    `max_buffer_size`) run in rounds, pipelined: round k + 1 is staged and submitted before
-//!    round k is waited for and read back (two pair staging and two readback buffers).
+//!    kernel then appends a [`GpuManifold`] for each pair that is not separated to a compact
+//!    list with an atomic count ([`layout::GpuManifoldCount`]), each entry naming its pair.
+//!    Batches beyond one dispatch run as chunks. Batches above 262,144 pairs (or whose outputs
+//!    exceed a buffer or, for the list, a binding) run in rounds, pipelined: round k + 1 is
+//!    staged and submitted before round k is waited for and read back (two pair staging, two
+//!    manifold lists, two readback buffers; see the `rounds` module).
 //! 5. The results are read from the mapped readback buffer on all threads, every index and
-//!    number checked ([`GpuError::BadResult`], never a panic). Clipped manifolds are moved to
-//!    world space with A's pose; hull pairs the clip kernel left to the host (or every hull pair
-//!    under [`Clipping::Cpu`]) are clipped from the GPU's SAT with [`manifold_from_sat`]; pairs
-//!    with a sphere, capsule or half-space are not run on the GPU (their kernel slot says
-//!    [`layout::AXIS_NONE`]): they take the CPU path, [`collide_shapes`], which is exact and
-//!    cheap for them.
+//!    number checked ([`GpuError::BadResult`], never a panic): the list's count and a prefix
+//!    of it sized from the last round's share (a second copy only when the list outgrew it).
+//!    Clipped manifolds are moved to world space with A's pose. Under [`Clipping::Gpu`] the clip
+//!    kernel also finishes the pairs with a sphere, capsule or half-space (`primitives.wgsl`, the
+//!    closed forms of [`crate::contact`]; their SAT slot says [`layout::AXIS_NONE`]) and hull
+//!    pairs apart within the margin (f32 GJK, `gjk.wgsl`). It leaves to the host only: pairs the
+//!    driver cut short (6.), reference and incident faces beyond
+//!    [`layout::MAX_GPU_CLIP_VERTICES`] together, a clip that keeps no point (the host retries
+//!    on the deepest axis), and hull pairs apart within the margin whose f32 GJK direction is too
+//!    uncertain for the CPU's choice ([`crate::constants::GPU_GJK_CONDITIONING`]). Hull pairs
+//!    left to the host (and every hull pair under [`Clipping::Cpu`]) are clipped from the GPU's
+//!    SAT with [`manifold_from_sat`]; other pairs left to it, and every non-hull pair under
+//!    [`Clipping::Cpu`], take the CPU path, [`collide_shapes`].
 //!
 //! 6. Software drivers: llvmpipe (lavapipe, and Mesa's GL path on it) silently stops every loop of
 //!    an invocation group once about 65,535 loop iterations are spent. The kernel ends with a
 //!    two-step loop that is cut short exactly then and flags the result
 //!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
-//!    them in [`GpuTimings::incomplete_pairs`]. Pairs of hulls with ~150+ edges reach the cap;
-//!    real GPUs have none. A renderer reading [`GpuNarrowphase::encode`]'s buffer must treat
-//!    flagged entries as missing.
+//!    them in [`GpuTimings::incomplete_pairs`]. The SAT kernel's bounded queries, one loop of
+//!    four edge pairs per step and four vertices per step keep 64-vertex pairs below the cap;
+//!    some pairs of 128-vertex hulls and more reach it. Real GPUs have none. A renderer reading
+//!    [`GpuNarrowphase::encode`]'s buffer must treat flagged entries as missing.
+//!
+//! 7. Resident: [`GpuNarrowphase::encode_resident`] records the same kernels into a caller's
+//!    encoder over bodies, pairs and a pair count already in the caller's GPU buffers (a prepare
+//!    kernel turns the count into indirect dispatch arguments) and leaves the compact manifold
+//!    list on the GPU ([`ResidentBatch`] and [`ResidentManifolds`] document the WGSL structs);
+//!    see the `resident` module.
 //!
 //! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
 //! an uncaptured-error handler on the shared device), a lost device is reported, waits are
 //! bounded by [`READBACK_TIMEOUT`].
 //!
-//! # Cost per pair (the kernel, counted in vec3 dot products)
+//! # Cost per pair (the SAT kernel, counted in vec3 dot products)
 //! Units: a dot = 1, a cross product ≈ 2, a length ≈ 1, a quaternion rotation of a vector ≈ 5.
-//! - Face query, F faces of one hull against V vertices of the other: per face one rotation and
-//!   one dot for the plane, V dots for the deepest vertex: F × (6 + V).
-//! - Edge query, E_a × E_b candidates: each rotates B's two face normals and runs the Gauss-map
-//!   test (2 rotations + 1 cross + 4 dots ≈ 16); a pair that passes adds 2 rotations, 1 cross,
-//!   3 lengths and 2 dots (≈ 17). Two arc sets of total lengths L_a, L_b on the unit sphere cross
-//!   about L_a × L_b / (2π²) times, which is how many pairs pass.
+//! - Face query, per face tested: one rotation and one dot for the plane, V dots for the deepest
+//!   vertex (6 + V). Hulls with F × V > 64 first bound every face from the other hull's inner
+//!   sphere (1 dot per face, twice) and test only faces that can matter.
+//! - Edge query, small pairs (E_a × E_b ≤ 400, hull8 and smaller): every pair runs the Gauss-map
+//!   test in B's frame (A's two normals rotated once per edge of A: 13; per pair 1 cross + 4
+//!   dots = 6); a crossing pair adds 2 rotations, a normalize, 1 cross, 1 length and 2 dots (17)
+//!   and, when it can win, a support re-measure (6 + V_a + V_b).
+//! - Edge query, larger pairs (bounded, steps 1-4 of `sat.wgsl`): per edge of A a loose arc bound
+//!   (4, twice) and for survivors of it the exact one (13); per edge of B both bounds in B's frame
+//!   (17); then only surviving edges of A against kept edges of B (6 per pair, as above).
+//! - Box against box: the face queries (2 × 6 × 14), the 9 box axes (≈ 9 each, plus the matrix),
+//!   two supporting-edge lookups and one edge pair formed and re-measured as the hull loop does.
 //!
-//! | pair | face queries | edge candidates (test) | pass pruning | total |
-//! |---|---|---|---|---|
-//! | box vs box (V 8, F 6, E 12) | 2 × 6 × 14 = 168 | 144 × 16 = 2,304 | 18 of 144 (measured mean over random rotations): 306; unpruned 2,448 | ≈ 2,800 |
-//! | 32-vertex hulls (F 60, E 90) | 2 × 60 × 38 = 4,560 | 8,100 × 16 = 129,600 | ≈ 62 of 8,100 (estimate: arcs ≈ 0.39 rad): ≈ 1,050; unpruned 137,700 | ≈ 135,000 |
+//! Measured mean counts per pair in contact (nothing separates early) on the bench particle
+//! scenes (`box`, `hull8`, `hull32`, `hull64` presets), counted by an instrumented copy of the
+//! kernel on lavapipe; "before" is the kernel without bounds (every edge pair, B's normals
+//! rotated for each; its 64-vertex counts are the exhaustive loop's sizes, as lavapipe cut it
+//! short). BENCHMARKS.md ("GPU kernel work per pair") has the breakdown.
 //!
-//! Pruning is what makes edge axes valid (a non-crossing pair's `dot(axis, pb - pa)` is not a
-//! support distance); in dot products it saves little here because the test rotates B's normals
-//! inside the inner loop (no per-invocation array is large enough to hoist them for 4,096-vertex
-//! hulls). Pairs separated by a face of A stop after a few faces (14 each for boxes). The counts
-//! are for pairs where nothing separates early.
+//! | pair (V, F, E) | before | after | faces tested | edge pairs tested (Gauss) | crossing | loads before → after |
+//! |---|---:|---:|---:|---:|---:|---:|
+//! | box vs box (8, 6, 12) | ≈ 2,900 | ≈ 300 | 12 | 9 box axes (was 144) | 1 (was 18) | 10.9 → 2.4 KB |
+//! | hull8 (8, 12, 18) | ≈ 5,900 | ≈ 2,700 | 7.9 (was 24) | 324 | 16 | 21 → 20 KB |
+//! | hull32 (32, 60, 90) | ≈ 136,000 | ≈ 6,100 | 12.8 (was 120) | 383 (was 8,100) | 10 (was 75) | 456 → 52 KB |
+//! | hull64 (64, 124, 186) | ≈ 575,000 | ≈ 15,400 | 21.7 (was 248) | 1,213 (was 34,596) | 14 (was 149) | 1,906 → 135 KB |
 //!
-//! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 48 (hull ranges) = 200 read once; geometry
-//! loads (16 bytes per vertex, plane or edge) are ≈ 1.7 KB for the box face queries and ≈ 8.4 KB
-//! for the box edge query, all from the same 464 bytes of a box's geometry, shared by every pair
-//! that uses the box (cache-resident); 32 bytes written.
+//! Pairs that a face separates: box 168 → 84, hull32 1,441 → 247 dot products.
+//!
+//! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 64 (shapes) = 232 read once; geometry loads
+//! (16 bytes per vertex, plane or edge; the table's last column) come from a shape library of a
+//! few KB shared by every pair (cache-resident); 32 bytes written.
 //!
 //! The clip kernel, box face on box face: the incident face search (6 rotations-and-dots ≈ 36),
 //! 4 side planes against a polygon of at most 8 vertices (2 dots each ≈ 64) and, of more than 4
 //! points within the margin, 4 reduction passes over at most 8 points (≈ 100): about 200 dot
 //! products, a tenth of the SAT's; it reads the 32-byte SAT result, the pair, both bodies and
-//! hull ranges again (232 bytes) plus cached geometry, and writes 112 bytes.
+//! hull ranges again (232 bytes) plus cached geometry, and writes 112 bytes (nothing for a separated pair).
 //!
 //! Host bytes per call: 48 per body and 8 per pair written to mapped staging memory (on all
-//! threads); 112 per pair read back under [`Clipping::Gpu`], 32 under [`Clipping::Cpu`].
+//! threads); read back, under [`Clipping::Cpu`] 32 per pair, under [`Clipping::Gpu`] 16 per
+//! round plus 112 per pair that is not separated and per entry of headroom (a quarter of them
+//! plus 256; [`GpuTimings::readback_bytes`]): for a batch where 60% of the pairs touch, about
+//! 84 bytes per pair instead of 112, for one where 5% touch, about 7.
 //!
 //! Timings measured on Mesa lavapipe (a CPU rasterizer standing in for a GPU in CI) say nothing
 //! about GPU speed; [`GpuTimings`] is for benchmarks on real devices.
@@ -80,13 +109,14 @@ mod clip;
 pub(crate) mod context;
 pub mod layout;
 pub(crate) mod pipeline;
+mod resident;
+mod rounds;
 mod sat;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::contact::{collide_shapes, manifold_from_sat};
@@ -96,15 +126,14 @@ use crate::narrowphase::validate::ValidatedBatch;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
-use buffers::{GrowBuffer, check_limit};
-use bytemuck::Pod;
+use buffers::GrowBuffer;
 pub use clip::CLIP_WGSL;
-use clip::{ClipKernel, manifold_from_gpu};
+use clip::manifold_from_gpu;
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
-use layout::{
-    GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED, NO_HULL,
-};
+use layout::{GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED};
+use resident::ResidentState;
+pub use resident::{RESIDENT_WGSL, ResidentBatch, ResidentManifolds};
 pub use sat::SAT_WGSL;
 use sat::{Round, SatBuffers};
 
@@ -174,22 +203,22 @@ pub struct GpuTimings {
     /// for pairs the driver cut short), CPU clipping of hull pairs and the CPU path for the
     /// other pairs, on all threads.
     pub cpu_clipping: Duration,
-    /// Hull pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
-    /// lavapipe do), recomputed by the CPU SAT; their time is in `cpu_clipping` (`collide`) or
-    /// `dispatch_readback` (`sat`).
+    /// Pairs the driver cut short ([`layout::INCOMPLETE_BIT`]; only CPU drivers such as
+    /// lavapipe do): hull pairs recomputed by the CPU SAT, and under [`Clipping::Gpu`] the other
+    /// pairs the clip kernel left for that reason (the CPU path); their time is in
+    /// `cpu_clipping` (`collide`) or `dispatch_readback` (`sat`).
     pub incomplete_pairs: usize,
     /// Under [`Clipping::Gpu`]: pairs the clip kernel left to the host (see
     /// [`layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
     pub host_pairs: usize,
+    /// Bytes copied from the device into mapped readback memory, summed over rounds: 32 per
+    /// pair under [`Clipping::Cpu`]; under [`Clipping::Gpu`], each round's manifold list head
+    /// (16) plus 112 per listed pair and per entry of headroom (see the module docs).
+    pub readback_bytes: u64,
+    /// Under [`Clipping::Gpu`]: rounds whose manifold list outgrew the prefix copied with its
+    /// count, so the rest took a second copy (one more round trip each).
+    pub list_second_copies: usize,
 }
-
-/// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
-/// back): 2 MiB of pairs, 28 MiB of manifolds per round.
-const PIPELINE_PAIRS: usize = 1 << 18;
-
-/// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
-/// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
-const PAIRS_PER_TASK: usize = 256;
 
 /// Why [`Clipping::Gpu`] is refused on a device.
 const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader stage and this device \
@@ -198,14 +227,16 @@ const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader 
 /// Where [`GpuNarrowphase::collide`] turns SAT results into manifolds.
 ///
 /// - `Gpu` (the default where the device allows it): a second kernel clips and reduces in A's
-///   frame; the host reads back 112 bytes per pair and only moves points to world space. The
-///   host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is the
-///   bottleneck: few CPU cores, large batches, a fast GPU. Pairs the kernel cannot finish
-///   (apart but within the margin, faces of more than 32 vertices together, empty clips, pairs
-///   with spheres, capsules or half-spaces) take the CPU path.
-/// - `Cpu`: the kernel's 32-byte SAT results are read back and clipped on all CPU threads
-///   ([`manifold_from_sat`]). Fewer bytes cross the bus; it can win on a many-core host with a
-///   slow link, and it is the only choice on devices without 9 storage buffers per stage.
+///   frame and lists only the pairs that are not separated; the host reads back about 140
+///   bytes per pair in contact (112 each plus headroom) and only moves points to world space.
+///   The host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is
+///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules and
+///   half-spaces run on the GPU too; the few pairs the kernel cannot finish (see the module
+///   docs, step 5) take the CPU path.
+/// - `Cpu`: the kernel's 32-byte SAT results are read back for every pair and clipped on all
+///   CPU threads ([`manifold_from_sat`]). Fewer bytes cross the bus when more than about a
+///   fifth of the pairs touch; it can win on a many-core host with a slow link, and it is the
+///   only choice on devices without 9 storage buffers per stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Clipping {
     /// Clip and reduce in the clip kernel.
@@ -222,17 +253,20 @@ pub struct GpuNarrowphase {
     shapes: Vec<Shape>,
     clipping: Clipping,
     timings: GpuTimings,
+    /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
+    resident: Option<ResidentState>,
 }
 
 /// The device side of one narrowphase: its hulls on the GPU, its buffers, the context.
 struct SatRunner {
     context: Arc<GpuContext>,
-    /// Hull index of each shape, or [`NO_HULL`].
-    shape_hulls: Vec<u32>,
     geometry: wgpu::BindGroup,
     buffers: SatBuffers,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
     readback: [GrowBuffer; 2],
+    /// Listed (not separated) pairs per pair of the last round read back: sizes the prefix of
+    /// the next manifold list copied with its count (see the `rounds` module; 1 at first).
+    listed_share: f64,
 }
 
 impl GpuNarrowphase {
@@ -254,11 +288,7 @@ impl GpuNarrowphase {
     /// A narrowphase over `shapes` on `context`'s device.
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
-        let mut tables = HullTables::default();
-        let shape_hulls: Vec<u32> = shapes
-            .iter()
-            .map(|s| s.as_hull().map_or(NO_HULL, |h| tables.push(h)))
-            .collect();
+        let tables = HullTables::new(shapes);
         let context_has_clip = context.clip.is_some();
         let device = context.device();
         let scopes = ErrorScopes::push(device);
@@ -276,9 +306,9 @@ impl GpuNarrowphase {
             runner: SatRunner {
                 geometry: geometry?,
                 context,
-                shape_hulls,
                 buffers,
                 readback,
+                listed_share: 1.0,
             },
             shapes: shapes.to_vec(),
             clipping: if context_has_clip {
@@ -287,6 +317,7 @@ impl GpuNarrowphase {
                 Clipping::Cpu
             },
             timings: GpuTimings::default(),
+            resident: None,
         })
     }
 
@@ -416,9 +447,7 @@ impl GpuNarrowphase {
         let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
         let runner = &mut self.runner;
         runner.context.check_health()?;
-        runner
-            .buffers
-            .stage_bodies(&runner.context, batch.bodies(), &runner.shape_hulls)?;
+        runner.buffers.stage_bodies(&runner.context, batch.bodies())?;
         runner.buffers.encode(
             &runner.context,
             encoder,
@@ -431,6 +460,38 @@ impl GpuNarrowphase {
             },
         )?;
         Ok(runner.buffers.results())
+    }
+
+    /// The resident API: records the SAT and the clipping of a batch that is already on the
+    /// GPU (bodies, pairs and the pair count in the caller's buffers, see [`ResidentBatch`])
+    /// into the caller's `encoder`, and returns the list the manifolds will be in once it is
+    /// submitted ([`ResidentManifolds`], which documents the WGSL structs). Nothing is read
+    /// back and the host writes nothing per pair: a prepare kernel turns the count into each
+    /// dispatch chunk's pair count and indirect dispatch arguments. Pairs are run as given (A
+    /// is `pairs[i].x`); pairs the GPU cannot finish are listed with status
+    /// [`layout::MANIFOLD_HOST`] (see [`ResidentManifolds`]), pairs with out-of-range indices
+    /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
+    /// queue, so they take effect at the next submission: record one `encode_resident` per
+    /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
+    /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
+    /// offset); [`GpuError::Unsupported`] on a device without the clip kernel.
+    pub fn encode_resident(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        batch: &ResidentBatch<'_>,
+    ) -> Result<ResidentManifolds, GpuError> {
+        let runner = &self.runner;
+        runner.context.check_health()?;
+        let clip = runner
+            .context
+            .clip
+            .as_ref()
+            .ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?;
+        let state = match &mut self.resident {
+            Some(state) => state,
+            empty => empty.insert(ResidentState::new(&runner.context)?),
+        };
+        state.encode(&runner.context, &runner.geometry, clip, encoder, batch)
     }
 }
 
@@ -495,15 +556,10 @@ impl SatRunner {
         let margin = batch.margin();
         let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
             MANIFOLD_SEPARATED => Ok(None),
-            MANIFOLD_CLIPPED => match hull_pair(shapes, batch, pair) {
-                (Some((hull_a, pose_a)), Some((hull_b, _))) => {
-                    manifold_from_gpu(raw, hull_a, hull_b, pose_a, pair).map(Some)
-                }
-                _ => Err(GpuError::BadResult {
-                    pair,
-                    what: "a clipped manifold for a pair that is not hull against hull".into(),
-                }),
-            },
+            MANIFOLD_CLIPPED => {
+                let [(shape_a, pose_a), (shape_b, _)] = pair_shapes(shapes, batch, pair);
+                manifold_from_gpu(raw, shape_a, shape_b, pose_a, pair).map(Some)
+            }
             MANIFOLD_HOST => {
                 host.fetch_add(1, Ordering::Relaxed);
                 let sat = raw.host_sat();
@@ -513,11 +569,12 @@ impl SatRunner {
                         let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
                         Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
                     }
-                    (Some(_), Some(_)) => {
+                    // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
+                    // leaves them only when the driver cut its loops short).
+                    _ => {
                         incomplete.fetch_add(1, Ordering::Relaxed);
                         Ok(cpu_collide(shapes, batch, pair))
                     }
-                    _ => Ok(cpu_collide(shapes, batch, pair)),
                 }
             }
             status => Err(GpuError::BadResult {
@@ -562,192 +619,18 @@ impl SatRunner {
         };
         Ok((results, timings))
     }
-
-    /// Stages the batch, runs the kernel round by round, and maps every pair's raw result
-    /// through `per_pair(pair index, result)` on all threads, in pair order. Returns them with
-    /// the timings (`validation` is added to upload; `incomplete_pairs` is left 0).
-    fn run<T: Readout, R: Send + Default>(
-        &mut self,
-        batch: &ValidatedBatch,
-        validation: Duration,
-        per_pair: impl Fn(usize, &T) -> Result<R, GpuError> + Sync,
-    ) -> Result<(Vec<R>, GpuTimings), GpuError> {
-        let context = Arc::clone(&self.context);
-        let clip = if T::CLIPPED {
-            let kernel = context.clip.as_ref();
-            Some(kernel.ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?)
-        } else {
-            None
-        };
-        let mut timings = GpuTimings {
-            upload: validation,
-            ..GpuTimings::default()
-        };
-        self.context.check_health()?;
-        let pairs = batch.pairs();
-        let mut out = Vec::with_capacity(pairs.len());
-        if !pairs.is_empty() {
-            let t = Instant::now();
-            self.buffers
-                .stage_bodies(&self.context, batch.bodies(), &self.shape_hulls)?;
-            timings.upload += t.elapsed();
-        }
-        // Rounds: each fits `max_buffer_size`, and large batches are pipelined (while the GPU
-        // runs round k, the host stages round k + 1, then finishes round k - 1).
-        let round_pairs =
-            (self.context.limits.max_buffer / size_of::<T>() as u64).clamp(1, PIPELINE_PAIRS as u64) as usize;
-        let ran = self.run_rounds(batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
-        if ran.is_err() {
-            // Cancel mappings still pending so the next call can use the buffers; errors from
-            // unmapping a buffer that is not mapped are caught here and dropped.
-            let scopes = ErrorScopes::push(self.context.device());
-            for readback in &self.readback {
-                readback.buffer.unmap();
-            }
-            let _ = scopes.pop();
-        }
-        ran?;
-        Ok((out, timings))
-    }
-
-    /// The rounds of [`Self::run`], each submitted before the previous one is finished.
-    fn run_rounds<T: Readout, R: Send + Default>(
-        &mut self,
-        batch: &ValidatedBatch,
-        clip: Option<&ClipKernel>,
-        round_pairs: usize,
-        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
-        out: &mut Vec<R>,
-        timings: &mut GpuTimings,
-    ) -> Result<(), GpuError> {
-        let mut pending: Option<PendingRound> = None;
-        for (round, round_slice) in batch.pairs().chunks(round_pairs).enumerate() {
-            let slot = round % 2;
-            let t = Instant::now();
-            let mut encoder = self
-                .context
-                .device()
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
-            let round_spec = Round {
-                pairs: round_slice,
-                margin: batch.margin(),
-                clip,
-                slot,
-            };
-            self.buffers
-                .encode(&self.context, &mut encoder, &self.geometry, round_spec)?;
-            timings.upload += t.elapsed();
-            let t = Instant::now();
-            let bytes = (round_slice.len() * size_of::<T>()) as u64;
-            let submitted = self.submit_round(encoder, bytes, clip.is_some(), slot, round * round_pairs)?;
-            timings.dispatch_readback += t.elapsed();
-            if let Some(previous) = pending.replace(submitted) {
-                self.finish_round(previous, per_pair, out, timings)?;
-            }
-        }
-        match pending.take() {
-            Some(last) => self.finish_round(last, per_pair, out, timings),
-            None => Ok(()),
-        }
-    }
-
-    /// Copies `bytes` of SAT results (or of manifolds, when `manifolds`) to readback buffer
-    /// `slot`, submits `encoder` and asks for the readback buffer to be mapped (no wait).
-    /// `first` is the round's first pair in the batch.
-    fn submit_round(
-        &mut self,
-        mut encoder: wgpu::CommandEncoder,
-        bytes: u64,
-        manifolds: bool,
-        slot: usize,
-        first: usize,
-    ) -> Result<PendingRound, GpuError> {
-        let (device, limits) = (self.context.device(), self.context.limits);
-        check_limit("sat readback", bytes, limits.max_buffer, "max_buffer_size")?;
-        let scopes = ErrorScopes::push(device);
-        let readback = &mut self.readback[slot];
-        readback.reserve(device, bytes, limits.max_buffer);
-        let source = if manifolds {
-            self.buffers.manifolds()
-        } else {
-            self.buffers.results()
-        };
-        encoder.copy_buffer_to_buffer(source, 0, &readback.buffer, 0, bytes);
-        let submission = self.context.queue().submit([encoder.finish()]);
-        self.buffers.after_submit(slot);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        readback
-            .buffer
-            .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
-        scopes.pop()?;
-        Ok(PendingRound {
-            slot,
-            first,
-            bytes,
-            submission,
-            mapped: receiver,
-        })
-    }
-
-    /// Waits (bounded) for a submitted round's results, maps every pair's record through
-    /// `per_pair` on all threads straight into `out` (in pair order), and unmaps. A failing pair
-    /// leaves its default; the error of the lowest failing pair is returned.
-    fn finish_round<T: Readout, R: Send + Default>(
-        &mut self,
-        round: PendingRound,
-        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
-        out: &mut Vec<R>,
-        timings: &mut GpuTimings,
-    ) -> Result<(), GpuError> {
-        let t = Instant::now();
-        self.context.wait(round.submission, &round.mapped)?;
-        timings.dispatch_readback += t.elapsed();
-        let t = Instant::now();
-        let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
-        let readback = &self.readback[round.slot].buffer;
-        let read = readback
-            .get_mapped_range(0..round.bytes)
-            .map(|view| {
-                out.par_extend(
-                    view.par_chunks_exact(size_of::<T>())
-                        .with_min_len(PAIRS_PER_TASK)
-                        .enumerate()
-                        .map(|(i, raw)| {
-                            let pair = round.first + i;
-                            per_pair(pair, &bytemuck::pod_read_unaligned(raw)).unwrap_or_else(|e| {
-                                if let Ok(mut slot) = first_error.lock()
-                                    && slot.as_ref().is_none_or(|(p, _)| pair < *p)
-                                {
-                                    *slot = Some((pair, e));
-                                }
-                                R::default()
-                            })
-                        }),
-                )
-            })
-            .map_err(|e| GpuError::Readback(e.to_string()));
-        readback.unmap();
-        read?;
-        match first_error.into_inner() {
-            Ok(None) => {}
-            Ok(Some((_, error))) => return Err(error),
-            Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
-        }
-        timings.cpu_clipping += t.elapsed();
-        Ok(())
-    }
 }
 
-/// A submitted round whose results are being mapped for reading.
-struct PendingRound {
-    /// Which readback buffer (and pair staging buffer) it uses.
-    slot: usize,
-    /// Index of its first pair in the batch.
-    first: usize,
-    /// Bytes of results.
-    bytes: u64,
-    submission: wgpu::SubmissionIndex,
-    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+/// The shape and pose of each body of `batch.pairs()[pair]`.
+fn pair_shapes<'b>(
+    shapes: &'b [Shape],
+    batch: &'b ValidatedBatch,
+    pair: usize,
+) -> [(&'b Shape, &'b crate::pose::Pose); 2] {
+    batch.pairs()[pair].map(|body| {
+        let body = &batch.bodies()[body as usize];
+        (&shapes[body.shape as usize], &body.pose)
+    })
 }
 
 /// The hull and pose of each body of `batch.pairs()[pair]` (`None` for a non-hull shape).
@@ -760,13 +643,8 @@ fn hull_pair<'b>(
     Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
     Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
 ) {
-    let [a, b] = batch.pairs()[pair];
-    let hull = |body: u32| {
-        let body = &batch.bodies()[body as usize];
-        shapes[body.shape as usize]
-            .as_hull()
-            .map(|hull| (hull, &body.pose))
-    };
+    let [a, b] = pair_shapes(shapes, batch, pair);
+    let hull = |(shape, pose): (&'b Shape, &'b crate::pose::Pose)| shape.as_hull().map(|hull| (hull, pose));
     (hull(a), hull(b))
 }
 
@@ -777,20 +655,6 @@ const _: () = {
     send::<GpuNarrowphase>();
     send_sync::<GpuContext>();
 };
-
-/// A per-pair record read back from the GPU: the SAT kernel's, or the clip kernel's.
-trait Readout: Pod {
-    /// True when the clip kernel runs and writes this record.
-    const CLIPPED: bool;
-}
-
-impl Readout for GpuSatResult {
-    const CLIPPED: bool = false;
-}
-
-impl Readout for GpuManifold {
-    const CLIPPED: bool = true;
-}
 
 /// The CPU path for pair `pair` of `batch` (the reference, for pairs the GPU does not finish).
 fn cpu_collide(shapes: &[Shape], batch: &ValidatedBatch, pair: usize) -> Option<Manifold> {
@@ -892,7 +756,7 @@ mod tests {
 
     #[test]
     fn clipped_manifolds_read_back_are_bounds_checked() {
-        let b = unit_box();
+        let b = Shape::Hull(unit_box());
         let good = GpuManifold {
             normal: [0.0, 1.0, 0.0],
             separation: -0.1,
@@ -917,7 +781,7 @@ mod tests {
                 ..good
             },
             GpuManifold {
-                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 0).0; 4],
+                ids: [FeatureId::new(FeatureId::OTHER, false, 0, 8).0; 4],
                 ..good
             },
             GpuManifold {

@@ -5,7 +5,8 @@
 //! 2. [`bind_group_layout`]: a compute-stage layout with one entry per binding type, numbered
 //!    from 0.
 //! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
-//!    over the given bind group layouts, group 0 first.
+//!    over the given bind group layouts, group 0 first ([`compute_pipeline_with_gaps`] when
+//!    some group indices are unused).
 
 /// A storage buffer binding type (no dynamic offset, no minimum size).
 pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
@@ -47,14 +48,26 @@ pub(crate) fn compute_pipeline(
     source: &'static str,
     groups: &[&wgpu::BindGroupLayout],
 ) -> wgpu::ComputePipeline {
+    let groups: Vec<Option<&wgpu::BindGroupLayout>> = groups.iter().copied().map(Some).collect();
+    compute_pipeline_with_gaps(device, label, file, source, &groups)
+}
+
+/// [`compute_pipeline`] for a kernel that uses only some bind group indices (`None` for the
+/// others, e.g. a kernel compiled after the shared declarations whose own bindings are group 2).
+pub(crate) fn compute_pipeline_with_gaps(
+    device: &wgpu::Device,
+    label: &str,
+    file: &str,
+    source: &'static str,
+    groups: &[Option<&wgpu::BindGroupLayout>],
+) -> wgpu::ComputePipeline {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(file),
         source: wgpu::ShaderSource::Wgsl(source.into()),
     });
-    let bind_group_layouts: Vec<Option<&wgpu::BindGroupLayout>> = groups.iter().copied().map(Some).collect();
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
-        bind_group_layouts: &bind_group_layouts,
+        bind_group_layouts: groups,
         immediate_size: 0,
     });
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -12,12 +12,17 @@
 //!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
 //!    the pair and result buffers. The windows depend only on the buffers, so the bind groups are
 //!    built once and reused until a buffer grows.
+//! 4. The clip kernel appends every pair that is not separated to one compact manifold list per
+//!    round (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
+//!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
+//!    a pipelined round's list stays intact until it is read back.
 
 use super::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer};
 use super::clip::ClipKernel;
 use super::context::{DeviceLimits, GpuContext};
 use super::layout::{
-    GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE,
+    GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, MANIFOLD_LIST_HEAD, PARAMS_STRIDE,
+    WORKGROUP_SIZE,
 };
 use super::pipeline::{bind_group_layout, compute_pipeline, storage};
 use super::{GpuError, context::ErrorScopes};
@@ -27,17 +32,17 @@ use crate::scene::Body;
 pub const SAT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("sat.wgsl"));
 
 /// Bytes of one pair `[a, b]` in the pair buffer.
-const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
+pub(crate) const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
 /// Bytes of one result.
-const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
+pub(crate) const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
 /// Bytes of one manifold.
-const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
+pub(crate) const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
 
 /// The compiled SAT pipeline and its bind group layouts (one per device).
 pub(crate) struct SatKernel {
-    pipeline: wgpu::ComputePipeline,
+    pub pipeline: wgpu::ComputePipeline,
     pub geometry_layout: wgpu::BindGroupLayout,
-    call_layout: wgpu::BindGroupLayout,
+    pub call_layout: wgpu::BindGroupLayout,
 }
 
 impl SatKernel {
@@ -84,7 +89,7 @@ impl SatKernel {
             ("hull vertices", bytemuck::cast_slice::<_, u8>(&tables.vertices)),
             ("hull planes", bytemuck::cast_slice(&tables.planes)),
             ("hull edges", bytemuck::cast_slice(&tables.edges)),
-            ("hull ranges", bytemuck::cast_slice(&tables.hulls)),
+            ("shapes", bytemuck::cast_slice(&tables.shapes)),
             ("hull face loops", bytemuck::cast_slice(&face_loops)),
         ];
         let mut buffers = Vec::with_capacity(geometry.len());
@@ -104,13 +109,13 @@ impl SatKernel {
             context.queue().write_buffer(&buffer, 0, bytes);
             buffers.push(buffer);
         }
+        // Bound at their exact sizes (buffers are at least 256 bytes), so the kernels'
+        // `arrayLength(&shapes)` is the number of shapes (their bounds guard).
         let entries: Vec<_> = buffers
             .iter()
+            .zip(geometry.map(|(_, bytes)| bytes.len() as u64))
             .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
+            .map(|(i, (b, bytes))| binding(i as u32, b, 0, if bytes == 0 { b.size() } else { bytes }))
             .collect();
         Ok(device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("hull geometry"),
@@ -138,7 +143,8 @@ pub(crate) struct SatBuffers {
     bodies: GrowBuffer,
     pairs: GrowBuffer,
     results: GrowBuffer,
-    manifolds: GrowBuffer,
+    /// The compact manifold lists, one per slot (see step 4).
+    manifolds: [GrowBuffer; 2],
     /// Bodies are written here, then copied into `bodies` by the next [`Self::encode`].
     body_staging: StagingBuffer,
     /// Bytes of `body_staging` still to be copied into `bodies`.
@@ -146,11 +152,11 @@ pub(crate) struct SatBuffers {
     /// Pairs are written here by [`Self::encode`], then copied into `pairs`; two, so a
     /// pipelined batch can stage a round while the previous one's copy is in flight.
     pair_staging: [StagingBuffer; 2],
-    /// One SAT and one clip bind group per chunk window, valid while the buffers have
-    /// `groups_key`'s generations.
+    /// One SAT bind group per chunk window and one clip bind group per slot and chunk window,
+    /// valid while the buffers have `groups_key`'s generations.
     groups: Vec<wgpu::BindGroup>,
-    clip_groups: Vec<wgpu::BindGroup>,
-    groups_key: [u64; 5],
+    clip_groups: [Vec<wgpu::BindGroup>; 2],
+    groups_key: [u64; 6],
 }
 
 impl SatBuffers {
@@ -169,23 +175,27 @@ impl SatBuffers {
                 "sat results",
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             ),
-            manifolds: GrowBuffer::new(
-                device,
-                "manifolds",
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            ),
+            manifolds: [0, 1].map(|_| {
+                GrowBuffer::new(
+                    device,
+                    "manifold list",
+                    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                )
+            }),
             body_staging: StagingBuffer::new(device, "body staging"),
             bodies_to_copy: 0,
             pair_staging: [0, 1].map(|_| StagingBuffer::new(device, "pair staging")),
             groups: Vec::new(),
-            clip_groups: Vec::new(),
-            groups_key: [u64::MAX; 5],
+            clip_groups: [Vec::new(), Vec::new()],
+            groups_key: [u64::MAX; 6],
         }
     }
 
-    /// The manifold buffer: pair `i` of the last [`Self::encode`] with `clip` at byte `112 * i`.
-    pub fn manifolds(&self) -> &wgpu::Buffer {
-        &self.manifolds.buffer
+    /// The manifold list of `slot`: after an [`Self::encode`] with `clip` and that slot, its
+    /// count (a [`super::layout::GpuManifoldCount`]) and from byte [`MANIFOLD_LIST_HEAD`] that
+    /// many manifolds of the round's pairs, in no particular order.
+    pub fn manifolds(&self, slot: usize) -> &wgpu::Buffer {
+        &self.manifolds[slot].buffer
     }
 
     /// The result buffer: pair `i` of the last [`Self::encode`] at byte `32 * i`.
@@ -193,24 +203,16 @@ impl SatBuffers {
         &self.results.buffer
     }
 
-    /// Step 2: writes validated `bodies` (each with its shape's hull index from `shape_hulls`)
-    /// into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
+    /// Step 2: writes validated `bodies` into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
     /// body buffer.
-    pub fn stage_bodies(
-        &mut self,
-        context: &GpuContext,
-        bodies: &[Body],
-        shape_hulls: &[u32],
-    ) -> Result<(), GpuError> {
+    pub fn stage_bodies(&mut self, context: &GpuContext, bodies: &[Body]) -> Result<(), GpuError> {
         let size = (bodies.len() * size_of::<GpuBody>()) as u64;
         let max_binding = context.limits.max_binding;
         check_limit("bodies", size, max_binding, "max_storage_buffer_binding_size")?;
         let scopes = ErrorScopes::push(context.device());
         self.bodies.reserve(context.device(), size, max_binding);
-        self.body_staging.write(context, bodies.len(), |i| {
-            let body = &bodies[i];
-            GpuBody::from_body(body, shape_hulls[body.shape as usize])
-        })?;
+        self.body_staging
+            .write(context, bodies.len(), |i| GpuBody::from_body(&bodies[i]))?;
         self.bodies_to_copy = size;
         scopes.pop()
     }
@@ -247,6 +249,16 @@ impl SatBuffers {
             limits.max_buffer,
             "max_buffer_size",
         )?;
+        // The manifold list is bound whole: it must fit one binding.
+        let list_bytes = MANIFOLD_LIST_HEAD + count * MANIFOLD_BYTES;
+        if clip.is_some() {
+            check_limit(
+                "manifold list",
+                list_bytes,
+                limits.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
+        }
         if pairs.is_empty() {
             return Ok(());
         }
@@ -262,14 +274,9 @@ impl SatBuffers {
         self.results
             .reserve(device, count * RESULT_BYTES, limits.max_buffer);
         if clip.is_some() {
-            check_limit(
-                "manifolds",
-                count * MANIFOLD_BYTES,
-                limits.max_buffer,
-                "max_buffer_size",
-            )?;
-            self.manifolds
-                .reserve(device, count * MANIFOLD_BYTES, limits.max_buffer);
+            let list = &mut self.manifolds[slot];
+            list.reserve(device, list_bytes, limits.max_binding);
+            encoder.clear_buffer(&list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         }
         let staging = &mut self.pair_staging[slot];
         staging.write(context, pairs.len(), |i| pairs[i])?;
@@ -279,16 +286,17 @@ impl SatBuffers {
             let chunk_params = GpuParams {
                 margin,
                 pair_count: chunk.min(count - k * chunk) as u32,
+                first_pair: (k * chunk) as u32,
                 ..Default::default()
             };
             let at = (k * PARAMS_STRIDE) as usize;
             params[at..at + size_of::<GpuParams>()].copy_from_slice(bytemuck::bytes_of(&chunk_params));
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
-        self.ensure_groups(context, chunk, chunks as usize, clip);
+        self.ensure_groups(context, chunk, chunks as usize, clip, slot);
         let kernels = [
             Some((&context.sat.pipeline, &self.groups, "sat")),
-            clip.map(|clip| (&clip.pipeline, &self.clip_groups, "clip")),
+            clip.map(|clip| (&clip.pipeline, &self.clip_groups[slot], "clip")),
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.
         for (pipeline, groups, label) in kernels.into_iter().flatten() {
@@ -307,19 +315,28 @@ impl SatBuffers {
         scopes.pop()
     }
 
-    /// Builds the bind groups of the first `chunks` windows (and the clip kernel's, when given),
-    /// dropping all of them first when a buffer was reallocated since they were built.
-    fn ensure_groups(&mut self, context: &GpuContext, chunk: u64, chunks: usize, clip: Option<&ClipKernel>) {
+    /// Builds the bind groups of the first `chunks` windows (and the clip kernel's of `slot`,
+    /// when given), dropping all of them first when a buffer was reallocated since they were
+    /// built.
+    fn ensure_groups(
+        &mut self,
+        context: &GpuContext,
+        chunk: u64,
+        chunks: usize,
+        clip: Option<&ClipKernel>,
+        slot: usize,
+    ) {
         let key = [
             self.params.generation,
             self.bodies.generation,
             self.pairs.generation,
             self.results.generation,
-            self.manifolds.generation,
+            self.manifolds[0].generation,
+            self.manifolds[1].generation,
         ];
         if key != self.groups_key {
             self.groups.clear();
-            self.clip_groups.clear();
+            self.clip_groups.iter_mut().for_each(Vec::clear);
             self.groups_key = key;
         }
         // The window of chunk k in a buffer of `bytes_per_pair` records.
@@ -348,24 +365,23 @@ impl SatBuffers {
         let Some(clip) = clip else {
             return;
         };
-        while self.clip_groups.len() < chunks {
-            let k = self.clip_groups.len();
+        let list = &self.manifolds[slot].buffer;
+        while self.clip_groups[slot].len() < chunks {
+            let k = self.clip_groups[slot].len();
             let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
             let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
-            let (manifolds_at, manifolds_len) = window(k, &self.manifolds.buffer, MANIFOLD_BYTES);
             let entries = [
                 binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
                 binding(1, &self.pairs.buffer, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
                 params_entry(&self.params.buffer),
-                binding(4, &self.manifolds.buffer, manifolds_at, manifolds_len),
+                binding(4, list, 0, list.size().min(context.limits.max_binding)),
             ];
-            self.clip_groups
-                .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("clip call"),
-                    layout: &clip.call_layout,
-                    entries: &entries,
-                }));
+            self.clip_groups[slot].push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("clip call"),
+                layout: &clip.call_layout,
+                entries: &entries,
+            }));
         }
     }
 }

@@ -1,20 +1,27 @@
 // Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
-// A port of src/query/sat.rs (the reference); keep the two in step.
+// A port of src/query/sat.rs (the reference) and src/query/bounds.rs; keep them in step.
 //
-// 1. Bounds guard; pairs whose bodies are not both hulls (NO_HULL) get AXIS_NONE: the CPU
-//    handles them.
+// 1. Bounds guard (also of the pair's body and shape indices, pair_in_range); pairs out of
+//    range or whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU handles them.
 // 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
 //    and its inverse.
-// 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each.
-// 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each.
+// 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each; faces
+//    whose bound from B's inner sphere cannot matter are skipped (query_faces, as the CPU's).
+// 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each (the same).
 // 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
 //    skipped, axis oriented away from A's centroid; a pair that would become the best is
-//    re-measured with both hulls' support points along its axis (separation_along).
+//    re-measured with both hulls' support points along its axis (separation_along). Edges
+//    whose Gauss-map bound cannot reach what decides the result are dropped first
+//    (query_edges_bounded, steps 1-4 as the CPU's). Two boxes (SHAPE_BOX) instead pick their
+//    edge pair from the 9 box axes (query_box_edges, as crate::query::sat_box_box).
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
 //    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
 //    crate::constants::pair_scale); `separation` is the
 //    exact maximum over all tested axes.
+//
+// The bounds skip only what cannot change a query's result, so each query returns what its
+// exhaustive loop returns (as on the CPU: tests/sat_bounds.rs).
 //
 // Compiled after geometry.wgsl (structs, bindings, helpers). tests/gpu_layout.rs checks the
 // constants below against the Rust ones.
@@ -23,6 +30,21 @@
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).
 const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
+// Mirrors crate::query::bounds::SAT_BOUND_SLACK (times the pair's coordinate reach).
+const SAT_BOUND_SLACK: f32 = 1.0e-3;
+// Smallest normal f32 (f32::MIN_POSITIVE): max_on_arc's test for coinciding arc ends.
+const F32_MIN_POSITIVE: f32 = 0x1p-126f;
+// Mirror crate::query::sat's private EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS: up to
+// this many face-vertex products, edge pairs, the bounds cost more than they skip and the
+// exhaustive loop runs. The results do not depend on them.
+const EXHAUSTIVE_FACE_WORK: u32 = 64u;
+const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
+// Words of the kept-edge bit set of query_edges_bounded (step 3). It is a function variable,
+// which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
+// (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.
+const KEPT_WORDS: u32 = 8u;
+// No edge: an unused slot of scan_four.
+const NO_EDGE: u32 = 0xffffffffu;
 // Group 1, binding 2: one result per pair of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
 
@@ -39,19 +61,102 @@ struct EdgeQuery {
     axis: vec3<f32>,
 }
 
+// Largest n . w over the unit n on the short great-circle arc from the unit u to the unit v,
+// as crate::query::bounds::max_on_arc.
+fn max_on_arc(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
+    let at_ends = max(dot(u, w), dot(v, w));
+    let pole = cross(u, v);
+    let pole_sq = dot(pole, pole);
+    if pole_sq <= F32_MIN_POSITIVE {
+        return at_ends;
+    }
+    let in_plane = w - pole * (dot(w, pole) / pole_sq);
+    if dot(cross(u, in_plane), pole) >= 0.0 && dot(cross(in_plane, v), pole) >= 0.0 {
+        return max(length(in_plane), at_ends);
+    }
+    return at_ends;
+}
+
+// An upper bound of max_on_arc for a third of its cost, as
+// crate::query::bounds::max_on_arc_loose.
+fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
+    return max(dot(u, w), dot(v, w)) + length(w) * max(0.5 * (1.0 - dot(u, v)), 0.0);
+}
+
+// Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along (which
+// also takes four vertices at a time). Four per iteration keep the loop short: a software
+// driver caps an invocation group's loop iterations (see write_result). The last group reads
+// the last vertex again in place of the missing ones, which leaves the minimum unchanged.
+fn lowest_along(hull: GpuShape, direction: vec3<f32>) -> f32 {
+    var lowest = vec4<f32>(F32_MAX);
+    let last = hull.first_vertex + hull.vertex_count - 1u;
+    for (var i = hull.first_vertex; i <= last; i += 4u) {
+        lowest = min(lowest, vec4<f32>(
+            dot(direction, vertices[i].xyz),
+            dot(direction, vertices[min(i + 1u, last)].xyz),
+            dot(direction, vertices[min(i + 2u, last)].xyz),
+            dot(direction, vertices[min(i + 3u, last)].xyz),
+        ));
+    }
+    return min(min(lowest.x, lowest.y), min(lowest.z, lowest.w));
+}
+
+// Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
+// crate::query::sat::face_separation.
+fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> f32 {
+    let normal = quat_rotate(q, plane.xyz);
+    let offset = plane.w + dot(normal, t);
+    return lowest_along(b, normal) - offset;
+}
+
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
 // frame, deepest vertex of `b` below each. Stops once a face separates by more than `margin`.
-fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+// As crate::query::sat::query_faces: the exhaustive loop's result; faces whose bound (B's
+// inner sphere) is below min(L, margin), L the separation of the face of largest bound, or
+// not above the best so far, are skipped.
+fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    if a.face_count * b.vertex_count <= EXHAUSTIVE_FACE_WORK {
+        return query_faces_exhaustive(a, b, q, t, margin);
+    }
+    // Bounds in A's frame: one dot product per face.
+    let q_inv = quat_conjugate(q);
+    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    let lift = SAT_BOUND_SLACK * reach - b.inner_radius;
+    var seed = 0u;
+    var seed_bound = -F32_MAX;
+    for (var face = 0u; face < a.face_count; face++) {
+        let plane = planes[a.first_face + face];
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u > seed_bound {
+            seed = face;
+            seed_bound = u;
+        }
+    }
+    let threshold = min(face_separation(planes[a.first_face + seed], b, q, t), margin);
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
         let plane = planes[a.first_face + face];
-        let normal = quat_rotate(q, plane.xyz);
-        let offset = plane.w + dot(normal, t);
-        var deepest = F32_MAX;
-        for (var i = 0u; i < b.vertex_count; i++) {
-            deepest = min(deepest, dot(normal, vertices[b.first_vertex + i].xyz));
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u < threshold || u <= best.separation {
+            continue;
         }
-        let separation = deepest - offset;
+        let separation = face_separation(plane, b, q, t);
+        if separation > best.separation {
+            best = FaceQuery(face, separation);
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+// The reference face query: query_faces's result by testing every face of `a` in order.
+fn query_faces_exhaustive(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    var best = FaceQuery(0u, -F32_MAX);
+    for (var face = 0u; face < a.face_count; face++) {
+        let separation = face_separation(planes[a.first_face + face], b, q, t);
         if separation > best.separation {
             best = FaceQuery(face, separation);
             if separation > margin {
@@ -64,16 +169,10 @@ fn query_faces(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 
 // Separation of `b` (posed in A's frame by (q, t)) from `a` along the unit `axis` (A's frame):
 // the gap between the support points, as crate::query::sat::separation_along.
-fn separation_along(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
-    let axis_in_b = quat_rotate(quat_conjugate(q), axis);
-    var b_lowest = F32_MAX;
-    for (var i = 0u; i < b.vertex_count; i++) {
-        b_lowest = min(b_lowest, dot(vertices[b.first_vertex + i].xyz, axis_in_b));
-    }
-    var a_highest = -F32_MAX;
-    for (var i = 0u; i < a.vertex_count; i++) {
-        a_highest = max(a_highest, dot(vertices[a.first_vertex + i].xyz, axis));
-    }
+fn separation_along(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, axis: vec3<f32>) -> f32 {
+    let b_lowest = lowest_along(b, quat_rotate(quat_conjugate(q), axis));
+    // Negating the axis negates every product exactly: this is A's highest vertex along `axis`.
+    let a_highest = -lowest_along(a, -axis);
     return b_lowest + dot(axis, t) - a_highest;
 }
 
@@ -86,51 +185,399 @@ fn is_minkowski_face(a: vec3<f32>, b: vec3<f32>, b_x_a: vec3<f32>, c: vec3<f32>,
     return cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0;
 }
 
+// The axis of A's edge (start pa, unit direction da) and B's edge from pb to qb (A's frame), as
+// crate::query::sat::edge_pair_axis: da x normalize(qb - pb) made unit, oriented away from A's
+// centroid; w = 0 when the edges are parallel (PARALLEL_EDGE_SINE), else 1.
+fn edge_pair_axis(pa: vec3<f32>, da: vec3<f32>, pb: vec3<f32>, qb: vec3<f32>, a_centroid: vec3<f32>) -> vec4<f32> {
+    // Unit directions: |cross| is the sine of their angle, at any scale.
+    let cross_ab = cross(da, normalize(qb - pb));
+    let cross_len = length(cross_ab);
+    if cross_len < PARALLEL_EDGE_SINE {
+        return vec4<f32>(0.0);
+    }
+    let axis = cross_ab / cross_len;
+    if dot(axis, pa - a_centroid) < 0.0 {
+        return vec4<f32>(-axis, 1.0);
+    }
+    return vec4<f32>(axis, 1.0);
+}
+
+// The pairwise step of the edge queries for one pair of hulls (crate::query::sat::EdgeScan):
+// B posed in A's frame by (q, t); slack = SAT_BOUND_SLACK x the coordinate reach.
+struct EdgeScan {
+    a: GpuShape,
+    b: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    margin: f32,
+    slack: f32,
+}
+
+fn edge_scan(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeScan {
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    return EdgeScan(a, b, q, t, margin, SAT_BOUND_SLACK * reach);
+}
+
+// A's edge as the pairwise step reads it: its face normals rotated into B's frame (gauss0,
+// gauss1: the ends of its Gauss-map arc seen from B) with gauss1 x gauss0, its start pa and unit
+// direction da (A's frame). The Gauss-map test runs in B's frame so that B's face normals are
+// read as stored: the CPU rotates each of B's normals once per pair of hulls into a scratch
+// buffer, which an invocation has no room for, and rotating them for every edge pair instead
+// cost two rotations per pair (the test is invariant under the rotation; only rounding
+// differs, as between any two f32 evaluations of it).
+struct EdgeOfA {
+    index: u32,
+    gauss0: vec3<f32>,
+    gauss1: vec3<f32>,
+    gauss1_x_gauss0: vec3<f32>,
+    pa: vec3<f32>,
+    da: vec3<f32>,
+}
+
+fn edge_of_a(s: EdgeScan, ia: u32) -> EdgeOfA {
+    let ea = edges[s.a.first_edge + ia];
+    let q_ab = quat_conjugate(s.q);
+    let gauss0 = quat_rotate(q_ab, planes[s.a.first_face + ea.f0].xyz);
+    let gauss1 = quat_rotate(q_ab, planes[s.a.first_face + ea.f1].xyz);
+    let pa = vertices[s.a.first_vertex + ea.v0].xyz;
+    let da = normalize(vertices[s.a.first_vertex + ea.v1].xyz - pa);
+    return EdgeOfA(ia, gauss0, gauss1, cross(gauss1, gauss0), pa, da);
+}
+
+// True when A's edge `ea` and B's edge `ib` pass the Gauss-map test (is_minkowski_face), in B's
+// frame; false for ib beyond B's edges (the unused slots of a group of four).
+fn crosses(s: EdgeScan, ea: EdgeOfA, ib: u32) -> bool {
+    if ib >= s.b.edge_count {
+        return false;
+    }
+    let eb = edges[s.b.first_edge + ib];
+    // B's face normals negated (the Gauss map of -B), in B's frame.
+    let nb0 = -planes[s.b.first_face + eb.f0].xyz;
+    let nb1 = -planes[s.b.first_face + eb.f1].xyz;
+    return is_minkowski_face(ea.gauss0, ea.gauss1, ea.gauss1_x_gauss0, nb0, nb1, cross(nb1, nb0));
+}
+
+// The rest of the pairwise step for a crossing pair (A's edge `ea`, B's edge `ib`): its axis,
+// and its support separation when it can beat `best`, which it replaces when larger (the body
+// of EdgeScan::edge after the Gauss-map test). True when the pair separates by more than the
+// margin (then `best` is that pair).
+fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let eb = edges[s.b.first_edge + ib];
+    let pb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v0].xyz) + s.t;
+    let qb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v1].xyz) + s.t;
+    let axis = edge_pair_axis(ea.pa, ea.da, pb, qb, s.a.centroid);
+    if axis.w == 0.0 {
+        return false;
+    }
+    // The edge points bound the support value from above (up to rounding, hence the slack):
+    // re-measure only if it can win.
+    if (*best).found && dot(axis.xyz, pb - ea.pa) + s.slack <= (*best).separation {
+        return false;
+    }
+    let separation = separation_along(s.a, s.b, s.q, s.t, axis.xyz);
+    if !(*best).found || separation > (*best).separation {
+        *best = EdgeQuery(true, ea.index, ib, separation, axis.xyz);
+        return separation > s.margin;
+    }
+    return false;
+}
+
+// Tests A's edge `ea` against B's edges ib.x < ib.y < ib.z < ib.w (slots beyond B's edges
+// unused) in that order, as four steps of EdgeScan::edge: the Gauss-map test for all four
+// (the CPU also tests four at a time), then the crossing ones in order (one measure_pair in the
+// code, run once per crossing). True when a pair separates by more than the margin. Four per
+// loop iteration keep the loops short: a software driver caps an invocation group's loop
+// iterations (see write_result).
+fn scan_four(s: EdgeScan, ea: EdgeOfA, ib: vec4<u32>, best: ptr<function, EdgeQuery>) -> bool {
+    var crossing = select(0u, 1u, crosses(s, ea, ib.x)) | select(0u, 2u, crosses(s, ea, ib.y))
+        | select(0u, 4u, crosses(s, ea, ib.z)) | select(0u, 8u, crosses(s, ea, ib.w));
+    while crossing != 0u {
+        let slot = countTrailingZeros(crossing);
+        crossing &= crossing - 1u;
+        if measure_pair(s, ea, ib[slot], best) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// EdgeScan::edge against every edge of B in index order.
+fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
+    let ea = edge_of_a(s, ia);
+    for (var ib = 0u; ib < s.b.edge_count; ib += 4u) {
+        if scan_four(s, ea, ib + vec4<u32>(0u, 1u, 2u, 3u), best) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Word `word` of query_edges_bounded's kept edges of B (bit i: edge 32 * word + i): from `kept`,
+// or every edge of the word when B keeps all (`keep_all`, `edge_count` edges).
+fn kept_word(kept: ptr<function, array<u32, KEPT_WORDS>>, keep_all: bool, edge_count: u32, word: u32) -> u32 {
+    if !keep_all {
+        return (*kept)[word];
+    }
+    let left = edge_count - 32u * word;
+    if left >= 32u {
+        return 0xffffffffu;
+    }
+    return (1u << left) - 1u;
+}
+
+// The lowest edge index left in `bits` (bit i = edge 32 * word + i), removed from it; NO_EDGE
+// when none is left.
+fn take_kept(bits: ptr<function, u32>, word: u32) -> u32 {
+    if *bits == 0u {
+        return NO_EDGE;
+    }
+    let ib = 32u * word + countTrailingZeros(*bits);
+    *bits &= *bits - 1u;
+    return ib;
+}
+
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
-// by more than `margin`. `found` is false when no pair qualifies.
-fn query_edges(a: GpuHull, b: GpuHull, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+// by more than `margin`. `found` is false when no pair qualifies. Small pairs run
+// query_edges_exhaustive, larger ones query_edges_bounded; the result is the same.
+fn query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    if a.edge_count * b.edge_count <= EXHAUSTIVE_EDGE_PAIRS {
+        return query_edges_exhaustive(a, b, q, t, margin);
+    }
+    return query_edges_bounded(a, b, q, t, margin);
+}
+
+// The reference edge query: every Gauss-map-crossing pair in index order (A's edge outer).
+fn query_edges_exhaustive(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    let s = edge_scan(a, b, q, t, margin);
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     for (var ia = 0u; ia < a.edge_count; ia++) {
-        let ea = edges[a.first_edge + ia];
-        let na0 = planes[a.first_face + ea.f0].xyz;
-        let na1 = planes[a.first_face + ea.f1].xyz;
-        let pa = vertices[a.first_vertex + ea.v0].xyz;
-        let da = normalize(vertices[a.first_vertex + ea.v1].xyz - pa);
-        let na1_x_na0 = cross(na1, na0);
-        for (var ib = 0u; ib < b.edge_count; ib++) {
-            let eb = edges[b.first_edge + ib];
-            // B's face normals negated: the Gauss map of -B.
-            let nb0 = -quat_rotate(q, planes[b.first_face + eb.f0].xyz);
-            let nb1 = -quat_rotate(q, planes[b.first_face + eb.f1].xyz);
-            if !is_minkowski_face(na0, na1, na1_x_na0, nb0, nb1, cross(nb1, nb0)) {
-                continue;
-            }
-            let pb = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t;
-            let db = normalize(quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t - pb);
-            // Unit directions: |cross| is the sine of their angle, at any scale.
-            let axis_raw = cross(da, db);
-            let cross_len = length(axis_raw);
-            if cross_len < PARALLEL_EDGE_SINE {
-                continue;
-            }
-            var axis = axis_raw / cross_len;
-            if dot(axis, pa - a.centroid) < 0.0 {
-                axis = -axis;
-            }
-            // The edge points bound the support value from above: re-measure only if it can win.
-            if best.found && dot(axis, pb - pa) <= best.separation {
-                continue;
-            }
-            let separation = separation_along(a, b, q, t, axis);
-            if !best.found || separation > best.separation {
-                best = EdgeQuery(true, ia, ib, separation, axis);
-                if separation > margin {
-                    return best;
-                }
-            }
+        if scan_edge_all(s, ia, &best) {
+            break;
         }
     }
     return best;
+}
+
+// Upper bound of the separation of any pair of A's edge `ia` (crate::query::bounds): A reaches
+// its edge's start along the axis, B down to its centroid (`b_centroid`, A's frame) minus its
+// inner radius; `exact` chooses max_on_arc over max_on_arc_loose.
+fn a_edge_bound(s: EdgeScan, ia: u32, b_centroid: vec3<f32>, exact: bool) -> f32 {
+    let ea = edges[s.a.first_edge + ia];
+    let pa = vertices[s.a.first_vertex + ea.v0].xyz;
+    let na0 = planes[s.a.first_face + ea.f0].xyz;
+    let na1 = planes[s.a.first_face + ea.f1].xyz;
+    var arc: f32;
+    if exact {
+        arc = max_on_arc(na0, na1, b_centroid - pa);
+    } else {
+        arc = max_on_arc_loose(na0, na1, b_centroid - pa);
+    }
+    return arc - s.b.inner_radius + s.slack;
+}
+
+// True when an edge of bound `bound` can change neither the result nor the best so far.
+fn cannot_matter(bound: f32, threshold: f32, best: EdgeQuery) -> bool {
+    return bound < threshold || (best.found && bound <= best.separation);
+}
+
+// query_edges with the bounds, as crate::query::sat::query_edges_bounded:
+// 1. Bound every edge of A and of B.
+// 2. Seed L: test all pairs of A's edge with the largest bound.
+// 3. Keep B's edges whose bound reaches min(L, margin).
+// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
+//    min(L, margin) and beyond the best so far, against the kept edges of B.
+// A's bounds are recomputed where used (steps 2 and 4) instead of stored per edge.
+fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+    let s = edge_scan(a, b, q, t, margin);
+    let b_centroid = quat_rotate(q, b.centroid) + t;
+
+    // 1, 2. The loose bounds of A's edges; the seed is the first of the largest.
+    var seed_edge = 0u;
+    var seed_bound = -F32_MAX;
+    for (var ia = 0u; ia < a.edge_count; ia++) {
+        let u = a_edge_bound(s, ia, b_centroid, false);
+        if u > seed_bound {
+            seed_edge = ia;
+            seed_bound = u;
+        }
+    }
+    var seed = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    scan_edge_all(s, seed_edge, &seed);
+    var threshold = -F32_MAX;
+    if seed.found {
+        threshold = min(seed.separation, margin);
+    }
+
+    // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
+    // its inner radius.
+    // Bit ib of `kept` set when B's edge ib can still matter; B hulls beyond the bit set keep
+    // every edge (kept_word). The bound is evaluated in B's frame (A's centroid moved there
+    // once), where B's normals and vertices are read as stored: the arc maximum does not depend
+    // on the frame, and its rounding is within the slack.
+    var kept: array<u32, KEPT_WORDS>;
+    let keep_all = b.edge_count > 32u * KEPT_WORDS;
+    let lift = s.slack - a.inner_radius;
+    let a_centroid_in_b = quat_rotate(quat_conjugate(q), a.centroid - t);
+    for (var ib = 0u; ib < select(b.edge_count, 0u, keep_all); ib++) {
+        let eb = edges[b.first_edge + ib];
+        let n0 = -planes[b.first_face + eb.f0].xyz;
+        let n1 = -planes[b.first_face + eb.f1].xyz;
+        let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
+        if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
+            kept[ib / 32u] |= 1u << (ib % 32u);
+        }
+    }
+
+    // 4. The exhaustive loop over what can still matter, flattened into one loop whose every
+    // iteration does one thing (bounds A's next edge, moves to the next word of kept edges, or
+    // tests up to four pairs): an invocation group then runs as many iterations as its busiest
+    // invocation, not the union of every invocation's nested loops.
+    var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    let words = (b.edge_count + 31u) / 32u;
+    var ia = 0u;
+    var ea: EdgeOfA;
+    var scanning = false;
+    var word = 0u;
+    var bits = 0u;
+    loop {
+        if !scanning {
+            if ia == a.edge_count {
+                break;
+            }
+            if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
+                || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
+                ia++;
+                continue;
+            }
+            ea = edge_of_a(s, ia);
+            scanning = true;
+            word = 0u;
+            bits = kept_word(&kept, keep_all, b.edge_count, 0u);
+        }
+        if bits == 0u {
+            word++;
+            if word == words {
+                scanning = false;
+                ia++;
+            } else {
+                bits = kept_word(&kept, keep_all, b.edge_count, word);
+            }
+            continue;
+        }
+        let ib0 = take_kept(&bits, word);
+        let ib1 = take_kept(&bits, word);
+        let ib2 = take_kept(&bits, word);
+        let ib3 = take_kept(&bits, word);
+        if scan_four(s, ea, vec4<u32>(ib0, ib1, ib2, ib3), &best) {
+            break;
+        }
+    }
+    return best;
+}
+
+// Box against box, as crate::query::sat_box_box::query_boxes: the face queries are the hull
+// loop (query_faces runs it exhaustively for 6 faces of 8 vertices); this is its step 2, the
+// edge query without the Gauss-map loop. With c_j the columns of R (B's axes in A's frame), t
+// B's centre in A's frame and half extents h_a, h_b, a box's extent along a unit n is
+// sum_k |n_k| h_a,k (A) and sum_k |n . c_k| h_b,k (B). Of the 9 axes e_i x c_j (parallel pairs
+// skipped, PARALLEL_EDGE_SINE), each oriented from A toward B, the first of largest
+// |n . t| - ext_a(n) - ext_b(n) wins; its edges are the hulls' edges along e_i and c_j that
+// support the axis, and its axis and separation are formed from them as the hull loop does
+// (edge_pair_separation). `found` is false when every pair is parallel. No early out on the box
+// values: they round differently from the hull formula.
+fn query_box_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> EdgeQuery {
+    let axes_b = quat_to_mat3(q);
+    let h_a = a.params.xyz;
+    let h_b = b.params.xyz;
+    var found = false;
+    var best_i = 0u;
+    var best_j = 0u;
+    var best_separation = -F32_MAX;
+    var best_axis = vec3<f32>(0.0);
+    for (var i = 0u; i < 3u; i++) {
+        for (var j = 0u; j < 3u; j++) {
+            var e_i = vec3<f32>(0.0);
+            e_i[i] = 1.0;
+            let cross_ij = cross(e_i, axes_b[j]);
+            let cross_len = length(cross_ij);
+            if cross_len < PARALLEL_EDGE_SINE {
+                continue;
+            }
+            var axis = cross_ij / cross_len;
+            if dot(axis, t) < 0.0 {
+                axis = -axis;
+            }
+            let separation = dot(axis, t) - dot(abs(axis), h_a) - dot(abs(axis * axes_b), h_b);
+            if !found || separation > best_separation {
+                found = true;
+                best_i = i;
+                best_j = j;
+                best_separation = separation;
+                best_axis = axis;
+            }
+        }
+    }
+    let none = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    if !found {
+        return none;
+    }
+    let edge_a = supporting_edge(a, best_i, best_axis);
+    let edge_b = supporting_edge(b, best_j, -(best_axis * axes_b));
+    // edge_pair_separation: the axis and separation as the hull loop forms them.
+    let ea = edges[a.first_edge + edge_a];
+    let eb = edges[b.first_edge + edge_b];
+    let pa = vertices[a.first_vertex + ea.v0].xyz;
+    let qa = vertices[a.first_vertex + ea.v1].xyz;
+    let pb = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t;
+    let qb = quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t;
+    let axis = edge_pair_axis(pa, normalize(qa - pa), pb, qb, a.centroid);
+    if axis.w == 0.0 {
+        return none;
+    }
+    return EdgeQuery(true, edge_a, edge_b, separation_along(a, b, q, t, axis.xyz), axis.xyz);
+}
+
+// The rotation matrix of the unit quaternion q (columns: the rotated unit axes), with glam's
+// Mat3::from_quat formula.
+fn quat_to_mat3(q: vec4<f32>) -> mat3x3<f32> {
+    let x2 = q.x + q.x;
+    let y2 = q.y + q.y;
+    let z2 = q.z + q.z;
+    let xx = q.x * x2;
+    let xy = q.x * y2;
+    let xz = q.x * z2;
+    let yy = q.y * y2;
+    let yz = q.y * z2;
+    let zz = q.z * z2;
+    let wx = q.w * x2;
+    let wy = q.w * y2;
+    let wz = q.w * z2;
+    return mat3x3<f32>(
+        vec3<f32>(1.0 - (yy + zz), xy + wz, xz - wy),
+        vec3<f32>(xy - wz, 1.0 - (xx + zz), yz + wx),
+        vec3<f32>(xz + wy, yz - wx, 1.0 - (xx + yy)),
+    );
+}
+
+// Index of the edge of a box's hull (ConvexHull::cuboid's vertex numbering: bit k of a vertex
+// index set = positive coordinate k) along local axis `axis` that is furthest along `direction`
+// (local frame), as crate::query::sat_box_box::supporting_edge. A box's hull has such an edge
+// for every axis and corner; 0 is never reached.
+fn supporting_edge(shape: GpuShape, axis: u32, direction: vec3<f32>) -> u32 {
+    let along = 1u << axis;
+    var corner = 0u;
+    for (var k = 0u; k < 3u; k++) {
+        if k != axis && direction[k] > 0.0 {
+            corner |= 1u << k;
+        }
+    }
+    for (var e = 0u; e < shape.edge_count; e++) {
+        let edge = edges[shape.first_edge + e];
+        if (edge.v0 ^ edge.v1) == along && (edge.v0 & ~along) == corner {
+            return e;
+        }
+    }
+    return 0u;
 }
 
 fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis_sep: f32, sep: f32) {
@@ -152,14 +599,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let pair = pairs[index];
-    let body_a = bodies[pair.x];
-    let body_b = bodies[pair.y];
-    if body_a.hull == NO_HULL || body_b.hull == NO_HULL {
+    if !pair_in_range(pair) {
         results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
         return;
     }
-    let a = hulls[body_a.hull];
-    let b = hulls[body_b.hull];
+    let body_a = bodies[pair.x];
+    let body_b = bodies[pair.y];
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
+    if !is_hull(a) || !is_hull(b) {
+        results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
+        return;
+    }
     let margin = params.margin;
     let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius);
 
@@ -186,8 +637,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
 
-    // 5. Edge query.
-    let edge = query_edges(a, b, q_ba, t_ba, margin);
+    // 5. Edge query; two boxes take the 9 box axes instead of the Gauss-map loop.
+    var edge: EdgeQuery;
+    if a.kind == SHAPE_BOX && b.kind == SHAPE_BOX {
+        edge = query_box_edges(a, b, q_ba, t_ba);
+    } else {
+        edge = query_edges(a, b, q_ba, t_ba, margin);
+    }
     if edge.found && edge.separation > margin {
         write_result(index, AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation, edge.separation);
         return;

@@ -1,0 +1,438 @@
+//! The resident API's device side ([`super::GpuNarrowphase::encode_resident`]): bodies, pairs
+//! and the pair count in the caller's GPU buffers, the manifolds left in a GPU list; nothing is
+//! read back or written per pair by the host.
+//!
+//! 1. Host checks, per call, of what the host can see: buffer usages and sizes, the count's
+//!    offset, the limits. What it cannot see (the indices in the caller's pairs and bodies, the
+//!    count's value) the kernels guard: a count above `max_pairs` is clamped, a pair whose body
+//!    or shape index is out of range is listed as [`super::layout::MANIFOLD_INVALID`].
+//! 2. The prepare kernel (`resident.wgsl`, one invocation per dispatch chunk) reads the count
+//!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments.
+//! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
+//!    over windows of the caller's pair buffer (enough chunks recorded for `max_pairs`; chunks
+//!    past the count dispatch no workgroup). The clip kernel appends to one list whose count
+//!    the encoder zeroes first.
+//! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
+//!    bind groups are cached while the caller's buffers and ours stay the same.
+
+use super::GpuError;
+use super::buffers::{GrowBuffer, binding, check_limit, create_buffer};
+use super::clip::ClipKernel;
+use super::context::{ErrorScopes, GpuContext};
+use super::layout::{GpuParams, GpuResidentSetup, MANIFOLD_LIST_HEAD, PARAMS_STRIDE, WORKGROUP_SIZE};
+use super::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
+use super::sat::{MANIFOLD_BYTES, PAIR_BYTES, RESULT_BYTES, chunk_pairs};
+use crate::scene::InputError;
+
+/// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
+pub const RESIDENT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("resident.wgsl"));
+
+/// Bytes of one chunk's indirect dispatch arguments.
+const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
+
+/// A batch whose bodies, pairs and pair count live in the caller's GPU buffers (on the
+/// narrowphase's device, each with [`wgpu::BufferUsages::STORAGE`]), for
+/// [`super::GpuNarrowphase::encode_resident`].
+///
+/// `bodies` is read as an array of [`super::layout::GpuBody`] from byte 0, bound whole, so any
+/// index below `size / 48` is a body. In WGSL (the one documented copy; it must match the Rust
+/// struct):
+///
+/// ```wgsl
+/// struct GpuBody {
+///     rotation: vec4<f32>,        // unit quaternion xyzw, body to world
+///     translation_hi: vec3<f32>,  // world translation rounded to f32, length units
+///     shape: u32,                 // index into the narrowphase's shape list (Body::shape)
+///     translation_lo: vec3<f32>,  // world translation minus translation_hi (0 is fine)
+///     _pad: u32,
+/// }
+/// ```
+///
+/// `pairs` is read as `array<vec2<u32>>` (body indices `[a, b]`) from byte 0; the first
+/// `min(count, max_pairs)` are run, where `count` is the `u32` at byte `pair_count_offset` of
+/// `pair_count` (which may be the pair buffer itself, or the caller's broadphase output). Pairs
+/// are run as given, not reordered: A is `pairs[i].x`. Rotations must be unit quaternions and
+/// numbers finite (the host cannot check them; results are unspecified otherwise, but nothing
+/// is read out of bounds).
+#[derive(Clone, Copy, Debug)]
+pub struct ResidentBatch<'a> {
+    /// The bodies, `array<GpuBody>` from byte 0.
+    pub bodies: &'a wgpu::Buffer,
+    /// The pairs, `array<vec2<u32>>` from byte 0; at least `max_pairs` of them.
+    pub pairs: &'a wgpu::Buffer,
+    /// The buffer holding the pair count (a `u32`).
+    pub pair_count: &'a wgpu::Buffer,
+    /// Byte offset of the count in `pair_count` (a multiple of 4).
+    pub pair_count_offset: u64,
+    /// Most pairs a call runs (a larger count is clamped): sizes the manifold list.
+    pub max_pairs: u32,
+    /// Speculative margin, length units (>= 0).
+    pub margin: f32,
+}
+
+/// Where [`super::GpuNarrowphase::encode_resident`] leaves the manifolds once the encoder is
+/// submitted: `list` holds a [`super::layout::GpuManifoldCount`] head (the count: the first
+/// `u32`), then that many [`super::layout::GpuManifold`]s from byte 16, one per pair that is not
+/// separated, in no particular order. In WGSL (the one documented copy; it must match the Rust
+/// structs):
+///
+/// ```wgsl
+/// struct GpuManifold {
+///     normal: vec3<f32>,           // unit, A's frame, from A (pairs[pair].x) toward B
+///     separation: f32,             // signed distance, length units (< 0: penetrating)
+///     points: array<vec4<f32>, 4>, // xyz: A's frame, midway between the surfaces; w: depth
+///     ids: array<u32, 4>,          // feature ids, packed as hullsat::FeatureId
+///     count: u32,                  // valid points (1 to 4 when status is 1)
+///     status: u32,                 // 1 clipped; 2 host: not finished on the GPU (count 0;
+///                                  // layout::MANIFOLD_HOST says which pairs: e.g. faces of
+///                                  // more than 32 vertices together, loops cut short by a
+///                                  // software driver); 3 invalid: a body or shape index out
+///                                  // of range, or a body paired with itself (not computed)
+///     pair: u32,                   // index into the caller's pair buffer
+///     _pad: u32,
+/// }
+/// struct GpuManifoldList {
+///     count: u32,                  // atomic<u32> while the clip kernel runs
+///     _pad0: u32,
+///     _pad1: u32,
+///     _pad2: u32,
+///     entries: array<GpuManifold>,
+/// }
+/// ```
+///
+/// A consumer moves points to the world with A's pose (`rotate(q_a, p) + translation_hi +
+/// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
+/// offset 0 with size 16, or copy its bytes 0..4 (into indirect draw arguments, say). The
+/// buffer is reused by the next call (which overwrites it when it is submitted) unless that
+/// call needs a larger one.
+#[derive(Clone, Debug)]
+pub struct ResidentManifolds {
+    /// The list: head (count), then entries from byte 16.
+    pub list: wgpu::Buffer,
+    /// Entries the list can hold (`max_pairs`): the count never exceeds it.
+    pub capacity: u32,
+}
+
+/// The prepare pipeline, one narrowphase's resident buffers and its cached bind groups.
+pub(crate) struct ResidentState {
+    prepare: wgpu::ComputePipeline,
+    prepare_layout: wgpu::BindGroupLayout,
+    setup: wgpu::Buffer,
+    params: GrowBuffer,
+    dispatch: GrowBuffer,
+    results: GrowBuffer,
+    list: GrowBuffer,
+    groups: Option<(GroupsKey, Groups)>,
+}
+
+/// What the cached bind groups were built on.
+#[derive(PartialEq)]
+struct GroupsKey {
+    bodies: wgpu::Buffer,
+    pairs: wgpu::Buffer,
+    pair_count: wgpu::Buffer,
+    chunks: u64,
+    generations: [u64; 4],
+}
+
+/// The prepare group, and one SAT and one clip group per chunk.
+struct Groups {
+    prepare: wgpu::BindGroup,
+    sat: Vec<wgpu::BindGroup>,
+    clip: Vec<wgpu::BindGroup>,
+}
+
+impl ResidentState {
+    /// Compiles the prepare kernel on `context`'s device and creates the (small) buffers.
+    pub fn new(context: &GpuContext) -> Result<Self, GpuError> {
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let prepare_layout = bind_group_layout(
+            device,
+            "resident prepare",
+            &[
+                wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuResidentSetup>() as u64),
+                },
+                storage(true),
+                storage(false),
+                storage(false),
+            ],
+        );
+        let prepare = compute_pipeline_with_gaps(
+            device,
+            "resident prepare",
+            "resident.wgsl",
+            RESIDENT_WGSL,
+            &[None, None, Some(&prepare_layout)],
+        );
+        let storage_usage = wgpu::BufferUsages::STORAGE;
+        let state = ResidentState {
+            prepare,
+            prepare_layout,
+            setup: create_buffer(
+                device,
+                "resident setup",
+                size_of::<GpuResidentSetup>() as u64,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            params: GrowBuffer::new(
+                device,
+                "resident params",
+                wgpu::BufferUsages::UNIFORM | storage_usage,
+            ),
+            dispatch: GrowBuffer::new(
+                device,
+                "resident dispatch",
+                wgpu::BufferUsages::INDIRECT | storage_usage,
+            ),
+            results: GrowBuffer::new(device, "resident sat results", storage_usage),
+            list: GrowBuffer::new(
+                device,
+                "resident manifold list",
+                storage_usage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            ),
+            groups: None,
+        };
+        scopes.pop()?;
+        Ok(state)
+    }
+
+    /// Records steps 2 and 3 into `encoder` after the host checks (step 1).
+    pub fn encode(
+        &mut self,
+        context: &GpuContext,
+        geometry: &wgpu::BindGroup,
+        clip: &ClipKernel,
+        encoder: &mut wgpu::CommandEncoder,
+        batch: &ResidentBatch<'_>,
+    ) -> Result<ResidentManifolds, GpuError> {
+        let limits = context.limits;
+        check_batch(batch, limits.max_binding)?;
+        let device = context.device();
+        let max_pairs = u64::from(batch.max_pairs);
+        let chunk = chunk_pairs(limits);
+        let chunks = max_pairs.div_ceil(chunk);
+        let list_bytes = MANIFOLD_LIST_HEAD + max_pairs * MANIFOLD_BYTES;
+        check_limit(
+            "resident manifold list",
+            list_bytes,
+            limits.max_binding,
+            "max_storage_buffer_binding_size",
+        )?;
+        check_limit(
+            "resident sat results",
+            max_pairs * RESULT_BYTES,
+            limits.max_buffer,
+            "max_buffer_size",
+        )?;
+        let scopes = ErrorScopes::push(device);
+        self.params
+            .reserve(device, chunks * PARAMS_STRIDE, limits.max_buffer);
+        self.dispatch
+            .reserve(device, chunks * DISPATCH_BYTES, limits.max_buffer);
+        self.results
+            .reserve(device, max_pairs * RESULT_BYTES, limits.max_buffer);
+        self.list.reserve(device, list_bytes, limits.max_binding);
+        let setup = GpuResidentSetup {
+            margin: batch.margin,
+            max_pairs: batch.max_pairs,
+            count_index: (batch.pair_count_offset / 4) as u32,
+            chunk_pairs: chunk as u32,
+            chunks: chunks as u32,
+            ..Default::default()
+        };
+        context
+            .queue()
+            .write_buffer(&self.setup, 0, bytemuck::bytes_of(&setup));
+        encoder.clear_buffer(&self.list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
+        if chunks > 0 {
+            self.ensure_groups(context, clip, batch, chunk, chunks);
+            let (_, groups) = self.groups.as_ref().expect("built above");
+            // Step 2.
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("resident prepare"),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(&self.prepare);
+                pass.set_bind_group(2, &groups.prepare, &[]);
+                pass.dispatch_workgroups(chunks.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+            }
+            // Step 3: one pass per kernel, the clip pass reading what the SAT pass wrote.
+            let kernels = [
+                (&context.sat.pipeline, &groups.sat, "resident sat"),
+                (&clip.pipeline, &groups.clip, "resident clip"),
+            ];
+            for (pipeline, chunk_groups, label) in kernels {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(label),
+                    timestamp_writes: None,
+                });
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, geometry, &[]);
+                for (k, group) in chunk_groups.iter().enumerate() {
+                    let k = k as u64;
+                    pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);
+                    pass.dispatch_workgroups_indirect(&self.dispatch.buffer, k * DISPATCH_BYTES);
+                }
+            }
+        }
+        scopes.pop()?;
+        Ok(ResidentManifolds {
+            list: self.list.buffer.clone(),
+            capacity: batch.max_pairs,
+        })
+    }
+
+    /// Step 4: builds the bind groups unless those cached were built on the same buffers.
+    fn ensure_groups(
+        &mut self,
+        context: &GpuContext,
+        clip: &ClipKernel,
+        batch: &ResidentBatch<'_>,
+        chunk: u64,
+        chunks: u64,
+    ) {
+        let key = GroupsKey {
+            bodies: batch.bodies.clone(),
+            pairs: batch.pairs.clone(),
+            pair_count: batch.pair_count.clone(),
+            chunks,
+            generations: [
+                self.params.generation,
+                self.dispatch.generation,
+                self.results.generation,
+                self.list.generation,
+            ],
+        };
+        if self.groups.as_ref().is_some_and(|(cached, _)| *cached == key) {
+            return;
+        }
+        let device = context.device();
+        let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("resident prepare"),
+            layout: &self.prepare_layout,
+            entries: &[
+                whole(0, &self.setup),
+                whole(1, batch.pair_count),
+                binding(2, &self.params.buffer, 0, chunks * PARAMS_STRIDE),
+                binding(3, &self.dispatch.buffer, 0, chunks * DISPATCH_BYTES),
+            ],
+        });
+        // The window of chunk k in `buffer` of `bytes_per_pair` records, `len` of them in all.
+        let window = |k: u64, bytes_per_pair: u64, len: u64| {
+            let offset = k * chunk * bytes_per_pair;
+            (offset, (chunk * bytes_per_pair).min(len - offset))
+        };
+        let pair_bytes = u64::from(batch.max_pairs) * PAIR_BYTES;
+        let result_bytes = u64::from(batch.max_pairs) * RESULT_BYTES;
+        let list = &self.list.buffer;
+        let mut sat = Vec::with_capacity(chunks as usize);
+        let mut clip_groups = Vec::with_capacity(chunks as usize);
+        for k in 0..chunks {
+            let (pairs_at, pairs_len) = window(k, PAIR_BYTES, pair_bytes);
+            let (results_at, results_len) = window(k, RESULT_BYTES, result_bytes);
+            let common = [
+                whole(0, batch.bodies),
+                binding(1, batch.pairs, pairs_at, pairs_len),
+                binding(2, &self.results.buffer, results_at, results_len),
+                binding(3, &self.params.buffer, 0, size_of::<GpuParams>() as u64),
+            ];
+            sat.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("resident sat"),
+                layout: &context.sat.call_layout,
+                entries: &common,
+            }));
+            let mut entries = common.to_vec();
+            entries.push(binding(4, list, 0, list.size().min(context.limits.max_binding)));
+            clip_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("resident clip"),
+                layout: &clip.call_layout,
+                entries: &entries,
+            }));
+        }
+        self.groups = Some((
+            key,
+            Groups {
+                prepare,
+                sat,
+                clip: clip_groups,
+            },
+        ));
+    }
+}
+
+/// A bind group entry for the whole of `buffer`.
+fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    binding(index, buffer, 0, buffer.size())
+}
+
+/// Step 1: what the host can check of a resident batch, as [`GpuError::Input`] naming the
+/// field, or [`GpuError::TooLarge`] for a buffer beyond one binding.
+fn check_batch(batch: &ResidentBatch<'_>, max_binding: u64) -> Result<(), GpuError> {
+    let bad = |field: &str, message: String| {
+        GpuError::Input(InputError::new(format!("ResidentBatch.{field}"), message))
+    };
+    let buffers = [
+        ("bodies", batch.bodies),
+        ("pairs", batch.pairs),
+        ("pair_count", batch.pair_count),
+    ];
+    for (field, buffer) in buffers {
+        if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+            return Err(bad(
+                field,
+                format!("buffer usage {:?} lacks STORAGE", buffer.usage()),
+            ));
+        }
+    }
+    if batch.bodies.size() < size_of::<super::layout::GpuBody>() as u64 {
+        return Err(bad(
+            "bodies",
+            format!("{} bytes hold no GpuBody (48 bytes)", batch.bodies.size()),
+        ));
+    }
+    check_limit(
+        "ResidentBatch.bodies",
+        batch.bodies.size(),
+        max_binding,
+        "max_storage_buffer_binding_size",
+    )?;
+    check_limit(
+        "ResidentBatch.pair_count",
+        batch.pair_count.size(),
+        max_binding,
+        "max_storage_buffer_binding_size",
+    )?;
+    let pair_bytes = u64::from(batch.max_pairs) * PAIR_BYTES;
+    if pair_bytes > batch.pairs.size() {
+        return Err(bad(
+            "max_pairs",
+            format!(
+                "{} pairs need {pair_bytes} bytes, the pair buffer has {}",
+                batch.max_pairs,
+                batch.pairs.size()
+            ),
+        ));
+    }
+    let offset = batch.pair_count_offset;
+    if !offset.is_multiple_of(4) || offset.saturating_add(4) > batch.pair_count.size() {
+        return Err(bad(
+            "pair_count_offset",
+            format!(
+                "{offset} is not a multiple of 4 within the count buffer's {} bytes",
+                batch.pair_count.size()
+            ),
+        ));
+    }
+    if !(batch.margin >= 0.0 && batch.margin.is_finite()) {
+        return Err(bad(
+            "margin",
+            format!("expected a finite number >= 0, got {}", batch.margin),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+// The resident prepare step: one invocation per dispatch chunk turns the caller's pair count
+// (read from its GPU buffer, never by the host) into the chunk's GpuParams (pair count, first
+// pair, margin) and its indirect dispatch arguments, so the SAT and clip kernels that follow
+// run exactly the pairs the count names. See resident.rs.
+//
+// 1. Bounds guard: chunks beyond setup.chunks do nothing; a count index beyond the caller's
+//    buffer reads as 0 pairs.
+// 2. pairs = min(count, setup.max_pairs) (the manifold list's capacity).
+// 3. Chunk k runs pairs [k * chunk_pairs, min(pairs, (k + 1) * chunk_pairs)) (maybe none):
+//    its parameters, and ceil(n / WORKGROUP_SIZE) workgroups.
+//
+// Compiled after geometry.wgsl (GpuParams, WORKGROUP_SIZE); its bindings are group 2, so they
+// do not meet the kernels' groups 0 and 1.
+
+// Mirrors crate::gpu::layout::PARAMS_STRIDE: bytes between two chunks' GpuParams.
+const PARAMS_STRIDE: u32 = 256u;
+
+// Must match layout.rs `GpuResidentSetup`.
+struct GpuResidentSetup {
+    margin: f32,
+    max_pairs: u32,
+    count_index: u32,
+    chunk_pairs: u32,
+    chunks: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// One chunk's GpuParams, padded to PARAMS_STRIDE bytes (the kernels bind it at a dynamic
+// offset of k * PARAMS_STRIDE).
+struct ParamsSlot {
+    params: GpuParams,
+    _pad: array<vec4<u32>, 15>,
+}
+
+// Must match wgpu::util::DispatchIndirectArgs.
+struct DispatchArgs {
+    x: u32,
+    y: u32,
+    z: u32,
+}
+
+@group(2) @binding(0) var<uniform> setup: GpuResidentSetup;
+// The caller's count buffer, whole.
+@group(2) @binding(1) var<storage, read> pair_counts: array<u32>;
+@group(2) @binding(2) var<storage, read_write> chunk_params: array<ParamsSlot>;
+@group(2) @binding(3) var<storage, read_write> dispatch_args: array<DispatchArgs>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    // 1. Bounds guard.
+    let k = id.x;
+    if k >= setup.chunks || k >= arrayLength(&chunk_params) || k >= arrayLength(&dispatch_args) {
+        return;
+    }
+    var count = 0u;
+    if setup.count_index < arrayLength(&pair_counts) {
+        count = pair_counts[setup.count_index];
+    }
+    // 2. Clamp to the list's capacity.
+    let pairs = min(count, setup.max_pairs);
+    // 3. This chunk's share.
+    let first = k * setup.chunk_pairs;
+    let n = min(pairs - min(pairs, first), setup.chunk_pairs);
+    chunk_params[k].params = GpuParams(setup.margin, n, first, 0u);
+    dispatch_args[k] = DispatchArgs((n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
+}

@@ -1,0 +1,408 @@
+//! The host side of a batch call: rounds staged, submitted, read back and finished, pipelined.
+//!
+//! 1. A batch runs in rounds that fit one device buffer (and, for the compact manifold list, one
+//!    binding) and at most [`PIPELINE_PAIRS`] pairs. Round k + 1 is staged and submitted before
+//!    round k is waited for, read back and finished (two slots: pair staging, manifold lists,
+//!    readback buffers).
+//! 2. Dense records (the SAT kernel's [`GpuSatResult`], one per pair) are copied back whole.
+//! 3. The clip kernel's compact list (only pairs that are not separated, in no order, each
+//!    naming its pair) is copied back as its count plus a prefix of entries sized from the last
+//!    round's share of listed pairs (times [`LIST_HEADROOM`], plus [`LIST_SLACK`] entries; the
+//!    whole list on a narrowphase's first round). When the count exceeds the prefix, the rest is
+//!    copied by a second submission once the count is known: one more round trip, only when
+//!    the share of listed pairs grew past the headroom. Bytes per round: 16 + 112 × (listed
+//!    pairs + headroom), against 112 × pairs for a dense list.
+//! 4. Finishing a round reads the mapped records on all threads, in pair order: each listed
+//!    entry's pair index is checked (in the round, listed once; [`GpuError::BadResult`]
+//!    otherwise), pairs missing from the list read as a zeroed record (status
+//!    `MANIFOLD_SEPARATED`).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use rayon::prelude::*;
+
+use super::buffers::check_limit;
+use super::clip::ClipKernel;
+use super::context::ErrorScopes;
+use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_LIST_HEAD};
+use super::sat::{MANIFOLD_BYTES, Round};
+use super::{CLIP_UNSUPPORTED, GpuError, GpuTimings, SatRunner};
+use crate::narrowphase::validate::ValidatedBatch;
+
+/// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
+/// back): 2 MiB of pairs, 28 MiB of manifolds per round.
+const PIPELINE_PAIRS: usize = 1 << 18;
+
+/// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
+/// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
+const PAIRS_PER_TASK: usize = 256;
+
+/// Step 3: the prefix of a manifold list copied with its count is the last round's share of
+/// listed pairs times this, so a share that grows by up to a quarter costs no second copy.
+const LIST_HEADROOM: f64 = 1.25;
+
+/// Step 3: entries added to every prefix, so small rounds (a game's frame) whose share varies
+/// more still fit: 28 KiB, a few microseconds of transfer.
+const LIST_SLACK: usize = 256;
+
+/// A record read back from the GPU: the SAT kernel's (dense), or the clip kernel's (compact).
+pub(super) trait Readout: Pod {
+    /// True for the clip kernel's compact list: the clip kernel runs, and pairs missing from
+    /// the list read as `Self::zeroed()` (for [`GpuManifold`], status `MANIFOLD_SEPARATED`).
+    const COMPACT: bool;
+}
+
+impl Readout for GpuSatResult {
+    const COMPACT: bool = false;
+}
+
+impl Readout for GpuManifold {
+    const COMPACT: bool = true;
+}
+
+/// A submitted round whose records are being mapped for reading.
+struct PendingRound {
+    /// Which slot (pair staging, manifold list, readback buffer) it uses.
+    slot: usize,
+    /// Index of its first pair in the batch.
+    first: usize,
+    /// Its number of pairs.
+    pairs: usize,
+    /// Bytes copied to the readback buffer and being mapped.
+    copied: u64,
+    submission: wgpu::SubmissionIndex,
+    mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+}
+
+impl SatRunner {
+    /// Stages the batch, runs the kernels round by round, and maps every pair's record through
+    /// `per_pair(pair index, record)` on all threads, in pair order. Returns them with the
+    /// timings (`validation` is added to upload; `incomplete_pairs` is left 0).
+    pub(super) fn run<T: Readout, R: Send + Default>(
+        &mut self,
+        batch: &ValidatedBatch,
+        validation: Duration,
+        per_pair: impl Fn(usize, &T) -> Result<R, GpuError> + Sync,
+    ) -> Result<(Vec<R>, GpuTimings), GpuError> {
+        let context = std::sync::Arc::clone(&self.context);
+        let clip = if T::COMPACT {
+            let kernel = context.clip.as_ref();
+            Some(kernel.ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?)
+        } else {
+            None
+        };
+        let mut timings = GpuTimings {
+            upload: validation,
+            ..GpuTimings::default()
+        };
+        self.context.check_health()?;
+        let pairs = batch.pairs();
+        let mut out = Vec::with_capacity(pairs.len());
+        if !pairs.is_empty() {
+            let t = Instant::now();
+            self.buffers.stage_bodies(&self.context, batch.bodies())?;
+            timings.upload += t.elapsed();
+        }
+        // Step 1: rounds fit `max_buffer_size` (the list also one binding).
+        let limits = self.context.limits;
+        let per_round = if T::COMPACT {
+            (limits.max_binding.min(limits.max_buffer) - MANIFOLD_LIST_HEAD) / MANIFOLD_BYTES
+        } else {
+            limits.max_buffer / size_of::<T>() as u64
+        };
+        let round_pairs = per_round.clamp(1, PIPELINE_PAIRS as u64) as usize;
+        let ran = self.run_rounds(batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
+        if ran.is_err() {
+            // Cancel mappings still pending so the next call can use the buffers; errors from
+            // unmapping a buffer that is not mapped are caught here and dropped.
+            let scopes = ErrorScopes::push(self.context.device());
+            for readback in &self.readback {
+                readback.buffer.unmap();
+            }
+            let _ = scopes.pop();
+        }
+        ran?;
+        Ok((out, timings))
+    }
+
+    /// The rounds of [`Self::run`], each submitted before the previous one is finished.
+    fn run_rounds<T: Readout, R: Send + Default>(
+        &mut self,
+        batch: &ValidatedBatch,
+        clip: Option<&ClipKernel>,
+        round_pairs: usize,
+        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        out: &mut Vec<R>,
+        timings: &mut GpuTimings,
+    ) -> Result<(), GpuError> {
+        let mut pending: Option<PendingRound> = None;
+        for (round, round_slice) in batch.pairs().chunks(round_pairs).enumerate() {
+            let slot = round % 2;
+            let t = Instant::now();
+            let mut encoder = self
+                .context
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
+            let round_spec = Round {
+                pairs: round_slice,
+                margin: batch.margin(),
+                clip,
+                slot,
+            };
+            self.buffers
+                .encode(&self.context, &mut encoder, &self.geometry, round_spec)?;
+            timings.upload += t.elapsed();
+            let t = Instant::now();
+            let submitted = self.submit_round::<T>(encoder, round_slice.len(), slot, round * round_pairs)?;
+            timings.dispatch_readback += t.elapsed();
+            if let Some(previous) = pending.replace(submitted) {
+                self.finish_round(previous, per_pair, out, timings)?;
+            }
+        }
+        match pending.take() {
+            Some(last) => self.finish_round(last, per_pair, out, timings),
+            None => Ok(()),
+        }
+    }
+
+    /// Steps 2 and 3: copies the round's records (SAT results, or the manifold list's count and
+    /// a prefix of it) to readback buffer `slot`, submits `encoder` and asks for the copy to be
+    /// mapped (no wait). `first` is the round's first pair in the batch.
+    fn submit_round<T: Readout>(
+        &mut self,
+        mut encoder: wgpu::CommandEncoder,
+        pairs: usize,
+        slot: usize,
+        first: usize,
+    ) -> Result<PendingRound, GpuError> {
+        let (device, limits) = (self.context.device(), self.context.limits);
+        let (capacity, copied, source) = if T::COMPACT {
+            let expected = (self.listed_share * LIST_HEADROOM * pairs as f64).ceil() as usize;
+            let prefix = (expected + LIST_SLACK).min(pairs) as u64;
+            let whole = MANIFOLD_LIST_HEAD + pairs as u64 * MANIFOLD_BYTES;
+            let source = self.buffers.manifolds(slot);
+            (whole, MANIFOLD_LIST_HEAD + prefix * MANIFOLD_BYTES, source)
+        } else {
+            let bytes = (pairs * size_of::<T>()) as u64;
+            (bytes, bytes, self.buffers.results())
+        };
+        check_limit("readback", capacity, limits.max_buffer, "max_buffer_size")?;
+        let scopes = ErrorScopes::push(device);
+        let readback = &mut self.readback[slot];
+        // Room for the whole list, so a second copy (step 3) lands in the same buffer.
+        readback.reserve(device, capacity, limits.max_buffer);
+        encoder.copy_buffer_to_buffer(source, 0, &readback.buffer, 0, copied);
+        let submission = self.context.queue().submit([encoder.finish()]);
+        self.buffers.after_submit(slot);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        readback
+            .buffer
+            .map_async(wgpu::MapMode::Read, 0..copied, move |r| drop(sender.send(r)));
+        scopes.pop()?;
+        Ok(PendingRound {
+            slot,
+            first,
+            pairs,
+            copied,
+            submission,
+            mapped: receiver,
+        })
+    }
+
+    /// Step 3 after the first copy is mapped: reads the list's count, checks it against the
+    /// round, learns the share of listed pairs, and copies the rest of the list when the prefix
+    /// was too short. Returns the count; the readback buffer is then mapped over the whole list.
+    fn complete_list(&mut self, round: &PendingRound, timings: &mut GpuTimings) -> Result<usize, GpuError> {
+        let readback = &self.readback[round.slot].buffer;
+        let head: GpuManifoldCount = {
+            let view = readback
+                .get_mapped_range(0..MANIFOLD_LIST_HEAD)
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            bytemuck::pod_read_unaligned(&view)
+        };
+        let count = head.count as usize;
+        if count > round.pairs {
+            return Err(GpuError::BadResult {
+                pair: round.first,
+                what: format!("{count} manifolds listed for a round of {} pairs", round.pairs),
+            });
+        }
+        self.listed_share = count as f64 / round.pairs.max(1) as f64;
+        let needed = MANIFOLD_LIST_HEAD + count as u64 * MANIFOLD_BYTES;
+        timings.readback_bytes += round.copied;
+        if needed <= round.copied {
+            return Ok(count);
+        }
+        // The second copy: the rest of the list, into the same readback buffer.
+        readback.unmap();
+        let device = self.context.device();
+        let scopes = ErrorScopes::push(device);
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("manifold list rest"),
+        });
+        let rest = needed - round.copied;
+        encoder.copy_buffer_to_buffer(
+            self.buffers.manifolds(round.slot),
+            round.copied,
+            readback,
+            round.copied,
+            rest,
+        );
+        let submission = self.context.queue().submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        readback.map_async(wgpu::MapMode::Read, 0..needed, move |r| drop(sender.send(r)));
+        scopes.pop()?;
+        self.context.wait(submission, &receiver)?;
+        timings.readback_bytes += rest;
+        timings.list_second_copies += 1;
+        Ok(count)
+    }
+
+    /// Step 4: waits (bounded) for a submitted round's records, maps every pair's record through
+    /// `per_pair` on all threads straight into `out` (in pair order), and unmaps. A failing pair
+    /// leaves its default; the error of the lowest failing pair is returned.
+    fn finish_round<T: Readout, R: Send + Default>(
+        &mut self,
+        round: PendingRound,
+        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        out: &mut Vec<R>,
+        timings: &mut GpuTimings,
+    ) -> Result<(), GpuError> {
+        let t = Instant::now();
+        self.context.wait(round.submission.clone(), &round.mapped)?;
+        let listed = if T::COMPACT {
+            Some(self.complete_list(&round, timings)?)
+        } else {
+            timings.readback_bytes += round.copied;
+            None
+        };
+        timings.dispatch_readback += t.elapsed();
+        let t = Instant::now();
+        let (start, end) = match listed {
+            Some(count) => (
+                MANIFOLD_LIST_HEAD,
+                MANIFOLD_LIST_HEAD + count as u64 * MANIFOLD_BYTES,
+            ),
+            None => (0, round.copied),
+        };
+        let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
+        let fail = |pair: usize, e: GpuError| {
+            if let Ok(mut slot) = first_error.lock()
+                && slot.as_ref().is_none_or(|(p, _)| pair < *p)
+            {
+                *slot = Some((pair, e));
+            }
+        };
+        let readback = &self.readback[round.slot].buffer;
+        let read = readback
+            .get_mapped_range(0..end)
+            .map(|view| {
+                let records = &view[start as usize..];
+                let record = |i: usize| -> T {
+                    bytemuck::pod_read_unaligned(&records[i * size_of::<T>()..(i + 1) * size_of::<T>()])
+                };
+                // Compact: the list entry of each pair of the round (u32::MAX when not listed).
+                let entries = match listed.map(|_| list_entries(records, round.pairs, round.first)) {
+                    Some(Err(e)) => return fail(round.first, e),
+                    entries => entries.and_then(Result::ok),
+                };
+                out.par_extend(
+                    (0..round.pairs)
+                        .into_par_iter()
+                        .with_min_len(PAIRS_PER_TASK)
+                        .map(|i| {
+                            let pair = round.first + i;
+                            let raw = match &entries {
+                                None => record(i),
+                                Some(entries) => match entries[i].load(Ordering::Relaxed) {
+                                    u32::MAX => T::zeroed(),
+                                    entry => record(entry as usize),
+                                },
+                            };
+                            per_pair(pair, &raw).unwrap_or_else(|e| {
+                                fail(pair, e);
+                                R::default()
+                            })
+                        }),
+                );
+            })
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        readback.unmap();
+        read?;
+        match first_error.into_inner() {
+            Ok(None) => {}
+            Ok(Some((_, error))) => return Err(error),
+            Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
+        }
+        timings.cpu_clipping += t.elapsed();
+        Ok(())
+    }
+}
+
+/// Step 4 for a compact list: for each of the round's `pairs` (the first is pair `first` of the
+/// batch), the index of its entry in `list` (u32::MAX when it has none), built on all threads.
+/// [`GpuError::BadResult`] when an entry names a pair outside the round or a pair listed twice.
+fn list_entries(list: &[u8], pairs: usize, first: usize) -> Result<Vec<AtomicU32>, GpuError> {
+    let entries: Vec<AtomicU32> = (0..pairs).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let pair_at = std::mem::offset_of!(GpuManifold, pair);
+    list.par_chunks_exact(size_of::<GpuManifold>())
+        .with_min_len(PAIRS_PER_TASK)
+        .enumerate()
+        .try_for_each(|(entry, raw)| {
+            let pair = bytemuck::pod_read_unaligned::<u32>(&raw[pair_at..pair_at + 4]) as usize;
+            let Some(slot) = entries.get(pair) else {
+                return Err(GpuError::BadResult {
+                    pair: first,
+                    what: format!("manifold list entry {entry} names pair {pair} of a round of {pairs}"),
+                });
+            };
+            slot.compare_exchange(u32::MAX, entry as u32, Ordering::Relaxed, Ordering::Relaxed)
+                .map(drop)
+                .map_err(|_| GpuError::BadResult {
+                    pair: first + pair,
+                    what: "listed twice in the manifold list".into(),
+                })
+        })?;
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list of entries naming `pairs`, as the clip kernel writes it.
+    fn list(pairs: &[u32]) -> Vec<u8> {
+        let entries: Vec<GpuManifold> = pairs
+            .iter()
+            .map(|&pair| GpuManifold {
+                pair,
+                ..GpuManifold::default()
+            })
+            .collect();
+        bytemuck::cast_slice(&entries).to_vec()
+    }
+
+    #[test]
+    fn list_entries_map_pairs_to_entries_and_reject_bad_indices() {
+        let entries = list_entries(&list(&[3, 0, 2]), 5, 100).expect("valid list");
+        let slots: Vec<u32> = entries.iter().map(|e| e.load(Ordering::Relaxed)).collect();
+        assert_eq!(slots, [1, u32::MAX, 2, 0, u32::MAX]);
+        assert_eq!(
+            list_entries(&list(&[1, 5]), 5, 100).map(drop),
+            Err(GpuError::BadResult {
+                pair: 100,
+                what: "manifold list entry 1 names pair 5 of a round of 5".into()
+            })
+        );
+        assert_eq!(
+            list_entries(&list(&[4, 2, 4]), 5, 100).map(drop),
+            Err(GpuError::BadResult {
+                pair: 104,
+                what: "listed twice in the manifold list".into()
+            })
+        );
+    }
+}

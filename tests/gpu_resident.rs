@@ -1,0 +1,474 @@
+//! The GPU manifold list: the compact readback of `GpuNarrowphase::collide` (only pairs that are
+//! not separated come back, with their count) and the resident API (`encode_resident`: bodies,
+//! pairs and the pair count in the caller's GPU buffers, manifolds left in a GPU list), both
+//! against the CPU path.
+
+mod support;
+
+use std::time::Duration;
+
+use glam::Vec3;
+use hullsat::gpu::layout::{
+    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
+};
+use hullsat::gpu::{Clipping, ResidentBatch};
+use hullsat::{
+    Body, ContactPoint, CpuNarrowphase, Cuboid, FeatureId, GpuError, GpuNarrowphase, Manifold, Pose, Shape,
+};
+use rand::RngExt;
+use rand_pcg::Pcg64;
+use support::{device_or_skip, gpu_or_skip, random_rotation, seeded_rng};
+use wgpu::util::DeviceExt;
+
+/// Positions and depths agree within this fraction of the pair's size (issue 8: 1e-5).
+const POINT_TOLERANCE: f32 = 1.0e-5;
+
+/// Boxes of half extents 0.25 to 0.5 (at most 0.87 from centre to corner).
+fn boxes(rng: &mut Pcg64, count: usize) -> Vec<Shape> {
+    (0..count)
+        .map(|_| {
+            let half = Vec3::new(
+                rng.random_range(0.25..0.5),
+                rng.random_range(0.25..0.5),
+                rng.random_range(0.25..0.5),
+            );
+            Shape::Cuboid(Cuboid::new(half).expect("valid box"))
+        })
+        .collect()
+}
+
+/// `pairs` pairs `[2k, 2k + 1]` of randomly turned boxes 10 apart from the next pair; a share
+/// `touching` of them overlap (centres 0.2 to 0.5 apart), the others are clearly separated
+/// (centres 2 to 3 apart, more than two corner distances).
+fn scene(rng: &mut Pcg64, shapes: usize, pairs: usize, touching: f64) -> (Vec<Body>, Vec<[u32; 2]>) {
+    let mut bodies = Vec::with_capacity(2 * pairs);
+    for k in 0..pairs {
+        let centre = Vec3::new(10.0 * k as f32, 0.0, 0.0);
+        let distance = if rng.random_bool(touching) {
+            rng.random_range(0.2..0.5)
+        } else {
+            rng.random_range(2.0..3.0)
+        };
+        let offset = support::random_direction(rng) * distance;
+        for position in [centre, centre + offset] {
+            bodies.push(Body {
+                shape: rng.random_range(0..shapes as u32),
+                pose: Pose::new(position, random_rotation(rng)),
+            });
+        }
+    }
+    let pairs = (0..pairs as u32).map(|k| [2 * k, 2 * k + 1]).collect();
+    (bodies, pairs)
+}
+
+/// Same verdict; for contacts the same normal, separation, point count, ids, and positions and
+/// depths within the tolerance (boxes: scale 2).
+#[track_caller]
+fn assert_same_results(gpu: &[Option<Manifold>], cpu: &[Option<Manifold>]) {
+    assert_eq!(gpu.len(), cpu.len());
+    let eps = POINT_TOLERANCE * 2.0;
+    for (i, (g, c)) in gpu.iter().zip(cpu).enumerate() {
+        let (g, c) = match (g, c) {
+            (None, None) => continue,
+            (Some(g), Some(c)) => (g, c),
+            _ => panic!("pairs[{i}]: verdicts differ\n gpu {g:?}\n cpu {c:?}"),
+        };
+        assert!(
+            g.normal.distance(c.normal) <= eps && (g.separation - c.separation).abs() <= eps,
+            "pairs[{i}]\n gpu {g:?}\n cpu {c:?}"
+        );
+        assert_eq!(
+            g.point_count(),
+            c.point_count(),
+            "pairs[{i}]\n gpu {g:?}\n cpu {c:?}"
+        );
+        for (gp, cp) in g.points().iter().zip(c.points()) {
+            assert_eq!(gp.id, cp.id, "pairs[{i}]\n gpu {g:?}\n cpu {c:?}");
+            assert!(
+                gp.position.distance(cp.position) <= f64::from(eps) && (gp.depth - cp.depth).abs() <= eps,
+                "pairs[{i}]\n gpu {g:?}\n cpu {c:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mostly_separated_pairs_read_back_only_the_listed_ones() {
+    const PAIRS: usize = 4_000;
+    let mut rng = seeded_rng(0xc0_4ac7);
+    let shapes = boxes(&mut rng, 8);
+    let (bodies, pairs) = scene(&mut rng, shapes.len(), PAIRS, 0.05);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    gpu.set_clipping(Clipping::Gpu)
+        .expect("the shared device runs the clip kernel");
+    let cpu = CpuNarrowphase::new(shapes.clone())
+        .collide(&bodies, &pairs, 0.0)
+        .expect("CPU collide");
+    let touching = cpu.iter().flatten().count();
+    assert!((100..400).contains(&touching), "{touching} of {PAIRS} touch");
+
+    // The first call knows no share yet: the whole list comes back with its count.
+    let first = gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide");
+    assert_same_results(&first, &cpu);
+    let whole = 16 + 112 * PAIRS as u64;
+    assert_eq!(gpu.timings().readback_bytes, whole);
+    // Then only the listed pairs, with headroom: about a tenth of the dense list.
+    let second = gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide");
+    assert_eq!(second, first);
+    let timings = gpu.timings();
+    assert_eq!(timings.list_second_copies, 0);
+    let expected = 16 + 112 * ((touching as f64 * 1.25).ceil() as u64 + 256);
+    assert_eq!(timings.readback_bytes, expected, "{touching} listed");
+    assert!(timings.readback_bytes < whole / 5);
+
+    // A batch where most pairs touch outgrows that prefix: its rest takes a second copy, and
+    // the results are still the CPU's; the next sparse call is sized from it again.
+    let (dense_bodies, dense_pairs) = scene(&mut rng, shapes.len(), PAIRS, 0.9);
+    let dense = gpu
+        .collide(&dense_bodies, &dense_pairs, 0.0)
+        .expect("GPU collide");
+    assert_eq!(gpu.timings().list_second_copies, 1);
+    let dense_cpu = CpuNarrowphase::new(shapes.clone())
+        .collide(&dense_bodies, &dense_pairs, 0.0)
+        .expect("CPU collide");
+    assert_same_results(&dense, &dense_cpu);
+    assert_eq!(gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide"), first);
+    assert_eq!(gpu.timings().list_second_copies, 0);
+}
+
+#[test]
+fn a_round_of_several_dispatch_chunks_lists_every_pair_once() {
+    // 4 workgroups per dispatch dimension: 256 pairs per chunk, so 1,000 pairs run as 4 chunks
+    // appending to one list, each entry naming its pair by the chunk's first pair plus its own
+    // index. Equal bit for bit to the shared device's one chunk.
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: 4,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let mut rng = seeded_rng(0xc4a9);
+    let shapes = boxes(&mut rng, 4);
+    let (bodies, pairs) = scene(&mut rng, shapes.len(), 1_000, 0.5);
+    let Some((device, queue)) = device_or_skip(limits) else {
+        return;
+    };
+    let mut chunked = GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
+    chunked
+        .set_clipping(Clipping::Gpu)
+        .expect("9 storage buffers requested");
+    let mut whole = gpu_or_skip(&shapes).expect("the adapter exists");
+    let a = chunked.collide(&bodies, &pairs, 0.0).expect("chunked collide");
+    let b = whole.collide(&bodies, &pairs, 0.0).expect("one-chunk collide");
+    assert_eq!(a, b);
+    let cpu = CpuNarrowphase::new(shapes)
+        .collide(&bodies, &pairs, 0.0)
+        .expect("CPU collide");
+    assert_same_results(&a, &cpu);
+}
+
+/// Limits of a device for the resident tests: the clip kernel's 9 storage buffers, and
+/// `workgroups` per dispatch dimension (4: 256-pair chunks, so a call runs several).
+fn resident_limits(workgroups: u32) -> wgpu::Limits {
+    wgpu::Limits {
+        max_compute_workgroups_per_dimension: workgroups,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    }
+}
+
+/// A buffer of `contents` with STORAGE usage (and COPY_DST), as a caller's own.
+fn storage_buffer(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// Submits `encoder` after copying `list` into a mapped buffer, waits, and returns its count and
+/// entries (what a caller would bind instead).
+fn read_list(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    list: &wgpu::Buffer,
+) -> (u32, Vec<GpuManifold>) {
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(list, 0, &staging, 0, list.size());
+    let submission = queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(Duration::from_secs(60)),
+        })
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    let entries = view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
+    (head.count, entries)
+}
+
+/// A clipped GPU manifold (A's frame) moved to the world with A's pose, as the library does.
+fn world_manifold(raw: &GpuManifold, pose_a: &Pose) -> Manifold {
+    let mut manifold = Manifold::new(raw.normal.into(), raw.separation);
+    for (point, &id) in raw.points.iter().zip(&raw.ids).take(raw.count as usize) {
+        manifold.push(ContactPoint {
+            position: Vec3::new(point[0], point[1], point[2]).as_dvec3(),
+            depth: point[3],
+            id: FeatureId(id),
+        });
+    }
+    manifold.to_world(pose_a)
+}
+
+/// The list as one result per pair of `pairs` (`None` where unlisted), after checking every
+/// entry is clipped and names a distinct pair.
+fn results_by_pair(entries: &[GpuManifold], bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<Option<Manifold>> {
+    let mut results = vec![None; pairs.len()];
+    for entry in entries {
+        assert_eq!(entry.status, MANIFOLD_CLIPPED, "{entry:?}");
+        let pair = entry.pair as usize;
+        assert!(pair < pairs.len(), "{entry:?} names a pair beyond the count");
+        assert!(results[pair].is_none(), "pair {pair} listed twice");
+        let pose_a = &bodies[pairs[pair][0] as usize].pose;
+        results[pair] = Some(world_manifold(entry, pose_a));
+    }
+    results
+}
+
+#[test]
+fn resident_manifolds_equal_the_cpu_with_a_count_below_the_pair_buffer() {
+    const PAIRS: usize = 1_500;
+    const MAX_PAIRS: u32 = 1_400;
+    let mut rng = seeded_rng(0x7e51d);
+    let shapes = boxes(&mut rng, 8);
+    let (bodies, pairs) = scene(&mut rng, shapes.len(), PAIRS, 0.5);
+    let cpu = CpuNarrowphase::new(shapes.clone());
+    // One chunk, then 256-pair chunks (several indirect dispatches appending to one list).
+    for workgroups in [65_535, 4] {
+        let Some((device, queue)) = device_or_skip(resident_limits(workgroups)) else {
+            return;
+        };
+        let mut gpu =
+            GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+        let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+        // The count at byte 8 of a small buffer, as a broadphase might leave it.
+        let count_buffer = storage_buffer(&device, "count", bytemuck::cast_slice(&[0u32, 0, 1_000, 0]));
+        let batch = ResidentBatch {
+            bodies: &body_buffer,
+            pairs: &pair_buffer,
+            pair_count: &count_buffer,
+            pair_count_offset: 8,
+            max_pairs: MAX_PAIRS,
+            margin: 0.0,
+        };
+        // Counts below max_pairs, and one above it (clamped to max_pairs).
+        for (count, run) in [(1_000u32, 1_000usize), (1_400, 1_400), (5_000, 1_400)] {
+            queue.write_buffer(&count_buffer, 8, bytemuck::bytes_of(&count));
+            let mut encoder = device.create_command_encoder(&Default::default());
+            let out = gpu.encode_resident(&mut encoder, &batch).expect("encodes");
+            assert_eq!(out.capacity, MAX_PAIRS);
+            let (listed, entries) = read_list(&device, &queue, encoder, &out.list);
+            let expected = cpu.collide(&bodies, &pairs[..run], 0.0).expect("CPU collide");
+            let touching = expected.iter().flatten().count();
+            assert_eq!(
+                listed as usize, touching,
+                "count {count}, workgroups {workgroups}"
+            );
+            assert!(touching > run / 3, "{touching} of {run} touch");
+            let results = results_by_pair(&entries, &bodies, &pairs[..run]);
+            assert_same_results(&results, &expected);
+        }
+    }
+}
+
+#[test]
+fn resident_pairs_with_indices_out_of_range_are_listed_invalid() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).expect("valid box"))];
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+    // Bodies 0 and 1 overlap by 0.1; body 2 names shape 7 of a one-shape list.
+    let mut gpu_bodies: Vec<GpuBody> = (0..3)
+        .map(|i| {
+            GpuBody::from_body(&Body {
+                shape: 0,
+                pose: Pose::from_translation(Vec3::new(0.0, 0.9 * i as f32, 0.0)),
+            })
+        })
+        .collect();
+    gpu_bodies[2].shape = 7;
+    let pairs: [[u32; 2]; 6] = [[0, 1], [0, 3], [1, 1], [1, 2], [u32::MAX, 0], [1, 0]];
+    let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+    let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+    let count_buffer = storage_buffer(&device, "count", bytemuck::bytes_of(&(pairs.len() as u32)));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu
+        .encode_resident(
+            &mut encoder,
+            &ResidentBatch {
+                bodies: &body_buffer,
+                pairs: &pair_buffer,
+                pair_count: &count_buffer,
+                pair_count_offset: 0,
+                max_pairs: pairs.len() as u32,
+                margin: 0.0,
+            },
+        )
+        .expect("encodes");
+    let (count, mut entries) = read_list(&device, &queue, encoder, &out.list);
+    assert_eq!(count, 6);
+    entries.sort_by_key(|m| m.pair);
+    let statuses: Vec<u32> = entries.iter().map(|m| m.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            MANIFOLD_CLIPPED,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_INVALID,
+            MANIFOLD_CLIPPED
+        ]
+    );
+    // Pairs run as given: [1, 0] has body 1 as A, as the CPU's [0, 1] on the bodies swapped
+    // (the CPU itself computes [1, 0] as [0, 1] and swaps the result).
+    let bodies: Vec<Body> = (0..2)
+        .map(|i| Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::new(0.0, 0.9 * i as f32, 0.0)),
+        })
+        .collect();
+    let cpu = CpuNarrowphase::new(shapes);
+    let straight = cpu.collide(&bodies, &[[0, 1]], 0.0).expect("CPU collide");
+    let swapped = cpu
+        .collide(&[bodies[1], bodies[0]], &[[0, 1]], 0.0)
+        .expect("CPU collide");
+    let cpu = [straight[0], swapped[0]];
+    for (entry, expected) in [(&entries[0], &cpu[0]), (&entries[5], &cpu[1])] {
+        let pose_a = &bodies[pairs[entry.pair as usize][0] as usize].pose;
+        assert_same_results(
+            &[Some(world_manifold(entry, pose_a))],
+            std::slice::from_ref(expected),
+        );
+    }
+}
+
+#[test]
+fn resident_batches_the_host_can_see_are_wrong_are_refused_by_field() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).expect("valid box"))];
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue, &shapes).expect("narrowphase");
+    let bodies = storage_buffer(&device, "bodies", &[0; 96]);
+    let pairs = storage_buffer(&device, "pairs", &[0; 64]);
+    let count = storage_buffer(&device, "count", &[0; 16]);
+    let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("not storage"),
+        size: 256,
+        usage: wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let good = ResidentBatch {
+        bodies: &bodies,
+        pairs: &pairs,
+        pair_count: &count,
+        pair_count_offset: 0,
+        max_pairs: 8,
+        margin: 0.0,
+    };
+    let cases = [
+        (
+            ResidentBatch {
+                bodies: &uniform,
+                ..good
+            },
+            "ResidentBatch.bodies",
+        ),
+        (ResidentBatch { max_pairs: 9, ..good }, "ResidentBatch.max_pairs"),
+        (
+            ResidentBatch {
+                pair_count_offset: 2,
+                ..good
+            },
+            "ResidentBatch.pair_count_offset",
+        ),
+        (
+            ResidentBatch {
+                pair_count_offset: 16,
+                ..good
+            },
+            "ResidentBatch.pair_count_offset",
+        ),
+        (
+            ResidentBatch {
+                margin: f32::NAN,
+                ..good
+            },
+            "ResidentBatch.margin",
+        ),
+    ];
+    for (batch, field) in cases {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        match gpu.encode_resident(&mut encoder, &batch) {
+            Err(GpuError::Input(e)) => assert_eq!(e.path, field, "{e}"),
+            other => panic!("{field}: expected an input error, got {other:?}"),
+        }
+    }
+    let mut encoder = device.create_command_encoder(&Default::default());
+    gpu.encode_resident(&mut encoder, &good)
+        .expect("the good batch encodes");
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn bench_gpu_resident_lists_the_manifolds_cpu1_finds() {
+    use support::cli::{hullsat, stderr};
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "400",
+        "--shapes",
+        "box",
+        "--repeat",
+        "2",
+        "--json",
+        "--backend",
+        "cpu1,gpu-resident",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    if entries.len() == 1 {
+        assert!(!support::gpu_required(), "{}", stderr(&output));
+        return;
+    }
+    let (cpu1, resident) = (&entries[0], &entries[1]);
+    assert_eq!(resident["backend"], "gpu-resident");
+    assert!(cpu1["manifolds"].as_u64().unwrap() > 0, "{cpu1}");
+    assert_eq!(resident["manifolds"], cpu1["manifolds"], "{resident}");
+    assert_eq!(resident["host_pairs"].as_u64(), Some(0), "{resident}");
+    assert_eq!(resident["readback_bytes"].as_u64(), Some(0), "{resident}");
+    let timing = resident["timing"].as_str().unwrap();
+    assert!(
+        ["gpu-timestamps", "submit-and-wait"].contains(&timing),
+        "{resident}"
+    );
+    assert!(resident["median_s"].as_f64().unwrap() > 0.0, "{resident}");
+}
