@@ -29,8 +29,11 @@
 //! skip the rest, scene generation included; a criterion filter (`cargo bench --bench
 //! narrowphase -- 'hull32/(cpu1|parry)/10000'`) also works but still builds every scene.
 //! `HULLSAT_BENCH_ONCE=1` runs each selected CPU backend once per size without criterion, for
-//! instruction counts under `perf stat` or callgrind.
+//! instruction counts under `perf stat` or callgrind; it prints the manifold count, and with
+//! `HULLSAT_BENCH_DIGEST=1` a digest of every bit of the results, which a pure speedup leaves
+//! unchanged.
 
+use std::hash::{DefaultHasher, Hasher};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -39,7 +42,7 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_g
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::gpu::Clipping;
-use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Shape};
+use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Manifold, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d::shape::SharedShape;
@@ -265,25 +268,48 @@ fn run_once(w: &Workload, sizes: &[usize], backends: &[String]) {
         let (w, pairs) = w.first_pairs(n);
         let (w, pairs) = (&w, &pairs[..]);
         for backend in backends {
-            let found = match backend.as_str() {
-                "cpu1" => cpu
-                    .collide_single_thread(&w.bodies, pairs, MARGIN)
-                    .unwrap()
-                    .iter()
-                    .flatten()
-                    .count(),
-                "cpu" => cpu
-                    .collide(&w.bodies, pairs, MARGIN)
-                    .unwrap()
-                    .iter()
-                    .flatten()
-                    .count(),
-                "parry" => parry_collide(w, pairs, &mut manifolds),
+            let results = match backend.as_str() {
+                "cpu1" => cpu.collide_single_thread(&w.bodies, pairs, MARGIN).unwrap(),
+                "cpu" => cpu.collide(&w.bodies, pairs, MARGIN).unwrap(),
+                "parry" => {
+                    let points = parry_collide(w, pairs, &mut manifolds);
+                    eprintln!("once {}/parry/{}: {points} points", w.name, pairs.len());
+                    continue;
+                }
                 _ => continue,
             };
-            eprintln!("once {}/{backend}/{}: {found}", w.name, pairs.len());
+            let found = results.iter().flatten().count();
+            // The digest only when asked for: it would count in the instructions per pair.
+            let digest = std::env::var_os("HULLSAT_BENCH_DIGEST")
+                .map(|_| format!(" (digest {:016x})", digest(&results)))
+                .unwrap_or_default();
+            eprintln!("once {}/{backend}/{}: {found}{digest}", w.name, pairs.len());
         }
     }
+}
+
+/// A hash of every bit of `results` (normals, separations, points, ids, in pair order), so a
+/// change meant to be a pure speedup can be checked to leave the results bit for bit unchanged.
+fn digest(results: &[Option<Manifold>]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for manifold in results {
+        let Some(m) = manifold else {
+            hasher.write_u8(0);
+            continue;
+        };
+        hasher.write_u8(1);
+        for x in m.normal.to_array().into_iter().chain([m.separation]) {
+            hasher.write_u32(x.to_bits());
+        }
+        for point in m.points() {
+            for x in point.position.to_array() {
+                hasher.write_u64(x.to_bits());
+            }
+            hasher.write_u32(point.depth.to_bits());
+            hasher.write_u32(point.id.0);
+        }
+    }
+    hasher.finish()
 }
 
 fn narrowphase(c: &mut Criterion) {

@@ -1,16 +1,21 @@
 //! The bounded SAT queries against the exhaustive ones, bit for bit, on random hull pairs near
 //! contact, including nearly aligned boxes (many tied and nearly parallel edge pairs): the edge
 //! query (`query_edges_bounded`, and `query_edges` which uses it) against
-//! `query_edges_exhaustive` (same pair, axis and separation), and `query_faces` against
-//! `query_faces_exhaustive` (same face and separation), both ways round.
+//! `query_edges_exhaustive` (same pair, axis and separation), `query_faces` against
+//! `query_faces_exhaustive` (same face and separation), both ways round, and the whole SAT
+//! (`query_hulls`, whose B face query and edge query skip what is below the best face) against
+//! `query_hulls_exhaustive`.
 
 mod support;
 
 use glam::{Quat, Vec3};
+use hullsat::contact::{collide_shapes, manifold_from_sat};
 use hullsat::query::sat::{
     query_edges, query_edges_bounded, query_edges_exhaustive, query_faces, query_faces_exhaustive,
+    query_hulls, query_hulls_exhaustive,
 };
-use hullsat::{ConvexHull, Isometry, Pose};
+use hullsat::query::sat_box_box::query_boxes;
+use hullsat::{ConvexHull, Isometry, Pose, Shape};
 use rand::RngExt;
 use support::shapes::{FAMILIES, Family, random_shape};
 use support::{random_direction, random_rotation, seeded_rng};
@@ -54,6 +59,12 @@ fn compare(seed: u64, family_a: Family, family_b: Family, angle: Option<f32>) ->
             "pair {i} (seed {seed}, {family_a:?} vs {family_b:?}, margin {margin}): b_in_a {b_in_a:?}"
         );
         with_result += exhaustive.is_some() as usize;
+        // The whole SAT with its floors against the one from the exhaustive queries.
+        assert_eq!(
+            query_hulls(a, b, &b_in_a, margin),
+            query_hulls_exhaustive(a, b, &b_in_a, margin),
+            "SAT, pair {i} (seed {seed}, {family_a:?} vs {family_b:?}, margin {margin})"
+        );
         let a_in_b = b_in_a.inverse();
         assert_eq!(
             query_faces(a, b, &a_in_b, margin),
@@ -93,4 +104,36 @@ fn bounded_queries_match_the_exhaustive_ones_on_nearly_aligned_boxes() {
             compare(seed, fa, fb, Some(angle));
         }
     }
+}
+
+/// `collide_hull_hull` stops pairs whose bounding spheres are apart by more than the margin
+/// before the SAT; the full path (SAT, then `manifold_from_sat`) must give the same answer, bit
+/// for bit, from deep overlap to well beyond the margin (box pairs, which take the box SAT, are
+/// compared too).
+#[test]
+fn the_bounding_sphere_shortcut_leaves_every_manifold_unchanged() {
+    let mut rng = seeded_rng(200);
+    let mut apart = 0;
+    for i in 0..4000 {
+        let (fa, fb) = (FAMILIES[i % 4], FAMILIES[(i / 4) % 4]);
+        let (shape_a, shape_b) = (random_shape(&mut rng, fa), random_shape(&mut rng, fb));
+        let (a, b) = (shape_a.as_hull().unwrap(), shape_b.as_hull().unwrap());
+        let reach = a.radius() + b.radius();
+        let pose_a = Pose::new(random_direction(&mut rng) * 3.0, rotation(&mut rng, None));
+        let offset = random_direction(&mut rng) * reach * rng.random_range(0.2..1.6);
+        let pose_b = Pose::new(pose_a.translation + offset.as_dvec3(), rotation(&mut rng, None));
+        let margin = [0.0, 0.05 * reach, 0.3 * reach][i % 3];
+        let b_in_a = pose_a.relative_to_self(&pose_b);
+        let full = match (&shape_a, &shape_b) {
+            (Shape::Cuboid(ca), Shape::Cuboid(cb)) => query_boxes(ca, cb, &b_in_a, margin),
+            _ => query_hulls(a, b, &b_in_a, margin),
+        };
+        let expected = manifold_from_sat(a, &pose_a, b, &pose_b, &full, margin);
+        let got = collide_shapes(&shape_a, &pose_a, &shape_b, &pose_b, margin);
+        assert_eq!(got, expected, "pair {i} ({fa:?} vs {fb:?}, margin {margin})");
+        let centres = b_in_a.transform_point(b.centroid()) - a.centroid();
+        apart += (centres.length() > reach + margin) as usize;
+    }
+    // Both sides of the shortcut are covered.
+    assert!(apart > 400 && apart < 3600, "{apart} of 4000 apart");
 }

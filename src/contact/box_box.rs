@@ -1,9 +1,11 @@
 //! Box against box: the 15-axis box SAT ([`query_boxes`]), then the hull routine's manifold
-//! construction on the boxes' hulls ([`manifold_from_sat`]: clip of the two faces, edge contact,
-//! GJK for separated pairs). The manifold is the hull-hull one up to rounding (exact ties of the
-//! SAT may pick another axis).
+//! construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
+//! clip of the two faces, edge contact, GJK for separated pairs). The manifold is the hull-hull
+//! one up to rounding (exact ties of the SAT may pick another axis). No bounding-sphere test
+//! first, unlike hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first
+//! face query is about as cheap.
 
-use crate::contact::manifold_from_sat;
+use crate::contact::hull_hull::manifold_from_sat_in_a;
 use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::query::sat_box_box::query_boxes;
@@ -18,6 +20,7 @@ pub fn collide_box_box(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    let sat = query_boxes(a, b, &pose_a.relative_to_self(pose_b), margin);
-    manifold_from_sat(a.hull(), pose_a, b.hull(), pose_b, &sat, margin)
+    let b_in_a = pose_a.relative_to_self(pose_b);
+    let sat = query_boxes(a, b, &b_in_a, margin);
+    manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), &b_in_a, &sat, margin)
 }

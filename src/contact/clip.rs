@@ -150,14 +150,20 @@ pub fn clip_incident_face<const N: usize>(
     let mut scratch = ClipPolygon::<N>::new();
     let (mut src, mut dst) = (out, &mut scratch);
     let mut result_in_scratch = false;
+    // Each reference vertex moved once: a side's end is the next side's start.
+    let corner = |i: usize| {
+        reference
+            .pose
+            .transform_point(reference_vertices[reference_loop[i] as usize])
+    };
+    let first = corner(0);
+    let mut start = first;
     for side in 0..reference_loop.len() {
-        let start = reference
-            .pose
-            .transform_point(reference_vertices[reference_loop[side] as usize]);
-        let end_index = reference_loop[(side + 1) % reference_loop.len()];
-        let end = reference
-            .pose
-            .transform_point(reference_vertices[end_index as usize]);
+        let end = if side + 1 == reference_loop.len() {
+            first
+        } else {
+            corner(side + 1)
+        };
         // Points out of the face polygon across this edge: (edge × normal) for a CCW loop.
         let side_normal = (end - start).cross(normal);
         let side_plane = SidePlane {
@@ -166,6 +172,7 @@ pub fn clip_incident_face<const N: usize>(
             side,
         };
         clip_by_side_plane(src, dst, &side_plane, reference_loop, incident.face as u32, kind);
+        start = end;
         std::mem::swap(&mut src, &mut dst);
         result_in_scratch = !result_in_scratch;
         if src.len == 0 {
@@ -196,11 +203,17 @@ fn clip_by_side_plane<const N: usize>(
 ) {
     dst.len = 0;
     let n = src.len;
+    if n == 0 {
+        return;
+    }
+    let distance = |k: usize| plane.normal.dot(src.vertices[k].position) - plane.offset;
+    // Each vertex's distance once: a vertex's `next` is the following one's `cur`.
+    let d_first = distance(0);
+    let mut d_cur = d_first;
     for k in 0..n {
         let (cur, next) = (src.vertices[k], src.vertices[(k + 1) % n]);
         let carrier = src.carriers[k];
-        let d_cur = plane.normal.dot(cur.position) - plane.offset;
-        let d_next = plane.normal.dot(next.position) - plane.offset;
+        let d_next = if k + 1 == n { d_first } else { distance(k + 1) };
         let cur_inside = d_cur <= 0.0;
         if cur_inside {
             dst.push(cur, carrier);
@@ -219,6 +232,7 @@ fn clip_by_side_plane<const N: usize>(
             };
             dst.push(crossing, outgoing);
         }
+        d_cur = d_next;
     }
 }
 
@@ -279,13 +293,35 @@ pub fn reduce_contact_points(
     reduce_to_four(points.len(), candidate, plane.normal, tie_tolerance)
 }
 
+/// Up to this many candidates, [`reduce_to_four`] evaluates each candidate once into a stack
+/// buffer (the picks read each one many times).
+const CACHED_POINTS: usize = 16;
+
 /// Of `count` candidates (`candidate(i)`: a position and its signed distance along `normal`,
 /// positive = apart, or `None` when `i` is not a candidate) keeps all when there are at most
 /// [`MAX_MANIFOLD_POINTS`], else the deepest, the farthest from it, the largest triangle and the
 /// largest quadrilateral (see the module docs). Scores within `tie_tolerance` (length units;
 /// areas scaled by the base length) count as equal and go to the lowest index, so the choice does
-/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass.
+/// not flicker between nearly symmetric points. Needs no buffer: every pick is a pass (up to 16
+/// candidates are evaluated once into a stack buffer first).
 pub fn reduce_to_four(
+    count: usize,
+    candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
+    normal: Vec3,
+    tie_tolerance: f32,
+) -> KeptPoints {
+    if count <= CACHED_POINTS {
+        let mut cached = [None; CACHED_POINTS];
+        for (i, slot) in cached.iter_mut().enumerate().take(count) {
+            *slot = candidate(i);
+        }
+        return reduce_candidates(count, |i| cached[i], normal, tie_tolerance);
+    }
+    reduce_candidates(count, candidate, normal, tie_tolerance)
+}
+
+/// [`reduce_to_four`]'s picks, reading `candidate` as often as they need.
+fn reduce_candidates(
     count: usize,
     candidate: impl Fn(usize) -> Option<(Vec3, f32)>,
     normal: Vec3,
@@ -308,6 +344,20 @@ pub fn reduce_to_four(
     };
     // The first candidate (by index) whose score is within `tolerance` of the best.
     let pick = |candidate: &dyn Fn(usize) -> bool, score: &dyn Fn(usize) -> f32, tolerance: f32| {
+        if count <= CACHED_POINTS {
+            // Each score once.
+            let mut scores = [f32::NEG_INFINITY; CACHED_POINTS];
+            let mut best = f32::NEG_INFINITY;
+            for (i, slot) in scores.iter_mut().enumerate().take(count) {
+                if candidate(i) {
+                    *slot = score(i);
+                    best = best.max(*slot);
+                }
+            }
+            return (0..count)
+                .find(|&i| candidate(i) && scores[i] >= best - tolerance)
+                .unwrap_or(0);
+        }
         let best = (0..count)
             .filter(|&i| candidate(i))
             .map(score)

@@ -89,6 +89,22 @@ pub struct Edge {
     pub faces: [u32; 2],
 }
 
+/// Four edges of a hull by coordinate, for bounds that test four edges at a time
+/// ([`crate::query::bounds::max_on_arcs_loose`]): lane `i` is edge `4 * group + i` of
+/// [`ConvexHull::edges`]; the last group repeats its last edge in the unused lanes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EdgeLanes {
+    /// Start vertex (`Edge::vertices[0]`), local frame: x, y, z lanes.
+    pub start: [Vec4; 3],
+    /// Unit outward normal of `Edge::faces[0]`: x, y, z lanes.
+    pub normal0: [Vec4; 3],
+    /// Unit outward normal of `Edge::faces[1]`: x, y, z lanes.
+    pub normal1: [Vec4; 3],
+    /// `max(0, (1 − normal0 · normal1) / 2)` (dimensionless): how far the edge's Gauss-map arc
+    /// can rise above its ends.
+    pub spread: Vec4,
+}
+
 /// Why a hull could not be built.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum HullError {
@@ -178,8 +194,16 @@ pub struct ConvexHull {
     faces: Vec<Face>,
     planes: Vec<Plane>,
     edges: Vec<Edge>,
+    /// Unit direction of each edge, `normalize(vertices[1] − vertices[0])`, by edge.
+    edge_directions: Vec<Vec3>,
+    /// `planes` four per entry by coordinate, for [`Self::plane_lanes`].
+    plane_lanes: Vec<[Vec4; 4]>,
+    /// `edges` four per entry with their face normals, for [`Self::edge_lanes`].
+    edge_lanes: Vec<EdgeLanes>,
     centroid: Vec3,
     radius: f32,
+    /// Smallest distance from the centroid to a face plane.
+    inner_radius: f32,
 }
 
 impl ConvexHull {
@@ -250,6 +274,30 @@ impl ConvexHull {
     /// Largest distance from the centroid to a vertex.
     pub fn radius(&self) -> f32 {
         self.radius
+    }
+
+    /// Radius of the largest sphere about the centroid inside the hull: the smallest distance
+    /// from the centroid to a face plane (local length units, positive for a valid hull).
+    pub fn inner_radius(&self) -> f32 {
+        self.inner_radius
+    }
+
+    /// Unit direction of each edge, from `vertices[0]` to `vertices[1]` (local frame), by edge:
+    /// `(v1 − v0).normalize()`, bit for bit.
+    pub fn edge_directions(&self) -> &[Vec3] {
+        &self.edge_directions
+    }
+
+    /// The face planes four at a time by coordinate: `[normal.x, normal.y, normal.z, offset]`,
+    /// lane `i` = plane `4 * group + i` of [`Self::planes`]; the last group repeats its last
+    /// plane in the unused lanes.
+    pub fn plane_lanes(&self) -> &[[Vec4; 4]] {
+        &self.plane_lanes
+    }
+
+    /// The edges four at a time with their face normals (see [`EdgeLanes`]).
+    pub fn edge_lanes(&self) -> &[EdgeLanes] {
+        &self.edge_lanes
     }
 
     /// Smallest `direction · v` over the vertices `v` (local frame): minus the support value

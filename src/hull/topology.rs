@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use glam::{DVec3, Vec3, Vec4};
 
-use super::{ConvexHull, Edge, Face, Plane};
+use super::{ConvexHull, Edge, EdgeLanes, Face, Plane};
 
 /// Builds the hull from vertices and outward (counter-clockwise) loops that together form a
 /// closed convex polyhedron. Every vertex must be used by some face.
@@ -47,6 +47,30 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         .map(|v| v.distance(centroid))
         .fold(0.0f32, f32::max);
     let vertex_lanes = vertex_lanes(&vertices);
+    let edge_directions = edges
+        .iter()
+        .map(|e| (vertices[e.vertices[1] as usize] - vertices[e.vertices[0] as usize]).normalize())
+        .collect();
+    let edge_lanes = edge_lanes(&vertices, &planes, &edges);
+    let plane_lanes = planes
+        .chunks(4)
+        .map(|group| {
+            let plane = |i: usize| group[i.min(group.len() - 1)];
+            let lane = |value: &dyn Fn(Plane) -> f32| {
+                Vec4::new(value(plane(0)), value(plane(1)), value(plane(2)), value(plane(3)))
+            };
+            [
+                lane(&|p| p.normal.x),
+                lane(&|p| p.normal.y),
+                lane(&|p| p.normal.z),
+                lane(&|p| p.offset),
+            ]
+        })
+        .collect();
+    let inner_radius = planes
+        .iter()
+        .map(|plane| plane.offset - plane.normal.dot(centroid))
+        .fold(f32::INFINITY, f32::min);
     ConvexHull {
         vertices,
         vertex_lanes,
@@ -54,9 +78,46 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         faces,
         planes,
         edges,
+        edge_directions,
+        plane_lanes,
+        edge_lanes,
         centroid,
         radius,
+        inner_radius,
     }
+}
+
+/// The edges four at a time by coordinate ([`EdgeLanes`]); the last group repeats its last
+/// edge in the unused lanes.
+fn edge_lanes(vertices: &[Vec3], planes: &[Plane], edges: &[Edge]) -> Vec<EdgeLanes> {
+    edges
+        .chunks(4)
+        .map(|group| {
+            let edge = |i: usize| group[i.min(group.len() - 1)];
+            let lanes = |value: &dyn Fn(Edge) -> Vec3| {
+                let axis = |k: usize| {
+                    Vec4::new(
+                        value(edge(0))[k],
+                        value(edge(1))[k],
+                        value(edge(2))[k],
+                        value(edge(3))[k],
+                    )
+                };
+                [axis(0), axis(1), axis(2)]
+            };
+            let normal = |e: Edge, side: usize| planes[e.faces[side] as usize].normal;
+            let spread = |i: usize| {
+                let e = edge(i);
+                (0.5 * (1.0 - normal(e, 0).dot(normal(e, 1)))).max(0.0)
+            };
+            EdgeLanes {
+                start: lanes(&|e| vertices[e.vertices[0] as usize]),
+                normal0: lanes(&|e| normal(e, 0)),
+                normal1: lanes(&|e| normal(e, 1)),
+                spread: Vec4::new(spread(0), spread(1), spread(2), spread(3)),
+            }
+        })
+        .collect()
 }
 
 /// The vertices four at a time by coordinate (`[x, y, z]`, lane `i` = vertex `4 * group + i`);

@@ -11,9 +11,9 @@
 //! the small angle between a computed axis and the exact arc, are covered by a slack of
 //! [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, EdgeLanes};
 
 /// Relative slack (dimensionless) added to every face and edge bound, times the pair's
 /// coordinate reach (translation plus both hulls' centroid offsets and radii, a length), so the
@@ -25,12 +25,9 @@ pub const SAT_BOUND_SLACK: f32 = 1.0e-3;
 
 /// Radius of the largest sphere about the hull's centroid that lies inside it: the smallest
 /// distance from the centroid to a face plane (local length units, positive for a valid hull).
+/// Computed once when the hull is built ([`ConvexHull::inner_radius`]).
 pub fn inner_radius(hull: &ConvexHull) -> f32 {
-    let centroid = hull.centroid();
-    hull.planes()
-        .iter()
-        .map(|plane| plane.offset - plane.normal.dot(centroid))
-        .fold(f32::INFINITY, f32::min)
+    hull.inner_radius()
 }
 
 /// Largest `n · w` over the unit vectors `n` on the short great-circle arc from the unit `u` to
@@ -59,6 +56,22 @@ pub fn max_on_arc(u: Vec3, v: Vec3, w: Vec3) -> f32 {
 #[inline]
 pub fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
     u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
+}
+
+/// [`max_on_arc_loose`] for four edges at a time: lane `i` bounds `n · (c − p)` over the arc
+/// of edge `i` of `lanes` (`p` its start vertex, the arc from its `normal0` to its `normal1`),
+/// all in the hull's local frame. The same bound up to rounding (the slack covers it).
+#[inline]
+pub fn max_on_arcs_loose(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
+    let [px, py, pz] = lanes.start;
+    let (wx, wy, wz) = (
+        Vec4::splat(c.x) - px,
+        Vec4::splat(c.y) - py,
+        Vec4::splat(c.z) - pz,
+    );
+    let dot = |[nx, ny, nz]: [Vec4; 3]| nx * wx + ny * wy + nz * wz;
+    let length = (wx * wx + wy * wy + wz * wz).sqrt();
+    dot(lanes.normal0).max(dot(lanes.normal1)) + length * lanes.spread
 }
 
 #[cfg(test)]
@@ -94,6 +107,32 @@ mod tests {
                     assert!(bound <= sampled + 1e-3, "{u} {v} {w}: {bound} >> {sampled}");
                     let loose = max_on_arc_loose(u, v, w);
                     assert!(loose >= bound - 1e-5, "{u} {v} {w}: loose {loose} < {bound}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lane_bounds_are_at_least_the_exact_arc_maximum() {
+        // A hull with edges of many arc lengths and a lane group padded with a repeated edge.
+        let points: Vec<Vec3> = (0..23)
+            .map(|i| {
+                let z = 1.0 - 2.0 * (i as f32 + 0.5) / 23.0;
+                let angle = i as f32 * 2.399_963;
+                let r = (1.0 - z * z).sqrt();
+                Vec3::new(1.5 * r * angle.cos(), r * angle.sin(), 0.7 * z)
+            })
+            .collect();
+        let hull = ConvexHull::from_points(&points).expect("points on an ellipsoid make a hull");
+        let (edges, planes, vertices) = (hull.edges(), hull.planes(), hull.vertices());
+        for c in [Vec3::ZERO, Vec3::new(2.0, -1.0, 0.5), Vec3::new(-0.3, 3.0, -2.0)] {
+            for (group, lanes) in hull.edge_lanes().iter().enumerate() {
+                let bounds = max_on_arcs_loose(lanes, c).to_array();
+                for (lane, &bound) in bounds.iter().enumerate() {
+                    let edge = edges[(4 * group + lane).min(edges.len() - 1)];
+                    let [n0, n1] = edge.faces.map(|f| planes[f as usize].normal);
+                    let exact = max_on_arc(n0, n1, c - vertices[edge.vertices[0] as usize]);
+                    assert!(bound >= exact - 1e-5, "edge {edge:?}: {bound} < {exact}");
                 }
             }
         }

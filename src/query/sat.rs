@@ -12,7 +12,9 @@
 //!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
 //!    Edges whose Gauss-map bound cannot reach what decides the result are dropped before the
 //!    pairwise loop ([`query_edges`]); the result is the exhaustive loop's.
-//! 4. Each query returns early once an axis separates by more than the margin.
+//! 4. Each query returns early once an axis separates by more than the margin. B's face query
+//!    skips faces below A's best face, the edge query pairs below the best face of either: such
+//!    an axis cannot change the result of step 5 ([`query_hulls_exhaustive`] is the reference).
 //! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
 //!    is the exact maximum over all tested axes.
@@ -24,9 +26,9 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::{ConvexHull, Plane};
+use crate::hull::{ConvexHull, EdgeLanes, Plane};
 use crate::pose::Isometry;
-use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arc, max_on_arc_loose};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs_loose};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,42 +104,78 @@ const EXHAUSTIVE_FACE_WORK: usize = 64;
 /// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
+    query_faces_above(a, b, (a_in_b, &a_in_b.inverse()), margin, f32::NEG_INFINITY)
+}
+
+/// [`query_faces`] for a caller that only needs faces separating by at least `floor` (length
+/// units, at most `margin`; `-∞` for all), given A's pose in B's frame and its inverse: faces whose bound is below it are skipped too, and
+/// the seed face is not measured when the floor is finite. The result is [`query_faces`]'s
+/// whenever that separates by at least `floor`; else a face separating by less than `floor`, or
+/// face 0 at `-∞`. (The SAT passes A's best face to B's query: a face of B below it changes
+/// neither the axis nor the separation, see [`query_hulls_with`].)
+fn query_faces_above(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    (a_in_b, b_in_a): (&Isometry, &Isometry),
+    margin: f32,
+    floor: f32,
+) -> FaceQuery {
+    debug_assert!(floor <= margin, "floor {floor} above the margin {margin}");
     if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
         return query_faces_exhaustive(a, b, a_in_b, margin);
     }
-    // Bounds in A's frame: one dot product per face.
-    let b_in_a = a_in_b.inverse();
+    // Bounds in A's frame: one dot product per face, four faces at a time.
     let b_centroid = b_in_a.transform_point(b.centroid());
     let reach =
         a_in_b.translation.length() + a.centroid().length() + a.radius() + b.centroid().length() + b.radius();
-    let lift = SAT_BOUND_SLACK * reach - inner_radius(b);
-    let bound = |plane: &Plane| plane.normal.dot(b_centroid) - plane.offset + lift;
-    let planes = a.planes();
-    let (seed, _) = planes
-        .iter()
-        .enumerate()
-        .fold((0, f32::NEG_INFINITY), |best, (i, plane)| {
-            let u = bound(plane);
-            if u > best.1 { (i, u) } else { best }
-        });
-    let threshold = face_separation(&planes[seed], b, a_in_b).min(margin);
+    let lift = Vec4::splat(SAT_BOUND_SLACK * reach - inner_radius(b));
+    let (cx, cy, cz) = (
+        Vec4::splat(b_centroid.x),
+        Vec4::splat(b_centroid.y),
+        Vec4::splat(b_centroid.z),
+    );
+    let bounds = |[nx, ny, nz, offset]: &[Vec4; 4]| nx * cx + ny * cy + nz * cz - *offset + lift;
+    let (planes, plane_lanes) = (a.planes(), a.plane_lanes());
+    let threshold = if floor > f32::NEG_INFINITY {
+        floor
+    } else {
+        // Any face gives a separation the result reaches; one of largest bound the most useful
+        // one. Per lane the largest bound and its group, then the best lane.
+        let (mut top, mut top_group) = (Vec4::NEG_INFINITY, Vec4::ZERO);
+        for (group, lanes) in plane_lanes.iter().enumerate() {
+            let u = bounds(lanes);
+            let higher = u.cmpgt(top);
+            top = Vec4::select(higher, u, top);
+            top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
+        }
+        let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
+        // Padding lanes repeat the last plane.
+        let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
+        face_separation(&planes[seed], b, a_in_b).min(margin)
+    };
     let mut best = FaceQuery {
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (face, plane) in planes.iter().enumerate() {
-        let u = bound(plane);
-        if u < threshold || u <= best.separation {
-            continue;
-        }
-        let separation = face_separation(plane, b, a_in_b);
-        if separation > best.separation {
-            best = FaceQuery {
-                face: face as u32,
-                separation,
-            };
-            if separation > margin {
-                break;
+    for (group, lanes) in plane_lanes.iter().enumerate() {
+        let u = bounds(lanes);
+        let mut passing = u.cmpge(Vec4::splat(threshold)).bitmask();
+        while passing != 0 {
+            let lane = passing.trailing_zeros() as usize;
+            passing &= passing - 1;
+            let face = 4 * group + lane;
+            if face >= planes.len() || u[lane] <= best.separation {
+                continue;
+            }
+            let separation = face_separation(&planes[face], b, a_in_b);
+            if separation > best.separation {
+                best = FaceQuery {
+                    face: face as u32,
+                    separation,
+                };
+                if separation > margin {
+                    return best;
+                }
             }
         }
     }
@@ -203,45 +241,34 @@ struct EdgeInA {
 /// first pairs the edge query allocates nothing.
 #[derive(Default)]
 struct EdgeScratch {
-    /// B's edges in A's frame, in B's edge order.
-    edges: Vec<EdgeInA>,
-    /// The edges of B the pairwise loop visits, in B's edge order.
+    /// The edges of B the pairwise loop visits, in B's edge order, in A's frame.
     kept: Vec<EdgeInA>,
     /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
     /// (`[n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z]`, `c = n1 × n0`, lane `i` = edge
     /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
     lanes: Vec<[Vec4; 9]>,
-    /// Upper bound of the separation of any pair of each edge of A, by A's edge.
-    a_bounds: Vec<f32>,
-    /// B's face normals rotated into A's frame and negated, by face.
-    normals_in_a: Vec<Vec3>,
-    /// B's vertices in A's frame, by vertex.
-    vertices_in_a: Vec<Vec3>,
+}
+
+impl EdgeInA {
+    /// Edge `index` of `b` moved into A's frame by `b_in_a` (B's pose in A's frame).
+    #[inline]
+    fn new(b: &ConvexHull, b_in_a: &Isometry, index: usize) -> Self {
+        let edge = b.edges()[index];
+        let rotation: Quat = b_in_a.rotation;
+        // Indexing, not `array::map` (which the compiler leaves as a call per element here).
+        let vertex = |side: usize| b_in_a.transform_point(b.vertices()[edge.vertices[side] as usize]);
+        let normal = |side: usize| -(rotation * b.planes()[edge.faces[side] as usize].normal);
+        EdgeInA {
+            index: index as u32,
+            start: vertex(0),
+            end: vertex(1),
+            normals: [normal(0), normal(1)],
+        }
+    }
 }
 
 impl EdgeScratch {
-    /// Moves B's face normals, vertices and edges into A's frame (`edges`).
-    fn fill(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
-        let rotation: Quat = b_in_a.rotation;
-        // Each face normal and vertex once, then gathered per edge.
-        self.normals_in_a.clear();
-        self.normals_in_a
-            .extend(b.planes().iter().map(|plane| -(rotation * plane.normal)));
-        self.vertices_in_a.clear();
-        self.vertices_in_a
-            .extend(b.vertices().iter().map(|&v| b_in_a.transform_point(v)));
-        self.edges.clear();
-        for (i, eb) in b.edges().iter().enumerate() {
-            self.edges.push(EdgeInA {
-                index: i as u32,
-                start: self.vertices_in_a[eb.vertices[0] as usize],
-                end: self.vertices_in_a[eb.vertices[1] as usize],
-                normals: eb.faces.map(|f| self.normals_in_a[f as usize]),
-            });
-        }
-    }
-
     /// Fills `lanes` from `kept`.
     fn fill_lanes(&mut self) {
         self.lanes.clear();
@@ -300,69 +327,102 @@ pub fn query_edges_bounded(
     b_in_a: &Isometry,
     margin: f32,
 ) -> Option<EdgeQuery> {
+    query_edges_above(a, b, b_in_a, margin, f32::NEG_INFINITY)
+}
+
+/// [`query_edges_bounded`] for a caller that only needs the pairs separating by at least
+/// `floor` (length units, at most `margin`; `-∞` for all): pairs whose bound is below it are
+/// dropped too, and the seed (step 2), which needs all of B's edges in A's frame, is skipped
+/// when the floor is finite. The result is [`query_edges_exhaustive`]'s whenever that
+/// separates by at least `floor`; else it is `None` or a pair separating by less than `floor`.
+/// (The SAT passes its best face separation: an edge pair below it changes neither the axis nor
+/// the separation, see [`query_hulls_with`].) Bounds are formed four edges at a
+/// time in each hull's own frame ([`max_on_arcs_loose`]; rounding is within the slack), and only
+/// the kept edges of B are moved into A's frame.
+fn query_edges_above(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+    floor: f32,
+) -> Option<EdgeQuery> {
+    debug_assert!(floor <= margin, "floor {floor} above the margin {margin}");
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.fill(b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let b_centroid = b_in_a.transform_point(b.centroid());
-        let (a_inner, b_inner) = (inner_radius(a), inner_radius(b));
 
-        // 1. Bounds of A's edges: A reaches `pa` along the axis, B reaches down to its centroid
-        // minus its inner radius. The loose arc bound first (a third of the cost), the exact one
-        // only for edges that pass it (step 4).
-        let (a_planes, a_vertices) = (a.planes(), a.vertices());
-        let a_bound = |ia: usize, arc_bound: fn(Vec3, Vec3, Vec3) -> f32| {
-            let ea = a.edges()[ia];
-            let pa = a_vertices[ea.vertices[0] as usize];
-            let [na0, na1] = ea.faces.map(|f| a_planes[f as usize].normal);
-            arc_bound(na0, na1, b_centroid - pa) - b_inner + scan.slack
-        };
-        scratch.a_bounds.clear();
-        scratch
-            .a_bounds
-            .extend((0..a.edges().len()).map(|ia| a_bound(ia, max_on_arc_loose)));
+        // 1. Loose bounds of A's edges, four at a time: A reaches `pa` along the axis, B reaches
+        // down to its centroid minus its inner radius. (The exact arc bound, `max_on_arc`, is
+        // not worth its cost on top of these, here or in step 3: it dropped a fifth of the
+        // edges that pass, and the query ran 3% more instructions with it.)
+        let a_lift = Vec4::splat(scan.slack - inner_radius(b));
+        let a_loose = |lanes: &EdgeLanes| max_on_arcs_loose(lanes, b_centroid) + a_lift;
 
-        // 2. Seed.
-        let (seed_edge, _) =
-            scratch
-                .a_bounds
+        // 2. Seed, when no floor is given: all pairs of A's edge with the largest loose bound.
+        let mut threshold = floor;
+        if floor == f32::NEG_INFINITY {
+            let seed_edge = a
+                .edge_lanes()
                 .iter()
+                .flat_map(|lanes| a_loose(lanes).to_array())
+                .take(a.edges().len())
                 .enumerate()
                 .fold(
                     (0, f32::NEG_INFINITY),
-                    |best, (i, &u)| if u > best.1 { (i, u) } else { best },
-                );
-        scratch.kept.clear();
-        scratch.kept.extend_from_slice(&scratch.edges);
-        scratch.fill_lanes();
-        let mut seed = None;
-        if !scratch.a_bounds.is_empty() {
+                    |best, (i, u)| if u > best.1 { (i, u) } else { best },
+                )
+                .0;
+            scratch.kept.clear();
+            scratch
+                .kept
+                .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
+            scratch.fill_lanes();
+            let mut seed = None;
             scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+            threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
-        let threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
 
-        // 3. Bounds of B's edges: B reaches `pb` against the axis, A reaches its centroid plus
-        // its inner radius.
-        let a_centroid = a.centroid();
+        // 3. Keep B's edges whose loose bound reaches the threshold (in B's frame: B reaches
+        // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
+        // frame.
+        let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
+        let b_lift = scan.slack - inner_radius(a);
         scratch.kept.clear();
-        scratch.kept.extend(scratch.edges.iter().filter(|eb| {
-            let [n0, n1] = eb.normals;
-            let w = eb.start - a_centroid;
-            let lift = scan.slack - a_inner;
-            max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold
-        }));
+        for (group, lanes) in b.edge_lanes().iter().enumerate() {
+            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + Vec4::splat(b_lift);
+            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            while passing != 0 {
+                let ib = 4 * group + passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                if ib >= b.edges().len() {
+                    break;
+                }
+                scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
+            }
+        }
+        if scratch.kept.is_empty() {
+            return None;
+        }
         scratch.fill_lanes();
 
-        // 4. The exhaustive loop over what can still matter.
-        let mut best = None;
+        // 4. The exhaustive loop over what can still matter, in A's edge order.
+        let mut best: Option<EdgeQuery> = None;
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        for (ia, &bound) in scratch.a_bounds.iter().enumerate() {
-            if cannot_matter(bound, best) || cannot_matter(a_bound(ia, max_on_arc), best) {
-                continue;
-            }
-            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                break;
+        for (group, lanes) in a.edge_lanes().iter().enumerate() {
+            let loose = a_loose(lanes);
+            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            while passing != 0 {
+                let lane = passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                let ia = 4 * group + lane;
+                if ia >= a.edges().len() || cannot_matter(loose[lane], best) {
+                    continue;
+                }
+                if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
+                    return best;
+                }
             }
         }
         best
@@ -379,9 +439,10 @@ pub fn query_edges_exhaustive(
     margin: f32,
 ) -> Option<EdgeQuery> {
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.fill(b, b_in_a);
         scratch.kept.clear();
-        scratch.kept.extend_from_slice(&scratch.edges);
+        scratch
+            .kept
+            .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
         scratch.fill_lanes();
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
@@ -448,7 +509,7 @@ impl<'h> EdgeScan<'h> {
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let pa = a_vertices[ea.vertices[0] as usize];
-        let da = (a_vertices[ea.vertices[1] as usize] - pa).normalize();
+        let da = self.a.edge_directions()[ia];
         let na1_x_na0 = na1.cross(na0);
         let a_centroid = self.a.centroid();
         for (group, lanes) in lanes.iter().enumerate() {
@@ -515,14 +576,25 @@ pub fn edge_pair_separation(
     edge_a: u32,
     edge_b: u32,
 ) -> Option<(Vec3, f32)> {
-    let [pa, qa] = a.edges()[edge_a as usize]
-        .vertices
-        .map(|v| a.vertices()[v as usize]);
-    let [pb, qb] = b.edges()[edge_b as usize]
-        .vertices
-        .map(|v| b_in_a.transform_point(b.vertices()[v as usize]));
-    let axis = edge_pair_axis(pa, (qa - pa).normalize(), pb, qb, a.centroid())?;
+    let axis = edge_pair_axis_of(a, b, b_in_a, edge_a, edge_b)?;
     Some((axis, separation_along(a, b, b_in_a, axis)))
+}
+
+/// The axis of [`edge_pair_separation`] alone: [`edge_pair_axis`] of edge `edge_a` of `a` and
+/// edge `edge_b` of `b` (posed at `b_in_a`), A's frame; `None` when they are parallel.
+pub(crate) fn edge_pair_axis_of(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    edge_a: u32,
+    edge_b: u32,
+) -> Option<Vec3> {
+    let pa = a.vertices()[a.edges()[edge_a as usize].vertices[0] as usize];
+    let [vb0, vb1] = b.edges()[edge_b as usize].vertices;
+    let pb = b_in_a.transform_point(b.vertices()[vb0 as usize]);
+    let qb = b_in_a.transform_point(b.vertices()[vb1 as usize]);
+    let da = a.edge_directions()[edge_a as usize];
+    edge_pair_axis(pa, da, pb, qb, a.centroid())
 }
 
 /// Separation of `b` (posed at `b_in_a`) from `a` along the unit `axis` (A's frame, from A toward
@@ -552,20 +624,59 @@ pub fn query_hulls_preferring_faces_by(
     margin: f32,
     tolerance: f32,
 ) -> SatResult {
+    query_hulls_with(a, b, b_in_a, margin, tolerance, false)
+}
+
+/// The reference SAT: [`query_hulls`]'s result from the exhaustive queries
+/// ([`query_faces_exhaustive`], [`query_edges_exhaustive`]) with no floors; for the exactness
+/// tests of the bounds and floors.
+pub fn query_hulls_exhaustive(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
+    query_hulls_with(a, b, b_in_a, margin, tolerance, true)
+}
+
+/// Steps 1 to 5 with the bounded queries and floors, or (`exhaustive`) the reference queries.
+///
+/// Floors: B's face query skips faces below A's best face separation `fa`, the edge query pairs
+/// below `F = max(fa, fb)`. Neither changes the result: a skipped face or pair separates by less
+/// than what is already found, so it is not over the margin (`F` is at most the margin here), it
+/// cannot beat the chosen face by the tolerance (the chosen face is within the tolerance of
+/// `F`), and `max` with it is `F` again; what reaches the floor is found as without it.
+fn query_hulls_with(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+    tolerance: f32,
+    exhaustive: bool,
+) -> SatResult {
     let a_in_b = b_in_a.inverse();
-    let face_a = query_faces(a, b, &a_in_b, margin);
+    let face_a = if exhaustive {
+        query_faces_exhaustive(a, b, &a_in_b, margin)
+    } else {
+        query_faces_above(a, b, (&a_in_b, b_in_a), margin, f32::NEG_INFINITY)
+    };
     let face_a_normal = a.planes()[face_a.face as usize].normal;
     if face_a.separation > margin {
         return SatResult::on_face_a(face_a, face_a_normal);
     }
 
-    let face_b = query_faces(b, a, b_in_a, margin);
+    let face_b = if exhaustive {
+        query_faces_exhaustive(b, a, b_in_a, margin)
+    } else {
+        query_faces_above(b, a, (b_in_a, &a_in_b), margin, face_a.separation)
+    };
     let face_b_normal = -(b_in_a.rotation * b.planes()[face_b.face as usize].normal);
     if face_b.separation > margin {
         return SatResult::on_face_b(face_b, face_b_normal);
     }
 
-    let edge = query_edges(a, b, b_in_a, margin);
+    let floor = face_a.separation.max(face_b.separation);
+    let edge = if exhaustive || a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
+        query_edges_exhaustive(a, b, b_in_a, margin)
+    } else {
+        query_edges_above(a, b, b_in_a, margin, floor)
+    };
     if let Some(e) = edge
         && e.separation > margin
     {
