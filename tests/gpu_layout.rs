@@ -262,3 +262,84 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_consts(&clip, &expected);
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
+
+/// The blocks nested directly in `statement` (branches, cases, loop bodies).
+fn nested_blocks(statement: &naga::Statement) -> Vec<&naga::Block> {
+    use naga::Statement as S;
+    match statement {
+        S::Block(block) => vec![block],
+        S::If { accept, reject, .. } => vec![accept, reject],
+        S::Switch { cases, .. } => cases.iter().map(|case| &case.body).collect(),
+        S::Loop { body, continuing, .. } => vec![body, continuing],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether `statement` or a statement nested in it satisfies `found`.
+fn any_statement(statement: &naga::Statement, found: &dyn Fn(&naga::Statement) -> bool) -> bool {
+    found(statement)
+        || nested_blocks(statement)
+            .into_iter()
+            .flatten()
+            .any(|s| any_statement(s, found))
+}
+
+/// Whether `statement` is a barrier (or a workgroupUniformLoad) or a call of a function of
+/// `holding` (those holding one).
+fn needs_workgroup(
+    statement: &naga::Statement,
+    holding: &std::collections::HashSet<naga::Handle<naga::Function>>,
+) -> bool {
+    use naga::Statement as S;
+    match statement {
+        S::ControlBarrier(_) | S::MemoryBarrier(_) | S::WorkGroupUniformLoad { .. } => true,
+        S::Call { function, .. } => holding.contains(function),
+        _ => false,
+    }
+}
+
+#[test]
+fn clip_kernel_barriers_are_reached_by_the_whole_workgroup() {
+    // naga 30 records that a barrier needs uniform control flow but reports only derivatives
+    // (its analyzer leaves barriers and workgroupUniformLoad unchecked), so this checks a
+    // sufficient condition itself: every barrier, and every call of a function holding one, is
+    // a top-level statement of its function with no `return` before it. The clip kernel's
+    // list append (emit_manifold) holds two barriers, called once by every invocation.
+    use naga::Statement as S;
+    let module = clip_module();
+    // naga orders functions callee first, so one pass finds every function holding a barrier.
+    let mut holding = std::collections::HashSet::new();
+    for (handle, function) in module.functions.iter() {
+        let needs = |s: &S| needs_workgroup(s, &holding);
+        if function.body.iter().any(|s| any_statement(s, &needs)) {
+            holding.insert(handle);
+        }
+    }
+    assert!(!holding.is_empty(), "the clip kernel holds no barrier");
+    let needs = |s: &S| needs_workgroup(s, &holding);
+    let returns = |s: &S| matches!(s, S::Return { .. } | S::Kill);
+    let bodies = module
+        .functions
+        .iter()
+        .map(|(_, f)| f)
+        .chain(module.entry_points.iter().map(|e| &e.function));
+    let mut checked = 0;
+    for function in bodies {
+        let name = function.name.as_deref().unwrap_or("?");
+        let mut may_have_returned = false;
+        for statement in function.body.iter() {
+            if needs(statement) {
+                assert!(!may_have_returned, "{name}: a barrier after a return");
+                checked += 1;
+            } else {
+                assert!(
+                    !any_statement(statement, &needs),
+                    "{name}: a barrier in a branch or loop"
+                );
+            }
+            may_have_returned |= any_statement(statement, &returns);
+        }
+    }
+    // emit_manifold's two barriers and main's call of it.
+    assert_eq!(checked, 3);
+}

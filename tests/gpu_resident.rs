@@ -41,10 +41,20 @@ fn boxes(rng: &mut Pcg64, count: usize) -> Vec<Shape> {
 /// `touching` of them overlap (centres 0.2 to 0.5 apart), the others are clearly separated
 /// (centres 2 to 3 apart, more than two corner distances).
 fn scene(rng: &mut Pcg64, shapes: usize, pairs: usize, touching: f64) -> (Vec<Body>, Vec<[u32; 2]>) {
+    scene_by(rng, shapes, pairs, |rng, _| rng.random_bool(touching))
+}
+
+/// [`scene`] with pair k overlapping where `touches(rng, k)`.
+fn scene_by(
+    rng: &mut Pcg64,
+    shapes: usize,
+    pairs: usize,
+    mut touches: impl FnMut(&mut Pcg64, usize) -> bool,
+) -> (Vec<Body>, Vec<[u32; 2]>) {
     let mut bodies = Vec::with_capacity(2 * pairs);
     for k in 0..pairs {
         let centre = Vec3::new(10.0 * k as f32, 0.0, 0.0);
-        let distance = if rng.random_bool(touching) {
+        let distance = if touches(rng, k) {
             rng.random_range(0.2..0.5)
         } else {
             rng.random_range(2.0..3.0)
@@ -294,6 +304,56 @@ fn resident_manifolds_equal_the_cpu_with_a_count_below_the_pair_buffer() {
             assert_same_results(&results, &expected);
         }
     }
+}
+
+#[test]
+fn workgroups_listing_all_none_or_some_of_their_pairs_append_each_once() {
+    // The clip kernel appends per workgroup of 64 (one global atomic for the workgroup's
+    // total): workgroup 0 lists all its pairs, 1 none, 2 every other, 3 only its last lane,
+    // and a last partial workgroup of 17 lists all of its pairs.
+    const PAIRS: usize = 4 * 64 + 17;
+    let pattern = |k: usize| match k / 64 {
+        0 | 4 => true,
+        1 => false,
+        2 => k.is_multiple_of(2),
+        _ => k % 64 == 63,
+    };
+    let mut rng = seeded_rng(0x3a99);
+    let shapes = boxes(&mut rng, 4);
+    let (bodies, pairs) = scene_by(&mut rng, shapes.len(), PAIRS, |_, k| pattern(k));
+    let expected = CpuNarrowphase::new(shapes.clone())
+        .collide(&bodies, &pairs, 0.0)
+        .expect("CPU collide");
+    let touching: Vec<bool> = expected.iter().map(Option::is_some).collect();
+    assert_eq!(touching, (0..PAIRS).map(pattern).collect::<Vec<_>>());
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+    let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+    let count_buffer = storage_buffer(&device, "count", bytemuck::bytes_of(&(PAIRS as u32)));
+    let batch = ResidentBatch {
+        bodies: &body_buffer,
+        pairs: &pair_buffer,
+        pair_count: &count_buffer,
+        pair_count_offset: 0,
+        max_pairs: PAIRS as u32,
+        margin: 0.0,
+    };
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu.encode_resident(&mut encoder, &batch).expect("encodes");
+    let (count, entries) = read_list(&device, &queue, encoder, &out.list);
+    assert_eq!(count as usize, touching.iter().filter(|&&t| t).count());
+    assert_same_results(&results_by_pair(&entries, &bodies, &pairs), &expected);
+    // The host path lists the same set.
+    gpu.set_clipping(Clipping::Gpu)
+        .expect("9 storage buffers requested");
+    assert_same_results(
+        &gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide"),
+        &expected,
+    );
 }
 
 #[test]

@@ -27,6 +27,12 @@
 //    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
 //    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
 //    carry their SAT result (host_manifold), so the host runs no SAT again for them.
+// 8. Append (emit_manifold): every invocation of a workgroup, those past the chunk's end too,
+//    reaches it with its manifold (steps 1 to 7 in clip_pair return instead of storing); the
+//    workgroup counts its listed pairs in workgroup memory and takes their entries from the
+//    list's global count with one atomicAdd, so a dispatch does one global atomic per workgroup
+//    of WORKGROUP_SIZE pairs (at most, none for a workgroup that lists nothing) instead of one
+//    per listed pair, every one of them on the same address.
 //
 // Compiled after geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
 // tests/gpu_layout.rs checks the constants below against the Rust ones.
@@ -92,20 +98,51 @@ struct GpuManifoldList {
 @group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
 @group(1) @binding(4) var<storage, read_write> manifolds: GpuManifoldList;
 
-// Stores chunk pair `index`'s manifold (every store goes through here, so the output's form is
-// decided in one place): separated pairs store nothing; the others are appended to the list at
-// a slot taken from its count, with `pair` = the pair's index in the whole dispatch. The list
-// holds at least one entry per pair of the dispatch (the host sizes it), so the slot check only
-// keeps a faulty count from writing out of bounds (the host reports a count above the capacity).
-fn emit_manifold(index: u32, m: GpuManifold) {
-    if m.status == MANIFOLD_SEPARATED {
-        return;
+// The workgroup's share of the list (emit_manifold): how many of its invocations list a
+// manifold (each takes its slot within the workgroup from it), and where in the list the
+// workgroup's entries start. Workgroup memory starts zeroed in every workgroup (WGSL requires
+// it; pipeline.rs keeps wgpu's zero initialization on).
+var<workgroup> group_listed: atomic<u32>;
+var<workgroup> group_base: u32;
+
+// 8. Stores chunk pair `index`'s manifold (every store goes through here, so the output's form
+// is decided in one place): separated pairs (and invocations past the chunk's end) store
+// nothing; the others are appended to the list with `pair` = the pair's index in the whole
+// dispatch. Called once by every invocation of the workgroup (`local` = its
+// local_invocation_index), in uniform control flow: it holds two barriers.
+// a. Each listed invocation takes its slot within the workgroup from a workgroup-memory atomic.
+// b. One invocation reserves the workgroup's entries with one atomicAdd on the list's count:
+//    one global atomic per workgroup of WORKGROUP_SIZE pairs that lists any, instead of one per
+//    listed pair, all on the same address. The count ends the same (the sum of the workgroups'
+//    totals); only the order of the entries, never fixed, may differ.
+// c. Each listed invocation writes its entry at the workgroup's base plus its slot. The list
+//    holds at least one entry per pair of the dispatch (the host sizes it), so the slot check
+//    only keeps a faulty count from writing out of bounds (the host reports a count above the
+//    capacity).
+fn emit_manifold(index: u32, local: u32, m: GpuManifold) {
+    let listed = m.status != MANIFOLD_SEPARATED;
+    // a.
+    var slot = 0u;
+    if listed {
+        slot = atomicAdd(&group_listed, 1u);
     }
-    let slot = atomicAdd(&manifolds.count, 1u);
-    if slot < arrayLength(&manifolds.entries) {
-        var out = m;
-        out.pair = params.first_pair + index;
-        manifolds.entries[slot] = out;
+    workgroupBarrier();
+    // b.
+    if local == 0u {
+        let total = atomicLoad(&group_listed);
+        if total > 0u {
+            group_base = atomicAdd(&manifolds.count, total);
+        }
+    }
+    workgroupBarrier();
+    // c.
+    if listed {
+        let at = group_base + slot;
+        if at < arrayLength(&manifolds.entries) {
+            var out = m;
+            out.pair = params.first_pair + index;
+            manifolds.entries[at] = out;
+        }
     }
 }
 
@@ -502,16 +539,17 @@ fn host_manifold(sat: GpuSatResult) -> GpuManifold {
     return m;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+// Steps 1 to 7 for chunk pair `index`: the manifold emit_manifold stores (status
+// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end).
+fn clip_pair(index: u32) -> GpuManifold {
     // 1. Bounds guard, pairs this kernel does not finish.
-    let index = id.x;
+    var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
     if index >= params.pair_count {
-        return;
+        return unlisted;
     }
     if !pair_in_range(pairs[index]) {
-        emit_manifold(index, GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_INVALID, 0u, 0u));
-        return;
+        unlisted.status = MANIFOLD_INVALID;
+        return unlisted;
     }
     let sat = sat_results[index];
     var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
@@ -519,8 +557,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let axis = sat.kind & AXIS_MASK;
     if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
         m.status = MANIFOLD_SEPARATED;
-        emit_manifold(index, m);
-        return;
+        return m;
     }
     let pair = pairs[index];
     let body_a = bodies[pair.x];
@@ -528,12 +565,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
     if !is_hull(a) || !is_hull(b) {
-        collide_primitives(index, sat);
-        return;
+        return collide_primitives(index, sat);
     }
     if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
-        emit_manifold(index, host);
-        return;
+        return host;
     }
     let b_in_a = relative_pose(body_a, body_b);
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
@@ -542,14 +577,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         // 2. Apart within the margin: GJK measures the distance.
         let exact = gjk_closest_points(gjk_hull(a, identity, vec3<f32>(0.0)), gjk_hull(b, b_in_a.q, b_in_a.t));
         if exact.found && loops_cut_short() {
-            emit_manifold(index, host);
-            return;
+            return host;
         }
         if exact.found {
             if exact.distance > params.margin {
                 m.status = MANIFOLD_SEPARATED;
-                emit_manifold(index, m);
-                return;
+                return m;
             }
             let direction = exact.direction;
             let uncertainty = exact.uncertainty;
@@ -560,16 +593,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let cpu_rounding = 2.0 * GJK_EPSILON * (length(exact.point_a) + length(exact.point_b)) / exact.distance;
             let sine = length(cross(direction, sat.normal));
             if abs(alignment - CLOSEST_FEATURE_COSINE) <= cpu_rounding + sine * uncertainty + uncertainty * uncertainty {
-                emit_manifold(index, host);
-                return;
+                return host;
             }
             if alignment < CLOSEST_FEATURE_COSINE {
                 var contact = closest_point_contact(a, b, b_in_a.q, exact, direction);
                 if uncertainty > GPU_GJK_MAX_DIRECTION_ERROR {
                     contact = host;
                 }
-                emit_manifold(index, contact);
-                return;
+                return contact;
             }
         }
     }
@@ -587,8 +618,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         m.ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, sat.feature_a, sat.feature_b);
         m.count = 1u;
         m.status = MANIFOLD_CLIPPED;
-        emit_manifold(index, m);
-        return;
+        return m;
     }
 
     // 4. Reference and incident faces, posed in A's frame.
@@ -605,8 +635,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let offset = plane.w + dot(normal, reference.t);
     incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
     if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
-        emit_manifold(index, host);
-        return;
+        return host;
     }
 
     // 5. to 7.
@@ -614,9 +643,15 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
     add_clipped_points(polygon_candidates(s), normal, offset, params.margin, tolerance, &m);
     if m.count == 0u || loops_cut_short() {
-        emit_manifold(index, host);
-        return;
+        return host;
     }
     m.status = MANIFOLD_CLIPPED;
-    emit_manifold(index, m);
+    return m;
+}
+
+// Every invocation, those past the chunk's end too, reaches emit_manifold: its barriers need
+// the whole workgroup.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    emit_manifold(id.x, local, clip_pair(id.x));
 }

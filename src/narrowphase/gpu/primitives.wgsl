@@ -515,7 +515,7 @@ fn collide_capsule_hull(body_a: GpuBody, capsule: GpuShape, body_b: GpuBody, hul
 }
 
 // The manifold of pair `index` whose shapes are not both hulls (steps 1 to 3).
-fn collide_primitives(index: u32, sat: GpuSatResult) {
+fn collide_primitives(index: u32, sat: GpuSatResult) -> GpuManifold {
     let pair = pairs[index];
     let margin = params.margin;
     // 1. Routine order.
@@ -566,8 +566,7 @@ fn collide_primitives(index: u32, sat: GpuSatResult) {
         }
     }
     if m.status == MANIFOLD_HOST || loops_cut_short() {
-        emit_manifold(index, host_manifold(sat));
-        return;
+        return host_manifold(sat);
     }
     // 3. Into the pair's A frame, swapped back to the pair's order.
     if m.status == MANIFOLD_CLIPPED {
@@ -585,5 +584,5 @@ fn collide_primitives(index: u32, sat: GpuSatResult) {
             }
         }
     }
-    emit_manifold(index, m);
+    return m;
 }
