@@ -316,9 +316,19 @@ fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
 }
 
 // Word `word` of query_edges_bounded's kept edges of B (bit i: edge 32 * word + i): from `kept`,
-// or every edge of the word when B keeps all (`keep_all`, `edge_count` edges).
-fn kept_word(kept: ptr<function, array<u32, KEPT_WORDS>>, keep_all: bool, edge_count: u32, word: u32) -> u32 {
+// or from the workgroup's coop_kept when `in_workgroup` (the cooperative path), or every edge of the
+// word when B keeps all (`keep_all`, `edge_count` edges).
+fn kept_word(
+    kept: ptr<function, array<u32, KEPT_WORDS>>,
+    in_workgroup: bool,
+    keep_all: bool,
+    edge_count: u32,
+    word: u32,
+) -> u32 {
     if !keep_all {
+        if in_workgroup {
+            return atomicLoad(&coop_kept[word]);
+        }
         return (*kept)[word];
     }
     let left = edge_count - 32u * word;
@@ -432,11 +442,12 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
     }
 
     // 4. The exhaustive loop over what can still matter.
-    return scan_kept(s, b_centroid, threshold, &kept, keep_all, 0u, 1u);
+    return scan_kept(s, b_centroid, threshold, &kept, false, keep_all, 0u, 1u);
 }
 
 // Step 4 of query_edges_bounded for A's edges first, first + stride, ... (in index order)
-// against B's kept edges (`kept`, or every edge when `keep_all`): the exhaustive loop over what
+// against B's kept edges (kept_word of `kept` or, when `in_workgroup`, of coop_kept; every edge when
+// `keep_all`): the exhaustive loop over what
 // can still matter, flattened into one loop whose every iteration does one thing (bounds A's
 // next edge, moves to the next word of kept edges, or tests up to four pairs): an invocation
 // group then runs as many iterations as its busiest invocation, not the union of every
@@ -447,6 +458,7 @@ fn scan_kept(
     b_centroid: vec3<f32>,
     threshold: f32,
     kept: ptr<function, array<u32, KEPT_WORDS>>,
+    in_workgroup: bool,
     keep_all: bool,
     first: u32,
     stride: u32,
@@ -471,7 +483,7 @@ fn scan_kept(
             ea = edge_of_a(s, ia);
             scanning = true;
             word = 0u;
-            bits = kept_word(kept, keep_all, s.b.edge_count, 0u);
+            bits = kept_word(kept, in_workgroup, keep_all, s.b.edge_count, 0u);
         }
         if bits == 0u {
             word++;
@@ -479,7 +491,7 @@ fn scan_kept(
                 scanning = false;
                 ia += stride;
             } else {
-                bits = kept_word(kept, keep_all, s.b.edge_count, word);
+                bits = kept_word(kept, in_workgroup, keep_all, s.b.edge_count, word);
             }
             continue;
         }
@@ -773,8 +785,11 @@ var<workgroup> coop_done: atomic<u32>;
 // The reductions' slots, one per invocation.
 var<workgroup> face_slots: array<FaceQuery, WORKGROUP_SIZE>;
 var<workgroup> edge_slots: array<EdgeQuery, WORKGROUP_SIZE>;
+// Words of coop_kept: B hulls of up to 1,024 edges (about 340 vertices) keep only the edges that
+// can matter, larger ones every edge.
+const COOP_KEPT_WORDS: u32 = 32u;
 // The kept-edge bit set of the bounded edge query's step 3, filled by all invocations.
-var<workgroup> coop_kept: array<atomic<u32>, KEPT_WORDS>;
+var<workgroup> coop_kept: array<atomic<u32>, COOP_KEPT_WORDS>;
 
 // True when pair `index` (which runs here) has COOP_EDGE_PAIRS edge pairs or more and is not
 // two boxes.
@@ -933,9 +948,9 @@ fn coop_query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin
         threshold = min(seed_pair.separation, margin);
     }
 
-    // 3. Bounds of B's edges (as query_edges_bounded), into the shared bit set, then copied.
-    let keep_all = b.edge_count > 32u * KEPT_WORDS;
-    if lane < KEPT_WORDS {
+    // 3. Bounds of B's edges (as query_edges_bounded), into the workgroup's bit set.
+    let keep_all = b.edge_count > 32u * COOP_KEPT_WORDS;
+    if lane < COOP_KEPT_WORDS {
         atomicStore(&coop_kept[lane], 0u);
     }
     workgroupBarrier();
@@ -951,13 +966,11 @@ fn coop_query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin
         }
     }
     workgroupBarrier();
-    var kept: array<u32, KEPT_WORDS>;
-    for (var word = 0u; word < KEPT_WORDS; word++) {
-        kept[word] = atomicLoad(&coop_kept[word]);
-    }
 
-    // 4. The exhaustive loop over what can still matter, split by A's edge.
-    let best = scan_kept(s, b_centroid, threshold, &kept, keep_all, lane, WORKGROUP_SIZE);
+    // 4. The exhaustive loop over what can still matter, split by A's edge (`unused`: the
+    // kept edges are coop_kept).
+    var unused: array<u32, KEPT_WORDS>;
+    let best = scan_kept(s, b_centroid, threshold, &unused, true, keep_all, lane, WORKGROUP_SIZE);
     return reduce_edges(best, lane, margin);
 }
 
@@ -1008,6 +1021,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
             results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
         } else if is_big(index) {
             coop_list[atomicAdd(&coop_count, 1u)] = index;
+            // Until the workgroup stores it: a pair the driver's loop cap keeps the workgroup
+            // from reaching stays flagged.
+            write_result(index, SatOut(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0, 0.0), true);
         } else {
             write_result(index, sat_serial(index), loops_cut_short());
         }
@@ -1015,7 +1031,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
 
     // The listed pairs, one after another by the whole workgroup. A pair is complete when
     // every invocation finished it with no loop cut short: the driver's loop cap applies per
-    // invocation group, and a group it stopped leaves stale slots in the reductions.
+    // invocation group, and a group it stopped leaves stale slots in the reductions. The storage
+    // barrier orders the flagged stores above before lane 0's.
+    storageBarrier();
     workgroupBarrier();
     if lane == 0u {
         coop_listed = atomicLoad(&coop_count);
