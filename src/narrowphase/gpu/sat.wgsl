@@ -769,10 +769,14 @@ fn sat_serial(index: u32) -> SatOut {
 // exhaustive ones' results anyway.
 
 // Edge pairs (A's edges x B's edges) from which a pair runs cooperatively: 64-vertex hulls
-// (186 edges) against each other and against 32-vertex ones (90 edges) do, 32-vertex ones
-// against each other (8,100) stay one per invocation. Overridable at pipeline creation so the
-// tests can run every pair either way (tests/gpu_sat.rs); the results do not depend on it.
-override COOP_EDGE_PAIRS: u32 = 16384u;
+// (186 edges) against each other (34,596) stay one per invocation, 96-vertex ones (282 edges,
+// 79,524) and larger go cooperative: counted per pair (BENCHMARKS.md, "GPU kernel work per
+// pair"), a workgroup on one pair costs 64 invocations for as long as the busiest of them, and
+// that beats a warp of 32 pairs running as long as its busiest pair from 96-vertex hulls on
+// (1.4x at 96, 1.7x at 128), is about even at 64 (10% ahead before its barriers) and loses at
+// 32. Overridable at pipeline creation so the tests can run every
+// pair either way (tests/gpu_sat.rs); the results do not depend on it.
+override COOP_EDGE_PAIRS: u32 = 65536u;
 // No item (an invocation that tested none): loses every comparison of the reductions.
 const NO_ITEM: u32 = 0xffffffffu;
 
@@ -894,7 +898,18 @@ fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin
         }
     }
     let seed_face = reduce_faces(seed, lane, F32_MAX).face;
-    let threshold = min(face_separation(planes[a.first_face + seed_face], b, q, t), margin);
+    // The seed's face_separation with B's vertices split across the invocations: the lowest of
+    // the same products, taken in any order, is the same number; reduced as the largest of
+    // their negations (nothing is above F32_MAX).
+    let seed_plane = planes[a.first_face + seed_face];
+    let normal = quat_rotate(q, seed_plane.xyz);
+    let offset = seed_plane.w + dot(normal, t);
+    var lowest = F32_MAX;
+    for (var i = lane; i < b.vertex_count; i += WORKGROUP_SIZE) {
+        lowest = min(lowest, dot(normal, vertices[b.first_vertex + i].xyz));
+    }
+    let b_lowest = -reduce_faces(FaceQuery(0u, -lowest), lane, F32_MAX).separation;
+    let threshold = min(b_lowest - offset, margin);
     var best = FaceQuery(NO_ITEM, -F32_MAX);
     for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
         let plane = planes[a.first_face + face];
