@@ -736,9 +736,9 @@ fn sat_serial(index: u32) -> SatOut {
 // The cooperative path: a workgroup on one pair of big hulls.
 //
 // A pair goes cooperative when its hulls have at least COOP_EDGE_PAIRS edge pairs and are not
-// two boxes (those take the box SAT). Each workgroup first runs its small pairs one per invocation, as above, and
-// lists its big ones; then all WORKGROUP_SIZE invocations run the listed pairs one after
-// another. Every loop of the queries is split by index: invocation `lane` takes items lane,
+// two boxes (those take the box SAT). Each workgroup first runs its small pairs one per
+// invocation, as above, and lists its big ones; then all WORKGROUP_SIZE invocations run the
+// listed pairs one after another. Every loop of the queries is split by index: invocation `lane` takes items lane,
 // lane + WORKGROUP_SIZE, ... in increasing order and runs the serial loop (skips, early exit)
 // on them; then the invocations' results are reduced in workgroup memory (reduce_faces,
 // reduce_edges).
@@ -761,12 +761,13 @@ fn sat_serial(index: u32) -> SatOut {
 // comes earlier in index order and is not above the margin, so an item that can only equal it
 // loses the tie, and the result is at least it); the bounds are the serial ones, as exact as on
 // the CPU (crate::query::bounds). The seeds (step 2 of the bounded queries) only set L: the
-// face seed is the reduced first of largest bound, the serial one; the edge seed's scan of A's
+// face seed is the reduced first of largest bound, the serial one, and its separation the
+// reduced minimum of the same support products (the same number); the edge seed's scan of A's
 // edge against B's edges is split over B's edges, and min(its reduced separation, margin) is the
 // serial min(L, margin) (above the margin both give the margin, else both the maximum).
 // The face queries always take the bounded loop and the edge query the bounded one: a big pair
 // is far above EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS, and the bounded loops return the
-// exhaustive ones' results anyway.
+// exhaustive ones' results anyway (tests/gpu_sat.rs also sends small pairs this way).
 
 // Edge pairs (A's edges x B's edges) from which a pair runs cooperatively: 64-vertex hulls
 // (186 edges) against each other (34,596) stay one per invocation, 96-vertex ones (282 edges,
@@ -774,8 +775,8 @@ fn sat_serial(index: u32) -> SatOut {
 // pair"), a workgroup on one pair costs 64 invocations for as long as the busiest of them, and
 // that beats a warp of 32 pairs running as long as its busiest pair from 96-vertex hulls on
 // (1.4x at 96, 1.7x at 128), is about even at 64 (10% ahead before its barriers) and loses at
-// 32. Overridable at pipeline creation so the tests can run every
-// pair either way (tests/gpu_sat.rs); the results do not depend on it.
+// 32. Overridable at pipeline creation so the tests can run every pair either way
+// (tests/gpu_sat.rs); the results do not depend on it.
 override COOP_EDGE_PAIRS: u32 = 65536u;
 // No item (an invocation that tested none): loses every comparison of the reductions.
 const NO_ITEM: u32 = 0xffffffffu;
