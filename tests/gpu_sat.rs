@@ -7,7 +7,8 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::gpu::layout::GpuSatResult;
+use hullsat::gpu::SAT_WGSL;
+use hullsat::gpu::layout::{GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
@@ -389,4 +390,277 @@ fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
     let result = gpu.sat(&bodies, &[[0, 1]], 0.0).expect("GPU SAT runs")[0].expect("box pair");
     assert_eq!(result.axis, SatAxis::FaceA(5), "+Z face of A");
     assert!((result.separation + 0.5).abs() < 1e-6);
+}
+
+/// The SAT kernel (`SAT_WGSL`) compiled with its pipeline-overridable `COOP_EDGE_PAIRS` set to
+/// `coop_edge_pairs` and run once on `pairs`: the raw results. Built here rather than through
+/// `GpuNarrowphase` (which compiles the default) so the test chooses the path pairs take.
+fn run_sat_kernel(
+    gpu: &GpuNarrowphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+    coop_edge_pairs: u32,
+) -> Vec<GpuSatResult> {
+    use wgpu::util::DeviceExt;
+    let (device, queue) = (gpu.device(), gpu.queue());
+    let buffer = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage,
+        })
+    };
+    let storage = wgpu::BufferUsages::STORAGE;
+    let tables = HullTables::new(shapes);
+    let geometry = [
+        buffer("vertices", bytemuck::cast_slice(&tables.vertices), storage),
+        buffer("planes", bytemuck::cast_slice(&tables.planes), storage),
+        buffer("edges", bytemuck::cast_slice(&tables.edges), storage),
+        buffer("shapes", bytemuck::cast_slice(&tables.shapes), storage),
+        buffer("face loops", bytemuck::cast_slice(&tables.face_loops()), storage),
+    ];
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let results_bytes = (pairs.len() * size_of::<GpuSatResult>()) as u64;
+    let params = GpuParams {
+        margin,
+        pair_count: pairs.len() as u32,
+        ..Default::default()
+    };
+    let call = [
+        buffer("bodies", bytemuck::cast_slice(&gpu_bodies), storage),
+        buffer("pairs", bytemuck::cast_slice(pairs), storage),
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("results"),
+            size: results_bytes,
+            usage: storage | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        }),
+        buffer("params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM),
+    ];
+    let layout = |types: &[wgpu::BufferBindingType]| {
+        let entries: Vec<_> = types
+            .iter()
+            .enumerate()
+            .map(|(i, &ty)| wgpu::BindGroupLayoutEntry {
+                binding: i as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: None,
+            entries: &entries,
+        })
+    };
+    let read = wgpu::BufferBindingType::Storage { read_only: true };
+    let write = wgpu::BufferBindingType::Storage { read_only: false };
+    let layouts = [
+        layout(&[read; 5]),
+        layout(&[read, read, write, wgpu::BufferBindingType::Uniform]),
+    ];
+    let groups: Vec<wgpu::BindGroup> = [&geometry[..], &call[..]]
+        .iter()
+        .zip(&layouts)
+        .map(|(buffers, layout)| {
+            let entries: Vec<_> = buffers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout,
+                entries: &entries,
+            })
+        })
+        .collect();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("sat.wgsl"),
+        source: wgpu::ShaderSource::Wgsl(SAT_WGSL.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("sat (test)"),
+        layout: Some(&device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: None,
+            bind_group_layouts: &[Some(&layouts[0]), Some(&layouts[1])],
+            immediate_size: 0,
+        })),
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &[("COOP_EDGE_PAIRS", f64::from(coop_edge_pairs))],
+            ..Default::default()
+        },
+        cache: None,
+    });
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size: results_bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &groups[0], &[]);
+        pass.set_bind_group(1, &groups[1], &[]);
+        pass.dispatch_workgroups(pairs.len().div_ceil(WORKGROUP_SIZE as usize) as u32, 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(&call[2], 0, &readback, 0, results_bytes);
+    let submission = queue.submit([encoder.finish()]);
+    readback.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(std::time::Duration::from_secs(120)),
+        })
+        .expect("finishes");
+    let view = readback.get_mapped_range(..).expect("mapped");
+    bytemuck::pod_collect_to_vec(&view)
+}
+
+/// A prism over a regular `sides`-gon (radius 1, height 1): 2 × sides vertices, 3 × sides
+/// edges, many faces of equal separation in aligned placements.
+fn prism(sides: usize) -> Shape {
+    let points: Vec<Vec3> = (0..sides)
+        .flat_map(|i| {
+            let angle = std::f32::consts::TAU * i as f32 / sides as f32;
+            [-0.5, 0.5].map(|y| Vec3::new(angle.cos(), y, angle.sin()))
+        })
+        .collect();
+    Shape::Hull(ConvexHull::from_points(&points).expect("prism"))
+}
+
+/// `count` points on the surface of an ellipsoid with semi-axes `axes`: a hull of about `count`
+/// vertices.
+fn surface_hull(rng: &mut Pcg64, count: usize, axes: Vec3) -> Shape {
+    let points: Vec<Vec3> = (0..count).map(|_| random_direction(rng) * axes).collect();
+    Shape::Hull(ConvexHull::from_points(&points).expect("points on an ellipsoid"))
+}
+
+/// The cooperative path (a workgroup on one pair) returns what the one-pair-per-invocation
+/// path returns, bit for bit: the same kernel compiled with every pair that is not two boxes
+/// cooperative (`COOP_EDGE_PAIRS` = 0), none (`u32::MAX`) and the default, on small and big
+/// hulls (prisms with many equal faces, 64 to 128 points on ellipsoids) in random and aligned
+/// placements, margins 0 and 0.05. Pairs the driver cut short in a run (lavapipe's loop cap, on
+/// the one-per-invocation path's big pairs) are left out, and must be few; the default's
+/// results equal the CPU's.
+#[test]
+fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
+    let mut rng = seeded_rng(0xc0_0b5a7);
+    let mut shapes: Vec<Shape> = (0..12)
+        .map(|i| support::shapes::random_shape(&mut rng, support::shapes::FAMILIES[i % 4]))
+        .collect();
+    shapes.extend([prism(48), prism(64)]);
+    for count in [64, 80, 96, 96, 128, 128] {
+        let axes = Vec3::new(
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+        );
+        shapes.push(surface_hull(&mut rng, count, axes));
+    }
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    // The kernel's default COOP_EDGE_PAIRS.
+    let default_coop = 65_536;
+    let big = |pair: &[u32; 2], bodies: &[Body]| {
+        let [a, b] = pair.map(|i| &shapes[bodies[i as usize].shape as usize]);
+        let edges = |s: &Shape| s.as_hull().expect("hull or box").edges().len();
+        edges(a) * edges(b) >= default_coop
+    };
+    for margin in [0.0, 0.05] {
+        let (bodies, pairs) = random_pairs(&mut rng, &shapes, 4_000, 0.2..1.1);
+        let runs = [0, u32::MAX, default_coop as u32]
+            .map(|coop| run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, coop));
+        let [all, none, default] = &runs;
+        let mut compared = 0;
+        for i in 0..pairs.len() {
+            let results = [all[i], none[i], default[i]];
+            if results.iter().any(GpuSatResult::is_incomplete) {
+                continue;
+            }
+            compared += 1;
+            assert_eq!(
+                bytemuck::bytes_of(&all[i]),
+                bytemuck::bytes_of(&none[i]),
+                "pairs[{i}]: cooperative {:?}, one per invocation {:?}",
+                all[i],
+                none[i]
+            );
+            assert_eq!(
+                bytemuck::bytes_of(&default[i]),
+                bytemuck::bytes_of(&none[i]),
+                "pairs[{i}]"
+            );
+        }
+        let big_pairs = pairs.iter().filter(|p| big(p, &bodies)).count();
+        let cut: [usize; 3] = runs
+            .each_ref()
+            .map(|r| r.iter().filter(|s| s.is_incomplete()).count());
+        eprintln!(
+            "margin {margin}: {} pairs, {big_pairs} big, {compared} compared bit for bit; cut short (all, none, default cooperative): {cut:?}",
+            pairs.len()
+        );
+        assert!(big_pairs > pairs.len() / 20 && compared > pairs.len() * 9 / 10);
+        assert_eq!(
+            cut[0], 0,
+            "the cooperative path keeps every loop below the driver's cap"
+        );
+        // The default, through the narrowphase, against the CPU.
+        let Some(stats) = check_batch(&shapes, &bodies, &pairs, margin) else {
+            return;
+        };
+        eprintln!("{stats:?}");
+        assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    }
+}
+
+/// Hulls of 192 and 256 vertices (beyond what a pair per invocation runs within lavapipe's loop
+/// cap): the cooperative path leaves far fewer pairs cut short than one pair per invocation
+/// (lavapipe: 32 against 208 of 766, 157 against 480 of 603), every pair a workgroup could not
+/// finish comes back flagged (also those the cap kept it from reaching), and the narrowphase's
+/// results, with the flagged pairs recomputed on the CPU, equal the CPU's.
+#[test]
+fn hulls_beyond_the_loop_cap_come_back_flagged_and_fewer_cooperatively() {
+    use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
+    for (vertices, bodies) in [(192, 400), (256, 300)] {
+        let config = ParticleSceneConfig {
+            bodies,
+            mix: ShapeMix::hulls_only(vertices),
+            ..Default::default()
+        };
+        let scene = generate_particle_scene_with_pairs(&config).expect("scene");
+        let pairs = scene.pairs.clone().expect("broadphase pairs");
+        let Some(gpu) = gpu_or_skip(&scene.shapes) else {
+            return;
+        };
+        let [all, none] = [0, u32::MAX].map(|coop| {
+            run_sat_kernel(&gpu, &scene.shapes, &scene.bodies, &pairs, scene.margin, coop)
+                .iter()
+                .filter(|r| r.is_incomplete())
+                .count()
+        });
+        eprintln!(
+            "{} pairs of {vertices}-vertex hulls cut short: {all} cooperatively, {none} one per invocation",
+            pairs.len()
+        );
+        assert!(all <= none / 2, "{all} cut short cooperatively, {none} not");
+        let Some(stats) = check_batch(&scene.shapes, &scene.bodies, &pairs, scene.margin) else {
+            return;
+        };
+        assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The GPU batch narrowphase: the separating axis test (`sat.wgsl`) and the clipping and
-//! reduction of contacts (`clip.wgsl`) in WGSL compute shaders, one pair per invocation, in A's
-//! frame; or the SAT on the GPU and the clipping on the CPU ([`Clipping`]).
+//! reduction of contacts (`clip.wgsl`) in WGSL compute shaders, one pair per invocation (a
+//! whole workgroup on each SAT of big hulls), in A's frame; or the SAT on the GPU and the
+//! clipping on the CPU ([`Clipping`]).
 //!
 //! 1. Device: every [`GpuNarrowphase::new`] shares one process-wide [`GpuContext`] (instance,
 //!    adapter, device, queue, compiled kernels; [`shared_context`]), created once and never torn
@@ -42,8 +43,9 @@
 //!    two-step loop that is cut short exactly then and flags the result
 //!    ([`layout::INCOMPLETE_BIT`]); the host recomputes flagged pairs with the CPU SAT and counts
 //!    them in [`GpuTimings::incomplete_pairs`]. The SAT kernel's bounded queries, one loop of
-//!    four edge pairs per step and four vertices per step keep 64-vertex pairs below the cap;
-//!    some pairs of 128-vertex hulls and more reach it. Real GPUs have none. A renderer reading
+//!    four edge pairs per step and four vertices per step keep 64-vertex pairs below the cap,
+//!    and its cooperative path (a workgroup on one pair, loops split across it) 128-vertex
+//!    pairs; some pairs of 160-vertex hulls and more reach it. Real GPUs have none. A renderer reading
 //!    [`GpuNarrowphase::encode`]'s buffer must treat flagged entries as missing.
 //!
 //! 7. Resident: [`GpuNarrowphase::encode_resident`] records the same kernels into a caller's
@@ -85,6 +87,12 @@
 //! | hull64 (64, 124, 186) | ≈ 575,000 | ≈ 15,400 | 21.7 (was 248) | 1,213 (was 34,596) | 14 (was 149) | 1,906 → 135 KB |
 //!
 //! Pairs that a face separates: box 168 → 84, hull32 1,441 → 247 dot products.
+//!
+//! Pairs of at least `COOP_EDGE_PAIRS` = 65,536 edge pairs (96-vertex hulls and up) run on a
+//! whole workgroup (`sat.wgsl`, cooperative path): 1.1× (hull128) to 2× (hull32) the dot
+//! products per pair, a critical path 12× to 28× shorter; per pair, 64 lanes for as long as the
+//! busiest one against a 32-lane warp for as long as its busiest pair: 0.74× at hull32, 1.1× at
+//! hull64, 1.4× at hull96, 1.7× at hull128 (BENCHMARKS.md).
 //!
 //! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 64 (shapes) = 232 read once; geometry loads
 //! (16 bytes per vertex, plane or edge; the table's last column) come from a shape library of a

@@ -1,4 +1,5 @@
-// Separating axis test between two convex hulls, one body pair per invocation, in hull A's frame.
+// Separating axis test between two convex hulls, in hull A's frame: one body pair per
+// invocation, or for big hulls one pair per workgroup (the cooperative path, below sat_serial).
 // A port of src/query/sat.rs (the reference) and src/query/bounds.rs; keep them in step.
 //
 // 1. Bounds guard (also of the pair's body and shape indices, pair_in_range); pairs out of
@@ -21,7 +22,9 @@
 //    exact maximum over all tested axes.
 //
 // The bounds skip only what cannot change a query's result, so each query returns what its
-// exhaustive loop returns (as on the CPU: tests/sat_bounds.rs).
+// exhaustive loop returns (as on the CPU: tests/sat_bounds.rs). Pairs of COOP_EDGE_PAIRS edge
+// pairs or more run steps 2-7 on the whole workgroup, each loop split across the invocations and
+// the best axis reduced in workgroup memory, with the serial loops' result (see sat_coop).
 //
 // Compiled after geometry.wgsl (structs, bindings, helpers). tests/gpu_layout.rs checks the
 // constants below against the Rust ones.
@@ -85,7 +88,7 @@ fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
 
 // Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along (which
 // also takes four vertices at a time). Four per iteration keep the loop short: a software
-// driver caps an invocation group's loop iterations (see write_result). The last group reads
+// driver caps an invocation group's loop iterations (see loops_cut_short). The last group reads
 // the last vertex again in place of the missing ones, which leaves the minimum unchanged.
 fn lowest_along(hull: GpuShape, direction: vec3<f32>) -> f32 {
     var lowest = vec4<f32>(F32_MAX);
@@ -287,7 +290,7 @@ fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery
 // (the CPU also tests four at a time), then the crossing ones in order (one measure_pair in the
 // code, run once per crossing). True when a pair separates by more than the margin. Four per
 // loop iteration keep the loops short: a software driver caps an invocation group's loop
-// iterations (see write_result).
+// iterations (see loops_cut_short).
 fn scan_four(s: EdgeScan, ea: EdgeOfA, ib: vec4<u32>, best: ptr<function, EdgeQuery>) -> bool {
     var crossing = select(0u, 1u, crosses(s, ea, ib.x)) | select(0u, 2u, crosses(s, ea, ib.y))
         | select(0u, 4u, crosses(s, ea, ib.z)) | select(0u, 8u, crosses(s, ea, ib.w));
@@ -313,9 +316,19 @@ fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
 }
 
 // Word `word` of query_edges_bounded's kept edges of B (bit i: edge 32 * word + i): from `kept`,
-// or every edge of the word when B keeps all (`keep_all`, `edge_count` edges).
-fn kept_word(kept: ptr<function, array<u32, KEPT_WORDS>>, keep_all: bool, edge_count: u32, word: u32) -> u32 {
+// or from the workgroup's coop_kept when `in_workgroup` (the cooperative path), or every edge of the
+// word when B keeps all (`keep_all`, `edge_count` edges).
+fn kept_word(
+    kept: ptr<function, array<u32, KEPT_WORDS>>,
+    in_workgroup: bool,
+    keep_all: bool,
+    edge_count: u32,
+    word: u32,
+) -> u32 {
     if !keep_all {
+        if in_workgroup {
+            return atomicLoad(&coop_kept[word]);
+        }
         return (*kept)[word];
     }
     let left = edge_count - 32u * word;
@@ -428,39 +441,57 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
         }
     }
 
-    // 4. The exhaustive loop over what can still matter, flattened into one loop whose every
-    // iteration does one thing (bounds A's next edge, moves to the next word of kept edges, or
-    // tests up to four pairs): an invocation group then runs as many iterations as its busiest
-    // invocation, not the union of every invocation's nested loops.
+    // 4. The exhaustive loop over what can still matter.
+    return scan_kept(s, b_centroid, threshold, &kept, false, keep_all, 0u, 1u);
+}
+
+// Step 4 of query_edges_bounded for A's edges first, first + stride, ... (in index order)
+// against B's kept edges (kept_word of `kept` or, when `in_workgroup`, of coop_kept; every edge when
+// `keep_all`): the exhaustive loop over what
+// can still matter, flattened into one loop whose every iteration does one thing (bounds A's
+// next edge, moves to the next word of kept edges, or tests up to four pairs): an invocation
+// group then runs as many iterations as its busiest invocation, not the union of every
+// invocation's nested loops. Returns the first pair in (A edge, B edge) order of those visited
+// that separates by more than the margin (then it stops), else the first of largest separation.
+fn scan_kept(
+    s: EdgeScan,
+    b_centroid: vec3<f32>,
+    threshold: f32,
+    kept: ptr<function, array<u32, KEPT_WORDS>>,
+    in_workgroup: bool,
+    keep_all: bool,
+    first: u32,
+    stride: u32,
+) -> EdgeQuery {
     var best = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
-    let words = (b.edge_count + 31u) / 32u;
-    var ia = 0u;
+    let words = (s.b.edge_count + 31u) / 32u;
+    var ia = first;
     var ea: EdgeOfA;
     var scanning = false;
     var word = 0u;
     var bits = 0u;
     loop {
         if !scanning {
-            if ia == a.edge_count {
+            if ia >= s.a.edge_count {
                 break;
             }
             if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
                 || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
-                ia++;
+                ia += stride;
                 continue;
             }
             ea = edge_of_a(s, ia);
             scanning = true;
             word = 0u;
-            bits = kept_word(&kept, keep_all, b.edge_count, 0u);
+            bits = kept_word(kept, in_workgroup, keep_all, s.b.edge_count, 0u);
         }
         if bits == 0u {
             word++;
             if word == words {
                 scanning = false;
-                ia++;
+                ia += stride;
             } else {
-                bits = kept_word(&kept, keep_all, b.edge_count, word);
+                bits = kept_word(kept, in_workgroup, keep_all, s.b.edge_count, word);
             }
             continue;
         }
@@ -580,98 +611,459 @@ fn supporting_edge(shape: GpuShape, axis: u32, direction: vec3<f32>) -> u32 {
     return 0u;
 }
 
-fn write_result(index: u32, kind: u32, fa: u32, fb: u32, normal: vec3<f32>, axis_sep: f32, sep: f32) {
-    var flags = kind;
-    if sep > params.margin {
-        flags |= SEPARATED_BIT;
-    }
-    if loops_cut_short() {
-        flags |= INCOMPLETE_BIT;
-    }
-    results[index] = GpuSatResult(normal, axis_sep, sep, flags, fa, fb);
+// One pair's SAT result before it is stored (GpuSatResult without the flags).
+struct SatOut {
+    kind: u32,
+    feature_a: u32,
+    feature_b: u32,
+    normal: vec3<f32>,
+    axis_separation: f32,
+    separation: f32,
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    // 1. Bounds guard, CPU-routed pairs.
-    let index = id.x;
-    if index >= params.pair_count {
-        return;
+// The result on one axis that separates by more than the margin (steps 3-5's early exits).
+fn separating(kind: u32, fa: u32, fb: u32, normal: vec3<f32>, separation: f32) -> SatOut {
+    return SatOut(kind, fa, fb, normal, separation, separation);
+}
+
+// Step 7 once no axis separates by more than the margin: face preference, exact maximum
+// separation (as crate::query::sat::prefer_faces).
+fn prefer_faces(
+    face_a: FaceQuery,
+    face_a_normal: vec3<f32>,
+    face_b: FaceQuery,
+    face_b_normal: vec3<f32>,
+    edge: EdgeQuery,
+    tolerance: f32,
+) -> SatOut {
+    var out = SatOut(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation, face_a.separation);
+    if face_b.separation > face_a.separation + tolerance {
+        out = SatOut(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation, face_b.separation);
     }
-    let pair = pairs[index];
-    if !pair_in_range(pair) {
-        results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
-        return;
+    out.separation = max(face_a.separation, face_b.separation);
+    if edge.found {
+        if edge.separation > out.axis_separation + tolerance {
+            out.kind = AXIS_EDGE_PAIR;
+            out.feature_a = edge.edge_a;
+            out.feature_b = edge.edge_b;
+            out.normal = edge.axis;
+            out.axis_separation = edge.separation;
+        }
+        out.separation = max(out.separation, edge.separation);
     }
+    return out;
+}
+
+// Stores pair `index`'s result; `cut` sets INCOMPLETE_BIT (the driver cut loops short).
+fn write_result(index: u32, out: SatOut, cut: bool) {
+    var flags = out.kind;
+    if out.separation > params.margin {
+        flags |= SEPARATED_BIT;
+    }
+    if cut {
+        flags |= INCOMPLETE_BIT;
+    }
+    results[index] = GpuSatResult(out.normal, out.axis_separation, out.separation, flags, out.feature_a, out.feature_b);
+}
+
+// The pair's two bodies and shapes, the relative poses of step 2 and the face preference
+// tolerance (step 7).
+struct PairSetup {
+    a: GpuShape,
+    b: GpuShape,
+    // B in A's frame (b_in_a) and A in B's frame (a_in_b).
+    q_ba: vec4<f32>,
+    t_ba: vec3<f32>,
+    q_ab: vec4<f32>,
+    t_ab: vec3<f32>,
+    tolerance: f32,
+}
+
+// Step 2 for a pair that passed step 1.
+fn pair_setup(pair: vec2<u32>) -> PairSetup {
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
-    if !is_hull(a) || !is_hull(b) {
-        results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
-        return;
-    }
-    let margin = params.margin;
-    let tolerance = AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius);
-
-    // 2. B in A's frame (b_in_a), A in B's frame (a_in_b).
     let b_in_a = relative_pose(body_a, body_b);
-    let q_ba = b_in_a.q;
-    let t_ba = b_in_a.t;
-    let q_ab = quat_conjugate(q_ba);
-    let t_ab = quat_rotate(q_ab, -t_ba);
+    let q_ab = quat_conjugate(b_in_a.q);
+    return PairSetup(a, b, b_in_a.q, b_in_a.t, q_ab, quat_rotate(q_ab, -b_in_a.t), AXIS_PREFERENCE_TOLERANCE * (a.radius + b.radius));
+}
+
+// Step 1: true when pair `index` runs on the GPU (in range, both shapes hulls or boxes).
+fn runs_here(index: u32) -> bool {
+    let pair = pairs[index];
+    return pair_in_range(pair) && is_hull(shapes[bodies[pair.x].shape]) && is_hull(shapes[bodies[pair.y].shape]);
+}
+
+// Steps 2-7 of one pair by one invocation.
+fn sat_serial(index: u32) -> SatOut {
+    let p = pair_setup(pairs[index]);
+    let a = p.a;
+    let b = p.b;
+    let margin = params.margin;
 
     // 3. Face query of A.
-    let face_a = query_faces(a, b, q_ab, t_ab, margin);
+    let face_a = query_faces(a, b, p.q_ab, p.t_ab, margin);
     let face_a_normal = planes[a.first_face + face_a.face].xyz;
     if face_a.separation > margin {
-        write_result(index, AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation, face_a.separation);
-        return;
+        return separating(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation);
     }
 
     // 4. Face query of B.
-    let face_b = query_faces(b, a, q_ba, t_ba, margin);
-    let face_b_normal = -quat_rotate(q_ba, planes[b.first_face + face_b.face].xyz);
+    let face_b = query_faces(b, a, p.q_ba, p.t_ba, margin);
+    let face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
     if face_b.separation > margin {
-        write_result(index, AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation, face_b.separation);
-        return;
+        return separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
     }
 
     // 5. Edge query; two boxes take the 9 box axes instead of the Gauss-map loop.
     var edge: EdgeQuery;
     if a.kind == SHAPE_BOX && b.kind == SHAPE_BOX {
-        edge = query_box_edges(a, b, q_ba, t_ba);
+        edge = query_box_edges(a, b, p.q_ba, p.t_ba);
     } else {
-        edge = query_edges(a, b, q_ba, t_ba, margin);
+        edge = query_edges(a, b, p.q_ba, p.t_ba, margin);
     }
     if edge.found && edge.separation > margin {
-        write_result(index, AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation, edge.separation);
-        return;
+        return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
     }
 
     // 7. Face preference, exact maximum separation.
-    var kind = AXIS_FACE_A;
-    var feature_a = face_a.face;
-    var feature_b = 0u;
-    var normal = face_a_normal;
-    var axis_separation = face_a.separation;
-    if face_b.separation > face_a.separation + tolerance {
-        kind = AXIS_FACE_B;
-        feature_a = 0u;
-        feature_b = face_b.face;
-        normal = face_b_normal;
-        axis_separation = face_b.separation;
-    }
-    var separation = max(face_a.separation, face_b.separation);
-    if edge.found {
-        if edge.separation > axis_separation + tolerance {
-            kind = AXIS_EDGE_PAIR;
-            feature_a = edge.edge_a;
-            feature_b = edge.edge_b;
-            normal = edge.axis;
-            axis_separation = edge.separation;
+    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cooperative path: a workgroup on one pair of big hulls.
+//
+// A pair goes cooperative when its hulls have at least COOP_EDGE_PAIRS edge pairs and are not
+// two boxes (those take the box SAT). Each workgroup first runs its small pairs one per
+// invocation, as above, and lists its big ones; then all WORKGROUP_SIZE invocations run the
+// listed pairs one after another. Every loop of the queries is split by index: invocation `lane` takes items lane,
+// lane + WORKGROUP_SIZE, ... in increasing order and runs the serial loop (skips, early exit)
+// on them; then the invocations' results are reduced in workgroup memory (reduce_faces,
+// reduce_edges).
+//
+// Why the reduction gives the serial loop's axis. Each serial query keeps `best` and replaces it
+// only by a strictly larger separation, and stops right after storing one above the margin. So
+// its result is a function of the values alone: the first item in index order above the margin
+// if there is one (it is stored when reached: best was not above the margin, else the loop had
+// stopped), else the first item of largest separation. An invocation's loop over its own items
+// in increasing order returns exactly that for its subset. The reduction then picks, among the
+// invocations' results: any above the margin before any not above; among those above, the
+// lowest index; among the others, the largest separation, then the lowest index
+// (first_face, first_edge). That order is total and the same whichever way the tree pairs the
+// entries, and its winner is the rule's answer for the union of the subsets, which is every
+// item. The order of an edge pair is (A's edge, B's edge), the serial loop's (A's edge outer,
+// B's edges in increasing index, also within a group of four).
+// The skips stay exact when split: a face or edge is skipped when its bound is below
+// min(L, margin) (L: a separation some item really has, so it cannot be the first of largest
+// separation nor above the margin) or not above the invocation's own best so far (that best
+// comes earlier in index order and is not above the margin, so an item that can only equal it
+// loses the tie, and the result is at least it); the bounds are the serial ones, as exact as on
+// the CPU (crate::query::bounds). The seeds (step 2 of the bounded queries) only set L: the
+// face seed is the reduced first of largest bound, the serial one, and its separation the
+// reduced minimum of the same support products (the same number); the edge seed's scan of A's
+// edge against B's edges is split over B's edges, and min(its reduced separation, margin) is the
+// serial min(L, margin) (above the margin both give the margin, else both the maximum).
+// The face queries always take the bounded loop and the edge query the bounded one: a big pair
+// is far above EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS, and the bounded loops return the
+// exhaustive ones' results anyway (tests/gpu_sat.rs also sends small pairs this way).
+
+// Edge pairs (A's edges x B's edges) from which a pair runs cooperatively: 64-vertex hulls
+// (186 edges) against each other (34,596) stay one per invocation, 96-vertex ones (282 edges,
+// 79,524) and larger go cooperative: counted per pair (BENCHMARKS.md, "GPU kernel work per
+// pair"), a workgroup on one pair costs 64 invocations for as long as the busiest of them, and
+// that beats a warp of 32 pairs running as long as its busiest pair from 96-vertex hulls on
+// (1.4x at 96, 1.7x at 128), is about even at 64 (10% ahead before its barriers) and loses at
+// 32. Overridable at pipeline creation so the tests can run every pair either way
+// (tests/gpu_sat.rs); the results do not depend on it.
+override COOP_EDGE_PAIRS: u32 = 65536u;
+// No item (an invocation that tested none): loses every comparison of the reductions.
+const NO_ITEM: u32 = 0xffffffffu;
+
+// The workgroup's big pairs (indices in the chunk) and their count.
+var<workgroup> coop_list: array<u32, WORKGROUP_SIZE>;
+var<workgroup> coop_count: atomic<u32>;
+var<workgroup> coop_listed: u32;
+// Invocations that finished a cooperative pair with no loop cut short, summed over the pairs.
+var<workgroup> coop_done: atomic<u32>;
+// The reductions' slots, one per invocation.
+var<workgroup> face_slots: array<FaceQuery, WORKGROUP_SIZE>;
+var<workgroup> edge_slots: array<EdgeQuery, WORKGROUP_SIZE>;
+// Words of coop_kept: B hulls of up to 1,024 edges (about 340 vertices) keep only the edges that
+// can matter, larger ones every edge.
+const COOP_KEPT_WORDS: u32 = 32u;
+// The kept-edge bit set of the bounded edge query's step 3, filled by all invocations.
+var<workgroup> coop_kept: array<atomic<u32>, COOP_KEPT_WORDS>;
+
+// True when pair `index` (which runs here) has COOP_EDGE_PAIRS edge pairs or more and is not
+// two boxes.
+fn is_big(index: u32) -> bool {
+    let pair = pairs[index];
+    let a = shapes[bodies[pair.x].shape];
+    let b = shapes[bodies[pair.y].shape];
+    let boxes = a.kind == SHAPE_BOX && b.kind == SHAPE_BOX;
+    return !boxes && a.edge_count * b.edge_count >= COOP_EDGE_PAIRS;
+}
+
+// The reduction's order of face results (see above): x when x comes first, else y.
+fn first_face(x: FaceQuery, y: FaceQuery, margin: f32) -> FaceQuery {
+    let x_above = x.separation > margin;
+    let y_above = y.separation > margin;
+    if x_above != y_above {
+        if x_above {
+            return x;
         }
-        separation = max(separation, edge.separation);
+        return y;
     }
-    write_result(index, kind, feature_a, feature_b, normal, axis_separation, separation);
+    if !x_above && x.separation != y.separation {
+        if x.separation > y.separation {
+            return x;
+        }
+        return y;
+    }
+    if x.face <= y.face {
+        return x;
+    }
+    return y;
+}
+
+// The reduction's order of edge pairs (see above), found pairs before none.
+fn first_edge(x: EdgeQuery, y: EdgeQuery, margin: f32) -> EdgeQuery {
+    if x.found != y.found {
+        if x.found {
+            return x;
+        }
+        return y;
+    }
+    let x_above = x.separation > margin;
+    let y_above = y.separation > margin;
+    if x_above != y_above {
+        if x_above {
+            return x;
+        }
+        return y;
+    }
+    if !x_above && x.separation != y.separation {
+        if x.separation > y.separation {
+            return x;
+        }
+        return y;
+    }
+    if x.edge_a < y.edge_a || (x.edge_a == y.edge_a && x.edge_b <= y.edge_b) {
+        return x;
+    }
+    return y;
+}
+
+// The first of the invocations' face results (`mine` is this invocation's), the same for all.
+fn reduce_faces(mine: FaceQuery, lane: u32, margin: f32) -> FaceQuery {
+    // The slots' readers of the last reduction are done.
+    workgroupBarrier();
+    face_slots[lane] = mine;
+    for (var width = WORKGROUP_SIZE / 2u; width > 0u; width /= 2u) {
+        workgroupBarrier();
+        if lane < width {
+            face_slots[lane] = first_face(face_slots[lane], face_slots[lane + width], margin);
+        }
+    }
+    return workgroupUniformLoad(&face_slots[0]);
+}
+
+// The first of the invocations' edge results, the same for all.
+fn reduce_edges(mine: EdgeQuery, lane: u32, margin: f32) -> EdgeQuery {
+    workgroupBarrier();
+    edge_slots[lane] = mine;
+    for (var width = WORKGROUP_SIZE / 2u; width > 0u; width /= 2u) {
+        workgroupBarrier();
+        if lane < width {
+            edge_slots[lane] = first_edge(edge_slots[lane], edge_slots[lane + width], margin);
+        }
+    }
+    return workgroupUniformLoad(&edge_slots[0]);
+}
+
+// query_faces by the workgroup (the bounded loop, split by face).
+fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, lane: u32) -> FaceQuery {
+    let q_inv = quat_conjugate(q);
+    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    let lift = SAT_BOUND_SLACK * reach - b.inner_radius;
+    // The seed: the first of largest bound (a reduction with no bound above the margin).
+    var seed = FaceQuery(NO_ITEM, -F32_MAX);
+    for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
+        let plane = planes[a.first_face + face];
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u > seed.separation {
+            seed = FaceQuery(face, u);
+        }
+    }
+    let seed_face = reduce_faces(seed, lane, F32_MAX).face;
+    // The seed's face_separation with B's vertices split across the invocations: the lowest of
+    // the same products, taken in any order, is the same number; reduced as the largest of
+    // their negations (nothing is above F32_MAX).
+    let seed_plane = planes[a.first_face + seed_face];
+    let normal = quat_rotate(q, seed_plane.xyz);
+    let offset = seed_plane.w + dot(normal, t);
+    var lowest = F32_MAX;
+    for (var i = lane; i < b.vertex_count; i += WORKGROUP_SIZE) {
+        lowest = min(lowest, dot(normal, vertices[b.first_vertex + i].xyz));
+    }
+    let b_lowest = -reduce_faces(FaceQuery(0u, -lowest), lane, F32_MAX).separation;
+    let threshold = min(b_lowest - offset, margin);
+    var best = FaceQuery(NO_ITEM, -F32_MAX);
+    for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
+        let plane = planes[a.first_face + face];
+        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        if u < threshold || u <= best.separation {
+            continue;
+        }
+        let separation = face_separation(plane, b, q, t);
+        if separation > best.separation {
+            best = FaceQuery(face, separation);
+            if separation > margin {
+                break;
+            }
+        }
+    }
+    let first = reduce_faces(best, lane, margin);
+    if first.face == NO_ITEM {
+        // No face tested anywhere: the serial loop's initial value.
+        return FaceQuery(0u, -F32_MAX);
+    }
+    return first;
+}
+
+// query_edges_bounded by the workgroup: steps 1 and 3 split by edge, step 2 by B's edge,
+// step 4 by A's edge.
+fn coop_query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, lane: u32) -> EdgeQuery {
+    let s = edge_scan(a, b, q, t, margin);
+    let b_centroid = quat_rotate(q, b.centroid) + t;
+
+    // 1, 2. The seed edge of A: the first of largest loose bound.
+    var seed_bound = FaceQuery(NO_ITEM, -F32_MAX);
+    for (var ia = lane; ia < a.edge_count; ia += WORKGROUP_SIZE) {
+        let u = a_edge_bound(s, ia, b_centroid, false);
+        if u > seed_bound.separation {
+            seed_bound = FaceQuery(ia, u);
+        }
+    }
+    let seed_edge = reduce_faces(seed_bound, lane, F32_MAX).face;
+    var seed = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
+    if seed_edge != NO_ITEM {
+        let ea = edge_of_a(s, seed_edge);
+        for (var ib = 4u * lane; ib < b.edge_count; ib += 4u * WORKGROUP_SIZE) {
+            if scan_four(s, ea, ib + vec4<u32>(0u, 1u, 2u, 3u), &seed) {
+                break;
+            }
+        }
+    }
+    let seed_pair = reduce_edges(seed, lane, margin);
+    var threshold = -F32_MAX;
+    if seed_pair.found {
+        threshold = min(seed_pair.separation, margin);
+    }
+
+    // 3. Bounds of B's edges (as query_edges_bounded), into the workgroup's bit set.
+    let keep_all = b.edge_count > 32u * COOP_KEPT_WORDS;
+    if lane < COOP_KEPT_WORDS {
+        atomicStore(&coop_kept[lane], 0u);
+    }
+    workgroupBarrier();
+    let lift = s.slack - a.inner_radius;
+    let a_centroid_in_b = quat_rotate(quat_conjugate(q), a.centroid - t);
+    for (var ib = lane; ib < select(b.edge_count, 0u, keep_all); ib += WORKGROUP_SIZE) {
+        let eb = edges[b.first_edge + ib];
+        let n0 = -planes[b.first_face + eb.f0].xyz;
+        let n1 = -planes[b.first_face + eb.f1].xyz;
+        let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
+        if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
+            atomicOr(&coop_kept[ib / 32u], 1u << (ib % 32u));
+        }
+    }
+    workgroupBarrier();
+
+    // 4. The exhaustive loop over what can still matter, split by A's edge (`unused`: the
+    // kept edges are coop_kept).
+    var unused: array<u32, KEPT_WORDS>;
+    let best = scan_kept(s, b_centroid, threshold, &unused, true, keep_all, lane, WORKGROUP_SIZE);
+    return reduce_edges(best, lane, margin);
+}
+
+// Steps 2-7 of pair `index` by the whole workgroup (`index` the same for all); the result is
+// the same for all invocations.
+fn sat_coop(index: u32, lane: u32) -> SatOut {
+    let p = pair_setup(pairs[index]);
+    let a = p.a;
+    let b = p.b;
+    let margin = params.margin;
+
+    // 3. Face query of A.
+    let face_a = coop_query_faces(a, b, p.q_ab, p.t_ab, margin, lane);
+    let face_a_normal = planes[a.first_face + face_a.face].xyz;
+    if face_a.separation > margin {
+        return separating(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation);
+    }
+
+    // 4. Face query of B.
+    let face_b = coop_query_faces(b, a, p.q_ba, p.t_ba, margin, lane);
+    let face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
+    if face_b.separation > margin {
+        return separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
+    }
+
+    // 5. Edge query.
+    let edge = coop_query_edges(a, b, p.q_ba, p.t_ba, margin, lane);
+    if edge.found && edge.separation > margin {
+        return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
+    }
+
+    // 7. Face preference, exact maximum separation.
+    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    if lane == 0u {
+        atomicStore(&coop_count, 0u);
+        atomicStore(&coop_done, 0u);
+    }
+    workgroupBarrier();
+
+    // 1. Bounds guard, CPU-routed pairs; small pairs run here, big ones are listed.
+    let index = id.x;
+    if index < params.pair_count {
+        if !runs_here(index) {
+            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
+        } else if is_big(index) {
+            coop_list[atomicAdd(&coop_count, 1u)] = index;
+            // Until the workgroup stores it: a pair the driver's loop cap keeps the workgroup
+            // from reaching stays flagged.
+            write_result(index, SatOut(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0, 0.0), true);
+        } else {
+            write_result(index, sat_serial(index), loops_cut_short());
+        }
+    }
+
+    // The listed pairs, one after another by the whole workgroup. A pair is complete when
+    // every invocation finished it with no loop cut short: the driver's loop cap applies per
+    // invocation group, and a group it stopped leaves stale slots in the reductions. The storage
+    // barrier orders the flagged stores above before lane 0's.
+    storageBarrier();
+    workgroupBarrier();
+    if lane == 0u {
+        coop_listed = atomicLoad(&coop_count);
+    }
+    let listed = workgroupUniformLoad(&coop_listed);
+    for (var k = 0u; k < listed; k++) {
+        let pair_index = workgroupUniformLoad(&coop_list[k]);
+        let out = sat_coop(pair_index, lane);
+        if !loops_cut_short() {
+            atomicAdd(&coop_done, 1u);
+        }
+        workgroupBarrier();
+        if lane == 0u {
+            write_result(pair_index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE * (k + 1u));
+        }
+    }
 }
