@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::constants::MAX_SHAPE_SIZE;
 use crate::manifold::Manifold;
-use crate::scene::{Body, InputError, check_pose};
+use crate::scene::{Body, InputError, check_pose, normalized_pose};
 use crate::shape::Shape;
 
 /// Fewest bodies or pairs a rayon task checks: a check costs a few nanoseconds (a body about 90
@@ -100,17 +100,11 @@ impl<'a> ValidatedBatch<'a> {
         // unchecked and flagged; the sequential pass below then names the first one).
         let failed = AtomicBool::new(false);
         let shape_count = shapes.len();
-        let check_body_fast = |body: &Body| {
-            let pose = (body.shape as usize) < shape_count;
-            match pose.then(|| check_pose("", &body.pose)) {
-                Some(Ok(pose)) => Body {
-                    shape: body.shape,
-                    pose,
-                },
-                _ => {
-                    failed.store(true, Ordering::Relaxed);
-                    *body
-                }
+        let check_body_fast = |body: &Body| match check_body_quietly(shape_count, body) {
+            Some(body) => body,
+            None => {
+                failed.store(true, Ordering::Relaxed);
+                *body
             }
         };
         let mut checked = Vec::with_capacity(bodies.len());
@@ -250,6 +244,19 @@ impl<'a> ValidatedBatch<'a> {
             ))
         }
     }
+}
+
+/// `body` with its rotation normalized when its shape index is below `shape_count` and its pose
+/// passes [`check_pose`], else `None` (the caller then names the problem).
+#[inline(always)]
+fn check_body_quietly(shape_count: usize, body: &Body) -> Option<Body> {
+    if (body.shape as usize) >= shape_count {
+        return None;
+    }
+    normalized_pose(&body.pose).map(|pose| Body {
+        shape: body.shape,
+        pose,
+    })
 }
 
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
