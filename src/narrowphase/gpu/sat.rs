@@ -344,17 +344,25 @@ impl SatBuffers {
             let offset = k as u64 * chunk * bytes_per_pair;
             (offset, (chunk * bytes_per_pair).min(buffer.size() - offset))
         };
-        let params_entry = |buffer| binding(3, buffer, 0, size_of::<GpuParams>() as u64);
+        // Bindings 0 to 3 of chunk k, the same in both kernels' call groups.
+        let (bodies, pairs, results, params) = (
+            &self.bodies.buffer,
+            &self.pairs.buffer,
+            &self.results.buffer,
+            &self.params.buffer,
+        );
+        let call_entries = |k: usize| {
+            let (pairs_at, pairs_len) = window(k, pairs, PAIR_BYTES);
+            let (results_at, results_len) = window(k, results, RESULT_BYTES);
+            [
+                binding(0, bodies, 0, bodies.size()),
+                binding(1, pairs, pairs_at, pairs_len),
+                binding(2, results, results_at, results_len),
+                binding(3, params, 0, size_of::<GpuParams>() as u64),
+            ]
+        };
         while self.groups.len() < chunks {
-            let k = self.groups.len();
-            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
-            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
-            let entries = [
-                binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
-                binding(1, &self.pairs.buffer, pairs_at, pairs_len),
-                binding(2, &self.results.buffer, results_at, results_len),
-                params_entry(&self.params.buffer),
-            ];
+            let entries = call_entries(self.groups.len());
             self.groups
                 .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("sat call"),
@@ -367,14 +375,12 @@ impl SatBuffers {
         };
         let list = &self.manifolds[slot].buffer;
         while self.clip_groups[slot].len() < chunks {
-            let k = self.clip_groups[slot].len();
-            let (pairs_at, pairs_len) = window(k, &self.pairs.buffer, PAIR_BYTES);
-            let (results_at, results_len) = window(k, &self.results.buffer, RESULT_BYTES);
+            let [bodies, pairs, results, params] = call_entries(self.clip_groups[slot].len());
             let entries = [
-                binding(0, &self.bodies.buffer, 0, self.bodies.buffer.size()),
-                binding(1, &self.pairs.buffer, pairs_at, pairs_len),
-                binding(2, &self.results.buffer, results_at, results_len),
-                params_entry(&self.params.buffer),
+                bodies,
+                pairs,
+                results,
+                params,
                 binding(4, list, 0, list.size().min(context.limits.max_binding)),
             ];
             self.clip_groups[slot].push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
