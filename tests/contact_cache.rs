@@ -1,11 +1,21 @@
 //! `ContactCache` against cold calls over moving scenes: every frame, every pair, the same
-//! verdict, normal, points and ids as a cold `CpuNarrowphase` call, and a separation at most the documented
-//! tolerance (face preference × scale) below the cold one; the cache's fast paths do occur.
+//! verdict as a cold `CpuNarrowphase` call and a separation at most the documented drift
+//! (`CACHE_CONTACT_DRIFT` × scale) below the cold one; where the cache kept the cold call's axis
+//! (the same normal), the same points and ids bit for bit; the cache's fast paths do occur.
 
 use hullsat::broadphase::candidate_pairs;
-use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
+use hullsat::constants::{CACHE_CONTACT_DRIFT, pair_scale};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, move_bodies};
 use hullsat::{ContactCache, CpuNarrowphase, Manifold};
+
+/// How a run's cached manifolds compared with the cold ones.
+#[derive(Debug, Default)]
+struct Comparison {
+    /// Manifolds on both paths.
+    contacts: usize,
+    /// Of those, on another axis than the cold call's (a different normal).
+    other_axis: usize,
+}
 
 /// Runs `frames` frames of scene `mix` with per-frame motion `max_shift` (× size) and
 /// `max_angle` (radians), checking the cache against cold calls; returns the cache's stats.
@@ -22,6 +32,7 @@ fn run(mix: ShapeMix, frames: u64, max_shift: f32, max_angle: f32) -> hullsat::c
     let pairs = candidate_pairs(&scene.shapes, &scene.bodies, margin + 0.1);
     let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
     let mut cache = ContactCache::new();
+    let mut comparison = Comparison::default();
     for frame in 0..frames {
         let cached = cache
             .collide_batch(&narrowphase, &scene.bodies, &pairs, margin)
@@ -35,24 +46,47 @@ fn run(mix: ShapeMix, frames: u64, max_shift: f32, max_angle: f32) -> hullsat::c
                 &scene.shapes[body_a.shape as usize],
                 &scene.shapes[body_b.shape as usize],
             );
-            let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(shape_a.size(), shape_b.size());
-            check(got, cold, tolerance, &format!("frame {frame}, pair [{a}, {b}]"));
+            let scale = pair_scale(shape_a.size(), shape_b.size());
+            let what = format!("frame {frame}, pair [{a}, {b}]");
+            check(got, cold, scale, &mut comparison, &what);
         }
         move_bodies(&scene.shapes, &mut scene.bodies, max_shift, max_angle, 9, frame);
     }
+    eprintln!("{mix:?}: {comparison:?}");
+    // The cache keeps a cached axis only while another one could be deeper by the drift: most
+    // contacts stay on the cold call's axis (measured: 0 to 3% move under the benchmark's
+    // motion), the point of a cache that must not change answers more than it saves.
+    assert!(
+        comparison.other_axis * 10 <= comparison.contacts,
+        "{mix:?}: {comparison:?}"
+    );
     cache.stats()
 }
 
+/// One pair's cached result against the cold one (`scale`: the pair's scale, length units).
 #[track_caller]
-fn check(got: &Option<Manifold>, cold: &Option<Manifold>, tolerance: f32, what: &str) {
+fn check(
+    got: &Option<Manifold>,
+    cold: &Option<Manifold>,
+    scale: f32,
+    comparison: &mut Comparison,
+    what: &str,
+) {
     match (got, cold) {
         (None, None) => {}
         (Some(g), Some(c)) => {
-            assert_eq!(g.normal, c.normal, "{what}");
-            assert_eq!(g.points(), c.points(), "{what}");
+            comparison.contacts += 1;
+            if g.normal == c.normal {
+                assert_eq!(g.points(), c.points(), "{what}");
+            } else {
+                comparison.other_axis += 1;
+                assert!((g.normal.length() - 1.0).abs() < 1e-5, "{what}: {g:?}");
+            }
+            // The cached axis's gap is at most the SAT value (to rounding: the box SAT's closed
+            // forms against the hull formulas), and at least the drift below it.
             let below = c.separation - g.separation;
             assert!(
-                (0.0..=tolerance).contains(&below),
+                (-1e-6 * scale..=CACHE_CONTACT_DRIFT * scale).contains(&below),
                 "{what}: separation {} vs cold {}",
                 g.separation,
                 c.separation
@@ -68,15 +102,18 @@ fn cache_matches_cold_calls_under_the_benchmark_motion() {
     for mix in [ShapeMix::BOX, ShapeMix::HULL32, ShapeMix::MIXED] {
         let stats = run(mix, 12, 1e-3, 0.1f32.to_radians());
         eprintln!("{mix:?}: {stats:?}");
-        assert!(stats.skipped + stats.remeasured > 0, "{mix:?}: {stats:?}");
+        assert!(
+            stats.skipped + stats.remeasured > 0 && stats.reused > 0,
+            "{mix:?}: {stats:?}"
+        );
     }
 }
 
 #[test]
 fn cache_matches_cold_calls_for_resting_bodies() {
-    // Bodies that barely move (a settled stack): the face-only path carries the contacts.
+    // Bodies that barely move (a settled stack): contacts are rebuilt on their cached axes.
     let stats = run(ShapeMix::HULL32, 12, 1e-6, 1e-6);
     eprintln!("resting: {stats:?}");
-    assert!(stats.faces_only > stats.cold / 4, "{stats:?}");
+    assert!(stats.reused > stats.cold, "{stats:?}");
     assert!(stats.skipped > 0, "{stats:?}");
 }

@@ -81,8 +81,8 @@ pub(super) fn run(
         }
         let stats = cache.stats();
         lines.push(format!(
-            "cache: {} cold, {} skipped by the motion bound, {} by a re-measured axis, {} without the edge query",
-            stats.cold, stats.skipped, stats.remeasured, stats.faces_only
+            "cache: {} cold, {} skipped by the motion bound, {} by a re-measured axis, {} rebuilt on their cached axis",
+            stats.cold, stats.skipped, stats.remeasured, stats.reused
         ));
     }
     output::print_lines(&lines)
