@@ -39,6 +39,9 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
 
 use crate::constants::{CACHE_CONTACT_DRIFT, CACHE_ROUNDING, pair_scale};
 use crate::contact::{
@@ -102,6 +105,17 @@ struct Entry {
     /// B's pose in A's frame at the last cold call.
     reference: Isometry,
     cached: Cached,
+    /// How the pair was answered in the batch that kept this entry.
+    answered: Answer,
+}
+
+/// How one pair of a batch was answered (the [`CacheStats`] counts).
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Cold,
+    Skipped,
+    Remeasured,
+    Reused,
 }
 
 /// How the pairs of the calls so far were answered.
@@ -155,81 +169,129 @@ impl ContactCache {
         let shapes = narrowphase.shapes();
         // Canonical pair order (lower body index first) as every backend, restored at the end.
         let batch = ValidatedBatch::new_on_this_thread(shapes, bodies, pairs, margin)?;
-        let bodies = batch.bodies();
         let last = std::mem::take(&mut self.entries);
         let mut finder = EntryFinder::new(&last);
-        self.entries.reserve(batch.pairs().len());
-        let mut results = Vec::with_capacity(batch.pairs().len());
-        for &key in batch.pairs() {
-            let [a, b] = key;
-            let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
-            let pair = Pair::new(
-                &shapes[body_a.shape as usize],
-                &body_a.pose,
-                &shapes[body_b.shape as usize],
-                &body_b.pose,
-                margin,
-            );
-            let entry = finder.find(key).filter(|entry| entry.margin == margin);
-            let (manifold, entry) = self.collide_pair(key, &pair, entry);
-            self.entries.push(entry);
-            results.push(manifold);
-        }
+        let (mut results, entries): (Vec<_>, Vec<_>) = batch
+            .pairs()
+            .iter()
+            .map(|&key| collide_pair(&batch, key, finder.find(key)))
+            .unzip();
+        self.finish(entries);
         batch.restore_order(&mut results);
         Ok(results)
     }
 
-    /// One pair through its entry from the last batch (if any): the manifold and the entry to
-    /// keep.
-    fn collide_pair(
+    /// [`Self::collide_batch`] on all threads (rayon), as [`CpuNarrowphase::collide`]: the same
+    /// results. Pairs in the last batch's order find their entries by position; the others
+    /// through a hash index built once, on first need, by whichever thread needs it.
+    pub fn collide_batch_parallel(
         &mut self,
-        key: [u32; 2],
-        pair: &Pair,
-        entry: Option<&Entry>,
-    ) -> (Option<Manifold>, Entry) {
-        let Some(polytopes) = &pair.polytopes else {
-            self.stats.cold += 1;
-            let manifold = collide_shapes(pair.a, pair.pose_a, pair.b, pair.pose_b, pair.margin);
-            return (manifold, pair.entry(key, Cached::Cold));
+        narrowphase: &CpuNarrowphase,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+    ) -> Result<Vec<Option<Manifold>>, InputError> {
+        let shapes = narrowphase.shapes();
+        let batch = ValidatedBatch::new(shapes, bodies, pairs, margin)?;
+        let last = std::mem::take(&mut self.entries);
+        let index = OnceLock::new();
+        let find = |position: usize, key: [u32; 2]| match last.get(position) {
+            Some(entry) if entry.key == key => Some(entry),
+            _ => index.get_or_init(|| index_of(&last)).get(&key).map(|&i| &last[i]),
         };
-        if let Some(entry) = entry {
-            let motion = polytopes.motion_bound(&entry.reference);
-            let beyond_margin = pair.margin + polytopes.guard();
-            match entry.cached {
-                Cached::SpheresApart { gap } if gap - motion > beyond_margin => {
-                    self.stats.skipped += 1;
-                    return (None, *entry);
-                }
-                Cached::Separated { separation, .. } if separation - motion > beyond_margin => {
-                    self.stats.skipped += 1;
-                    return (None, *entry);
-                }
-                Cached::Separated { axis, .. } => {
-                    if let Some(now) = polytopes.axis_separation(axis)
-                        && now > beyond_margin
-                    {
-                        self.stats.remeasured += 1;
-                        let cached = Cached::Separated {
-                            axis,
-                            separation: now,
-                        };
-                        return (None, pair.entry(key, cached));
-                    }
-                }
-                Cached::Touching { axis, separation } => {
-                    if let Some(manifold) = polytopes.rebuild_on_axis(pair, axis, separation + motion) {
-                        self.stats.reused += 1;
-                        return (Some(manifold), *entry);
-                    }
-                }
-                Cached::SpheresApart { .. } | Cached::Cold => {}
+        let (mut results, entries): (Vec<_>, Vec<_>) = batch
+            .pairs()
+            .par_iter()
+            .enumerate()
+            .with_min_len(PAIRS_PER_TASK)
+            .map(|(position, &key)| collide_pair(&batch, key, find(position, key)))
+            .unzip();
+        self.finish(entries);
+        batch.restore_order(&mut results);
+        Ok(results)
+    }
+
+    /// Keeps a batch's entries for the next one and counts how its pairs were answered.
+    fn finish(&mut self, entries: Vec<Entry>) {
+        for entry in &entries {
+            match entry.answered {
+                Answer::Cold => self.stats.cold += 1,
+                Answer::Skipped => self.stats.skipped += 1,
+                Answer::Remeasured => self.stats.remeasured += 1,
+                Answer::Reused => self.stats.reused += 1,
             }
         }
-        self.stats.cold += 1;
-        let (manifold, cached) = polytopes.cold(pair);
-        (manifold, pair.entry(key, cached))
+        self.entries = entries;
     }
 }
+
+/// Fewest pairs a rayon task takes in [`ContactCache::collide_batch_parallel`] (as the CPU
+/// backend's tasks: a pair costs from tens of nanoseconds, skipped, to microseconds).
+const PAIRS_PER_TASK: usize = 64;
+
+/// One pair of a validated batch through its entry from the last batch (if any, with the same
+/// margin): the manifold and the entry to keep.
+fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) -> (Option<Manifold>, Entry) {
+    let (shapes, bodies, margin) = (batch.shapes(), batch.bodies(), batch.margin());
+    let (body_a, body_b) = (&bodies[key[0] as usize], &bodies[key[1] as usize]);
+    let pair = Pair::new(
+        &shapes[body_a.shape as usize],
+        &body_a.pose,
+        &shapes[body_b.shape as usize],
+        &body_b.pose,
+        margin,
+    );
+    let entry = entry.filter(|entry| entry.margin == margin);
+    let Some(polytopes) = &pair.polytopes else {
+        let manifold = collide_shapes(pair.a, pair.pose_a, pair.b, pair.pose_b, margin);
+        return (manifold, pair.entry(key, Cached::Cold, Answer::Cold));
+    };
+    if let Some(entry) = entry {
+        let motion = polytopes.motion_bound(&entry.reference);
+        let beyond_margin = margin + polytopes.guard();
+        let kept = Entry {
+            answered: Answer::Skipped,
+            ..*entry
+        };
+        match entry.cached {
+            Cached::SpheresApart { gap } if gap - motion > beyond_margin => return (None, kept),
+            Cached::Separated { separation, .. } if separation - motion > beyond_margin => {
+                return (None, kept);
+            }
+            Cached::Separated { axis, .. } => {
+                if let Some(now) = polytopes.axis_separation(axis)
+                    && now > beyond_margin
+                {
+                    let cached = Cached::Separated {
+                        axis,
+                        separation: now,
+                    };
+                    return (None, pair.entry(key, cached, Answer::Remeasured));
+                }
+            }
+            Cached::Touching { axis, separation } => {
+                if let Some(manifold) = polytopes.rebuild_on_axis(&pair, axis, separation + motion) {
+                    let kept = Entry {
+                        answered: Answer::Reused,
+                        ..*entry
+                    };
+                    return (Some(manifold), kept);
+                }
+            }
+            Cached::SpheresApart { .. } | Cached::Cold => {}
+        }
+    }
+    let (manifold, cached) = polytopes.cold(&pair);
+    (manifold, pair.entry(key, cached, Answer::Cold))
+}
+
+/// The position of every entry of `last` by its key.
+fn index_of(last: &[Entry]) -> PairIndex {
+    last.iter().enumerate().map(|(i, entry)| (entry.key, i)).collect()
+}
+
+/// Entry positions by pair key.
+type PairIndex = HashMap<[u32; 2], usize, BuildHasherDefault<PairHasher>>;
 
 /// Finds the last batch's entry of a pair: by position while the pairs come in the last batch's
 /// order, else through a hash index of the last batch, built on first need.
@@ -237,7 +299,7 @@ struct EntryFinder<'e> {
     last: &'e [Entry],
     /// Position in `last` where the next pair is looked for first.
     next: usize,
-    index: Option<HashMap<[u32; 2], usize, BuildHasherDefault<PairHasher>>>,
+    index: Option<PairIndex>,
 }
 
 impl<'e> EntryFinder<'e> {
@@ -254,10 +316,7 @@ impl<'e> EntryFinder<'e> {
             Some(entry) if entry.key == key => self.next,
             _ => {
                 let last = self.last;
-                let index = self.index.get_or_insert_with(|| {
-                    last.iter().enumerate().map(|(i, entry)| (entry.key, i)).collect()
-                });
-                *index.get(&key)?
+                *self.index.get_or_insert_with(|| index_of(last)).get(&key)?
             }
         };
         self.next = position + 1;
@@ -297,12 +356,13 @@ impl<'s> Pair<'s> {
     }
 
     /// An entry whose reference is this frame's pose.
-    fn entry(&self, key: [u32; 2], cached: Cached) -> Entry {
+    fn entry(&self, key: [u32; 2], cached: Cached, answered: Answer) -> Entry {
         Entry {
             key,
             margin: self.margin,
             reference: self.polytopes.as_ref().map_or(Isometry::IDENTITY, |p| p.b_in_a),
             cached,
+            answered,
         }
     }
 }
