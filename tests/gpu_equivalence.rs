@@ -24,10 +24,7 @@ use hullsat::{
 };
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use support::analytic::{
-    Case, TOL, check_corner, check_crossed_edges, check_octagon, check_resting, corner, crossed_edges,
-    global_pose, octagon, resting, slab, unit_box,
-};
+use support::analytic::{TOL, cases, global_pose, slab, unit_box};
 use support::gpu::{Comparison, NORMAL_TOLERANCE, SEPARATION_TOLERANCE, compare_sat, reference_sat};
 use support::shapes::{FAMILIES, random_direction, random_rotation, random_shape};
 use support::{assert_near, assert_vec_near, gpu_or_skip, seeded_rng};
@@ -563,53 +560,21 @@ fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -
     gpu_collide_margins(a, pose_a, b, pose_b, &[0.0]).map(|m| m[0])
 }
 
-/// The GPU manifold of an analytic case with margin 0; `None` without an adapter.
-fn gpu_collide_case(case: &Case) -> Option<Option<Manifold>> {
-    gpu_collide_one(&case.a, case.pose_a, &case.b, case.pose_b)
-}
-
+/// The analytic box cases of `support/analytic.rs` (resting, octagon, corner from either side,
+/// crossed edges) give their worked answers on the GPU, anywhere in space.
 #[test]
-fn gpu_box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let Some(m) = gpu_collide_case(&resting().placed(&global)) else {
-            return;
-        };
-        check_resting(&m.expect("overlapping boxes collide"), &global);
-    }
-}
-
-#[test]
-fn gpu_box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let Some(m) = gpu_collide_case(&octagon().placed(&global)) else {
-            return;
-        };
-        check_octagon(&m.expect("overlapping boxes collide"), &global);
-    }
-}
-
-#[test]
-fn gpu_box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let case = corner().placed(&global);
-        let Some(m) = gpu_collide_case(&case) else {
-            return;
-        };
-        check_corner(&m.expect("overlapping boxes collide"), &global, false);
-        let Some(m) = gpu_collide_case(&case.swapped()) else {
-            return;
-        };
-        check_corner(&m.expect("overlapping boxes collide"), &global, true);
-    }
-}
-
-#[test]
-fn gpu_crossed_edges_give_one_point_between_the_edges() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let Some(m) = gpu_collide_case(&crossed_edges().placed(&global)) else {
-            return;
-        };
-        check_crossed_edges(&m.expect("overlapping boxes collide"), &global);
+fn gpu_analytic_box_cases_give_their_worked_answers() {
+    for (name, case, check) in cases() {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let case = case.placed(&global);
+            let Some(m) = gpu_collide_one(&case.a, case.pose_a, &case.b, case.pose_b) else {
+                return;
+            };
+            check(
+                &m.unwrap_or_else(|| panic!("{name}: overlapping boxes collide")),
+                &global,
+            );
+        }
     }
 }
 

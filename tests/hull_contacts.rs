@@ -9,47 +9,25 @@ use hullsat::contact::collide_hull_hull;
 use hullsat::query::sat::query_hulls;
 use hullsat::{ConvexHull, FeatureId, Manifold, Pose};
 use rand::RngExt;
-use support::analytic::{
-    Case, TOL, check_corner, check_crossed_edges, check_octagon, check_resting, corner, crossed_edges,
-    global_pose, octagon, resting, unit_box,
-};
+use support::analytic::{Case, TOL, cases, corner, crossed_edges, global_pose, octagon, resting, unit_box};
 use support::{
     assert_near, assert_vec_near, hull_plane_distance, random_rotation, random_unit_vector, random_vec3,
     seeded_rng,
 };
 
+/// Resting boxes (four points at the depth), a box turned 45° (four alternate corners of the
+/// octagon), a corner pushed into a face (one point, from either side) and crossed edges (one
+/// point between them): the answers worked out in `support/analytic.rs`, anywhere in space.
 #[test]
-fn box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let m = resting().placed(&global).collide(0.0);
-        check_resting(&m.expect("overlapping boxes collide"), &global);
-    }
-}
-
-#[test]
-fn box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let m = octagon().placed(&global).collide(0.0);
-        check_octagon(&m.expect("overlapping boxes collide"), &global);
-    }
-}
-
-#[test]
-fn box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let case = corner().placed(&global);
-        let m = case.collide(0.0).expect("overlapping boxes collide");
-        check_corner(&m, &global, false);
-        let m = case.swapped().collide(0.0).expect("overlapping boxes collide");
-        check_corner(&m, &global, true);
-    }
-}
-
-#[test]
-fn crossed_edges_give_one_point_between_the_edges() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let m = crossed_edges().placed(&global).collide(0.0);
-        check_crossed_edges(&m.expect("overlapping boxes collide"), &global);
+fn analytic_box_cases_give_their_worked_answers() {
+    for (name, case, check) in cases() {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let m = case.placed(&global).collide(0.0);
+            check(
+                &m.unwrap_or_else(|| panic!("{name}: overlapping boxes collide")),
+                &global,
+            );
+        }
     }
 }
 

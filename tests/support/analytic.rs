@@ -158,10 +158,19 @@ pub fn corner() -> Case {
     }
 }
 
-/// [`corner`] placed by `global`, slab first (`box_first` false: the reference face is A's top,
-/// the corner an incident vertex of B) or swapped (the reference face is B's, the normal from
-/// the box down into the slab): one point at depth 0.05.
-pub fn check_corner(m: &Manifold, global: &Pose, box_first: bool) {
+/// [`corner`] placed by `global`, slab first: the reference face is A's top, the corner an
+/// incident vertex of B; one point at depth 0.05.
+pub fn check_corner(m: &Manifold, global: &Pose) {
+    check_corner_either_way(m, global, false);
+}
+
+/// [`corner`] swapped (box first) placed by `global`: the reference face is B's, the normal
+/// from the box down into the slab; the same point.
+pub fn check_corner_box_first(m: &Manifold, global: &Pose) {
+    check_corner_either_way(m, global, true);
+}
+
+fn check_corner_either_way(m: &Manifold, global: &Pose, box_first: bool) {
     let (normal, kind) = if box_first {
         (-Vec3::Y, FeatureId::FACE_B)
     } else {
@@ -202,4 +211,19 @@ pub fn check_crossed_edges(m: &Manifold, global: &Pose) {
     assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
     assert_eq!(unit_box().edges()[p.id.high() as usize].vertices, [3, 7]);
     assert_eq!(unit_box().edges()[p.id.low() as usize].vertices, [4, 5]);
+}
+
+/// A manifold check of the answer worked out by hand, given the global placement.
+pub type Check = fn(&Manifold, &Pose);
+
+/// Every case, by name, with its check; each is to be run placed by [`Pose::IDENTITY`] and by
+/// [`global_pose`].
+pub fn cases() -> [(&'static str, Case, Check); 5] {
+    [
+        ("resting", resting(), check_resting),
+        ("octagon", octagon(), check_octagon),
+        ("corner", corner(), check_corner),
+        ("corner, box first", corner().swapped(), check_corner_box_first),
+        ("crossed edges", crossed_edges(), check_crossed_edges),
+    ]
 }
