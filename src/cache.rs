@@ -100,6 +100,8 @@ impl Hasher for PairHasher {
 struct Entry {
     /// The pair, lower body index first.
     key: [u32; 2],
+    /// The bodies' shape indices it was computed with; a body given another shape invalidates it.
+    shapes: [u32; 2],
     /// The margin it was computed with; another margin invalidates it.
     margin: f32,
     /// B's pose in A's frame at the last cold call.
@@ -132,11 +134,15 @@ pub struct CacheStats {
 }
 
 /// Per body pair facts from earlier frames (see the module docs), owned by the caller: one cache
-/// per scene and margin, fed the scene's batches frame after frame.
+/// per scene, fed the scene's batches frame after frame. An entry is used only with the margin
+/// and the bodies' shape indices it was made with, and every entry is dropped when the cache is
+/// given another narrowphase (recognized by the address and length of its shape list).
 #[derive(Clone, Debug, Default)]
 pub struct ContactCache {
     /// The last batch's entries, in its pair order.
     entries: Vec<Entry>,
+    /// Address and length of the shape list of the narrowphase the entries were made with.
+    shape_list: (usize, usize),
     stats: CacheStats,
 }
 
@@ -169,7 +175,7 @@ impl ContactCache {
         let shapes = narrowphase.shapes();
         // Canonical pair order (lower body index first) as every backend, restored at the end.
         let batch = ValidatedBatch::new_on_this_thread(shapes, bodies, pairs, margin)?;
-        let last = std::mem::take(&mut self.entries);
+        let last = self.take_entries(shapes);
         let mut finder = EntryFinder::new(&last);
         let (mut results, entries): (Vec<_>, Vec<_>) = batch
             .pairs()
@@ -193,7 +199,7 @@ impl ContactCache {
     ) -> Result<Vec<Option<Manifold>>, InputError> {
         let shapes = narrowphase.shapes();
         let batch = ValidatedBatch::new(shapes, bodies, pairs, margin)?;
-        let last = std::mem::take(&mut self.entries);
+        let last = self.take_entries(shapes);
         let index = OnceLock::new();
         let find = |position: usize, key: [u32; 2]| match last.get(position) {
             Some(entry) if entry.key == key => Some(entry),
@@ -209,6 +215,14 @@ impl ContactCache {
         self.finish(entries);
         batch.restore_order(&mut results);
         Ok(results)
+    }
+
+    /// The last batch's entries when it ran on the shape list `shapes`, else none.
+    fn take_entries(&mut self, shapes: &[Shape]) -> Vec<Entry> {
+        let shape_list = (shapes.as_ptr() as usize, shapes.len());
+        let entries = std::mem::take(&mut self.entries);
+        let same = std::mem::replace(&mut self.shape_list, shape_list) == shape_list;
+        if same { entries } else { Vec::new() }
     }
 
     /// Keeps a batch's entries for the next one and counts how its pairs were answered.
@@ -241,10 +255,14 @@ fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) ->
         &body_b.pose,
         margin,
     );
-    let entry = entry.filter(|entry| entry.margin == margin);
+    let shape_indices = [body_a.shape, body_b.shape];
+    let entry = entry.filter(|entry| entry.margin == margin && entry.shapes == shape_indices);
     let Some(polytopes) = &pair.polytopes else {
         let manifold = collide_shapes(pair.a, pair.pose_a, pair.b, pair.pose_b, margin);
-        return (manifold, pair.entry(key, Cached::Cold, Answer::Cold));
+        return (
+            manifold,
+            pair.entry(key, shape_indices, Cached::Cold, Answer::Cold),
+        );
     };
     if let Some(entry) = entry {
         let motion = polytopes.motion_bound(&entry.reference);
@@ -266,7 +284,7 @@ fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) ->
                         axis,
                         separation: now,
                     };
-                    return (None, pair.entry(key, cached, Answer::Remeasured));
+                    return (None, pair.entry(key, shape_indices, cached, Answer::Remeasured));
                 }
             }
             Cached::Touching { axis, separation } => {
@@ -282,7 +300,7 @@ fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) ->
         }
     }
     let (manifold, cached) = polytopes.cold(&pair);
-    (manifold, pair.entry(key, cached, Answer::Cold))
+    (manifold, pair.entry(key, shape_indices, cached, Answer::Cold))
 }
 
 /// The position of every entry of `last` by its key.
@@ -356,9 +374,10 @@ impl<'s> Pair<'s> {
     }
 
     /// An entry whose reference is this frame's pose.
-    fn entry(&self, key: [u32; 2], cached: Cached, answered: Answer) -> Entry {
+    fn entry(&self, key: [u32; 2], shapes: [u32; 2], cached: Cached, answered: Answer) -> Entry {
         Entry {
             key,
+            shapes,
             margin: self.margin,
             reference: self.polytopes.as_ref().map_or(Isometry::IDENTITY, |p| p.b_in_a),
             cached,

@@ -189,3 +189,49 @@ fn entries_follow_their_pairs_when_the_batch_order_changes() {
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
+
+#[test]
+fn entries_are_not_reused_when_shapes_change() {
+    use glam::Vec3;
+    use hullsat::{Body, Cuboid, Pose, Shape};
+    let boxes = |small: f32, large: f32| {
+        CpuNarrowphase::new(vec![
+            Shape::Cuboid(Cuboid::new(Vec3::splat(small)).unwrap()),
+            Shape::Cuboid(Cuboid::new(Vec3::splat(large)).unwrap()),
+        ])
+    };
+    let narrowphase = boxes(0.5, 0.48);
+    // Two unit boxes overlapping by 0.1 along x, then body 1 becomes the other box in place:
+    // an entry kept would be reused (its bound still holds the new overlap), a cold call runs.
+    let mut bodies = vec![
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::new(0.9, 0.0, 0.0)),
+        },
+    ];
+    let pairs = [[0, 1]];
+    let mut cache = ContactCache::new();
+    let cold = |narrowphase: &CpuNarrowphase, bodies: &[Body]| {
+        narrowphase.collide_single_thread(bodies, &pairs, 0.0).unwrap()
+    };
+    for _ in 0..2 {
+        let cached = cache.collide_batch(&narrowphase, &bodies, &pairs, 0.0).unwrap();
+        assert_eq!(cached, cold(&narrowphase, &bodies));
+    }
+    assert_eq!(cache.stats().reused, 1, "{:?}", cache.stats());
+    bodies[1].shape = 1;
+    let cached = cache.collide_batch(&narrowphase, &bodies, &pairs, 0.0).unwrap();
+    assert_eq!(cached, cold(&narrowphase, &bodies));
+    assert!((cached[0].unwrap().separation + 0.08).abs() < 1e-5, "{cached:?}");
+    assert_eq!(cache.stats().reused, 1, "{:?}", cache.stats());
+    // Another narrowphase whose shape 1 is smaller, overlapping by 0.06: the entries made with
+    // the first are dropped (a kept entry would be reused).
+    let other = boxes(0.5, 0.46);
+    let cached = cache.collide_batch(&other, &bodies, &pairs, 0.0).unwrap();
+    assert_eq!(cached, cold(&other, &bodies));
+    assert_eq!(cache.stats().reused, 1, "{:?}", cache.stats());
+}
