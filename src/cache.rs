@@ -203,6 +203,7 @@ impl ContactCache {
         let index = OnceLock::new();
         let find = |position: usize, key: [u32; 2]| match last.get(position) {
             Some(entry) if entry.key == key => Some(entry),
+            _ if last.is_empty() => None,
             _ => index.get_or_init(|| index_of(&last)).get(&key).map(|&i| &last[i]),
         };
         let (mut results, entries): (Vec<_>, Vec<_>) = batch
@@ -332,6 +333,7 @@ impl<'e> EntryFinder<'e> {
     fn find(&mut self, key: [u32; 2]) -> Option<&'e Entry> {
         let position = match self.last.get(self.next) {
             Some(entry) if entry.key == key => self.next,
+            _ if self.last.is_empty() => return None,
             _ => {
                 let last = self.last;
                 *self.index.get_or_insert_with(|| index_of(last)).get(&key)?
