@@ -133,8 +133,9 @@ pub struct GpuEdge {
 
 /// A body's world pose and shape; must match layout.wgsl `GpuBody` ([`LAYOUT_WGSL`]). A caller
 /// that keeps its bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident
-/// API). The world translation is split into two f32 parts (`hi + lo`, see [`split_translation`]) so the kernel can form B's position
-/// relative to A's from bodies far from the origin without losing the f64 precision:
+/// API). The world translation is split into two f32 parts (`hi + lo`, see
+/// [`split_translation`]) so the kernel can form B's position relative to A's from bodies far
+/// from the origin without losing the f64 precision:
 /// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
