@@ -1,13 +1,25 @@
-//! Box against box: the 15-axis box SAT ([`query_boxes`]), then the hull routine's manifold
-//! construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
-//! clip of the two faces, edge contact, GJK for separated pairs). The manifold is the hull-hull
-//! one up to rounding (exact ties of the SAT may pick another axis). No bounding-sphere test
-//! first, unlike hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first
-//! face query is about as cheap.
+//! Box against box: the 15-axis box SAT, then a closed-form face clip for the common case.
+//!
+//! 1. B's pose in A's frame, the box SAT ([`query_boxes`]: the hull SAT's result on the boxes'
+//!    hulls); beyond the margin there is no manifold. No bounding-sphere test first, unlike
+//!    hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first face query
+//!    is about as cheap.
+//! 2. Face axis, touching or overlapping (SAT separation `<= 0`): the box face clip
+//!    ([`add_box_face_contact`]), the hull routine's clip and point selection in closed form in
+//!    the reference box's frame: the same points, order and ids, positions and depths within
+//!    rounding.
+//! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
+//!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
+//!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the
+//!    deepest-vertex fallback).
+//! 4. Points and normal from A's frame to world.
 
+use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
+use crate::contact::box_clip::add_box_face_contact;
 use crate::contact::hull_hull::manifold_from_sat_in_a;
 use crate::manifold::Manifold;
 use crate::pose::Pose;
+use crate::query::sat::SatAxis;
 use crate::query::sat_box_box::query_boxes;
 use crate::shape::Cuboid;
 
@@ -20,7 +32,22 @@ pub fn collide_box_box(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
+    // 1. SAT in A's frame.
     let b_in_a = pose_a.relative_to_self(pose_b);
     let sat = query_boxes(a, b, &b_in_a, margin);
+    if sat.is_separated(margin) {
+        return None;
+    }
+    // 2. Face axis, not apart: the closed-form clip.
+    if sat.separation <= 0.0 && !matches!(sat.axis, SatAxis::EdgePair { .. }) {
+        let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.hull().radius(), b.hull().radius());
+        let mut manifold = Manifold::new(sat.normal, sat.separation);
+        add_box_face_contact(a, b, &b_in_a, sat.axis, margin, tie_tolerance, &mut manifold);
+        if manifold.point_count() > 0 {
+            // 4. To world.
+            return Some(manifold.to_world(pose_a));
+        }
+    }
+    // 3. The hull routine (its own step 6 moves the manifold to world).
     manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), &b_in_a, &sat, margin)
 }

@@ -2,6 +2,7 @@
 //! point reduction they share. [`collide_shapes`] dispatches on the pair of shape kinds.
 
 mod box_box;
+mod box_clip;
 mod capsule_capsule;
 mod capsule_hull;
 pub mod clip;
