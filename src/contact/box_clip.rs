@@ -1,6 +1,6 @@
 //! Face contact of two boxes in closed form: the hull routine's clip and point selection
 //! (`hull_hull.rs` steps 2 and 3, [`clip_incident_face`](crate::contact::clip::clip_incident_face)
-//! and [`reduce_to_four`]) for a box face axis, computed in the reference box's frame, where the
+//! and [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, computed in the reference box's frame, where the
 //! reference face is an axis-aligned rectangle and every side plane test is one coordinate
 //! compare. The same points in the same order with the same feature ids, positions and depths
 //! within rounding (a few ulps of the pair's scale; exact ties aside, see `tests/box_box.rs`).
@@ -20,16 +20,17 @@
 //!    a half extent. Vertices, crossings and ids as in `clip_incident_face` (its
 //!    [`crossing_id`]).
 //! 5. Keep the points within the margin in front of the reference plane (`±p_a − h_a`); of more
-//!    than four, [`reduce_to_four`]'s picks. Each point midway between the incident point and its
+//!    than four, [`reduce_to_four`]'s picks ([`reduce_box_points`]: the same steps and formulas
+//!    on arrays). Each point midway between the incident point and its
 //!    projection on the reference plane, depth = −(its distance in front of the plane).
 //! 6. Back to A's frame (`R p + t` for B's reference face, `R` and `t` B's pose in A's frame).
 //!
 //! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Vec3, Vec3A};
 
 use crate::constants::INCIDENT_FACE_TOLERANCE;
-use crate::contact::clip::{EdgeCarrier, crossing_id, reduce_to_four};
+use crate::contact::clip::{EdgeCarrier, crossing_id};
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
 use crate::pose::Isometry;
 use crate::query::sat::SatAxis;
@@ -37,12 +38,13 @@ use crate::shape::Cuboid;
 
 /// Most vertices of a quad clipped by four planes (each plane adds at most one).
 const MAX_BOX_CLIP_VERTICES: usize = 8;
+const _: () = assert!(MAX_BOX_CLIP_VERTICES.is_power_of_two());
 
 /// A convex polygon being clipped (reference frame), with what made each vertex and what the
 /// edge leaving it lies on.
 #[derive(Clone, Copy)]
 struct BoxClipPolygon {
-    positions: [Vec3; MAX_BOX_CLIP_VERTICES],
+    positions: [Vec3A; MAX_BOX_CLIP_VERTICES],
     ids: [FeatureId; MAX_BOX_CLIP_VERTICES],
     carriers: [EdgeCarrier; MAX_BOX_CLIP_VERTICES],
     len: usize,
@@ -50,7 +52,7 @@ struct BoxClipPolygon {
 
 impl BoxClipPolygon {
     const EMPTY: BoxClipPolygon = BoxClipPolygon {
-        positions: [Vec3::ZERO; MAX_BOX_CLIP_VERTICES],
+        positions: [Vec3A::ZERO; MAX_BOX_CLIP_VERTICES],
         ids: [FeatureId(0); MAX_BOX_CLIP_VERTICES],
         carriers: [EdgeCarrier::Incident(0); MAX_BOX_CLIP_VERTICES],
         len: 0,
@@ -58,34 +60,24 @@ impl BoxClipPolygon {
 
     // Capacity holds by construction: 4 + 4 vertices at most.
     #[inline]
-    fn push(&mut self, position: Vec3, id: FeatureId, carrier: EdgeCarrier) {
-        self.positions[self.len] = position;
-        self.ids[self.len] = id;
-        self.carriers[self.len] = carrier;
+    fn push(&mut self, position: Vec3A, id: FeatureId, carrier: EdgeCarrier) {
+        let slot = self.len & (MAX_BOX_CLIP_VERTICES - 1);
+        self.positions[slot] = position;
+        self.ids[slot] = id;
+        self.carriers[slot] = carrier;
         self.len += 1;
     }
 }
 
-/// A side plane of the reference face in the reference frame: `sign * p[axis] <= bound` inside.
+/// A side plane of the reference face in the reference frame: `normal · p <= bound` inside,
+/// `normal` a signed coordinate axis, so the distance is a coordinate (exactly) minus a half
+/// extent.
 #[derive(Clone, Copy)]
 struct SidePlane {
-    axis: usize,
-    positive: bool,
+    normal: Vec3A,
     bound: f32,
     /// Index of the side in the reference face loop.
     side: usize,
-}
-
-impl SidePlane {
-    /// Signed distance of `p` beyond the plane (length units; positive outside the face).
-    #[inline]
-    fn distance(&self, p: Vec3) -> f32 {
-        if self.positive {
-            p[self.axis] - self.bound
-        } else {
-            -p[self.axis] - self.bound
-        }
-    }
 }
 
 /// Appends to `manifold` the clipped face contact of boxes `a` and `b` (B posed at `b_in_a` in
@@ -123,17 +115,13 @@ pub(crate) fn add_box_face_contact(
         SatAxis::EdgePair { .. } => return,
     };
     let face_axis = face as usize / 2;
-    let positive = face & 1 == 1;
-    let normal = if positive {
-        Vec3::AXES[face_axis]
-    } else {
-        -Vec3::AXES[face_axis]
-    };
+    let sign = if face & 1 == 1 { 1.0 } else { -1.0 };
+    let normal = Vec3A::AXES[face_axis] * sign;
 
     // 2. Incident face: faces 2k and 2k + 1 have dot products -l_k and l_k with the normal.
-    let l = axes.row(face_axis) * if positive { 1.0 } else { -1.0 };
+    let l = axes.row(face_axis) * sign;
     let dots = [-l.x, l.x, -l.y, l.y, -l.z, l.z];
-    let best = dots.iter().copied().fold(f32::INFINITY, f32::min);
+    let best = -l.abs().max_element();
     let incident_face = dots
         .iter()
         .position(|&d| d <= best + INCIDENT_FACE_TOLERANCE)
@@ -141,23 +129,26 @@ pub(crate) fn add_box_face_contact(
 
     // 3. Its vertices, loop order.
     let h = incident.half_extents();
-    let scaled = [axes.x_axis * h.x, axes.y_axis * h.y, axes.z_axis * h.z];
+    let scaled = [
+        Vec3A::from(axes.x_axis * h.x),
+        Vec3A::from(axes.y_axis * h.y),
+        Vec3A::from(axes.z_axis * h.z),
+    ];
+    let centre = Vec3A::from(centre);
     let mut polygon = BoxClipPolygon::EMPTY;
     for &v in incident.hull().face_loop(incident_face) {
-        let corner = |k: usize| {
-            if v >> k & 1 == 1 { scaled[k] } else { -scaled[k] }
-        };
-        let position = centre + corner(0) + corner(1) + corner(2);
+        let corner = |k: usize| if v >> k & 1 == 1 { scaled[k] } else { -scaled[k] };
         polygon.push(
-            position,
+            centre + corner(0) + corner(1) + corner(2),
             FeatureId::new(kind, false, face, v),
             EdgeCarrier::Incident(v),
         );
     }
 
-    // 4. The four side planes, reference loop order.
+    // 4. The four side planes, reference loop order. A plane with every vertex behind it
+    // (`±p_w - h_w <= 0`) leaves the polygon as it is and is skipped.
+    let half = Vec3A::from(reference.half_extents());
     let reference_loop = reference.hull().face_loop(face as usize);
-    let half = reference.half_extents();
     let mut scratch = BoxClipPolygon::EMPTY;
     let (mut src, mut dst) = (&mut polygon, &mut scratch);
     for side in 0..reference_loop.len() {
@@ -167,55 +158,45 @@ pub(crate) fn add_box_face_contact(
         );
         let along = (start ^ end).trailing_zeros() as usize;
         let axis = 3 - face_axis - along;
+        let outward = if start >> axis & 1 == 1 { 1.0 } else { -1.0 };
         let plane = SidePlane {
-            axis,
-            positive: start >> axis & 1 == 1,
+            normal: Vec3A::AXES[axis] * outward,
             bound: half[axis],
             side,
         };
-        clip_by_side(src, dst, &plane, reference_loop, incident_face as u32, kind);
-        std::mem::swap(&mut src, &mut dst);
-        if src.len == 0 {
-            return;
+        if clip_by_side(src, dst, &plane, reference_loop, incident_face as u32, kind) {
+            std::mem::swap(&mut src, &mut dst);
+            if src.len == 0 {
+                return;
+            }
         }
     }
-    let clipped = src;
+    let clipped = &*src;
+    let positions = &clipped.positions[..clipped.len];
 
     // 5. Points within the margin, at most four.
     let offset = half[face_axis];
-    let separation = |p: Vec3| {
-        if positive {
-            p[face_axis] - offset
-        } else {
-            -p[face_axis] - offset
-        }
-    };
     let mut separations = [0.0; MAX_BOX_CLIP_VERTICES];
-    let mut within = 0;
-    for (s, &p) in separations.iter_mut().zip(&clipped.positions[..clipped.len]) {
-        *s = separation(p);
-        within += (*s <= margin) as usize;
+    let mut within = 0u32;
+    for (i, (s, p)) in separations.iter_mut().zip(positions).enumerate() {
+        *s = normal.dot(*p) - offset;
+        within |= ((*s <= margin) as u32) << i;
     }
-    let mut kept = [0; MAX_BOX_CLIP_VERTICES];
-    let kept = if within <= MAX_MANIFOLD_POINTS {
+    let mut kept = [0; MAX_MANIFOLD_POINTS];
+    let count = if within.count_ones() as usize <= MAX_MANIFOLD_POINTS {
         let mut count = 0;
-        for (i, &s) in separations[..clipped.len].iter().enumerate() {
-            kept[count] = i;
-            count += (s <= margin) as usize;
+        for i in Bits(within) {
+            kept[count & (MAX_MANIFOLD_POINTS - 1)] = i;
+            count += 1;
         }
-        &kept[..count]
+        count
     } else {
-        let candidate =
-            |i: usize| (separations[i] <= margin).then_some((clipped.positions[i], separations[i]));
-        let picks = reduce_to_four(clipped.len, candidate, normal, tie_tolerance);
-        let count = picks.indices().len();
-        kept[..count].copy_from_slice(picks.indices());
-        &kept[..count]
+        reduce_box_points(positions, &separations, within, normal, tie_tolerance, &mut kept)
     };
 
     // 6. Midway points, back to A's frame.
-    for &i in kept {
-        let midway = clipped.positions[i] - normal * (0.5 * separations[i]);
+    for &i in &kept[..count] {
+        let midway = Vec3::from(positions[i] - normal * (0.5 * separations[i]));
         let position = match kind {
             FeatureId::FACE_A => midway,
             _ => rotation * midway + b_in_a.translation,
@@ -229,7 +210,8 @@ pub(crate) fn add_box_face_contact(
 }
 
 /// One Sutherland–Hodgman pass: keeps the part of `src` behind `plane` (distance `<= 0`), into
-/// `dst`, as `clip_incident_face`'s pass does.
+/// `dst`, as `clip_incident_face`'s pass does; returns `false`, writing nothing, when every
+/// vertex is behind the plane (the pass would copy `src` unchanged, ids and order included).
 fn clip_by_side(
     src: &BoxClipPolygon,
     dst: &mut BoxClipPolygon,
@@ -237,22 +219,34 @@ fn clip_by_side(
     reference_loop: &[u32],
     incident_face: u32,
     kind: u32,
-) {
-    dst.len = 0;
+) -> bool {
     let n = src.len;
-    let d_first = plane.distance(src.positions[0]);
-    let mut d_cur = d_first;
+    let mut distances = [0.0; MAX_BOX_CLIP_VERTICES];
+    let mut cuts = false;
+    for (d, p) in distances.iter_mut().zip(&src.positions[..n]) {
+        *d = plane.normal.dot(*p) - plane.bound;
+        cuts |= *d > 0.0;
+    }
+    if !cuts {
+        return false;
+    }
+    // The length in a local and indices masked to the buffer (at most 4 + 4 vertices, see
+    // MAX_BOX_CLIP_VERTICES), so the pushes need no bounds checks nor reloads.
+    let mut len = 0;
+    let mut push = |position: Vec3A, id: FeatureId, carrier: EdgeCarrier| {
+        let slot = len & (MAX_BOX_CLIP_VERTICES - 1);
+        dst.positions[slot] = position;
+        dst.ids[slot] = id;
+        dst.carriers[slot] = carrier;
+        len += 1;
+    };
     for k in 0..n {
         let next = if k + 1 == n { 0 } else { k + 1 };
-        let (cur, carrier) = (src.positions[k], src.carriers[k]);
-        let d_next = if next == 0 {
-            d_first
-        } else {
-            plane.distance(src.positions[next])
-        };
+        let (d_cur, d_next) = (distances[k], distances[next]);
+        let carrier = src.carriers[k];
         let cur_inside = d_cur <= 0.0;
         if cur_inside {
-            dst.push(cur, src.ids[k], carrier);
+            push(src.positions[k], src.ids[k], carrier);
         }
         if cur_inside != (d_next <= 0.0) {
             let t = d_cur / (d_cur - d_next);
@@ -263,8 +257,106 @@ fn clip_by_side(
             } else {
                 carrier
             };
-            dst.push(cur.lerp(src.positions[next], t), id, outgoing);
+            push(src.positions[k].lerp(src.positions[next], t), id, outgoing);
         }
-        d_cur = d_next;
+    }
+    dst.len = len;
+    true
+}
+
+/// [`reduce_to_four`](crate::contact::clip::reduce_to_four)'s picks, step for step and with its
+/// formulas, for the at most eight points of a box clip (reference frame, `normal` the
+/// reference normal, `within` a bit mask of the candidates, more than four): the deepest (of
+/// equally deep ones the farthest from their mean), the farthest from it, the largest triangle,
+/// the largest quadrilateral; near-ties (`tolerance`, length units) to the lowest index.
+/// Writes the kept indices to `kept`, ascending (a pick may repeat when every candidate lies
+/// within the tolerance of another, as in the generic routine), and returns their count. The
+/// generic routine reads its candidates through
+/// closures (about 4k instructions per call here); this one reads arrays.
+fn reduce_box_points(
+    positions: &[Vec3A],
+    separations: &[f32; MAX_BOX_CLIP_VERTICES],
+    within: u32,
+    normal: Vec3A,
+    tolerance: f32,
+    kept: &mut [usize; MAX_MANIFOLD_POINTS],
+) -> usize {
+    let in_plane = |v: Vec3A| v - normal * normal.dot(v);
+    // Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+    let signed_area = |x: usize, y: usize, p: usize| {
+        normal.dot((positions[y] - positions[x]).cross(positions[p] - positions[x]))
+    };
+    // 1. Deepest point; of (nearly) equally deep ones, the farthest from their mean.
+    let deepest = Bits(within).map(|i| separations[i]).fold(f32::INFINITY, f32::min);
+    let mut is_deepest = 0u32;
+    let mut sum = Vec3A::ZERO;
+    for i in Bits(within) {
+        if separations[i] <= deepest + tolerance {
+            is_deepest |= 1 << i;
+            sum += positions[i];
+        }
+    }
+    let mean = sum / is_deepest.count_ones() as f32;
+    let first = pick(is_deepest, |i| in_plane(positions[i] - mean).length(), tolerance);
+    // 2. Farthest from it, measured in the plane.
+    let second = pick(
+        within,
+        |i| in_plane(positions[i] - positions[first]).length(),
+        tolerance,
+    );
+    // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
+    let base = in_plane(positions[second] - positions[first]).length();
+    let third = pick(within, |i| signed_area(first, second, i).abs(), tolerance * base);
+    // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
+    let triangle = if signed_area(first, second, third) >= 0.0 {
+        [first, second, third]
+    } else {
+        [first, third, second]
+    };
+    let added = |i: usize| {
+        (0..3)
+            .map(|e| -signed_area(triangle[e], triangle[(e + 1) % 3], i))
+            .fold(0.0f32, f32::max)
+    };
+    let fourth = pick(within, added, tolerance * base);
+    kept[..3].copy_from_slice(&triangle);
+    let count = if added(fourth) > 0.0 {
+        kept[3] = fourth;
+        4
+    } else {
+        3
+    };
+    kept[..count].sort_unstable();
+    count
+}
+
+/// The first candidate (lowest index) of `mask` whose `score` is within `tolerance` of the
+/// best candidate's (`reduce_to_four`'s pick).
+#[inline]
+fn pick(mask: u32, score: impl Fn(usize) -> f32, tolerance: f32) -> usize {
+    let mut scores = [f32::NEG_INFINITY; MAX_BOX_CLIP_VERTICES];
+    let mut best = f32::NEG_INFINITY;
+    for i in Bits(mask) {
+        scores[i] = score(i);
+        best = best.max(scores[i]);
+    }
+    Bits(mask).find(|&i| scores[i] >= best - tolerance).unwrap_or(0)
+}
+
+/// The set bits of a mask, lowest first: indices into the clip buffers (below
+/// [`MAX_BOX_CLIP_VERTICES`]).
+#[derive(Clone, Copy)]
+struct Bits(u32);
+
+impl Iterator for Bits {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let i = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            i & (MAX_BOX_CLIP_VERTICES - 1)
+        })
     }
 }
