@@ -11,16 +11,19 @@
 //! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
 //!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
 //!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the
-//!    deepest-vertex fallback).
+//!    deepest-vertex fallback), bit for bit, with GJK on the boxes' closed-form support maps
+//!    ([`PosedBox`]: the hull's support bit for bit).
 //! 4. Points and normal from A's frame to world.
 
 use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;
-use crate::contact::hull_hull::manifold_from_sat_in_a;
+use crate::contact::hull_hull::manifold_from_sat_and_distance;
 use crate::manifold::Manifold;
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
+use crate::query::gjk::closest_points;
 use crate::query::sat::SatAxis;
 use crate::query::sat_box_box::query_boxes;
+use crate::query::support_box::PosedBox;
 use crate::shape::Cuboid;
 
 /// The manifold between box `a` at `pose_a` and box `b` at `pose_b` (world poses), or `None`
@@ -48,6 +51,16 @@ pub fn collide_box_box(
             return Some(manifold.to_world(pose_a));
         }
     }
-    // 3. The hull routine (its own step 6 moves the manifold to world).
-    manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), &b_in_a, &sat, margin)
+    // 3. The hull routine (its own step 6 moves the manifold to world), GJK on the boxes'
+    // closed-form support maps.
+    let exact = (sat.separation > 0.0)
+        .then(|| {
+            let posed = |half_extents, pose| PosedBox { half_extents, pose };
+            closest_points(
+                &posed(a.half_extents(), Isometry::IDENTITY),
+                &posed(b.half_extents(), b_in_a),
+            )
+        })
+        .flatten();
+    manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), &b_in_a, &sat, margin, exact)
 }

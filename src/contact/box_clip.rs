@@ -27,7 +27,7 @@
 //!
 //! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
 
-use glam::{Mat3, Vec3, Vec3A};
+use glam::{Mat3, Vec2, Vec3, Vec3A};
 
 use crate::constants::INCIDENT_FACE_TOLERANCE;
 use crate::contact::clip::{EdgeCarrier, crossing_id};
@@ -191,7 +191,14 @@ pub(crate) fn add_box_face_contact(
         }
         count
     } else {
-        reduce_box_points(positions, &separations, within, normal, tie_tolerance, &mut kept)
+        reduce_box_points(
+            positions,
+            &separations,
+            within,
+            (face_axis, sign),
+            tie_tolerance,
+            &mut kept,
+        )
     };
 
     // 6. Midway points, back to A's frame.
@@ -277,35 +284,36 @@ fn reduce_box_points(
     positions: &[Vec3A],
     separations: &[f32; MAX_BOX_CLIP_VERTICES],
     within: u32,
-    normal: Vec3A,
+    (face_axis, sign): (usize, f32),
     tolerance: f32,
     kept: &mut [usize; MAX_MANIFOLD_POINTS],
 ) -> usize {
-    let in_plane = |v: Vec3A| v - normal * normal.dot(v);
+    // In-plane coordinates (u, v) = (p_a+1, p_a+2): the formulas' `v - n (n · v)` zeroes
+    // coordinate `a` exactly, so lengths are the same; `n · (x × y)` is `±(x_u y_v - x_v y_u)`.
+    let (u, v) = ((face_axis + 1) % 3, (face_axis + 2) % 3);
+    let mut plane = [Vec2::ZERO; MAX_BOX_CLIP_VERTICES];
+    for (q, p) in plane.iter_mut().zip(positions) {
+        *q = Vec2::new(p[u], p[v]);
+    }
     // Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
-    let signed_area = |x: usize, y: usize, p: usize| {
-        normal.dot((positions[y] - positions[x]).cross(positions[p] - positions[x]))
-    };
+    let signed_area =
+        |x: usize, y: usize, p: usize| sign * (plane[y] - plane[x]).perp_dot(plane[p] - plane[x]);
     // 1. Deepest point; of (nearly) equally deep ones, the farthest from their mean.
     let deepest = Bits(within).map(|i| separations[i]).fold(f32::INFINITY, f32::min);
     let mut is_deepest = 0u32;
-    let mut sum = Vec3A::ZERO;
+    let mut sum = Vec2::ZERO;
     for i in Bits(within) {
         if separations[i] <= deepest + tolerance {
             is_deepest |= 1 << i;
-            sum += positions[i];
+            sum += plane[i];
         }
     }
     let mean = sum / is_deepest.count_ones() as f32;
-    let first = pick(is_deepest, |i| in_plane(positions[i] - mean).length(), tolerance);
+    let first = pick(is_deepest, |i| (plane[i] - mean).length(), tolerance);
     // 2. Farthest from it, measured in the plane.
-    let second = pick(
-        within,
-        |i| in_plane(positions[i] - positions[first]).length(),
-        tolerance,
-    );
+    let second = pick(within, |i| (plane[i] - plane[first]).length(), tolerance);
     // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
-    let base = in_plane(positions[second] - positions[first]).length();
+    let base = (plane[second] - plane[first]).length();
     let third = pick(within, |i| signed_area(first, second, i).abs(), tolerance * base);
     // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
     let triangle = if signed_area(first, second, third) >= 0.0 {

@@ -123,7 +123,7 @@ pub(crate) fn manifold_from_sat_in_a(
 /// [`manifold_from_sat`] for a SAT result within the margin, given B's pose in A's frame and
 /// the GJK closest points `exact` of the pair in A's frame (needed, and used, only when
 /// `sat.separation > 0`; `None` when GJK found an overlap). Both callers checked the margin.
-fn manifold_from_sat_and_distance(
+pub(crate) fn manifold_from_sat_and_distance(
     a: &ConvexHull,
     pose_a: &Pose,
     b: &ConvexHull,
