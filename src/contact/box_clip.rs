@@ -27,7 +27,7 @@
 //!
 //! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
 
-use glam::{Mat3, Vec2, Vec3, Vec3A};
+use glam::{BVec4A, Mat3, Vec2, Vec3, Vec3A, Vec4};
 
 use crate::constants::INCIDENT_FACE_TOLERANCE;
 use crate::contact::clip::{EdgeCarrier, crossing_id};
@@ -69,12 +69,12 @@ impl BoxClipPolygon {
     }
 }
 
-/// A side plane of the reference face in the reference frame: `normal · p <= bound` inside,
-/// `normal` a signed coordinate axis, so the distance is a coordinate (exactly) minus a half
-/// extent.
+/// A side plane of the reference face in the reference frame: `sign * p[axis] <= bound` inside
+/// (`sign` ±1), so the distance is a coordinate (exactly) minus a half extent.
 #[derive(Clone, Copy)]
 struct SidePlane {
-    normal: Vec3A,
+    axis: usize,
+    sign: f32,
     bound: f32,
     /// Index of the side in the reference face loop.
     side: usize,
@@ -160,7 +160,8 @@ pub(crate) fn add_box_face_contact(
         let axis = 3 - face_axis - along;
         let outward = if start >> axis & 1 == 1 { 1.0 } else { -1.0 };
         let plane = SidePlane {
-            normal: Vec3A::AXES[axis] * outward,
+            axis,
+            sign: outward,
             bound: half[axis],
             side,
         };
@@ -230,8 +231,13 @@ fn clip_by_side(
     let n = src.len;
     let mut distances = [0.0; MAX_BOX_CLIP_VERTICES];
     let mut cuts = false;
+    let coordinate = |p: &Vec3A| match plane.axis {
+        0 => p.x,
+        1 => p.y,
+        _ => p.z,
+    };
     for (d, p) in distances.iter_mut().zip(&src.positions[..n]) {
-        *d = plane.normal.dot(*p) - plane.bound;
+        *d = plane.sign * coordinate(p) - plane.bound;
         cuts |= *d > 0.0;
     }
     if !cuts {
@@ -290,14 +296,35 @@ fn reduce_box_points(
 ) -> usize {
     // In-plane coordinates (u, v) = (p_a+1, p_a+2): the formulas' `v - n (n · v)` zeroes
     // coordinate `a` exactly, so lengths are the same; `n · (x × y)` is `±(x_u y_v - x_v y_u)`.
-    let (u, v) = ((face_axis + 1) % 3, (face_axis + 2) % 3);
-    let mut plane = [Vec2::ZERO; MAX_BOX_CLIP_VERTICES];
-    for (q, p) in plane.iter_mut().zip(positions) {
-        *q = Vec2::new(p[u], p[v]);
+    // Candidates in lanes, four at a time (lanes past the polygon are never candidates); each
+    // lane rounds as the scalar formula does.
+    let (iu, iv) = ((face_axis + 1) % 3, (face_axis + 2) % 3);
+    let mut coordinates = [[0.0; MAX_BOX_CLIP_VERTICES]; 2];
+    for (i, p) in positions.iter().enumerate() {
+        coordinates[0][i] = p[iu];
+        coordinates[1][i] = p[iv];
     }
-    // Twice the area of triangle (x, y, p) projected on the plane; positive counter-clockwise.
+    let lanes = |c: &[f32; MAX_BOX_CLIP_VERTICES]| [Vec4::from_slice(&c[..4]), Vec4::from_slice(&c[4..])];
+    let (u, v) = (lanes(&coordinates[0]), lanes(&coordinates[1]));
+    let point = |i: usize| Vec2::new(coordinates[0][i], coordinates[1][i]);
+    // Distances in the plane from `q`, every lane.
+    let distances = |q: Vec2| {
+        [0, 1].map(|h| {
+            let (du, dv) = (u[h] - Vec4::splat(q.x), v[h] - Vec4::splat(q.y));
+            (du * du + dv * dv).sqrt()
+        })
+    };
+    // Twice the signed area of triangles (x, y, lane) projected on the plane, counter-clockwise
+    // positive: `sign * perp_dot(y - x, lane - x)`.
+    let areas = |x: usize, y: usize| {
+        let (px, e) = (point(x), point(y) - point(x));
+        [0, 1].map(|h| {
+            let (du, dv) = (u[h] - Vec4::splat(px.x), v[h] - Vec4::splat(px.y));
+            Vec4::splat(sign) * (Vec4::splat(e.x) * dv - Vec4::splat(e.y) * du)
+        })
+    };
     let signed_area =
-        |x: usize, y: usize, p: usize| sign * (plane[y] - plane[x]).perp_dot(plane[p] - plane[x]);
+        |x: usize, y: usize, p: usize| sign * (point(y) - point(x)).perp_dot(point(p) - point(x));
     // 1. Deepest point; of (nearly) equally deep ones, the farthest from their mean.
     let deepest = Bits(within).map(|i| separations[i]).fold(f32::INFINITY, f32::min);
     let mut is_deepest = 0u32;
@@ -305,30 +332,32 @@ fn reduce_box_points(
     for i in Bits(within) {
         if separations[i] <= deepest + tolerance {
             is_deepest |= 1 << i;
-            sum += plane[i];
+            sum += point(i);
         }
     }
     let mean = sum / is_deepest.count_ones() as f32;
-    let first = pick(is_deepest, |i| (plane[i] - mean).length(), tolerance);
+    let first = pick(is_deepest, distances(mean), tolerance);
     // 2. Farthest from it, measured in the plane.
-    let second = pick(within, |i| (plane[i] - plane[first]).length(), tolerance);
+    let second = pick(within, distances(point(first)), tolerance);
     // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
-    let base = (plane[second] - plane[first]).length();
-    let third = pick(within, |i| signed_area(first, second, i).abs(), tolerance * base);
+    let base = (point(second) - point(first)).length();
+    let third = pick(within, areas(first, second).map(Vec4::abs), tolerance * base);
     // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
     let triangle = if signed_area(first, second, third) >= 0.0 {
         [first, second, third]
     } else {
         [first, third, second]
     };
-    let added = |i: usize| {
-        (0..3)
-            .map(|e| -signed_area(triangle[e], triangle[(e + 1) % 3], i))
-            .fold(0.0f32, f32::max)
-    };
+    let mut added = [Vec4::ZERO; 2];
+    for e in 0..3 {
+        let outside = areas(triangle[e], triangle[(e + 1) % 3]);
+        for h in 0..2 {
+            added[h] = added[h].max(-outside[h]);
+        }
+    }
     let fourth = pick(within, added, tolerance * base);
     kept[..3].copy_from_slice(&triangle);
-    let count = if added(fourth) > 0.0 {
+    let count = if added[fourth / 4][fourth % 4] > 0.0 {
         kept[3] = fourth;
         4
     } else {
@@ -338,17 +367,20 @@ fn reduce_box_points(
     count
 }
 
-/// The first candidate (lowest index) of `mask` whose `score` is within `tolerance` of the
-/// best candidate's (`reduce_to_four`'s pick).
+/// The first candidate (lowest index) of `mask` whose score (lane `i % 4` of `scores[i / 4]`)
+/// is within `tolerance` of the best candidate's (`reduce_to_four`'s pick).
 #[inline]
-fn pick(mask: u32, score: impl Fn(usize) -> f32, tolerance: f32) -> usize {
-    let mut scores = [f32::NEG_INFINITY; MAX_BOX_CLIP_VERTICES];
-    let mut best = f32::NEG_INFINITY;
-    for i in Bits(mask) {
-        scores[i] = score(i);
-        best = best.max(scores[i]);
+fn pick(mask: u32, scores: [Vec4; 2], tolerance: f32) -> usize {
+    let lane_mask = |bits: u32| BVec4A::new(bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0);
+    let candidates = [lane_mask(mask), lane_mask(mask >> 4)];
+    let masked = [0, 1].map(|h| Vec4::select(candidates[h], scores[h], Vec4::NEG_INFINITY));
+    let best = masked[0].max(masked[1]).max_element();
+    let threshold = Vec4::splat(best - tolerance);
+    let passing = masked[0].cmpge(threshold).bitmask() | masked[1].cmpge(threshold).bitmask() << 4;
+    match passing & mask {
+        0 => 0,
+        bits => bits.trailing_zeros() as usize,
     }
-    Bits(mask).find(|&i| scores[i] >= best - tolerance).unwrap_or(0)
 }
 
 /// The set bits of a mask, lowest first: indices into the clip buffers (below
