@@ -1,9 +1,12 @@
 //! Face contact of two boxes in closed form: the hull routine's clip and point selection
-//! (`hull_hull.rs` steps 2 and 3, [`clip_incident_face`](crate::contact::clip::clip_incident_face)
-//! and [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, computed in the reference box's frame, where the
-//! reference face is an axis-aligned rectangle and every side plane test is one coordinate
-//! compare. The same points in the same order with the same feature ids, positions and depths
-//! within rounding (a few ulps of the pair's scale; exact ties aside, see `tests/box_box.rs`).
+//! (`hull_hull.rs` steps 2 and 3,
+//! [`clip_incident_face`](crate::contact::clip::clip_incident_face) and
+//! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, computed in
+//! the reference box's frame, where the reference face is an axis-aligned rectangle and every
+//! side plane test is one coordinate compare. The same points in the same order with the same
+//! feature ids, positions and depths within rounding (a few ulps of the pair's scale; exact
+//! ties aside, see `tests/box_box.rs`). The GPU clips boxes with the hull routine's steps
+//! (`clip.wgsl`); the equivalence tests compare it with this within their tolerances.
 //!
 //! 1. Frames: everything is computed in the reference box's local frame (A's for a face of A,
 //!    B's for a face of B). The incident box is posed there by a rotation matrix `M` (columns:
@@ -18,11 +21,13 @@
 //!    order. The side through the loop edge along axis `e` on face axis `a` is `±p_w ≤ h_w` for
 //!    the third axis `w` (sign: the edge's side of the face): its distance is a coordinate minus
 //!    a half extent. Vertices, crossings and ids as in `clip_incident_face` (its
-//!    [`crossing_id`]).
+//!    [`crossing_id`]); a pass whose plane has every vertex behind it would copy the polygon
+//!    unchanged and is skipped.
 //! 5. Keep the points within the margin in front of the reference plane (`±p_a − h_a`); of more
-//!    than four, [`reduce_to_four`]'s picks ([`reduce_box_points`]: the same steps and formulas
-//!    on arrays). Each point midway between the incident point and its
-//!    projection on the reference plane, depth = −(its distance in front of the plane).
+//!    than four, `reduce_to_four`'s picks ([`reduce_box_points`]: the same steps and formulas
+//!    on in-plane coordinates, four candidates at a time). Each point midway between the
+//!    incident point and its projection on the reference plane, depth = −(its distance in
+//!    front of the plane).
 //! 6. Back to A's frame (`R p + t` for B's reference face, `R` and `t` B's pose in A's frame).
 //!
 //! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
@@ -278,14 +283,15 @@ fn clip_by_side(
 }
 
 /// [`reduce_to_four`](crate::contact::clip::reduce_to_four)'s picks, step for step and with its
-/// formulas, for the at most eight points of a box clip (reference frame, `normal` the
-/// reference normal, `within` a bit mask of the candidates, more than four): the deepest (of
-/// equally deep ones the farthest from their mean), the farthest from it, the largest triangle,
-/// the largest quadrilateral; near-ties (`tolerance`, length units) to the lowest index.
-/// Writes the kept indices to `kept`, ascending (a pick may repeat when every candidate lies
-/// within the tolerance of another, as in the generic routine), and returns their count. The
-/// generic routine reads its candidates through
-/// closures (about 4k instructions per call here); this one reads arrays.
+/// formulas, for the at most eight points of a box clip: `positions` in the reference frame,
+/// `separations` their distances in front of the reference face (length units), `within` a bit
+/// mask of the candidates (more than four), the reference normal `sign * e_face_axis`: the
+/// deepest (of equally deep ones the farthest from their mean), the farthest from it, the
+/// largest triangle, the largest quadrilateral; near-ties (`tolerance`, length units) to the
+/// lowest index. Writes the kept indices to `kept`, ascending (a pick may repeat when every
+/// candidate lies within the tolerance of another, as in the generic routine), and returns
+/// their count. The generic routine reads its candidates through closures (about 4k
+/// instructions per call here); this one reads lanes.
 fn reduce_box_points(
     positions: &[Vec3A],
     separations: &[f32; MAX_BOX_CLIP_VERTICES],
