@@ -1,13 +1,13 @@
-//! Box against box: the 15-axis box SAT, then a closed-form face clip for the common case.
+//! Box against box: the 15-axis box SAT, then a box face clip for the common case; the hull
+//! routine's manifolds bit for bit.
 //!
 //! 1. B's pose in A's frame, the box SAT ([`query_boxes`]: the hull SAT's result on the boxes'
 //!    hulls); beyond the margin there is no manifold. No bounding-sphere test first, unlike
 //!    hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first face query
 //!    is about as cheap.
 //! 2. Face axis, touching or overlapping (SAT separation `<= 0`): the box face clip
-//!    ([`add_box_face_contact`]), the hull routine's clip and point selection in closed form in
-//!    the reference box's frame: the same points, order and ids, positions and depths within
-//!    rounding.
+//!    ([`add_box_face_contact`]): the hull routine's clip and point selection bit for bit,
+//!    without its buffers and closures sized for any hull.
 //! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
 //!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
 //!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the

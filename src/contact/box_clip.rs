@@ -1,41 +1,33 @@
-//! Face contact of two boxes in closed form: the hull routine's clip and point selection
-//! (`hull_hull.rs` steps 2 and 3,
-//! [`clip_incident_face`](crate::contact::clip::clip_incident_face) and
-//! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, computed in
-//! the reference box's frame, where the reference face is an axis-aligned rectangle and every
-//! side plane test is one coordinate compare. The same points in the same order with the same
-//! feature ids, positions and depths within rounding (a few ulps of the pair's scale; exact
-//! ties aside, see `tests/box_box.rs`). The GPU clips boxes with the hull routine's steps
-//! (`clip.wgsl`); the equivalence tests compare it with this within their tolerances.
+//! Face contact of two boxes: the hull routine's clip and point selection (`hull_hull.rs` steps
+//! 2 and 3: [`clip_incident_face`](crate::contact::clip::clip_incident_face), then
+//! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, bit for bit:
+//! the same arithmetic in the same order on the same values, in A's frame, without the generic
+//! routine's buffers sized for any hull, face-loop walks and candidate closures. So the box
+//! path's manifolds are the hull routine's (and the GPU's `clip.wgsl`, which follows it, is
+//! compared with the same CPU results as before).
 //!
-//! 1. Frames: everything is computed in the reference box's local frame (A's for a face of A,
-//!    B's for a face of B). The incident box is posed there by a rotation matrix `M` (columns:
-//!    the incident box's axes) and its centre `c`.
+//! 1. The reference face posed in A's frame ([`PosedFace`]) and its plane; the incident box's
+//!    pose in A's frame (B's pose for a face of A, the identity for a face of B).
 //! 2. Incident face: the incident box's face whose outward normal is most anti-parallel to the
-//!    reference normal `n = ±e_a`. Its dot products with `n` are `∓(±M_ak)`, the entries of row
-//!    `a` of `M`; of faces within [`INCIDENT_FACE_TOLERANCE`] of the best, the lowest index wins
-//!    (the rule of the hull routine's `most_antiparallel_face`).
-//! 3. Its four vertices in the incident hull's loop order ([`ConvexHull::cuboid`]'s numbering:
-//!    bit `k` set = positive coordinate `k`): `c + Σ_k ±h_k M_k`.
-//! 4. Sutherland–Hodgman against the reference face's four side planes, in the reference loop's
-//!    order. The side through the loop edge along axis `e` on face axis `a` is `±p_w ≤ h_w` for
-//!    the third axis `w` (sign: the edge's side of the face): its distance is a coordinate minus
-//!    a half extent. Vertices, crossings and ids as in `clip_incident_face` (its
-//!    [`crossing_id`]); a pass whose plane has every vertex behind it would copy the polygon
-//!    unchanged and is skipped.
-//! 5. Keep the points within the margin in front of the reference plane (`±p_a − h_a`); of more
-//!    than four, `reduce_to_four`'s picks ([`reduce_box_points`]: the same steps and formulas
-//!    on in-plane coordinates, four candidates at a time). Each point midway between the
-//!    incident point and its projection on the reference plane, depth = −(its distance in
-//!    front of the plane).
-//! 6. Back to A's frame (`R p + t` for B's reference face, `R` and `t` B's pose in A's frame).
-//!
-//! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
+//!    reference normal. A box's face normals are `∓e_k`, so their dot products with the normal
+//!    in the incident box's frame, `l`, are `∓l_k`; of faces within [`INCIDENT_FACE_TOLERANCE`]
+//!    of the best, the lowest index wins (the hull routine's `most_antiparallel_face`).
+//! 3. Its four vertices in the incident hull's loop order, moved to A's frame as the hull
+//!    routine moves them (A's own vertices are exact: the identity moves nothing).
+//! 4. Sutherland–Hodgman against the reference face's four side planes in the reference loop's
+//!    order, each `(end − start) × normal` through `start` as `clip_incident_face` forms it;
+//!    vertices, crossings and ids as there ([`crossing_id`]). A pass whose plane has every vertex
+//!    behind it would copy the polygon unchanged and is skipped.
+//! 5. Keep the points within the margin in front of the reference plane; of more than four,
+//!    `reduce_to_four`'s picks ([`reduce_box_points`]: its steps and formulas, four candidates
+//!    at a time in lanes that round as its scalar code does). Each point midway between the
+//!    incident point and its projection on the reference plane, depth = −(its distance in front
+//!    of the plane).
 
-use glam::{BVec4A, Mat3, Vec2, Vec3, Vec3A, Vec4};
+use glam::{BVec4A, Vec3, Vec4};
 
 use crate::constants::INCIDENT_FACE_TOLERANCE;
-use crate::contact::clip::{EdgeCarrier, crossing_id};
+use crate::contact::clip::{EdgeCarrier, PosedFace, crossing_id};
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
 use crate::pose::Isometry;
 use crate::query::sat::SatAxis;
@@ -45,11 +37,11 @@ use crate::shape::Cuboid;
 const MAX_BOX_CLIP_VERTICES: usize = 8;
 const _: () = assert!(MAX_BOX_CLIP_VERTICES.is_power_of_two());
 
-/// A convex polygon being clipped (reference frame), with what made each vertex and what the
-/// edge leaving it lies on.
+/// A convex polygon being clipped (A's frame), with what made each vertex and what the edge
+/// leaving it lies on.
 #[derive(Clone, Copy)]
 struct BoxClipPolygon {
-    positions: [Vec3A; MAX_BOX_CLIP_VERTICES],
+    positions: [Vec3; MAX_BOX_CLIP_VERTICES],
     ids: [FeatureId; MAX_BOX_CLIP_VERTICES],
     carriers: [EdgeCarrier; MAX_BOX_CLIP_VERTICES],
     len: usize,
@@ -57,7 +49,7 @@ struct BoxClipPolygon {
 
 impl BoxClipPolygon {
     const EMPTY: BoxClipPolygon = BoxClipPolygon {
-        positions: [Vec3A::ZERO; MAX_BOX_CLIP_VERTICES],
+        positions: [Vec3::ZERO; MAX_BOX_CLIP_VERTICES],
         ids: [FeatureId(0); MAX_BOX_CLIP_VERTICES],
         carriers: [EdgeCarrier::Incident(0); MAX_BOX_CLIP_VERTICES],
         len: 0,
@@ -65,7 +57,7 @@ impl BoxClipPolygon {
 
     // Capacity holds by construction: 4 + 4 vertices at most.
     #[inline]
-    fn push(&mut self, position: Vec3A, id: FeatureId, carrier: EdgeCarrier) {
+    fn push(&mut self, position: Vec3, id: FeatureId, carrier: EdgeCarrier) {
         let slot = self.len & (MAX_BOX_CLIP_VERTICES - 1);
         self.positions[slot] = position;
         self.ids[slot] = id;
@@ -74,13 +66,12 @@ impl BoxClipPolygon {
     }
 }
 
-/// A side plane of the reference face in the reference frame: `sign * p[axis] <= bound` inside
-/// (`sign` ±1), so the distance is a coordinate (exactly) minus a half extent.
+/// A side plane of the reference face in A's frame, as `clip_incident_face` forms it:
+/// `normal · p - offset <= 0` inside (`normal` unnormalized).
 #[derive(Clone, Copy)]
 struct SidePlane {
-    axis: usize,
-    sign: f32,
-    bound: f32,
+    normal: Vec3,
+    offset: f32,
     /// Index of the side in the reference face loop.
     side: usize,
 }
@@ -102,75 +93,79 @@ pub(crate) fn add_box_face_contact(
     tie_tolerance: f32,
     manifold: &mut Manifold,
 ) {
-    // 1. The reference frame; B's rotation in A's frame as a matrix, `rotation`.
-    let rotation = Mat3::from_quat(b_in_a.rotation);
-    let (reference, incident, face, kind, axes, centre) = match axis {
-        SatAxis::FaceA(face) => (a, b, face, FeatureId::FACE_A, rotation, b_in_a.translation),
+    // 1. The reference face and the incident box, posed in A's frame.
+    let (reference, incident, incident_pose, kind) = match axis {
+        SatAxis::FaceA(face) => {
+            let reference = PosedFace {
+                hull: a.hull(),
+                pose: Isometry::IDENTITY,
+                face: face as usize,
+            };
+            (reference, b, *b_in_a, FeatureId::FACE_A)
+        }
         SatAxis::FaceB(face) => {
-            let inverse = rotation.transpose();
-            (
-                b,
-                a,
-                face,
-                FeatureId::FACE_B,
-                inverse,
-                -(inverse * b_in_a.translation),
-            )
+            let reference = PosedFace {
+                hull: b.hull(),
+                pose: *b_in_a,
+                face: face as usize,
+            };
+            (reference, a, Isometry::IDENTITY, FeatureId::FACE_B)
         }
         SatAxis::EdgePair { .. } => return,
     };
-    let face_axis = face as usize / 2;
-    let sign = if face & 1 == 1 { 1.0 } else { -1.0 };
-    let normal = Vec3A::AXES[face_axis] * sign;
+    let plane = reference.plane();
+    let face = reference.face as u32;
 
-    // 2. Incident face: faces 2k and 2k + 1 have dot products -l_k and l_k with the normal.
-    let l = axes.row(face_axis) * sign;
+    // 2. Incident face: faces 2k and 2k + 1 (normals -e_k, e_k) have dot products -l_k and
+    // l_k with the normal, `l` the normal in the incident box's frame.
+    let l = incident_pose.inverse_transform_vector(plane.normal);
     let dots = [-l.x, l.x, -l.y, l.y, -l.z, l.z];
-    let best = -l.abs().max_element();
+    let best = dots.iter().copied().fold(f32::INFINITY, f32::min);
     let incident_face = dots
         .iter()
         .position(|&d| d <= best + INCIDENT_FACE_TOLERANCE)
         .unwrap_or(0);
 
-    // 3. Its vertices, loop order.
-    let h = incident.half_extents();
-    let scaled = [
-        Vec3A::from(axes.x_axis * h.x),
-        Vec3A::from(axes.y_axis * h.y),
-        Vec3A::from(axes.z_axis * h.z),
-    ];
-    let centre = Vec3A::from(centre);
+    // 3. Its vertices, loop order, in A's frame (A's own exactly: the identity moves nothing).
+    let incident_vertices = incident.hull().vertices();
     let mut polygon = BoxClipPolygon::EMPTY;
     for &v in incident.hull().face_loop(incident_face) {
-        let corner = |k: usize| if v >> k & 1 == 1 { scaled[k] } else { -scaled[k] };
+        let vertex = incident_vertices[v as usize];
+        let position = match kind {
+            FeatureId::FACE_A => incident_pose.transform_point(vertex),
+            _ => vertex,
+        };
         polygon.push(
-            centre + corner(0) + corner(1) + corner(2),
+            position,
             FeatureId::new(kind, false, face, v),
             EdgeCarrier::Incident(v),
         );
     }
 
-    // 4. The four side planes, reference loop order. A plane with every vertex behind it
-    // (`±p_w - h_w <= 0`) leaves the polygon as it is and is skipped.
-    let half = Vec3A::from(reference.half_extents());
-    let reference_loop = reference.hull().face_loop(face as usize);
+    // 4. The four side planes, reference loop order: `(end - start) × normal` through `start`.
+    // A plane with every vertex behind it leaves the polygon as it is and is skipped.
+    let reference_loop = reference.hull.face_loop(reference.face);
+    let reference_vertices = reference.hull.vertices();
+    let corner = |i: usize| {
+        let vertex = reference_vertices[reference_loop[i % reference_loop.len()] as usize];
+        match kind {
+            FeatureId::FACE_A => vertex,
+            _ => b_in_a.transform_point(vertex),
+        }
+    };
     let mut scratch = BoxClipPolygon::EMPTY;
     let (mut src, mut dst) = (&mut polygon, &mut scratch);
+    let mut start = corner(0);
     for side in 0..reference_loop.len() {
-        let (start, end) = (
-            reference_loop[side],
-            reference_loop[(side + 1) % reference_loop.len()],
-        );
-        let along = (start ^ end).trailing_zeros() as usize;
-        let axis = 3 - face_axis - along;
-        let outward = if start >> axis & 1 == 1 { 1.0 } else { -1.0 };
-        let plane = SidePlane {
-            axis,
-            sign: outward,
-            bound: half[axis],
+        let end = corner(side + 1);
+        let normal = (end - start).cross(plane.normal);
+        let side_plane = SidePlane {
+            normal,
+            offset: normal.dot(start),
             side,
         };
-        if clip_by_side(src, dst, &plane, reference_loop, incident_face as u32, kind) {
+        start = end;
+        if clip_by_side(src, dst, &side_plane, reference_loop, incident_face as u32, kind) {
             std::mem::swap(&mut src, &mut dst);
             if src.len == 0 {
                 return;
@@ -181,11 +176,10 @@ pub(crate) fn add_box_face_contact(
     let positions = &clipped.positions[..clipped.len];
 
     // 5. Points within the margin, at most four.
-    let offset = half[face_axis];
     let mut separations = [0.0; MAX_BOX_CLIP_VERTICES];
     let mut within = 0u32;
     for (i, (s, p)) in separations.iter_mut().zip(positions).enumerate() {
-        *s = normal.dot(*p) - offset;
+        *s = plane.signed_distance(*p);
         within |= ((*s <= margin) as u32) << i;
     }
     let mut kept = [0; MAX_MANIFOLD_POINTS];
@@ -201,21 +195,16 @@ pub(crate) fn add_box_face_contact(
             positions,
             &separations,
             within,
-            (face_axis, sign),
+            plane.normal,
             tie_tolerance,
             &mut kept,
         )
     };
 
-    // 6. Midway points, back to A's frame.
+    // 6. Midway points.
     for &i in &kept[..count] {
-        let midway = Vec3::from(positions[i] - normal * (0.5 * separations[i]));
-        let position = match kind {
-            FeatureId::FACE_A => midway,
-            _ => rotation * midway + b_in_a.translation,
-        };
         manifold.push(ContactPoint {
-            position: position.as_dvec3(),
+            position: (positions[i] - plane.normal * (0.5 * separations[i])).as_dvec3(),
             depth: -separations[i],
             id: clipped.ids[i],
         });
@@ -236,13 +225,8 @@ fn clip_by_side(
     let n = src.len;
     let mut distances = [0.0; MAX_BOX_CLIP_VERTICES];
     let mut cuts = false;
-    let coordinate = |p: &Vec3A| match plane.axis {
-        0 => p.x,
-        1 => p.y,
-        _ => p.z,
-    };
     for (d, p) in distances.iter_mut().zip(&src.positions[..n]) {
-        *d = plane.sign * coordinate(p) - plane.bound;
+        *d = plane.normal.dot(*p) - plane.offset;
         cuts |= *d > 0.0;
     }
     if !cuts {
@@ -251,7 +235,7 @@ fn clip_by_side(
     // The length in a local and indices masked to the buffer (at most 4 + 4 vertices, see
     // MAX_BOX_CLIP_VERTICES), so the pushes need no bounds checks nor reloads.
     let mut len = 0;
-    let mut push = |position: Vec3A, id: FeatureId, carrier: EdgeCarrier| {
+    let mut push = |position: Vec3, id: FeatureId, carrier: EdgeCarrier| {
         let slot = len & (MAX_BOX_CLIP_VERTICES - 1);
         dst.positions[slot] = position;
         dst.ids[slot] = id;
@@ -283,70 +267,90 @@ fn clip_by_side(
 }
 
 /// [`reduce_to_four`](crate::contact::clip::reduce_to_four)'s picks, step for step and with its
-/// formulas, for the at most eight points of a box clip: `positions` in the reference frame,
-/// `separations` their distances in front of the reference face (length units), `within` a bit
-/// mask of the candidates (more than four), the reference normal `sign * e_face_axis`: the
+/// formulas rounded alike, for the at most eight points of a box clip: `positions` in A's
+/// frame, `separations` their distances in front of the reference face (length units),
+/// `within` a bit mask of the candidates (more than four), `normal` the reference normal: the
 /// deepest (of equally deep ones the farthest from their mean), the farthest from it, the
 /// largest triangle, the largest quadrilateral; near-ties (`tolerance`, length units) to the
 /// lowest index. Writes the kept indices to `kept`, ascending (a pick may repeat when every
 /// candidate lies within the tolerance of another, as in the generic routine), and returns
 /// their count. The generic routine reads its candidates through closures (about 4k
-/// instructions per call here); this one reads lanes.
+/// instructions per call here); this one scores four candidates at a time in lanes, each lane
+/// rounding as the scalar formula does.
 fn reduce_box_points(
-    positions: &[Vec3A],
+    positions: &[Vec3],
     separations: &[f32; MAX_BOX_CLIP_VERTICES],
     within: u32,
-    (face_axis, sign): (usize, f32),
+    normal: Vec3,
     tolerance: f32,
     kept: &mut [usize; MAX_MANIFOLD_POINTS],
 ) -> usize {
-    // In-plane coordinates (u, v) = (p_a+1, p_a+2): the formulas' `v - n (n · v)` zeroes
-    // coordinate `a` exactly, so lengths are the same; `n · (x × y)` is `±(x_u y_v - x_v y_u)`.
-    // Candidates in lanes, four at a time (lanes past the polygon are never candidates); each
-    // lane rounds as the scalar formula does.
-    let (iu, iv) = ((face_axis + 1) % 3, (face_axis + 2) % 3);
-    let mut coordinates = [[0.0; MAX_BOX_CLIP_VERTICES]; 2];
+    let mut coordinates = [[0.0; MAX_BOX_CLIP_VERTICES]; 3];
     for (i, p) in positions.iter().enumerate() {
-        coordinates[0][i] = p[iu];
-        coordinates[1][i] = p[iv];
+        coordinates[0][i] = p.x;
+        coordinates[1][i] = p.y;
+        coordinates[2][i] = p.z;
     }
-    let lanes = |c: &[f32; MAX_BOX_CLIP_VERTICES]| [Vec4::from_slice(&c[..4]), Vec4::from_slice(&c[4..])];
-    let (u, v) = (lanes(&coordinates[0]), lanes(&coordinates[1]));
-    let point = |i: usize| Vec2::new(coordinates[0][i], coordinates[1][i]);
-    // Distances in the plane from `q`, every lane.
-    let distances = |q: Vec2| {
+    let lanes = |k: usize| {
+        [
+            Vec4::from_slice(&coordinates[k][..4]),
+            Vec4::from_slice(&coordinates[k][4..]),
+        ]
+    };
+    let (x, y, z) = (lanes(0), lanes(1), lanes(2));
+    let (nx, ny, nz) = (
+        Vec4::splat(normal.x),
+        Vec4::splat(normal.y),
+        Vec4::splat(normal.z),
+    );
+    let in_plane = |v: Vec3| v - normal * normal.dot(v);
+    // `in_plane(lane - q).length()`, every lane.
+    let distances = |q: Vec3| {
         [0, 1].map(|h| {
-            let (du, dv) = (u[h] - Vec4::splat(q.x), v[h] - Vec4::splat(q.y));
-            (du * du + dv * dv).sqrt()
+            let (dx, dy, dz) = (
+                x[h] - Vec4::splat(q.x),
+                y[h] - Vec4::splat(q.y),
+                z[h] - Vec4::splat(q.z),
+            );
+            let along = (nx * dx + ny * dy) + nz * dz;
+            let (rx, ry, rz) = (dx - nx * along, dy - ny * along, dz - nz * along);
+            ((rx * rx + ry * ry) + rz * rz).sqrt()
         })
     };
-    // Twice the signed area of triangles (x, y, lane) projected on the plane, counter-clockwise
-    // positive: `sign * perp_dot(y - x, lane - x)`.
-    let areas = |x: usize, y: usize| {
-        let (px, e) = (point(x), point(y) - point(x));
+    // Twice the signed area of triangles (p, q, lane) projected on the plane, counter-clockwise
+    // positive: `normal · ((q - p) × (lane - p))`, every lane.
+    let areas = |p: usize, q: usize| {
+        let (o, e) = (positions[p], positions[q] - positions[p]);
+        let (ex, ey, ez) = (Vec4::splat(e.x), Vec4::splat(e.y), Vec4::splat(e.z));
         [0, 1].map(|h| {
-            let (du, dv) = (u[h] - Vec4::splat(px.x), v[h] - Vec4::splat(px.y));
-            Vec4::splat(sign) * (Vec4::splat(e.x) * dv - Vec4::splat(e.y) * du)
+            let (dx, dy, dz) = (
+                x[h] - Vec4::splat(o.x),
+                y[h] - Vec4::splat(o.y),
+                z[h] - Vec4::splat(o.z),
+            );
+            let (cx, cy, cz) = (ey * dz - dy * ez, ez * dx - dz * ex, ex * dy - dx * ey);
+            (nx * cx + ny * cy) + nz * cz
         })
     };
-    let signed_area =
-        |x: usize, y: usize, p: usize| sign * (point(y) - point(x)).perp_dot(point(p) - point(x));
+    let signed_area = |p: usize, q: usize, r: usize| {
+        normal.dot((positions[q] - positions[p]).cross(positions[r] - positions[p]))
+    };
     // 1. Deepest point; of (nearly) equally deep ones, the farthest from their mean.
     let deepest = Bits(within).map(|i| separations[i]).fold(f32::INFINITY, f32::min);
     let mut is_deepest = 0u32;
-    let mut sum = Vec2::ZERO;
+    let mut sum = Vec3::ZERO;
     for i in Bits(within) {
         if separations[i] <= deepest + tolerance {
             is_deepest |= 1 << i;
-            sum += point(i);
+            sum += positions[i];
         }
     }
     let mean = sum / is_deepest.count_ones() as f32;
     let first = pick(is_deepest, distances(mean), tolerance);
     // 2. Farthest from it, measured in the plane.
-    let second = pick(within, distances(point(first)), tolerance);
+    let second = pick(within, distances(positions[first]), tolerance);
     // 3. Largest triangle with those two; the tolerance is a height, the score base × height.
-    let base = (point(second) - point(first)).length();
+    let base = in_plane(positions[second] - positions[first]).length();
     let third = pick(within, areas(first, second).map(Vec4::abs), tolerance * base);
     // 4. Most area added outside the (counter-clockwise) triangle: the largest quadrilateral.
     let triangle = if signed_area(first, second, third) >= 0.0 {
