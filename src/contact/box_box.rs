@@ -5,9 +5,10 @@
 //!    hulls); beyond the margin there is no manifold. No bounding-sphere test first, unlike
 //!    hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first face query
 //!    is about as cheap.
-//! 2. Face axis, touching or overlapping (SAT separation `<= 0`): the box face clip
-//!    ([`add_box_face_contact`]): the hull routine's clip and point selection bit for bit,
-//!    without its buffers and closures sized for any hull.
+//! 2. Touching or overlapping (SAT separation `<= 0`): on a face axis the box face clip
+//!    ([`add_box_face_contact`]), the hull routine's clip and point selection bit for bit
+//!    without its buffers and closures sized for any hull; on an edge axis the hull routine's
+//!    edge contact ([`contact_on_axis`]).
 //! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
 //!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
 //!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the
@@ -17,7 +18,7 @@
 
 use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;
-use crate::contact::hull_hull::manifold_from_sat_and_distance;
+use crate::contact::hull_hull::{contact_on_axis, manifold_from_sat_and_distance};
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
 use crate::query::gjk::closest_points;
@@ -41,13 +42,23 @@ pub fn collide_box_box(
     if sat.is_separated(margin) {
         return None;
     }
-    // 2. Face axis, not apart: the closed-form clip.
-    if sat.separation <= 0.0 && !matches!(sat.axis, SatAxis::EdgePair { .. }) {
+    // 2. Not apart: the box face clip, or the hull routine's edge contact (its
+    // `manifold_from_sat` steps for this case, without the checks for the others).
+    if sat.separation <= 0.0 {
         let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.hull().radius(), b.hull().radius());
-        let mut manifold = Manifold::new(sat.normal, sat.separation);
-        add_box_face_contact(a, b, &b_in_a, sat.axis, margin, tie_tolerance, &mut manifold);
-        if manifold.point_count() > 0 {
+        let manifold = match sat.axis {
+            SatAxis::EdgePair { .. } => {
+                contact_on_axis(a.hull(), b.hull(), &b_in_a, &sat, margin, tie_tolerance)
+            }
+            _ => {
+                let mut manifold = Manifold::new(sat.normal, sat.separation);
+                add_box_face_contact(a, b, &b_in_a, sat.axis, margin, tie_tolerance, &mut manifold);
+                (manifold.point_count() > 0).then_some(manifold)
+            }
+        };
+        if let Some(mut manifold) = manifold {
             // 4. To world.
+            manifold.separation = sat.separation;
             return Some(manifold.to_world(pose_a));
         }
     }

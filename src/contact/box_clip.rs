@@ -119,12 +119,13 @@ pub(crate) fn add_box_face_contact(
     // 2. Incident face: faces 2k and 2k + 1 (normals -e_k, e_k) have dot products -l_k and
     // l_k with the normal, `l` the normal in the incident box's frame.
     let l = incident_pose.inverse_transform_vector(plane.normal);
+    // The smallest of the six is -max |l_k| exactly (negation is exact).
     let dots = [-l.x, l.x, -l.y, l.y, -l.z, l.z];
-    let best = dots.iter().copied().fold(f32::INFINITY, f32::min);
-    let incident_face = dots
-        .iter()
-        .position(|&d| d <= best + INCIDENT_FACE_TOLERANCE)
-        .unwrap_or(0);
+    let within = -l.abs().max_element() + INCIDENT_FACE_TOLERANCE;
+    let mut incident_face = 0;
+    while incident_face < 5 && dots[incident_face] > within {
+        incident_face += 1;
+    }
 
     // 3. Its vertices, loop order, in A's frame (A's own exactly: the identity moves nothing).
     let incident_vertices = incident.hull().vertices();

@@ -221,7 +221,7 @@ fn face_pair<'h>(
 
 /// The manifold (A's frame) for one SAT axis: clipped face contact or edge contact; `None` when
 /// the clip keeps no point.
-fn contact_on_axis(
+pub(crate) fn contact_on_axis(
     a: &ConvexHull,
     b: &ConvexHull,
     b_in_a: &Isometry,
