@@ -20,9 +20,9 @@
 //!    behind it would copy the polygon unchanged and is skipped.
 //! 5. Keep the points within the margin in front of the reference plane; of more than four,
 //!    `reduce_to_four`'s picks ([`reduce_box_points`]: its steps and formulas, four candidates
-//!    at a time in lanes that round as its scalar code does). Each point midway between the
-//!    incident point and its projection on the reference plane, depth = −(its distance in front
-//!    of the plane).
+//!    at a time in lanes that round as its scalar code does).
+//! 6. Each point midway between the incident point and its projection on the reference plane,
+//!    depth = −(its distance in front of the plane).
 
 use glam::{BVec4A, Vec3, Vec4};
 
