@@ -45,7 +45,8 @@ use rayon::prelude::*;
 
 use crate::constants::{CACHE_CONTACT_DRIFT, CACHE_ROUNDING, pair_scale};
 use crate::contact::{
-    collide_box_box_reporting_sat, collide_hull_hull_reporting_sat, collide_shapes, manifold_on_axis,
+    box_manifold_on_axis, collide_box_box_reporting_sat, collide_hull_hull_reporting_sat, collide_shapes,
+    manifold_on_axis,
 };
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
@@ -539,7 +540,12 @@ impl Polytopes<'_> {
             axis_separation: separation,
             separation,
         };
-        manifold_on_axis(a, pair.pose_a, b, &self.b_in_a, &sat, pair.margin)
+        match (pair.a, pair.b) {
+            (Shape::Cuboid(box_a), Shape::Cuboid(box_b)) => {
+                box_manifold_on_axis(box_a, pair.pose_a, box_b, &self.b_in_a, &sat, pair.margin)
+            }
+            _ => manifold_on_axis(a, pair.pose_a, b, &self.b_in_a, &sat, pair.margin),
+        }
     }
 
     /// The SAT's Gauss-map test ([`is_minkowski_face`]) of edge `edge_a` of A against edge

@@ -1,14 +1,16 @@
-//! The box-box path (`collide_box_box`, `query_boxes`) against the hull-hull path on the boxes'
-//! hulls: 100k random box pairs near contact plus resting stacks, the same SAT result and the
-//! same manifold bit for bit, except where the hull SAT itself is at a tie (two axes, or the
-//! margin, within rounding of each other), where the box path's axis must be as good.
+//! The box-box path (`collide_box_box`, `query_boxes`, the box face clip of
+//! `src/contact/box_clip.rs`, GJK on `PosedBox`) against the hull-hull path on the boxes'
+//! hulls: 100k random box pairs near contact (touching, rotated, nearly parallel faces, sizes
+//! 20 to 500 times apart) plus resting stacks. The same SAT result and the same manifold bit for
+//! bit, except where the hull SAT itself is at a tie (two axes, or the margin, within rounding
+//! of each other), where the box path's axis must be as good.
 
 mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
 use hullsat::contact::{collide_box_box, collide_hull_hull};
-use hullsat::query::sat::{SatResult, query_hulls};
+use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::{Cuboid, Isometry, Pose};
 use rand::RngExt;
@@ -106,6 +108,15 @@ fn compare(a: &Cuboid, pose_a: &Pose, b: &Cuboid, pose_b: &Pose, margin: f32, wh
     }
 }
 
+/// True when the box path builds this pair's manifold with its face clip: a face axis, the
+/// boxes touching or overlapping, a manifold.
+fn takes_the_face_clip(a: &Cuboid, pose_a: &Pose, b: &Cuboid, pose_b: &Pose, margin: f32) -> bool {
+    let sat = query_boxes(a, b, &pose_a.relative_to_self(pose_b), margin);
+    !matches!(sat.axis, SatAxis::EdgePair { .. })
+        && sat.separation <= 0.0
+        && collide_box_box(a, pose_a, b, pose_b, margin).is_some()
+}
+
 fn random_box(rng: &mut rand_pcg::Pcg64) -> Cuboid {
     let size: f32 = rng.random_range(0.5..2.0);
     Cuboid::new(
@@ -121,13 +132,29 @@ fn random_box(rng: &mut rand_pcg::Pcg64) -> Cuboid {
 #[test]
 fn box_path_matches_the_hull_path_on_random_pairs() {
     let mut rng = seeded_rng(11);
-    let (mut contacts, mut ties) = (0, 0);
+    let (mut contacts, mut clipped, mut ties) = (0, 0, 0);
     for i in 0..PAIRS {
-        let (a, b) = (random_box(&mut rng), random_box(&mut rng));
+        let (mut a, mut b) = (random_box(&mut rng), random_box(&mut rng));
+        // Very different sizes: one box 20 to 500 times smaller.
+        let shrink = |c: &Cuboid, rng: &mut rand_pcg::Pcg64| {
+            Cuboid::new(c.half_extents() * rng.random_range(0.002..0.05)).unwrap()
+        };
+        match i % 10 {
+            3 => a = shrink(&a, &mut rng),
+            7 => b = shrink(&b, &mut rng),
+            _ => {}
+        }
         let reach = a.hull().radius() + b.hull().radius();
         let pose_a = Pose::new(Vec3::new(1.0, -2.0, 0.5), random_rotation(&mut rng));
         let offset = random_direction(&mut rng) * reach * rng.random_range(0.1..1.05);
-        let mut pose_b = Pose::new(Vec3::new(1.0, -2.0, 0.5) + offset, random_rotation(&mut rng));
+        let rotation_b = if i % 10 == 9 {
+            // Nearly parallel faces: B turned from A's axes by up to 1e-3 rad.
+            let tilt = Quat::from_axis_angle(random_direction(&mut rng), rng.random_range(-1e-3..1e-3));
+            pose_a.rotation * tilt
+        } else {
+            random_rotation(&mut rng)
+        };
+        let mut pose_b = Pose::new(Vec3::new(1.0, -2.0, 0.5) + offset, rotation_b);
         if i % 5 == 0 {
             // Touching: B moved along the hull SAT's normal by its separation, so several axes
             // are near 0 and the margin-0 verdict is decided by rounding.
@@ -141,16 +168,19 @@ fn box_path_matches_the_hull_path_on_random_pairs() {
             Outcome::Tie => ties += 1,
         }
         contacts += collide_box_box(&a, &pose_a, &b, &pose_b, margin).is_some() as usize;
+        clipped += takes_the_face_clip(&a, &pose_a, &b, &pose_b, margin) as usize;
     }
     assert!(contacts > PAIRS / 3, "only {contacts} contacts");
-    eprintln!("random: {ties} ties");
+    eprintln!("random: {clipped} box face clips, {ties} ties");
+    // The box face clip ran on a good share of the pairs.
+    assert!(clipped > PAIRS / 4, "only {clipped} box face clips");
     assert!(ties < PAIRS / 1000, "{ties} ties");
 }
 
 #[test]
 fn box_path_matches_the_hull_path_on_resting_boxes() {
     let mut rng = seeded_rng(12);
-    let mut ties = 0;
+    let (mut clipped, mut ties) = (0, 0);
     for i in 0..10_000 {
         let (a, b) = (random_box(&mut rng), random_box(&mut rng));
         let height = a.half_extents().y + b.half_extents().y + rng.random_range(-0.02..0.005);
@@ -164,7 +194,9 @@ fn box_path_matches_the_hull_path_on_resting_boxes() {
         if compare(&a, &pose_a, &b, &pose_b, 0.01, &format!("resting {i}")) == Outcome::Tie {
             ties += 1;
         }
+        clipped += takes_the_face_clip(&a, &pose_a, &b, &pose_b, 0.01) as usize;
     }
-    eprintln!("resting: {ties} ties");
+    eprintln!("resting: {clipped} box face clips, {ties} ties");
+    assert!(clipped > 5_000, "only {clipped} box face clips");
     assert!(ties < 500, "{ties} ties");
 }

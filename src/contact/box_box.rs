@@ -1,15 +1,30 @@
-//! Box against box: the 15-axis box SAT ([`query_boxes`]), then the hull routine's manifold
-//! construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
-//! clip of the two faces, edge contact, GJK for separated pairs). The manifold is the hull-hull
-//! one up to rounding (exact ties of the SAT may pick another axis). No bounding-sphere test
-//! first, unlike hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first
-//! face query is about as cheap.
+//! Box against box: the 15-axis box SAT, then a box face clip for the common case; the hull
+//! routine's manifolds bit for bit.
+//!
+//! 1. B's pose in A's frame, the box SAT ([`query_boxes`]: the hull SAT's result on the boxes'
+//!    hulls); beyond the margin there is no manifold. No bounding-sphere test first, unlike
+//!    hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first face query
+//!    is about as cheap.
+//! 2. Touching or overlapping (SAT separation `<= 0`): on a face axis the box face clip
+//!    ([`add_box_face_contact`]), the hull routine's clip and point selection bit for bit
+//!    without its buffers and closures sized for any hull; on an edge axis the hull routine's
+//!    edge contact ([`manifold_on_axis`]).
+//! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
+//!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
+//!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the
+//!    deepest-vertex fallback), bit for bit, with GJK on the boxes' closed-form support maps
+//!    ([`PosedBox`]: the hull's support bit for bit).
+//! 4. Points and normal from A's frame to world.
 
-use crate::contact::hull_hull::manifold_from_sat_in_a;
+use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
+use crate::contact::box_clip::add_box_face_contact;
+use crate::contact::hull_hull::{manifold_from_sat_and_distance, manifold_on_axis};
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
-use crate::query::sat::SatResult;
+use crate::query::gjk::closest_points;
+use crate::query::sat::{SatAxis, SatResult};
 use crate::query::sat_box_box::query_boxes;
+use crate::query::support_box::PosedBox;
 use crate::shape::Cuboid;
 
 /// The manifold between box `a` at `pose_a` and box `b` at `pose_b` (world poses), or `None`
@@ -33,9 +48,50 @@ pub(crate) fn collide_box_box_reporting_sat(
     b_in_a: &Isometry,
     margin: f32,
 ) -> (Option<Manifold>, SatResult) {
+    // 1. SAT in A's frame.
     let sat = query_boxes(a, b, b_in_a, margin);
-    (
-        manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), b_in_a, &sat, margin),
-        sat,
-    )
+    if sat.is_separated(margin) {
+        return (None, sat);
+    }
+    // 2. Not apart: the box face clip, or the hull routine's edge contact (its
+    // `manifold_from_sat` steps for this case, without the checks for the others).
+    if sat.separation <= 0.0
+        && let Some(manifold) = box_manifold_on_axis(a, pose_a, b, b_in_a, &sat, margin)
+    {
+        return (Some(manifold), sat);
+    }
+    // 3. The hull routine (its own step 6 moves the manifold to world), GJK on the boxes'
+    // closed-form support maps.
+    let exact = (sat.separation > 0.0)
+        .then(|| {
+            let posed = |half_extents, pose| PosedBox { half_extents, pose };
+            closest_points(
+                &posed(a.half_extents(), Isometry::IDENTITY),
+                &posed(b.half_extents(), *b_in_a),
+            )
+        })
+        .flatten();
+    let manifold = manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), b_in_a, &sat, margin, exact);
+    (manifold, sat)
+}
+
+/// Step 2 on the axis of `sat` alone, then step 4 (separation `sat.separation`): the box face
+/// clip or the edge contact, `None` when a face clip keeps no point. Also for a caller that
+/// chose the axis itself ([`crate::ContactCache`]). B posed at `b_in_a` in A's frame.
+pub(crate) fn box_manifold_on_axis(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    b_in_a: &Isometry,
+    sat: &SatResult,
+    margin: f32,
+) -> Option<Manifold> {
+    if let SatAxis::EdgePair { .. } = sat.axis {
+        return manifold_on_axis(a.hull(), pose_a, b.hull(), b_in_a, sat, margin);
+    }
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.hull().radius(), b.hull().radius());
+    let mut manifold = Manifold::new(sat.normal, sat.separation);
+    add_box_face_contact(a, b, b_in_a, sat.axis, margin, tie_tolerance, &mut manifold);
+    // 4. To world.
+    (manifold.point_count() > 0).then(|| manifold.to_world(pose_a))
 }

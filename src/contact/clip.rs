@@ -57,7 +57,7 @@ pub struct ClipVertex {
 
 /// What the polygon edge leaving a vertex lies on; names the point where a side plane cuts it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum EdgeCarrier {
+pub(crate) enum EdgeCarrier {
     /// An incident edge, by its start vertex index on the incident hull.
     Incident(u32),
     /// A reference side plane, by its side index in the reference loop (u32 keeps the
@@ -237,7 +237,7 @@ fn clip_by_side_plane<const N: usize>(
 }
 
 /// Id of the point where side plane `side` cuts a polygon edge lying on `carrier`.
-fn crossing_id(
+pub(crate) fn crossing_id(
     carrier: EdgeCarrier,
     side: usize,
     reference_loop: &[u32],

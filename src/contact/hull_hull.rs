@@ -132,7 +132,7 @@ pub(crate) fn manifold_from_sat_in_a(
 /// [`manifold_from_sat`] for a SAT result within the margin, given B's pose in A's frame and
 /// the GJK closest points `exact` of the pair in A's frame (needed, and used, only when
 /// `sat.separation > 0`; `None` when GJK found an overlap). Both callers checked the margin.
-fn manifold_from_sat_and_distance(
+pub(crate) fn manifold_from_sat_and_distance(
     a: &ConvexHull,
     pose_a: &Pose,
     b: &ConvexHull,
@@ -247,7 +247,7 @@ fn face_pair<'h>(
 
 /// The manifold (A's frame) for one SAT axis: clipped face contact or edge contact; `None` when
 /// the clip keeps no point.
-fn contact_on_axis(
+pub(crate) fn contact_on_axis(
     a: &ConvexHull,
     b: &ConvexHull,
     b_in_a: &Isometry,

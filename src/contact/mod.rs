@@ -2,6 +2,7 @@
 //! point reduction they share. [`collide_shapes`] dispatches on the pair of shape kinds.
 
 mod box_box;
+mod box_clip;
 mod capsule_capsule;
 mod capsule_hull;
 pub mod clip;
@@ -14,7 +15,7 @@ mod sphere_hull;
 mod sphere_sphere;
 
 pub use box_box::collide_box_box;
-pub(crate) use box_box::collide_box_box_reporting_sat;
+pub(crate) use box_box::{box_manifold_on_axis, collide_box_box_reporting_sat};
 pub use capsule_capsule::collide_capsule_capsule;
 pub use capsule_hull::collide_capsule_hull;
 pub use halfspace_capsule::collide_halfspace_capsule;

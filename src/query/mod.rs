@@ -9,3 +9,4 @@ pub mod gjk;
 pub mod sat;
 pub mod sat_box_box;
 pub mod segment;
+pub mod support_box;

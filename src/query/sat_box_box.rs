@@ -21,7 +21,7 @@
 
 use std::sync::LazyLock;
 
-use glam::{Mat3, Vec3, Vec4};
+use glam::{Mat3, Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
@@ -183,11 +183,12 @@ fn query_box_faces(a: &ConvexHull, h_b: Vec3, a_in_b: &Isometry, margin: f32) ->
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for axis in 0..3 {
-        // The `+axis` face's normal; the `-axis` face's is its negation, which negates the
-        // rotated normal and its dot products exactly (up to the sign of zero terms, which
-        // cannot change a sum with a non-zero term: the offsets are half extents).
-        let normal = a_in_b.rotation * planes[2 * axis + 1].normal;
+    let normals = rotated_axes(a_in_b.rotation);
+    for (axis, &normal) in normals.iter().enumerate() {
+        // `normal` is the `+axis` face's (a box hull's face normals are the unit axes); the
+        // `-axis` face's is its negation, which negates the rotated normal and its dot products
+        // exactly (up to the sign of zero terms, which cannot change a sum with a non-zero term:
+        // the offsets are half extents).
         let lowest = box_lowest_along(h_b, normal);
         let along = normal.dot(a_in_b.translation);
         for (face, offset) in [
@@ -207,6 +208,26 @@ fn query_box_faces(a: &ConvexHull, h_b: Vec3, a_in_b: &Isometry, margin: f32) ->
         }
     }
     best
+}
+
+/// `rotation * e_k` for the unit axes `e_0, e_1, e_2`, as `Quat * Vec3` rounds it (glam:
+/// `v (w² − |b|²) + b (2 v·b) + (b × v)(2w)`, summed in that order), bit for bit up to the sign
+/// of zero components: with `v = e_k` every product with a zero component is an exact zero,
+/// so only the products below remain, rounded as there.
+#[inline]
+fn rotated_axes(rotation: Quat) -> [Vec3; 3] {
+    let (x, y, z, w) = (rotation.x, rotation.y, rotation.z, rotation.w);
+    // `|b|²` as glam's three-lane dot sums it.
+    let c = w * w - ((x * x + y * y) + z * z);
+    let w2 = w * 2.0;
+    // Column k: `e_k c + b (2 b_k) + (b × e_k)(2w)`; b × e_x = (0, z, −y), b × e_y = (−z, 0, x),
+    // b × e_z = (y, −x, 0).
+    let (x2, y2, z2) = (x * 2.0, y * 2.0, z * 2.0);
+    [
+        Vec3::new(c + x * x2, y * x2 + z * w2, z * x2 - y * w2),
+        Vec3::new(x * y2 - z * w2, c + y * y2, z * y2 + x * w2),
+        Vec3::new(x * z2 + y * w2, y * z2 - x * w2, c + z * z2),
+    ]
 }
 
 /// [`ConvexHull::lowest_along`] of a box hull with half extents `h` (vertices `±h`), bit for
@@ -277,6 +298,34 @@ mod tests {
         }
         // Both the early exit and the full loop are covered.
         assert!(separated > 1000 && separated < 19_000, "{separated}");
+    }
+
+    #[test]
+    fn rotated_axes_match_the_quaternion_product_bit_for_bit() {
+        let mut state = 0x1234_5678_u32;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as f32 / u32::MAX as f32
+        };
+        for i in 0..20_000 {
+            let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::X);
+            let rotation = match i % 4 {
+                0 => Quat::from_axis_angle(
+                    Vec3::AXES[i / 4 % 3],
+                    std::f32::consts::FRAC_PI_2 * (i / 12) as f32,
+                ),
+                _ => Quat::from_axis_angle(axis, 7.0 * next()),
+            };
+            for (k, fast) in rotated_axes(rotation).into_iter().enumerate() {
+                let slow = rotation * Vec3::AXES[k];
+                // Equal as numbers (0.0 == -0.0): only the sign of a zero may differ.
+                assert_eq!(fast, slow, "{i} {rotation:?} axis {k}");
+                let bits = |v: Vec3| v.to_array().map(|x| if x == 0.0 { 0 } else { x.to_bits() });
+                assert_eq!(bits(fast), bits(slow), "{i} {rotation:?} axis {k}");
+            }
+        }
     }
 
     #[test]
