@@ -71,6 +71,14 @@ fn assert_same_error(
         Err(GpuError::Input(e)) => assert_eq!(e, expected, "sat"),
         other => panic!("expected {expected} from sat, got {:?}", other.map(|r| r.len())),
     }
+    // `encode` records into the caller's encoder: refused, it records nothing there.
+    let device = gpu.device().clone();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    match gpu.encode(&mut encoder, bodies, pairs, margin) {
+        Err(GpuError::Input(e)) => assert_eq!(e, expected, "encode"),
+        other => panic!("expected {expected} from encode, got {:?}", other.map(drop)),
+    }
+    gpu.queue().submit([encoder.finish()]);
     expected
 }
 

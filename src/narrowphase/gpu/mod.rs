@@ -477,13 +477,15 @@ impl GpuNarrowphase {
             pairs,
             margin,
         };
-        let batch = StagedBatch::stage_bodies(
+        let mut batch = StagedBatch::stage_bodies(
             &mut runner.buffers,
             &runner.context,
             &self.shapes,
             input,
             PairOrder::Given,
         )?;
+        // Nothing is recorded into the caller's encoder unless every pair passes.
+        batch.check_pairs_first()?;
         batch.stage_round(
             &mut runner.buffers,
             &runner.context,

@@ -8,7 +8,10 @@
 //! 3. Pairs, one pass per round on all threads: each pair is checked ([`PairRule`]), put in
 //!    canonical order (lower body index first, [`canonical`]) and written. A bad pair is
 //!    flagged; [`PairRule::first_error`] then names the first bad pair of the batch (earlier
-//!    rounds passed, so it lies in this round).
+//!    rounds passed, so it lies in this round). The round's commands are recorded into the
+//!    call's own encoder, dropped unsubmitted on an error; `GpuNarrowphase::encode`, which
+//!    records into the caller's encoder, checks every pair first instead
+//!    ([`StagedBatch::check_pairs_first`]).
 //!
 //! These are the steps of [`ValidatedBatch::new`], with the same per-entry checks and errors.
 //! A batch the caller validated takes the same passes without the checks. The passes produce a
@@ -22,6 +25,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytemuck::Zeroable;
+use rayon::prelude::*;
 
 use super::GpuError;
 use super::clip::ClipKernel;
@@ -30,7 +34,8 @@ use super::layout::GpuBody;
 use super::sat::{Round, SatBuffers};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
-    PairRule, ValidatedBatch, canonical, check_margin, checked_body, first_body_error, restore_order,
+    CHECKS_PER_TASK, PairRule, ValidatedBatch, canonical, check_margin, checked_body, first_body_error,
+    restore_order,
 };
 use crate::pose::Pose;
 use crate::scene::{Body, unit_pose};
@@ -185,6 +190,23 @@ impl<'a> StagedBatch<'a> {
             Some(rule) if failed.into_inner() => Err(rule.first_error(self.pairs).into()),
             _ => Ok(()),
         }
+    }
+
+    /// Step 3 for every pair at once, before any round is staged, for a caller that records
+    /// into an encoder it does not own (a refused batch must leave that encoder as it was); the
+    /// rounds then stage the pairs without checking them again.
+    pub(super) fn check_pairs_first(&mut self) -> Result<(), GpuError> {
+        if let Some(rule) = self.rule.take() {
+            let pairs = self.pairs;
+            let ok = pairs
+                .par_iter()
+                .with_min_len(CHECKS_PER_TASK)
+                .all(|&pair| rule.is_ok(pair));
+            if !ok {
+                return Err(rule.first_error(pairs).into());
+            }
+        }
+        Ok(())
     }
 
     /// Number of pairs.
