@@ -67,6 +67,9 @@ fn ms(duration: Duration) -> String {
 }
 
 pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
+    // Rayon's threads start on first use: start them before timing anything, so that no stage
+    // (the first parallel one, validation) is billed for it.
+    rayon::broadcast(|_| ());
     // Step 1.
     let config = ParticleSceneConfig {
         bodies: args.bodies as usize,
