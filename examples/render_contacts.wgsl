@@ -6,47 +6,15 @@
 // 2. vs_contact / fs_contact: one instance per entry of the manifold list (its count copied
 //    into the indirect draw on the GPU), 48 vertices: for each of its 4 points a screen-space
 //    square (6 vertices) and a screen-space strip along the normal (6).
-//    Manifold points and normals are in body A's frame; A is `pairs[m.pair].x`, so
-//    world = rotate(A.rotation, p) + A.translation_hi + A.translation_lo. Entries that are not
+//    Manifold points and normals are in body A's frame; A is `pairs[m.pair].x`, so world =
+//    quat_rotate(A.rotation, p) + A.translation_hi + A.translation_lo. Entries that are not
 //    clipped manifolds, and points past `count`, are moved outside the clip volume.
 //    Contacts are nudged toward the camera by `NUDGE`, so points just inside the bodies they
 //    join (points lie midway between two penetrating surfaces) still pass the depth test.
-
-// Must match hullsat's layout.rs `GpuBody` (geometry.wgsl's twin): world pose; the translation
-// is hi + lo (two f32 parts of an f64). Checked by render_contacts.rs's layout test.
-struct GpuBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
-// Must match hullsat's layout.rs `GpuManifold` (clip.wgsl's twin): A's frame; points xyz
-// position, w depth (positive = penetrating). Checked by render_contacts.rs's layout test.
-struct GpuManifold {
-    normal: vec3<f32>,
-    separation: f32,
-    points: array<vec4<f32>, 4>,
-    ids: array<u32, 4>,
-    count: u32,
-    status: u32,
-    pair: u32,
-    _pad: u32,
-}
-
-// Must match hullsat's manifold list (clip.wgsl `GpuManifoldList`: layout.rs
-// `GpuManifoldCount`, then `GpuManifold`s), read-only here, so the count is a plain u32.
-struct GpuManifoldList {
-    count: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-    entries: array<GpuManifold>,
-}
-
-// Must match layout.rs `MANIFOLD_CLIPPED`: the entry holds `count` valid points.
-const MANIFOLD_CLIPPED: u32 = 1u;
+//
+// Compiled after hullsat's QUAT_WGSL (quat_rotate) and LAYOUT_WGSL (GpuBody, GpuManifold,
+// GpuManifoldList, MANIFOLD_CLIPPED: hullsat's own text of the structs it shares, so nothing
+// here can drift from them; see render_contacts.rs `shader_source`).
 
 // Must match render_contacts.rs `Camera`.
 struct Camera {
@@ -84,15 +52,9 @@ const AMBIENT: f32 = 0.28;
 @group(0) @binding(3) var<storage, read> pairs: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> manifolds: GpuManifoldList;
 
-// Rotates `v` by the unit quaternion `q` (xyz vector part, w scalar part).
-fn rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let t = 2.0 * cross(q.xyz, v);
-    return v + q.w * t + cross(q.xyz, t);
-}
-
 // A point of `body`'s frame in the world.
 fn to_world(body: GpuBody, p: vec3<f32>) -> vec3<f32> {
-    return rotate(body.rotation, p) + (body.translation_hi + body.translation_lo);
+    return quat_rotate(body.rotation, p) + (body.translation_hi + body.translation_lo);
 }
 
 // Step 1: bodies.
@@ -112,7 +74,7 @@ struct BodyOut {
 @vertex
 fn vs_body(v: MeshVertex, @builtin(instance_index) instance: u32) -> BodyOut {
     let body = bodies[instance_bodies[instance]];
-    let normal = rotate(body.rotation, v.normal);
+    let normal = quat_rotate(body.rotation, v.normal);
     let lit = AMBIENT + (1.0 - AMBIENT) * max(dot(normal, camera.light.xyz), 0.0);
     var out: BodyOut;
     out.clip = camera.view_proj * vec4<f32>(to_world(body, v.position), 1.0);
@@ -181,7 +143,7 @@ fn vs_contact(@builtin(vertex_index) vertex: u32, @builtin(instance_index) entry
     }
     // The normal, from p along rotate(A, n) for viewport.w length units, NORMAL_HALF_WIDTH
     // pixels either side of its screen direction.
-    let end = p + rotate(a.rotation, m.normal) * camera.viewport.w;
+    let end = p + quat_rotate(a.rotation, m.normal) * camera.viewport.w;
     let clip_start = nudged_clip(p);
     let clip_end = nudged_clip(end);
     let along = (clip_end.xy / clip_end.w - clip_start.xy / clip_start.w) * camera.viewport.xy;

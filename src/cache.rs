@@ -1,64 +1,76 @@
-//! A frame-coherent contact cache for the CPU path: per body pair, what the last full query
-//! learned, so the next frames can skip work while the pair's relative pose barely changed.
+//! A frame-coherent contact cache for the CPU path: per body pair, what the last full (cold)
+//! query learned, so the next frames can skip work while the pair's relative pose barely changed.
 //!
-//! Everything rests on one bound: when B's pose in A's frame moves from a reference pose by a
-//! translation `Δt` and a rotation of angle `θ`, the separation along any axis fixed in either
-//! body, and the SAT value (the largest separation over all axes), change by at most
-//! `δ = |Δt| + θ × reach` (`reach` bounds every vertex's distance from the other body's
-//! origin; [`CACHE_ROUNDING`] is added for rounding). Hull and box pairs only (other pairs always run the full query):
-//! 1. Separated at the reference pose along a cached axis by `s > margin`: while `s − δ` stays
-//!    beyond the margin the pair is apart (`None`) without any geometry; else the axis is
-//!    re-measured, and if it still separates the reference moves to now.
-//! 2. Penetrating at the reference pose with SAT value `S` (on any axis), hull pairs (a box
-//!    pair's cold query is as cheap as this): the face queries run as in a cold call, and when `S + δ` is below both 0 and the best face's choice plus the
-//!    face-preference tolerance, no edge pair can win, so the edge query is skipped. The
-//!    manifold is then the cold call's: the same axis, normal, points and ids, with
-//!    `separation` the best face's value instead of the largest over all axes, which is at most
-//!    that plus [`AXIS_PREFERENCE_TOLERANCE`] × the pair's scale (the documented tolerance).
-//! 3. Otherwise a cold call, which refreshes the pair's entry.
+//! Everything rests on one bound. Let B's pose in A's frame move from a reference pose (the
+//! pose of the pair's last cold call) by a translation `Δt` and a rotation of angle `θ`: every
+//! vertex of B moves in A's frame by at most `δ = |Δt| + θ × lever`, `lever` bounding B's
+//! vertices' distance from B's origin ([`CACHE_ROUNDING`] × the pair's reach is added for
+//! rounding). So for any direction fixed in A's frame, the gap between the bodies along it
+//! changes by at most `δ`, and so do the distance between the bodies and the SAT value (the
+//! largest gap over all directions, which the SAT's axes attain). Hull and box pairs only (other
+//! pairs always run the cold query):
+//! 1. Apart at the reference pose by their bounding spheres, or along a SAT axis, by `s > margin`
+//!    (a lower bound of their distance): while `s − δ` stays beyond the margin the pair is apart
+//!    (`None`) without any geometry; else a cached axis is re-measured, and if it still
+//!    separates the reference moves to now.
+//! 2. Penetrating at the reference pose with SAT value `S`, its manifold on axis `f` (a face, or
+//!    an edge pair): the SAT value now lies between `f`'s separation now, `s` (the gap along
+//!    `f`'s axis), and `S + δ`. While `S + δ` is below 0 (the pair still penetrates), `S + δ − s`
+//!    within [`CACHE_CONTACT_DRIFT`] × the pair's scale and, for an edge pair, its edges still
+//!    form a face of the Minkowski difference (the SAT's own test, so the SAT could pick it), the
+//!    manifold is built on `f` at this frame's pose as a cold call builds it when its SAT picks
+//!    `f` (the clip of the incident face, or the edges' closest points; when a clip keeps no
+//!    point, the cold call decides), with separation `s`. So it equals the cold call's manifold
+//!    whenever the cold SAT picks `f` (the separation excepted: `s`, at most that drift below
+//!    the cold one), and otherwise it is the manifold on an axis whose separation is within that
+//!    drift of the deepest axis: the feature is kept while the contact persists, as Box3D keeps
+//!    its cached feature, and the feature ids stay stable.
+//! 3. Otherwise a cold call ([`collide_shapes`]: the cold manifold, bit for bit), which
+//!    refreshes the pair's entry.
 //!
 //! One assumption beyond the bound: the SAT skips nearly parallel edge pairs
-//! ([`crate::constants::PARALLEL_EDGE_SINE`]), so `S` can miss a face of the Minkowski difference that such a pair
-//! builds; if a later frame turns it into a tested pair deeper than `S + δ`, step 2 keeps the
-//! face where a cold call would take that edge pair. The tests (`tests/contact_cache.rs`) have not
-//! met it, but nothing here excludes it.
+//! ([`crate::constants::PARALLEL_EDGE_SINE`]), so its value can miss a face of the Minkowski
+//! difference that such a pair builds; a later frame can turn that pair into a tested one.
+//!
+//! Entries are kept in the order of the last batch's pairs: a batch with the same pairs in the
+//! same order (a broadphase run every frame) finds each entry by position, with no hashing; pairs
+//! out of step are found through a hash index built on first need. Pairs not in a batch are
+//! forgotten by the next one.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
-use crate::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
-use crate::contact::{collide_shapes, manifold_from_sat};
+use rayon::prelude::*;
+
+use crate::constants::{CACHE_CONTACT_DRIFT, CACHE_ROUNDING, pair_scale};
+use crate::contact::{
+    collide_box_box_reporting_sat, collide_hull_hull_reporting_sat, collide_shapes, manifold_on_axis,
+};
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
-use crate::query::sat::{
-    SatAxis, SatResult, edge_pair_separation, face_separation, prefer_faces, query_faces, query_hulls,
-};
-use crate::query::sat_box_box::query_boxes;
+use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 use crate::{CpuNarrowphase, ValidatedBatch};
 
-/// Rounding allowance of the cache's bounds, relative to the pair's reach (dimensionless; times
-/// the reach, a length, it is a length): added to every motion
-/// bound and required beyond the margin before a re-measured axis counts as separating (box
-/// pairs' cold queries round differently from the hull formulas used here; GJK's distance is
-/// within 1e-6 of exact). Larger runs more cold calls; smaller risks a verdict off by rounding.
-pub const CACHE_ROUNDING: f32 = 1.0e-5;
-
-/// What the last full query of a pair left for the next frames.
+/// What the last cold query of a pair left for the next frames.
 #[derive(Clone, Copy, Debug)]
 enum Cached {
+    /// Bounding spheres apart by `gap` (more than the margin) at the reference pose.
+    SpheresApart { gap: f32 },
     /// Apart along `axis` by `separation` (more than the margin) at the reference pose.
     Separated { axis: SatAxis, separation: f32 },
-    /// Overlapping with SAT value `separation` (< 0) at the reference pose.
-    Penetrating { separation: f32 },
+    /// Penetrating with SAT value `separation` (< 0) at the reference pose, the manifold on
+    /// `axis`.
+    Touching { axis: SatAxis, separation: f32 },
     /// Nothing to reuse.
     Cold,
 }
 
 /// A hasher for body index pairs: a multiplicative mix, far cheaper than the default SipHash
-/// (a box pair costs about a microsecond, and keys come from the caller, not from an attacker).
+/// (keys come from the caller, not from an attacker).
 #[derive(Default)]
 struct PairHasher(u64);
 
@@ -86,32 +98,51 @@ impl Hasher for PairHasher {
 /// One pair's entry.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
+    /// The pair, lower body index first.
+    key: [u32; 2],
+    /// The bodies' shape indices it was computed with; a body given another shape invalidates it.
+    shapes: [u32; 2],
     /// The margin it was computed with; another margin invalidates it.
     margin: f32,
-    /// B's pose in A's frame when `cached` was measured.
+    /// B's pose in A's frame at the last cold call.
     reference: Isometry,
     cached: Cached,
+    /// How the pair was answered in the batch that kept this entry.
+    answered: Answer,
+}
+
+/// How one pair of a batch was answered (the [`CacheStats`] counts).
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Cold,
+    Skipped,
+    Remeasured,
+    Reused,
 }
 
 /// How the pairs of the calls so far were answered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
-    /// Full queries (first sight, other shapes, or the cached facts no longer sufficed).
+    /// Cold queries (first sight, other shapes, or the cached facts no longer sufficed).
     pub cold: u64,
     /// Apart by the motion bound alone, no geometry.
     pub skipped: u64,
     /// Apart by re-measuring the cached separating axis.
     pub remeasured: u64,
-    /// Contacts built without the edge query.
-    pub faces_only: u64,
+    /// Penetrating contacts rebuilt on their cached axis, without the SAT.
+    pub reused: u64,
 }
 
-/// Per body pair facts from earlier frames (see the module docs), owned by the caller and
-/// keyed by the caller's body indices `[a, b]` (A's index first: the pair `[b, a]` is another
-/// entry; [`Self::collide_batch`] keys every pair `[min, max]`, as the batches compute it). One cache per scene; entries of pairs no longer queried stay until [`Self::clear`].
+/// Per body pair facts from earlier frames (see the module docs), owned by the caller: one cache
+/// per scene, fed the scene's batches frame after frame. An entry is used only with the margin
+/// and the bodies' shape indices it was made with, and every entry is dropped when the cache is
+/// given another narrowphase (recognized by the address and length of its shape list).
 #[derive(Clone, Debug, Default)]
 pub struct ContactCache {
-    entries: HashMap<[u32; 2], Entry, BuildHasherDefault<PairHasher>>,
+    /// The last batch's entries, in its pair order.
+    entries: Vec<Entry>,
+    /// Address and length of the shape list of the narrowphase the entries were made with.
+    shape_list: (usize, usize),
     stats: CacheStats,
 }
 
@@ -132,8 +163,8 @@ impl ContactCache {
     }
 
     /// [`CpuNarrowphase::collide_single_thread`] through the cache: the same input checks and
-    /// output, each pair keyed by its body indices in canonical order (`[min, max]`). Manifolds equal a cold call's except
-    /// `separation`, within the tolerance of the module docs.
+    /// output, each pair keyed by its body indices in canonical order (`[min, max]`). Manifolds
+    /// equal a cold call's except as the module docs say (step 2).
     pub fn collide_batch(
         &mut self,
         narrowphase: &CpuNarrowphase,
@@ -144,83 +175,216 @@ impl ContactCache {
         let shapes = narrowphase.shapes();
         // Canonical pair order (lower body index first) as every backend, restored at the end.
         let batch = ValidatedBatch::new_on_this_thread(shapes, bodies, pairs, margin)?;
-        let bodies = batch.bodies();
-        let mut results: Vec<Option<Manifold>> = batch
+        let last = self.take_entries(shapes);
+        let mut finder = EntryFinder::new(&last);
+        let (mut results, entries): (Vec<_>, Vec<_>) = batch
             .pairs()
             .iter()
-            .map(|&[a, b]| {
-                let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
-                self.collide(
-                    [a, b],
-                    &shapes[body_a.shape as usize],
-                    &body_a.pose,
-                    &shapes[body_b.shape as usize],
-                    &body_b.pose,
-                    margin,
-                )
-            })
-            .collect();
+            .map(|&key| collide_pair(&batch, key, finder.find(key)))
+            .unzip();
+        self.finish(entries);
         batch.restore_order(&mut results);
         Ok(results)
     }
 
-    /// [`collide_shapes`] for the pair `key` through the cache (same contract, same
-    /// unchecked input; see the module docs for what may differ).
-    pub fn collide(
+    /// [`Self::collide_batch`] on all threads (rayon), as [`CpuNarrowphase::collide`]: the same
+    /// results. Pairs in the last batch's order find their entries by position; the others
+    /// through a hash index built once, on first need, by whichever thread needs it.
+    pub fn collide_batch_parallel(
         &mut self,
-        key: [u32; 2],
-        a: &Shape,
-        pose_a: &Pose,
-        b: &Shape,
-        pose_b: &Pose,
+        narrowphase: &CpuNarrowphase,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
         margin: f32,
-    ) -> Option<Manifold> {
-        let (Some(hull_a), Some(hull_b)) = (polytope(a), polytope(b)) else {
-            self.stats.cold += 1;
-            return collide_shapes(a, pose_a, b, pose_b, margin);
+    ) -> Result<Vec<Option<Manifold>>, InputError> {
+        let shapes = narrowphase.shapes();
+        let batch = ValidatedBatch::new(shapes, bodies, pairs, margin)?;
+        let last = self.take_entries(shapes);
+        let index = OnceLock::new();
+        let find = |position: usize, key: [u32; 2]| match last.get(position) {
+            Some(entry) if entry.key == key => Some(entry),
+            _ if last.is_empty() => None,
+            _ => index.get_or_init(|| index_of(&last)).get(&key).map(|&i| &last[i]),
         };
-        let pair = Pair {
-            a,
-            b,
-            hull_a,
-            hull_b,
-            b_in_a: pose_a.relative_to_self(pose_b),
-            margin,
-        };
-        if let Some(entry) = self.entries.get_mut(&key)
-            && entry.margin == margin
-        {
-            let motion = pair.motion_bound(&entry.reference);
-            match entry.cached {
-                Cached::Separated { axis, separation } => {
-                    if separation - motion > margin + pair.guard() {
-                        self.stats.skipped += 1;
-                        return None;
-                    }
-                    if let Some(now) = pair.axis_separation(axis)
-                        && now > margin + pair.guard()
-                    {
-                        self.stats.remeasured += 1;
-                        *entry = pair.entry(Cached::Separated {
-                            axis,
-                            separation: now,
-                        });
-                        return None;
-                    }
-                }
-                Cached::Penetrating { separation } => {
-                    if let Some(manifold) = pair.faces_only(separation + motion, pose_a, pose_b) {
-                        self.stats.faces_only += 1;
-                        return Some(manifold);
-                    }
-                }
-                Cached::Cold => {}
+        let (mut results, entries): (Vec<_>, Vec<_>) = batch
+            .pairs()
+            .par_iter()
+            .enumerate()
+            .with_min_len(PAIRS_PER_TASK)
+            .map(|(position, &key)| collide_pair(&batch, key, find(position, key)))
+            .unzip();
+        self.finish(entries);
+        batch.restore_order(&mut results);
+        Ok(results)
+    }
+
+    /// The last batch's entries when it ran on the shape list `shapes`, else none.
+    fn take_entries(&mut self, shapes: &[Shape]) -> Vec<Entry> {
+        let shape_list = (shapes.as_ptr() as usize, shapes.len());
+        let entries = std::mem::take(&mut self.entries);
+        let same = std::mem::replace(&mut self.shape_list, shape_list) == shape_list;
+        if same { entries } else { Vec::new() }
+    }
+
+    /// Keeps a batch's entries for the next one and counts how its pairs were answered.
+    fn finish(&mut self, entries: Vec<Entry>) {
+        for entry in &entries {
+            match entry.answered {
+                Answer::Cold => self.stats.cold += 1,
+                Answer::Skipped => self.stats.skipped += 1,
+                Answer::Remeasured => self.stats.remeasured += 1,
+                Answer::Reused => self.stats.reused += 1,
             }
         }
-        self.stats.cold += 1;
-        let (manifold, cached) = pair.cold(pose_a, pose_b);
-        self.entries.insert(key, pair.entry(cached));
-        manifold
+        self.entries = entries;
+    }
+}
+
+/// Fewest pairs a rayon task takes in [`ContactCache::collide_batch_parallel`] (as the CPU
+/// backend's tasks: a pair costs from tens of nanoseconds, skipped, to microseconds).
+const PAIRS_PER_TASK: usize = 64;
+
+/// One pair of a validated batch through its entry from the last batch (if any, with the same
+/// margin): the manifold and the entry to keep.
+fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) -> (Option<Manifold>, Entry) {
+    let (shapes, bodies, margin) = (batch.shapes(), batch.bodies(), batch.margin());
+    let (body_a, body_b) = (&bodies[key[0] as usize], &bodies[key[1] as usize]);
+    let pair = Pair::new(
+        &shapes[body_a.shape as usize],
+        &body_a.pose,
+        &shapes[body_b.shape as usize],
+        &body_b.pose,
+        margin,
+    );
+    let shape_indices = [body_a.shape, body_b.shape];
+    let entry = entry.filter(|entry| entry.margin == margin && entry.shapes == shape_indices);
+    let Some(polytopes) = &pair.polytopes else {
+        let manifold = collide_shapes(pair.a, pair.pose_a, pair.b, pair.pose_b, margin);
+        return (
+            manifold,
+            pair.entry(key, shape_indices, Cached::Cold, Answer::Cold),
+        );
+    };
+    if let Some(entry) = entry {
+        let motion = polytopes.motion_bound(&entry.reference);
+        let beyond_margin = margin + polytopes.guard();
+        let kept = Entry {
+            answered: Answer::Skipped,
+            ..*entry
+        };
+        match entry.cached {
+            Cached::SpheresApart { gap } if gap - motion > beyond_margin => return (None, kept),
+            Cached::Separated { separation, .. } if separation - motion > beyond_margin => {
+                return (None, kept);
+            }
+            Cached::Separated { axis, .. } => {
+                if let Some(now) = polytopes.axis_separation(axis)
+                    && now > beyond_margin
+                {
+                    let cached = Cached::Separated {
+                        axis,
+                        separation: now,
+                    };
+                    return (None, pair.entry(key, shape_indices, cached, Answer::Remeasured));
+                }
+            }
+            Cached::Touching { axis, separation } => {
+                if let Some(manifold) = polytopes.rebuild_on_axis(&pair, axis, separation + motion) {
+                    let kept = Entry {
+                        answered: Answer::Reused,
+                        ..*entry
+                    };
+                    return (Some(manifold), kept);
+                }
+            }
+            Cached::SpheresApart { .. } | Cached::Cold => {}
+        }
+    }
+    let (manifold, cached) = polytopes.cold(&pair);
+    (manifold, pair.entry(key, shape_indices, cached, Answer::Cold))
+}
+
+/// The position of every entry of `last` by its key.
+fn index_of(last: &[Entry]) -> PairIndex {
+    last.iter().enumerate().map(|(i, entry)| (entry.key, i)).collect()
+}
+
+/// Entry positions by pair key.
+type PairIndex = HashMap<[u32; 2], usize, BuildHasherDefault<PairHasher>>;
+
+/// Finds the last batch's entry of a pair: by position while the pairs come in the last batch's
+/// order, else through a hash index of the last batch, built on first need.
+struct EntryFinder<'e> {
+    last: &'e [Entry],
+    /// Position in `last` where the next pair is looked for first.
+    next: usize,
+    index: Option<PairIndex>,
+}
+
+impl<'e> EntryFinder<'e> {
+    fn new(last: &'e [Entry]) -> Self {
+        EntryFinder {
+            last,
+            next: 0,
+            index: None,
+        }
+    }
+
+    fn find(&mut self, key: [u32; 2]) -> Option<&'e Entry> {
+        let position = match self.last.get(self.next) {
+            Some(entry) if entry.key == key => self.next,
+            _ if self.last.is_empty() => return None,
+            _ => {
+                let last = self.last;
+                *self.index.get_or_insert_with(|| index_of(last)).get(&key)?
+            }
+        };
+        self.next = position + 1;
+        Some(&self.last[position])
+    }
+}
+
+/// One pair this frame.
+struct Pair<'s> {
+    a: &'s Shape,
+    pose_a: &'s Pose,
+    b: &'s Shape,
+    pose_b: &'s Pose,
+    margin: f32,
+    /// Set for hull and box pairs, the ones the cache serves.
+    polytopes: Option<Polytopes<'s>>,
+}
+
+impl<'s> Pair<'s> {
+    fn new(a: &'s Shape, pose_a: &'s Pose, b: &'s Shape, pose_b: &'s Pose, margin: f32) -> Self {
+        let polytopes = match (polytope(a), polytope(b)) {
+            (Some(hull_a), Some(hull_b)) => Some(Polytopes {
+                hull_a,
+                hull_b,
+                b_in_a: pose_a.relative_to_self(pose_b),
+            }),
+            _ => None,
+        };
+        Pair {
+            a,
+            pose_a,
+            b,
+            pose_b,
+            margin,
+            polytopes,
+        }
+    }
+
+    /// An entry whose reference is this frame's pose.
+    fn entry(&self, key: [u32; 2], shapes: [u32; 2], cached: Cached, answered: Answer) -> Entry {
+        Entry {
+            key,
+            shapes,
+            margin: self.margin,
+            reference: self.polytopes.as_ref().map_or(Isometry::IDENTITY, |p| p.b_in_a),
+            cached,
+            answered,
+        }
     }
 }
 
@@ -232,32 +396,25 @@ fn polytope(shape: &Shape) -> Option<&ConvexHull> {
     }
 }
 
-/// One hull or box pair this frame.
-struct Pair<'s> {
-    a: &'s Shape,
-    b: &'s Shape,
+/// The hulls of a hull or box pair, B posed in A's frame.
+struct Polytopes<'s> {
     hull_a: &'s ConvexHull,
     hull_b: &'s ConvexHull,
     b_in_a: Isometry,
-    margin: f32,
 }
 
-impl Pair<'_> {
-    /// An entry for this frame's pose.
-    fn entry(&self, cached: Cached) -> Entry {
-        Entry {
-            margin: self.margin,
-            reference: self.b_in_a,
-            cached,
-        }
+impl Polytopes<'_> {
+    /// Bound on B's vertices' distance from B's origin, length units.
+    fn lever(&self) -> f32 {
+        self.hull_b.centroid().length() + self.hull_b.radius()
     }
 
-    /// Bound on every vertex's distance from the other body's origin at `reference` and now.
+    /// Bound on every vertex's distance from A's origin at `reference` and now: the scale of
+    /// the coordinates whose rounding the cache allows for.
     fn reach(&self, reference: &Isometry) -> f32 {
         self.hull_a.centroid().length()
             + self.hull_a.radius()
-            + self.hull_b.centroid().length()
-            + self.hull_b.radius()
+            + self.lever()
             + reference
                 .translation
                 .length()
@@ -269,15 +426,22 @@ impl Pair<'_> {
         CACHE_ROUNDING * self.reach(&self.b_in_a)
     }
 
-    /// How much any axis's separation, and the SAT value, may have changed since `reference`
-    /// (length units; see the module docs).
+    /// How far any vertex of B moved in A's frame since `reference`, so how much the gap along
+    /// any direction fixed in A's frame, the distance and the SAT value may have changed, plus
+    /// the rounding allowance (length units; see the module docs).
     fn motion_bound(&self, reference: &Isometry) -> f32 {
         let turn = self.b_in_a.rotation * reference.rotation.conjugate();
-        let angle = 2.0 * turn.xyz().length().atan2(turn.w.abs());
-        let reach = self.reach(reference);
+        // The turn's angle θ = 2 atan(|xyz| / |w|) ≤ 2 |xyz| / |w|; past a quarter turn
+        // (|w| < 0.7) the bound is kept from growing without limit by θ ≤ π.
+        let (sine, cosine) = (turn.xyz().length(), turn.w.abs());
+        let angle = if cosine > 0.7 {
+            2.0 * sine / cosine
+        } else {
+            std::f32::consts::PI
+        };
         let shift = (self.b_in_a.translation - reference.translation).length();
         // 1e-3: relative rounding of the bound itself.
-        (shift + angle * reach) * (1.0 + 1.0e-3) + CACHE_ROUNDING * reach
+        (shift + angle * self.lever()) * (1.0 + 1.0e-3) + CACHE_ROUNDING * self.reach(reference)
     }
 
     /// The separation along a cached axis at this frame's pose, as the SAT measures it;
@@ -293,20 +457,36 @@ impl Pair<'_> {
         })
     }
 
-    /// The full query: the manifold and what the next frames may reuse.
-    fn cold(&self, pose_a: &Pose, pose_b: &Pose) -> (Option<Manifold>, Cached) {
-        let sat = match (self.a, self.b) {
-            (Shape::Cuboid(a), Shape::Cuboid(b)) => query_boxes(a, b, &self.b_in_a, self.margin),
-            _ => query_hulls(self.hull_a, self.hull_b, &self.b_in_a, self.margin),
+    /// The cold query: [`collide_shapes`]'s manifold and what the next frames may reuse.
+    fn cold(&self, pair: &Pair) -> (Option<Manifold>, Cached) {
+        let margin = pair.margin;
+        let sat = match (pair.a, pair.b) {
+            (Shape::Cuboid(a), Shape::Cuboid(b)) => {
+                collide_box_box_reporting_sat(a, pair.pose_a, b, &self.b_in_a, margin)
+            }
+            _ => {
+                let (manifold, sat) = collide_hull_hull_reporting_sat(
+                    self.hull_a,
+                    pair.pose_a,
+                    self.hull_b,
+                    &self.b_in_a,
+                    margin,
+                );
+                let Some(sat) = sat else {
+                    return (manifold, self.spheres_apart());
+                };
+                (manifold, sat)
+            }
         };
-        let manifold = manifold_from_sat(self.hull_a, pose_a, self.hull_b, pose_b, &sat, self.margin);
-        let cached = if sat.is_separated(self.margin) {
+        let (manifold, sat) = sat;
+        let cached = if sat.is_separated(margin) {
             Cached::Separated {
                 axis: sat.axis,
                 separation: sat.separation,
             }
         } else if sat.separation < 0.0 {
-            Cached::Penetrating {
+            Cached::Touching {
+                axis: sat.axis,
                 separation: sat.separation,
             }
         } else {
@@ -315,63 +495,63 @@ impl Pair<'_> {
         (manifold, cached)
     }
 
-    /// Step 2 of the module docs, given `ceiling`, a bound on this frame's SAT value: the face
-    /// queries and choice of a cold call, and its manifold, when no edge pair can win; else
-    /// `None`.
-    fn faces_only(&self, ceiling: f32, pose_a: &Pose, pose_b: &Pose) -> Option<Manifold> {
+    /// The bounding spheres' gap (length units) for a pair whose cold call stopped at them.
+    fn spheres_apart(&self) -> Cached {
+        let (a, b) = (self.hull_a, self.hull_b);
+        let centres = (self.b_in_a.transform_point(b.centroid()) - a.centroid()).length();
+        Cached::SpheresApart {
+            gap: centres - a.radius() - b.radius(),
+        }
+    }
+
+    /// Step 2 of the module docs, given `ceiling`, a bound on this frame's SAT value: the
+    /// manifold on cached `axis` at this frame's pose when the pair surely still penetrates,
+    /// `ceiling` is within [`CACHE_CONTACT_DRIFT`] × scale of the axis's separation and an edge
+    /// pair still passes the SAT's Gauss-map test; else `None` (the cold call decides).
+    fn rebuild_on_axis(&self, pair: &Pair, axis: SatAxis, ceiling: f32) -> Option<Manifold> {
         let (a, b) = (self.hull_a, self.hull_b);
         if ceiling >= 0.0 {
             return None;
         }
-        // Box pairs: the box SAT is as cheap as the face queries; the cold call runs.
-        if matches!((self.a, self.b), (Shape::Cuboid(_), Shape::Cuboid(_))) {
+        let (normal, separation) = match axis {
+            SatAxis::FaceA(face) => {
+                let plane = &a.planes()[face as usize];
+                (plane.normal, face_separation(plane, b, &self.b_in_a.inverse()))
+            }
+            SatAxis::FaceB(face) => {
+                let plane = &b.planes()[face as usize];
+                let normal = -(self.b_in_a.rotation * plane.normal);
+                (normal, face_separation(plane, a, &self.b_in_a))
+            }
+            SatAxis::EdgePair { edge_a, edge_b } => {
+                if !self.edges_form_minkowski_face(edge_a, edge_b) {
+                    return None;
+                }
+                edge_pair_separation(a, b, &self.b_in_a, edge_a, edge_b)?
+            }
+        };
+        if ceiling - separation > CACHE_CONTACT_DRIFT * pair_scale(a.radius(), b.radius()) {
             return None;
         }
-        let face_a = query_faces(a, b, &self.b_in_a.inverse(), self.margin);
-        let face_b = query_faces(b, a, &self.b_in_a, self.margin);
-        let normal_a = a.planes()[face_a.face as usize].normal;
-        let normal_b = -(self.b_in_a.rotation * b.planes()[face_b.face as usize].normal);
-        let tolerance = self.tolerance();
-        let sat = prefer_faces((face_a, normal_a), (face_b, normal_b), None, tolerance);
-        // An edge pair wins only above the chosen face plus the tolerance; every axis is at
-        // most `ceiling`.
-        if ceiling >= sat.axis_separation + tolerance {
-            return None;
-        }
-        face_only_manifold(a, pose_a, b, pose_b, sat, ceiling, self.margin)
+        let sat = SatResult {
+            axis,
+            normal,
+            axis_separation: separation,
+            separation,
+        };
+        manifold_on_axis(a, pair.pose_a, b, &self.b_in_a, &sat, pair.margin)
     }
 
-    /// The face preference tolerance of the SAT, length units.
-    fn tolerance(&self) -> f32 {
-        AXIS_PREFERENCE_TOLERANCE * pair_scale(self.hull_a.radius(), self.hull_b.radius())
+    /// The SAT's Gauss-map test ([`is_minkowski_face`]) of edge `edge_a` of A against edge
+    /// `edge_b` of B at this frame's pose: A's edge by its two face normals, B's by its two
+    /// face normals negated, in A's frame.
+    fn edges_form_minkowski_face(&self, edge_a: u32, edge_b: u32) -> bool {
+        let (a, b) = (self.hull_a, self.hull_b);
+        let faces_a = a.edges()[edge_a as usize].faces;
+        let faces_b = b.edges()[edge_b as usize].faces;
+        let normal_a = |side: usize| a.planes()[faces_a[side] as usize].normal;
+        let normal_b = |side: usize| -(self.b_in_a.rotation * b.planes()[faces_b[side] as usize].normal);
+        let (na0, na1, nb0, nb1) = (normal_a(0), normal_a(1), normal_b(0), normal_b(1));
+        is_minkowski_face(na0, na1, na1.cross(na0), nb0, nb1, nb1.cross(nb0))
     }
-}
-
-/// The manifold on the face axis of `sat` (the face queries' choice, `sat.separation` their
-/// best value), computed as a cold call would with its SAT value somewhere up to `ceiling`:
-/// passing `ceiling` (above every axis) makes a clip that keeps nothing retry the deepest axis
-/// as the cold call does; the manifold's separation is then the faces' best value.
-fn face_only_manifold(
-    a: &ConvexHull,
-    pose_a: &Pose,
-    b: &ConvexHull,
-    pose_b: &Pose,
-    sat: SatResult,
-    ceiling: f32,
-    margin: f32,
-) -> Option<Manifold> {
-    let best_face = sat.separation;
-    let mut manifold = manifold_from_sat(
-        a,
-        pose_a,
-        b,
-        pose_b,
-        &SatResult {
-            separation: ceiling,
-            ..sat
-        },
-        margin,
-    )?;
-    manifold.separation = best_face;
-    Some(manifold)
 }

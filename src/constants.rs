@@ -129,3 +129,21 @@ pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 /// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point
 /// contact the GPU keeps; half the equivalence tests' normal tolerance of 1e-3.
 pub const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
+
+// Contact cache
+
+/// Rounding allowance of [`crate::ContactCache`]'s motion bounds, relative to the pair's reach
+/// (dimensionless; times the reach, a length, it is a length): added to every motion bound and
+/// required beyond the margin before a re-measured axis counts as separating (box pairs' cold
+/// queries round differently from the hull formulas the cache uses; GJK's distance is within
+/// 1e-6 of exact). Larger runs more cold calls; smaller risks a verdict off by rounding.
+pub const CACHE_ROUNDING: f32 = 1.0e-5;
+
+/// How far, as a fraction of the pair's scale, the separation of a penetrating pair that
+/// [`crate::ContactCache`] rebuilds on its cached face may lie below the separation of a cold
+/// call (the face preference's own allowance included): the cached face is reused while its
+/// gap to the SAT value at the last cold call, plus twice the motion since that call, stays
+/// within this. Larger reuses faces for more frames of motion; smaller calls cold more often.
+/// 0.02 of two unit boxes' scale (sizes are their half diagonals) is 0.035 length units,
+/// reached only when another axis came that close; Box3D's linear slop is 0.005 m.
+pub const CACHE_CONTACT_DRIFT: f32 = 0.02;

@@ -12,7 +12,7 @@
 
 mod support;
 
-use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_4, SQRT_2};
+use std::f32::consts::{FRAC_PI_4, SQRT_2};
 use std::time::Duration;
 
 use glam::{Quat, Vec3};
@@ -24,9 +24,10 @@ use hullsat::{
 };
 use rand::RngExt;
 use rand_pcg::Pcg64;
+use support::analytic::{TOL, cases, global_pose, slab, unit_box};
 use support::gpu::{Comparison, NORMAL_TOLERANCE, SEPARATION_TOLERANCE, compare_sat, reference_sat};
 use support::shapes::{FAMILIES, random_direction, random_rotation, random_shape};
-use support::{assert_near, assert_points_match, assert_vec_near, gpu_or_skip, seeded_rng};
+use support::{assert_near, assert_vec_near, gpu_or_skip, seeded_rng};
 
 /// Shapes in the library the random bodies draw from.
 const LIBRARY: usize = 64;
@@ -529,10 +530,6 @@ fn gpu_collide_computes_primitive_pairs_in_pair_order() {
     }
 }
 
-/// Absolute tolerance for the analytic box cases (unit-sized boxes near the origin), as in
-/// tests/hull_contacts.rs.
-const TOL: f32 = 1e-5;
-
 /// The GPU manifolds of hull `a` at `pose_a` against hull `b` at `pose_b` for each of
 /// `margins`; `None` without an adapter.
 fn gpu_collide_margins(
@@ -563,164 +560,21 @@ fn gpu_collide_one(a: &ConvexHull, pose_a: Pose, b: &ConvexHull, pose_b: Pose) -
     gpu_collide_margins(a, pose_a, b, pose_b, &[0.0]).map(|m| m[0])
 }
 
-fn unit_box() -> ConvexHull {
-    ConvexHull::cuboid(Vec3::splat(0.5))
-}
-
-/// A 4 × 1 × 4 slab whose top face (+Y, face 3) is at y = 0.5.
-fn slab() -> ConvexHull {
-    ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0))
-}
-
-/// An arbitrary rigid placement, to check that results come back in world space.
-fn global_pose() -> Pose {
-    Pose::new(
-        Vec3::new(1.5, -2.0, 0.75),
-        Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7),
-    )
-}
-
+/// The analytic box cases of `support/analytic.rs` (resting, octagon, corner from either side,
+/// crossed edges) give their worked answers on the GPU, anywhere in space.
 #[test]
-fn gpu_box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        // Unit box on the slab, sunk 0.01, off centre.
-        let pose_b = global.mul_pose(&Pose::from_translation(Vec3::new(0.3, 0.99, 0.2)));
-        let Some(m) = gpu_collide_one(&slab(), global, &unit_box(), pose_b) else {
-            return;
-        };
-        let m = m.expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.01, TOL, "separation");
-        let expected: Vec<(Vec3, f32)> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
-            .iter()
-            .map(|&(x, z)| {
-                (
-                    global
-                        .transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z))
-                        .as_vec3(),
-                    0.01,
-                )
-            })
-            .collect();
-        assert_points_match(&m, &expected, TOL);
-        let bottom = unit_box().face_loop(2).to_vec();
-        for p in m.points() {
-            assert_eq!(
-                (p.id.kind(), p.id.flag(), p.id.high()),
-                (FeatureId::FACE_A, false, 3)
-            );
-            assert!(bottom.contains(&p.id.low()), "{:?}", p.id);
-        }
-    }
-}
-
-#[test]
-fn gpu_box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let pose_b = global.mul_pose(&Pose::new(
-            Vec3::new(0.0, 1.48, 0.0),
-            Quat::from_rotation_y(FRAC_PI_4),
-        ));
-        let a = ConvexHull::cuboid(Vec3::new(0.5, 1.0, 0.5));
-        let Some(m) = gpu_collide_one(&a, global, &unit_box(), pose_b) else {
-            return;
-        };
-        let m = m.expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.02, TOL, "separation");
-        let c = FRAC_1_SQRT_2 - 0.5;
-        let octagon: Vec<Vec3> = [(0.5, c), (c, 0.5), (-c, 0.5), (-0.5, c)]
-            .iter()
-            .flat_map(|&(x, z)| [Vec3::new(x, 0.99, z), Vec3::new(-x, 0.99, -z)])
-            .collect();
-        let local: Vec<Vec3> = m
-            .points()
-            .iter()
-            .map(|p| global.inverse_transform_point(p.position))
-            .collect();
-        assert_eq!(local.len(), 4);
-        for (p, point) in local.iter().zip(m.points()) {
-            assert_near(point.depth, 0.02, TOL, "depth");
-            assert!(
-                octagon.iter().any(|o| o.distance(*p) <= TOL),
-                "{p:?} is not an octagon corner"
-            );
-            assert!(
-                point.id.flag() && point.id.kind() == FeatureId::FACE_A,
-                "{:?}",
-                point.id
+fn gpu_analytic_box_cases_give_their_worked_answers() {
+    for (name, case, check) in cases() {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let case = case.placed(&global);
+            let Some(m) = gpu_collide_one(&case.a, case.pose_a, &case.b, case.pose_b) else {
+                return;
+            };
+            check(
+                &m.unwrap_or_else(|| panic!("{name}: overlapping boxes collide")),
+                &global,
             );
         }
-        // The square on alternate corners of the regular octagon: area 2 R², R² = 0.25 + c².
-        let area = 0.5 * (local[2] - local[0]).cross(local[3] - local[1]).y.abs();
-        assert_near(area, 2.0 * (0.25 + c * c), TOL, "quadrilateral area");
-    }
-}
-
-#[test]
-fn gpu_box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
-    // Unit box standing on its vertex 0 (main diagonal vertical), pushed 0.05 into the slab.
-    let rotation = Quat::from_rotation_arc(-Vec3::ONE.normalize(), -Vec3::Y);
-    let half_diagonal = 0.5 * 3.0f32.sqrt();
-    let corner = Pose::new(Vec3::new(0.2, 0.5 + half_diagonal - 0.05, -0.1), rotation);
-    for global in [Pose::IDENTITY, global_pose()] {
-        let pose_box = global.mul_pose(&corner);
-        let expected = [(
-            global.transform_point(Vec3::new(0.2, 0.475, -0.1)).as_vec3(),
-            0.05,
-        )];
-        // Slab first: reference face on A (slab top), the corner an incident vertex of B.
-        let Some(m) = gpu_collide_one(&slab(), global, &unit_box(), pose_box) else {
-            return;
-        };
-        let m = m.expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.05, TOL, "separation");
-        assert_points_match(&m, &expected, TOL);
-        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_A, false, 3, 0));
-        // Box first: reference face on B (the slab), normal from the box down into the slab.
-        let Some(m) = gpu_collide_one(&unit_box(), pose_box, &slab(), global) else {
-            return;
-        };
-        let m = m.expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(-Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.05, TOL, "separation");
-        assert_points_match(&m, &expected, TOL);
-        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_B, false, 3, 0));
-    }
-}
-
-#[test]
-fn gpu_crossed_edges_give_one_point_between_the_edges() {
-    // A: unit box turned 45° about Z, its top edge (vertices 3, 7) along Z at x = 0, y = √2/2.
-    // B: unit box turned 45° about X, its bottom edge (vertices 4, 5) along X at z = 0.15,
-    // 0.02 below A's top edge.
-    let pose_a = Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4));
-    let pose_b = Pose::new(
-        Vec3::new(0.1, SQRT_2 - 0.02, 0.15),
-        Quat::from_rotation_x(FRAC_PI_4),
-    );
-    for global in [Pose::IDENTITY, global_pose()] {
-        let Some(m) = gpu_collide_one(
-            &unit_box(),
-            global.mul_pose(&pose_a),
-            &unit_box(),
-            global.mul_pose(&pose_b),
-        ) else {
-            return;
-        };
-        let m = m.expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.02, TOL, "separation");
-        // Closest at x = 0, z = 0.15, midway between the edges.
-        let position = global
-            .transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))
-            .as_vec3();
-        assert_points_match(&m, &[(position, 0.02)], TOL);
-        let p = m.points[0];
-        assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
-        assert_eq!(unit_box().edges()[p.id.high() as usize].vertices, [3, 7]);
-        assert_eq!(unit_box().edges()[p.id.low() as usize].vertices, [4, 5]);
     }
 }
 

@@ -8,13 +8,15 @@ use hullsat::constants::{
     GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::layout::{
-    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuEdge, GpuManifold,
-    GpuManifoldCount, GpuParams, GpuResidentSetup, GpuSatResult, GpuShape, INCOMPLETE_BIT, MANIFOLD_CLIPPED,
-    MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES,
-    PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
-    WORKGROUP_SIZE,
+    AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, COOP_EDGE_PAIRS, GpuBody, GpuEdge,
+    GpuManifold, GpuManifoldCount, GpuParams, GpuResidentSetup, GpuSatResult, GpuShape, INCOMPLETE_BIT,
+    MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD, MANIFOLD_SEPARATED,
+    MAX_GPU_CLIP_VERTICES, PARAMS_STRIDE, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE,
+    SHAPE_HULL, SHAPE_SPHERE, WORKGROUP_SIZE,
 };
+use hullsat::gpu::{CLIP_WGSL, LAYOUT_WGSL, QUAT_WGSL, RESIDENT_WGSL, SAT_WGSL};
 use hullsat::query::bounds::SAT_BOUND_SLACK;
+use hullsat::raycast::gpu::RAYCAST_WGSL;
 
 mod support;
 use support::wgsl::{
@@ -38,42 +40,49 @@ fn wgsl_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// A kernel file's module: a file that is part of a kernel the host concatenates (clip.wgsl,
-/// gjk.wgsl, primitives.wgsl) is compiled as that whole kernel; other kernels beside
-/// `geometry.wgsl` are compiled after it (as the host modules do); any other file stands alone.
-fn parse(path: &std::path::Path) -> naga::Module {
-    let read =
-        |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let shared = path.with_file_name("geometry.wgsl");
-    let own = read(path);
-    let is_clip_part =
-        path.file_name().is_some_and(|n| n != "geometry.wgsl") && hullsat::gpu::CLIP_WGSL.contains(&own);
-    let source = if is_clip_part {
-        hullsat::gpu::CLIP_WGSL.to_string()
-    } else if path.file_name().is_some_and(|n| n != "geometry.wgsl") && shared.exists() {
-        read(&shared) + &own
-    } else {
-        own
-    };
-    parse_source(&path.display().to_string(), &source)
+/// The text of a file.
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// Every WGSL source the crate compiles or exports, exactly as it does, by name.
+const SOURCES: [(&str, &str); 5] = [
+    ("SAT_WGSL", SAT_WGSL),
+    ("CLIP_WGSL", CLIP_WGSL),
+    ("RESIDENT_WGSL", RESIDENT_WGSL),
+    ("RAYCAST_WGSL", RAYCAST_WGSL),
+    ("LAYOUT_WGSL", LAYOUT_WGSL),
+];
 
 /// The SAT kernel exactly as the host compiles it.
 fn sat_module() -> naga::Module {
-    parse_source("SAT_WGSL", hullsat::gpu::SAT_WGSL)
+    parse_source("SAT_WGSL", SAT_WGSL)
 }
 
 /// The clip kernel exactly as the host compiles it.
 fn clip_module() -> naga::Module {
-    parse_source("CLIP_WGSL", hullsat::gpu::CLIP_WGSL)
+    parse_source("CLIP_WGSL", CLIP_WGSL)
+}
+
+/// The shared structs as a caller's shader sees them.
+fn layout_module() -> naga::Module {
+    parse_source("LAYOUT_WGSL", LAYOUT_WGSL)
 }
 
 #[test]
-fn every_wgsl_file_parses_and_validates() {
+fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
+    for (name, source) in SOURCES {
+        validate(name, &parse_source(name, source));
+    }
     let mut files = Vec::new();
     wgsl_files(&source_dir(), &mut files);
     for path in &files {
-        validate(&path.display().to_string(), &parse(path));
+        let text = read(path);
+        assert!(
+            SOURCES.iter().any(|(_, source)| source.contains(&text)),
+            "{} is in no source the crate compiles",
+            path.display()
+        );
     }
     assert!(
         files.iter().any(|f| f.ends_with("narrowphase/gpu/sat.wgsl")),
@@ -81,33 +90,120 @@ fn every_wgsl_file_parses_and_validates() {
     );
 }
 
+/// One text per shared struct and helper: every kernel is compiled after `quat.wgsl` and
+/// `layout.wgsl` (those exported as `QUAT_WGSL` and `LAYOUT_WGSL`), and no other `.wgsl` file
+/// under src/ or examples/ declares their structs or functions.
 #[test]
-fn rust_and_wgsl_structs_have_the_same_layout() {
-    let clip = clip_module();
-    assert_same_layout(
-        &clip,
-        "GpuManifold",
-        rust_layout!(GpuManifold {
-            normal,
-            separation,
-            points,
-            ids,
-            count,
-            status,
-            pair,
-            _pad
-        }),
+fn shared_structs_and_quaternion_helpers_are_written_once() {
+    let gpu_dir = source_dir().join("narrowphase/gpu");
+    let layout = read(&gpu_dir.join("layout.wgsl"));
+    let quat = read(&gpu_dir.join("quat.wgsl"));
+    assert_eq!(quat, QUAT_WGSL);
+    assert!(LAYOUT_WGSL.starts_with(&layout));
+    for (name, source) in [
+        ("SAT_WGSL", SAT_WGSL),
+        ("CLIP_WGSL", CLIP_WGSL),
+        ("RESIDENT_WGSL", RESIDENT_WGSL),
+    ] {
+        assert!(source.starts_with(&(quat.clone() + &layout)), "{name}");
+    }
+    assert!(RAYCAST_WGSL.starts_with(&quat), "RAYCAST_WGSL");
+    let declared = |text: &str| {
+        let module = parse_source("layout or quat", text);
+        let structs = module.types.iter().filter_map(|(_, t)| match t.inner {
+            naga::TypeInner::Struct { .. } => t.name.clone().map(|n| format!("struct {n} ")),
+            _ => None,
+        });
+        let functions = module
+            .functions
+            .iter()
+            .filter_map(|(_, f)| f.name.clone().map(|n| format!("fn {n}(")));
+        structs.chain(functions).collect::<Vec<_>>()
+    };
+    let shared = declared(LAYOUT_WGSL)
+        .into_iter()
+        .chain(declared(QUAT_WGSL))
+        .collect::<Vec<_>>();
+    assert!(
+        shared.len() >= 7,
+        "GpuBody, GpuSatResult, GpuManifold, GpuManifoldList and three helpers: {shared:?}"
     );
+    let mut files = Vec::new();
+    wgsl_files(&source_dir(), &mut files);
+    wgsl_files(&source_dir().join("../examples"), &mut files);
+    for path in files {
+        if path.ends_with("narrowphase/gpu/layout.wgsl") || path.ends_with("narrowphase/gpu/quat.wgsl") {
+            continue;
+        }
+        let text = read(&path);
+        for declaration in &shared {
+            assert!(
+                !text.contains(declaration.as_str()),
+                "{} declares `{declaration}` again",
+                path.display()
+            );
+        }
+    }
+}
+
+/// The structs a caller shares (layout.wgsl, in every kernel and in `LAYOUT_WGSL`), as the
+/// caller sees them and as the clip kernel (which appends to the list) does.
+#[test]
+fn shared_structs_have_the_rust_layout_for_callers_and_kernels() {
     // The list's head is GpuManifoldCount; the entries follow at MANIFOLD_LIST_HEAD.
-    let (mut head, head_size) = rust_layout!(GpuManifoldCount {
+    let (mut list, head_size) = rust_layout!(GpuManifoldCount {
         count,
         _pad0,
         _pad1,
         _pad2
     });
     assert_eq!(u64::from(head_size), MANIFOLD_LIST_HEAD);
-    head.push(("entries".into(), head_size));
-    assert_eq!(wgsl_layout(&clip, "GpuManifoldList").0, head);
+    list.push(("entries".into(), head_size));
+    for (name, module) in [("LAYOUT_WGSL", layout_module()), ("CLIP_WGSL", clip_module())] {
+        assert_eq!(wgsl_layout(&module, "GpuManifoldList").0, list, "{name}");
+        assert_same_layout(
+            &module,
+            "GpuManifold",
+            rust_layout!(GpuManifold {
+                normal,
+                separation,
+                points,
+                ids,
+                count,
+                status,
+                pair,
+                _pad
+            }),
+        );
+        assert_same_layout(
+            &module,
+            "GpuBody",
+            rust_layout!(GpuBody {
+                rotation,
+                translation_hi,
+                shape,
+                translation_lo,
+                _pad
+            }),
+        );
+        assert_same_layout(
+            &module,
+            "GpuSatResult",
+            rust_layout!(GpuSatResult {
+                normal,
+                axis_separation,
+                separation,
+                kind,
+                feature_a,
+                feature_b
+            }),
+        );
+    }
+}
+
+/// The kernels' own structs (geometry.wgsl).
+#[test]
+fn kernel_structs_have_the_rust_layout() {
     let module = sat_module();
     assert_same_layout(
         &module,
@@ -129,29 +225,6 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
     assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
     assert_same_layout(
         &module,
-        "GpuBody",
-        rust_layout!(GpuBody {
-            rotation,
-            translation_hi,
-            shape,
-            translation_lo,
-            _pad
-        }),
-    );
-    assert_same_layout(
-        &module,
-        "GpuSatResult",
-        rust_layout!(GpuSatResult {
-            normal,
-            axis_separation,
-            separation,
-            kind,
-            feature_a,
-            feature_b
-        }),
-    );
-    assert_same_layout(
-        &module,
         "GpuParams",
         rust_layout!(GpuParams {
             margin,
@@ -164,7 +237,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
 
 #[test]
 fn resident_prepare_kernel_structs_match_the_rust_ones() {
-    let module = parse_source("RESIDENT_WGSL", hullsat::gpu::RESIDENT_WGSL);
+    let module = parse_source("RESIDENT_WGSL", RESIDENT_WGSL);
     assert_same_layout(
         &module,
         "GpuResidentSetup",
@@ -210,16 +283,27 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),
         ("SHAPE_CAPSULE", U32(SHAPE_CAPSULE)),
         ("SHAPE_HALF_SPACE", U32(SHAPE_HALF_SPACE)),
+        ("F32_MAX", F32(f32::MAX)),
+    ];
+    assert_consts(&module, &expected);
+    // The field constants of the shared structs, as callers see them.
+    let layout = [
         ("AXIS_NONE", U32(AXIS_NONE)),
         ("AXIS_FACE_A", U32(AXIS_FACE_A)),
         ("AXIS_FACE_B", U32(AXIS_FACE_B)),
         ("AXIS_EDGE_PAIR", U32(AXIS_EDGE_PAIR)),
         ("SEPARATED_BIT", U32(SEPARATED_BIT)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
-        ("F32_MAX", F32(f32::MAX)),
         ("AXIS_MASK", U32(AXIS_MASK)),
+        ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
+        ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
+        ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
+        ("MANIFOLD_INVALID", U32(MANIFOLD_INVALID)),
     ];
-    assert_consts(&module, &expected);
+    assert_consts(&layout_module(), &layout);
+    // The cooperative path's threshold (an override: its default) and its switch.
+    assert_eq!(override_default(&module, "COOP_EDGE_PAIRS"), U32(COOP_EDGE_PAIRS));
+    assert_eq!(override_default(&module, "COOP_PATH"), naga::Literal::Bool(true));
     // The kept-edge bit set of the bounded edge query: 256 edges, B hulls of up to 87 vertices
     // (edges <= 3V - 6); larger ones keep every edge.
     assert_consts(&module, &[("KEPT_WORDS", U32(8))]);
@@ -228,10 +312,6 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("CONTACT_REDUCTION_TOLERANCE", F32(CONTACT_REDUCTION_TOLERANCE)),
         ("INCIDENT_FACE_TOLERANCE", F32(INCIDENT_FACE_TOLERANCE)),
         ("MAX_CLIP_VERTICES", U32(MAX_GPU_CLIP_VERTICES)),
-        ("MANIFOLD_SEPARATED", U32(MANIFOLD_SEPARATED)),
-        ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
-        ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
-        ("MANIFOLD_INVALID", U32(MANIFOLD_INVALID)),
         ("FEATURE_FACE_A", U32(FeatureId::FACE_A)),
         ("FEATURE_FACE_B", U32(FeatureId::FACE_B)),
         ("FEATURE_EDGE_PAIR", U32(FeatureId::EDGE_PAIR)),
@@ -261,6 +341,19 @@ fn wgsl_constants_equal_the_rust_ones() {
     ];
     assert_consts(&clip, &expected);
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
+}
+
+/// The default value of the WGSL `override` named `name`.
+fn override_default(module: &naga::Module, name: &str) -> naga::Literal {
+    let (_, o) = module
+        .overrides
+        .iter()
+        .find(|(_, o)| o.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("override {name} not found"));
+    match module.global_expressions[o.init.expect("a default")] {
+        naga::Expression::Literal(literal) => literal,
+        ref other => panic!("override {name} is not a literal: {other:?}"),
+    }
 }
 
 /// The blocks nested directly in `statement` (branches, cases, loop bodies).
@@ -342,4 +435,145 @@ fn clip_kernel_barriers_are_reached_by_the_whole_workgroup() {
     }
     // emit_manifold's two barriers and main's call of it.
     assert_eq!(checked, 3);
+}
+
+#[test]
+fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memory() {
+    // The SAT pipeline built with COOP_PATH = false (sat.rs) must leave nothing of the
+    // cooperative path to run, nor workgroup memory to zero: every barrier, workgroup-memory
+    // access and `is_big` test that `main` can reach sits in a branch taken only when the
+    // override COOP_PATH is true (`if COOP_PATH { .. }`), in `main` or in a function it calls.
+    use naga::{Expression as E, Statement as S};
+    let module = sat_module();
+    let coop_path = module
+        .overrides
+        .iter()
+        .find(|(_, o)| o.name.as_deref() == Some("COOP_PATH"))
+        .map(|(handle, _)| handle)
+        .expect("override COOP_PATH");
+    let is_big = module
+        .functions
+        .iter()
+        .find(|(_, f)| f.name.as_deref() == Some("is_big"))
+        .map(|(handle, _)| handle)
+        .expect("fn is_big");
+    // Functions that reach a barrier, workgroup memory or is_big with COOP_PATH false (naga
+    // orders functions callee first, so one pass finds them all), and functions that do with
+    // it true.
+    let mut reaching = std::collections::HashSet::from([is_big]);
+    let mut reaching_coop = reaching.clone();
+    let mut skipped_in_main = 0;
+    let main = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == "main")
+        .expect("main");
+    let functions = module
+        .functions
+        .iter()
+        .map(|(h, f)| (Some(h), f))
+        .chain([(None, &main.function)]);
+    for (handle, function) in functions {
+        let workgroup_pointer = |pointer| {
+            reaches_global(function, pointer)
+                .is_some_and(|g| module.global_variables[g].space == naga::AddressSpace::WorkGroup)
+        };
+        let reaches = |s: &S, set: &std::collections::HashSet<_>| match s {
+            S::ControlBarrier(_) | S::MemoryBarrier(_) | S::WorkGroupUniformLoad { .. } => true,
+            S::Call { function, .. } => set.contains(function),
+            S::Store { pointer, .. } | S::Atomic { pointer, .. } => workgroup_pointer(*pointer),
+            S::Emit(range) => range.clone().any(|e| match function.expressions[e] {
+                E::Load { pointer } => workgroup_pointer(pointer),
+                _ => false,
+            }),
+            _ => false,
+        };
+        let guarded = |s: &S| matches!(s, S::If { condition, .. } if matches!(function.expressions[*condition], E::Override(o) if o == coop_path));
+        let (without, skipped) = walk_unguarded(&function.body, &guarded, &|s| reaches(s, &reaching));
+        let with = function
+            .body
+            .iter()
+            .any(|s| any_statement(s, &|s| reaches(s, &reaching_coop)));
+        match handle {
+            Some(handle) => {
+                if without {
+                    reaching.insert(handle);
+                }
+                if with {
+                    reaching_coop.insert(handle);
+                }
+            }
+            None => {
+                assert!(
+                    !without,
+                    "main reaches a barrier, workgroup memory or is_big without COOP_PATH"
+                );
+                assert!(with, "main reaches them with COOP_PATH");
+                skipped_in_main = skipped;
+            }
+        }
+    }
+    // The check is not empty: the cooperative path's functions reach them, only through
+    // COOP_PATH branches (main's opening barrier, list_if_big, run_listed; kept_word's read).
+    let names = |set: &std::collections::HashSet<naga::Handle<naga::Function>>| {
+        let mut names: Vec<_> = set
+            .iter()
+            .map(|&h| module.functions[h].name.clone().unwrap_or_default())
+            .collect();
+        names.sort();
+        names
+    };
+    for name in [
+        "list_if_big",
+        "run_listed",
+        "sat_coop",
+        "reduce_faces",
+        "kept_word",
+        "scan_kept",
+    ] {
+        assert!(names(&reaching_coop).contains(&name.to_string()), "{name}");
+    }
+    assert!(!names(&reaching).contains(&"sat_serial".to_string()));
+    assert_eq!(skipped_in_main, 3);
+}
+
+/// The global variable a pointer expression points into (through `Access` / `AccessIndex`).
+fn reaches_global(
+    function: &naga::Function,
+    mut pointer: naga::Handle<naga::Expression>,
+) -> Option<naga::Handle<naga::GlobalVariable>> {
+    use naga::Expression as E;
+    loop {
+        match function.expressions[pointer] {
+            E::Access { base, .. } | E::AccessIndex { base, .. } => pointer = base,
+            E::GlobalVariable(global) => return Some(global),
+            _ => return None,
+        }
+    }
+}
+
+/// Whether a statement of `block` satisfies `found`, skipping the branches taken only when
+/// `guarded` (an `if` on an override) holds; and how many such branches it skipped.
+fn walk_unguarded(
+    block: &naga::Block,
+    guarded: &dyn Fn(&naga::Statement) -> bool,
+    found: &dyn Fn(&naga::Statement) -> bool,
+) -> (bool, usize) {
+    let (mut any, mut skipped) = (false, 0);
+    for statement in block.iter() {
+        any |= found(statement);
+        let nested = match statement {
+            naga::Statement::If { reject, .. } if guarded(statement) => {
+                skipped += 1;
+                vec![reject]
+            }
+            _ => nested_blocks(statement),
+        };
+        for block in nested {
+            let (a, s) = walk_unguarded(block, guarded, found);
+            any |= a;
+            skipped += s;
+        }
+    }
+    (any, skipped)
 }

@@ -8,7 +8,7 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::gpu::SAT_WGSL;
-use hullsat::gpu::layout::{GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE};
+use hullsat::gpu::layout::{COOP_EDGE_PAIRS, GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
@@ -392,16 +392,31 @@ fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
     assert!((result.separation + 0.5).abs() < 1e-6);
 }
 
-/// The SAT kernel (`SAT_WGSL`) compiled with its pipeline-overridable `COOP_EDGE_PAIRS` set to
-/// `coop_edge_pairs` and run once on `pairs`: the raw results. Built here rather than through
-/// `GpuNarrowphase` (which compiles the default) so the test chooses the path pairs take.
+/// Which pairs the test's SAT kernel runs on a whole workgroup (sat.wgsl's overrides).
+#[derive(Clone, Copy, Debug)]
+enum Coop {
+    /// Every pair that is not two boxes (`COOP_EDGE_PAIRS` = 0).
+    All,
+    /// None, the cooperative path compiled in (`COOP_EDGE_PAIRS` = `u32::MAX`).
+    None,
+    /// Pairs of `COOP_EDGE_PAIRS` edge pairs or more (the defaults: the narrowphase's
+    /// pipeline for shapes that can form such pairs).
+    Default,
+    /// None, the cooperative path compiled out (`COOP_PATH` = false, workgroup memory not
+    /// zeroed: the narrowphase's pipeline for the other shapes).
+    CompiledOut,
+}
+
+/// The SAT kernel (`SAT_WGSL`) compiled with its pipeline-overridable constants set for `coop`
+/// and run once on `pairs`: the raw results. Built here rather than through `GpuNarrowphase`
+/// (which picks its pipeline from the shapes) so the test chooses the path pairs take.
 fn run_sat_kernel(
     gpu: &GpuNarrowphase,
     shapes: &[Shape],
     bodies: &[Body],
     pairs: &[[u32; 2]],
     margin: f32,
-    coop_edge_pairs: u32,
+    coop: Coop,
 ) -> Vec<GpuSatResult> {
     use wgpu::util::DeviceExt;
     let (device, queue) = (gpu.device(), gpu.queue());
@@ -497,9 +512,20 @@ fn run_sat_kernel(
         })),
         module: &module,
         entry_point: Some("main"),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &[("COOP_EDGE_PAIRS", f64::from(coop_edge_pairs))],
-            ..Default::default()
+        compilation_options: match coop {
+            Coop::All => wgpu::PipelineCompilationOptions {
+                constants: &[("COOP_EDGE_PAIRS", 0.0)],
+                ..Default::default()
+            },
+            Coop::None => wgpu::PipelineCompilationOptions {
+                constants: &[("COOP_EDGE_PAIRS", u32::MAX as f64)],
+                ..Default::default()
+            },
+            Coop::Default => Default::default(),
+            Coop::CompiledOut => wgpu::PipelineCompilationOptions {
+                constants: &[("COOP_PATH", 0.0)],
+                zero_initialize_workgroup_memory: false,
+            },
         },
         cache: None,
     });
@@ -551,7 +577,8 @@ fn surface_hull(rng: &mut Pcg64, count: usize, axes: Vec3) -> Shape {
 
 /// The cooperative path (a workgroup on one pair) returns what the one-pair-per-invocation
 /// path returns, bit for bit: the same kernel compiled with every pair that is not two boxes
-/// cooperative (`COOP_EDGE_PAIRS` = 0), none (`u32::MAX`) and the default, on small and big
+/// cooperative (`COOP_EDGE_PAIRS` = 0), none (`u32::MAX`), the default, and none with the
+/// cooperative path compiled out (`COOP_PATH` = false), on small and big
 /// hulls (prisms with many equal faces, 64 to 128 points on ellipsoids) in random and aligned
 /// placements, margins 0 and 0.05. Pairs the driver cut short in a run (lavapipe's loop cap, on
 /// the one-per-invocation path's big pairs) are left out, and must be few; the default's
@@ -574,21 +601,19 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
     let Some(gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    // The kernel's default COOP_EDGE_PAIRS.
-    let default_coop = 65_536;
     let big = |pair: &[u32; 2], bodies: &[Body]| {
         let [a, b] = pair.map(|i| &shapes[bodies[i as usize].shape as usize]);
         let edges = |s: &Shape| s.as_hull().expect("hull or box").edges().len();
-        edges(a) * edges(b) >= default_coop
+        edges(a) * edges(b) >= COOP_EDGE_PAIRS as usize
     };
     for margin in [0.0, 0.05] {
         let (bodies, pairs) = random_pairs(&mut rng, &shapes, 4_000, 0.2..1.1);
-        let runs = [0, u32::MAX, default_coop as u32]
+        let runs = [Coop::All, Coop::None, Coop::Default, Coop::CompiledOut]
             .map(|coop| run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, coop));
-        let [all, none, default] = &runs;
+        let [all, none, default, compiled_out] = &runs;
         let mut compared = 0;
         for i in 0..pairs.len() {
-            let results = [all[i], none[i], default[i]];
+            let results = [all[i], none[i], default[i], compiled_out[i]];
             if results.iter().any(GpuSatResult::is_incomplete) {
                 continue;
             }
@@ -605,13 +630,19 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
                 bytemuck::bytes_of(&none[i]),
                 "pairs[{i}]"
             );
+            assert_eq!(
+                bytemuck::bytes_of(&compiled_out[i]),
+                bytemuck::bytes_of(&none[i]),
+                "pairs[{i}]: compiled out {:?}",
+                compiled_out[i]
+            );
         }
         let big_pairs = pairs.iter().filter(|p| big(p, &bodies)).count();
-        let cut: [usize; 3] = runs
+        let cut: [usize; 4] = runs
             .each_ref()
             .map(|r| r.iter().filter(|s| s.is_incomplete()).count());
         eprintln!(
-            "margin {margin}: {} pairs, {big_pairs} big, {compared} compared bit for bit; cut short (all, none, default cooperative): {cut:?}",
+            "margin {margin}: {} pairs, {big_pairs} big, {compared} compared bit for bit; cut short (all, none, default cooperative, compiled out): {cut:?}",
             pairs.len()
         );
         assert!(big_pairs > pairs.len() / 20 && compared > pairs.len() * 9 / 10);
@@ -647,7 +678,7 @@ fn hulls_beyond_the_loop_cap_come_back_flagged_and_fewer_cooperatively() {
         let Some(gpu) = gpu_or_skip(&scene.shapes) else {
             return;
         };
-        let [all, none] = [0, u32::MAX].map(|coop| {
+        let [all, none] = [Coop::All, Coop::None].map(|coop| {
             run_sat_kernel(&gpu, &scene.shapes, &scene.bodies, &pairs, scene.margin, coop)
                 .iter()
                 .filter(|r| r.is_incomplete())
@@ -659,6 +690,47 @@ fn hulls_beyond_the_loop_cap_come_back_flagged_and_fewer_cooperatively() {
         );
         assert!(all <= none / 2, "{all} cut short cooperatively, {none} not");
         let Some(stats) = check_batch(&scene.shapes, &scene.bodies, &pairs, scene.margin) else {
+            return;
+        };
+        assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    }
+}
+
+/// Shapes that cannot form a big pair (boxes, slabs, needles, hulls of up to 64 points: at most
+/// 186 edges, 34,596 edge pairs) take the pipeline without the cooperative path: it returns the
+/// kernel's default bits on every pair, none cut short, and the narrowphase (which picks it for
+/// these shapes) the CPU's results.
+#[test]
+fn pipeline_without_the_cooperative_path_returns_the_same_bits_on_small_shapes() {
+    let mut rng = seeded_rng(0x5e_41a1);
+    let mut shapes: Vec<Shape> = (0..16)
+        .map(|i| support::shapes::random_shape(&mut rng, support::shapes::FAMILIES[i % 4]))
+        .collect();
+    shapes.extend(random_boxes(&mut rng, 4));
+    let most_edges = shapes
+        .iter()
+        .map(|s| s.as_hull().expect("hull or box").edges().len())
+        .max()
+        .expect("shapes");
+    assert!(most_edges * most_edges < COOP_EDGE_PAIRS as usize);
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    for margin in [0.0, 0.05] {
+        let (bodies, pairs) = random_pairs(&mut rng, &shapes, 3_000, CONTACT_REACH);
+        let [default, compiled_out] = [Coop::Default, Coop::CompiledOut]
+            .map(|coop| run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, coop));
+        for i in 0..pairs.len() {
+            assert!(!default[i].is_incomplete(), "pairs[{i}]");
+            assert_eq!(
+                bytemuck::bytes_of(&default[i]),
+                bytemuck::bytes_of(&compiled_out[i]),
+                "pairs[{i}]: default {:?}, compiled out {:?}",
+                default[i],
+                compiled_out[i]
+            );
+        }
+        let Some(stats) = check_batch(&shapes, &bodies, &pairs, margin) else {
             return;
         };
         assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");

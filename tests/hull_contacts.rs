@@ -2,248 +2,32 @@
 
 mod support;
 
-use std::f32::consts::{FRAC_1_SQRT_2, FRAC_PI_4, SQRT_2};
+use std::f32::consts::{FRAC_PI_4, SQRT_2};
 
 use glam::{Quat, Vec3};
 use hullsat::contact::collide_hull_hull;
 use hullsat::query::sat::query_hulls;
 use hullsat::{ConvexHull, FeatureId, Manifold, Pose};
 use rand::RngExt;
+use support::analytic::{Case, TOL, cases, corner, crossed_edges, global_pose, octagon, resting, unit_box};
 use support::{
     assert_near, assert_vec_near, hull_plane_distance, random_rotation, random_unit_vector, random_vec3,
     seeded_rng,
 };
 
-/// Absolute tolerance for analytic values of unit-sized boxes near the origin: a few f32 ulps
-/// of the coordinates (~1) after a quaternion rotation and a pose composition.
-const TOL: f32 = 1e-5;
-
-/// Two bodies: hull `a` at `pose_a`, hull `b` at `pose_b` (world).
-struct Case {
-    a: ConvexHull,
-    pose_a: Pose,
-    b: ConvexHull,
-    pose_b: Pose,
-}
-
-impl Case {
-    fn collide(&self, margin: f32) -> Option<Manifold> {
-        collide_hull_hull(&self.a, &self.pose_a, &self.b, &self.pose_b, margin)
-    }
-
-    fn swapped(&self) -> Case {
-        Case {
-            a: self.b.clone(),
-            pose_a: self.pose_b,
-            b: self.a.clone(),
-            pose_b: self.pose_a,
-        }
-    }
-
-    /// The same configuration moved rigidly by `global`.
-    fn placed(&self, global: &Pose) -> Case {
-        Case {
-            a: self.a.clone(),
-            pose_a: global.mul_pose(&self.pose_a),
-            b: self.b.clone(),
-            pose_b: global.mul_pose(&self.pose_b),
-        }
-    }
-}
-
-fn unit_box() -> ConvexHull {
-    ConvexHull::cuboid(Vec3::splat(0.5))
-}
-
-/// A 4 × 1 × 4 slab whose top face (+Y, face 3) is at y = 0.5.
-fn slab() -> ConvexHull {
-    ConvexHull::cuboid(Vec3::new(2.0, 0.5, 2.0))
-}
-
-/// Unit box on the slab, sunk 0.01, off centre so nothing is symmetric about the origin.
-fn resting() -> Case {
-    Case {
-        a: slab(),
-        pose_a: Pose::IDENTITY,
-        b: unit_box(),
-        pose_b: Pose::from_translation(Vec3::new(0.3, 0.99, 0.2)),
-    }
-}
-
-/// Unit box turned 45° about Y on a 1 × 2 × 1 box (top at y = 1), sunk 0.02: the faces overlap
-/// in a regular octagon.
-fn octagon() -> Case {
-    Case {
-        a: ConvexHull::cuboid(Vec3::new(0.5, 1.0, 0.5)),
-        pose_a: Pose::IDENTITY,
-        b: unit_box(),
-        pose_b: Pose::new(Vec3::new(0.0, 1.48, 0.0), Quat::from_rotation_y(FRAC_PI_4)),
-    }
-}
-
-/// Unit box standing on its vertex 0 (main diagonal vertical), pushed 0.05 into the slab.
-fn corner() -> Case {
-    let rotation = Quat::from_rotation_arc(-Vec3::ONE.normalize(), -Vec3::Y);
-    let half_diagonal = 0.5 * 3.0f32.sqrt();
-    Case {
-        a: slab(),
-        pose_a: Pose::IDENTITY,
-        b: unit_box(),
-        pose_b: Pose::new(Vec3::new(0.2, 0.5 + half_diagonal - 0.05, -0.1), rotation),
-    }
-}
-
-/// A: unit box turned 45° about Z, its top edge (vertices 3, 7) along Z at x = 0, y = √2/2.
-/// B: unit box turned 45° about X, its bottom edge (vertices 4, 5) along X at z = 0.15,
-/// 0.02 below A's top edge.
-fn crossed_edges() -> Case {
-    Case {
-        a: unit_box(),
-        pose_a: Pose::new(Vec3::ZERO, Quat::from_rotation_z(FRAC_PI_4)),
-        b: unit_box(),
-        pose_b: Pose::new(
-            Vec3::new(0.1, SQRT_2 - 0.02, 0.15),
-            Quat::from_rotation_x(FRAC_PI_4),
-        ),
-    }
-}
-
-/// An arbitrary rigid placement, to check that results come back in world space.
-fn global_pose() -> Pose {
-    Pose::new(
-        Vec3::new(1.5, -2.0, 0.75),
-        Quat::from_axis_angle(Vec3::new(1.0, 2.0, 3.0).normalize(), 0.7),
-    )
-}
-
-/// Asserts that the manifold points, in any order, are `expected` (world positions).
-fn assert_positions(manifold: &Manifold, expected: &[Vec3]) {
-    assert_eq!(manifold.points().len(), expected.len(), "{manifold:?}");
-    for e in expected {
-        assert!(
-            manifold
-                .points()
-                .iter()
-                .any(|p| p.position.as_vec3().distance(*e) <= TOL),
-            "no point at {e:?} in {manifold:?}"
-        );
-    }
-}
-
+/// Resting boxes (four points at the depth), a box turned 45° (four alternate corners of the
+/// octagon), a corner pushed into a face (one point, from either side) and crossed edges (one
+/// point between them): the answers worked out in `support/analytic.rs`, anywhere in space.
 #[test]
-fn box_resting_on_a_box_gives_four_points_at_the_penetration_depth() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let case = resting().placed(&global);
-        let m = case.collide(0.0).expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.01, TOL, "separation");
-        // Midway between the box's bottom (y = 0.49) and the slab's top (y = 0.5).
-        let expected: Vec<Vec3> = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
-            .iter()
-            .map(|&(x, z)| {
-                global
-                    .transform_point(Vec3::new(0.3 + x, 0.495, 0.2 + z))
-                    .as_vec3()
-            })
-            .collect();
-        assert_positions(&m, &expected);
-        let bottom = case.b.face_loop(2);
-        for p in m.points() {
-            assert_near(p.depth, 0.01, TOL, "depth");
-            // Each point is a kept vertex of B's bottom face against the slab's top face.
-            assert_eq!(
-                (p.id.kind(), p.id.flag(), p.id.high()),
-                (FeatureId::FACE_A, false, 3)
-            );
-            assert!(bottom.contains(&p.id.low()), "{:?}", p.id);
-        }
-    }
-}
-
-#[test]
-fn box_turned_45_degrees_keeps_four_alternate_corners_of_the_octagon() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let m = octagon()
-            .placed(&global)
-            .collide(0.0)
-            .expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.02, TOL, "separation");
-        // The octagon: the square |x|, |z| <= 0.5 cut by the diamond |x| + |z| <= √2/2.
-        let c = FRAC_1_SQRT_2 - 0.5;
-        let octagon: Vec<Vec3> = [(0.5, c), (c, 0.5), (-c, 0.5), (-0.5, c)]
-            .iter()
-            .flat_map(|&(x, z)| [Vec3::new(x, 0.99, z), Vec3::new(-x, 0.99, -z)])
-            .collect();
-        let local: Vec<Vec3> = m
-            .points()
-            .iter()
-            .map(|p| global.inverse_transform_point(p.position))
-            .collect();
-        assert_eq!(local.len(), 4);
-        for (p, point) in local.iter().zip(m.points()) {
-            assert_near(point.depth, 0.02, TOL, "depth");
-            assert!(
-                octagon.iter().any(|o| o.distance(*p) <= TOL),
-                "{p:?} is not an octagon corner"
-            );
-            // Every corner is where a side plane of the slab's top face cuts an edge of B.
-            assert!(
-                point.id.flag() && point.id.kind() == FeatureId::FACE_A,
-                "{:?}",
-                point.id
+fn analytic_box_cases_give_their_worked_answers() {
+    for (name, case, check) in cases() {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let m = case.placed(&global).collide(0.0);
+            check(
+                &m.unwrap_or_else(|| panic!("{name}: overlapping boxes collide")),
+                &global,
             );
         }
-        // The largest quadrilateral on a regular octagon's corners is the square on alternate
-        // corners: area 2 R², R² = 0.25 + c² the circumradius squared.
-        let area = 0.5 * (local[2] - local[0]).cross(local[3] - local[1]).y.abs();
-        assert_near(area, 2.0 * (0.25 + c * c), TOL, "quadrilateral area");
-    }
-}
-
-#[test]
-fn box_corner_pushed_into_a_face_gives_one_point_from_either_side() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let case = corner().placed(&global);
-        let expected_position = global.transform_point(Vec3::new(0.2, 0.475, -0.1)).as_vec3();
-
-        // Slab first: reference face on A (slab top), the corner is an incident vertex of B.
-        let m = case.collide(0.0).expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.05, TOL, "separation");
-        assert_positions(&m, &[expected_position]);
-        assert_near(m.points[0].depth, 0.05, TOL, "depth");
-        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_A, false, 3, 0));
-
-        // Box first: reference face on B (the slab), normal from the box down into the slab.
-        let m = case.swapped().collide(0.0).expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(-Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.05, TOL, "separation");
-        assert_positions(&m, &[expected_position]);
-        assert_near(m.points[0].depth, 0.05, TOL, "depth");
-        assert_eq!(m.points[0].id, FeatureId::new(FeatureId::FACE_B, false, 3, 0));
-    }
-}
-
-#[test]
-fn crossed_edges_give_one_point_between_the_edges() {
-    for global in [Pose::IDENTITY, global_pose()] {
-        let case = crossed_edges().placed(&global);
-        let m = case.collide(0.0).expect("overlapping boxes collide");
-        assert_vec_near(m.normal, global.transform_vector(Vec3::Y), TOL, "normal");
-        assert_near(m.separation, -0.02, TOL, "separation");
-        // A's edge at (0, √2/2, z), B's at (x, √2/2 - 0.02, 0.15): closest at x = 0, z = 0.15.
-        assert_positions(
-            &m,
-            &[global
-                .transform_point(Vec3::new(0.0, FRAC_1_SQRT_2 - 0.01, 0.15))
-                .as_vec3()],
-        );
-        let p = m.points[0];
-        assert_near(p.depth, 0.02, TOL, "depth");
-        assert_eq!((p.id.kind(), p.id.flag()), (FeatureId::EDGE_PAIR, false));
-        assert_eq!(case.a.edges()[p.id.high() as usize].vertices, [3, 7]);
-        assert_eq!(case.b.edges()[p.id.low() as usize].vertices, [4, 5]);
     }
 }
 

@@ -14,8 +14,13 @@ use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, pars
 fn module() -> naga::Module {
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/raycast/raycast.wgsl"))
         .expect("raycast.wgsl is readable");
-    assert_eq!(source, RAYCAST_WGSL, "the embedded shader is the file");
-    parse("raycast.wgsl", &source)
+    // The kernel is compiled after the shared quaternion helpers.
+    assert_eq!(
+        RAYCAST_WGSL,
+        hullsat::gpu::QUAT_WGSL.to_string() + &source,
+        "the embedded shader is the file"
+    );
+    parse("raycast.wgsl", RAYCAST_WGSL)
 }
 
 #[test]

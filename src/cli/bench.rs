@@ -164,7 +164,8 @@ pub(super) struct BenchArgs {
     #[arg(long, requires = "rays")]
     closest: bool,
     /// Instead: time N frames of the scene, each body moved by a small random rigid motion per
-    /// frame, on cpu1 (cold) and cpu1-cached (a ContactCache across frames), per frame.
+    /// frame, on cpu1 and cpu (cold, one and all threads) and cpu1-cached and cpu-cached (a
+    /// ContactCache across frames each), per frame.
     #[arg(
         long,
         value_name = "N",

@@ -7,7 +7,8 @@
 
 use crate::contact::hull_hull::manifold_from_sat_in_a;
 use crate::manifold::Manifold;
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
+use crate::query::sat::SatResult;
 use crate::query::sat_box_box::query_boxes;
 use crate::shape::Cuboid;
 
@@ -20,7 +21,21 @@ pub fn collide_box_box(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    let b_in_a = pose_a.relative_to_self(pose_b);
-    let sat = query_boxes(a, b, &b_in_a, margin);
-    manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), &b_in_a, &sat, margin)
+    collide_box_box_reporting_sat(a, pose_a, b, &pose_a.relative_to_self(pose_b), margin).0
+}
+
+/// [`collide_box_box`] given B's pose in A's frame (`pose_a.relative_to_self(pose_b)`), and the
+/// SAT result it rests on (A's frame): what [`crate::ContactCache`] keeps.
+pub(crate) fn collide_box_box_reporting_sat(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> (Option<Manifold>, SatResult) {
+    let sat = query_boxes(a, b, b_in_a, margin);
+    (
+        manifold_from_sat_in_a(a.hull(), pose_a, b.hull(), b_in_a, &sat, margin),
+        sat,
+    )
 }

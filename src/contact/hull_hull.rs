@@ -45,20 +45,29 @@ pub fn collide_hull_hull(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    let b_in_a = pose_a.relative_to_self(pose_b);
-    if spheres_apart(a, b, &b_in_a, margin) {
-        return None;
+    collide_hull_hull_reporting_sat(a, pose_a, b, &pose_a.relative_to_self(pose_b), margin).0
+}
+
+/// [`collide_hull_hull`] given B's pose in A's frame (`pose_a.relative_to_self(pose_b)`), and
+/// the SAT result it rests on (A's frame), `None` when the bounding spheres ended the call
+/// first ([`spheres_apart`]): what [`crate::ContactCache`] keeps.
+pub(crate) fn collide_hull_hull_reporting_sat(
+    a: &ConvexHull,
+    pose_a: &Pose,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    margin: f32,
+) -> (Option<Manifold>, Option<SatResult>) {
+    if spheres_apart(a, b, b_in_a, margin) {
+        return (None, None);
     }
     // The bounded edge query (`query::bounds`) made the SAT cheaper than running GJK first for
     // big hulls, which this routine used to do (hull32: 41.8k instead of 50.0k instructions).
-    let sat = query_hulls(a, b, &b_in_a, margin);
-    if sat.is_separated(margin) {
-        return None;
-    }
-    let exact = (sat.separation > 0.0)
-        .then(|| closest_points_in_a(a, b, &b_in_a))
-        .flatten();
-    manifold_from_sat_and_distance(a, pose_a, b, &b_in_a, &sat, margin, exact)
+    let sat = query_hulls(a, b, b_in_a, margin);
+    (
+        manifold_from_sat_in_a(a, pose_a, b, b_in_a, &sat, margin),
+        Some(sat),
+    )
 }
 
 /// True when the hulls' bounding spheres (about the centroids, radius [`ConvexHull::radius`]; B
@@ -155,6 +164,23 @@ fn manifold_from_sat_and_distance(
                 .and_then(|deepest| contact_on_axis(a, b, b_in_a, &deepest, margin, tie_tolerance))
         })
         .or_else(|| deepest_vertex_contact(a, b, b_in_a, sat))?;
+    manifold.separation = sat.separation;
+    Some(manifold.to_world(pose_a))
+}
+
+/// The manifold on the axis of `sat` alone (steps 2 to 4 and 6; separation `sat.separation`),
+/// `None` when a face clip keeps no point: no retry on another axis, for a caller that chose
+/// the axis itself ([`crate::ContactCache`]). B posed at `b_in_a` in A's frame.
+pub(crate) fn manifold_on_axis(
+    a: &ConvexHull,
+    pose_a: &Pose,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    sat: &SatResult,
+    margin: f32,
+) -> Option<Manifold> {
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.radius(), b.radius());
+    let mut manifold = contact_on_axis(a, b, b_in_a, sat, margin, tie_tolerance)?;
     manifold.separation = sat.separation;
     Some(manifold.to_world(pose_a))
 }

@@ -14,12 +14,14 @@ mod sphere_hull;
 mod sphere_sphere;
 
 pub use box_box::collide_box_box;
+pub(crate) use box_box::collide_box_box_reporting_sat;
 pub use capsule_capsule::collide_capsule_capsule;
 pub use capsule_hull::collide_capsule_hull;
 pub use halfspace_capsule::collide_halfspace_capsule;
 pub use halfspace_hull::collide_halfspace_hull;
 pub use halfspace_sphere::collide_halfspace_sphere;
 pub use hull_hull::{collide_hull_hull, manifold_from_sat};
+pub(crate) use hull_hull::{collide_hull_hull_reporting_sat, manifold_on_axis};
 pub use sphere_capsule::collide_sphere_capsule;
 pub use sphere_hull::collide_sphere_hull;
 pub use sphere_sphere::collide_sphere_sphere;

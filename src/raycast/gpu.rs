@@ -39,8 +39,12 @@ use crate::narrowphase::gpu::pipeline::{bind_group_layout, compute_pipeline, sto
 use crate::scene::{Body, validate_batch};
 use crate::shape::Shape;
 
-/// The WGSL source of the ray kernel.
-pub const RAYCAST_WGSL: &str = include_str!("raycast.wgsl");
+/// The WGSL source of the ray kernel: the narrowphase kernels' quaternion helpers
+/// ([`crate::gpu::QUAT_WGSL`]), then the kernel.
+pub const RAYCAST_WGSL: &str = concat!(
+    include_str!("../narrowphase/gpu/quat.wgsl"),
+    include_str!("raycast.wgsl")
+);
 
 /// Wall-clock times of the last [`GpuRaycaster::cast`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -8,6 +8,8 @@
 //    frame (cast_body); record hits in the ray's slots, nearest first (ties: lower body).
 // 4. Cast the ray at every unbounded body (half-spaces).
 // 5. Flag a ray whose loops the driver may have cut short, write the hit count.
+//
+// Compiled after src/narrowphase/gpu/quat.wgsl (quat_rotate, quat_conjugate; see RAYCAST_WGSL).
 
 // Must match crate::raycast::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -103,15 +105,6 @@ struct GpuRayParams {
 @group(1) @binding(4) var<storage, read_write> counts: array<GpuRayCount>;
 @group(1) @binding(5) var<storage, read_write> hits: array<GpuRayHit>;
 @group(1) @binding(6) var<uniform> params: GpuRayParams;
-
-fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let t = 2.0 * cross(q.xyz, v);
-    return v + q.w * t + cross(q.xyz, t);
-}
-
-fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(-q.xyz, q.w);
-}
 
 // crate::raycast::LocalRay: a ray in a body's frame.
 struct LocalRay {

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: seeded randomness, approximate comparisons.
 #![allow(dead_code, unused_imports)] // each test binary uses its own subset
 
+pub mod analytic;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod gpu;

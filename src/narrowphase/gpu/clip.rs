@@ -17,6 +17,8 @@ use crate::shape::Shape;
 /// (hull pairs apart within the margin, spheres and capsules against hulls) and the closed
 /// forms of the pairs with a sphere, capsule or half-space.
 pub const CLIP_WGSL: &str = concat!(
+    include_str!("quat.wgsl"),
+    include_str!("layout.wgsl"),
     include_str!("geometry.wgsl"),
     include_str!("clip.wgsl"),
     include_str!("gjk.wgsl"),

@@ -34,7 +34,8 @@
 //    of WORKGROUP_SIZE pairs (at most, none for a workgroup that lists nothing) instead of one
 //    per listed pair, every one of them on the same address.
 //
-// Compiled after geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
+// Compiled after quat.wgsl, layout.wgsl (GpuManifold, GpuManifoldList, MANIFOLD_*) and
+// geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
 // tests/gpu_layout.rs checks the constants below against the Rust ones.
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
@@ -48,10 +49,6 @@ const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
 const MAX_CLIP_VERTICES: u32 = 32u;
-// Mirrors crate::gpu::layout::MANIFOLD_*: GpuManifold.status.
-const MANIFOLD_SEPARATED: u32 = 0u;
-const MANIFOLD_CLIPPED: u32 = 1u;
-const MANIFOLD_HOST: u32 = 2u;
 // Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR, OTHER}: the kind field of a feature id.
 const FEATURE_FACE_A: u32 = 0u;
 const FEATURE_FACE_B: u32 = 1u;
@@ -66,33 +63,6 @@ const SEGMENT_TINY: f32 = 1.4210855e-14;
 // Polygon edge carriers (clip.rs EdgeCarrier): an incident edge by its start vertex, or a
 // reference side (this bit set) by its index in the reference loop.
 const SIDE_CARRIER: u32 = 0x80000000u;
-
-// Must match layout.rs `GpuManifold`: A's frame; points xyz position, w depth.
-struct GpuManifold {
-    normal: vec3<f32>,
-    separation: f32,
-    points: array<vec4<f32>, 4>,
-    ids: array<u32, 4>,
-    count: u32,
-    status: u32,
-    pair: u32,
-    _pad: u32,
-}
-
-// Mirrors crate::gpu::layout::MANIFOLD_INVALID: the bounds guard's status for a pair whose body
-// or shape indices are out of range (pair_in_range; only a resident caller's pairs can be).
-const MANIFOLD_INVALID: u32 = 3u;
-
-// Must match layout.rs `GpuManifoldCount` (the head: count and padding) followed by
-// `GpuManifold`s: the compact manifold list of a whole dispatch (a host round or a resident
-// call), which every chunk appends to. The host zeroes `count` before the kernel runs.
-struct GpuManifoldList {
-    count: atomic<u32>,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-    entries: array<GpuManifold>,
-}
 
 // Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifold list.
 @group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;

@@ -1,10 +1,14 @@
-// Shared by the kernels (sat.wgsl, clip.wgsl): constants, the structs of layout.rs, the hull
-// geometry bindings (group 0), the per-call bindings every kernel has (group 1: bodies, pairs,
-// params), quaternion helpers and the relative pose of a pair. Each kernel's source is this file
-// followed by the kernel's own (see SAT_WGSL, CLIP_WGSL in the Rust host modules).
+// Shared by the kernels (sat.wgsl, clip.wgsl, resident.wgsl): constants, the kernel-only structs
+// of layout.rs, the hull geometry bindings (group 0), the per-call bindings every kernel has
+// (group 1: bodies, pairs, params) and the relative pose of a pair. Each kernel's source is
+// quat.wgsl, layout.wgsl (the structs callers share), this file, then the kernel's own (see
+// SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL in the Rust host modules).
 //
 // Every struct has a Rust twin in layout.rs (beside this file); tests/gpu_layout.rs checks sizes,
 // offsets and the constants against the Rust ones.
+
+// The kernels' type of layout.wgsl's GpuManifoldList count: the clip kernel appends to the list.
+alias ManifoldListCount = atomic<u32>;
 
 // Mirrors crate::gpu::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -14,17 +18,6 @@ const SHAPE_BOX: u32 = 1u;
 const SHAPE_SPHERE: u32 = 2u;
 const SHAPE_CAPSULE: u32 = 3u;
 const SHAPE_HALF_SPACE: u32 = 4u;
-// Mirrors crate::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
-const AXIS_NONE: u32 = 0u;
-const AXIS_FACE_A: u32 = 1u;
-const AXIS_FACE_B: u32 = 2u;
-const AXIS_EDGE_PAIR: u32 = 3u;
-// Mirrors crate::gpu::layout::AXIS_MASK: the axis code bits of GpuSatResult.kind.
-const AXIS_MASK: u32 = 3u;
-// Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
-const SEPARATED_BIT: u32 = 4u;
-// Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
-const INCOMPLETE_BIT: u32 = 8u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 
@@ -59,27 +52,6 @@ struct GpuEdge {
     f1: u32,
 }
 
-// Must match layout.rs `GpuBody`: world pose (unit quaternion xyzw; translation = hi + lo,
-// see layout.rs split_translation) and shape index.
-struct GpuBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
-// Must match layout.rs `GpuSatResult`: one per pair, normal in A's frame; kind is the
-// AXIS_* code | SEPARATED_BIT | INCOMPLETE_BIT.
-struct GpuSatResult {
-    normal: vec3<f32>,
-    axis_separation: f32,
-    separation: f32,
-    kind: u32,
-    feature_a: u32,
-    feature_b: u32,
-}
-
 // Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).
 struct GpuParams {
     margin: f32,
@@ -106,7 +78,7 @@ struct GpuParams {
 
 // Every kernel's bounds guard for a pair the host did not validate (a resident caller's): true
 // when both body indices are in the bodies buffer and distinct, and both bodies' shape indices
-// are in the shape list. Pairs that fail are not computed (see mod.rs MANIFOLD_INVALID).
+// are in the shape list. Pairs that fail are not computed (see layout.wgsl MANIFOLD_INVALID).
 fn pair_in_range(pair: vec2<u32>) -> bool {
     let body_count = arrayLength(&bodies);
     if pair.x >= body_count || pair.y >= body_count || pair.x == pair.y {
@@ -114,25 +86,6 @@ fn pair_in_range(pair: vec2<u32>) -> bool {
     }
     let shape_count = arrayLength(&shapes);
     return bodies[pair.x].shape < shape_count && bodies[pair.y].shape < shape_count;
-}
-
-// Rotates v by the unit quaternion q (xyzw), the same formula as glam's Quat * Vec3.
-fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let u = q.xyz;
-    return v * (q.w * q.w - dot(u, u)) + u * (2.0 * dot(u, v)) + cross(u, v) * (2.0 * q.w);
-}
-
-// Hamilton product a * b (apply b first).
-fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(
-        a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz),
-        a.w * b.w - dot(a.xyz, b.xyz),
-    );
-}
-
-// Inverse of a unit quaternion.
-fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
-    return vec4<f32>(-q.xyz, q.w);
 }
 
 // B's pose in A's frame (rotation, translation) from the two world poses, as

@@ -1,5 +1,9 @@
-//! The structs shared with the kernels (`sat.wgsl` beside this file): `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted
-//! at compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. No `Vec3A`:
+//! The structs shared with the kernels: `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted at
+//! compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. Each has one
+//! WGSL twin: those a caller's shader shares ([`GpuBody`], [`GpuSatResult`], [`GpuManifold`] and
+//! the list head [`GpuManifoldCount`]) in `layout.wgsl` beside this file, exported as
+//! [`LAYOUT_WGSL`]; the kernels' own ([`GpuShape`], [`GpuEdge`], [`GpuParams`]) in
+//! `geometry.wgsl`, [`GpuResidentSetup`] in `resident.wgsl`. No `Vec3A`:
 //! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
 //! scalar that fills the slot, and vectors that stand alone are `[f32; 4]`.
 //!
@@ -17,9 +21,10 @@ use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
 use crate::shape::Shape;
 
-/// Invocations per workgroup; must match `WORKGROUP_SIZE` in sat.wgsl.
+/// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
 pub const WORKGROUP_SIZE: u32 = 64;
 /// [`GpuSatResult::kind`] low bits: pair not computed by the SAT kernel (a body is not a hull).
+/// This and the other `AXIS_*`, [`AXIS_MASK`] and the `*_BIT` flags must match layout.wgsl.
 pub const AXIS_NONE: u32 = 0;
 /// [`GpuSatResult::kind`] low bits: a face of A won (`feature_a` = face of A).
 pub const AXIS_FACE_A: u32 = 1;
@@ -37,6 +42,27 @@ pub const SEPARATED_BIT: u32 = 4;
 /// silently; pairs of hulls of ~128 vertices and more can reach that (the SAT kernel keeps
 /// 64-vertex pairs below it). Real GPUs never set it.
 pub const INCOMPLETE_BIT: u32 = 8;
+
+/// The WGSL twins of the structs a caller's shader shares with the kernels (`layout.wgsl`:
+/// `GpuBody`, `GpuSatResult`, `GpuManifold`, `GpuManifoldList` and their field constants
+/// `AXIS_*`, `*_BIT`, `MANIFOLD_*`): the text the kernels are compiled with, for a caller to
+/// prepend to a shader that writes bodies for `GpuNarrowphase::encode_resident` or reads its
+/// manifold list (with [`QUAT_WGSL`] to move points to the world). The list's count is a plain
+/// `u32` here (the clip kernel's is atomic; a read-only binding cannot hold an atomic).
+pub const LAYOUT_WGSL: &str = concat!(
+    include_str!("layout.wgsl"),
+    "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
+);
+
+/// The quaternion helpers of every kernel (`quat.wgsl`: `quat_rotate`, `quat_mul`,
+/// `quat_conjugate`, unit quaternions as `vec4<f32>` xyzw, glam's formulas), for a caller's
+/// shader that places points with a [`GpuBody`]'s rotation.
+pub const QUAT_WGSL: &str = include_str!("quat.wgsl");
+
+/// Edge pairs (A's edges × B's edges) from which the SAT kernel runs a pair on a whole workgroup
+/// (the cooperative path); must match the default of sat.wgsl's `override COOP_EDGE_PAIRS`. Two
+/// boxes never do (they take the box SAT).
+pub const COOP_EDGE_PAIRS: u32 = 65_536;
 
 /// [`GpuShape::kind`]: a convex hull; must match geometry.wgsl.
 pub const SHAPE_HULL: u32 = 0;
@@ -91,7 +117,7 @@ impl GpuShape {
 }
 
 /// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
-/// sat.wgsl `GpuEdge`.
+/// geometry.wgsl `GpuEdge`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GpuEdge {
@@ -105,10 +131,11 @@ pub struct GpuEdge {
     pub f1: u32,
 }
 
-/// A body's world pose and shape; must match geometry.wgsl `GpuBody`. A caller that keeps its
-/// bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident API). The world translation is split
-/// into two f32 parts (`hi + lo`, see [`split_translation`]) so the kernel can form B's position
-/// relative to A's from bodies far from the origin without losing the f64 precision:
+/// A body's world pose and shape; must match layout.wgsl `GpuBody` ([`LAYOUT_WGSL`]). A caller
+/// that keeps its bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident
+/// API). The world translation is split into two f32 parts (`hi + lo`, see
+/// [`split_translation`]) so the kernel can form B's position relative to A's from bodies far
+/// from the origin without losing the f64 precision:
 /// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -151,7 +178,8 @@ pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
     (hi.to_array(), lo.to_array())
 }
 
-/// The SAT verdict for one pair, in A's frame; must match sat.wgsl `GpuSatResult`.
+/// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
+/// ([`LAYOUT_WGSL`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuSatResult {
@@ -170,25 +198,26 @@ pub struct GpuSatResult {
 }
 
 /// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
+/// This and the other `MANIFOLD_*` statuses must match layout.wgsl.
 pub const MANIFOLD_SEPARATED: u32 = 0;
 /// [`GpuManifold::status`]: the kernel finished the pair (clipped, closest points or a
 /// primitive closed form); `count` points (1 to 4) are valid.
 pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
 /// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
-/// margin whose f32 GJK direction is too uncertain); must match clip.wgsl.
+/// margin whose f32 GJK direction is too uncertain).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
 /// beyond the shape list (only a resident caller's unvalidated pairs can be; see
-/// `GpuNarrowphase::encode_resident`); must match clip.wgsl.
+/// `GpuNarrowphase::encode_resident`).
 pub const MANIFOLD_INVALID: u32 = 3;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
 pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
 
 /// One pair's manifold from the clip kernel, in A's frame (a consumer adds A's pose); must match
-/// clip.wgsl `GpuManifold`.
+/// layout.wgsl `GpuManifold` ([`LAYOUT_WGSL`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuManifold {
@@ -215,9 +244,9 @@ pub struct GpuManifold {
     pub _pad: u32,
 }
 
-/// The head of the clip kernel's compact manifold list (clip.wgsl `GpuManifoldList`): the
-/// number of entries, then padding; the [`GpuManifold`] entries follow from byte
-/// [`MANIFOLD_LIST_HEAD`]; must match clip.wgsl.
+/// The head of the clip kernel's compact manifold list: the number of entries, then padding; the
+/// [`GpuManifold`] entries follow from byte [`MANIFOLD_LIST_HEAD`]; must match the head of
+/// layout.wgsl `GpuManifoldList` ([`LAYOUT_WGSL`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GpuManifoldCount {
@@ -235,7 +264,7 @@ pub struct GpuManifoldCount {
 pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
-/// match sat.wgsl `GpuParams`.
+/// match geometry.wgsl `GpuParams`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuParams {

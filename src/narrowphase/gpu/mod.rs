@@ -155,6 +155,7 @@ use clip::manifold_from_gpu;
 use context::ErrorScopes;
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 use layout::{GpuManifold, GpuSatResult, HullTables, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED};
+pub use layout::{LAYOUT_WGSL, QUAT_WGSL};
 use resident::ResidentState;
 pub use resident::{RESIDENT_WGSL, ResidentBatch, ResidentManifolds};
 pub use sat::SAT_WGSL;
@@ -284,7 +285,7 @@ pub struct GpuNarrowphase {
 /// The device side of one narrowphase: its hulls on the GPU, its buffers, the context.
 struct SatRunner {
     context: Arc<GpuContext>,
-    geometry: wgpu::BindGroup,
+    geometry: sat::SatGeometry,
     buffers: SatBuffers,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
     readback: [GrowBuffer; 2],

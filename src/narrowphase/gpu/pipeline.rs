@@ -6,7 +6,8 @@
 //!    from 0.
 //! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
 //!    over the given bind group layouts, group 0 first ([`compute_pipeline_with_gaps`] when
-//!    some group indices are unused).
+//!    some group indices are unused, [`compute_pipeline_variants`] for several pipelines of one
+//!    module that differ in their override constants).
 
 /// A storage buffer binding type (no dynamic offset, no minimum size).
 pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
@@ -61,21 +62,37 @@ pub(crate) fn compute_pipeline_with_gaps(
     source: &'static str,
     groups: &[Option<&wgpu::BindGroupLayout>],
 ) -> wgpu::ComputePipeline {
+    let [pipeline] = compute_pipeline_variants(device, file, source, groups, [(label, Default::default())]);
+    pipeline
+}
+
+/// One compute pipeline per `(label, options)` of `variants` (override constants, workgroup
+/// memory zeroing) from one WGSL `source` (module labelled `file`, parsed once, entry point
+/// `main`), all over the same bind group layouts (`None` for unused group indices).
+pub(crate) fn compute_pipeline_variants<const N: usize>(
+    device: &wgpu::Device,
+    file: &str,
+    source: &'static str,
+    groups: &[Option<&wgpu::BindGroupLayout>],
+    variants: [(&str, wgpu::PipelineCompilationOptions); N],
+) -> [wgpu::ComputePipeline; N] {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(file),
         source: wgpu::ShaderSource::Wgsl(source.into()),
     });
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
+        label: Some(file),
         bind_group_layouts: groups,
         immediate_size: 0,
     });
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: Some(&pipeline_layout),
-        module: &module,
-        entry_point: Some("main"),
-        compilation_options: Default::default(),
-        cache: None,
+    variants.map(|(label, compilation_options)| {
+        device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(label),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options,
+            cache: None,
+        })
     })
 }

@@ -21,11 +21,16 @@ use super::clip::ClipKernel;
 use super::context::{ErrorScopes, GpuContext};
 use super::layout::{GpuParams, GpuResidentSetup, MANIFOLD_LIST_HEAD, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
-use super::sat::{MANIFOLD_BYTES, PAIR_BYTES, RESULT_BYTES, chunk_pairs};
+use super::sat::{MANIFOLD_BYTES, PAIR_BYTES, RESULT_BYTES, SatGeometry, chunk_pairs};
 use crate::scene::InputError;
 
 /// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
-pub const RESIDENT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("resident.wgsl"));
+pub const RESIDENT_WGSL: &str = concat!(
+    include_str!("quat.wgsl"),
+    include_str!("layout.wgsl"),
+    include_str!("geometry.wgsl"),
+    include_str!("resident.wgsl")
+);
 
 /// Bytes of one chunk's indirect dispatch arguments.
 const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
@@ -34,19 +39,11 @@ const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64
 /// narrowphase's device, each with [`wgpu::BufferUsages::STORAGE`]), for
 /// [`super::GpuNarrowphase::encode_resident`].
 ///
-/// `bodies` is read as an array of [`super::layout::GpuBody`] from byte 0, bound whole, so any
-/// index below `size / 48` is a body. In WGSL (the one documented copy; it must match the Rust
-/// struct):
-///
-/// ```wgsl
-/// struct GpuBody {
-///     rotation: vec4<f32>,        // unit quaternion xyzw, body to world
-///     translation_hi: vec3<f32>,  // world translation rounded to f32, length units
-///     shape: u32,                 // index into the narrowphase's shape list (Body::shape)
-///     translation_lo: vec3<f32>,  // world translation minus translation_hi (0 is fine)
-///     _pad: u32,
-/// }
-/// ```
+/// `bodies` is read as an array of [`super::layout::GpuBody`] (48 bytes each) from byte 0,
+/// bound whole, so any index below `size / 48` is a body. A caller's shader that writes it
+/// declares nothing itself: it prepends [`super::LAYOUT_WGSL`] (the `GpuBody` struct the kernels
+/// are compiled with, field by field documented there) and, to place points with a body's
+/// rotation, [`super::QUAT_WGSL`].
 ///
 /// `pairs` is read as `array<vec2<u32>>` (body indices `[a, b]`) from byte 0; the first
 /// `min(count, max_pairs)` are run, where `count` is the `u32` at byte `pair_count_offset` of
@@ -73,34 +70,15 @@ pub struct ResidentBatch<'a> {
 /// Where [`super::GpuNarrowphase::encode_resident`] leaves the manifolds once the encoder is
 /// submitted: `list` holds a [`super::layout::GpuManifoldCount`] head (the count: the first
 /// `u32`), then that many [`super::layout::GpuManifold`]s from byte 16, one per pair that is not
-/// separated, in no particular order. In WGSL (the one documented copy; it must match the Rust
-/// structs):
+/// separated, in no particular order. A caller's shader binds it as `GpuManifoldList` from
+/// [`super::LAYOUT_WGSL`] (prepend it; it documents every field): `status` is
+/// `MANIFOLD_CLIPPED` (1 to 4 points), `MANIFOLD_HOST` (not finished on the GPU, count 0; see
+/// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
+/// together, loops cut short by a software driver) or `MANIFOLD_INVALID` (a body or shape index
+/// out of range, or a body paired with itself: not computed); `pair` indexes the caller's pair
+/// buffer, whose `.x` is A.
 ///
-/// ```wgsl
-/// struct GpuManifold {
-///     normal: vec3<f32>,           // unit, A's frame, from A (pairs[pair].x) toward B
-///     separation: f32,             // signed distance, length units (< 0: penetrating)
-///     points: array<vec4<f32>, 4>, // xyz: A's frame, midway between the surfaces; w: depth
-///     ids: array<u32, 4>,          // feature ids, packed as hullsat::FeatureId
-///     count: u32,                  // valid points (1 to 4 when status is 1)
-///     status: u32,                 // 1 clipped; 2 host: not finished on the GPU (count 0;
-///                                  // layout::MANIFOLD_HOST says which pairs: e.g. faces of
-///                                  // more than 32 vertices together, loops cut short by a
-///                                  // software driver); 3 invalid: a body or shape index out
-///                                  // of range, or a body paired with itself (not computed)
-///     pair: u32,                   // index into the caller's pair buffer
-///     _pad: u32,
-/// }
-/// struct GpuManifoldList {
-///     count: u32,                  // atomic<u32> while the clip kernel runs
-///     _pad0: u32,
-///     _pad1: u32,
-///     _pad2: u32,
-///     entries: array<GpuManifold>,
-/// }
-/// ```
-///
-/// A consumer moves points to the world with A's pose (`rotate(q_a, p) + translation_hi +
+/// A consumer moves points to the world with A's pose (`quat_rotate(q_a, p) + translation_hi +
 /// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
 /// offset 0 with size 16, or copy its bytes 0..4 (into indirect draw arguments, say). The
 /// buffer is reused by the next call (which overwrites it when it is submitted) unless that
@@ -204,7 +182,7 @@ impl ResidentState {
     pub fn encode(
         &mut self,
         context: &GpuContext,
-        geometry: &wgpu::BindGroup,
+        geometry: &SatGeometry,
         clip: &ClipKernel,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
@@ -263,7 +241,7 @@ impl ResidentState {
             }
             // Step 3: one pass per kernel, the clip pass reading what the SAT pass wrote.
             let kernels = [
-                (&context.sat.pipeline, &groups.sat, "resident sat"),
+                (context.sat.pipeline(geometry), &groups.sat, "resident sat"),
                 (&clip.pipeline, &groups.clip, "resident clip"),
             ];
             for (pipeline, chunk_groups, label) in kernels {
@@ -272,7 +250,7 @@ impl ResidentState {
                     timestamp_writes: None,
                 });
                 pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, geometry, &[]);
+                pass.set_bind_group(0, &geometry.group, &[]);
                 for (k, group) in chunk_groups.iter().enumerate() {
                     let k = k as u64;
                     pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);

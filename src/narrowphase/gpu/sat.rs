@@ -3,7 +3,9 @@
 //! bind groups ([`SatBuffers`]).
 //!
 //! 1. Geometry (hull vertices, planes, edges, ranges) is uploaded once per narrowphase into
-//!    bind group 0 ([`SatKernel::geometry_group`]).
+//!    bind group 0 ([`SatKernel::geometry_group`]), which also decides once which of the two
+//!    SAT pipelines the narrowphase's calls take ([`SatGeometry::cooperative`]): the kernel with
+//!    its cooperative path, or without it when no two of its shapes can form a big pair.
 //! 2. Per call: bodies are written straight into a persistent mapped staging buffer on all
 //!    threads ([`StagingBuffer`], [`GpuBody::from_body`]) and copied to the device by the encoder;
 //!    pairs are copied the same way;
@@ -21,14 +23,20 @@ use super::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buf
 use super::clip::ClipKernel;
 use super::context::{DeviceLimits, GpuContext};
 use super::layout::{
-    GpuBody, GpuManifold, GpuParams, GpuSatResult, HullTables, MANIFOLD_LIST_HEAD, PARAMS_STRIDE,
-    WORKGROUP_SIZE,
+    COOP_EDGE_PAIRS, GpuBody, GpuManifold, GpuParams, GpuSatResult, GpuShape, HullTables, MANIFOLD_LIST_HEAD,
+    PARAMS_STRIDE, WORKGROUP_SIZE,
 };
-use super::pipeline::{bind_group_layout, compute_pipeline, storage};
+use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
 use super::{GpuError, context::ErrorScopes};
 
-/// The WGSL source of the SAT kernel: the shared declarations, then the kernel.
-pub const SAT_WGSL: &str = concat!(include_str!("geometry.wgsl"), include_str!("sat.wgsl"));
+/// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
+/// share, the kernels' own), then the kernel.
+pub const SAT_WGSL: &str = concat!(
+    include_str!("quat.wgsl"),
+    include_str!("layout.wgsl"),
+    include_str!("geometry.wgsl"),
+    include_str!("sat.wgsl")
+);
 
 /// Bytes of one pair `[a, b]` in the pair buffer.
 pub(crate) const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
@@ -37,11 +45,52 @@ pub(crate) const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
 /// Bytes of one manifold.
 pub(crate) const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
 
-/// The compiled SAT pipeline and its bind group layouts (one per device).
+/// The compiled SAT pipelines and their bind group layouts (one per device).
+///
+/// Two pipelines of one module: `cooperative` with sat.wgsl's cooperative path (`COOP_PATH`
+/// true, the WGSL default) and `serial` without it. Counted from the kernel's text, per
+/// workgroup of 64 pairs in a batch with no big pair, `serial` leaves out: 5 control barriers
+/// (main's `workgroupBarrier`, `run_listed`'s `storageBarrier` and `workgroupBarrier`, and the
+/// two that naga emits around its `workgroupUniformLoad`), lane 0's two atomic stores, its
+/// atomic load and workgroup store of the big pairs' count, the zeroing of the cooperative
+/// path's 2,956 bytes of workgroup memory (wgpu zeroes it before `main`, one more barrier where
+/// the driver lacks native zeroing; turned off for `serial`, which never reaches that memory),
+/// and per pair `is_big` (39 SPIR-V instructions as naga emits it, 7 of them loads: the pair,
+/// both bodies' shape indices, both shapes' kinds and edge counts). The code left is about
+/// half: after `spirv-opt -O` (standing in for a driver's optimizer, which folds the branches
+/// on the constant override) the kernel is 4,339 SPIR-V instructions and 0 barriers against
+/// 8,135 and 47; a driver allocates registers for the whole kernel, so `serial` may also need
+/// fewer per invocation (not known without a GPU's compiler). Not measured on a GPU (none here); the
+/// results are the same bits (tests/gpu_sat.rs).
 pub(crate) struct SatKernel {
-    pub pipeline: wgpu::ComputePipeline,
+    pub cooperative: wgpu::ComputePipeline,
+    pub serial: wgpu::ComputePipeline,
     pub geometry_layout: wgpu::BindGroupLayout,
     pub call_layout: wgpu::BindGroupLayout,
+}
+
+/// One narrowphase's hull geometry on the device and the SAT pipeline its calls take.
+pub(crate) struct SatGeometry {
+    /// Bind group 0 of the SAT and clip kernels.
+    pub group: wgpu::BindGroup,
+    /// True when two of the shapes (or one shape twice) can form a pair of [`COOP_EDGE_PAIRS`]
+    /// edge pairs or more ([`may_form_big_pairs`]): calls take [`SatKernel::cooperative`], else
+    /// [`SatKernel::serial`].
+    pub cooperative: bool,
+}
+
+/// True when some pair of `shapes`, a shape with itself included (two bodies may share one),
+/// has [`COOP_EDGE_PAIRS`] edge pairs or more: the largest edge count of a hull or box, squared,
+/// reaches it. The kernel sends two boxes to the box SAT whatever their count, which this
+/// ignores: it may only say true where no pair is big, never the other way.
+pub(crate) fn may_form_big_pairs(shapes: &[GpuShape]) -> bool {
+    let most = shapes
+        .iter()
+        .filter(|s| s.is_hull())
+        .map(|s| u64::from(s.edge_count))
+        .max()
+        .unwrap_or(0);
+    most * most >= u64::from(COOP_EDGE_PAIRS)
 }
 
 impl SatKernel {
@@ -62,26 +111,38 @@ impl SatKernel {
                 },
             ],
         );
-        let pipeline = compute_pipeline(
+        let serial = wgpu::PipelineCompilationOptions {
+            constants: &[("COOP_PATH", 0.0)],
+            // No invocation of this pipeline reaches the workgroup variables (all behind
+            // COOP_PATH), so zeroing them would be work for nothing.
+            zero_initialize_workgroup_memory: false,
+        };
+        let [cooperative, serial] = compute_pipeline_variants(
             device,
-            "sat",
             "sat.wgsl",
             SAT_WGSL,
-            &[&geometry_layout, &call_layout],
+            &[Some(&geometry_layout), Some(&call_layout)],
+            [("sat", Default::default()), ("sat (no cooperative path)", serial)],
         );
         SatKernel {
-            pipeline,
+            cooperative,
+            serial,
             geometry_layout,
             call_layout,
         }
     }
 
-    /// Step 1: uploads `tables` and binds them as group 0.
-    pub fn geometry_group(
-        &self,
-        context: &GpuContext,
-        tables: &HullTables,
-    ) -> Result<wgpu::BindGroup, GpuError> {
+    /// The pipeline the calls of a narrowphase with `geometry` take.
+    pub fn pipeline(&self, geometry: &SatGeometry) -> &wgpu::ComputePipeline {
+        if geometry.cooperative {
+            &self.cooperative
+        } else {
+            &self.serial
+        }
+    }
+
+    /// Step 1: uploads `tables`, binds them as group 0 and picks the pipeline.
+    pub fn geometry_group(&self, context: &GpuContext, tables: &HullTables) -> Result<SatGeometry, GpuError> {
         let device = context.device();
         let face_loops = tables.face_loops();
         let geometry = [
@@ -116,11 +177,15 @@ impl SatKernel {
             .enumerate()
             .map(|(i, (b, bytes))| binding(i as u32, b, 0, if bytes == 0 { b.size() } else { bytes }))
             .collect();
-        Ok(device.create_bind_group(&wgpu::BindGroupDescriptor {
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("hull geometry"),
             layout: &self.geometry_layout,
             entries: &entries,
-        }))
+        });
+        Ok(SatGeometry {
+            group,
+            cooperative: may_form_big_pairs(&tables.shapes),
+        })
     }
 }
 
@@ -237,7 +302,7 @@ impl SatBuffers {
         &mut self,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        geometry: &wgpu::BindGroup,
+        geometry: &SatGeometry,
         round: Round<impl Fn(usize) -> [u32; 2] + Sync>,
     ) -> Result<(), GpuError> {
         let Round {
@@ -302,7 +367,7 @@ impl SatBuffers {
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, chunk, chunks as usize, clip, slot);
         let kernels = [
-            Some((&context.sat.pipeline, &self.groups, "sat")),
+            Some((context.sat.pipeline(geometry), &self.groups, "sat")),
             clip.map(|clip| (&clip.pipeline, &self.clip_groups[slot], "clip")),
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.
@@ -312,7 +377,7 @@ impl SatBuffers {
                 timestamp_writes: None,
             });
             pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, geometry, &[]);
+            pass.set_bind_group(0, &geometry.group, &[]);
             for k in 0..chunks {
                 let len = chunk.min(count - k * chunk);
                 pass.set_bind_group(1, &groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
@@ -412,6 +477,34 @@ pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shape::{Cuboid, Shape, Sphere};
+    use glam::Vec3;
+
+    /// A hull of `edges` edges as the shape table records it (only the edge count matters).
+    fn hull(edges: u32) -> GpuShape {
+        GpuShape {
+            kind: super::super::layout::SHAPE_HULL,
+            edge_count: edges,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn big_pairs_are_possible_from_the_largest_hull_with_itself() {
+        let threshold = COOP_EDGE_PAIRS;
+        // 256 edges: 256 x 256 = 65,536 reaches it; 255 x 255 does not.
+        assert!(may_form_big_pairs(&[hull(256)]), "one hull, two bodies");
+        assert!(!may_form_big_pairs(&[hull(255), hull(255)]));
+        assert!(may_form_big_pairs(&[hull(12), hull(300)]));
+        assert_eq!(256 * 256, threshold);
+        // Boxes, spheres and nothing at all: never.
+        let tables = HullTables::new(&[
+            Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap()),
+            Shape::Sphere(Sphere::new(1.0).unwrap()),
+        ]);
+        assert!(!may_form_big_pairs(&tables.shapes));
+        assert!(!may_form_big_pairs(&[]));
+    }
 
     #[test]
     fn chunks_fit_one_binding_and_one_dispatch_at_aligned_offsets() {

@@ -24,10 +24,11 @@
 // The bounds skip only what cannot change a query's result, so each query returns what its
 // exhaustive loop returns (as on the CPU: tests/sat_bounds.rs). Pairs of COOP_EDGE_PAIRS edge
 // pairs or more run steps 2-7 on the whole workgroup, each loop split across the invocations and
-// the best axis reduced in workgroup memory, with the serial loops' result (see sat_coop).
+// the best axis reduced in workgroup memory, with the serial loops' result (see sat_coop); the
+// host compiles that path out for narrowphases that cannot hold such a pair (COOP_PATH).
 //
-// Compiled after geometry.wgsl (structs, bindings, helpers). tests/gpu_layout.rs checks the
-// constants below against the Rust ones.
+// Compiled after quat.wgsl, layout.wgsl and geometry.wgsl (structs, bindings, helpers).
+// tests/gpu_layout.rs checks the constants below against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
@@ -326,8 +327,12 @@ fn kept_word(
     word: u32,
 ) -> u32 {
     if !keep_all {
-        if in_workgroup {
-            return atomicLoad(&coop_kept[word]);
+        // Only the cooperative path passes in_workgroup; the pipeline without it (COOP_PATH
+        // false) never reads workgroup memory, which it leaves unzeroed.
+        if COOP_PATH {
+            if in_workgroup {
+                return atomicLoad(&coop_kept[word]);
+            }
         }
         return (*kept)[word];
     }
@@ -778,6 +783,16 @@ fn sat_serial(index: u32) -> SatOut {
 // 32. Overridable at pipeline creation so the tests can run every pair either way
 // (tests/gpu_sat.rs); the results do not depend on it.
 override COOP_EDGE_PAIRS: u32 = 65536u;
+// Whether the cooperative path is compiled in. The host builds two pipelines from this source
+// (sat.rs SatKernel): with it, and without it (false) for narrowphases whose shapes cannot form
+// a pair of COOP_EDGE_PAIRS edge pairs. Every use is a branch on this override (three in main,
+// one in kept_word), a constant once the pipeline is built (and uniform, so the barriers under
+// it stay in uniform control flow): without it the compiler drops the barriers main reaches
+// (five control barriers in SPIR-V: workgroupUniformLoad holds two), the per-pair is_big test
+// and every access to the workgroup variables below, whose zero-initialization that pipeline
+// also turns off (sat.rs); tests/gpu_layout.rs checks that nothing else reaches them. The
+// results do not depend on it (tests/gpu_sat.rs).
+override COOP_PATH: bool = true;
 // No item (an invocation that tested none): loses every comparison of the reductions.
 const NO_ITEM: u32 = 0xffffffffu;
 
@@ -1024,31 +1039,52 @@ fn sat_coop(index: u32, lane: u32) -> SatOut {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
-    if lane == 0u {
-        atomicStore(&coop_count, 0u);
-        atomicStore(&coop_done, 0u);
+    if COOP_PATH {
+        if lane == 0u {
+            atomicStore(&coop_count, 0u);
+            atomicStore(&coop_done, 0u);
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
 
     // 1. Bounds guard, CPU-routed pairs; small pairs run here, big ones are listed.
     let index = id.x;
     if index < params.pair_count {
         if !runs_here(index) {
             results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
-        } else if is_big(index) {
-            coop_list[atomicAdd(&coop_count, 1u)] = index;
-            // Until the workgroup stores it: a pair the driver's loop cap keeps the workgroup
-            // from reaching stays flagged.
-            write_result(index, SatOut(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0, 0.0), true);
         } else {
-            write_result(index, sat_serial(index), loops_cut_short());
+            var listed = false;
+            if COOP_PATH {
+                listed = list_if_big(index);
+            }
+            if !listed {
+                write_result(index, sat_serial(index), loops_cut_short());
+            }
         }
     }
 
-    // The listed pairs, one after another by the whole workgroup. A pair is complete when
-    // every invocation finished it with no loop cut short: the driver's loop cap applies per
-    // invocation group, and a group it stopped leaves stale slots in the reductions. The storage
-    // barrier orders the flagged stores above before lane 0's.
+    if COOP_PATH {
+        run_listed(lane);
+    }
+}
+
+// Lists pair `index` (which runs here) for the workgroup when it is big (is_big): its result
+// stays flagged until the workgroup stores it, so a pair the driver's loop cap keeps the
+// workgroup from reaching comes back flagged. False when it is not big.
+fn list_if_big(index: u32) -> bool {
+    if !is_big(index) {
+        return false;
+    }
+    coop_list[atomicAdd(&coop_count, 1u)] = index;
+    write_result(index, SatOut(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0, 0.0), true);
+    return true;
+}
+
+// The workgroup's listed (big) pairs, one after another by the whole workgroup. A pair is
+// complete when every invocation finished it with no loop cut short: the driver's loop cap
+// applies per invocation group, and a group it stopped leaves stale slots in the reductions.
+// The storage barrier orders main's flagged stores before lane 0's. Called by every invocation.
+fn run_listed(lane: u32) {
     storageBarrier();
     workgroupBarrier();
     if lane == 0u {

@@ -31,7 +31,7 @@ use super::GpuError;
 use super::clip::ClipKernel;
 use super::context::GpuContext;
 use super::layout::GpuBody;
-use super::sat::{Round, SatBuffers};
+use super::sat::{Round, SatBuffers, SatGeometry};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
     CHECKS_PER_TASK, PairRule, ValidatedBatch, canonical, check_margin, checked_body, first_body_error,
@@ -155,7 +155,7 @@ impl<'a> StagedBatch<'a> {
         buffers: &mut SatBuffers,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        geometry: &wgpu::BindGroup,
+        geometry: &SatGeometry,
         (first, count): (usize, usize),
         clip: Option<&ClipKernel>,
         slot: usize,
