@@ -293,6 +293,28 @@ fn negative_margin() {
 }
 
 #[test]
+fn without_pairs_the_batch_is_checked_before_the_broadphase_in_the_same_order() {
+    let no_pairs = box_on_box_with("\"pairs\": [[0, 1], [0, 2]],", "");
+    let bad_rotation = no_pairs.replacen("\"rotation\": [0, 0, 0, 1]", "\"rotation\": [0, 0, 0, 2]", 1);
+    assert_bad_input(
+        "no_pairs_non_unit_rotation",
+        &bad_rotation,
+        "bodies[0].rotation: quaternion length 2 is not within 0.001 of 1",
+    );
+    assert_bad_input(
+        "no_pairs_missing_shape",
+        &no_pairs.replacen("\"shape\": 2", "\"shape\": 3", 1),
+        "bodies[2].shape: shape 3 does not exist (3 shapes)",
+    );
+    // The margin first, as when the scene lists its pairs.
+    assert_bad_input(
+        "no_pairs_negative_margin",
+        &bad_rotation.replacen("\"margin\": 0.0", "\"margin\": -0.1", 1),
+        "margin: expected a finite number >= 0, got -0.1",
+    );
+}
+
+#[test]
 fn without_pairs_the_broadphase_picks_them() {
     // The sphere is 4 units from the others: only the resting boxes are a candidate pair.
     let path = scene_file(

@@ -1,9 +1,11 @@
 //! `hullsat collide SCENE.json [--out RESULTS.json] [--backend auto|gpu|cpu] [--clip gpu|cpu]
 //! [--verbose]`.
 //!
-//! 1. Read and validate the whole scene; bad input stops here.
-//! 2. Take the pairs the scene lists, or the broadphase's when it lists none.
-//! 3. Run the batch on the chosen backend ([`collide_on`]).
+//! 1. Read the scene: its format and fields.
+//! 2. Validate its batch once ([`scene_batch`]: margin, bodies, then the pairs the scene lists
+//!    or the broadphase's when it lists none); bad input stops here.
+//! 3. Run the validated batch on the chosen backend ([`collide_on`]), which does not check it
+//!    again.
 //! 4. Write the results to `--out` or stdout, only once everything succeeded ([`output`]).
 
 use std::path::PathBuf;
@@ -12,9 +14,9 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::gpu::Clipping;
-use hullsat::{CpuNarrowphase, Manifold, Scene, ValidatedBatch};
+use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
-use super::{Backend, CliError, adapter_description, gpu_failed, output, read_scene, scene_pairs, start_gpu};
+use super::{Backend, CliError, adapter_description, gpu_failed, output, read_scene, scene_batch, start_gpu};
 
 pub(super) const ABOUT: &str = "Computes contact manifolds for the body pairs of a JSON scene";
 
@@ -128,7 +130,9 @@ impl Clip {
 
 pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
     let scene = read_scene(&args.scene)?;
-    let pairs = scene_pairs(&scene, args.max_pairs)?;
+    let mut found = Vec::new();
+    let batch = scene_batch(&scene, &mut found, args.max_pairs)?;
+    let pairs = batch.given_pairs();
     if args.verbose {
         output::note(&format!(
             "scene: {} shapes, {} bodies, {} pairs{}, margin {}",
@@ -144,7 +148,7 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
         ));
     }
     let start = Instant::now();
-    let (results, backend_name) = collide_on(args.backend, args.clip, &scene, &pairs, args.verbose)?;
+    let (results, backend_name) = collide_on(args.backend, args.clip, &batch, args.verbose)?;
     if args.verbose {
         let count = results.iter().flatten().count();
         output::note(&format!(
@@ -152,27 +156,25 @@ pub(super) fn run(args: &CollideArgs) -> Result<(), CliError> {
             start.elapsed().as_secs_f64() * 1e3
         ));
     }
-    output::write_results(args.out.as_deref(), &pairs, &results, scene.pairs.is_some())
+    output::write_results(args.out.as_deref(), pairs, &results, scene.pairs.is_some())
 }
 
-/// Runs the batch on `backend`; returns one entry per pair and the name of the backend used.
-/// The batch is validated once, for whichever backend runs. `auto` falls back to the CPU, with
-/// one line on stderr, when the GPU cannot run.
+/// Runs the batch (validated once, see [`scene_batch`]) on `backend`; returns one entry per
+/// pair and the name of the backend used. `auto` falls back to the CPU, with one line on
+/// stderr, when the GPU cannot run.
 fn collide_on(
     backend: Backend,
     clip: Clip,
-    scene: &Scene,
-    pairs: &[[u32; 2]],
+    batch: &ValidatedBatch,
     verbose: bool,
 ) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
-    let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
-    if let Some(mut gpu) = start_gpu(backend, &scene.shapes)? {
+    if let Some(mut gpu) = start_gpu(backend, batch.shapes())? {
         if verbose {
             output::note(&format!("adapter: {}", adapter_description(&gpu)));
         }
         let run = gpu
             .set_clipping(clip.clipping())
-            .and_then(|()| gpu.collide_validated(&batch));
+            .and_then(|()| gpu.collide_validated(batch));
         match run {
             Ok(results) => {
                 if verbose {
@@ -183,7 +185,7 @@ fn collide_on(
             Err(err) => gpu_failed(backend, &err)?,
         }
     }
-    let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
-    let results = narrowphase.collide_validated(&batch)?;
+    let narrowphase = CpuNarrowphase::new(batch.shapes().to_vec());
+    let results = narrowphase.collide_validated(batch)?;
     Ok((results, "cpu"))
 }

@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use hullsat::broadphase::{TooManyPairs, candidate_pairs_at_most};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::json::one_line;
-use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene};
+use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene, ValidatedBatch};
 
 /// Batch narrowphase collision detection between convex shapes.
 #[derive(Debug, Parser)]
@@ -144,32 +144,54 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Reads and checks a JSON scene file.
+/// Reads a JSON scene file, its format and fields checked (errors by JSON path); the batch
+/// (shape indices, poses, pairs, margin) is checked once, by [`scene_batch`].
 fn read_scene(path: &PathBuf) -> Result<Scene, CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
         path: path.clone(),
         source,
     })?;
-    Ok(hullsat::scene::json::parse_scene_json(&text)?)
+    Ok(hullsat::scene::json::parse_scene_json_unvalidated(&text)?)
 }
 
-/// The pairs to test: the scene's own list, or the broadphase's when it has none, refused
-/// (bad input, naming `pairs`) when there would be more than `max_pairs` of them.
-fn scene_pairs(scene: &Scene, max_pairs: usize) -> Result<Vec<[u32; 2]>, CliError> {
-    match &scene.pairs {
-        Some(pairs) => Ok(pairs.clone()),
-        None => candidate_pairs_at_most(&scene.shapes, &scene.bodies, scene.margin, max_pairs).map_err(
-            |TooManyPairs { limit, bound }| {
-                CliError::Input(InputError::new(
-                    "pairs",
-                    format!(
-                        "not given, and the broadphase finds more than {limit} candidate pairs \
-                         (at most {bound}); raise --max-pairs or list the pairs to test"
-                    ),
-                ))
-            },
-        ),
+/// The one validation of a scene's batch, errors named by JSON path in the scene reader's order
+/// (`margin`, then `bodies[i]`, then `pairs[i]`; [`ValidatedBatch::new`]). The pairs are the
+/// scene's own list, or, when it has none, the broadphase's over the checked bodies, stored in
+/// `found` and checked as pairs only ([`ValidatedBatch::with_pairs`]); more than `max_pairs` of
+/// them is refused (bad input, naming `pairs`).
+fn scene_batch<'a>(
+    scene: &'a Scene,
+    found: &'a mut Vec<[u32; 2]>,
+    max_pairs: usize,
+) -> Result<ValidatedBatch<'a>, CliError> {
+    let listed = scene.pairs.as_deref().unwrap_or(&[]);
+    let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, listed, scene.margin)?;
+    if scene.pairs.is_some() {
+        return Ok(batch);
     }
+    *found = candidate_pairs_at_most(&scene.shapes, batch.bodies(), scene.margin, max_pairs).map_err(
+        |TooManyPairs { limit, bound }| {
+            CliError::Input(InputError::new(
+                "pairs",
+                format!(
+                    "not given, and the broadphase finds more than {limit} candidate pairs \
+                     (at most {bound}); raise --max-pairs or list the pairs to test"
+                ),
+            ))
+        },
+    )?;
+    let found: &'a [[u32; 2]] = found;
+    Ok(batch.with_pairs(found)?)
+}
+
+/// The pairs to test, [`scene_batch`]'s (checked once), as a list of their own.
+fn scene_pairs(scene: &Scene, max_pairs: usize) -> Result<Vec<[u32; 2]>, CliError> {
+    let mut found = Vec::new();
+    scene_batch(scene, &mut found, max_pairs)?;
+    Ok(match &scene.pairs {
+        Some(pairs) => pairs.clone(),
+        None => found,
+    })
 }
 
 /// A generated particle scene (`pairs: None`); a bad option is an [`InputError`] naming the flag.

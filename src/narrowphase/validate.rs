@@ -11,6 +11,11 @@
 //! The result is a [`ValidatedBatch`]: backends take it and never check again. When a step
 //! fails, the error is the first bad entry in input order (a failing parallel pass is followed
 //! by a sequential one that finds it), so messages do not depend on thread scheduling.
+//!
+//! The GPU backend runs the same steps while it writes bodies and pairs into its staging
+//! memory (`narrowphase::gpu::staged`), with the per-entry checks and first-error passes of
+//! this file (`check_margin`, `checked_body`, `first_body_error`, `PairRule`), so there is one
+//! definition of a valid batch.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +32,7 @@ use crate::shape::Shape;
 /// splits a range only into tasks of at least this many, and runs an unsplit range on the
 /// calling thread (not a pool thread): at 4096 the bodies of a 10k-pair batch (about 8k) were
 /// checked on one thread, 4% of a box batch's work left serial.
-const CHECKS_PER_TASK: usize = 1024;
+pub(crate) const CHECKS_PER_TASK: usize = 1024;
 
 /// A batch whose bodies, pairs and margin passed every check against one shape list: the input
 /// of [`crate::CpuNarrowphase::collide_validated`] and
@@ -76,6 +81,21 @@ impl<'a> ValidatedBatch<'a> {
         Self::check(shapes, bodies, pairs, margin, false)
     }
 
+    /// The same bodies and margin (not checked again) with other `pairs`, which get steps 3
+    /// and 4: for pairs found from the checked bodies, such as the broadphase's over
+    /// [`Self::bodies`] when a scene lists none. Errors name the first bad pair (`pairs[7]`).
+    pub fn with_pairs<'b>(self, pairs: &'b [[u32; 2]]) -> Result<ValidatedBatch<'b>, InputError>
+    where
+        'a: 'b,
+    {
+        let canonical = check_pairs(self.shapes, &self.bodies, pairs, self.parallel)?;
+        Ok(ValidatedBatch {
+            pairs: canonical,
+            given: pairs,
+            ..self
+        })
+    }
+
     fn check(
         shapes: &'a [Shape],
         bodies: &[Body],
@@ -83,24 +103,12 @@ impl<'a> ValidatedBatch<'a> {
         margin: f32,
         parallel: bool,
     ) -> Result<Self, InputError> {
-        // Step 1.
-        if !margin.is_finite() || margin < 0.0 {
-            return Err(InputError::new(
-                "margin",
-                format!("expected a finite number >= 0, got {margin}"),
-            ));
-        }
-        if margin > MAX_SHAPE_SIZE {
-            return Err(InputError::new(
-                "margin",
-                format!("{margin:e} is outside the supported range 0..={MAX_SHAPE_SIZE:e}"),
-            ));
-        }
+        check_margin(margin)?;
         // Step 2: one indexed pass writing straight into the output (a failing body is copied
         // unchecked and flagged; the sequential pass below then names the first one).
         let failed = AtomicBool::new(false);
         let shape_count = shapes.len();
-        let check_body_fast = |body: &Body| match check_body_quietly(shape_count, body) {
+        let check_body_fast = |body: &Body| match checked_body(shape_count, body) {
             Some(body) => body,
             None => {
                 failed.store(true, Ordering::Relaxed);
@@ -119,48 +127,13 @@ impl<'a> ValidatedBatch<'a> {
             checked.extend(bodies.iter().map(check_body_fast));
         }
         if failed.into_inner() {
-            let first = bodies
-                .iter()
-                .enumerate()
-                .map(|(i, body)| check_body(shapes, i, body));
-            return Err(first_error(first));
+            return Err(first_body_error(shapes, bodies));
         }
-        let bodies = checked;
-        // Step 3: the half-space rule needs each body's shape only when a half-space exists.
-        let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
-        let half_spaces = half_spaces.contains(&true).then_some(&half_spaces[..]);
-        let pair_ok = |pair: &[u32; 2]| pair_problem(half_spaces, &bodies, *pair).is_none();
-        let pairs_ok = if parallel {
-            pairs.par_iter().with_min_len(CHECKS_PER_TASK).all(pair_ok)
-        } else {
-            pairs.iter().all(pair_ok)
-        };
-        if !pairs_ok {
-            let first = pairs.iter().enumerate().find_map(|(i, &pair)| {
-                pair_problem(half_spaces, &bodies, pair).map(|problem| problem.error(i))
-            });
-            return Err(first.unwrap_or_else(inconsistent_check));
-        }
-        // Step 4: canonical order, lower body index first.
-        let swapped = |&[a, b]: &[u32; 2]| a > b;
-        let canonical = |&[a, b]: &[u32; 2]| [a.min(b), a.max(b)];
-        let canonical_pairs = if !pairs.iter().any(swapped) {
-            Cow::Borrowed(pairs)
-        } else if parallel {
-            Cow::Owned(
-                pairs
-                    .par_iter()
-                    .with_min_len(CHECKS_PER_TASK)
-                    .map(canonical)
-                    .collect(),
-            )
-        } else {
-            Cow::Owned(pairs.iter().map(canonical).collect())
-        };
+        let canonical = check_pairs(shapes, &checked, pairs, parallel)?;
         Ok(ValidatedBatch {
             shapes,
-            bodies,
-            pairs: canonical_pairs,
+            bodies: checked,
+            pairs: canonical,
             given: pairs,
             margin,
             parallel,
@@ -192,20 +165,7 @@ impl<'a> ValidatedBatch<'a> {
     /// manifold of a pair given with its higher body index first is [`Manifold::swapped`].
     pub fn restore_order(&self, results: &mut [Option<Manifold>]) {
         if let Cow::Owned(_) = self.pairs {
-            let restore = |(result, [a, b]): (&mut Option<Manifold>, &[u32; 2])| {
-                if a > b {
-                    *result = result.as_ref().map(Manifold::swapped);
-                }
-            };
-            if self.parallel {
-                results
-                    .par_iter_mut()
-                    .with_min_len(CHECKS_PER_TASK)
-                    .zip(self.given)
-                    .for_each(restore);
-            } else {
-                results.iter_mut().zip(self.given).for_each(restore);
-            }
+            restore_order(self.given, results, self.parallel);
         }
     }
 
@@ -246,10 +206,28 @@ impl<'a> ValidatedBatch<'a> {
     }
 }
 
-/// `body` with its rotation normalized when its shape index is below `shape_count` and its pose
-/// passes [`check_pose`], else `None` (the caller then names the problem).
+/// Step 1: the margin (length units) is finite, >= 0 and at most [`MAX_SHAPE_SIZE`].
+pub(crate) fn check_margin(margin: f32) -> Result<(), InputError> {
+    if !margin.is_finite() || margin < 0.0 {
+        return Err(InputError::new(
+            "margin",
+            format!("expected a finite number >= 0, got {margin}"),
+        ));
+    }
+    if margin > MAX_SHAPE_SIZE {
+        return Err(InputError::new(
+            "margin",
+            format!("{margin:e} is outside the supported range 0..={MAX_SHAPE_SIZE:e}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Step 2 for one body, the fast form every batch pass inlines: `body` with its rotation
+/// normalized ([`crate::scene::unit_pose`]) when its shape index is below `shape_count` and its
+/// pose passes [`check_pose`], else `None` ([`first_body_error`] then names the problem).
 #[inline(always)]
-fn check_body_quietly(shape_count: usize, body: &Body) -> Option<Body> {
+pub(crate) fn checked_body(shape_count: usize, body: &Body) -> Option<Body> {
     if (body.shape as usize) >= shape_count {
         return None;
     }
@@ -257,6 +235,78 @@ fn check_body_quietly(shape_count: usize, body: &Body) -> Option<Body> {
         shape: body.shape,
         pose,
     })
+}
+
+/// Step 2's error once a fast pass found a bad body: the first bad one in input order.
+pub(crate) fn first_body_error(shapes: &[Shape], bodies: &[Body]) -> InputError {
+    let checks = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, body)| check_body(shapes, i, body));
+    first_error(checks)
+}
+
+/// Steps 3 and 4 for `pairs` over checked `bodies`: the pairs in canonical order (borrowed when
+/// all already are), or the first bad pair's error.
+fn check_pairs<'p>(
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &'p [[u32; 2]],
+    parallel: bool,
+) -> Result<Cow<'p, [[u32; 2]]>, InputError> {
+    // Step 3.
+    let rule = PairRule::new(shapes, bodies);
+    let pair_ok = |&pair: &[u32; 2]| rule.is_ok(pair);
+    let pairs_ok = if parallel {
+        pairs.par_iter().with_min_len(CHECKS_PER_TASK).all(pair_ok)
+    } else {
+        pairs.iter().all(pair_ok)
+    };
+    if !pairs_ok {
+        return Err(rule.first_error(pairs));
+    }
+    // Step 4: canonical order, lower body index first.
+    let swapped = |&[a, b]: &[u32; 2]| a > b;
+    let canonical_of = |pair: &[u32; 2]| canonical(*pair);
+    Ok(if !pairs.iter().any(swapped) {
+        Cow::Borrowed(pairs)
+    } else if parallel {
+        Cow::Owned(
+            pairs
+                .par_iter()
+                .with_min_len(CHECKS_PER_TASK)
+                .map(canonical_of)
+                .collect(),
+        )
+    } else {
+        Cow::Owned(pairs.iter().map(canonical_of).collect())
+    })
+}
+
+/// Step 4 for one pair: `[min, max]` of its body indices.
+#[inline(always)]
+pub(crate) fn canonical([a, b]: [u32; 2]) -> [u32; 2] {
+    [a.min(b), a.max(b)]
+}
+
+/// Turns results computed for the canonical order of `given` (see [`canonical`]) into results
+/// for `given`: each manifold of a pair given with its higher body index first is
+/// [`Manifold::swapped`]. On all threads when `parallel`.
+pub(crate) fn restore_order(given: &[[u32; 2]], results: &mut [Option<Manifold>], parallel: bool) {
+    let restore = |(result, [a, b]): (&mut Option<Manifold>, &[u32; 2])| {
+        if a > b {
+            *result = result.as_ref().map(Manifold::swapped);
+        }
+    };
+    if parallel {
+        results
+            .par_iter_mut()
+            .with_min_len(CHECKS_PER_TASK)
+            .zip(given)
+            .for_each(restore);
+    } else {
+        results.iter_mut().zip(given).for_each(restore);
+    }
 }
 
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
@@ -298,6 +348,57 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
+/// Step 3 over a list of bodies that passed step 2 (their shape indices exist; their poses need
+/// not be normalized, the rule reads only shape indices).
+pub(crate) struct PairRule<'b> {
+    bodies: &'b [Body],
+    /// Per shape, whether it is a half-space; `None` when none is (the rule then reads no body).
+    half_spaces: Option<Vec<bool>>,
+}
+
+impl<'b> PairRule<'b> {
+    /// The rule for pairs of `bodies` (checked against `shapes`).
+    pub(crate) fn new(shapes: &[Shape], bodies: &'b [Body]) -> Self {
+        let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
+        PairRule {
+            bodies,
+            half_spaces: half_spaces.contains(&true).then_some(half_spaces),
+        }
+    }
+
+    /// True when `pair` passes step 3 (the fast form every batch pass inlines).
+    #[inline(always)]
+    pub(crate) fn is_ok(&self, pair: [u32; 2]) -> bool {
+        self.problem(pair).is_none()
+    }
+
+    /// Step 3's error once a fast pass found a bad pair: the first bad one of `pairs` in input
+    /// order.
+    pub(crate) fn first_error(&self, pairs: &[[u32; 2]]) -> InputError {
+        let first = pairs
+            .iter()
+            .enumerate()
+            .find_map(|(i, &pair)| self.problem(pair).map(|problem| problem.error(i)));
+        first.unwrap_or_else(inconsistent_check)
+    }
+
+    /// What is wrong with one pair, if anything.
+    #[inline(always)]
+    fn problem(&self, [a, b]: [u32; 2]) -> Option<PairProblem> {
+        for body in [a, b] {
+            if body as usize >= self.bodies.len() {
+                return Some(PairProblem::MissingBody(body));
+            }
+        }
+        if a == b {
+            return Some(PairProblem::SelfPair(a));
+        }
+        let half_spaces = self.half_spaces.as_deref()?;
+        let is_half_space = |body: u32| half_spaces[self.bodies[body as usize].shape as usize];
+        (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
+    }
+}
+
 /// What is wrong with a pair (step 3).
 enum PairProblem {
     /// This body index does not exist.
@@ -324,26 +425,9 @@ impl PairProblem {
     }
 }
 
-/// Step 3 for one pair; `bodies` are checked (their shape indices exist). `half_spaces` (per
-/// shape) is `None` when no shape is a half-space.
-#[inline]
-fn pair_problem(half_spaces: Option<&[bool]>, bodies: &[Body], [a, b]: [u32; 2]) -> Option<PairProblem> {
-    for body in [a, b] {
-        if body as usize >= bodies.len() {
-            return Some(PairProblem::MissingBody(body));
-        }
-    }
-    if a == b {
-        return Some(PairProblem::SelfPair(a));
-    }
-    let half_spaces = half_spaces?;
-    let is_half_space = |body: u32| half_spaces[bodies[body as usize].shape as usize];
-    (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
-}
-
 #[cfg(test)]
 mod tests {
-    use glam::{Quat, Vec3};
+    use glam::{Quat, Vec3, Vec4};
 
     use super::*;
     use crate::pose::Pose;
@@ -406,6 +490,51 @@ mod tests {
         pairs[20_000] = [10, 3];
         let error = ValidatedBatch::new_on_this_thread(&shapes, &bodies, &pairs, 0.0).unwrap_err();
         assert_eq!(error.to_string(), "pairs[35000]: body 5 is paired with itself");
+    }
+
+    #[test]
+    fn pairs_added_to_a_checked_batch_are_checked_alone() {
+        let shapes = shapes();
+        let mut bodies = bodies(100);
+        bodies[7].shape = 1;
+        bodies[9].shape = 1;
+        let checked = ValidatedBatch::new(&shapes, &bodies, &[], 0.5).unwrap();
+        let error = checked.clone().with_pairs(&[[0, 1], [9, 7], [3, 3]]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "pairs[1]: two half-spaces cannot be tested against each other"
+        );
+        let given = [[2, 1], [1, 3]];
+        let batch = checked.with_pairs(&given).unwrap();
+        assert_eq!(batch.pairs(), [[1, 2], [1, 3]]);
+        assert_eq!(batch.given_pairs(), given);
+        assert_eq!(batch.margin(), 0.5);
+        assert_eq!(batch.bodies().len(), 100);
+    }
+
+    #[test]
+    fn rotations_normalized_on_use_are_the_checked_bits() {
+        // Lengths across the accepted range, in steps that hit many roundings.
+        let tolerance = 0.9 * crate::scene::ROTATION_UNIT_TOLERANCE;
+        for i in 0..2000 {
+            let scale = 1.0 - tolerance + i as f32 * (tolerance / 1000.0);
+            let axis = Vec3::new(1.0, i as f32 * 0.37, -0.5).normalize();
+            let rotation = Quat::from_axis_angle(axis, i as f32 * 0.01);
+            let body = Body {
+                shape: 0,
+                pose: Pose::new(
+                    Vec3::new(i as f32, 1.0, -2.0),
+                    Quat::from_vec4(Vec4::from(rotation) * scale),
+                ),
+            };
+            let checked = checked_body(1, &body).expect("within the tolerance");
+            let on_use = crate::scene::unit_pose(&body.pose);
+            assert_eq!(
+                checked.pose.rotation.to_array().map(f32::to_bits),
+                on_use.rotation.to_array().map(f32::to_bits)
+            );
+            assert_eq!(checked, check_body(&shapes(), 0, &body).unwrap());
+        }
     }
 
     #[test]

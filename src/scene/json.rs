@@ -23,7 +23,9 @@
 //!    body positions stay `f64` (precise far from the origin).
 //! 4. Build shapes (hull errors map to `shapes[i].hull`; reading stops at a hull's point number
 //!    [`MAX_HULL_INPUT_POINTS`] + 1, before any building), then run [`validate_batch`] so bad
-//!    indices, self pairs and non-unit rotations are reported before any work.
+//!    indices, self pairs and non-unit rotations are reported before any work
+//!    ([`parse_scene_json_unvalidated`] stops before it, for callers that validate once
+//!    themselves).
 //!
 //! Every error is one line: input text echoed in it (keys, shape kinds, string values) is quoted
 //! and escaped ([`quoted`]), and a key that is not a plain name appears in the path in brackets
@@ -58,6 +60,18 @@ const MAX_ECHOED_CHARS: usize = 40;
 /// back normalized. Errors name the JSON path of the problem; syntax errors use the path `$`
 /// and give the line and column.
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
+    let scene = parse_scene_json_unvalidated(text)?;
+    let pairs = scene.pairs.as_deref().unwrap_or(&[]);
+    let bodies = validate_batch(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
+    Ok(Scene { bodies, ..scene })
+}
+
+/// [`parse_scene_json`] without the batch checks: the format, every field and the shapes are
+/// checked (errors by JSON path, as there), but not shape indices, poses (rotations stay as
+/// written), pairs against the bodies or the margin's range. For callers that validate the batch themselves, once
+/// ([`crate::ValidatedBatch::new`], whose errors name the same paths: `bodies[3].rotation`,
+/// `pairs[7]`, `margin`), such as `hullsat collide`.
+pub fn parse_scene_json_unvalidated(text: &str) -> Result<Scene, InputError> {
     let (root, mut streamed) = read_value(text)?;
     let root = Fields::new(&root, "$", &["shapes", "bodies", "pairs", "margin"])?;
     let (shapes, bodies) = shapes_and_bodies(&root, &mut streamed)?;
@@ -74,7 +88,6 @@ pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
         None => 0.0,
         Some((margin, path)) => number(margin, &path)?,
     };
-    let bodies = validate_batch(&shapes, &bodies, pairs.as_deref().unwrap_or(&[]), margin)?;
     Ok(Scene {
         shapes,
         bodies,

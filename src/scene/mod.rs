@@ -91,7 +91,7 @@ pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
             format!("quaternion length {length} is not within {ROTATION_UNIT_TOLERANCE} of 1"),
         ));
     }
-    Ok(Pose::new(pose.translation, q / length))
+    Ok(unit_pose(pose))
 }
 
 /// [`check_pose`]'s result for a pose that passes, `None` for one that does not (without
@@ -101,8 +101,15 @@ pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
 pub(crate) fn normalized_pose(pose: &Pose) -> Option<Pose> {
     let length = pose.rotation.length();
     let in_range = pose.translation.abs().cmple(DVec3::splat(MAX_POSITION)).all();
-    (in_range && (length - 1.0).abs() <= ROTATION_UNIT_TOLERANCE)
-        .then(|| Pose::new(pose.translation, pose.rotation / length))
+    (in_range && (length - 1.0).abs() <= ROTATION_UNIT_TOLERANCE).then(|| unit_pose(pose))
+}
+
+/// `pose` with its rotation divided by its length: the normalization [`check_pose`] applies,
+/// for a pose that passed it. Batches that keep the caller's poses (the GPU backend's host
+/// side) call it on use and get the same bits as a checked copy.
+#[inline(always)]
+pub(crate) fn unit_pose(pose: &Pose) -> Pose {
+    Pose::new(pose.translation, pose.rotation / pose.rotation.length())
 }
 
 /// Batch validation lives with the narrowphase backends; re-exported here for existing callers.

@@ -11,9 +11,11 @@
 //!    kind-specific sizes) and the geometry of hulls and boxes (vertices, face planes, face
 //!    loops, edges with their two faces; boxes are hulls via [`Shape::as_hull`]); a
 //!    [`layout::GpuBody`] names its shape by the same index as [`Body::shape`].
-//! 3. Each call takes a [`ValidatedBatch`] (validated once, by the caller or by
-//!    [`GpuNarrowphase::collide`]) and writes bodies and pairs on all threads straight into
-//!    persistent mapped staging buffers, copied by the encoder into device buffers that are
+//! 3. Each call writes bodies and pairs on all threads straight into persistent mapped staging
+//!    buffers, checking each on the way (the `staged` module: the checks and errors of
+//!    [`ValidatedBatch::new`], one pass over the bodies and one over each round's pairs, no
+//!    checked copy kept; [`GpuNarrowphase::collide_validated`] takes a batch the caller
+//!    validated and skips the checks). The encoder copies them into device buffers that are
 //!    reused and grown, never shrunk, with cached bind groups (see the `sat` module).
 //! 4. The SAT kernel writes one [`GpuSatResult`] per pair; under [`Clipping::Gpu`] the clip
 //!    kernel then appends a [`GpuManifold`] for each pair that is not separated to a compact
@@ -131,10 +133,11 @@ pub(crate) mod pipeline;
 mod resident;
 mod rounds;
 mod sat;
+mod staged;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use thiserror::Error;
 
@@ -142,6 +145,7 @@ use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::ValidatedBatch;
+use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
@@ -155,7 +159,8 @@ pub use layout::{LAYOUT_WGSL, QUAT_WGSL};
 use resident::ResidentState;
 pub use resident::{RESIDENT_WGSL, ResidentBatch, ResidentManifolds};
 pub use sat::SAT_WGSL;
-use sat::{Round, SatBuffers};
+use sat::SatBuffers;
+use staged::{BatchInput, PairOrder, StagedBatch};
 
 /// Why a GPU call failed.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -213,8 +218,8 @@ pub enum GpuError {
 /// Wall-clock times of the last [`GpuNarrowphase::sat`] or [`GpuNarrowphase::collide`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GpuTimings {
-    /// Validation done by the call (none for `*_validated`), writing bodies, pairs and
-    /// parameters to the GPU, and recording the kernel, summed over rounds.
+    /// Host time spent checking the batch (none for `collide_validated`) while writing bodies,
+    /// pairs and parameters into staging memory, and recording the kernels, summed over rounds.
     pub upload: Duration,
     /// Submitting, waiting for the kernel, copying the results and mapping them for reading
     /// (for `sat`, also reading them: see `cpu_clipping`).
@@ -397,28 +402,32 @@ impl GpuNarrowphase {
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<SatResult>>, GpuError> {
-        let start = Instant::now();
-        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
-        let (results, timings) = self.runner.sat(&self.shapes, &batch, start.elapsed())?;
+        let input = BatchInput::Unchecked {
+            bodies,
+            pairs,
+            margin,
+        };
+        let (results, timings) = self.runner.sat(&self.shapes, input)?;
         self.timings = timings;
         Ok(results)
     }
 
-    /// Manifolds for every pair, in pair order: GPU SAT plus CPU clipping for hull pairs, the CPU
-    /// path for the others (rayon). `None` when a pair is farther apart than `margin` (length
-    /// units). Validates the batch first (its time counts as upload).
+    /// Manifolds for every pair, in pair order, clipped where [`Self::clipping`] says (see
+    /// [`Clipping`]). `None` when a pair is farther apart than `margin` (length units). The
+    /// batch is checked as it is written into staging memory (the checks and errors of
+    /// [`ValidatedBatch::new`]; their time counts as upload).
     pub fn collide(
         &mut self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, GpuError> {
-        let start = Instant::now();
-        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
-        let (mut results, timings) =
-            self.runner
-                .collide(&self.shapes, &batch, start.elapsed(), self.clipping)?;
-        batch.restore_order(&mut results);
+        let input = BatchInput::Unchecked {
+            bodies,
+            pairs,
+            margin,
+        };
+        let (results, timings) = self.runner.collide(&self.shapes, input, self.clipping)?;
         self.timings = timings;
         Ok(results)
     }
@@ -427,10 +436,8 @@ impl GpuNarrowphase {
     /// [`GpuError::Input`] only when it was validated against an incompatible shape list.
     pub fn collide_validated(&mut self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, GpuError> {
         batch.check_shapes(&self.shapes)?;
-        let (mut results, timings) =
-            self.runner
-                .collide(&self.shapes, batch, Duration::ZERO, self.clipping)?;
-        batch.restore_order(&mut results);
+        let input = BatchInput::Validated(batch);
+        let (results, timings) = self.runner.collide(&self.shapes, input, self.clipping)?;
         self.timings = timings;
         Ok(results)
     }
@@ -464,20 +471,30 @@ impl GpuNarrowphase {
         pairs: &[[u32; 2]],
         margin: f32,
     ) -> Result<&wgpu::Buffer, GpuError> {
-        let batch = ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?;
         let runner = &mut self.runner;
         runner.context.check_health()?;
-        runner.buffers.stage_bodies(&runner.context, batch.bodies())?;
-        runner.buffers.encode(
+        let input = BatchInput::Unchecked {
+            bodies,
+            pairs,
+            margin,
+        };
+        let mut batch = StagedBatch::stage_bodies(
+            &mut runner.buffers,
+            &runner.context,
+            &self.shapes,
+            input,
+            PairOrder::Given,
+        )?;
+        // Nothing is recorded into the caller's encoder unless every pair passes.
+        batch.check_pairs_first()?;
+        batch.stage_round(
+            &mut runner.buffers,
             &runner.context,
             encoder,
             &runner.geometry,
-            Round {
-                pairs,
-                margin,
-                clip: None,
-                slot: 0,
-            },
+            (0, pairs.len()),
+            None,
+            0,
         )?;
         Ok(runner.buffers.results())
     }
@@ -516,23 +533,21 @@ impl GpuNarrowphase {
 }
 
 impl SatRunner {
-    /// The GPU SAT of every pair of a batch validated against `shapes` (`None` for non-hull
-    /// pairs); `validation` is the time its validation took.
+    /// The GPU SAT of every pair of a batch over `shapes` (`None` for non-hull pairs).
     fn sat(
         &mut self,
         shapes: &[Shape],
-        batch: &ValidatedBatch,
-        validation: Duration,
+        input: BatchInput,
     ) -> Result<(Vec<Option<SatResult>>, GpuTimings), GpuError> {
         let incomplete = AtomicUsize::new(0);
-        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
-            let (a, b) = hull_pair(shapes, batch, pair);
-            let (Some((hull_a, pose_a)), Some((hull_b, pose_b))) = (a, b) else {
-                return Ok(None);
+        let (results, timings, _) = self.run(shapes, input, |batch, pair, raw: &GpuSatResult| {
+            let [(hull_a, pose_a), (hull_b, pose_b)] = match hull_pair(batch, pair) {
+                Some(hulls) => hulls,
+                None => return Ok(None),
             };
             if raw.is_incomplete() {
                 incomplete.fetch_add(1, Ordering::Relaxed);
-                let b_in_a = pose_a.relative_to_self(pose_b);
+                let b_in_a = pose_a.relative_to_self(&pose_b);
                 return Ok(Some(query_hulls(hull_a, hull_b, &b_in_a, batch.margin())));
             }
             checked_sat(raw, hull_a, hull_b, pair).map(Some)
@@ -547,125 +562,109 @@ impl SatRunner {
         Ok((results, timings))
     }
 
-    /// Manifolds for a batch validated against `shapes`, clipped where `clipping` says;
-    /// `validation` is the time its validation took.
+    /// Manifolds for a batch over `shapes`, clipped where `clipping` says, in the given pair
+    /// order.
     fn collide(
         &mut self,
         shapes: &[Shape],
-        batch: &ValidatedBatch,
-        validation: Duration,
+        input: BatchInput,
         clipping: Clipping,
     ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
-        match clipping {
-            Clipping::Gpu => self.collide_gpu_clip(shapes, batch, validation),
-            Clipping::Cpu => self.collide_cpu_clip(shapes, batch, validation),
-        }
+        let (mut results, timings, batch) = match clipping {
+            Clipping::Gpu => self.collide_gpu_clip(shapes, input),
+            Clipping::Cpu => self.collide_cpu_clip(shapes, input),
+        }?;
+        batch.restore_order(&mut results);
+        Ok((results, timings))
     }
 
     /// GPU SAT and GPU clipping; the host moves clipped manifolds to world space, clips the hull
     /// pairs the kernel left to it from the GPU's SAT ([`manifold_from_sat`]) and runs the CPU
     /// path ([`collide_shapes`]) for the others.
-    fn collide_gpu_clip(
+    #[allow(clippy::type_complexity)]
+    fn collide_gpu_clip<'a>(
         &mut self,
-        shapes: &[Shape],
-        batch: &ValidatedBatch,
-        validation: Duration,
-    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        shapes: &'a [Shape],
+        input: BatchInput<'a>,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings, StagedBatch<'a>), GpuError> {
         let host = AtomicUsize::new(0);
         let incomplete = AtomicUsize::new(0);
-        let margin = batch.margin();
-        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuManifold| match raw.status {
-            MANIFOLD_SEPARATED => Ok(None),
-            MANIFOLD_CLIPPED => {
-                let [(shape_a, pose_a), (shape_b, _)] = pair_shapes(shapes, batch, pair);
-                manifold_from_gpu(raw, shape_a, shape_b, pose_a, pair).map(Some)
-            }
-            MANIFOLD_HOST => {
-                host.fetch_add(1, Ordering::Relaxed);
-                let sat = raw.host_sat();
-                match hull_pair(shapes, batch, pair) {
-                    // The GPU's SAT is complete: clip on the CPU from it (GJK where apart).
-                    (Some((hull_a, pose_a)), Some((hull_b, pose_b))) if !sat.is_incomplete() => {
-                        let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
-                        Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
-                    }
-                    // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
-                    // leaves them only when the driver cut its loops short).
-                    _ => {
-                        incomplete.fetch_add(1, Ordering::Relaxed);
-                        Ok(cpu_collide(shapes, batch, pair))
+        let (results, timings, batch) =
+            self.run(shapes, input, |batch, pair, raw: &GpuManifold| match raw.status {
+                MANIFOLD_SEPARATED => Ok(None),
+                MANIFOLD_CLIPPED => {
+                    let [a, b] = batch.pair(pair);
+                    let pose_a = batch.pose(a);
+                    manifold_from_gpu(raw, batch.shape(a), batch.shape(b), &pose_a, pair).map(Some)
+                }
+                MANIFOLD_HOST => {
+                    host.fetch_add(1, Ordering::Relaxed);
+                    let sat = raw.host_sat();
+                    match hull_pair(batch, pair) {
+                        // The GPU's SAT is complete: clip on the CPU from it (GJK where apart).
+                        Some([(hull_a, pose_a), (hull_b, pose_b)]) if !sat.is_incomplete() => {
+                            let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
+                            let margin = batch.margin();
+                            Ok(manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin))
+                        }
+                        // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
+                        // leaves them only when the driver cut its loops short).
+                        _ => {
+                            incomplete.fetch_add(1, Ordering::Relaxed);
+                            Ok(cpu_collide(batch, pair))
+                        }
                     }
                 }
-            }
-            status => Err(GpuError::BadResult {
-                pair,
-                what: format!("manifold status {status}"),
-            }),
-        })?;
+                status => Err(GpuError::BadResult {
+                    pair,
+                    what: format!("manifold status {status}"),
+                }),
+            })?;
         let timings = GpuTimings {
             host_pairs: host.into_inner(),
             incomplete_pairs: incomplete.into_inner(),
             ..timings
         };
-        Ok((results, timings))
+        Ok((results, timings, batch))
     }
 
     /// GPU SAT, then CPU clipping (hull pairs) or the CPU path (other pairs).
-    fn collide_cpu_clip(
+    #[allow(clippy::type_complexity)]
+    fn collide_cpu_clip<'a>(
         &mut self,
-        shapes: &[Shape],
-        batch: &ValidatedBatch,
-        validation: Duration,
-    ) -> Result<(Vec<Option<Manifold>>, GpuTimings), GpuError> {
+        shapes: &'a [Shape],
+        input: BatchInput<'a>,
+    ) -> Result<(Vec<Option<Manifold>>, GpuTimings, StagedBatch<'a>), GpuError> {
         let incomplete = AtomicUsize::new(0);
-        let margin = batch.margin();
-        let (results, timings) = self.run(batch, validation, |pair, raw: &GpuSatResult| {
-            match hull_pair(shapes, batch, pair) {
-                (Some((hull_a, pose_a)), Some((hull_b, pose_b))) => {
+        let (results, timings, batch) = self.run(shapes, input, |batch, pair, raw: &GpuSatResult| {
+            match hull_pair(batch, pair) {
+                Some([(hull_a, pose_a), (hull_b, pose_b)]) => {
+                    let margin = batch.margin();
                     let sat = if raw.is_incomplete() {
                         incomplete.fetch_add(1, Ordering::Relaxed);
-                        query_hulls(hull_a, hull_b, &pose_a.relative_to_self(pose_b), margin)
+                        query_hulls(hull_a, hull_b, &pose_a.relative_to_self(&pose_b), margin)
                     } else {
                         checked_sat(raw, hull_a, hull_b, pair)?
                     };
-                    Ok(manifold_from_sat(hull_a, pose_a, hull_b, pose_b, &sat, margin))
+                    Ok(manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin))
                 }
-                _ => Ok(cpu_collide(shapes, batch, pair)),
+                None => Ok(cpu_collide(batch, pair)),
             }
         })?;
         let timings = GpuTimings {
             incomplete_pairs: incomplete.into_inner(),
             ..timings
         };
-        Ok((results, timings))
+        Ok((results, timings, batch))
     }
 }
 
-/// The shape and pose of each body of `batch.pairs()[pair]`.
-fn pair_shapes<'b>(
-    shapes: &'b [Shape],
-    batch: &'b ValidatedBatch,
-    pair: usize,
-) -> [(&'b Shape, &'b crate::pose::Pose); 2] {
-    batch.pairs()[pair].map(|body| {
-        let body = &batch.bodies()[body as usize];
-        (&shapes[body.shape as usize], &body.pose)
-    })
-}
-
-/// The hull and pose of each body of `batch.pairs()[pair]` (`None` for a non-hull shape).
-#[allow(clippy::type_complexity)]
-fn hull_pair<'b>(
-    shapes: &'b [Shape],
-    batch: &'b ValidatedBatch,
-    pair: usize,
-) -> (
-    Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
-    Option<(&'b ConvexHull, &'b crate::pose::Pose)>,
-) {
-    let [a, b] = pair_shapes(shapes, batch, pair);
-    let hull = |(shape, pose): (&'b Shape, &'b crate::pose::Pose)| shape.as_hull().map(|hull| (hull, pose));
-    (hull(a), hull(b))
+/// The hull and world pose of each body of staged pair `pair`, or `None` unless both shapes
+/// are hulls (boxes count, see [`Shape::as_hull`]).
+fn hull_pair<'a>(batch: &StagedBatch<'a>, pair: usize) -> Option<[(&'a ConvexHull, Pose); 2]> {
+    let [a, b] = batch.pair(pair);
+    let hull = |body: u32| Some((batch.shape(body).as_hull()?, batch.pose(body)));
+    Some([hull(a)?, hull(b)?])
 }
 
 // A narrowphase moves between threads; the context is shared by them.
@@ -676,17 +675,11 @@ const _: () = {
     send_sync::<GpuContext>();
 };
 
-/// The CPU path for pair `pair` of `batch` (the reference, for pairs the GPU does not finish).
-fn cpu_collide(shapes: &[Shape], batch: &ValidatedBatch, pair: usize) -> Option<Manifold> {
-    let [a, b] = batch.pairs()[pair];
-    let (body_a, body_b) = (&batch.bodies()[a as usize], &batch.bodies()[b as usize]);
-    collide_shapes(
-        &shapes[body_a.shape as usize],
-        &body_a.pose,
-        &shapes[body_b.shape as usize],
-        &body_b.pose,
-        batch.margin(),
-    )
+/// The CPU path for staged pair `pair` (the reference, for pairs the GPU does not finish).
+fn cpu_collide(batch: &StagedBatch, pair: usize) -> Option<Manifold> {
+    let [a, b] = batch.pair(pair);
+    let (pose_a, pose_b) = (batch.pose(a), batch.pose(b));
+    collide_shapes(batch.shape(a), &pose_a, batch.shape(b), &pose_b, batch.margin())
 }
 
 /// The CPU form of a GPU result for the hull pair `pair`, after checking that its axis code is

@@ -1,9 +1,11 @@
 //! The host side of a batch call: rounds staged, submitted, read back and finished, pipelined.
 //!
-//! 1. A batch runs in rounds that fit one device buffer (and, for the compact manifold list, one
-//!    binding) and at most [`PIPELINE_PAIRS`] pairs. Round k + 1 is staged and submitted before
-//!    round k is waited for, read back and finished (two slots: pair staging, manifold lists,
-//!    readback buffers).
+//! 1. A batch's bodies are staged (and checked, unless the caller validated them: see the
+//!    `staged` module) once; its pairs run in rounds that fit one device buffer (and, for the
+//!    compact manifold list, one binding) and at most [`PIPELINE_PAIRS`] pairs, each round's
+//!    pairs staged (and checked) with it. Round k + 1 is staged and submitted before round k is
+//!    waited for, read back and finished (two slots: pair staging, manifold lists, readback
+//!    buffers).
 //! 2. Dense records (the SAT kernel's [`GpuSatResult`], one per pair) are copied back whole.
 //! 3. The clip kernel's compact list (only pairs that are not separated, in no order, each
 //!    naming its pair) is copied back as its count plus a prefix of entries sized from the last
@@ -19,7 +21,7 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytemuck::Pod;
 use rayon::prelude::*;
@@ -28,9 +30,10 @@ use super::buffers::check_limit;
 use super::clip::ClipKernel;
 use super::context::ErrorScopes;
 use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_LIST_HEAD};
-use super::sat::{MANIFOLD_BYTES, Round};
+use super::sat::MANIFOLD_BYTES;
+use super::staged::{BatchInput, PairOrder, StagedBatch};
 use super::{CLIP_UNSUPPORTED, GpuError, GpuTimings, SatRunner};
-use crate::narrowphase::validate::ValidatedBatch;
+use crate::shape::Shape;
 
 /// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
 /// back): 2 MiB of pairs, 28 MiB of manifolds per round.
@@ -78,15 +81,17 @@ struct PendingRound {
 }
 
 impl SatRunner {
-    /// Stages the batch, runs the kernels round by round, and maps every pair's record through
-    /// `per_pair(pair index, record)` on all threads, in pair order. Returns them with the
-    /// timings (`validation` is added to upload; `incomplete_pairs` is left 0).
-    pub(super) fn run<T: Readout, R: Send + Default>(
+    /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
+    /// narrowphase's), runs the kernels round by round, and maps every pair's record through
+    /// `per_pair(batch, pair index, record)` on all threads, in pair order. Returns them with
+    /// the timings (`incomplete_pairs` is left 0) and the staged batch.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn run<'a, T: Readout, R: Send + Default>(
         &mut self,
-        batch: &ValidatedBatch,
-        validation: Duration,
-        per_pair: impl Fn(usize, &T) -> Result<R, GpuError> + Sync,
-    ) -> Result<(Vec<R>, GpuTimings), GpuError> {
+        shapes: &'a [Shape],
+        input: BatchInput<'a>,
+        per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
+    ) -> Result<(Vec<R>, GpuTimings, StagedBatch<'a>), GpuError> {
         let context = std::sync::Arc::clone(&self.context);
         let clip = if T::COMPACT {
             let kernel = context.clip.as_ref();
@@ -94,18 +99,18 @@ impl SatRunner {
         } else {
             None
         };
-        let mut timings = GpuTimings {
-            upload: validation,
-            ..GpuTimings::default()
-        };
+        let mut timings = GpuTimings::default();
         self.context.check_health()?;
-        let pairs = batch.pairs();
-        let mut out = Vec::with_capacity(pairs.len());
-        if !pairs.is_empty() {
-            let t = Instant::now();
-            self.buffers.stage_bodies(&self.context, batch.bodies())?;
-            timings.upload += t.elapsed();
-        }
+        let t = Instant::now();
+        let batch = StagedBatch::stage_bodies(
+            &mut self.buffers,
+            &self.context,
+            shapes,
+            input,
+            PairOrder::Canonical,
+        )?;
+        timings.upload += t.elapsed();
+        let mut out = Vec::with_capacity(batch.pair_count());
         // Step 1: rounds fit `max_buffer_size` (the list also one binding).
         let limits = self.context.limits;
         let per_round = if T::COMPACT {
@@ -114,7 +119,7 @@ impl SatRunner {
             limits.max_buffer / size_of::<T>() as u64
         };
         let round_pairs = per_round.clamp(1, PIPELINE_PAIRS as u64) as usize;
-        let ran = self.run_rounds(batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
+        let ran = self.run_rounds(&batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
         if ran.is_err() {
             // Cancel mappings still pending so the next call can use the buffers; errors from
             // unmapping a buffer that is not mapped are caught here and dropped.
@@ -125,45 +130,49 @@ impl SatRunner {
             let _ = scopes.pop();
         }
         ran?;
-        Ok((out, timings))
+        Ok((out, timings, batch))
     }
 
-    /// The rounds of [`Self::run`], each submitted before the previous one is finished.
-    fn run_rounds<T: Readout, R: Send + Default>(
+    /// The rounds of [`Self::run`], each staged (its pairs checked) and submitted before the
+    /// previous one is finished.
+    fn run_rounds<'a, T: Readout, R: Send + Default>(
         &mut self,
-        batch: &ValidatedBatch,
+        batch: &StagedBatch<'a>,
         clip: Option<&ClipKernel>,
         round_pairs: usize,
-        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
         out: &mut Vec<R>,
         timings: &mut GpuTimings,
     ) -> Result<(), GpuError> {
         let mut pending: Option<PendingRound> = None;
-        for (round, round_slice) in batch.pairs().chunks(round_pairs).enumerate() {
+        let count = batch.pair_count();
+        for (round, first) in (0..count).step_by(round_pairs).enumerate() {
+            let pairs = round_pairs.min(count - first);
             let slot = round % 2;
             let t = Instant::now();
             let mut encoder = self
                 .context
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
-            let round_spec = Round {
-                pairs: round_slice,
-                margin: batch.margin(),
+            batch.stage_round(
+                &mut self.buffers,
+                &self.context,
+                &mut encoder,
+                &self.geometry,
+                (first, pairs),
                 clip,
                 slot,
-            };
-            self.buffers
-                .encode(&self.context, &mut encoder, &self.geometry, round_spec)?;
+            )?;
             timings.upload += t.elapsed();
             let t = Instant::now();
-            let submitted = self.submit_round::<T>(encoder, round_slice.len(), slot, round * round_pairs)?;
+            let submitted = self.submit_round::<T>(encoder, pairs, slot, first)?;
             timings.dispatch_readback += t.elapsed();
             if let Some(previous) = pending.replace(submitted) {
-                self.finish_round(previous, per_pair, out, timings)?;
+                self.finish_round(batch, previous, per_pair, out, timings)?;
             }
         }
         match pending.take() {
-            Some(last) => self.finish_round(last, per_pair, out, timings),
+            Some(last) => self.finish_round(batch, last, per_pair, out, timings),
             None => Ok(()),
         }
     }
@@ -264,10 +273,11 @@ impl SatRunner {
     /// Step 4: waits (bounded) for a submitted round's records, maps every pair's record through
     /// `per_pair` on all threads straight into `out` (in pair order), and unmaps. A failing pair
     /// leaves its default; the error of the lowest failing pair is returned.
-    fn finish_round<T: Readout, R: Send + Default>(
+    fn finish_round<'a, T: Readout, R: Send + Default>(
         &mut self,
+        batch: &StagedBatch<'a>,
         round: PendingRound,
-        per_pair: &(impl Fn(usize, &T) -> Result<R, GpuError> + Sync),
+        per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
         out: &mut Vec<R>,
         timings: &mut GpuTimings,
     ) -> Result<(), GpuError> {
@@ -322,7 +332,7 @@ impl SatRunner {
                                     entry => record(entry as usize),
                                 },
                             };
-                            per_pair(pair, &raw).unwrap_or_else(|e| {
+                            per_pair(batch, pair, &raw).unwrap_or_else(|e| {
                                 fail(pair, e);
                                 R::default()
                             })

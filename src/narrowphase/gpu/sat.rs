@@ -28,7 +28,6 @@ use super::layout::{
 };
 use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
 use super::{GpuError, context::ErrorScopes};
-use crate::scene::Body;
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
 /// share, the kernels' own), then the kernel.
@@ -191,9 +190,12 @@ impl SatKernel {
 }
 
 /// What one [`SatBuffers::encode`] records.
-pub(crate) struct Round<'a> {
-    /// The pairs of this round.
-    pub pairs: &'a [[u32; 2]],
+pub(crate) struct Round<'a, P> {
+    /// Number of pairs in this round.
+    pub pair_count: usize,
+    /// Pair `i` of this round, as the kernels read it (called once per pair, on all threads,
+    /// while it is written into staging memory).
+    pub pair: P,
     /// Speculative margin, length units.
     pub margin: f32,
     /// The clip kernel, recorded after the SAT kernel when given.
@@ -268,16 +270,20 @@ impl SatBuffers {
         &self.results.buffer
     }
 
-    /// Step 2: writes validated `bodies` into the staging buffer, on all threads; the next [`Self::encode`] copies them to the
-    /// body buffer.
-    pub fn stage_bodies(&mut self, context: &GpuContext, bodies: &[Body]) -> Result<(), GpuError> {
-        let size = (bodies.len() * size_of::<GpuBody>()) as u64;
+    /// Step 2: writes `count` bodies `body(i)` into the staging buffer, on all threads; the next
+    /// [`Self::encode`] copies them to the body buffer.
+    pub fn stage_bodies(
+        &mut self,
+        context: &GpuContext,
+        count: usize,
+        body: impl Fn(usize) -> GpuBody + Sync,
+    ) -> Result<(), GpuError> {
+        let size = (count * size_of::<GpuBody>()) as u64;
         let max_binding = context.limits.max_binding;
         check_limit("bodies", size, max_binding, "max_storage_buffer_binding_size")?;
         let scopes = ErrorScopes::push(context.device());
         self.bodies.reserve(context.device(), size, max_binding);
-        self.body_staging
-            .write(context, bodies.len(), |i| GpuBody::from_body(&bodies[i]))?;
+        self.body_staging.write(context, count, body)?;
         self.bodies_to_copy = size;
         scopes.pop()
     }
@@ -297,16 +303,17 @@ impl SatBuffers {
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         geometry: &SatGeometry,
-        round: Round,
+        round: Round<impl Fn(usize) -> [u32; 2] + Sync>,
     ) -> Result<(), GpuError> {
         let Round {
-            pairs,
+            pair_count,
+            pair,
             margin,
             clip,
             slot,
         } = round;
         let (device, queue, limits) = (context.device(), context.queue(), context.limits);
-        let count = pairs.len() as u64;
+        let count = pair_count as u64;
         check_limit("pairs", count * PAIR_BYTES, limits.max_buffer, "max_buffer_size")?;
         check_limit(
             "sat results",
@@ -324,7 +331,7 @@ impl SatBuffers {
                 "max_storage_buffer_binding_size",
             )?;
         }
-        if pairs.is_empty() {
+        if pair_count == 0 {
             return Ok(());
         }
         let scopes = ErrorScopes::push(device);
@@ -344,7 +351,7 @@ impl SatBuffers {
             encoder.clear_buffer(&list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         }
         let staging = &mut self.pair_staging[slot];
-        staging.write(context, pairs.len(), |i| pairs[i])?;
+        staging.write(context, pair_count, pair)?;
         staging.record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {

@@ -1,0 +1,252 @@
+//! Validation while staging: the GPU backend checks a batch in the same passes that write it
+//! into mapped staging memory, and keeps no checked copy of it.
+//!
+//! 1. The margin: [`check_margin`].
+//! 2. Bodies, one pass on all threads: each body is checked and normalized ([`checked_body`])
+//!    and written as a [`GpuBody`]. A bad body is written zeroed and flagged; the pass is then
+//!    followed by [`first_body_error`], which names the first bad body in input order.
+//! 3. Pairs, one pass per round on all threads: each pair is checked ([`PairRule`]), put in
+//!    canonical order (lower body index first, [`canonical`]) and written. A bad pair is
+//!    flagged; [`PairRule::first_error`] then names the first bad pair of the batch (earlier
+//!    rounds passed, so it lies in this round). The round's commands are recorded into the
+//!    call's own encoder, dropped unsubmitted on an error; `GpuNarrowphase::encode`, which
+//!    records into the caller's encoder, checks every pair first instead
+//!    ([`StagedBatch::check_pairs_first`]).
+//!
+//! These are the steps of [`ValidatedBatch::new`], with the same per-entry checks and errors.
+//! A batch the caller validated takes the same passes without the checks. The passes produce a
+//! [`StagedBatch`], the host's proof that the batch on the GPU passed: the only way to get one
+//! is to stage the batch ([`StagedBatch::stage_bodies`]), and each round's results are read only
+//! after its pairs are staged ([`StagedBatch::stage_round`]). It borrows the caller's bodies
+//! and pairs; where the host needs a body (pairs left to the CPU path, CPU clipping, moving GPU
+//! manifolds to world space) the rotation is normalized on use ([`unit_pose`]), the same bits as
+//! the checked copy [`ValidatedBatch`] keeps.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytemuck::Zeroable;
+use rayon::prelude::*;
+
+use super::GpuError;
+use super::clip::ClipKernel;
+use super::context::GpuContext;
+use super::layout::GpuBody;
+use super::sat::{Round, SatBuffers, SatGeometry};
+use crate::manifold::Manifold;
+use crate::narrowphase::validate::{
+    CHECKS_PER_TASK, PairRule, ValidatedBatch, canonical, check_margin, checked_body, first_body_error,
+    restore_order,
+};
+use crate::pose::Pose;
+use crate::scene::{Body, unit_pose};
+use crate::shape::Shape;
+
+/// A batch as a GPU call gets it.
+#[derive(Clone, Copy)]
+pub(super) enum BatchInput<'a> {
+    /// Validated by the caller: staged without checks.
+    Validated(&'a ValidatedBatch<'a>),
+    /// The caller's data, checked while it is staged (steps 1 to 3).
+    Unchecked {
+        bodies: &'a [Body],
+        pairs: &'a [[u32; 2]],
+        /// Speculative margin, length units.
+        margin: f32,
+    },
+}
+
+/// The order in which pairs reach the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PairOrder {
+    /// Lower body index first (`collide`, `sat`; results are swapped back where needed).
+    Canonical,
+    /// As given (`encode`: the caller reads the kernel's records directly).
+    Given,
+}
+
+/// A batch whose bodies are staged and checked (see the module docs); its pairs are staged and
+/// checked round by round ([`Self::stage_round`]).
+pub(super) struct StagedBatch<'a> {
+    shapes: &'a [Shape],
+    /// The bodies as the caller holds them.
+    bodies: &'a [Body],
+    /// True when `bodies` are a [`ValidatedBatch`]'s (rotations stored normalized), false when
+    /// they are the caller's, checked while staged (rotations normalized on use).
+    normalized: bool,
+    /// The pairs as given.
+    pairs: &'a [[u32; 2]],
+    margin: f32,
+    order: PairOrder,
+    /// The pair checks, for pairs the caller did not validate.
+    rule: Option<PairRule<'a>>,
+    /// Set by a staged pair given with its higher body index first (under
+    /// [`PairOrder::Canonical`]).
+    swapped: AtomicBool,
+}
+
+impl<'a> StagedBatch<'a> {
+    /// Steps 1 and 2: checks the margin and stages the bodies (checked and normalized on the way
+    /// unless validated) into `buffers`' body staging. `shapes` are the narrowphase's (a
+    /// validated batch's were checked compatible with them). [`GpuError::Input`] names the
+    /// problem as [`ValidatedBatch::new`] would.
+    pub(super) fn stage_bodies(
+        buffers: &mut SatBuffers,
+        context: &GpuContext,
+        shapes: &'a [Shape],
+        input: BatchInput<'a>,
+        order: PairOrder,
+    ) -> Result<Self, GpuError> {
+        let batch = match input {
+            BatchInput::Validated(batch) => {
+                let bodies = batch.bodies();
+                buffers.stage_bodies(context, bodies.len(), |i| GpuBody::from_body(&bodies[i]))?;
+                StagedBatch {
+                    shapes,
+                    bodies,
+                    normalized: true,
+                    pairs: batch.given_pairs(),
+                    margin: batch.margin(),
+                    order,
+                    rule: None,
+                    swapped: AtomicBool::new(false),
+                }
+            }
+            BatchInput::Unchecked {
+                bodies,
+                pairs,
+                margin,
+            } => {
+                check_margin(margin)?;
+                let failed = AtomicBool::new(false);
+                let shape_count = shapes.len();
+                buffers.stage_bodies(context, bodies.len(), |i| {
+                    match checked_body(shape_count, &bodies[i]) {
+                        Some(body) => GpuBody::from_body(&body),
+                        None => {
+                            failed.store(true, Ordering::Relaxed);
+                            GpuBody::zeroed()
+                        }
+                    }
+                })?;
+                if failed.into_inner() {
+                    return Err(first_body_error(shapes, bodies).into());
+                }
+                StagedBatch {
+                    shapes,
+                    bodies,
+                    normalized: false,
+                    pairs,
+                    margin,
+                    order,
+                    rule: Some(PairRule::new(shapes, bodies)),
+                    swapped: AtomicBool::new(false),
+                }
+            }
+        };
+        Ok(batch)
+    }
+
+    /// Step 3 for pairs `first..first + count`: stages them (checked unless validated, in
+    /// [`PairOrder`]) and records the kernels into `encoder` ([`SatBuffers::encode`] with the
+    /// round's `clip` and `slot`). [`GpuError::Input`] names the first bad pair of the batch.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn stage_round(
+        &self,
+        buffers: &mut SatBuffers,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        geometry: &SatGeometry,
+        (first, count): (usize, usize),
+        clip: Option<&ClipKernel>,
+        slot: usize,
+    ) -> Result<(), GpuError> {
+        let failed = AtomicBool::new(false);
+        let pairs = &self.pairs[first..first + count];
+        let pair = |i: usize| {
+            let pair = pairs[i];
+            if let Some(rule) = &self.rule
+                && !rule.is_ok(pair)
+            {
+                failed.store(true, Ordering::Relaxed);
+                return [0, 0];
+            }
+            if self.order == PairOrder::Given {
+                return pair;
+            }
+            if pair[0] > pair[1] {
+                self.swapped.store(true, Ordering::Relaxed);
+            }
+            canonical(pair)
+        };
+        let round = Round {
+            pair_count: count,
+            pair,
+            margin: self.margin,
+            clip,
+            slot,
+        };
+        buffers.encode(context, encoder, geometry, round)?;
+        match &self.rule {
+            Some(rule) if failed.into_inner() => Err(rule.first_error(self.pairs).into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Step 3 for every pair at once, before any round is staged, for a caller that records
+    /// into an encoder it does not own (a refused batch must leave that encoder as it was); the
+    /// rounds then stage the pairs without checking them again.
+    pub(super) fn check_pairs_first(&mut self) -> Result<(), GpuError> {
+        if let Some(rule) = self.rule.take() {
+            let pairs = self.pairs;
+            let ok = pairs
+                .par_iter()
+                .with_min_len(CHECKS_PER_TASK)
+                .all(|&pair| rule.is_ok(pair));
+            if !ok {
+                return Err(rule.first_error(pairs).into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of pairs.
+    pub(super) fn pair_count(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Pair `i` as the kernels computed it (body indices; see [`PairOrder`]).
+    #[inline]
+    pub(super) fn pair(&self, i: usize) -> [u32; 2] {
+        match self.order {
+            PairOrder::Canonical => canonical(self.pairs[i]),
+            PairOrder::Given => self.pairs[i],
+        }
+    }
+
+    /// The shape of body `body` (an index that passed the checks).
+    #[inline]
+    pub(super) fn shape(&self, body: u32) -> &'a Shape {
+        &self.shapes[self.bodies[body as usize].shape as usize]
+    }
+
+    /// The world pose of body `body` (an index that passed the checks), rotation normalized:
+    /// the same bits as in [`ValidatedBatch::bodies`].
+    #[inline]
+    pub(super) fn pose(&self, body: u32) -> Pose {
+        let pose = &self.bodies[body as usize].pose;
+        if self.normalized { *pose } else { unit_pose(pose) }
+    }
+
+    /// The speculative margin, length units.
+    pub(super) fn margin(&self) -> f32 {
+        self.margin
+    }
+
+    /// Turns results computed for the staged pairs into results for the given pairs (see
+    /// [`ValidatedBatch::restore_order`]).
+    pub(super) fn restore_order(&self, results: &mut [Option<Manifold>]) {
+        if self.swapped.load(Ordering::Relaxed) {
+            restore_order(self.pairs, results, true);
+        }
+    }
+}
