@@ -53,8 +53,8 @@
 //! 7. Resident: [`GpuNarrowphase::encode_resident`] records the same kernels into a caller's
 //!    encoder over bodies, pairs and a pair count already in the caller's GPU buffers (a prepare
 //!    kernel turns the count into indirect dispatch arguments) and leaves the compact manifold
-//!    list on the GPU ([`ResidentBatch`] and [`ResidentManifolds`] document the WGSL structs);
-//!    see the `resident` module.
+//!    list on the GPU (the WGSL structs a caller's shaders bind are [`LAYOUT_WGSL`]); see the
+//!    `resident` module.
 //!
 //! Errors never panic: wgpu validation and out-of-memory errors are caught with error scopes (and
 //! an uncaptured-error handler on the shared device), a lost device is reported, waits are
@@ -444,20 +444,11 @@ impl GpuNarrowphase {
 
     /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one
     /// [`GpuSatResult`] per pair once the encoder is submitted (pair `i` at byte `32 * i`). In
-    /// WGSL, bind it as `array<GpuSatResult>` with the struct from `sat.wgsl`:
-    ///
-    /// ```wgsl
-    /// struct GpuSatResult {
-    ///     normal: vec3<f32>,      // unit axis, A's frame, from A toward B
-    ///     axis_separation: f32,   // separation along `normal`
-    ///     separation: f32,        // largest over the tested axes
-    ///     kind: u32,              // 0 not a hull pair, 1 face A, 2 face B, 3 edge pair;
-    ///                             // | 4 separated; | 8 incomplete (driver cut the loops short:
-    ///                             // recompute on the CPU, see the module docs)
-    ///     feature_a: u32,         // face or edge of A
-    ///     feature_b: u32,         // face or edge of B
-    /// }
-    /// ```
+    /// WGSL, bind it as `array<GpuSatResult>` with the struct and its `kind` constants from
+    /// [`LAYOUT_WGSL`] (prepend it to the shader): a unit axis in A's frame from A toward B, the
+    /// separation along it and the largest over the tested axes, the axis kind (face of A, face
+    /// of B, edge pair; flagged separated, or incomplete when the driver cut the loops short:
+    /// recompute on the CPU, see the module docs) and the features of A and B.
     ///
     /// A consumer that wants world space adds A's pose (normal: `pose_a.rotation * normal`).
     /// Body poses, pairs and the margin are written through the queue, so they take effect at
