@@ -148,6 +148,7 @@ fn query_faces_above(
             top = Vec4::select(higher, u, top);
             top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
         }
+        let (top, top_group) = (top.to_array(), top_group.to_array());
         let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
         // Padding lanes repeat the last plane.
         let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
@@ -159,10 +160,10 @@ fn query_faces_above(
     };
     for (group, lanes) in plane_lanes.iter().enumerate() {
         let u = bounds(lanes);
-        let mut passing = u.cmpge(Vec4::splat(threshold)).bitmask();
-        while passing != 0 {
-            let lane = passing.trailing_zeros() as usize;
-            passing &= passing - 1;
+        let passing = u.cmpge(Vec4::splat(threshold)).bitmask();
+        // By value: indexing a `Vec4` by a variable lane is a jump table.
+        let u = u.to_array();
+        for lane in BitLanes(passing) {
             let face = 4 * group + lane;
             if face >= planes.len() || u[lane] <= best.separation {
                 continue;
@@ -230,17 +231,45 @@ struct EdgeInA {
     index: u32,
     /// Start vertex, A's frame.
     start: Vec3,
-    /// End vertex, A's frame.
-    end: Vec3,
+    /// Unit direction, `normalize(end − start)` with both ends in A's frame (the value
+    /// [`edge_pair_axis`] forms from them, bit for bit), formed once per kept edge instead of once
+    /// per crossing.
+    direction: Vec3,
     /// The negated normals of the edge's two faces (`faces[0]`, `faces[1]`), A's frame: the ends
     /// of its Gauss-map arc as seen from A.
     normals: [Vec3; 2],
+}
+
+/// A Gauss-map crossing found by [`EdgeScan::edge`], waiting for its axis ([`EdgeScan::settle`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Crossing {
+    /// Edge index on A.
+    edge_a: u32,
+    /// Index into [`EdgeScratch::kept`].
+    kept: u32,
+    /// The bound of A's edge that decides whether its pairs can matter (length units; `+∞` when
+    /// the caller bounds nothing).
+    bound: f32,
+}
+
+/// The axis of a [`Crossing`] and what decides whether it is re-measured.
+#[derive(Clone, Copy, Debug, Default)]
+struct CrossingAxis {
+    /// [`edge_pair_axis`]'s unit axis, A's frame (meaningless when `parallel`).
+    axis: Vec3,
+    /// `axis · (pb − pa)`: the separation of the two edges' points along the axis, an upper bound
+    /// of the pair's separation up to rounding (length units).
+    edge_gap: f32,
+    /// The edges are parallel ([`PARALLEL_EDGE_SINE`]): no axis.
+    parallel: bool,
 }
 
 /// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
 /// first pairs the edge query allocates nothing.
 #[derive(Default)]
 struct EdgeScratch {
+    /// Edge indices of B whose bound passes (step 3), then moved into `kept`.
+    passing_b: Vec<u32>,
     /// The edges of B the pairwise loop visits, in B's edge order, in A's frame.
     kept: Vec<EdgeInA>,
     /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
@@ -248,6 +277,34 @@ struct EdgeScratch {
     /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
     lanes: Vec<[Vec4; 9]>,
+    /// The edges of A the pairwise loop visits, in index order, with their bounds.
+    passing_a: Vec<(u32, f32)>,
+    /// Crossings waiting to be settled and their axes ([`EdgeScan::scan`]).
+    batch: CrossingBatch,
+}
+
+/// Crossings found by [`EdgeScan::edge`] and not yet settled ([`EdgeScan::settle`]).
+#[derive(Default)]
+struct CrossingBatch {
+    /// The crossings in the exhaustive loop's order; entries from `count` on are scratch.
+    crossings: Vec<Crossing>,
+    /// How many of `crossings` are waiting.
+    count: usize,
+    /// The axes of the waiting crossings, same order.
+    axes: Vec<CrossingAxis>,
+}
+
+/// Writes `item(lane)` at `out[count..]` for every set bit `lane` of the 4-bit `mask`, lowest
+/// first, and returns the new count: four stores and no branch on the mask (a loop over the set
+/// bits mispredicts about once per group when the masks are irregular, as they are here). `out`
+/// needs four free slots from `count`.
+#[inline]
+fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(usize) -> T) -> usize {
+    for lane in 0..4 {
+        out[count] = item(lane);
+        count += (mask >> lane & 1) as usize;
+    }
+    count
 }
 
 impl EdgeInA {
@@ -259,10 +316,11 @@ impl EdgeInA {
         // Indexing, not `array::map` (which the compiler leaves as a call per element here).
         let vertex = |side: usize| b_in_a.transform_point(b.vertices()[edge.vertices[side] as usize]);
         let normal = |side: usize| -(rotation * b.planes()[edge.faces[side] as usize].normal);
+        let start = vertex(0);
         EdgeInA {
             index: index as u32,
-            start: vertex(0),
-            end: vertex(1),
+            start,
+            direction: (vertex(1) - start).normalize(),
             normals: [normal(0), normal(1)],
         }
     }
@@ -272,19 +330,21 @@ impl EdgeScratch {
     /// Fills `lanes` from `kept`.
     fn fill_lanes(&mut self) {
         self.lanes.clear();
-        for (i, edge) in self.kept.iter().enumerate() {
-            let [n0, n1] = edge.normals;
-            let c = n1.cross(n0);
-            if i % 4 == 0 {
-                self.lanes.push([Vec4::ZERO; 9]);
+        for group in self.kept.chunks(4) {
+            // By value into arrays, then whole lanes: indexing a lane by a variable would be a
+            // jump table (a mispredicted indirect branch per edge).
+            let mut lanes = [[0.0; 4]; 9];
+            for (i, edge) in group.iter().enumerate() {
+                let [n0, n1] = edge.normals;
+                let c = n1.cross(n0);
+                for (lane, value) in lanes
+                    .iter_mut()
+                    .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
+                {
+                    lane[i] = value;
+                }
             }
-            let lanes = self.lanes.last_mut().expect("pushed above");
-            for (lane, value) in lanes
-                .iter_mut()
-                .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
-            {
-                lane[i % 4] = value;
-            }
+            self.lanes.push(lanes.map(Vec4::from_array));
         }
     }
 }
@@ -296,6 +356,11 @@ thread_local! {
 /// Up to this many edge pairs (boxes have 144) the bounds of [`query_edges`] cost more than the
 /// pairs they drop, and it runs the exhaustive loop (the same result either way).
 const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
+
+/// The edge loop settles its crossings ([`EdgeScan::settle`]) once this many are waiting: enough
+/// to overlap their square roots and divisions, few enough that a pair beyond the margin found
+/// early does not leave many axes formed for nothing.
+const SETTLE_CROSSINGS: usize = 8;
 
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
@@ -378,7 +443,15 @@ fn query_edges_above(
                 .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
             scratch.fill_lanes();
             let mut seed = None;
-            scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+            let seed_edge = [(seed_edge as u32, f32::INFINITY)];
+            scan.scan(
+                &seed_edge,
+                &scratch.kept,
+                &scratch.lanes,
+                &mut scratch.batch,
+                &mut seed,
+                |_, _| false,
+            );
             threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
 
@@ -386,20 +459,27 @@ fn query_edges_above(
         // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
         // frame.
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
-        let b_lift = scan.slack - inner_radius(a);
-        scratch.kept.clear();
-        for (group, lanes) in b.edge_lanes().iter().enumerate() {
-            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + Vec4::splat(b_lift);
-            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            while passing != 0 {
-                let ib = 4 * group + passing.trailing_zeros() as usize;
-                passing &= passing - 1;
-                if ib >= b.edges().len() {
-                    break;
-                }
-                scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
-            }
+        let b_lift = Vec4::splat(scan.slack - inner_radius(a));
+        let b_lanes = b.edge_lanes();
+        scratch.passing_b.resize(4 * b_lanes.len(), 0);
+        let mut count = 0;
+        for (group, lanes) in b_lanes.iter().enumerate() {
+            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + b_lift;
+            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
+                (4 * group + lane) as u32
+            });
         }
+        // The padding lanes of the last group repeat its last edge.
+        scratch.passing_b.truncate(count);
+        scratch.passing_b.retain(|&ib| (ib as usize) < b.edges().len());
+        scratch.kept.clear();
+        scratch.kept.extend(
+            scratch
+                .passing_b
+                .iter()
+                .map(|&ib| EdgeInA::new(b, b_in_a, ib as usize)),
+        );
         if scratch.kept.is_empty() {
             return None;
         }
@@ -410,21 +490,30 @@ fn query_edges_above(
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        for (group, lanes) in a.edge_lanes().iter().enumerate() {
+        let a_lanes = a.edge_lanes();
+        scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
+        let mut count = 0;
+        for (group, lanes) in a_lanes.iter().enumerate() {
             let loose = a_loose(lanes);
-            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            while passing != 0 {
-                let lane = passing.trailing_zeros() as usize;
-                passing &= passing - 1;
-                let ia = 4 * group + lane;
-                if ia >= a.edges().len() || cannot_matter(loose[lane], best) {
-                    continue;
-                }
-                if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                    return best;
-                }
-            }
+            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            let loose = loose.to_array();
+            count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
+                ((4 * group + lane) as u32, loose[lane])
+            });
         }
+        scratch.passing_a.truncate(count);
+        scratch
+            .passing_a
+            .retain(|&(ia, _)| (ia as usize) < a.edges().len());
+        scan.scan(
+            &scratch.passing_a,
+            &scratch.kept,
+            &scratch.lanes,
+            &mut scratch.batch,
+            &mut best,
+            cannot_matter,
+        );
         best
     })
 }
@@ -446,13 +535,36 @@ pub fn query_edges_exhaustive(
         scratch.fill_lanes();
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
-        for ia in 0..a.edges().len() {
-            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                break;
-            }
-        }
+        scratch.passing_a.clear();
+        scratch
+            .passing_a
+            .extend((0..a.edges().len() as u32).map(|ia| (ia, f32::INFINITY)));
+        scan.scan(
+            &scratch.passing_a,
+            &scratch.kept,
+            &scratch.lanes,
+            &mut scratch.batch,
+            &mut best,
+            |_, _| false,
+        );
         best
     })
+}
+
+/// The set bits of a lane mask, lowest first.
+struct BitLanes(u32);
+
+impl Iterator for BitLanes {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let lane = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            lane
+        })
+    }
 }
 
 /// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
@@ -499,46 +611,113 @@ impl<'h> EdgeScan<'h> {
         }
     }
 
-    /// Tests A's edge `ia` against `kept` (B's edges in A's frame, index order; `lanes` their
-    /// Gauss-map lanes), updating `best` (strictly larger separation wins). Returns true when a
-    /// pair separates by more than the margin (then `best` is that pair).
-    fn edge(&self, ia: usize, kept: &[EdgeInA], lanes: &[[Vec4; 9]], best: &mut Option<EdgeQuery>) -> bool {
-        let ea = self.a.edges()[ia];
+    /// The exhaustive loop over A's edges `edges` (index order, each with its bound, see
+    /// [`Crossing`]) against `kept` (B's edges in A's frame, index order; `lanes` their
+    /// Gauss-map lanes), updating `best` (strictly larger separation wins): an edge for which
+    /// `cannot_matter(bound, best)` holds is skipped, then every Gauss-map crossing pair that is
+    /// not parallel is re-measured if its edge points can beat `best`. Returns true when a pair
+    /// separates by more than the margin (then `best` is that pair).
+    ///
+    /// Crossings are found first ([`Self::edge`]) and settled in batches ([`Self::settle`]), so
+    /// the square roots and divisions of several pairs' axes overlap instead of each waiting
+    /// behind the branch on the pair before; the decisions are the loop's, in its order.
+    /// `cannot_matter` must only grow with `best` (then skipping an edge before the batch it
+    /// falls in is settled skips only what the loop skips).
+    fn scan(
+        &self,
+        edges: &[(u32, f32)],
+        kept: &[EdgeInA],
+        lanes: &[[Vec4; 9]],
+        batch: &mut CrossingBatch,
+        best: &mut Option<EdgeQuery>,
+        cannot_matter: impl Fn(f32, Option<EdgeQuery>) -> bool,
+    ) -> bool {
+        batch
+            .crossings
+            .resize(SETTLE_CROSSINGS + 4 * lanes.len(), Crossing::default());
+        batch.count = 0;
+        for &(ia, bound) in edges {
+            if cannot_matter(bound, *best) {
+                continue;
+            }
+            self.edge(ia, bound, lanes, batch);
+            if batch.count >= SETTLE_CROSSINGS && self.settle(kept, batch, best, &cannot_matter) {
+                return true;
+            }
+        }
+        self.settle(kept, batch, best, &cannot_matter)
+    }
+
+    /// Appends the Gauss-map crossings of A's edge `ia` (bound `bound`) with the kept edges of B
+    /// (`lanes`, four at a time) to `batch`, in B's edge order (room for them is made by
+    /// [`Self::scan`]).
+    #[inline]
+    fn edge(&self, ia: u32, bound: f32, lanes: &[[Vec4; 9]], batch: &mut CrossingBatch) {
+        let ea = self.a.edges()[ia as usize];
         let a_normals = self.a.planes();
-        let a_vertices = self.a.vertices();
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
-        let pa = a_vertices[ea.vertices[0] as usize];
-        let da = self.a.edge_directions()[ia];
         let na1_x_na0 = na1.cross(na0);
-        let a_centroid = self.a.centroid();
         for (group, lanes) in lanes.iter().enumerate() {
-            let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
-            while crossing != 0 {
-                let eb = &kept[4 * group + crossing.trailing_zeros() as usize];
-                crossing &= crossing - 1;
-                // B's direction is formed here, only for crossing pairs (few), not for all of
-                // B's edges.
-                let pb = eb.start;
-                let Some(axis) = edge_pair_axis(pa, da, pb, eb.end, a_centroid) else {
-                    continue;
-                };
-                // The edge points bound the support value from above (up to rounding, hence
-                // the slack): re-measure only if it can win.
-                if best.is_some_and(|q| axis.dot(pb - pa) + self.slack <= q.separation) {
-                    continue;
-                }
-                let separation = separation_along(self.a, self.b, self.b_in_a, axis);
-                if best.is_none_or(|q| separation > q.separation) {
-                    *best = Some(EdgeQuery {
-                        edge_a: ia as u32,
-                        edge_b: eb.index,
-                        separation,
-                        axis,
-                    });
-                    if separation > self.margin {
-                        return true;
-                    }
+            let crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
+            batch.count = compact_lanes(&mut batch.crossings, batch.count, crossing, |lane| Crossing {
+                edge_a: ia,
+                kept: (4 * group + lane) as u32,
+                bound,
+            });
+        }
+    }
+
+    /// Settles the waiting crossings of `batch` in order and empties it (see [`Self::scan`]):
+    /// every axis first, then the decisions. Returns true when a pair separates by more than
+    /// the margin.
+    fn settle(
+        &self,
+        kept: &[EdgeInA],
+        batch: &mut CrossingBatch,
+        best: &mut Option<EdgeQuery>,
+        cannot_matter: impl Fn(f32, Option<EdgeQuery>) -> bool,
+    ) -> bool {
+        let (a_edges, a_vertices, a_directions) =
+            (self.a.edges(), self.a.vertices(), self.a.edge_directions());
+        let a_centroid = self.a.centroid();
+        let crossings = &batch.crossings[..batch.count];
+        batch.count = 0;
+        batch.axes.clear();
+        batch.axes.extend(crossings.iter().map(|c| {
+            let pa = a_vertices[a_edges[c.edge_a as usize].vertices[0] as usize];
+            let eb = &kept[c.kept as usize];
+            let (axis, parallel) =
+                oriented_edge_axis(pa, a_directions[c.edge_a as usize], eb.direction, a_centroid);
+            CrossingAxis {
+                axis,
+                edge_gap: axis.dot(eb.start - pa),
+                parallel,
+            }
+        }));
+        let mut edge = u32::MAX;
+        let mut skip = false;
+        for (c, x) in crossings.iter().zip(&batch.axes) {
+            if c.edge_a != edge {
+                // Decided when the loop reaches the edge: `best` has not changed since.
+                edge = c.edge_a;
+                skip = cannot_matter(c.bound, *best);
+            }
+            // The edge points bound the support value from above (up to rounding, hence the
+            // slack): re-measure only if it can win.
+            if skip || x.parallel || best.is_some_and(|q| x.edge_gap + self.slack <= q.separation) {
+                continue;
+            }
+            let separation = separation_along(self.a, self.b, self.b_in_a, x.axis);
+            if best.is_none_or(|q| separation > q.separation) {
+                *best = Some(EdgeQuery {
+                    edge_a: c.edge_a,
+                    edge_b: kept[c.kept as usize].index,
+                    separation,
+                    axis: x.axis,
+                });
+                if separation > self.margin {
+                    return true;
                 }
             }
         }
@@ -553,17 +732,23 @@ impl<'h> EdgeScan<'h> {
 /// length is the sine of their angle at any scale.
 #[inline]
 pub fn edge_pair_axis(pa: Vec3, da: Vec3, pb: Vec3, qb: Vec3, a_centroid: Vec3) -> Option<Vec3> {
-    let cross = da.cross((qb - pb).normalize());
+    let (axis, parallel) = oriented_edge_axis(pa, da, (qb - pb).normalize(), a_centroid);
+    (!parallel).then_some(axis)
+}
+
+/// [`edge_pair_axis`] given B's unit direction `db` (`normalize(qb − pb)`), without a branch:
+/// the axis, and true when the edges are parallel (then the axis means nothing).
+#[inline]
+fn oriented_edge_axis(pa: Vec3, da: Vec3, db: Vec3, a_centroid: Vec3) -> (Vec3, bool) {
+    let cross = da.cross(db);
     let length = cross.length();
-    if length < PARALLEL_EDGE_SINE {
-        return None;
-    }
     let axis = cross / length;
-    Some(if axis.dot(pa - a_centroid) < 0.0 {
+    let axis = if axis.dot(pa - a_centroid) < 0.0 {
         -axis
     } else {
         axis
-    })
+    };
+    (axis, length < PARALLEL_EDGE_SINE)
 }
 
 /// The axis ([`edge_pair_axis`]) and separation ([`separation_along`]) of edge `edge_a` of `a`
