@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::{ConvexHull, EdgeLanes, Plane};
+use crate::hull::{ConvexHull, Edge, EdgeLanes, Plane};
 use crate::pose::Isometry;
 use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs_loose};
 
@@ -95,6 +95,10 @@ impl SatResult {
 /// exhaustive loop (the same result either way).
 const EXHAUSTIVE_FACE_WORK: usize = 64;
 
+/// [`query_faces`] compacts the faces whose bound passes this many groups of four at a time
+/// (a buffer on the stack).
+const FACE_CHUNK_GROUPS: usize = 16;
+
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
@@ -158,24 +162,46 @@ fn query_faces_above(
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (group, lanes) in plane_lanes.iter().enumerate() {
-        let u = bounds(lanes);
-        let passing = u.cmpge(Vec4::splat(threshold)).bitmask();
-        // By value: indexing a `Vec4` by a variable lane is a jump table.
-        let u = u.to_array();
-        for lane in BitLanes(passing) {
-            let face = 4 * group + lane;
-            if face >= planes.len() || u[lane] <= best.separation {
-                continue;
+    // The faces whose bound passes, compacted without a branch per face, a chunk of groups at
+    // a time; then up to four not skipped by the best so far have their separations formed
+    // together ([`face_separations`]) before the loop's decisions are taken on them in order.
+    // (A face skipped when its four are gathered is skipped by the loop too: the best only
+    // grows.)
+    let mut passing = [(0u32, 0.0f32); 4 * FACE_CHUNK_GROUPS];
+    for (chunk, groups) in plane_lanes.chunks(FACE_CHUNK_GROUPS).enumerate() {
+        let mut count = 0;
+        for (i, lanes) in groups.iter().enumerate() {
+            let group = chunk * FACE_CHUNK_GROUPS + i;
+            let u = bounds(lanes);
+            let mask = u.cmpge(Vec4::splat(threshold)).bitmask();
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            let u = u.to_array();
+            count = compact_lanes(&mut passing, count, mask, |lane| {
+                ((4 * group + lane) as u32, u[lane])
+            });
+        }
+        let mut next = 0;
+        while next < count {
+            let mut four = [(0u32, 0.0f32); 4];
+            let mut taken = 0;
+            while next < count && taken < 4 {
+                let (face, bound) = passing[next];
+                next += 1;
+                four[taken] = (face, bound);
+                taken += ((face as usize) < planes.len() && bound > best.separation) as usize;
             }
-            let separation = face_separation(&planes[face], b, a_in_b);
-            if separation > best.separation {
-                best = FaceQuery {
-                    face: face as u32,
-                    separation,
-                };
-                if separation > margin {
-                    return best;
+            // Entries from `taken` on are ignored (possibly a padding lane's face index).
+            let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
+            let separations = face_separations(faces, b, a_in_b);
+            for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
+                if bound <= best.separation {
+                    continue;
+                }
+                if separation > best.separation {
+                    best = FaceQuery { face, separation };
+                    if separation > margin {
+                        return best;
+                    }
                 }
             }
         }
@@ -202,6 +228,15 @@ pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry,
         }
     }
     best
+}
+
+/// [`face_separation`] of four planes at once, bit for bit: B's vertices are read once for the
+/// four, and the four minima are independent (the loop's latency overlaps).
+#[inline]
+fn face_separations(planes: [&Plane; 4], b: &ConvexHull, a_in_b: &Isometry) -> [f32; 4] {
+    let normals = planes.map(|plane| a_in_b.rotation * plane.normal);
+    let lowest = b.lowest_along_four(normals);
+    std::array::from_fn(|i| lowest[i] - (planes[i].offset + normals[i].dot(a_in_b.translation)))
 }
 
 /// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
@@ -235,9 +270,6 @@ struct EdgeInA {
     /// [`edge_pair_axis`] forms from them, bit for bit), formed once per kept edge instead of once
     /// per crossing.
     direction: Vec3,
-    /// The negated normals of the edge's two faces (`faces[0]`, `faces[1]`), A's frame: the ends
-    /// of its Gauss-map arc as seen from A.
-    normals: [Vec3; 2],
 }
 
 /// A Gauss-map crossing found by [`EdgeScan::edge`], waiting for its axis ([`EdgeScan::settle`]).
@@ -307,46 +339,83 @@ fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(us
     count
 }
 
-impl EdgeInA {
-    /// Edge `index` of `b` moved into A's frame by `b_in_a` (B's pose in A's frame).
-    #[inline]
-    fn new(b: &ConvexHull, b_in_a: &Isometry, index: usize) -> Self {
-        let edge = b.edges()[index];
-        let rotation: Quat = b_in_a.rotation;
-        // Indexing, not `array::map` (which the compiler leaves as a call per element here).
-        let vertex = |side: usize| b_in_a.transform_point(b.vertices()[edge.vertices[side] as usize]);
-        let normal = |side: usize| -(rotation * b.planes()[edge.faces[side] as usize].normal);
-        let start = vertex(0);
-        EdgeInA {
-            index: index as u32,
-            start,
-            direction: (vertex(1) - start).normalize(),
-            normals: [normal(0), normal(1)],
+impl EdgeScratch {
+    /// Moves B's edges `passing_b` (B's pose in A's frame: `b_in_a`) into A's frame, four at a
+    /// time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit for bit:
+    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`, negated
+    /// face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
+    fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
+        let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
+        let q = b_in_a.rotation;
+        let t = b_in_a.translation;
+        self.kept.clear();
+        self.lanes.clear();
+        for group in self.passing_b.chunks(4) {
+            // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
+            // are zeroed below (a zero normal never crosses).
+            let edge = |i: usize| edges[group.get(i).copied().unwrap_or(group[0]) as usize];
+            let gather = |point: &dyn Fn(Edge) -> Vec3| {
+                let p: [Vec3; 4] = std::array::from_fn(|i| point(edge(i)));
+                [
+                    Vec4::new(p[0].x, p[1].x, p[2].x, p[3].x),
+                    Vec4::new(p[0].y, p[1].y, p[2].y, p[3].y),
+                    Vec4::new(p[0].z, p[1].z, p[2].z, p[3].z),
+                ]
+            };
+            let moved = |[x, y, z]: [Vec4; 3]| {
+                let [x, y, z] = rotate_lanes(q, [x, y, z]);
+                [x + Vec4::splat(t.x), y + Vec4::splat(t.y), z + Vec4::splat(t.z)]
+            };
+            let start = moved(gather(&|e| vertices[e.vertices[0] as usize]));
+            let end = moved(gather(&|e| vertices[e.vertices[1] as usize]));
+            let valid = Vec4::select(
+                glam::BVec4A::from_array(std::array::from_fn(|i| i < group.len())),
+                Vec4::ONE,
+                Vec4::ZERO,
+            );
+            let normal = |side: usize| {
+                rotate_lanes(q, gather(&|e| planes[e.faces[side] as usize].normal)).map(|c| -c * valid)
+            };
+            let ([n0x, n0y, n0z], [n1x, n1y, n1z]) = (normal(0), normal(1));
+            // `n1 × n0` as `Vec3::cross` forms it.
+            let (cx, cy, cz) = (
+                n1y * n0z - n0y * n1z,
+                n1z * n0x - n0z * n1x,
+                n1x * n0y - n0x * n1y,
+            );
+            self.lanes.push([n0x, n0y, n0z, n1x, n1y, n1z, cx, cy, cz]);
+            // `normalize` as `Vec3::normalize` forms it: times the reciprocal of the length.
+            let [dx, dy, dz] = [end[0] - start[0], end[1] - start[1], end[2] - start[2]];
+            let recip = Vec4::ONE / ((dx * dx) + (dy * dy) + (dz * dz)).sqrt();
+            let [dx, dy, dz] = [dx * recip, dy * recip, dz * recip].map(|v| v.to_array());
+            let [sx, sy, sz] = start.map(|v| v.to_array());
+            self.kept
+                .extend(group.iter().enumerate().map(|(i, &index)| EdgeInA {
+                    index,
+                    start: Vec3::new(sx[i], sy[i], sz[i]),
+                    direction: Vec3::new(dx[i], dy[i], dz[i]),
+                }));
         }
     }
 }
 
-impl EdgeScratch {
-    /// Fills `lanes` from `kept`.
-    fn fill_lanes(&mut self) {
-        self.lanes.clear();
-        for group in self.kept.chunks(4) {
-            // By value into arrays, then whole lanes: indexing a lane by a variable would be a
-            // jump table (a mispredicted indirect branch per edge).
-            let mut lanes = [[0.0; 4]; 9];
-            for (i, edge) in group.iter().enumerate() {
-                let [n0, n1] = edge.normals;
-                let c = n1.cross(n0);
-                for (lane, value) in lanes
-                    .iter_mut()
-                    .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
-                {
-                    lane[i] = value;
-                }
-            }
-            self.lanes.push(lanes.map(Vec4::from_array));
-        }
-    }
+/// `q * v` for four vectors by coordinate (`v = [x, y, z]` lanes), bit for bit as glam's
+/// `Quat * Vec3` (its SSE2 `mul_vec3a`): `v (w² − b·b) + b (2 (v·b)) + (b × v)(2 w)` with
+/// `b = (q.x, q.y, q.z)`, every product and sum in the same order.
+#[inline]
+fn rotate_lanes(q: Quat, [x, y, z]: [Vec4; 3]) -> [Vec4; 3] {
+    let (bx, by, bz, w) = (q.x, q.y, q.z, q.w);
+    let b2 = (bx * bx + by * by) + bz * bz;
+    let scale = Vec4::splat(w * w - b2);
+    let w2 = Vec4::splat(w * 2.0);
+    let (bx, by, bz) = (Vec4::splat(bx), Vec4::splat(by), Vec4::splat(bz));
+    let vb2 = (((x * bx) + (y * by)) + (z * bz)) * Vec4::splat(2.0);
+    let cross = [by * z - bz * y, bz * x - bx * z, bx * y - by * x];
+    [
+        ((x * scale) + (bx * vb2)) + (cross[0] * w2),
+        ((y * scale) + (by * vb2)) + (cross[1] * w2),
+        ((z * scale) + (bz * vb2)) + (cross[2] * w2),
+    ]
 }
 
 thread_local! {
@@ -437,11 +506,9 @@ fn query_edges_above(
                     |best, (i, u)| if u > best.1 { (i, u) } else { best },
                 )
                 .0;
-            scratch.kept.clear();
-            scratch
-                .kept
-                .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
-            scratch.fill_lanes();
+            scratch.passing_b.clear();
+            scratch.passing_b.extend(0..b.edges().len() as u32);
+            scratch.keep(b, b_in_a);
             let mut seed = None;
             let seed_edge = [(seed_edge as u32, f32::INFINITY)];
             scan.scan(
@@ -473,17 +540,10 @@ fn query_edges_above(
         // The padding lanes of the last group repeat its last edge.
         scratch.passing_b.truncate(count);
         scratch.passing_b.retain(|&ib| (ib as usize) < b.edges().len());
-        scratch.kept.clear();
-        scratch.kept.extend(
-            scratch
-                .passing_b
-                .iter()
-                .map(|&ib| EdgeInA::new(b, b_in_a, ib as usize)),
-        );
-        if scratch.kept.is_empty() {
+        if scratch.passing_b.is_empty() {
             return None;
         }
-        scratch.fill_lanes();
+        scratch.keep(b, b_in_a);
 
         // 4. The exhaustive loop over what can still matter, in A's edge order.
         let mut best: Option<EdgeQuery> = None;
@@ -528,11 +588,9 @@ pub fn query_edges_exhaustive(
     margin: f32,
 ) -> Option<EdgeQuery> {
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.kept.clear();
-        scratch
-            .kept
-            .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
-        scratch.fill_lanes();
+        scratch.passing_b.clear();
+        scratch.passing_b.extend(0..b.edges().len() as u32);
+        scratch.keep(b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
         scratch.passing_a.clear();
@@ -549,22 +607,6 @@ pub fn query_edges_exhaustive(
         );
         best
     })
-}
-
-/// The set bits of a lane mask, lowest first.
-struct BitLanes(u32);
-
-impl Iterator for BitLanes {
-    type Item = usize;
-
-    #[inline]
-    fn next(&mut self) -> Option<usize> {
-        (self.0 != 0).then(|| {
-            let lane = self.0.trailing_zeros() as usize;
-            self.0 &= self.0 - 1;
-            lane
-        })
-    }
 }
 
 /// Bit `i` set when edge `i` of a group of four edges of B (`lanes`, see
@@ -987,6 +1029,41 @@ mod tests {
         }
         // Both outcomes occur, so the comparison covers both.
         assert!(crossing > 0 && crossing < tested, "{crossing} of {tested}");
+    }
+
+    #[test]
+    fn lane_rotation_matches_glam_bit_for_bit() {
+        let dirs = directions(64);
+        for (i, &axis) in dirs.iter().enumerate() {
+            let q = Quat::from_axis_angle(axis, 0.37 + i as f32 * 0.71);
+            for group in dirs
+                .chunks(4)
+                .map(|c| c.iter().map(|d| *d * (1.0 + i as f32)).collect::<Vec<_>>())
+            {
+                let lanes = [0, 1, 2].map(|c| Vec4::from_array(std::array::from_fn(|l| group[l][c])));
+                let rotated = rotate_lanes(q, lanes).map(|v| v.to_array());
+                for (l, &v) in group.iter().enumerate() {
+                    let expected = q * v;
+                    let got = Vec3::new(rotated[0][l], rotated[1][l], rotated[2][l]);
+                    assert_eq!(
+                        got.to_array().map(f32::to_bits),
+                        expected.to_array().map(f32::to_bits),
+                        "{q} * {v}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn four_lowest_values_match_lowest_along() {
+        let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        for four in directions(48).chunks(4) {
+            let four: [Vec3; 4] = four.try_into().expect("chunks of four");
+            let expected = four.map(|d| hull.lowest_along(d).to_bits());
+            assert_eq!(hull.lowest_along_four(four).map(f32::to_bits), expected);
+        }
     }
 
     #[test]
