@@ -26,7 +26,7 @@ use std::cell::RefCell;
 use glam::{Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
-use crate::hull::{ConvexHull, Edge, EdgeLanes, Plane};
+use crate::hull::{ConvexHull, EdgeLanes, Plane};
 use crate::pose::Isometry;
 use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs_loose};
 
@@ -352,31 +352,37 @@ impl EdgeScratch {
         self.lanes.clear();
         for group in self.passing_b.chunks(4) {
             // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
-            // are zeroed below (a zero normal never crosses).
-            let edge = |i: usize| edges[group.get(i).copied().unwrap_or(group[0]) as usize];
-            let gather = |point: &dyn Fn(Edge) -> Vec3| {
-                let p: [Vec3; 4] = std::array::from_fn(|i| point(edge(i)));
-                [
-                    Vec4::new(p[0].x, p[1].x, p[2].x, p[3].x),
-                    Vec4::new(p[0].y, p[1].y, p[2].y, p[3].y),
-                    Vec4::new(p[0].z, p[1].z, p[2].z, p[3].z),
-                ]
-            };
-            let moved = |[x, y, z]: [Vec4; 3]| {
-                let [x, y, z] = rotate_lanes(q, [x, y, z]);
+            // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
+            // face normals, each x, y, z.
+            let mut local = [[0.0f32; 4]; 12];
+            for i in 0..4 {
+                let edge = edges[group.get(i).copied().unwrap_or(group[0]) as usize];
+                let points = [
+                    vertices[edge.vertices[0] as usize],
+                    vertices[edge.vertices[1] as usize],
+                    planes[edge.faces[0] as usize].normal,
+                    planes[edge.faces[1] as usize].normal,
+                ];
+                for (k, p) in points.iter().enumerate() {
+                    local[3 * k][i] = p.x;
+                    local[3 * k + 1][i] = p.y;
+                    local[3 * k + 2][i] = p.z;
+                }
+            }
+            let local = local.map(Vec4::from_array);
+            let coordinates = |k: usize| [local[3 * k], local[3 * k + 1], local[3 * k + 2]];
+            let moved = |k: usize| {
+                let [x, y, z] = rotate_lanes(q, coordinates(k));
                 [x + Vec4::splat(t.x), y + Vec4::splat(t.y), z + Vec4::splat(t.z)]
             };
-            let start = moved(gather(&|e| vertices[e.vertices[0] as usize]));
-            let end = moved(gather(&|e| vertices[e.vertices[1] as usize]));
+            let (start, end) = (moved(0), moved(1));
             let valid = Vec4::select(
                 glam::BVec4A::from_array(std::array::from_fn(|i| i < group.len())),
                 Vec4::ONE,
                 Vec4::ZERO,
             );
-            let normal = |side: usize| {
-                rotate_lanes(q, gather(&|e| planes[e.faces[side] as usize].normal)).map(|c| -c * valid)
-            };
-            let ([n0x, n0y, n0z], [n1x, n1y, n1z]) = (normal(0), normal(1));
+            let normal = |k: usize| rotate_lanes(q, coordinates(k)).map(|c| -c * valid);
+            let ([n0x, n0y, n0z], [n1x, n1y, n1z]) = (normal(2), normal(3));
             // `n1 × n0` as `Vec3::cross` forms it.
             let (cx, cy, cz) = (
                 n1y * n0z - n0y * n1z,
