@@ -194,14 +194,13 @@ fn query_faces_above(
             let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
             let separations = face_separations(faces, b, a_in_b);
             for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
-                if bound <= best.separation {
-                    continue;
-                }
-                if separation > best.separation {
-                    best = FaceQuery { face, separation };
-                    if separation > margin {
-                        return best;
-                    }
+                // The loop's decision (skipped when the bound does not beat the best, else
+                // taken when strictly larger) as selects, not branches.
+                let better = bound > best.separation && separation > best.separation;
+                best.face = if better { face } else { best.face };
+                best.separation = if better { separation } else { best.separation };
+                if better && separation > margin {
+                    return best;
                 }
             }
         }
