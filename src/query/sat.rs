@@ -271,7 +271,7 @@ struct EdgeInA {
     direction: Vec3,
 }
 
-/// A Gauss-map crossing found by [`EdgeScan::edge`], waiting for its axis ([`EdgeScan::settle`]).
+/// A Gauss-map crossing (from a [`CrossingMask`]) waiting for its axis ([`EdgeScan::settle`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Crossing {
     /// Edge index on A.
@@ -314,13 +314,32 @@ struct EdgeScratch {
     batch: CrossingBatch,
 }
 
+/// The Gauss-map crossings of one edge of A with up to 64 kept edges of B, found by
+/// [`EdgeScan::edge`].
+#[derive(Clone, Copy, Debug, Default)]
+struct CrossingMask {
+    /// Edge index on A.
+    edge_a: u32,
+    /// The bound of A's edge (see [`Crossing`]).
+    bound: f32,
+    /// Bit `i` set when kept edge `first + i` of B crosses.
+    bits: u64,
+    /// Index into [`EdgeScratch::kept`] of bit 0.
+    first: u32,
+}
+
 /// Crossings found by [`EdgeScan::edge`] and not yet settled ([`EdgeScan::settle`]).
 #[derive(Default)]
 struct CrossingBatch {
-    /// The crossings in the exhaustive loop's order; entries from `count` on are scratch.
-    crossings: Vec<Crossing>,
-    /// How many of `crossings` are waiting.
+    /// Crossing masks in the exhaustive loop's order, none empty; entries from `masks_count` on
+    /// are scratch.
+    masks: Vec<CrossingMask>,
+    /// How many of `masks` are waiting.
+    masks_count: usize,
+    /// How many crossings `masks` hold.
     count: usize,
+    /// The waiting crossings one by one, in order (formed by [`EdgeScan::settle`]).
+    crossings: Vec<Crossing>,
     /// The axes of the waiting crossings, same order.
     axes: Vec<CrossingAxis>,
 }
@@ -679,9 +698,11 @@ impl<'h> EdgeScan<'h> {
         best: &mut Option<EdgeQuery>,
         cannot_matter: impl Fn(f32, Option<EdgeQuery>) -> bool,
     ) -> bool {
-        batch
-            .crossings
-            .resize(SETTLE_CROSSINGS + 4 * lanes.len(), Crossing::default());
+        batch.masks.resize(
+            SETTLE_CROSSINGS + lanes.len().div_ceil(16),
+            CrossingMask::default(),
+        );
+        batch.masks_count = 0;
         batch.count = 0;
         for &(ia, bound) in edges {
             if cannot_matter(bound, *best) {
@@ -705,13 +726,20 @@ impl<'h> EdgeScan<'h> {
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
         let na1_x_na0 = na1.cross(na0);
-        for (group, lanes) in lanes.iter().enumerate() {
-            let crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
-            batch.count = compact_lanes(&mut batch.crossings, batch.count, crossing, |lane| Crossing {
+        for (block, groups) in lanes.chunks(16).enumerate() {
+            let mut bits = 0u64;
+            for (group, lanes) in groups.iter().enumerate() {
+                bits |= u64::from(minkowski_faces(lanes, na0, na1, na1_x_na0)) << (4 * group);
+            }
+            // Kept without a branch: the entry is overwritten unless it holds a crossing.
+            batch.masks[batch.masks_count] = CrossingMask {
                 edge_a: ia,
-                kept: (4 * group + lane) as u32,
                 bound,
-            });
+                bits,
+                first: 64 * block as u32,
+            };
+            batch.masks_count += (bits != 0) as usize;
+            batch.count += bits.count_ones() as usize;
         }
     }
 
@@ -728,8 +756,21 @@ impl<'h> EdgeScan<'h> {
         let (a_edges, a_vertices, a_directions) =
             (self.a.edges(), self.a.vertices(), self.a.edge_directions());
         let a_centroid = self.a.centroid();
-        let crossings = &batch.crossings[..batch.count];
+        batch.crossings.clear();
+        for mask in &batch.masks[..batch.masks_count] {
+            let mut bits = mask.bits;
+            while bits != 0 {
+                batch.crossings.push(Crossing {
+                    edge_a: mask.edge_a,
+                    kept: mask.first + bits.trailing_zeros(),
+                    bound: mask.bound,
+                });
+                bits &= bits - 1;
+            }
+        }
+        batch.masks_count = 0;
         batch.count = 0;
+        let crossings = &batch.crossings[..];
         batch.axes.clear();
         batch.axes.extend(crossings.iter().map(|c| {
             let pa = a_vertices[a_edges[c.edge_a as usize].vertices[0] as usize];
