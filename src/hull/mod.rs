@@ -316,6 +316,20 @@ impl ConvexHull {
         lowest.min_element()
     }
 
+    /// [`Self::lowest_along`] of four directions, bit for bit: each vertex group is read once for
+    /// the four.
+    #[inline]
+    pub fn lowest_along_four(&self, directions: [Vec3; 4]) -> [f32; 4] {
+        let splat = directions.map(|d| [Vec4::splat(d.x), Vec4::splat(d.y), Vec4::splat(d.z)]);
+        let mut lowest = [Vec4::INFINITY; 4];
+        for &[x, y, z] in &self.vertex_lanes {
+            for (lowest, [dx, dy, dz]) in lowest.iter_mut().zip(splat) {
+                *lowest = lowest.min((x * dx) + (y * dy) + (z * dz));
+            }
+        }
+        lowest.map(Vec4::min_element)
+    }
+
     /// The vertex furthest along `direction` (its index and position).
     #[inline]
     pub fn support(&self, direction: Vec3) -> (usize, Vec3) {

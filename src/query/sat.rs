@@ -95,6 +95,10 @@ impl SatResult {
 /// exhaustive loop (the same result either way).
 const EXHAUSTIVE_FACE_WORK: usize = 64;
 
+/// [`query_faces`] compacts the faces whose bound passes this many groups of four at a time
+/// (a buffer on the stack).
+const FACE_CHUNK_GROUPS: usize = 16;
+
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
@@ -148,6 +152,7 @@ fn query_faces_above(
             top = Vec4::select(higher, u, top);
             top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
         }
+        let (top, top_group) = (top.to_array(), top_group.to_array());
         let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
         // Padding lanes repeat the last plane.
         let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
@@ -157,23 +162,44 @@ fn query_faces_above(
         face: 0,
         separation: f32::NEG_INFINITY,
     };
-    for (group, lanes) in plane_lanes.iter().enumerate() {
-        let u = bounds(lanes);
-        let mut passing = u.cmpge(Vec4::splat(threshold)).bitmask();
-        while passing != 0 {
-            let lane = passing.trailing_zeros() as usize;
-            passing &= passing - 1;
-            let face = 4 * group + lane;
-            if face >= planes.len() || u[lane] <= best.separation {
-                continue;
+    // The faces whose bound passes, compacted without a branch per face, a chunk of groups at
+    // a time; then up to four not skipped by the best so far have their separations formed
+    // together ([`face_separations`]) before the loop's decisions are taken on them in order.
+    // (A face skipped when its four are gathered is skipped by the loop too: the best only
+    // grows.)
+    let mut passing = [(0u32, 0.0f32); 4 * FACE_CHUNK_GROUPS];
+    for (chunk, groups) in plane_lanes.chunks(FACE_CHUNK_GROUPS).enumerate() {
+        let mut count = 0;
+        for (i, lanes) in groups.iter().enumerate() {
+            let group = chunk * FACE_CHUNK_GROUPS + i;
+            let u = bounds(lanes);
+            let mask = u.cmpge(Vec4::splat(threshold)).bitmask();
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            let u = u.to_array();
+            count = compact_lanes(&mut passing, count, mask, |lane| {
+                ((4 * group + lane) as u32, u[lane])
+            });
+        }
+        let mut next = 0;
+        while next < count {
+            let mut four = [(0u32, 0.0f32); 4];
+            let mut taken = 0;
+            while next < count && taken < 4 {
+                let (face, bound) = passing[next];
+                next += 1;
+                four[taken] = (face, bound);
+                taken += ((face as usize) < planes.len() && bound > best.separation) as usize;
             }
-            let separation = face_separation(&planes[face], b, a_in_b);
-            if separation > best.separation {
-                best = FaceQuery {
-                    face: face as u32,
-                    separation,
-                };
-                if separation > margin {
+            // Entries from `taken` on are ignored (possibly a padding lane's face index).
+            let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
+            let separations = face_separations(faces, b, a_in_b);
+            for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
+                // The loop's decision (skipped when the bound does not beat the best, else
+                // taken when strictly larger) as selects, not branches.
+                let better = bound > best.separation && separation > best.separation;
+                best.face = if better { face } else { best.face };
+                best.separation = if better { separation } else { best.separation };
+                if better && separation > margin {
                     return best;
                 }
             }
@@ -203,6 +229,15 @@ pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry,
     best
 }
 
+/// [`face_separation`] of four planes at once, bit for bit: B's vertices are read once for the
+/// four, and the four minima are independent (the loop's latency overlaps).
+#[inline]
+fn face_separations(planes: [&Plane; 4], b: &ConvexHull, a_in_b: &Isometry) -> [f32; 4] {
+    let normals = planes.map(|plane| a_in_b.rotation * plane.normal);
+    let lowest = b.lowest_along_four(normals);
+    std::array::from_fn(|i| lowest[i] - (planes[i].offset + normals[i].dot(a_in_b.translation)))
+}
+
 /// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
 /// vertex along the plane normal minus the plane's offset, in B's frame (length units).
 #[inline]
@@ -230,17 +265,42 @@ struct EdgeInA {
     index: u32,
     /// Start vertex, A's frame.
     start: Vec3,
-    /// End vertex, A's frame.
-    end: Vec3,
-    /// The negated normals of the edge's two faces (`faces[0]`, `faces[1]`), A's frame: the ends
-    /// of its Gauss-map arc as seen from A.
-    normals: [Vec3; 2],
+    /// Unit direction, `normalize(end − start)` with both ends in A's frame (the value
+    /// [`edge_pair_axis`] forms from them, bit for bit), formed once per kept edge instead of once
+    /// per crossing.
+    direction: Vec3,
+}
+
+/// A Gauss-map crossing (from a [`CrossingMask`]) waiting for its axis ([`EdgeScan::settle`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Crossing {
+    /// Edge index on A.
+    edge_a: u32,
+    /// Index into [`EdgeScratch::kept`].
+    kept: u32,
+    /// The bound of A's edge that decides whether its pairs can matter (length units; `+∞` when
+    /// the caller bounds nothing).
+    bound: f32,
+}
+
+/// The axis of a [`Crossing`] and what decides whether it is re-measured.
+#[derive(Clone, Copy, Debug, Default)]
+struct CrossingAxis {
+    /// [`edge_pair_axis`]'s unit axis, A's frame (meaningless when `parallel`).
+    axis: Vec3,
+    /// `axis · (pb − pa)`: the separation of the two edges' points along the axis, an upper bound
+    /// of the pair's separation up to rounding (length units).
+    edge_gap: f32,
+    /// The edges are parallel ([`PARALLEL_EDGE_SINE`]): no axis.
+    parallel: bool,
 }
 
 /// Per-thread buffers of the edge query, refilled for every pair. They only grow, so after the
 /// first pairs the edge query allocates nothing.
 #[derive(Default)]
 struct EdgeScratch {
+    /// Edge indices of B whose bound passes (step 3), then moved into `kept`.
+    passing_b: Vec<u32>,
     /// The edges of B the pairwise loop visits, in B's edge order, in A's frame.
     kept: Vec<EdgeInA>,
     /// `kept`'s negated normals and their cross product, four edges per entry by coordinate
@@ -248,45 +308,138 @@ struct EdgeScratch {
     /// `4 * entry + i` of `kept`, zero padding: a zero normal never crosses), so the Gauss-map
     /// test runs four edges at a time.
     lanes: Vec<[Vec4; 9]>,
+    /// The edges of A the pairwise loop visits, in index order, with their bounds.
+    passing_a: Vec<(u32, f32)>,
+    /// Crossings waiting to be settled and their axes ([`EdgeScan::scan`]).
+    batch: CrossingBatch,
 }
 
-impl EdgeInA {
-    /// Edge `index` of `b` moved into A's frame by `b_in_a` (B's pose in A's frame).
-    #[inline]
-    fn new(b: &ConvexHull, b_in_a: &Isometry, index: usize) -> Self {
-        let edge = b.edges()[index];
-        let rotation: Quat = b_in_a.rotation;
-        // Indexing, not `array::map` (which the compiler leaves as a call per element here).
-        let vertex = |side: usize| b_in_a.transform_point(b.vertices()[edge.vertices[side] as usize]);
-        let normal = |side: usize| -(rotation * b.planes()[edge.faces[side] as usize].normal);
-        EdgeInA {
-            index: index as u32,
-            start: vertex(0),
-            end: vertex(1),
-            normals: [normal(0), normal(1)],
-        }
+/// The Gauss-map crossings of one edge of A with up to 64 kept edges of B, found by
+/// [`EdgeScan::edge`].
+#[derive(Clone, Copy, Debug, Default)]
+struct CrossingMask {
+    /// Edge index on A.
+    edge_a: u32,
+    /// The bound of A's edge (see [`Crossing`]).
+    bound: f32,
+    /// Bit `i` set when kept edge `first + i` of B crosses.
+    bits: u64,
+    /// Index into [`EdgeScratch::kept`] of bit 0.
+    first: u32,
+}
+
+/// Crossings found by [`EdgeScan::edge`] and not yet settled ([`EdgeScan::settle`]).
+#[derive(Default)]
+struct CrossingBatch {
+    /// Crossing masks in the exhaustive loop's order, none empty; entries from `masks_count` on
+    /// are scratch.
+    masks: Vec<CrossingMask>,
+    /// How many of `masks` are waiting.
+    masks_count: usize,
+    /// How many crossings `masks` hold.
+    count: usize,
+    /// The waiting crossings one by one, in order (formed by [`EdgeScan::settle`]).
+    crossings: Vec<Crossing>,
+    /// The axes of the waiting crossings, same order.
+    axes: Vec<CrossingAxis>,
+}
+
+/// Writes `item(lane)` at `out[count..]` for every set bit `lane` of the 4-bit `mask`, lowest
+/// first, and returns the new count: four stores and no branch on the mask (a loop over the set
+/// bits mispredicts about once per group when the masks are irregular, as they are here). `out`
+/// needs four free slots from `count`.
+#[inline]
+fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(usize) -> T) -> usize {
+    for lane in 0..4 {
+        out[count] = item(lane);
+        count += (mask >> lane & 1) as usize;
     }
+    count
 }
 
 impl EdgeScratch {
-    /// Fills `lanes` from `kept`.
-    fn fill_lanes(&mut self) {
+    /// Moves B's edges `passing_b` (B's pose in A's frame: `b_in_a`) into A's frame, four at a
+    /// time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit for bit:
+    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`, negated
+    /// face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
+    fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
+        let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
+        let q = b_in_a.rotation;
+        let t = b_in_a.translation;
+        self.kept.clear();
         self.lanes.clear();
-        for (i, edge) in self.kept.iter().enumerate() {
-            let [n0, n1] = edge.normals;
-            let c = n1.cross(n0);
-            if i % 4 == 0 {
-                self.lanes.push([Vec4::ZERO; 9]);
+        for group in self.passing_b.chunks(4) {
+            // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
+            // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
+            // face normals, each x, y, z.
+            let mut local = [[0.0f32; 4]; 12];
+            for i in 0..4 {
+                let edge = edges[group.get(i).copied().unwrap_or(group[0]) as usize];
+                let points = [
+                    vertices[edge.vertices[0] as usize],
+                    vertices[edge.vertices[1] as usize],
+                    planes[edge.faces[0] as usize].normal,
+                    planes[edge.faces[1] as usize].normal,
+                ];
+                for (k, p) in points.iter().enumerate() {
+                    local[3 * k][i] = p.x;
+                    local[3 * k + 1][i] = p.y;
+                    local[3 * k + 2][i] = p.z;
+                }
             }
-            let lanes = self.lanes.last_mut().expect("pushed above");
-            for (lane, value) in lanes
-                .iter_mut()
-                .zip([n0.x, n0.y, n0.z, n1.x, n1.y, n1.z, c.x, c.y, c.z])
-            {
-                lane[i % 4] = value;
-            }
+            let local = local.map(Vec4::from_array);
+            let coordinates = |k: usize| [local[3 * k], local[3 * k + 1], local[3 * k + 2]];
+            let moved = |k: usize| {
+                let [x, y, z] = rotate_lanes(q, coordinates(k));
+                [x + Vec4::splat(t.x), y + Vec4::splat(t.y), z + Vec4::splat(t.z)]
+            };
+            let (start, end) = (moved(0), moved(1));
+            let valid = Vec4::select(
+                glam::BVec4A::from_array(std::array::from_fn(|i| i < group.len())),
+                Vec4::ONE,
+                Vec4::ZERO,
+            );
+            let normal = |k: usize| rotate_lanes(q, coordinates(k)).map(|c| -c * valid);
+            let ([n0x, n0y, n0z], [n1x, n1y, n1z]) = (normal(2), normal(3));
+            // `n1 × n0` as `Vec3::cross` forms it.
+            let (cx, cy, cz) = (
+                n1y * n0z - n0y * n1z,
+                n1z * n0x - n0z * n1x,
+                n1x * n0y - n0x * n1y,
+            );
+            self.lanes.push([n0x, n0y, n0z, n1x, n1y, n1z, cx, cy, cz]);
+            // `normalize` as `Vec3::normalize` forms it: times the reciprocal of the length.
+            let [dx, dy, dz] = [end[0] - start[0], end[1] - start[1], end[2] - start[2]];
+            let recip = Vec4::ONE / ((dx * dx) + (dy * dy) + (dz * dz)).sqrt();
+            let [dx, dy, dz] = [dx * recip, dy * recip, dz * recip].map(|v| v.to_array());
+            let [sx, sy, sz] = start.map(|v| v.to_array());
+            self.kept
+                .extend(group.iter().enumerate().map(|(i, &index)| EdgeInA {
+                    index,
+                    start: Vec3::new(sx[i], sy[i], sz[i]),
+                    direction: Vec3::new(dx[i], dy[i], dz[i]),
+                }));
         }
     }
+}
+
+/// `q * v` for four vectors by coordinate (`v = [x, y, z]` lanes), bit for bit as glam's
+/// `Quat * Vec3` (its SSE2 `mul_vec3a`): `v (w² − b·b) + b (2 (v·b)) + (b × v)(2 w)` with
+/// `b = (q.x, q.y, q.z)`, every product and sum in the same order.
+#[inline]
+fn rotate_lanes(q: Quat, [x, y, z]: [Vec4; 3]) -> [Vec4; 3] {
+    let (bx, by, bz, w) = (q.x, q.y, q.z, q.w);
+    let b2 = (bx * bx + by * by) + bz * bz;
+    let scale = Vec4::splat(w * w - b2);
+    let w2 = Vec4::splat(w * 2.0);
+    let (bx, by, bz) = (Vec4::splat(bx), Vec4::splat(by), Vec4::splat(bz));
+    let vb2 = (((x * bx) + (y * by)) + (z * bz)) * Vec4::splat(2.0);
+    let cross = [by * z - bz * y, bz * x - bx * z, bx * y - by * x];
+    [
+        ((x * scale) + (bx * vb2)) + (cross[0] * w2),
+        ((y * scale) + (by * vb2)) + (cross[1] * w2),
+        ((z * scale) + (bz * vb2)) + (cross[2] * w2),
+    ]
 }
 
 thread_local! {
@@ -296,6 +449,11 @@ thread_local! {
 /// Up to this many edge pairs (boxes have 144) the bounds of [`query_edges`] cost more than the
 /// pairs they drop, and it runs the exhaustive loop (the same result either way).
 const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
+
+/// The edge loop settles its crossings ([`EdgeScan::settle`]) once this many are waiting: enough
+/// to overlap their square roots and divisions, few enough that a pair beyond the margin found
+/// early does not leave many axes formed for nothing.
+const SETTLE_CROSSINGS: usize = 8;
 
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
@@ -372,13 +530,19 @@ fn query_edges_above(
                     |best, (i, u)| if u > best.1 { (i, u) } else { best },
                 )
                 .0;
-            scratch.kept.clear();
-            scratch
-                .kept
-                .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
-            scratch.fill_lanes();
+            scratch.passing_b.clear();
+            scratch.passing_b.extend(0..b.edges().len() as u32);
+            scratch.keep(b, b_in_a);
             let mut seed = None;
-            scan.edge(seed_edge, &scratch.kept, &scratch.lanes, &mut seed);
+            let seed_edge = [(seed_edge as u32, f32::INFINITY)];
+            scan.scan(
+                &seed_edge,
+                &scratch.kept,
+                &scratch.lanes,
+                &mut scratch.batch,
+                &mut seed,
+                |_, _| false,
+            );
             threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
 
@@ -386,45 +550,54 @@ fn query_edges_above(
         // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
         // frame.
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
-        let b_lift = scan.slack - inner_radius(a);
-        scratch.kept.clear();
-        for (group, lanes) in b.edge_lanes().iter().enumerate() {
-            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + Vec4::splat(b_lift);
-            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            while passing != 0 {
-                let ib = 4 * group + passing.trailing_zeros() as usize;
-                passing &= passing - 1;
-                if ib >= b.edges().len() {
-                    break;
-                }
-                scratch.kept.push(EdgeInA::new(b, b_in_a, ib));
-            }
+        let b_lift = Vec4::splat(scan.slack - inner_radius(a));
+        let b_lanes = b.edge_lanes();
+        scratch.passing_b.resize(4 * b_lanes.len(), 0);
+        let mut count = 0;
+        for (group, lanes) in b_lanes.iter().enumerate() {
+            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + b_lift;
+            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
+                (4 * group + lane) as u32
+            });
         }
-        if scratch.kept.is_empty() {
+        // The padding lanes of the last group repeat its last edge.
+        scratch.passing_b.truncate(count);
+        scratch.passing_b.retain(|&ib| (ib as usize) < b.edges().len());
+        if scratch.passing_b.is_empty() {
             return None;
         }
-        scratch.fill_lanes();
+        scratch.keep(b, b_in_a);
 
         // 4. The exhaustive loop over what can still matter, in A's edge order.
         let mut best: Option<EdgeQuery> = None;
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        for (group, lanes) in a.edge_lanes().iter().enumerate() {
+        let a_lanes = a.edge_lanes();
+        scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
+        let mut count = 0;
+        for (group, lanes) in a_lanes.iter().enumerate() {
             let loose = a_loose(lanes);
-            let mut passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            while passing != 0 {
-                let lane = passing.trailing_zeros() as usize;
-                passing &= passing - 1;
-                let ia = 4 * group + lane;
-                if ia >= a.edges().len() || cannot_matter(loose[lane], best) {
-                    continue;
-                }
-                if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                    return best;
-                }
-            }
+            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            let loose = loose.to_array();
+            count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
+                ((4 * group + lane) as u32, loose[lane])
+            });
         }
+        scratch.passing_a.truncate(count);
+        scratch
+            .passing_a
+            .retain(|&(ia, _)| (ia as usize) < a.edges().len());
+        scan.scan(
+            &scratch.passing_a,
+            &scratch.kept,
+            &scratch.lanes,
+            &mut scratch.batch,
+            &mut best,
+            cannot_matter,
+        );
         best
     })
 }
@@ -439,18 +612,23 @@ pub fn query_edges_exhaustive(
     margin: f32,
 ) -> Option<EdgeQuery> {
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.kept.clear();
-        scratch
-            .kept
-            .extend((0..b.edges().len()).map(|ib| EdgeInA::new(b, b_in_a, ib)));
-        scratch.fill_lanes();
+        scratch.passing_b.clear();
+        scratch.passing_b.extend(0..b.edges().len() as u32);
+        scratch.keep(b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
-        for ia in 0..a.edges().len() {
-            if scan.edge(ia, &scratch.kept, &scratch.lanes, &mut best) {
-                break;
-            }
-        }
+        scratch.passing_a.clear();
+        scratch
+            .passing_a
+            .extend((0..a.edges().len() as u32).map(|ia| (ia, f32::INFINITY)));
+        scan.scan(
+            &scratch.passing_a,
+            &scratch.kept,
+            &scratch.lanes,
+            &mut scratch.batch,
+            &mut best,
+            |_, _| false,
+        );
         best
     })
 }
@@ -499,46 +677,135 @@ impl<'h> EdgeScan<'h> {
         }
     }
 
-    /// Tests A's edge `ia` against `kept` (B's edges in A's frame, index order; `lanes` their
-    /// Gauss-map lanes), updating `best` (strictly larger separation wins). Returns true when a
-    /// pair separates by more than the margin (then `best` is that pair).
-    fn edge(&self, ia: usize, kept: &[EdgeInA], lanes: &[[Vec4; 9]], best: &mut Option<EdgeQuery>) -> bool {
-        let ea = self.a.edges()[ia];
+    /// The exhaustive loop over A's edges `edges` (index order, each with its bound, see
+    /// [`Crossing`]) against `kept` (B's edges in A's frame, index order; `lanes` their
+    /// Gauss-map lanes), updating `best` (strictly larger separation wins): an edge for which
+    /// `cannot_matter(bound, best)` holds is skipped, then every Gauss-map crossing pair that is
+    /// not parallel is re-measured if its edge points can beat `best`. Returns true when a pair
+    /// separates by more than the margin (then `best` is that pair).
+    ///
+    /// Crossings are found first ([`Self::edge`]) and settled in batches ([`Self::settle`]), so
+    /// the square roots and divisions of several pairs' axes overlap instead of each waiting
+    /// behind the branch on the pair before; the decisions are the loop's, in its order.
+    /// `cannot_matter` must only grow with `best` (then skipping an edge before the batch it
+    /// falls in is settled skips only what the loop skips).
+    fn scan(
+        &self,
+        edges: &[(u32, f32)],
+        kept: &[EdgeInA],
+        lanes: &[[Vec4; 9]],
+        batch: &mut CrossingBatch,
+        best: &mut Option<EdgeQuery>,
+        cannot_matter: impl Fn(f32, Option<EdgeQuery>) -> bool,
+    ) -> bool {
+        batch.masks.resize(
+            SETTLE_CROSSINGS + lanes.len().div_ceil(16),
+            CrossingMask::default(),
+        );
+        batch.masks_count = 0;
+        batch.count = 0;
+        for &(ia, bound) in edges {
+            if cannot_matter(bound, *best) {
+                continue;
+            }
+            self.edge(ia, bound, lanes, batch);
+            if batch.count >= SETTLE_CROSSINGS && self.settle(kept, batch, best, &cannot_matter) {
+                return true;
+            }
+        }
+        self.settle(kept, batch, best, &cannot_matter)
+    }
+
+    /// Appends the Gauss-map crossings of A's edge `ia` (bound `bound`) with the kept edges of B
+    /// (`lanes`, four at a time) to `batch`, in B's edge order (room for them is made by
+    /// [`Self::scan`]).
+    #[inline]
+    fn edge(&self, ia: u32, bound: f32, lanes: &[[Vec4; 9]], batch: &mut CrossingBatch) {
+        let ea = self.a.edges()[ia as usize];
         let a_normals = self.a.planes();
-        let a_vertices = self.a.vertices();
         let na0 = a_normals[ea.faces[0] as usize].normal;
         let na1 = a_normals[ea.faces[1] as usize].normal;
-        let pa = a_vertices[ea.vertices[0] as usize];
-        let da = self.a.edge_directions()[ia];
         let na1_x_na0 = na1.cross(na0);
+        for (block, groups) in lanes.chunks(16).enumerate() {
+            let mut bits = 0u64;
+            for (group, lanes) in groups.iter().enumerate() {
+                bits |= u64::from(minkowski_faces(lanes, na0, na1, na1_x_na0)) << (4 * group);
+            }
+            // Kept without a branch: the entry is overwritten unless it holds a crossing.
+            batch.masks[batch.masks_count] = CrossingMask {
+                edge_a: ia,
+                bound,
+                bits,
+                first: 64 * block as u32,
+            };
+            batch.masks_count += (bits != 0) as usize;
+            batch.count += bits.count_ones() as usize;
+        }
+    }
+
+    /// Settles the waiting crossings of `batch` in order and empties it (see [`Self::scan`]):
+    /// every axis first, then the decisions. Returns true when a pair separates by more than
+    /// the margin.
+    fn settle(
+        &self,
+        kept: &[EdgeInA],
+        batch: &mut CrossingBatch,
+        best: &mut Option<EdgeQuery>,
+        cannot_matter: impl Fn(f32, Option<EdgeQuery>) -> bool,
+    ) -> bool {
+        let (a_edges, a_vertices, a_directions) =
+            (self.a.edges(), self.a.vertices(), self.a.edge_directions());
         let a_centroid = self.a.centroid();
-        for (group, lanes) in lanes.iter().enumerate() {
-            let mut crossing = minkowski_faces(lanes, na0, na1, na1_x_na0);
-            while crossing != 0 {
-                let eb = &kept[4 * group + crossing.trailing_zeros() as usize];
-                crossing &= crossing - 1;
-                // B's direction is formed here, only for crossing pairs (few), not for all of
-                // B's edges.
-                let pb = eb.start;
-                let Some(axis) = edge_pair_axis(pa, da, pb, eb.end, a_centroid) else {
-                    continue;
-                };
-                // The edge points bound the support value from above (up to rounding, hence
-                // the slack): re-measure only if it can win.
-                if best.is_some_and(|q| axis.dot(pb - pa) + self.slack <= q.separation) {
-                    continue;
-                }
-                let separation = separation_along(self.a, self.b, self.b_in_a, axis);
-                if best.is_none_or(|q| separation > q.separation) {
-                    *best = Some(EdgeQuery {
-                        edge_a: ia as u32,
-                        edge_b: eb.index,
-                        separation,
-                        axis,
-                    });
-                    if separation > self.margin {
-                        return true;
-                    }
+        batch.crossings.clear();
+        for mask in &batch.masks[..batch.masks_count] {
+            let mut bits = mask.bits;
+            while bits != 0 {
+                batch.crossings.push(Crossing {
+                    edge_a: mask.edge_a,
+                    kept: mask.first + bits.trailing_zeros(),
+                    bound: mask.bound,
+                });
+                bits &= bits - 1;
+            }
+        }
+        batch.masks_count = 0;
+        batch.count = 0;
+        let crossings = &batch.crossings[..];
+        batch.axes.clear();
+        batch.axes.extend(crossings.iter().map(|c| {
+            let pa = a_vertices[a_edges[c.edge_a as usize].vertices[0] as usize];
+            let eb = &kept[c.kept as usize];
+            let (axis, parallel) =
+                oriented_edge_axis(pa, a_directions[c.edge_a as usize], eb.direction, a_centroid);
+            CrossingAxis {
+                axis,
+                edge_gap: axis.dot(eb.start - pa),
+                parallel,
+            }
+        }));
+        let mut edge = u32::MAX;
+        let mut skip = false;
+        for (c, x) in crossings.iter().zip(&batch.axes) {
+            if c.edge_a != edge {
+                // Decided when the loop reaches the edge: `best` has not changed since.
+                edge = c.edge_a;
+                skip = cannot_matter(c.bound, *best);
+            }
+            // The edge points bound the support value from above (up to rounding, hence the
+            // slack): re-measure only if it can win.
+            if skip || x.parallel || best.is_some_and(|q| x.edge_gap + self.slack <= q.separation) {
+                continue;
+            }
+            let separation = separation_along(self.a, self.b, self.b_in_a, x.axis);
+            if best.is_none_or(|q| separation > q.separation) {
+                *best = Some(EdgeQuery {
+                    edge_a: c.edge_a,
+                    edge_b: kept[c.kept as usize].index,
+                    separation,
+                    axis: x.axis,
+                });
+                if separation > self.margin {
+                    return true;
                 }
             }
         }
@@ -553,17 +820,23 @@ impl<'h> EdgeScan<'h> {
 /// length is the sine of their angle at any scale.
 #[inline]
 pub fn edge_pair_axis(pa: Vec3, da: Vec3, pb: Vec3, qb: Vec3, a_centroid: Vec3) -> Option<Vec3> {
-    let cross = da.cross((qb - pb).normalize());
+    let (axis, parallel) = oriented_edge_axis(pa, da, (qb - pb).normalize(), a_centroid);
+    (!parallel).then_some(axis)
+}
+
+/// [`edge_pair_axis`] given B's unit direction `db` (`normalize(qb − pb)`), without a branch:
+/// the axis, and true when the edges are parallel (then the axis means nothing).
+#[inline]
+fn oriented_edge_axis(pa: Vec3, da: Vec3, db: Vec3, a_centroid: Vec3) -> (Vec3, bool) {
+    let cross = da.cross(db);
     let length = cross.length();
-    if length < PARALLEL_EDGE_SINE {
-        return None;
-    }
     let axis = cross / length;
-    Some(if axis.dot(pa - a_centroid) < 0.0 {
+    let axis = if axis.dot(pa - a_centroid) < 0.0 {
         -axis
     } else {
         axis
-    })
+    };
+    (axis, length < PARALLEL_EDGE_SINE)
 }
 
 /// The axis ([`edge_pair_axis`]) and separation ([`separation_along`]) of edge `edge_a` of `a`
@@ -802,6 +1075,41 @@ mod tests {
         }
         // Both outcomes occur, so the comparison covers both.
         assert!(crossing > 0 && crossing < tested, "{crossing} of {tested}");
+    }
+
+    #[test]
+    fn lane_rotation_matches_glam_bit_for_bit() {
+        let dirs = directions(64);
+        for (i, &axis) in dirs.iter().enumerate() {
+            let q = Quat::from_axis_angle(axis, 0.37 + i as f32 * 0.71);
+            for group in dirs
+                .chunks(4)
+                .map(|c| c.iter().map(|d| *d * (1.0 + i as f32)).collect::<Vec<_>>())
+            {
+                let lanes = [0, 1, 2].map(|c| Vec4::from_array(std::array::from_fn(|l| group[l][c])));
+                let rotated = rotate_lanes(q, lanes).map(|v| v.to_array());
+                for (l, &v) in group.iter().enumerate() {
+                    let expected = q * v;
+                    let got = Vec3::new(rotated[0][l], rotated[1][l], rotated[2][l]);
+                    assert_eq!(
+                        got.to_array().map(f32::to_bits),
+                        expected.to_array().map(f32::to_bits),
+                        "{q} * {v}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn four_lowest_values_match_lowest_along() {
+        let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        for four in directions(48).chunks(4) {
+            let four: [Vec3; 4] = four.try_into().expect("chunks of four");
+            let expected = four.map(|d| hull.lowest_along(d).to_bits());
+            assert_eq!(hull.lowest_along_four(four).map(f32::to_bits), expected);
+        }
     }
 
     #[test]
