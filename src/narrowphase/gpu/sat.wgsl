@@ -262,9 +262,10 @@ fn crosses(s: EdgeScan, ea: EdgeOfA, ib: u32) -> bool {
 }
 
 // The rest of the pairwise step for a crossing pair (A's edge `ea`, B's edge `ib`): its axis,
-// and its support separation when it can beat `best`, which it replaces when larger (the body
-// of EdgeScan::edge after the Gauss-map test). True when the pair separates by more than the
-// margin (then `best` is that pair).
+// and its support separation when it can beat `best`, which it replaces when larger (one
+// crossing of EdgeScan::settle: the CPU forms the axes of a batch of crossings first, then takes
+// these decisions in the same order). True when the pair separates by more than the margin
+// (then `best` is that pair).
 fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery>) -> bool {
     let eb = edges[s.b.first_edge + ib];
     let pb = quat_rotate(s.q, vertices[s.b.first_vertex + eb.v0].xyz) + s.t;
@@ -287,8 +288,8 @@ fn measure_pair(s: EdgeScan, ea: EdgeOfA, ib: u32, best: ptr<function, EdgeQuery
 }
 
 // Tests A's edge `ea` against B's edges ib.x < ib.y < ib.z < ib.w (slots beyond B's edges
-// unused) in that order, as four steps of EdgeScan::edge: the Gauss-map test for all four
-// (the CPU also tests four at a time), then the crossing ones in order (one measure_pair in the
+// unused) in that order: the Gauss-map test for all four (EdgeScan::edge, which also tests
+// four at a time), then the crossing ones in order (EdgeScan::settle; one measure_pair in the
 // code, run once per crossing). True when a pair separates by more than the margin. Four per
 // loop iteration keep the loops short: a software driver caps an invocation group's loop
 // iterations (see loops_cut_short).
