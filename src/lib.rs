@@ -65,6 +65,8 @@ pub mod query;
 pub mod raycast;
 pub mod scene;
 pub mod shape;
+#[cfg(test)]
+mod test_rng;
 
 pub use cache::ContactCache;
 pub use hull::{ConvexHull, HullError};

@@ -269,17 +269,12 @@ mod tests {
 
     use super::*;
     use crate::query::sat::query_faces_exhaustive;
+    use crate::test_rng::unit_floats;
 
     #[test]
     fn box_face_queries_match_the_hull_loop_bit_for_bit() {
         // A deterministic spread of sizes, rotations (some exactly aligned) and offsets.
-        let mut state = 0x2545_f491_u32;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as f32 / u32::MAX as f32
-        };
+        let mut next = unit_floats(0x2545_f491_u32);
         let mut separated = 0;
         for i in 0..20_000 {
             let mut size = || Vec3::new(0.05 + next(), 0.05 + next(), 0.05 + next());
@@ -302,13 +297,7 @@ mod tests {
 
     #[test]
     fn rotated_axes_match_the_quaternion_product_bit_for_bit() {
-        let mut state = 0x1234_5678_u32;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as f32 / u32::MAX as f32
-        };
+        let mut next = unit_floats(0x1234_5678_u32);
         for i in 0..20_000 {
             let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::X);
             let rotation = match i % 4 {

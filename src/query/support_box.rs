@@ -60,16 +60,11 @@ mod tests {
     use super::*;
     use crate::hull::ConvexHull;
     use crate::query::gjk::PosedHull;
+    use crate::test_rng::unit_floats;
 
     #[test]
     fn box_support_matches_the_hull_support_bit_for_bit() {
-        let mut state = 0x9e37_79b9_u32;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            state as f32 / u32::MAX as f32
-        };
+        let mut next = unit_floats(0x9e37_79b9_u32);
         for i in 0..20_000 {
             let h = Vec3::new(0.01 + next(), 0.01 + next(), 0.01 + next()) * [1.0, 1e-3, 1e3][i % 3];
             let hull = ConvexHull::cuboid(h);
