@@ -11,6 +11,7 @@ use glam::{Quat, Vec3};
 use hullsat::gpu::Clipping;
 use hullsat::gpu::layout::MAX_GPU_CLIP_VERTICES;
 use hullsat::{Body, ConvexHull, CpuNarrowphase, Manifold, Pose, Shape};
+use support::analytic::{assert_distinct_points, tiny_box_at_a_corner};
 use support::gpu_or_skip;
 
 /// Positions and depths agree within this fraction of the pair's size (issue 8: 1e-5).
@@ -244,4 +245,44 @@ fn a_batch_of_several_pipelined_rounds_equals_its_repeated_configurations() {
         agree >= CONFIGS - 5,
         "{agree} of {CONFIGS} verdicts agree with the CPU"
     );
+}
+
+/// The tiny box at the slab's corner (support::analytic): a contact region smaller than the
+/// reduction's tie tolerance, where the picks repeat; the GPU keeps each point once, as the CPU.
+#[test]
+fn a_contact_smaller_than_the_tie_tolerance_holds_each_point_once_on_the_gpu() {
+    let cases: Vec<_> = (0..200)
+        .map(|k| tiny_box_at_a_corner(0.1 + k as f32 * 0.01))
+        .collect();
+    let shapes = vec![Shape::Hull(cases[0].a.clone()), Shape::Hull(cases[0].b.clone())];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let bodies: Vec<Body> = cases
+        .iter()
+        .flat_map(|c| {
+            [
+                Body {
+                    shape: 0,
+                    pose: c.pose_a,
+                },
+                Body {
+                    shape: 1,
+                    pose: c.pose_b,
+                },
+            ]
+        })
+        .collect();
+    let pairs: Vec<[u32; 2]> = (0..cases.len() as u32).map(|k| [2 * k, 2 * k + 1]).collect();
+    let on_gpu = gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide runs");
+    assert_eq!(gpu.timings().host_pairs, 0, "every pair clipped on the GPU");
+    let on_cpu = CpuNarrowphase::new(shapes)
+        .collide(&bodies, &pairs, 0.0)
+        .expect("CPU collide runs");
+    let scale = cases[0].a.radius() + cases[0].b.radius();
+    for (g, c) in on_gpu.iter().zip(&on_cpu) {
+        let (g, c) = (g.expect("overlap"), c.expect("overlap"));
+        assert_distinct_points(&g);
+        assert_same_manifold(&g, &c, scale);
+    }
 }

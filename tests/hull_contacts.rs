@@ -9,7 +9,10 @@ use hullsat::contact::collide_hull_hull;
 use hullsat::query::sat::query_hulls;
 use hullsat::{ConvexHull, FeatureId, Manifold, Pose};
 use rand::RngExt;
-use support::analytic::{Case, TOL, cases, corner, crossed_edges, global_pose, octagon, resting, unit_box};
+use support::analytic::{
+    Case, TOL, assert_distinct_points, cases, corner, crossed_edges, global_pose, octagon, resting,
+    tiny_box_at_a_corner, unit_box,
+};
 use support::{
     assert_near, assert_vec_near, hull_plane_distance, random_rotation, random_unit_vector, random_vec3,
     seeded_rng,
@@ -29,6 +32,21 @@ fn analytic_box_cases_give_their_worked_answers() {
             );
         }
     }
+}
+
+/// A contact region smaller than the reduction's tie tolerance: every pick can be the same
+/// point, which the manifold holds once (it once held it three times).
+#[test]
+fn a_contact_smaller_than_the_tie_tolerance_holds_each_point_once() {
+    let mut reduced = 0;
+    for k in 0..200 {
+        let case = tiny_box_at_a_corner(0.1 + k as f32 * 0.01);
+        let m = case.collide(0.0).expect("the tiny box sinks into the slab");
+        assert_distinct_points(&m);
+        reduced += (m.point_count() < 4) as usize;
+    }
+    // The repeats did occur: fewer than four points where the polygon had more.
+    assert!(reduced > 0);
 }
 
 #[test]

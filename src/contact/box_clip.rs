@@ -27,7 +27,7 @@
 use glam::{BVec4A, Vec3, Vec4};
 
 use crate::constants::INCIDENT_FACE_TOLERANCE;
-use crate::contact::clip::{EdgeCarrier, PosedFace, crossing_id};
+use crate::contact::clip::{EdgeCarrier, PosedFace, crossing_id, dedup_sorted};
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
 use crate::pose::Isometry;
 use crate::query::sat::SatAxis;
@@ -273,9 +273,8 @@ fn clip_by_side(
 /// `within` a bit mask of the candidates (more than four), `normal` the reference normal: the
 /// deepest (of equally deep ones the farthest from their mean), the farthest from it, the
 /// largest triangle, the largest quadrilateral; near-ties (`tolerance`, length units) to the
-/// lowest index. Writes the kept indices to `kept`, ascending (a pick may repeat when every
-/// candidate lies within the tolerance of another, as in the generic routine), and returns
-/// their count. The generic routine reads its candidates through closures (about 4k
+/// lowest index. Writes the kept indices to `kept`, ascending and each once (a pick that
+/// repeats an earlier one is dropped, as in the generic routine), and returns their count. The generic routine reads its candidates through closures (about 4k
 /// instructions per call here); this one scores four candidates at a time in lanes, each lane
 /// rounding as the scalar formula does.
 fn reduce_box_points(
@@ -375,7 +374,7 @@ fn reduce_box_points(
         3
     };
     kept[..count].sort_unstable();
-    count
+    dedup_sorted(&mut kept[..count])
 }
 
 /// The first candidate (lowest index) of `mask` whose score (lane `i % 4` of `scores[i / 4]`)

@@ -9,6 +9,9 @@
 //!    from their mean, a corner), the one farthest from it, the one making the largest triangle
 //!    with those two, and the one adding the most area outside that triangle (largest
 //!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
+//!    A pick that repeats an earlier one (every candidate within the tie tolerance of it: a
+//!    contact region smaller than the tolerance) is kept once ([`dedup_sorted`]), so a manifold
+//!    never holds the same point twice.
 //!
 //! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array, sized
 //! by the caller for the faces at hand (see [`ClipPolygon::fits`]).
@@ -415,7 +418,22 @@ fn reduce_candidates(
         kept.count = 4;
     }
     kept.indices[..kept.count].sort_unstable();
+    kept.count = dedup_sorted(&mut kept.indices[..kept.count]);
     kept
+}
+
+/// Removes repeated entries from ascending `indices` in place (the picks of a reduction, which
+/// repeat when every candidate lies within the tie tolerance of an earlier pick) and returns how
+/// many distinct ones lead the slice.
+pub(crate) fn dedup_sorted(indices: &mut [usize]) -> usize {
+    let mut unique = 0;
+    for k in 0..indices.len() {
+        if unique == 0 || indices[k] != indices[unique - 1] {
+            indices[unique] = indices[k];
+            unique += 1;
+        }
+    }
+    unique
 }
 
 #[cfg(test)]

@@ -227,3 +227,30 @@ pub fn cases() -> [(&'static str, Case, Check); 5] {
         ("crossed edges", crossed_edges(), check_crossed_edges),
     ]
 }
+
+/// A 10 × 1 × 10 slab and a tiny box (half extent 0.003) sunk 0.0005 into it at the slab's top
+/// corner, turned by `angle` about Y: the clip polygon (the box's face cut by the slab's side
+/// planes, up to 8 points) is smaller than the reduction's tie tolerance (1e-3 × the pair's
+/// scale, about 0.007), so the reduction's picks can repeat one another.
+pub fn tiny_box_at_a_corner(angle: f32) -> Case {
+    Case {
+        a: ConvexHull::cuboid(Vec3::new(5.0, 0.5, 5.0)),
+        pose_a: Pose::IDENTITY,
+        b: ConvexHull::cuboid(Vec3::splat(0.003)),
+        pose_b: Pose::new(Vec3::new(4.999, 0.5025, 4.9985), Quat::from_rotation_y(angle)),
+    }
+}
+
+/// Panics when two points of `m` are the same point (same id, or same position).
+#[track_caller]
+pub fn assert_distinct_points(m: &Manifold) {
+    let points = m.points();
+    for (i, p) in points.iter().enumerate() {
+        for q in &points[i + 1..] {
+            assert!(
+                p.id != q.id && p.position != q.position,
+                "a repeated point in {m:?}"
+            );
+        }
+    }
+}

@@ -22,7 +22,8 @@
 // 5. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
 //    with its packed feature id.
 // 6. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
-//    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index).
+//    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index;
+//    a pick that repeats an earlier one kept once).
 // 7. Each point midway between the incident point and its projection on the reference plane,
 //    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
 //    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
@@ -425,6 +426,16 @@ fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32
                 kept[j - 1u] = swap;
             }
         }
+        // Each point once (dedup_sorted): a pick repeats an earlier one when every candidate
+        // lies within the tie tolerance of it.
+        var unique = 1u;
+        for (var k = 1u; k < kept_count; k++) {
+            if kept[k] != kept[unique - 1u] {
+                kept[unique] = kept[k];
+                unique += 1u;
+            }
+        }
+        kept_count = unique;
     }
     for (var k = 0u; k < kept_count; k++) {
         let i = kept[k];
