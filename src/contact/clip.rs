@@ -10,7 +10,7 @@
 //!    with those two, and the one adding the most area outside that triangle (largest
 //!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
 //!    A pick that repeats an earlier one (every candidate within the tie tolerance of it: a
-//!    contact region smaller than the tolerance) is kept once ([`dedup_sorted`]), so a manifold
+//!    contact region smaller than the tolerance) is kept once (`dedup_sorted`), so a manifold
 //!    never holds the same point twice.
 //!
 //! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array, sized
