@@ -41,6 +41,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
+use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::constants::{CACHE_CONTACT_DRIFT, CACHE_ROUNDING, pair_scale};
@@ -279,7 +280,7 @@ fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) ->
                 return (None, kept);
             }
             Cached::Separated { axis, .. } => {
-                if let Some(now) = polytopes.axis_separation(axis)
+                if let Some((_, now)) = polytopes.axis_now(axis)
                     && now > beyond_margin
                 {
                     let cached = Cached::Separated {
@@ -445,16 +446,22 @@ impl Polytopes<'_> {
         (shift + angle * self.lever()) * (1.0 + 1.0e-3) + CACHE_ROUNDING * self.reach(reference)
     }
 
-    /// The separation along a cached axis at this frame's pose, as the SAT measures it;
-    /// `None` when an edge pair has become parallel.
-    fn axis_separation(&self, axis: SatAxis) -> Option<f32> {
+    /// A cached axis at this frame's pose, as the SAT forms it: its unit normal (A's frame,
+    /// from A toward B) and the separation along it; `None` when an edge pair has become
+    /// parallel.
+    fn axis_now(&self, axis: SatAxis) -> Option<(Vec3, f32)> {
         let (a, b) = (self.hull_a, self.hull_b);
         Some(match axis {
-            SatAxis::FaceA(face) => face_separation(&a.planes()[face as usize], b, &self.b_in_a.inverse()),
-            SatAxis::FaceB(face) => face_separation(&b.planes()[face as usize], a, &self.b_in_a),
-            SatAxis::EdgePair { edge_a, edge_b } => {
-                edge_pair_separation(a, b, &self.b_in_a, edge_a, edge_b)?.1
+            SatAxis::FaceA(face) => {
+                let plane = &a.planes()[face as usize];
+                (plane.normal, face_separation(plane, b, &self.b_in_a.inverse()))
             }
+            SatAxis::FaceB(face) => {
+                let plane = &b.planes()[face as usize];
+                let normal = -(self.b_in_a.rotation * plane.normal);
+                (normal, face_separation(plane, a, &self.b_in_a))
+            }
+            SatAxis::EdgePair { edge_a, edge_b } => edge_pair_separation(a, b, &self.b_in_a, edge_a, edge_b)?,
         })
     }
 
@@ -514,23 +521,12 @@ impl Polytopes<'_> {
         if ceiling >= 0.0 {
             return None;
         }
-        let (normal, separation) = match axis {
-            SatAxis::FaceA(face) => {
-                let plane = &a.planes()[face as usize];
-                (plane.normal, face_separation(plane, b, &self.b_in_a.inverse()))
-            }
-            SatAxis::FaceB(face) => {
-                let plane = &b.planes()[face as usize];
-                let normal = -(self.b_in_a.rotation * plane.normal);
-                (normal, face_separation(plane, a, &self.b_in_a))
-            }
-            SatAxis::EdgePair { edge_a, edge_b } => {
-                if !self.edges_form_minkowski_face(edge_a, edge_b) {
-                    return None;
-                }
-                edge_pair_separation(a, b, &self.b_in_a, edge_a, edge_b)?
-            }
-        };
+        if let SatAxis::EdgePair { edge_a, edge_b } = axis
+            && !self.edges_form_minkowski_face(edge_a, edge_b)
+        {
+            return None;
+        }
+        let (normal, separation) = self.axis_now(axis)?;
         if ceiling - separation > CACHE_CONTACT_DRIFT * pair_scale(a.radius(), b.radius()) {
             return None;
         }
