@@ -6,7 +6,7 @@
 use hullsat::broadphase::candidate_pairs;
 use hullsat::constants::{CACHE_CONTACT_DRIFT, pair_scale};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, move_bodies};
-use hullsat::{ContactCache, CpuNarrowphase, Manifold};
+use hullsat::{ContactCache, CpuNarrowphase, Manifold, Scene};
 
 /// How a run's cached manifolds compared with the cold ones.
 #[derive(Debug, Default)]
@@ -17,20 +17,27 @@ struct Comparison {
     other_axis: usize,
 }
 
-/// Runs `frames` frames of scene `mix` with per-frame motion `max_shift` (× size) and
-/// `max_angle` (radians), checking the cache against cold calls; returns the cache's stats.
-fn run(mix: ShapeMix, frames: u64, max_shift: f32, max_angle: f32) -> hullsat::cache::CacheStats {
+/// A particle scene of `bodies` bodies of `mix` (margin 0.02) and its candidate pairs with 0.1
+/// to spare, so pairs that come within the margin as bodies move are listed from the start.
+fn moving_scene(mix: ShapeMix, bodies: usize, seed: u64) -> (Scene, Vec<[u32; 2]>, CpuNarrowphase) {
     let config = ParticleSceneConfig {
-        bodies: 400,
-        seed: 5,
+        bodies,
+        seed,
         density: 0.3,
         mix,
         margin: 0.02,
     };
-    let mut scene = generate_particle_scene(&config).unwrap();
-    let margin = scene.margin;
-    let pairs = candidate_pairs(&scene.shapes, &scene.bodies, margin + 0.1);
+    let scene = generate_particle_scene(&config).unwrap();
+    let pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin + 0.1);
     let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
+    (scene, pairs, narrowphase)
+}
+
+/// Runs `frames` frames of scene `mix` with per-frame motion `max_shift` (× size) and
+/// `max_angle` (radians), checking the cache against cold calls; returns the cache's stats.
+fn run(mix: ShapeMix, frames: u64, max_shift: f32, max_angle: f32) -> hullsat::cache::CacheStats {
+    let (mut scene, pairs, narrowphase) = moving_scene(mix, 400, 5);
+    let margin = scene.margin;
     let (mut cache, mut parallel_cache) = (ContactCache::new(), ContactCache::new());
     let mut comparison = Comparison::default();
     for frame in 0..frames {
@@ -129,17 +136,8 @@ fn entries_follow_their_pairs_when_the_batch_order_changes() {
     // One cache sees the pairs in the same order every frame (entries found by position), the
     // other in a new order every frame (found through the hash index), alternating its single-
     // and multi-threaded batches: both hold the same facts, so they answer every pair alike.
-    let config = ParticleSceneConfig {
-        bodies: 300,
-        seed: 11,
-        density: 0.3,
-        mix: ShapeMix::MIXED,
-        margin: 0.02,
-    };
-    let mut scene = generate_particle_scene(&config).unwrap();
+    let (mut scene, pairs, narrowphase) = moving_scene(ShapeMix::MIXED, 300, 11);
     let margin = scene.margin;
-    let pairs = candidate_pairs(&scene.shapes, &scene.bodies, margin + 0.1);
-    let narrowphase = CpuNarrowphase::new(scene.shapes.clone());
     let (mut in_order, mut shuffled) = (ContactCache::new(), ContactCache::new());
     for frame in 0..8u64 {
         // A different order every frame (a multiplicative permutation of the positions), with
