@@ -822,23 +822,25 @@ fn is_big(index: u32) -> bool {
     return !boxes && a.edge_count * b.edge_count >= COOP_EDGE_PAIRS;
 }
 
+// The reduction's order by separation (see above), shared by faces and edge pairs: 1 when the
+// result separating by `x` comes first, -1 when the one by `y` does, 0 when their separations
+// leave it to their indices.
+fn separation_order(x: f32, y: f32, margin: f32) -> i32 {
+    let x_above = x > margin;
+    let y_above = y > margin;
+    if x_above != y_above {
+        return select(-1, 1, x_above);
+    }
+    if !x_above && x != y {
+        return select(-1, 1, x > y);
+    }
+    return 0;
+}
+
 // The reduction's order of face results (see above): x when x comes first, else y.
 fn first_face(x: FaceQuery, y: FaceQuery, margin: f32) -> FaceQuery {
-    let x_above = x.separation > margin;
-    let y_above = y.separation > margin;
-    if x_above != y_above {
-        if x_above {
-            return x;
-        }
-        return y;
-    }
-    if !x_above && x.separation != y.separation {
-        if x.separation > y.separation {
-            return x;
-        }
-        return y;
-    }
-    if x.face <= y.face {
+    let order = separation_order(x.separation, y.separation, margin);
+    if order > 0 || (order == 0 && x.face <= y.face) {
         return x;
     }
     return y;
@@ -852,21 +854,9 @@ fn first_edge(x: EdgeQuery, y: EdgeQuery, margin: f32) -> EdgeQuery {
         }
         return y;
     }
-    let x_above = x.separation > margin;
-    let y_above = y.separation > margin;
-    if x_above != y_above {
-        if x_above {
-            return x;
-        }
-        return y;
-    }
-    if !x_above && x.separation != y.separation {
-        if x.separation > y.separation {
-            return x;
-        }
-        return y;
-    }
-    if x.edge_a < y.edge_a || (x.edge_a == y.edge_a && x.edge_b <= y.edge_b) {
+    let order = separation_order(x.separation, y.separation, margin);
+    let x_lower = x.edge_a < y.edge_a || (x.edge_a == y.edge_a && x.edge_b <= y.edge_b);
+    if order > 0 || (order == 0 && x_lower) {
         return x;
     }
     return y;
