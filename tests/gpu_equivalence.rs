@@ -27,7 +27,7 @@ use rand_pcg::Pcg64;
 use support::analytic::{TOL, cases, global_pose, slab, unit_box};
 use support::gpu::{Comparison, NORMAL_TOLERANCE, SEPARATION_TOLERANCE, compare_sat, reference_sat};
 use support::shapes::{FAMILIES, random_direction, random_rotation, random_shape};
-use support::{assert_near, assert_vec_near, gpu_or_skip, seeded_rng};
+use support::{assert_near, assert_vec_near, gpu_one_pair, gpu_or_skip, seeded_rng};
 
 /// Shapes in the library the random bodies draw from.
 const LIBRARY: usize = 64;
@@ -539,20 +539,8 @@ fn gpu_collide_margins(
     pose_b: Pose,
     margins: &[f32],
 ) -> Option<Vec<Option<Manifold>>> {
-    let shapes = [Shape::Hull(a.clone()), Shape::Hull(b.clone())];
-    let mut gpu = gpu_or_skip(&shapes)?;
-    let bodies = [
-        Body {
-            shape: 0,
-            pose: pose_a,
-        },
-        Body {
-            shape: 1,
-            pose: pose_b,
-        },
-    ];
-    let mut collide = |margin| gpu.collide(&bodies, &[[0, 1]], margin).expect("GPU collide runs")[0];
-    Some(margins.iter().map(|&margin| collide(margin)).collect())
+    let (a, b) = (Shape::Hull(a.clone()), Shape::Hull(b.clone()));
+    gpu_one_pair(a, pose_a, b, pose_b, margins).map(|(manifolds, _)| manifolds)
 }
 
 /// The GPU manifold of hull `a` at `pose_a` against hull `b` at `pose_b`, with margin 0.

@@ -25,7 +25,7 @@ use rand::RngExt;
 use rand_pcg::Pcg64;
 use support::gpu::NORMAL_TOLERANCE;
 use support::shapes::{Family, random_direction, random_rotation, random_shape};
-use support::{gpu_or_skip, seeded_rng};
+use support::{gpu_one_pair, gpu_or_skip, seeded_rng};
 
 /// Positions, depths and separations agree within this fraction of the pair's scale (issue 8:
 /// 1e-5), normals within this distance; see [`Tolerance`] for the two documented widenings.
@@ -409,19 +409,7 @@ fn gpu_primitive_pairs_equal_the_cpu_for_every_kind_combination() {
 /// The GPU manifold of shape `a` at `pose_a` against `b` at `pose_b` (margin 0.05), with the
 /// host-pair count; `None` without an adapter.
 fn gpu_one(a: Shape, pose_a: Pose, b: Shape, pose_b: Pose) -> Option<(Option<Manifold>, usize)> {
-    let mut gpu = gpu_or_skip(&[a, b])?;
-    let bodies = [
-        Body {
-            shape: 0,
-            pose: pose_a,
-        },
-        Body {
-            shape: 1,
-            pose: pose_b,
-        },
-    ];
-    let manifolds = gpu.collide(&bodies, &[[0, 1]], 0.05).expect("GPU collide runs");
-    Some((manifolds[0], gpu.timings().host_pairs))
+    gpu_one_pair(a, pose_a, b, pose_b, &[0.05]).map(|(manifolds, host_pairs)| (manifolds[0], host_pairs))
 }
 
 /// Absolute tolerance of the analytic cases (unit-sized shapes near the origin).

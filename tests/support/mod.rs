@@ -13,7 +13,7 @@ pub mod wgsl;
 pub use shapes::{random_direction, random_direction as random_unit_vector, random_rotation};
 
 use glam::Vec3;
-use hullsat::{ConvexHull, GpuError, GpuNarrowphase, Manifold, Pose, Shape};
+use hullsat::{Body, ConvexHull, GpuError, GpuNarrowphase, Manifold, Pose, Shape};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -149,6 +149,34 @@ pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
         }
         Err(e) => panic!("GPU narrowphase could not start: {e}"),
     }
+}
+
+/// The GPU manifolds of one pair, shape `a` at `pose_a` (body 0) against `b` at `pose_b`
+/// (body 1), once per margin in `margins`, with the host-pair count of the last call; `None` as
+/// for [`gpu_or_skip`].
+pub fn gpu_one_pair(
+    a: Shape,
+    pose_a: Pose,
+    b: Shape,
+    pose_b: Pose,
+    margins: &[f32],
+) -> Option<(Vec<Option<Manifold>>, usize)> {
+    let mut gpu = gpu_or_skip(&[a, b])?;
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: pose_a,
+        },
+        Body {
+            shape: 1,
+            pose: pose_b,
+        },
+    ];
+    let manifolds = margins
+        .iter()
+        .map(|&margin| gpu.collide(&bodies, &[[0, 1]], margin).expect("GPU collide runs")[0])
+        .collect();
+    Some((manifolds, gpu.timings().host_pairs))
 }
 
 /// A second device with `limits` (as a renderer would make one), from the shared context's
