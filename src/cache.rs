@@ -51,6 +51,7 @@ use crate::contact::{
 };
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
+use crate::narrowphase::cpu::PAIRS_PER_TASK;
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::scene::{Body, InputError};
@@ -242,12 +243,8 @@ impl ContactCache {
     }
 }
 
-/// Fewest pairs a rayon task takes in [`ContactCache::collide_batch_parallel`] (as the CPU
-/// backend's tasks: a pair costs from tens of nanoseconds, skipped, to microseconds).
-const PAIRS_PER_TASK: usize = 64;
-
-/// One pair of a validated batch through its entry from the last batch (if any, with the same
-/// margin): the manifold and the entry to keep.
+/// One pair of a validated batch through its entry from the last batch (used only when made
+/// with the same margin and the same shapes): the manifold and the entry to keep.
 fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) -> (Option<Manifold>, Entry) {
     let (shapes, bodies, margin) = (batch.shapes(), batch.bodies(), batch.margin());
     let (body_a, body_b) = (&bodies[key[0] as usize], &bodies[key[1] as usize]);

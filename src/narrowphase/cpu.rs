@@ -16,9 +16,10 @@ use crate::narrowphase::validate::ValidatedBatch;
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
-/// Fewest pairs a rayon task takes: a box pair costs about a microsecond, so smaller tasks
-/// would spend a noticeable share on scheduling.
-const PAIRS_PER_TASK: usize = 64;
+/// Fewest pairs a rayon task takes (here and in [`crate::ContactCache`]'s parallel batch): a
+/// box pair costs about a microsecond, so smaller tasks would spend a noticeable share on
+/// scheduling.
+pub(crate) const PAIRS_PER_TASK: usize = 64;
 
 /// Narrowphase on the CPU over a fixed set of shapes shared by any number of bodies.
 #[derive(Clone, Debug)]
