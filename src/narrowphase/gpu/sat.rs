@@ -30,12 +30,13 @@ use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
 use super::{GpuError, context::ErrorScopes};
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
-/// share, the kernels' own), then the kernel.
+/// share, the kernels' own), then the kernel and its box-box edge query.
 pub const SAT_WGSL: &str = concat!(
     include_str!("quat.wgsl"),
     include_str!("layout.wgsl"),
     include_str!("geometry.wgsl"),
-    include_str!("sat.wgsl")
+    include_str!("sat.wgsl"),
+    include_str!("sat_box.wgsl")
 );
 
 /// Bytes of one pair `[a, b]` in the pair buffer.
