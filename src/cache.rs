@@ -51,7 +51,7 @@ use crate::contact::{
 };
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
-use crate::narrowphase::cpu::PAIRS_PER_TASK;
+use crate::narrowphase::cpu::{PAIRS_PER_TASK, prefetch_bodies_ahead};
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::scene::{Body, InputError};
@@ -183,7 +183,8 @@ impl ContactCache {
         let (mut results, entries): (Vec<_>, Vec<_>) = batch
             .pairs()
             .iter()
-            .map(|&key| collide_pair(&batch, key, finder.find(key)))
+            .enumerate()
+            .map(|(position, &key)| collide_pair(&batch, position, key, finder.find(key)))
             .unzip();
         self.finish(entries);
         batch.restore_order(&mut results);
@@ -214,7 +215,7 @@ impl ContactCache {
             .par_iter()
             .enumerate()
             .with_min_len(PAIRS_PER_TASK)
-            .map(|(position, &key)| collide_pair(&batch, key, find(position, key)))
+            .map(|(position, &key)| collide_pair(&batch, position, key, find(position, key)))
             .unzip();
         self.finish(entries);
         batch.restore_order(&mut results);
@@ -243,10 +244,17 @@ impl ContactCache {
     }
 }
 
-/// One pair of a validated batch through its entry from the last batch (used only when made
-/// with the same margin and the same shapes): the manifold and the entry to keep.
-fn collide_pair(batch: &ValidatedBatch, key: [u32; 2], entry: Option<&Entry>) -> (Option<Manifold>, Entry) {
+/// Pair `key`, at `position` in the validated batch, through its entry from the last batch
+/// (used only when made with the same margin and the same shapes): the manifold and the entry
+/// to keep.
+fn collide_pair(
+    batch: &ValidatedBatch,
+    position: usize,
+    key: [u32; 2],
+    entry: Option<&Entry>,
+) -> (Option<Manifold>, Entry) {
     let (shapes, bodies, margin) = (batch.shapes(), batch.bodies(), batch.margin());
+    prefetch_bodies_ahead(bodies, batch.pairs(), position);
     let (body_a, body_b) = (&bodies[key[0] as usize], &bodies[key[1] as usize]);
     let pair = Pair::new(
         &shapes[body_a.shape as usize],
