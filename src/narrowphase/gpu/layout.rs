@@ -217,8 +217,9 @@ pub const MANIFOLD_SEPARATED: u32 = 0;
 /// primitive closed form); `count` points (1 to 4) are valid.
 pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
-/// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
-/// margin whose f32 GJK direction is too uncertain).
+/// beyond [`MAX_GPU_CLIP_VERTICES`] on the SAT's axis or the deepest one, a deepest edge-pair
+/// axis that came out parallel when formed again, or a hull pair apart within the margin whose
+/// f32 GJK direction is too uncertain).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
