@@ -517,18 +517,21 @@ fn separating(kind: u32, fa: u32, fb: u32, normal: vec3<f32>, separation: f32) -
     return SatOut(kind, fa, fb, normal, separation, separation, kind, fa, fb);
 }
 
-// Step 7 once no axis separates by more than the margin: the axis preferred by `tolerance` with
-// the exact maximum separation, and the deepest axis (the preference at tolerance 0).
-fn prefer_faces(
+// Step 7's candidates: the best face of A and of B, each with its manifold normal (A's frame),
+// and the best edge pair.
+struct SatCandidates {
     face_a: FaceQuery,
     face_a_normal: vec3<f32>,
     face_b: FaceQuery,
     face_b_normal: vec3<f32>,
     edge: EdgeQuery,
-    tolerance: f32,
-) -> SatOut {
-    var out = prefer_faces_by(face_a, face_a_normal, face_b, face_b_normal, edge, tolerance);
-    let deepest = prefer_faces_by(face_a, face_a_normal, face_b, face_b_normal, edge, 0.0);
+}
+
+// Step 7 once no axis separates by more than the margin: the axis preferred by `tolerance` with
+// the exact maximum separation, and the deepest axis (the preference at tolerance 0).
+fn prefer_faces(c: SatCandidates, tolerance: f32) -> SatOut {
+    var out = prefer_faces_by(c, tolerance);
+    let deepest = prefer_faces_by(c, 0.0);
     out.deepest_kind = deepest.kind;
     out.deepest_feature_a = deepest.feature_a;
     out.deepest_feature_b = deepest.feature_b;
@@ -537,32 +540,19 @@ fn prefer_faces(
 
 // The face preference by `tolerance` (length units), exact maximum separation (as
 // crate::query::sat::prefer_faces); the deepest-axis fields are the chosen axis's.
-fn prefer_faces_by(
-    face_a: FaceQuery,
-    face_a_normal: vec3<f32>,
-    face_b: FaceQuery,
-    face_b_normal: vec3<f32>,
-    edge: EdgeQuery,
-    tolerance: f32,
-) -> SatOut {
-    var out = separating(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation);
-    if face_b.separation > face_a.separation + tolerance {
-        out = separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
+fn prefer_faces_by(c: SatCandidates, tolerance: f32) -> SatOut {
+    var out = separating(AXIS_FACE_A, c.face_a.face, 0u, c.face_a_normal, c.face_a.separation);
+    if c.face_b.separation > c.face_a.separation + tolerance {
+        out = separating(AXIS_FACE_B, 0u, c.face_b.face, c.face_b_normal, c.face_b.separation);
     }
-    out.separation = max(face_a.separation, face_b.separation);
-    if edge.found {
-        if edge.separation > out.axis_separation + tolerance {
-            out.kind = AXIS_EDGE_PAIR;
-            out.feature_a = edge.edge_a;
-            out.feature_b = edge.edge_b;
-            out.normal = edge.axis;
-            out.axis_separation = edge.separation;
-            out.deepest_kind = AXIS_EDGE_PAIR;
-            out.deepest_feature_a = edge.edge_a;
-            out.deepest_feature_b = edge.edge_b;
+    var separation = max(c.face_a.separation, c.face_b.separation);
+    if c.edge.found {
+        if c.edge.separation > out.axis_separation + tolerance {
+            out = separating(AXIS_EDGE_PAIR, c.edge.edge_a, c.edge.edge_b, c.edge.axis, c.edge.separation);
         }
-        out.separation = max(out.separation, edge.separation);
+        separation = max(separation, c.edge.separation);
     }
+    out.separation = separation;
     return out;
 }
 
@@ -641,7 +631,7 @@ fn sat_serial(index: u32) -> SatOut {
     }
 
     // 7. Face preference, exact maximum separation, deepest axis.
-    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+    return prefer_faces(SatCandidates(face_a, face_a_normal, face_b, face_b_normal, edge), p.tolerance);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -931,7 +921,7 @@ fn sat_coop(index: u32, lane: u32) -> SatOut {
     }
 
     // 7. Face preference, exact maximum separation, deepest axis.
-    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+    return prefer_faces(SatCandidates(face_a, face_a_normal, face_b, face_b_normal, edge), p.tolerance);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
