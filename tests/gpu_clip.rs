@@ -1,18 +1,25 @@
 //! GPU clipping (`Clipping::Gpu`, clip.wgsl) on faces around the kernel's polygon buffer size:
 //! prisms resting face on face, clipped on the GPU when both faces fit the buffer together and
-//! on the host when they do not, equal to the CPU either way. The random families are compared
-//! in tests/gpu_equivalence.rs under both clippings.
+//! on the host when they do not, equal to the CPU either way; and the pairs whose face clip
+//! keeps no point, which the kernel finishes as the CPU does (its steps 7a and 7b: the retry on
+//! the deepest axis, the deepest-vertex fallback). The random families are compared in
+//! tests/gpu_equivalence.rs under both clippings.
 
 mod support;
 
 use std::f32::consts::TAU;
 
 use glam::{Quat, Vec3};
+use hullsat::contact::collide_hull_hull;
 use hullsat::gpu::Clipping;
 use hullsat::gpu::layout::MAX_GPU_CLIP_VERTICES;
+use hullsat::query::sat::{SatAxis, query_hulls};
 use hullsat::{Body, ConvexHull, CpuNarrowphase, Manifold, Pose, Shape};
-use support::analytic::{assert_distinct_points, tiny_box_at_a_corner};
-use support::gpu_or_skip;
+use rand::RngExt;
+use support::analytic::{Case, assert_distinct_points, global_pose, tiny_box_at_a_corner};
+use support::clip_paths::{ClipPath, cpu_clip_path, knife_in_slab};
+use support::shapes::{Family, random_direction, random_rotation, random_shape};
+use support::{gpu_or_skip, random_pose, seeded_rng};
 
 /// Positions and depths agree within this fraction of the pair's size (issue 8: 1e-5).
 const POINT_TOLERANCE: f32 = 1.0e-5;
@@ -284,5 +291,165 @@ fn a_contact_smaller_than_the_tie_tolerance_holds_each_point_once_on_the_gpu() {
         let (g, c) = (g.expect("overlap"), c.expect("overlap"));
         assert_distinct_points(&g);
         assert_same_manifold(&g, &c, scale);
+    }
+}
+
+/// What one margin gave in [`gpu_and_cpu`]: the GPU's manifolds (GPU clipping), its host-pair
+/// count, the CPU's manifolds.
+type Compared = (Vec<Option<Manifold>>, usize, Vec<Option<Manifold>>);
+
+/// Each case (hull `a` at `pose_a`, hull `b` at `pose_b`) through the GPU with GPU clipping and
+/// through the CPU, at each of `margins`; `None` as for [`gpu_or_skip`].
+fn gpu_and_cpu(cases: &[Case], margins: &[f32]) -> Option<Vec<Compared>> {
+    let shapes: Vec<Shape> = cases
+        .iter()
+        .flat_map(|c| [Shape::Hull(c.a.clone()), Shape::Hull(c.b.clone())])
+        .collect();
+    let mut gpu = gpu_or_skip(&shapes)?;
+    gpu.set_clipping(Clipping::Gpu)
+        .expect("the shared device runs the clip kernel");
+    let cpu = CpuNarrowphase::new(shapes);
+    let bodies: Vec<Body> = cases
+        .iter()
+        .enumerate()
+        .flat_map(|(k, c)| {
+            [
+                Body {
+                    shape: 2 * k as u32,
+                    pose: c.pose_a,
+                },
+                Body {
+                    shape: 2 * k as u32 + 1,
+                    pose: c.pose_b,
+                },
+            ]
+        })
+        .collect();
+    let pairs: Vec<[u32; 2]> = (0..cases.len() as u32).map(|k| [2 * k, 2 * k + 1]).collect();
+    let compared = margins
+        .iter()
+        .map(|&margin| {
+            let on_gpu = gpu.collide(&bodies, &pairs, margin).expect("GPU collide runs");
+            let host_pairs = gpu.timings().host_pairs;
+            let on_cpu = cpu.collide(&bodies, &pairs, margin).expect("CPU collide runs");
+            (on_gpu, host_pairs, on_cpu)
+        })
+        .collect();
+    Some(compared)
+}
+
+/// clip.wgsl step 7b: a knife-edge hull's low end in a slab (support::clip_paths), where no
+/// clip keeps a point and there is no deeper axis to retry on, at three depths, from either
+/// side, anywhere in space, within and without a margin: the CPU takes the deepest-vertex
+/// fallback, and the GPU finishes every pair itself (it used to leave them to the host) with
+/// the CPU's manifold.
+#[test]
+fn the_deepest_vertex_fallback_runs_on_the_gpu_and_equals_the_cpu() {
+    let mut cases = Vec::new();
+    for depth in [0.005, 0.02, 0.05] {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let case = knife_in_slab(depth).placed(&global);
+            cases.push(case.swapped());
+            cases.push(case);
+        }
+    }
+    let margins = [0.0, 0.02];
+    let Some(compared) = gpu_and_cpu(&cases, &margins) else {
+        return;
+    };
+    for (margin, (on_gpu, host_pairs, on_cpu)) in margins.into_iter().zip(compared) {
+        assert_eq!(host_pairs, 0, "margin {margin}: every pair finished on the GPU");
+        for ((case, g), c) in cases.iter().zip(&on_gpu).zip(&on_cpu) {
+            let (g, c) = (g.expect("GPU: in contact"), c.expect("CPU: in contact"));
+            assert_eq!(
+                cpu_clip_path(&case.a, &case.pose_a, &case.b, &case.pose_b, margin, &c),
+                ClipPath::Fallback,
+                "{c:?}"
+            );
+            assert_same_manifold(&g, &c, case.a.radius() + case.b.radius());
+        }
+    }
+}
+
+/// Pairs sampled by [`retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu`]'s
+/// search at most.
+const SEARCHED_PAIRS: usize = 600_000;
+
+/// clip.wgsl step 7a, and 7b after a retry that keeps nothing: random hulls and needles
+/// (support::shapes) posed to touch along the SAT's axis and pushed up to 2% of their scale
+/// into each other, searched (seeded) for pairs the CPU finishes by the retry on the deepest
+/// axis, an edge pair or a face of B (a face of A is never deeper than the face-preferred one),
+/// or by the deepest-vertex fallback after a retry. The GPU finishes every one of them itself
+/// (it used to leave them to the host) with the CPU's manifold: the deepest axis's normal,
+/// points, ids and depths.
+#[test]
+fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
+    let mut rng = seeded_rng(0x7e7a1);
+    let library: Vec<ConvexHull> = (0..32)
+        .map(|i| {
+            let family = [Family::Hull, Family::Needle][i % 2];
+            random_shape(&mut rng, family).as_hull().expect("a hull").clone()
+        })
+        .collect();
+    let (mut edges, mut faces, mut after_retries, mut fallbacks) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut searched = 0;
+    let start = std::time::Instant::now();
+    while searched < SEARCHED_PAIRS && (edges.len() < 40 || faces.len() < 4 || fallbacks.len() < 8) {
+        searched += 1;
+        let (a, b) = (
+            &library[rng.random_range(0..library.len())],
+            &library[rng.random_range(0..library.len())],
+        );
+        let pose_a = Pose::new(random_pose(&mut rng, 10.0).translation, random_rotation(&mut rng));
+        let mut pose_b = Pose::new(
+            pose_a.translation + random_direction(&mut rng).as_dvec3(),
+            random_rotation(&mut rng),
+        );
+        let sat = query_hulls(a, b, &pose_a.relative_to_self(&pose_b), f32::INFINITY);
+        let depth = rng.random_range(0.0..0.02) * (a.radius() + b.radius());
+        pose_b.translation -= (pose_a.transform_vector(sat.normal) * (sat.separation + depth)).as_dvec3();
+        let Some(m) = collide_hull_hull(a, &pose_a, b, &pose_b, 0.0) else {
+            continue;
+        };
+        let sat = query_hulls(a, b, &pose_a.relative_to_self(&pose_b), 0.0);
+        let found = match cpu_clip_path(a, &pose_a, b, &pose_b, 0.0, &m) {
+            ClipPath::Retry(SatAxis::EdgePair { .. }) if edges.len() < 40 => &mut edges,
+            ClipPath::Retry(SatAxis::FaceB(_)) => &mut faces,
+            ClipPath::Fallback if sat.axis_separation < sat.separation => &mut after_retries,
+            ClipPath::Fallback if fallbacks.len() < 8 => &mut fallbacks,
+            _ => continue,
+        };
+        found.push(Case {
+            a: a.clone(),
+            pose_a,
+            b: b.clone(),
+            pose_b,
+        });
+    }
+    eprintln!(
+        "{searched} pairs searched in {:?}: {} retries on an edge pair, {} on a face of B, {} fallbacks after a retry, {} without",
+        start.elapsed(),
+        edges.len(),
+        faces.len(),
+        after_retries.len(),
+        fallbacks.len()
+    );
+    assert!(
+        edges.len() == 40 && faces.len() >= 4 && fallbacks.len() == 8,
+        "the search finds every way"
+    );
+    let cases: Vec<Case> = [edges, faces, after_retries, fallbacks]
+        .into_iter()
+        .flatten()
+        .collect();
+    let Some(compared) = gpu_and_cpu(&cases, &[0.0]) else {
+        return;
+    };
+    let (on_gpu, host_pairs, on_cpu) = &compared[0];
+    assert_eq!(*host_pairs, 0, "every pair finished on the GPU");
+    for ((case, g), c) in cases.iter().zip(on_gpu).zip(on_cpu) {
+        let (g, c) = (g.expect("GPU: in contact"), c.expect("CPU: in contact"));
+        assert_same_manifold(&g, &c, case.a.radius() + case.b.radius());
     }
 }

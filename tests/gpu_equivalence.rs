@@ -370,9 +370,11 @@ fn gpu_equals_cpu_on_random_pairs_of_every_family() {
             start.elapsed()
         );
         if clipping == Clipping::Gpu && margin == 0.0 {
-            // At margin 0 only empty clips, big faces and driver-cut pairs go to the host.
+            // At margin 0 only big faces and driver-cut pairs go to the host: the retry on the
+            // deepest axis and the deepest-vertex fallback run on the GPU (lavapipe: none left,
+            // 171 when empty clips went to the host).
             assert!(
-                host_pairs <= manifolds.both / 10,
+                host_pairs <= manifolds.both / 100,
                 "{host_pairs} host pairs: {manifolds:?}"
             );
         }

@@ -195,7 +195,11 @@ fn shared_structs_have_the_rust_layout_for_callers_and_kernels() {
                 separation,
                 kind,
                 feature_a,
-                feature_b
+                feature_b,
+                deepest_kind,
+                deepest_feature_a,
+                deepest_feature_b,
+                _pad
             }),
         );
     }
@@ -319,6 +323,8 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
         ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        // geometry.wgsl: the deepest axis's edge normal (clip.wgsl) and primitives.wgsl.
+        ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
         ("FEATURE_OTHER", U32(FeatureId::OTHER)),
         ("CLOSEST_FEATURE_COSINE", F32(CLOSEST_FEATURE_COSINE)),
         ("GPU_GJK_CONDITIONING", F32(GPU_GJK_CONDITIONING)),
@@ -334,7 +340,6 @@ fn wgsl_constants_equal_the_rust_ones() {
             "PRIMITIVE_AXIS_PREFERENCE_TOLERANCE",
             F32(AXIS_PREFERENCE_TOLERANCE),
         ),
-        ("PRIMITIVE_PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
         ("CAPSULE_FACE_SINE", F32(CAPSULE_FACE_SINE)),
         ("CAPSULE_PARALLEL_SINE", F32(CAPSULE_PARALLEL_SINE)),
         ("NORMALIZE_MIN_LENGTH", F32(1.0 / f32::MAX)),

@@ -9,13 +9,13 @@ mod support;
 use glam::{Quat, Vec3};
 use hullsat::gpu::SAT_WGSL;
 use hullsat::gpu::layout::{COOP_EDGE_PAIRS, GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE};
-use hullsat::query::sat::{SatAxis, SatResult, query_hulls};
+use hullsat::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
 use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use support::gpu::{Comparison, compare_sat};
+use support::gpu::{Comparison, SEPARATION_TOLERANCE, axis_separation, compare_sat};
 use support::{
     device_or_skip, gpu_or_skip, random_direction, random_half_extents, random_rotation, seeded_rng,
 };
@@ -115,7 +115,50 @@ fn gpu_sat_equals_cpu_on_random_box_pairs() {
             stats.near_margin + stats.other_axis < stats.pairs / 100,
             "{stats:?}"
         );
+        let gpu = gpu_or_skip(&shapes).expect("the adapter exists");
+        let raw = run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, Coop::Default);
+        let (compared, ties) = check_deepest_axes(&shapes, &bodies, &pairs, margin, &raw);
+        eprintln!("deepest axes: {compared} compared, {ties} ties");
+        assert!(compared > pairs.len() / 10 && ties < compared / 100);
     }
+}
+
+/// The GPU's deepest axes (`GpuSatResult::deepest_axis`: the face preference at tolerance 0
+/// over the SAT's candidates, which the clip kernel retries on) against the axis the CPU's
+/// retry queries (`query_hulls_preferring_faces_by(…, 0.0)`, also for two boxes: the hull
+/// routine's retry), on pairs in contact away from the margin: the same axis, or at a tie another
+/// whose own separation (evaluated independently) is the CPU's within the tolerance. Pairs the
+/// driver cut short are left out. Returns the pairs compared and the ties among them.
+fn check_deepest_axes(
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+    raw: &[GpuSatResult],
+) -> (usize, usize) {
+    let (mut compared, mut ties) = (0, 0);
+    for (i, (&[ia, ib], gpu)) in pairs.iter().zip(raw).enumerate() {
+        let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
+        let a = shapes[body_a.shape as usize].as_hull().expect("hull or box");
+        let b = shapes[body_b.shape as usize].as_hull().expect("hull or box");
+        let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
+        let cpu = query_hulls_preferring_faces_by(a, b, &b_in_a, margin, 0.0);
+        let eps = SEPARATION_TOLERANCE * (a.radius() + b.radius());
+        if gpu.is_incomplete() || cpu.separation > margin - eps {
+            continue;
+        }
+        compared += 1;
+        let deepest = gpu.deepest_axis().expect("a hull pair's deepest axis");
+        if deepest != cpu.axis {
+            let (own, _) = axis_separation(a, b, &b_in_a, deepest);
+            assert!(
+                (own - cpu.separation).abs() <= eps,
+                "pairs[{i}]: GPU deepest axis {deepest:?} separates by {own}\n gpu {gpu:?}\n cpu {cpu:?}"
+            );
+            ties += 1;
+        }
+    }
+    (compared, ties)
 }
 
 /// Two boxes take the box SAT on the GPU (the 9 box axes, as `query_boxes`), not the hull loop:
@@ -646,6 +689,9 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
             pairs.len()
         );
         assert!(big_pairs > pairs.len() / 20 && compared > pairs.len() * 9 / 10);
+        let (deepest_compared, ties) = check_deepest_axes(&shapes, &bodies, &pairs, margin, default);
+        eprintln!("deepest axes: {deepest_compared} compared, {ties} ties");
+        assert!(deepest_compared > pairs.len() / 10 && ties < deepest_compared / 100);
         assert_eq!(
             cut[0], 0,
             "the cooperative path keeps every loop below the driver's cap"

@@ -13,6 +13,7 @@ use support::analytic::{
     Case, TOL, assert_distinct_points, cases, corner, crossed_edges, global_pose, octagon, resting,
     tiny_box_at_a_corner, unit_box,
 };
+use support::clip_paths::{ClipPath, cpu_clip_path, knife_in_slab};
 use support::{
     assert_near, assert_vec_near, hull_plane_distance, random_rotation, random_unit_vector, random_vec3,
     seeded_rng,
@@ -344,6 +345,39 @@ fn equal_boxes_stacked_keep_four_corner_points_under_perturbation() {
             assert_near(p.position.as_vec3().x.abs(), 0.5, 1e-4, "corner x");
             assert_near(p.position.as_vec3().z.abs(), 0.5, 1e-4, "corner z");
             assert_near(p.depth, 0.01, 1e-4, "depth");
+        }
+    }
+}
+
+/// The deepest-vertex fallback (hull_hull.rs `deepest_vertex_contact`), which the GPU's clip
+/// kernel mirrors (tests/gpu_clip.rs): a knife-edge hull's low end in a slab, whose incident
+/// face floats above the slab, gives the one point worked out in `support::clip_paths`, from
+/// either side and anywhere in space, and reads back as the fallback.
+#[test]
+fn a_knife_edge_in_a_slab_takes_the_deepest_vertex_fallback() {
+    for depth in [0.005, 0.02, 0.05] {
+        for global in [Pose::IDENTITY, global_pose()] {
+            let case = knife_in_slab(depth).placed(&global);
+            for (case, sign, kind) in [
+                (case.swapped(), -1.0, FeatureId::FACE_B),
+                (case, 1.0, FeatureId::FACE_A),
+            ] {
+                let m = case.collide(0.0).expect("the knife is in the slab");
+                assert_eq!(
+                    cpu_clip_path(&case.a, &case.pose_a, &case.b, &case.pose_b, 0.0, &m),
+                    ClipPath::Fallback,
+                    "{m:?}"
+                );
+                assert_vec_near(m.normal, global.transform_vector(sign * Vec3::Y), TOL, "normal");
+                assert_near(m.separation, -depth, TOL, "separation");
+                let [p] = m.points() else {
+                    panic!("one point: {m:?}");
+                };
+                let expected = global.transform_point(Vec3::new(0.1, 0.5 - 0.5 * depth, -0.7));
+                assert_vec_near(p.position.as_vec3(), expected.as_vec3(), TOL, "position");
+                assert_near(p.depth, depth, TOL, "depth");
+                assert_eq!(p.id, FeatureId::new(kind, false, 3, 0));
+            }
         }
     }
 }

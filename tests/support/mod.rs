@@ -4,6 +4,7 @@
 pub mod analytic;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod clip_paths;
 pub mod gpu;
 pub mod oracle;
 pub mod parry;

@@ -1,6 +1,7 @@
 // Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
 // A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
-// contact_on_axis, face_pair, most_antiparallel_face, add_clipped_points) and
+// contact_on_axis, face_pair, deepest_vertex_contact, most_antiparallel_face,
+// add_clipped_points) and
 // src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
 // src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
 // sat.wgsl on the same chunk.
@@ -9,7 +10,8 @@
 //    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
 //    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), GJK results too uncertain in f32 for
 //    the CPU's choices (step 2), reference and incident faces beyond MAX_CLIP_VERTICES
-//    together, a clip that keeps no point.
+//    together (on the SAT's axis or the deepest one, step 7a), a deepest edge-pair axis that
+//    comes out parallel when formed again (7a, rounding), the driver's loop cap.
 // 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
 //    beyond the margin the pair is separated, and when the closest-point direction is not the
 //    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. Where
@@ -25,9 +27,19 @@
 //    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index;
 //    a pick that repeats an earlier one kept once).
 // 7. Each point midway between the incident point and its projection on the reference plane,
-//    depth = -(its distance in front of the plane). A clip that keeps no point goes to the host
-//    (which retries on the deepest axis, then takes the deepest vertex). Pairs left to the host
-//    carry their SAT result (host_manifold), so the host runs no SAT again for them.
+//    depth = -(its distance in front of the plane). A face clip that keeps no point:
+//    7a. Retry on the deepest axis when the SAT's (face-preferred) axis is shallower than the
+//        separation: the face preference can pick a face up to its tolerance shallower than
+//        the deepest axis, whose clip can miss the contact region (it lies beside the face).
+//        The deepest axis is the SAT kernel's (GpuSatResult.deepest_kind and features, the
+//        CPU's query_hulls_preferring_faces_by(…, 0.0)), its normal formed again as the SAT
+//        formed it (deepest_axis); steps 3 to 7 run on it (contact_on_axis: an edge pair or a
+//        face clip) and the manifold takes its normal.
+//    7b. If that keeps no point either (or there was no retry), the last resort on the SAT's
+//        own axis: the incident hull's deepest vertex below the reference plane as the one
+//        point (deepest_vertex_contact).
+//    The separation stays the SAT's. Pairs left to the host carry their SAT result
+//    (host_manifold), so the host runs no SAT again for them.
 // 8. Append (emit_manifold): every invocation of a workgroup, those past the chunk's end too,
 //    reaches it with its manifold (steps 1 to 7 in clip_pair return instead of storing); the
 //    workgroup counts its listed pairs in workgroup memory and takes their entries from the
@@ -159,7 +171,7 @@ fn poly_push(s: u32, position: vec3<f32>, id: u32, carrier: u32) {
     }
 }
 
-// 3. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
+// 4. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
 fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
     let local = quat_rotate(quat_conjugate(q), normal);
     var best = F32_MAX;
@@ -188,7 +200,7 @@ fn crossing_id(carrier: u32, side: u32, ref_loop: vec2<u32>, incident_face: u32,
     return feature_id(kind ^ 1u, 0u, incident_face, corner);
 }
 
-// 4. One Sutherland–Hodgman pass: the part of polygon `src` behind the side plane
+// 5. One Sutherland–Hodgman pass: the part of polygon `src` behind the side plane
 // (side_normal, offset) into polygon 1 - src.
 fn clip_by_side_plane(src: u32, side_normal: vec3<f32>, offset: f32, side: u32, ref_loop: vec2<u32>, incident_face: u32, kind: u32) {
     let dst = 1u - src;
@@ -217,7 +229,7 @@ fn clip_by_side_plane(src: u32, side_normal: vec3<f32>, offset: f32, side: u32, 
     }
 }
 
-// 4. Clips `incident` by the side planes of `reference`; returns the buffer holding the result.
+// 5. Clips `incident` by the side planes of `reference`; returns the buffer holding the result.
 fn clip_incident_face(reference: PosedFace, incident: PosedFace, kind: u32) -> u32 {
     let inc_loop = face_loop(incident.hull, incident.face);
     poly_len[0] = 0u;
@@ -446,13 +458,13 @@ fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32
     (*m).count = kept_count;
 }
 
-// 2. Closest points between segments p0->p1 and q0->q1: the parameters (s, t) in [0, 1].
 // Largest component magnitude of v.
 fn max_abs(v: vec3<f32>) -> f32 {
     let m = abs(v);
     return max(max(m.x, m.y), m.z);
 }
 
+// 3. Closest points between segments p0->p1 and q0->q1: the parameters (s, t) in [0, 1].
 fn closest_points_segments(p0: vec3<f32>, p1: vec3<f32>, q0: vec3<f32>, q1: vec3<f32>) -> vec2<f32> {
     // Scale-free, as the CPU: the differences divided by their largest component magnitude.
     let size = max(max(max_abs(p1 - p0), max_abs(q1 - q0)), max_abs(p0 - q0));
@@ -510,6 +522,128 @@ fn closest_point_contact(a: GpuShape, b: GpuShape, q: vec4<f32>, exact: ClosestP
     m.points[0] = vec4<f32>(0.5 * (exact.point_a + exact.point_b), -exact.distance);
     m.ids[0] = feature_id(FEATURE_OTHER, 0u, vertex_a, vertex_b);
     return m;
+}
+
+// A SAT axis as contact_on_axis reads it (crate::query::sat::SatResult's axis, normal and
+// axis_separation): AXIS_* code, the features of GpuSatResult, the unit normal (A's frame, from
+// A toward B) and the separation along it (length units).
+struct SatAxis {
+    kind: u32,
+    feature_a: u32,
+    feature_b: u32,
+    normal: vec3<f32>,
+    axis_separation: f32,
+}
+
+// 4. A face axis's reference and incident faces, posed in A's frame, the ids' kind and the
+// reference plane in A's frame (normal, offset), as hull_hull.rs face_pair.
+struct FacePair {
+    reference: PosedFace,
+    incident: PosedFace,
+    kind: u32,
+    normal: vec3<f32>,
+    offset: f32,
+}
+
+fn face_pair(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis) -> FacePair {
+    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    var reference = PosedFace(a, identity, vec3<f32>(0.0), axis.feature_a);
+    var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
+    var kind = FEATURE_FACE_A;
+    if axis.kind == AXIS_FACE_B {
+        reference = PosedFace(b, b_in_a.q, b_in_a.t, axis.feature_b);
+        incident = PosedFace(a, identity, vec3<f32>(0.0), 0u);
+        kind = FEATURE_FACE_B;
+    }
+    let plane = planes[reference.hull.first_face + reference.face];
+    let normal = quat_rotate(reference.q, plane.xyz);
+    let offset = plane.w + dot(normal, reference.t);
+    incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
+    return FacePair(reference, incident, kind, normal, offset);
+}
+
+// Steps 3 to 7 on one axis, as hull_hull.rs contact_on_axis: the edge contact, or the face
+// contact clipped and reduced, into `m` (normal: the axis's; count 0 when the clip keeps no
+// point; the separation is left as it is). False when the pair goes to the host: reference and
+// incident faces of more than MAX_CLIP_VERTICES vertices together.
+fn contact_on_axis(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis, tolerance: f32, m: ptr<function, GpuManifold>) -> bool {
+    (*m).normal = axis.normal;
+    if axis.kind == AXIS_EDGE_PAIR {
+        // 3. Edge axis.
+        let ea = edges[a.first_edge + axis.feature_a];
+        let eb = edges[b.first_edge + axis.feature_b];
+        let a0 = hull_vertex(a, ea.v0);
+        let a1 = hull_vertex(a, ea.v1);
+        let b0 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v0));
+        let b1 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v1));
+        let st = closest_points_segments(a0, a1, b0, b1);
+        (*m).points[0] = vec4<f32>(0.5 * (mix(a0, a1, st.x) + mix(b0, b1, st.y)), -axis.axis_separation);
+        (*m).ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, axis.feature_a, axis.feature_b);
+        (*m).count = 1u;
+        return true;
+    }
+    // 4. Reference and incident faces, posed in A's frame.
+    let faces = face_pair(a, b, b_in_a, axis);
+    if face_loop(faces.reference.hull, faces.reference.face).y + face_loop(faces.incident.hull, faces.incident.face).y > MAX_CLIP_VERTICES {
+        return false;
+    }
+    // 5. to 7.
+    let s = clip_incident_face(faces.reference, faces.incident, faces.kind);
+    add_clipped_points(polygon_candidates(s), faces.normal, faces.offset, params.margin, tolerance, m);
+    return true;
+}
+
+// 7a. The deepest axis of `sat` (deepest_kind and its features), as the CPU's retry takes it
+// from query_hulls_preferring_faces_by(…, 0.0): its normal formed as sat.wgsl forms it (a face
+// of A: its plane normal; of B: minus its normal turned into A's frame; an edge pair:
+// edge_pair_axis of the two edges, B's posed in A's frame), its separation the SAT's
+// (the deepest axis realizes the maximum). AXIS_NONE when an edge pair's axis comes out
+// parallel here (rounding; the pair goes to the host).
+fn deepest_axis(a: GpuShape, b: GpuShape, b_in_a: RelativePose, sat: GpuSatResult) -> SatAxis {
+    var axis = SatAxis(sat.deepest_kind, sat.deepest_feature_a, sat.deepest_feature_b, vec3<f32>(0.0), sat.separation);
+    if axis.kind == AXIS_FACE_A {
+        axis.normal = planes[a.first_face + axis.feature_a].xyz;
+    } else if axis.kind == AXIS_FACE_B {
+        axis.normal = -quat_rotate(b_in_a.q, planes[b.first_face + axis.feature_b].xyz);
+    } else if axis.kind == AXIS_EDGE_PAIR {
+        let ea = edges[a.first_edge + axis.feature_a];
+        let eb = edges[b.first_edge + axis.feature_b];
+        let pa = hull_vertex(a, ea.v0);
+        let pb = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v0));
+        let qb = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v1));
+        let edge_axis = edge_pair_axis(pa, normalize(hull_vertex(a, ea.v1) - pa), pb, qb, a.centroid);
+        axis.normal = edge_axis.xyz;
+        if edge_axis.w == 0.0 {
+            axis.kind = AXIS_NONE;
+        }
+    }
+    return axis;
+}
+
+// 7b. The last resort for a face axis whose clips keep no point, as hull_hull.rs
+// deepest_vertex_contact: the incident hull's vertex of least signed distance to the reference
+// plane (the first of them), which realizes the axis separation, as the one point of `m`,
+// midway between it and its projection on the plane, id (kind, reference face, vertex); the
+// normal is the axis's.
+fn deepest_vertex_contact(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis, m: ptr<function, GpuManifold>) {
+    let faces = face_pair(a, b, b_in_a, axis);
+    let incident = faces.incident;
+    var vertex = 0u;
+    var position = pose_point(incident.q, incident.t, hull_vertex(incident.hull, 0u));
+    var separation = dot(faces.normal, position) - faces.offset;
+    for (var v = 1u; v < incident.hull.vertex_count; v++) {
+        let p = pose_point(incident.q, incident.t, hull_vertex(incident.hull, v));
+        let d = dot(faces.normal, p) - faces.offset;
+        if d < separation {
+            vertex = v;
+            position = p;
+            separation = d;
+        }
+    }
+    (*m).normal = axis.normal;
+    (*m).points[0] = vec4<f32>(position - faces.normal * (0.5 * separation), -separation);
+    (*m).ids[0] = feature_id(faces.kind, 0u, faces.reference.face, vertex);
+    (*m).count = 1u;
 }
 
 // A pair left to the host: no points; points[0] carries the SAT result for it (x, y, z: the
@@ -586,44 +720,25 @@ fn clip_pair(index: u32) -> GpuManifold {
         }
     }
 
-    if axis == AXIS_EDGE_PAIR {
-        // 3. Edge axis.
-        let ea = edges[a.first_edge + sat.feature_a];
-        let eb = edges[b.first_edge + sat.feature_b];
-        let a0 = hull_vertex(a, ea.v0);
-        let a1 = hull_vertex(a, ea.v1);
-        let b0 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v0));
-        let b1 = pose_point(b_in_a.q, b_in_a.t, hull_vertex(b, eb.v1));
-        let st = closest_points_segments(a0, a1, b0, b1);
-        m.points[0] = vec4<f32>(0.5 * (mix(a0, a1, st.x) + mix(b0, b1, st.y)), -sat.axis_separation);
-        m.ids[0] = feature_id(FEATURE_EDGE_PAIR, 0u, sat.feature_a, sat.feature_b);
-        m.count = 1u;
-        m.status = MANIFOLD_CLIPPED;
-        return m;
-    }
-
-    // 4. Reference and incident faces, posed in A's frame.
-    var reference = PosedFace(a, identity, vec3<f32>(0.0), sat.feature_a);
-    var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
-    var kind = FEATURE_FACE_A;
-    if axis == AXIS_FACE_B {
-        reference = PosedFace(b, b_in_a.q, b_in_a.t, sat.feature_b);
-        incident = PosedFace(a, identity, vec3<f32>(0.0), 0u);
-        kind = FEATURE_FACE_B;
-    }
-    let plane = planes[reference.hull.first_face + reference.face];
-    let normal = quat_rotate(reference.q, plane.xyz);
-    let offset = plane.w + dot(normal, reference.t);
-    incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
-    if face_loop(reference.hull, reference.face).y + face_loop(incident.hull, incident.face).y > MAX_CLIP_VERTICES {
+    // 3. to 7. on the SAT's axis.
+    let chosen = SatAxis(axis, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
+    let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
+    if !contact_on_axis(a, b, b_in_a, chosen, tolerance, &m) {
         return host;
     }
-
-    // 5. to 7.
-    let s = clip_incident_face(reference, incident, kind);
-    let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
-    add_clipped_points(polygon_candidates(s), normal, offset, params.margin, tolerance, &m);
-    if m.count == 0u || loops_cut_short() {
+    if m.count == 0u && sat.axis_separation < sat.separation {
+        // 7a. The retry on the deepest axis.
+        let deepest = deepest_axis(a, b, b_in_a, sat);
+        if deepest.kind == AXIS_NONE || !contact_on_axis(a, b, b_in_a, deepest, tolerance, &m) {
+            return host;
+        }
+    }
+    if m.count == 0u {
+        // 7b. The deepest vertex on the SAT's axis.
+        deepest_vertex_contact(a, b, b_in_a, chosen, &m);
+    }
+    // An edge axis runs no loop here; a face axis's loops may have been cut.
+    if axis != AXIS_EDGE_PAIR && loops_cut_short() {
         return host;
     }
     m.status = MANIFOLD_CLIPPED;

@@ -1,6 +1,7 @@
 // Shared by the kernels (sat.wgsl, clip.wgsl, resident.wgsl): constants, the kernel-only structs
 // of layout.rs, the hull geometry bindings (group 0), the per-call bindings every kernel has
-// (group 1: bodies, pairs, params) and the relative pose of a pair. Each kernel's source is
+// (group 1: bodies, pairs, params), the relative pose of a pair and the axis of an edge pair
+// (the SAT's edge queries, and the clip kernel's retry on the deepest axis). Each kernel's source is
 // quat.wgsl, layout.wgsl (the structs callers share), this file, then the kernel's own (see
 // SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL in the Rust host modules).
 //
@@ -20,6 +21,8 @@ const SHAPE_CAPSULE: u32 = 3u;
 const SHAPE_HALF_SPACE: u32 = 4u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
+// Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).
+const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
@@ -100,6 +103,23 @@ fn relative_pose(body_a: GpuBody, body_b: GpuBody) -> RelativePose {
     let inv_a = quat_conjugate(body_a.rotation);
     let t_world = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
     return RelativePose(normalize(quat_mul(inv_a, body_b.rotation)), quat_rotate(inv_a, t_world));
+}
+
+// The axis of A's edge (start pa, unit direction da) and B's edge from pb to qb (A's frame), as
+// crate::query::sat::edge_pair_axis: da x normalize(qb - pb) made unit, oriented away from A's
+// centroid; w = 0 when the edges are parallel (PARALLEL_EDGE_SINE), else 1.
+fn edge_pair_axis(pa: vec3<f32>, da: vec3<f32>, pb: vec3<f32>, qb: vec3<f32>, a_centroid: vec3<f32>) -> vec4<f32> {
+    // Unit directions: |cross| is the sine of their angle, at any scale.
+    let cross_ab = cross(da, normalize(qb - pb));
+    let cross_len = length(cross_ab);
+    if cross_len < PARALLEL_EDGE_SINE {
+        return vec4<f32>(0.0);
+    }
+    let axis = cross_ab / cross_len;
+    if dot(axis, pa - a_centroid) < 0.0 {
+        return vec4<f32>(-axis, 1.0);
+    }
+    return vec4<f32>(axis, 1.0);
 }
 
 // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are

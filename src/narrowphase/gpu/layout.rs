@@ -195,6 +195,19 @@ pub struct GpuSatResult {
     pub feature_a: u32,
     /// Face or edge index on B (0 when a face of A won).
     pub feature_b: u32,
+    /// The deepest axis: the axis the face preference picks at tolerance 0 from the same best
+    /// face of A, best face of B and best edge pair (as the CPU's
+    /// `query_hulls_preferring_faces_by(…, 0.0)`), which the clip kernel retries on when the
+    /// chosen axis's clip keeps no point. Its `AXIS_*` code (no flags; [`AXIS_NONE`] where
+    /// `kind`'s is). It separates by `separation`; its normal is not stored (the clip kernel
+    /// forms it again from the features, as the SAT did).
+    pub deepest_kind: u32,
+    /// The deepest axis's face or edge on A (0 when a face of B is deepest).
+    pub deepest_feature_a: u32,
+    /// The deepest axis's face or edge on B (0 when a face of A is deepest).
+    pub deepest_feature_b: u32,
+    /// Padding to a 16-byte multiple.
+    pub _pad: u32,
 }
 
 /// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
@@ -204,8 +217,9 @@ pub const MANIFOLD_SEPARATED: u32 = 0;
 /// primitive closed form); `count` points (1 to 4) are valid.
 pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
-/// beyond [`MAX_GPU_CLIP_VERTICES`], a clip that kept no point, or a hull pair apart within the
-/// margin whose f32 GJK direction is too uncertain).
+/// beyond [`MAX_GPU_CLIP_VERTICES`] on the SAT's axis or the deepest one, a deepest edge-pair
+/// axis that came out parallel when formed again, or a hull pair apart within the margin whose
+/// f32 GJK direction is too uncertain).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
@@ -311,7 +325,7 @@ pub struct GpuResidentSetup {
 const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
 const _: () = assert!(size_of::<GpuBody>() == 48);
-const _: () = assert!(size_of::<GpuSatResult>() == 32);
+const _: () = assert!(size_of::<GpuSatResult>() == 48);
 const _: () = assert!(size_of::<GpuParams>() == 16);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
@@ -411,7 +425,8 @@ impl HullTables {
 impl GpuManifold {
     /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read,
     /// from `normal`, `separation` and `points[0]` (x, y, z: `kind`, `feature_a`, `feature_b` as
-    /// u32 bits; w: `axis_separation`), as clip.wgsl `host_manifold` writes it.
+    /// u32 bits; w: `axis_separation`), as clip.wgsl `host_manifold` writes it. The deepest
+    /// axis is not carried ([`AXIS_NONE`]): the host's `manifold_from_sat` forms it again.
     pub fn host_sat(&self) -> GpuSatResult {
         let [kind, feature_a, feature_b, axis_separation] = self.points[0];
         GpuSatResult {
@@ -421,6 +436,10 @@ impl GpuManifold {
             kind: kind.to_bits(),
             feature_a: feature_a.to_bits(),
             feature_b: feature_b.to_bits(),
+            deepest_kind: AXIS_NONE,
+            deepest_feature_a: 0,
+            deepest_feature_b: 0,
+            _pad: 0,
         }
     }
 }
@@ -433,21 +452,32 @@ impl GpuSatResult {
 
     /// The CPU form of this result, or `None` when the pair was not computed on the GPU.
     pub fn to_sat(&self) -> Option<SatResult> {
-        let axis = match self.kind & AXIS_MASK {
-            AXIS_FACE_A => SatAxis::FaceA(self.feature_a),
-            AXIS_FACE_B => SatAxis::FaceB(self.feature_b),
-            AXIS_EDGE_PAIR => SatAxis::EdgePair {
-                edge_a: self.feature_a,
-                edge_b: self.feature_b,
-            },
-            _ => return None,
-        };
         Some(SatResult {
-            axis,
+            axis: sat_axis(self.kind, self.feature_a, self.feature_b)?,
             normal: self.normal.into(),
             axis_separation: self.axis_separation,
             separation: self.separation,
         })
+    }
+
+    /// The deepest axis ([`GpuSatResult::deepest_kind`] and its features), or `None` when the
+    /// pair was not computed on the GPU.
+    pub fn deepest_axis(&self) -> Option<SatAxis> {
+        sat_axis(self.deepest_kind, self.deepest_feature_a, self.deepest_feature_b)
+    }
+}
+
+/// The axis of an `AXIS_*` code (the low bits of `kind`) and its features, `None` for
+/// [`AXIS_NONE`].
+fn sat_axis(kind: u32, feature_a: u32, feature_b: u32) -> Option<SatAxis> {
+    match kind & AXIS_MASK {
+        AXIS_FACE_A => Some(SatAxis::FaceA(feature_a)),
+        AXIS_FACE_B => Some(SatAxis::FaceB(feature_b)),
+        AXIS_EDGE_PAIR => Some(SatAxis::EdgePair {
+            edge_a: feature_a,
+            edge_b: feature_b,
+        }),
+        _ => None,
     }
 }
 

@@ -42,7 +42,7 @@ struct GpuBody {
     _pad: u32,
 }
 
-// Must match layout.rs `GpuSatResult`: one per pair, A's frame (32 bytes).
+// Must match layout.rs `GpuSatResult`: one per pair, A's frame (48 bytes).
 struct GpuSatResult {
     // Unit axis, A's frame, from A toward B.
     normal: vec3<f32>,
@@ -56,6 +56,15 @@ struct GpuSatResult {
     feature_a: u32,
     // Face or edge of B (0 when a face of A won).
     feature_b: u32,
+    // The deepest axis (the face preference at tolerance 0 over the same candidates, which the
+    // clip kernel retries on): its AXIS_* code, no flags; it separates by `separation`, and its
+    // normal is formed again from the features.
+    deepest_kind: u32,
+    // The deepest axis's face or edge of A (0 when a face of B is deepest).
+    deepest_feature_a: u32,
+    // The deepest axis's face or edge of B (0 when a face of A is deepest).
+    deepest_feature_b: u32,
+    _pad: u32,
 }
 
 // Must match layout.rs `GpuManifold`: one pair's manifold, A's frame (112 bytes).

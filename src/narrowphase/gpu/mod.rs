@@ -33,9 +33,10 @@
 //!    closed forms of [`crate::contact`]; their SAT slot says [`layout::AXIS_NONE`]) and hull
 //!    pairs apart within the margin (f32 GJK, `gjk.wgsl`). It leaves to the host only: pairs the
 //!    driver cut short (6.), reference and incident faces beyond
-//!    [`layout::MAX_GPU_CLIP_VERTICES`] together, a clip that keeps no point (the host retries
-//!    on the deepest axis), and hull pairs apart within the margin whose f32 GJK direction is too
-//!    uncertain for the CPU's choice ([`crate::constants::GPU_GJK_CONDITIONING`]). Hull pairs
+//!    [`layout::MAX_GPU_CLIP_VERTICES`] together (on the SAT's axis, or on the deepest axis the
+//!    kernel retries on when a face clip keeps no point, as the CPU does, before the
+//!    deepest-vertex fallback), and hull pairs apart within the margin whose f32 GJK direction
+//!    is too uncertain for the CPU's choice ([`crate::constants::GPU_GJK_CONDITIONING`]). Hull pairs
 //!    left to the host (and every hull pair under [`Clipping::Cpu`]) are clipped from the GPU's
 //!    SAT with [`manifold_from_sat`](crate::contact::manifold_from_sat); other pairs left to it,
 //!    and every non-hull pair under [`Clipping::Cpu`], take the CPU path,
@@ -99,12 +100,13 @@
 //!
 //! Bytes per pair: 8 (pair) + 2 × 48 (bodies) + 2 × 64 (shapes) = 232 read once; geometry loads
 //! (16 bytes per vertex, plane or edge; the table's last column) come from a shape library of a
-//! few KB shared by every pair (cache-resident); 32 bytes written.
+//! few KB shared by every pair (cache-resident); 48 bytes written (the result with its deepest
+//! axis).
 //!
 //! The clip kernel, box face on box face: the incident face search (6 rotations-and-dots ≈ 36),
 //! 4 side planes against a polygon of at most 8 vertices (2 dots each ≈ 64) and, of more than 4
 //! points within the margin, 4 reduction passes over at most 8 points (≈ 100): about 200 dot
-//! products, a tenth of the SAT's; it reads the 32-byte SAT result, the pair, both bodies and
+//! products, a tenth of the SAT's; it reads the 48-byte SAT result, the pair, both bodies and
 //! hull ranges again (232 bytes) plus cached geometry, and writes 112 bytes (nothing for a separated pair).
 //!
 //! Appending to the list (`clip.wgsl` step 8): a workgroup of 64 invocations counts its listed
@@ -256,9 +258,9 @@ const CLIP_UNSUPPORTED: &str = "GPU clipping needs 9 storage buffers per shader 
 ///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules and
 ///   half-spaces run on the GPU too; the few pairs the kernel cannot finish (see the module
 ///   docs, step 5) take the CPU path.
-/// - `Cpu`: the kernel's 32-byte SAT results are read back for every pair and clipped on all
+/// - `Cpu`: the kernel's 48-byte SAT results are read back for every pair and clipped on all
 ///   CPU threads ([`manifold_from_sat`](crate::contact::manifold_from_sat)). Fewer bytes cross the bus when more than about a
-///   fifth of the pairs touch; it can win on a many-core host with a slow link, and it is the
+///   third of the pairs touch; it can win on a many-core host with a slow link, and it is the
 ///   only choice on devices without 9 storage buffers per stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Clipping {
@@ -429,12 +431,14 @@ impl GpuNarrowphase {
     }
 
     /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one
-    /// [`GpuSatResult`](layout::GpuSatResult) per pair once the encoder is submitted (pair `i` at byte `32 * i`). In
+    /// [`GpuSatResult`](layout::GpuSatResult) per pair once the encoder is submitted (pair `i` at byte `48 * i`). In
     /// WGSL, bind it as `array<GpuSatResult>` with the struct and its `kind` constants from
     /// [`LAYOUT_WGSL`] (prepend it to the shader): a unit axis in A's frame from A toward B, the
     /// separation along it and the largest over the tested axes, the axis kind (face of A, face
     /// of B, edge pair; flagged separated, or incomplete when the driver cut the loops short:
-    /// recompute on the CPU, see the module docs) and the features of A and B.
+    /// recompute on the CPU, see the module docs), the features of A and B, and the deepest axis
+    /// (its kind and features: the face preference at tolerance 0, which the clip kernel
+    /// retries on).
     ///
     /// A consumer that wants world space adds A's pose (normal: `pose_a.rotation * normal`).
     /// Body poses, pairs and the margin are written through the queue, so they take effect at

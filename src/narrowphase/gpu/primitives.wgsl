@@ -19,8 +19,6 @@
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const PRIMITIVE_AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
-// Mirrors crate::constants::PARALLEL_EDGE_SINE.
-const PRIMITIVE_PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 // Mirrors crate::constants::CAPSULE_FACE_SINE.
 const CAPSULE_FACE_SINE: f32 = 0.05;
 // Mirrors crate::constants::CAPSULE_PARALLEL_SINE.
@@ -377,7 +375,7 @@ fn segment_hull_penetration(hull: GpuShape, p0: vec3<f32>, p1: vec3<f32>, face: 
         let edge_direction = hull_vertex(hull, edge.v1) - e0;
         let c = cross(direction, edge_direction);
         let l = length(c);
-        if l < PRIMITIVE_PARALLEL_EDGE_SINE * length(direction) * length(edge_direction) {
+        if l < PARALLEL_EDGE_SINE * length(direction) * length(edge_direction) {
             continue;
         }
         // Outward from the hull at this edge.

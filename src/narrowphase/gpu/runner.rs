@@ -229,6 +229,7 @@ mod tests {
             kind,
             feature_a,
             feature_b,
+            ..Default::default()
         }
     }
 

@@ -266,7 +266,7 @@ impl SatBuffers {
         &self.manifolds[slot].buffer
     }
 
-    /// The result buffer: pair `i` of the last [`Self::encode`] at byte `32 * i`.
+    /// The result buffer: pair `i` of the last [`Self::encode`] at byte `48 * i`.
     pub fn results(&self) -> &wgpu::Buffer {
         &self.results.buffer
     }

@@ -18,8 +18,12 @@
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
 //    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
-//    crate::constants::pair_scale); `separation` is the
-//    exact maximum over all tested axes.
+//    crate::constants::pair_scale); `separation` is the exact maximum over all tested axes.
+//    The same preference at tolerance 0 over the same three candidates is the deepest axis
+//    (deepest_kind and its features), the axis the CPU's retry queries again with
+//    query_hulls_preferring_faces_by(…, 0.0): no query takes the tolerance (nor do the CPU's
+//    floors, A's best face and the better face), so both axes come from the one query, and
+//    clip.wgsl retries on the deepest without a second SAT.
 //
 // The bounds skip only what cannot change a query's result, so each query returns what its
 // exhaustive loop returns (as on the CPU: tests/sat_bounds.rs). Pairs of COOP_EDGE_PAIRS edge
@@ -32,8 +36,6 @@
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
-// Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).
-const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 // Mirrors crate::query::bounds::SAT_BOUND_SLACK (times the pair's coordinate reach).
 const SAT_BOUND_SLACK: f32 = 1.0e-3;
 // Smallest normal f32 (f32::MIN_POSITIVE): max_on_arc's test for coinciding arc ends.
@@ -187,23 +189,6 @@ fn is_minkowski_face(a: vec3<f32>, b: vec3<f32>, b_x_a: vec3<f32>, c: vec3<f32>,
     let adc = dot(a, d_x_c);
     let bdc = dot(b, d_x_c);
     return cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0;
-}
-
-// The axis of A's edge (start pa, unit direction da) and B's edge from pb to qb (A's frame), as
-// crate::query::sat::edge_pair_axis: da x normalize(qb - pb) made unit, oriented away from A's
-// centroid; w = 0 when the edges are parallel (PARALLEL_EDGE_SINE), else 1.
-fn edge_pair_axis(pa: vec3<f32>, da: vec3<f32>, pb: vec3<f32>, qb: vec3<f32>, a_centroid: vec3<f32>) -> vec4<f32> {
-    // Unit directions: |cross| is the sine of their angle, at any scale.
-    let cross_ab = cross(da, normalize(qb - pb));
-    let cross_len = length(cross_ab);
-    if cross_len < PARALLEL_EDGE_SINE {
-        return vec4<f32>(0.0);
-    }
-    let axis = cross_ab / cross_len;
-    if dot(axis, pa - a_centroid) < 0.0 {
-        return vec4<f32>(-axis, 1.0);
-    }
-    return vec4<f32>(axis, 1.0);
 }
 
 // The pairwise step of the edge queries for one pair of hulls (crate::query::sat::EdgeScan):
@@ -520,38 +505,54 @@ struct SatOut {
     normal: vec3<f32>,
     axis_separation: f32,
     separation: f32,
+    // The deepest axis (step 7): AXIS_* code and features.
+    deepest_kind: u32,
+    deepest_feature_a: u32,
+    deepest_feature_b: u32,
 }
 
-// The result on one axis that separates by more than the margin (steps 3-5's early exits).
+// The result on one axis that separates by more than the margin (steps 3-5's early exits); it
+// is also the deepest axis.
 fn separating(kind: u32, fa: u32, fb: u32, normal: vec3<f32>, separation: f32) -> SatOut {
-    return SatOut(kind, fa, fb, normal, separation, separation);
+    return SatOut(kind, fa, fb, normal, separation, separation, kind, fa, fb);
 }
 
-// Step 7 once no axis separates by more than the margin: face preference, exact maximum
-// separation (as crate::query::sat::prefer_faces).
-fn prefer_faces(
+// Step 7's candidates: the best face of A and of B, each with its manifold normal (A's frame),
+// and the best edge pair.
+struct SatCandidates {
     face_a: FaceQuery,
     face_a_normal: vec3<f32>,
     face_b: FaceQuery,
     face_b_normal: vec3<f32>,
     edge: EdgeQuery,
-    tolerance: f32,
-) -> SatOut {
-    var out = SatOut(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation, face_a.separation);
-    if face_b.separation > face_a.separation + tolerance {
-        out = SatOut(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation, face_b.separation);
+}
+
+// Step 7 once no axis separates by more than the margin: the axis preferred by `tolerance` with
+// the exact maximum separation, and the deepest axis (the preference at tolerance 0).
+fn prefer_faces(c: SatCandidates, tolerance: f32) -> SatOut {
+    var out = prefer_faces_by(c, tolerance);
+    let deepest = prefer_faces_by(c, 0.0);
+    out.deepest_kind = deepest.kind;
+    out.deepest_feature_a = deepest.feature_a;
+    out.deepest_feature_b = deepest.feature_b;
+    return out;
+}
+
+// The face preference by `tolerance` (length units), exact maximum separation (as
+// crate::query::sat::prefer_faces); the deepest-axis fields are the chosen axis's.
+fn prefer_faces_by(c: SatCandidates, tolerance: f32) -> SatOut {
+    var out = separating(AXIS_FACE_A, c.face_a.face, 0u, c.face_a_normal, c.face_a.separation);
+    if c.face_b.separation > c.face_a.separation + tolerance {
+        out = separating(AXIS_FACE_B, 0u, c.face_b.face, c.face_b_normal, c.face_b.separation);
     }
-    out.separation = max(face_a.separation, face_b.separation);
-    if edge.found {
-        if edge.separation > out.axis_separation + tolerance {
-            out.kind = AXIS_EDGE_PAIR;
-            out.feature_a = edge.edge_a;
-            out.feature_b = edge.edge_b;
-            out.normal = edge.axis;
-            out.axis_separation = edge.separation;
+    var separation = max(c.face_a.separation, c.face_b.separation);
+    if c.edge.found {
+        if c.edge.separation > out.axis_separation + tolerance {
+            out = separating(AXIS_EDGE_PAIR, c.edge.edge_a, c.edge.edge_b, c.edge.axis, c.edge.separation);
         }
-        out.separation = max(out.separation, edge.separation);
+        separation = max(separation, c.edge.separation);
     }
+    out.separation = separation;
     return out;
 }
 
@@ -564,7 +565,7 @@ fn write_result(index: u32, out: SatOut, cut: bool) {
     if cut {
         flags |= INCOMPLETE_BIT;
     }
-    results[index] = GpuSatResult(out.normal, out.axis_separation, out.separation, flags, out.feature_a, out.feature_b);
+    results[index] = GpuSatResult(out.normal, out.axis_separation, out.separation, flags, out.feature_a, out.feature_b, out.deepest_kind, out.deepest_feature_a, out.deepest_feature_b, 0u);
 }
 
 // The pair's two bodies and shapes, the relative poses of step 2 and the face preference
@@ -629,8 +630,8 @@ fn sat_serial(index: u32) -> SatOut {
         return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
     }
 
-    // 7. Face preference, exact maximum separation.
-    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+    // 7. Face preference, exact maximum separation, deepest axis.
+    return prefer_faces(SatCandidates(face_a, face_a_normal, face_b, face_b_normal, edge), p.tolerance);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -919,8 +920,8 @@ fn sat_coop(index: u32, lane: u32) -> SatOut {
         return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
     }
 
-    // 7. Face preference, exact maximum separation.
-    return prefer_faces(face_a, face_a_normal, face_b, face_b_normal, edge, p.tolerance);
+    // 7. Face preference, exact maximum separation, deepest axis.
+    return prefer_faces(SatCandidates(face_a, face_a_normal, face_b, face_b_normal, edge), p.tolerance);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -937,7 +938,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     let index = id.x;
     if index < params.pair_count {
         if !runs_here(index) {
-            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u);
+            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u, AXIS_NONE, 0u, 0u, 0u);
         } else {
             var listed = false;
             if COOP_PATH {
@@ -962,7 +963,7 @@ fn list_if_big(index: u32) -> bool {
         return false;
     }
     coop_list[atomicAdd(&coop_count, 1u)] = index;
-    write_result(index, SatOut(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0, 0.0), true);
+    write_result(index, separating(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0), true);
     return true;
 }
 
