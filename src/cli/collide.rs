@@ -120,8 +120,8 @@ impl Clip {
     pub(super) fn describe(self, host_pairs: usize) -> String {
         match self {
             Clip::Gpu => format!(
-                "clipping: on the GPU; {host_pairs} pairs took the CPU path (large faces, empty \
-                 clips, rounding-close contact features)"
+                "clipping: on the GPU; {host_pairs} pairs took the CPU path (large faces, \
+                 rounding-close contact features)"
             ),
             Clip::Cpu => "clipping: on the CPU, from the GPU's SAT results".into(),
         }
