@@ -10,12 +10,13 @@
 //! `Σ_k |n_k| h_a,k` (A) and `Σ_j |n · c_j| h_b,j` (B), and the separation along `n` (oriented
 //! from A toward B) is `|n · t|` minus both extents: exact support values for that axis.
 //!
-//! 1. Frame (`BoxFrame`): `R` from B's quaternion (glam's `Mat3A::from_quat`), its rows, `t`.
+//! 1. Frame (`BoxFrame`): `R` from B's quaternion (glam's `Mat3A::from_quat` formula), its
+//!    rows, `t`.
 //! 2. Faces of A (`BoxFrame::faces_a`): along `e_k`, `(|t_k| − h_a,k) − Σ_j |R_kj| h_b,j`;
 //!    the face looking at B is `+k` when `t_k > 0`, else `−k` (the hull loop's first face at a
 //!    tie). As the hull loop: the first axis above the margin, else the first largest.
 //! 3. Faces of B (`BoxFrame::faces_b`): along `c_j`, `(|t · c_j| − h_b,j) − Σ_k |R_kj| h_a,k`;
-//!    B's face `−j` when `t · c_j > 0`, else `+j`.
+//!    B's face `−j` when `t · c_j > 0`, else `+j`; its normal `±c_j` from `R`.
 //! 4. Edge pairs (`BoxFrame::edge_separations`, `BoxFrame::edge_query`): the 9 axes
 //!    `n = e_i × c_j` (parallel pairs skipped, `|n| <` [`PARALLEL_EDGE_SINE`]), three at a time
 //!    (lane `j`), each
@@ -32,7 +33,7 @@
 
 use std::sync::LazyLock;
 
-use glam::{Mat3A, Vec3, Vec3A, Vec3Swizzles};
+use glam::{Vec3, Vec3A, Vec3Swizzles, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::ConvexHull;
@@ -57,9 +58,9 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
         return SatResult::on_face_a(face_a, face_a_normal);
     }
 
-    // 3. Faces of B; the normal as the hull SAT forms it.
+    // 3. Faces of B.
     let face_b = frame.faces_b(margin);
-    let face_b_normal = -(b_in_a.rotation * hull_b.planes()[face_b.face as usize].normal);
+    let face_b_normal = frame.face_b_normal(face_b.face);
     if face_b.separation > margin {
         return SatResult::on_face_b(face_b, face_b_normal);
     }
@@ -71,12 +72,15 @@ pub fn query_boxes(a: &Cuboid, b: &Cuboid, b_in_a: &Isometry, margin: f32) -> Sa
         return SatResult::on_edge_pair(frame.edge_query(&edges, largest));
     }
 
-    // 5. The face preference. An edge pair beats the chosen face only by more than the
-    // tolerance, and that face separates by at least `face_a`'s value, so below that the pair
-    // is not formed; its value still counts in the largest separation.
+    // 5. The face preference. The edge pair (its axis and edges) is formed only where it beats
+    // the chosen face by more than the tolerance (prefer_faces' rule); its value counts in the
+    // largest separation either way.
     let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(hull_a.radius(), hull_b.radius());
-    let edge = (largest > face_a.separation + tolerance).then(|| frame.edge_query(&edges, largest));
-    let mut result = prefer_faces((face_a, face_a_normal), (face_b, face_b_normal), edge, tolerance);
+    let (face_a, face_b) = ((face_a, face_a_normal), (face_b, face_b_normal));
+    let mut result = prefer_faces(face_a, face_b, None, tolerance);
+    if largest > result.axis_separation + tolerance {
+        result = prefer_faces(face_a, face_b, Some(frame.edge_query(&edges, largest)), tolerance);
+    }
     result.separation = result.separation.max(largest);
     result
 }
@@ -96,12 +100,30 @@ struct BoxFrame {
 }
 
 impl BoxFrame {
+    /// `R` is glam's `Mat3A::from_quat` bit for bit (its products and sums, three at a time).
     fn new(h_a: Vec3, h_b: Vec3, b_in_a: &Isometry) -> BoxFrame {
-        let r = Mat3A::from_quat(b_in_a.rotation);
-        let rt = r.transpose();
+        let q = Vec4::from(b_in_a.rotation);
+        let (xyz, w) = (Vec3A::from(q.truncate()), q.w);
+        let twice = xyz + xyz;
+        // (xx, yy, zz), (xy, xz, yz) and (wx, wy, wz), each `a * (b + b)` as glam forms them.
+        let squares = xyz * twice;
+        let mixed = xyz.xxy() * twice.yzz();
+        let by_w = twice * w;
+        let diagonal = Vec3A::ONE - (squares.yxx() + squares.zzy());
+        // (xy + wz, xz + wy, yz + wx) and (xy − wz, xz − wy, yz − wx).
+        let plus = mixed + by_w.zyx();
+        let minus = mixed - by_w.zyx();
         BoxFrame {
-            columns: [r.x_axis, r.y_axis, r.z_axis],
-            rows: [rt.x_axis, rt.y_axis, rt.z_axis],
+            columns: [
+                Vec3A::new(diagonal.x, plus.x, minus.y),
+                Vec3A::new(minus.x, diagonal.y, plus.z),
+                Vec3A::new(plus.y, minus.z, diagonal.z),
+            ],
+            rows: [
+                Vec3A::new(diagonal.x, minus.x, plus.y),
+                Vec3A::new(plus.x, diagonal.y, minus.z),
+                Vec3A::new(minus.y, plus.z, diagonal.z),
+            ],
             t: b_in_a.translation.into(),
             h_a: h_a.into(),
             h_b: h_b.into(),
@@ -138,6 +160,14 @@ impl BoxFrame {
         let (along, extent_a) = self.along_axes_of_b();
         // B's face `+j` looks at A when A's centre, `−t`, is on its side.
         first_face((along.abs() - self.h_b) - extent_a, -along, margin)
+    }
+
+    /// The manifold normal of B's face `face` (A's frame, from A toward B): minus its outward
+    /// normal, `c_j` for face `−j` (`2j`), `−c_j` for face `+j`.
+    #[inline]
+    fn face_b_normal(&self, face: u32) -> Vec3 {
+        let c = Vec3::from(self.columns[face as usize / 2]);
+        if face % 2 == 1 { -c } else { c }
     }
 
     /// The edge axes `n = e_i × c_j` of one `i`, lane `j`.
@@ -187,31 +217,30 @@ impl BoxFrame {
             (mask, _) => (0, mask),
         };
         let j = mask.trailing_zeros() as usize;
-        let e = self.edge_lanes(i);
-        let (axis, toward_a) = self.edge_axis(i, &e, j, e.along[j] < 0.0);
+        // The lane's `n` and `n · t` again, as scalars rounded as the lanes were.
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        let (n1, n2) = (-self.rows[i2][j], self.rows[i1][j]);
+        let (axis, toward_a) = self.edge_axis(i, n1, n2, n1 * self.t[i1] + n2 * self.t[i2] < 0.0);
         EdgeQuery {
-            edge_a: supporting_edge(i, axis),
+            edge_a: supporting_edge(i, axis.into()),
             edge_b: supporting_edge(j, toward_a),
             separation: largest,
             axis,
         }
     }
 
-    /// Lane `j` of edge axes `e` (of `e_i`) as a unit axis in A's frame, negated when `flip`,
-    /// and the direction toward A in B's frame (`−(axis · c_k)` up to a positive factor).
+    /// The edge axis of `e_i` with `n_i1 = n1`, `n_i2 = n2` (`(i1, i2) = (i + 1, i + 2) mod 3`)
+    /// as a unit axis in A's frame, negated when `flip`, and the direction toward A in B's frame
+    /// (`−(axis · c_k)` up to a positive factor).
     #[inline]
-    fn edge_axis(&self, i: usize, e: &EdgeLanes, j: usize, flip: bool) -> (Vec3, Vec3) {
+    fn edge_axis(&self, i: usize, n1: f32, n2: f32, flip: bool) -> (Vec3, Vec3A) {
         let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        let (n1, n2) = if flip {
-            (-e.n1[j], -e.n2[j])
-        } else {
-            (e.n1[j], e.n2[j])
-        };
+        let length = (n1 * n1 + n2 * n2).sqrt();
+        let (n1, n2) = if flip { (-n1, -n2) } else { (n1, n2) };
         let mut axis = Vec3::ZERO;
-        axis[i1] = n1 / e.length[j];
-        axis[i2] = n2 / e.length[j];
-        let toward_a = -(self.rows[i1] * n1 + self.rows[i2] * n2);
-        (axis, toward_a.into())
+        axis[i1] = n1 / length;
+        axis[i2] = n2 / length;
+        (axis, -(self.rows[i1] * n1 + self.rows[i2] * n2))
     }
 }
 
@@ -252,10 +281,7 @@ pub(crate) fn box_axis_separation(
             let j = face as usize / 2;
             let (along, extent_a) = frame.along_axes_of_b();
             let separation = (signed(face, -along[j]) - frame.h_b[j]) - extent_a[j];
-            (
-                -(b_in_a.rotation * b.hull().planes()[face as usize].normal),
-                separation,
-            )
+            (frame.face_b_normal(face), separation)
         }
         SatAxis::EdgePair { edge_a, edge_b } => {
             let (i, j) = (box_edge_axis(a.hull(), edge_a), box_edge_axis(b.hull(), edge_b));
@@ -268,7 +294,7 @@ pub(crate) fn box_axis_separation(
             let start = a.hull().vertices()[a.hull().edges()[edge_a as usize].vertices[0] as usize];
             let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
             let flip = e.n1[j] * start[i1] + e.n2[j] * start[i2] < 0.0;
-            let (axis, _) = frame.edge_axis(i, &e, j, flip);
+            let (axis, _) = frame.edge_axis(i, e.n1[j], e.n2[j], flip);
             let along = if flip { -e.along[j] } else { e.along[j] };
             (axis, ((along - e.extent_a[j]) - e.extent_b[j]) / e.length[j])
         }
@@ -315,10 +341,8 @@ static BOX_EDGES: LazyLock<[[u32; 8]; 3]> = LazyLock::new(|| {
 
 /// Index of the edge of a box hull along local axis `axis` that is furthest along `direction`
 /// (local frame).
-fn supporting_edge(axis: usize, direction: Vec3) -> u32 {
-    let corner = (0..3)
-        .filter(|&k| k != axis && direction[k] > 0.0)
-        .fold(0u32, |bits, k| bits | (1 << k));
+fn supporting_edge(axis: usize, direction: Vec3A) -> u32 {
+    let corner = direction.cmpgt(Vec3A::ZERO).bitmask() & !(1 << axis);
     BOX_EDGES[axis][corner as usize]
 }
 
@@ -483,11 +507,27 @@ mod tests {
     }
 
     #[test]
+    fn the_frame_is_glams_rotation_matrix_bit_for_bit() {
+        let mut next = unit_floats(0x0f00_ba11_u32);
+        for i in 0..20_000 {
+            let axis = Vec3::new(next() - 0.5, next() - 0.5, next() - 0.5).normalize_or(Vec3::X);
+            let rotation = Quat::from_axis_angle(axis, [0.0, 1e-3, 7.0][i % 3] * next());
+            let frame = BoxFrame::new(Vec3::ONE, Vec3::ONE, &Isometry::new(Vec3::ZERO, rotation));
+            let r = glam::Mat3A::from_quat(rotation);
+            let bits = |v: Vec3A| v.to_array().map(f32::to_bits);
+            for (k, (column, row)) in frame.columns.iter().zip(&frame.rows).enumerate() {
+                assert_eq!(bits(*column), bits(r.col(k)), "{rotation:?}");
+                assert_eq!(bits(*row), bits(r.row(k)), "{rotation:?}");
+            }
+        }
+    }
+
+    #[test]
     fn supporting_edges_lie_along_the_axis_at_the_supporting_corner() {
         let hull = ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
         for axis in 0..3 {
             for direction in [Vec3::new(1.0, -1.0, 1.0), Vec3::new(-1.0, 1.0, -1.0)] {
-                let edge = hull.edges()[supporting_edge(axis, direction) as usize];
+                let edge = hull.edges()[supporting_edge(axis, direction.into()) as usize];
                 let [p, q] = edge.vertices.map(|v| hull.vertices()[v as usize]);
                 let d = q - p;
                 assert_eq!(d.abs().max_position(), axis);

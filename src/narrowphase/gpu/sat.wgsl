@@ -621,12 +621,14 @@ fn sat_serial(index: u32) -> SatOut {
 
     // 4. Face query of B.
     var face_b: FaceQuery;
+    var face_b_normal: vec3<f32>;
     if boxes {
         face_b = box_faces_b(a, b, p.q_ba, p.t_ba, margin);
+        face_b_normal = box_face_b_normal(p.q_ba, face_b.face);
     } else {
         face_b = query_faces(b, a, p.q_ba, p.t_ba, margin);
+        face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
     }
-    let face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
     if face_b.separation > margin {
         return separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
     }

@@ -18,7 +18,8 @@ fn box_faces_a(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32
     return box_first_face((abs(t) - a.params.xyz) - extent_b, t, margin);
 }
 
-// Step 3: the best face of B (lane j: the axis c_j), as BoxFrame::faces_b. B's face +j looks at
+// Step 3: the best face of B (lane j: the axis c_j), as BoxFrame::faces_b (its normal:
+// box_face_b_normal). B's face +j looks at
 // A when A's centre, -t, is on its side.
 fn box_faces_b(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
     let rows = transpose(quat_to_mat3(q));
@@ -26,6 +27,16 @@ fn box_faces_b(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32
     let along = rows[0] * t.x + rows[1] * t.y + rows[2] * t.z;
     let extent_a = abs(rows[0]) * h_a.x + abs(rows[1]) * h_a.y + abs(rows[2]) * h_a.z;
     return box_first_face((abs(along) - b.params.xyz) - extent_a, -along, margin);
+}
+
+// The manifold normal of B's face `face` (A's frame, from A toward B), as
+// BoxFrame::face_b_normal: minus its outward normal, c_j for face -j (2j), -c_j for face +j.
+fn box_face_b_normal(q: vec4<f32>, face: u32) -> vec3<f32> {
+    let c = quat_to_mat3(q)[face / 2u];
+    if face % 2u == 1u {
+        return -c;
+    }
+    return c;
 }
 
 // The hull face loop's answer over three axes of one box (crate::query::sat_box_box's
