@@ -58,7 +58,7 @@ pub(crate) fn collide_box_box_reporting_sat(
 /// Steps 2 to 4 given step 1's SAT result `sat` (B posed at `b_in_a` in A's frame). Apart from
 /// [`collide_box_box_reporting_sat`] so that [`collide_box_box`] returns the manifold without
 /// moving it through the pair.
-#[inline]
+#[inline(always)]
 fn manifold_from_box_sat(
     a: &Cuboid,
     pose_a: &Pose,
@@ -97,6 +97,7 @@ fn manifold_from_box_sat(
 /// Step 2 on the axis of `sat` alone, then step 4 (separation `sat.separation`): the box face
 /// clip or the edge contact, `None` when a face clip keeps no point. Also for a caller that
 /// chose the axis itself ([`crate::ContactCache`]). B posed at `b_in_a` in A's frame.
+#[inline]
 pub(crate) fn box_manifold_on_axis(
     a: &Cuboid,
     pose_a: &Pose,
