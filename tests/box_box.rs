@@ -45,6 +45,8 @@ struct Stats {
     manifolds: usize,
     /// The largest point position or depth difference seen, over the pair's scale.
     largest_difference: f32,
+    /// The largest distance between the two unit normals seen.
+    largest_normal_difference: f32,
 }
 
 /// The sine of the angle between the edges of an edge-pair `axis` (1 for a face axis).
@@ -92,7 +94,7 @@ fn compare(a: &Cuboid, pose_a: &Pose, b: &Cuboid, pose_b: &Pose, margin: f32, st
         match same {
             Some(difference) => {
                 stats.manifolds += fast.is_some() as usize;
-                stats.largest_difference = stats.largest_difference.max(difference);
+                stats.record(difference, &fast, &slow);
             }
             None => stats.near_margin += 1,
         }
@@ -133,7 +135,17 @@ fn compare(a: &Cuboid, pose_a: &Pose, b: &Cuboid, pose_b: &Pose, margin: f32, st
     stats.manifolds += 1;
     let difference = same_contact(f, s, scale, both_eps)
         .unwrap_or_else(|e| panic!("{what}: {e}\n box {f:?}\n hull {s:?}"));
-    stats.largest_difference = stats.largest_difference.max(difference);
+    stats.record(difference, &fast, &slow);
+}
+
+impl Stats {
+    /// Keeps the largest differences of a pair of matching manifolds (`difference`: points').
+    fn record(&mut self, difference: f32, fast: &Option<Manifold>, slow: &Option<Manifold>) {
+        self.largest_difference = self.largest_difference.max(difference);
+        if let (Some(f), Some(s)) = (fast, slow) {
+            self.largest_normal_difference = self.largest_normal_difference.max(f.normal.distance(s.normal));
+        }
+    }
 }
 
 /// Checks that two manifolds on the same axis are the same contact within `eps` (length units;
