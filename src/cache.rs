@@ -54,8 +54,9 @@ use crate::manifold::Manifold;
 use crate::narrowphase::cpu::{PAIRS_PER_TASK, prefetch_bodies_ahead};
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
+use crate::query::sat_box_box::box_axis_separation;
 use crate::scene::{Body, InputError};
-use crate::shape::Shape;
+use crate::shape::{Cuboid, Shape};
 use crate::{CpuNarrowphase, ValidatedBatch};
 
 /// What the last cold query of a pair left for the next frames.
@@ -368,6 +369,10 @@ impl<'s> Pair<'s> {
             (Some(hull_a), Some(hull_b)) => Some(Polytopes {
                 hull_a,
                 hull_b,
+                boxes: match (a, b) {
+                    (Shape::Cuboid(a), Shape::Cuboid(b)) => Some((a, b)),
+                    _ => None,
+                },
                 b_in_a: pose_a.relative_to_self(pose_b),
             }),
             _ => None,
@@ -407,6 +412,8 @@ fn polytope(shape: &Shape) -> Option<&ConvexHull> {
 struct Polytopes<'s> {
     hull_a: &'s ConvexHull,
     hull_b: &'s ConvexHull,
+    /// Both shapes when they are boxes, whose axes the box SAT measures in closed form.
+    boxes: Option<(&'s Cuboid, &'s Cuboid)>,
     b_in_a: Isometry,
 }
 
@@ -455,6 +462,9 @@ impl Polytopes<'_> {
     /// from A toward B) and the separation along it; `None` when an edge pair has become
     /// parallel.
     fn axis_now(&self, axis: SatAxis) -> Option<(Vec3, f32)> {
+        if let Some((a, b)) = self.boxes {
+            return box_axis_separation(a, b, &self.b_in_a, axis);
+        }
         let (a, b) = (self.hull_a, self.hull_b);
         Some(match axis {
             SatAxis::FaceA(face) => {

@@ -1,22 +1,23 @@
-//! Box against box: the 15-axis box SAT, then a box face clip for the common case; the hull
-//! routine's manifolds bit for bit.
+//! Box against box: the closed-form box SAT, then a box face clip for the common case; given
+//! the SAT's result, the hull routine's manifolds bit for bit.
 //!
 //! 1. B's pose in A's frame, the box SAT ([`query_boxes`]: the hull SAT's result on the boxes'
-//!    hulls); beyond the margin there is no manifold. No bounding-sphere test first, unlike
-//!    hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's first face query
-//!    is about as cheap.
-//! 2. Touching or overlapping (SAT separation `<= 0`): on a face axis the box face clip
-//!    ([`add_box_face_contact`]), the hull routine's clip and point selection bit for bit
-//!    without its buffers and closures sized for any hull; on an edge axis the hull routine's
-//!    edge contact ([`manifold_on_axis`]).
+//!    hulls up to rounding); beyond the margin there is no manifold. No bounding-sphere test
+//!    first, unlike hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's
+//!    first face query is about as cheap. Apart within the margin, GJK on the boxes'
+//!    closed-form support maps ([`PosedBox`]: the hull's support bit for bit).
+//! 2. Where the hull routine builds the contact on the SAT's axis (touching or overlapping, or
+//!    apart with GJK's direction along the axis, within [`CLOSEST_FEATURE_COSINE`]): on a face
+//!    axis the box face clip ([`add_box_face_contact`]), the hull routine's clip and point
+//!    selection bit for bit without its buffers and closures sized for any hull; on an edge axis
+//!    the hull routine's edge contact ([`manifold_on_axis`]).
 //! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
 //!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
-//!    edge contact; GJK for pairs apart within the margin; the retry on the deepest axis and the
-//!    deepest-vertex fallback), bit for bit, with GJK on the boxes' closed-form support maps
-//!    ([`PosedBox`]: the hull's support bit for bit).
+//!    the closest-point contact, the retry on the deepest axis and the deepest-vertex fallback),
+//!    bit for bit, with step 1's GJK result.
 //! 4. Points and normal from A's frame to world.
 
-use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
+use crate::constants::{CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;
 use crate::contact::hull_hull::{manifold_from_sat_and_distance, manifold_on_axis};
 use crate::manifold::Manifold;
@@ -36,7 +37,9 @@ pub fn collide_box_box(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
-    collide_box_box_reporting_sat(a, pose_a, b, &pose_a.relative_to_self(pose_b), margin).0
+    let b_in_a = pose_a.relative_to_self(pose_b);
+    let sat = query_boxes(a, b, &b_in_a, margin);
+    manifold_from_box_sat(a, pose_a, b, &b_in_a, &sat, margin)
 }
 
 /// [`collide_box_box`] given B's pose in A's frame (`pose_a.relative_to_self(pose_b)`), and the
@@ -48,20 +51,26 @@ pub(crate) fn collide_box_box_reporting_sat(
     b_in_a: &Isometry,
     margin: f32,
 ) -> (Option<Manifold>, SatResult) {
-    // 1. SAT in A's frame.
     let sat = query_boxes(a, b, b_in_a, margin);
+    (manifold_from_box_sat(a, pose_a, b, b_in_a, &sat, margin), sat)
+}
+
+/// Steps 2 to 4 given step 1's SAT result `sat` (B posed at `b_in_a` in A's frame). Apart from
+/// [`collide_box_box_reporting_sat`] so that [`collide_box_box`] returns the manifold without
+/// moving it through the pair.
+#[inline(always)]
+fn manifold_from_box_sat(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    b_in_a: &Isometry,
+    sat: &SatResult,
+    margin: f32,
+) -> Option<Manifold> {
     if sat.is_separated(margin) {
-        return (None, sat);
+        return None;
     }
-    // 2. Not apart: the box face clip, or the hull routine's edge contact (its
-    // `manifold_from_sat` steps for this case, without the checks for the others).
-    if sat.separation <= 0.0
-        && let Some(manifold) = box_manifold_on_axis(a, pose_a, b, b_in_a, &sat, margin)
-    {
-        return (Some(manifold), sat);
-    }
-    // 3. The hull routine (its own step 6 moves the manifold to world), GJK on the boxes'
-    // closed-form support maps.
+    // Apart within the margin: GJK on the boxes' closed-form support maps.
     let exact = (sat.separation > 0.0)
         .then(|| {
             let posed = |half_extents, pose| PosedBox { half_extents, pose };
@@ -71,13 +80,24 @@ pub(crate) fn collide_box_box_reporting_sat(
             )
         })
         .flatten();
-    let manifold = manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), b_in_a, &sat, margin, exact);
-    (manifold, sat)
+    // 2. Where the hull routine builds the contact on the SAT's axis (touching or overlapping,
+    // or apart within the margin with GJK's direction along the axis: its step 5), the box
+    // face clip or its edge contact.
+    let on_axis = exact.is_none_or(|e| {
+        e.distance <= margin
+            && ((e.point_b - e.point_a) / e.distance).dot(sat.normal) >= CLOSEST_FEATURE_COSINE
+    });
+    if on_axis && let Some(manifold) = box_manifold_on_axis(a, pose_a, b, b_in_a, sat, margin) {
+        return Some(manifold);
+    }
+    // 3. Everything else: the hull routine (its own step 6 moves the manifold to world).
+    manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), b_in_a, sat, margin, exact)
 }
 
 /// Step 2 on the axis of `sat` alone, then step 4 (separation `sat.separation`): the box face
 /// clip or the edge contact, `None` when a face clip keeps no point. Also for a caller that
 /// chose the axis itself ([`crate::ContactCache`]). B posed at `b_in_a` in A's frame.
+#[inline]
 pub(crate) fn box_manifold_on_axis(
     a: &Cuboid,
     pose_a: &Pose,

@@ -2,9 +2,9 @@
 //! 2 and 3: [`clip_incident_face`](crate::contact::clip::clip_incident_face), then
 //! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, bit for bit:
 //! the same arithmetic in the same order on the same values, in A's frame, without the generic
-//! routine's buffers sized for any hull, face-loop walks and candidate closures. So the box
-//! path's manifolds are the hull routine's (and the GPU's `clip.wgsl`, which follows it, is
-//! compared with the same CPU results as before).
+//! routine's buffers sized for any hull, face-loop walks and candidate closures. So on the same
+//! SAT result the box path's manifolds are the hull routine's (and the GPU's `clip.wgsl`, which
+//! follows it, is compared with the same CPU results as before).
 //!
 //! 1. The reference face posed in A's frame ([`PosedFace`]) and its plane; the incident box's
 //!    pose in A's frame (B's pose for a face of A, the identity for a face of B).

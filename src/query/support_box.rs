@@ -12,7 +12,7 @@
 //!
 //! [`ConvexHull::cuboid`]: crate::hull::ConvexHull::cuboid
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use crate::pose::Isometry;
 use crate::query::gjk::SupportMap;
@@ -33,18 +33,14 @@ impl SupportMap for PosedBox {
     fn support(&self, direction: Vec3) -> Vec3 {
         // 1. Local direction.
         let d = self.pose.inverse_transform_vector(direction);
-        // 2. Vertex `i` has dot `(±p.x + ±p.y) + ±p.z`, `+` where bit k of `i` is set.
+        // 2. Vertex `i` has dot `(±p.x + ±p.y) + ±p.z`, `+` where bit k of `i` is set: vertices
+        // 0-3 and 4-7 in two groups of four lanes (negation is exact), the first of the largest.
         let p = self.half_extents * d;
-        let mut best = 0;
-        let mut best_dot = f32::NEG_INFINITY;
-        for i in 0..8 {
-            let term = |k: usize| if i >> k & 1 == 1 { p[k] } else { -p[k] };
-            let dot = (term(0) + term(1)) + term(2);
-            if dot > best_dot {
-                best_dot = dot;
-                best = i;
-            }
-        }
+        let xy = Vec4::new(-p.x, p.x, -p.x, p.x) + Vec4::new(-p.y, -p.y, p.y, p.y);
+        let (low, high) = (xy + Vec4::splat(-p.z), xy + Vec4::splat(p.z));
+        let largest = Vec4::splat(low.max(high).max_element());
+        let at_largest = low.cmpeq(largest).bitmask() | high.cmpeq(largest).bitmask() << 4;
+        let best = at_largest.trailing_zeros();
         let h = self.half_extents;
         let corner = |k: usize| if best >> k & 1 == 1 { h[k] } else { -h[k] };
         // 3. Into the query frame.

@@ -605,23 +605,38 @@ fn sat_serial(index: u32) -> SatOut {
     let b = p.b;
     let margin = params.margin;
 
+    // Two boxes take the closed-form box SAT in steps 3-5 (sat_box.wgsl).
+    let boxes = a.kind == SHAPE_BOX && b.kind == SHAPE_BOX;
+
     // 3. Face query of A.
-    let face_a = query_faces(a, b, p.q_ab, p.t_ab, margin);
+    var face_a: FaceQuery;
+    if boxes {
+        face_a = box_faces_a(a, b, p.q_ba, p.t_ba, margin);
+    } else {
+        face_a = query_faces(a, b, p.q_ab, p.t_ab, margin);
+    }
     let face_a_normal = planes[a.first_face + face_a.face].xyz;
     if face_a.separation > margin {
         return separating(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation);
     }
 
     // 4. Face query of B.
-    let face_b = query_faces(b, a, p.q_ba, p.t_ba, margin);
-    let face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
+    var face_b: FaceQuery;
+    var face_b_normal: vec3<f32>;
+    if boxes {
+        face_b = box_faces_b(a, b, p.q_ba, p.t_ba, margin);
+        face_b_normal = box_face_b_normal(p.q_ba, face_b.face);
+    } else {
+        face_b = query_faces(b, a, p.q_ba, p.t_ba, margin);
+        face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
+    }
     if face_b.separation > margin {
         return separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
     }
 
-    // 5. Edge query; two boxes take the 9 box axes instead of the Gauss-map loop.
+    // 5. Edge query.
     var edge: EdgeQuery;
-    if a.kind == SHAPE_BOX && b.kind == SHAPE_BOX {
+    if boxes {
         edge = query_box_edges(a, b, p.q_ba, p.t_ba);
     } else {
         edge = query_edges(a, b, p.q_ba, p.t_ba, margin);

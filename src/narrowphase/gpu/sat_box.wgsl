@@ -1,67 +1,123 @@
-// The box-box SAT's edge query (crate::query::sat_box_box), used by sat.wgsl's step 5 for two
-// boxes. Compiled after sat.wgsl (see SAT_WGSL), whose EdgeQuery, edge_pair_axis and
-// separation_along it uses; keep in step with the Rust reference.
+// The box-box SAT (crate::query::sat_box_box::query_boxes), used by sat.wgsl's sat_serial for
+// two boxes: box_faces_a, box_faces_b and query_box_edges are its steps 2, 3 and 4 (sat_serial's
+// steps 3, 4 and 5), with the same operations in the same order; sat_serial's early outs and
+// face preference (its steps 6 and 7) are the Rust steps 5. Compiled after sat.wgsl (see
+// SAT_WGSL), whose FaceQuery and EdgeQuery it uses; keep in step with the Rust reference.
+//
+// With R B's rotation in A's frame (columns c_j: B's axes; rows r_k), t B's centre in A's frame
+// and half extents h_a, h_b, a box's extent along n is sum_k |n_k| h_a,k (A) and
+// sum_j |n . c_j| h_b,j (B); the separation along n, oriented from A toward B, is |n . t| minus
+// both extents. Step 1 (the frame) is quat_to_mat3 of B's quaternion in each function.
 
-// Box against box, as crate::query::sat_box_box::query_boxes: the face queries are the hull
-// loop (query_faces runs it exhaustively for 6 faces of 8 vertices); this is its step 2, the
-// edge query without the Gauss-map loop. With c_j the columns of R (B's axes in A's frame), t
-// B's centre in A's frame and half extents h_a, h_b, a box's extent along a unit n is
-// sum_k |n_k| h_a,k (A) and sum_k |n . c_k| h_b,k (B). Of the 9 axes e_i x c_j (parallel pairs
-// skipped, PARALLEL_EDGE_SINE), each oriented from A toward B, the first of largest
-// |n . t| - ext_a(n) - ext_b(n) wins; its edges are the hulls' edges along e_i and c_j that
-// support the axis, and its axis and separation are formed from them as the hull loop does
-// (edge_pair_separation). `found` is false when every pair is parallel. No early out on the box
-// values: they round differently from the hull formula.
+// Step 2: the best face of A (lane k: the axis e_k), as BoxFrame::faces_a. `q`, `t`: B's pose
+// in A's frame.
+fn box_faces_a(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    let r = quat_to_mat3(q);
+    let h_b = b.params.xyz;
+    let extent_b = abs(r[0]) * h_b.x + abs(r[1]) * h_b.y + abs(r[2]) * h_b.z;
+    return box_first_face((abs(t) - a.params.xyz) - extent_b, t, margin);
+}
+
+// Step 3: the best face of B (lane j: the axis c_j), as BoxFrame::faces_b (its normal:
+// box_face_b_normal). B's face +j looks at
+// A when A's centre, -t, is on its side.
+fn box_faces_b(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+    let rows = transpose(quat_to_mat3(q));
+    let h_a = a.params.xyz;
+    let along = rows[0] * t.x + rows[1] * t.y + rows[2] * t.z;
+    let extent_a = abs(rows[0]) * h_a.x + abs(rows[1]) * h_a.y + abs(rows[2]) * h_a.z;
+    return box_first_face((abs(along) - b.params.xyz) - extent_a, -along, margin);
+}
+
+// The manifold normal of B's face `face` (A's frame, from A toward B), as
+// BoxFrame::face_b_normal: minus its outward normal, c_j for face -j (2j), -c_j for face +j.
+fn box_face_b_normal(q: vec4<f32>, face: u32) -> vec3<f32> {
+    let c = quat_to_mat3(q)[face / 2u];
+    if face % 2u == 1u {
+        return -c;
+    }
+    return c;
+}
+
+// The hull face loop's answer over three axes of one box (crate::query::sat_box_box's
+// first_face): the first axis separating by more than `margin`, else the first of largest
+// separation; its face +axis (2 axis + 1) when `toward` is positive there, else -axis.
+fn box_first_face(separations: vec3<f32>, toward: vec3<f32>, margin: f32) -> FaceQuery {
+    var k = 3u;
+    for (var i = 0u; i < 3u; i++) {
+        if separations[i] > margin {
+            k = i;
+            break;
+        }
+    }
+    if k == 3u {
+        let largest = max(max(separations.x, separations.y), separations.z);
+        for (var i = 0u; i < 3u; i++) {
+            if separations[i] == largest {
+                k = i;
+                break;
+            }
+        }
+    }
+    return FaceQuery(2u * k + select(0u, 1u, toward[k] > 0.0), separations[k]);
+}
+
+// Step 4: the edge pair of largest separation over the 9 axes n = e_i x c_j (lane j; parallel
+// pairs, |n| < PARALLEL_EDGE_SINE, skipped), the first in (i, j) order, as
+// BoxFrame::edge_separations and edge_query: n_i = 0, n_i1 = -R_i2j, n_i2 = R_i1j
+// ((i1, i2) = (i + 1, i + 2) mod 3), n . c_k from n and R, each value
+// ((|n . t| - ext_a) - ext_b) / |n|; its axis oriented from A toward B, its edges the boxes'
+// edges along e_i and c_j that support it. `found` is false when every pair is parallel.
 fn query_box_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> EdgeQuery {
-    let axes_b = quat_to_mat3(q);
+    let rows = transpose(quat_to_mat3(q));
     let h_a = a.params.xyz;
     let h_b = b.params.xyz;
     var found = false;
     var best_i = 0u;
     var best_j = 0u;
     var best_separation = -F32_MAX;
-    var best_axis = vec3<f32>(0.0);
     for (var i = 0u; i < 3u; i++) {
+        let i1 = (i + 1u) % 3u;
+        let i2 = (i + 2u) % 3u;
+        let n1 = -rows[i2];
+        let n2 = rows[i1];
+        let next = n1 * rows[i1].yzx + n2 * rows[i2].yzx;
+        let next2 = n1 * rows[i1].zxy + n2 * rows[i2].zxy;
+        let len = sqrt(n1 * n1 + n2 * n2);
+        let along = n1 * t[i1] + n2 * t[i2];
+        let extent_a = abs(n1) * h_a[i1] + abs(n2) * h_a[i2];
+        let extent_b = abs(next) * h_b.yzx + abs(next2) * h_b.zxy;
+        let separations = ((abs(along) - extent_a) - extent_b) / len;
         for (var j = 0u; j < 3u; j++) {
-            var e_i = vec3<f32>(0.0);
-            e_i[i] = 1.0;
-            let cross_ij = cross(e_i, axes_b[j]);
-            let cross_len = length(cross_ij);
-            if cross_len < PARALLEL_EDGE_SINE {
-                continue;
-            }
-            var axis = cross_ij / cross_len;
-            if dot(axis, t) < 0.0 {
-                axis = -axis;
-            }
-            let separation = dot(axis, t) - dot(abs(axis), h_a) - dot(abs(axis * axes_b), h_b);
-            if !found || separation > best_separation {
+            if len[j] >= PARALLEL_EDGE_SINE && (!found || separations[j] > best_separation) {
                 found = true;
                 best_i = i;
                 best_j = j;
-                best_separation = separation;
-                best_axis = axis;
+                best_separation = separations[j];
             }
         }
     }
-    let none = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     if !found {
-        return none;
+        return EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
     }
-    let edge_a = supporting_edge(a, best_i, best_axis);
-    let edge_b = supporting_edge(b, best_j, -(best_axis * axes_b));
-    // edge_pair_separation: the axis and separation as the hull loop forms them.
-    let ea = edges[a.first_edge + edge_a];
-    let eb = edges[b.first_edge + edge_b];
-    let pa = vertices[a.first_vertex + ea.v0].xyz;
-    let qa = vertices[a.first_vertex + ea.v1].xyz;
-    let pb = quat_rotate(q, vertices[b.first_vertex + eb.v0].xyz) + t;
-    let qb = quat_rotate(q, vertices[b.first_vertex + eb.v1].xyz) + t;
-    let axis = edge_pair_axis(pa, normalize(qa - pa), pb, qb, a.centroid);
-    if axis.w == 0.0 {
-        return none;
+    // The winner's axis, as its lane formed it (BoxFrame::edge_axis).
+    let i = best_i;
+    let j = best_j;
+    let i1 = (i + 1u) % 3u;
+    let i2 = (i + 2u) % 3u;
+    var n1 = -rows[i2][j];
+    var n2 = rows[i1][j];
+    let len = sqrt(n1 * n1 + n2 * n2);
+    if n1 * t[i1] + n2 * t[i2] < 0.0 {
+        n1 = -n1;
+        n2 = -n2;
     }
-    return EdgeQuery(true, edge_a, edge_b, separation_along(a, b, q, t, axis.xyz), axis.xyz);
+    var axis = vec3<f32>(0.0);
+    axis[i1] = n1 / len;
+    axis[i2] = n2 / len;
+    // B's edge supports -axis: its direction in B's frame has components -(n . c_k).
+    let toward_a = -(rows[i1] * n1 + rows[i2] * n2);
+    return EdgeQuery(true, supporting_edge(a, i, axis), supporting_edge(b, j, toward_a), best_separation, axis);
 }
 
 // The rotation matrix of the unit quaternion q (columns: the rotated unit axes), with glam's
