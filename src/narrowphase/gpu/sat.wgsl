@@ -13,8 +13,9 @@
 //    skipped, axis oriented away from A's centroid; a pair that would become the best is
 //    re-measured with both hulls' support points along its axis (separation_along). Edges
 //    whose Gauss-map bound cannot reach what decides the result are dropped first
-//    (query_edges_bounded, steps 1-4 as the CPU's). Two boxes (SHAPE_BOX) instead pick their
-//    edge pair from the 9 box axes (query_box_edges in sat_box.wgsl, as crate::query::sat_box_box).
+//    (query_edges_bounded, steps 1-4 as the CPU's).
+//    Two boxes (SHAPE_BOX) take the closed-form box SAT for steps 3 to 5 instead (sat_box.wgsl:
+//    box_faces_a, box_faces_b, query_box_edges, as crate::query::sat_box_box).
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
 //    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
