@@ -90,7 +90,7 @@ pub struct Edge {
 }
 
 /// Four edges of a hull by coordinate, for bounds that test four edges at a time
-/// ([`crate::query::bounds::max_on_arcs_loose`]): lane `i` is edge `4 * group + i` of
+/// ([`crate::query::bounds::max_on_arcs`]): lane `i` is edge `4 * group + i` of
 /// [`ConvexHull::edges`]; the last group repeats its last edge in the unused lanes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeLanes {
@@ -100,9 +100,9 @@ pub struct EdgeLanes {
     pub normal0: [Vec4; 3],
     /// Unit outward normal of `Edge::faces[1]`: x, y, z lanes.
     pub normal1: [Vec4; 3],
-    /// `max(0, (1 − normal0 · normal1) / 2)` (dimensionless): how far the edge's Gauss-map arc
-    /// can rise above its ends.
-    pub spread: Vec4,
+    /// [`crate::query::bounds::arc_stretch`] of the two normals (dimensionless, at least 1):
+    /// how much a positive end value of the edge's Gauss-map arc can grow along it.
+    pub stretch: Vec4,
 }
 
 /// Why a hull could not be built.

@@ -28,7 +28,7 @@ use glam::{Quat, Vec3, Vec4};
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::{ConvexHull, EdgeLanes, Plane};
 use crate::pose::Isometry;
-use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs_loose};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -495,7 +495,7 @@ pub fn query_edges_bounded(
 /// separates by at least `floor`; else it is `None` or a pair separating by less than `floor`.
 /// (The SAT passes its best face separation: an edge pair below it changes neither the axis nor
 /// the separation, see [`query_hulls_with`].) Bounds are formed four edges at a
-/// time in each hull's own frame ([`max_on_arcs_loose`]; rounding is within the slack), and only
+/// time in each hull's own frame ([`max_on_arcs`]; rounding is within the slack), and only
 /// the kept edges of B are moved into A's frame.
 fn query_edges_above(
     a: &ConvexHull,
@@ -509,20 +509,20 @@ fn query_edges_above(
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let b_centroid = b_in_a.transform_point(b.centroid());
 
-        // 1. Loose bounds of A's edges, four at a time: A reaches `pa` along the axis, B reaches
-        // down to its centroid minus its inner radius. (The exact arc bound, `max_on_arc`, is
-        // not worth its cost on top of these, here or in step 3: it dropped a fifth of the
-        // edges that pass, and the query ran 3% more instructions with it.)
+        // 1. Bounds of A's edges from their arcs' end values, four at a time: A reaches `pa`
+        // along the axis, B reaches down to its centroid minus its inner radius. (The exact arc
+        // bound, `max_on_arc`, is not worth its cost on top of these, here or in step 3: its
+        // branches made the pair slower.)
         let a_lift = Vec4::splat(scan.slack - inner_radius(b));
-        let a_loose = |lanes: &EdgeLanes| max_on_arcs_loose(lanes, b_centroid) + a_lift;
+        let a_bound = |lanes: &EdgeLanes| max_on_arcs(lanes, b_centroid) + a_lift;
 
-        // 2. Seed, when no floor is given: all pairs of A's edge with the largest loose bound.
+        // 2. Seed, when no floor is given: all pairs of A's edge with the largest bound.
         let mut threshold = floor;
         if floor == f32::NEG_INFINITY {
             let seed_edge = a
                 .edge_lanes()
                 .iter()
-                .flat_map(|lanes| a_loose(lanes).to_array())
+                .flat_map(|lanes| a_bound(lanes).to_array())
                 .take(a.edges().len())
                 .enumerate()
                 .fold(
@@ -546,7 +546,7 @@ fn query_edges_above(
             threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
 
-        // 3. Keep B's edges whose loose bound reaches the threshold (in B's frame: B reaches
+        // 3. Keep B's edges whose bound reaches the threshold (in B's frame: B reaches
         // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
         // frame.
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
@@ -555,8 +555,8 @@ fn query_edges_above(
         scratch.passing_b.resize(4 * b_lanes.len(), 0);
         let mut count = 0;
         for (group, lanes) in b_lanes.iter().enumerate() {
-            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + b_lift;
-            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            let bound = max_on_arcs(lanes, a_centroid_in_b) + b_lift;
+            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask();
             count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
                 (4 * group + lane) as u32
             });
@@ -578,12 +578,12 @@ fn query_edges_above(
         scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
         let mut count = 0;
         for (group, lanes) in a_lanes.iter().enumerate() {
-            let loose = a_loose(lanes);
-            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
+            let bound = a_bound(lanes);
+            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask();
             // By value: indexing a `Vec4` by a variable lane is a jump table.
-            let loose = loose.to_array();
+            let bound = bound.to_array();
             count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
-                ((4 * group + lane) as u32, loose[lane])
+                ((4 * group + lane) as u32, bound[lane])
             });
         }
         scratch.passing_a.truncate(count);
