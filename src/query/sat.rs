@@ -357,18 +357,25 @@ fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(us
     count
 }
 
+/// The lanes of lane group `group` that hold one of `len` items (the last group's padding lanes
+/// repeat its last item and are left out), as a 4-bit mask.
+#[inline]
+fn real_lanes(group: usize, len: usize) -> u32 {
+    (1 << (len - 4 * group).min(4)) - 1
+}
+
 impl EdgeScratch {
-    /// Moves B's edges `passing_b` (B's pose in A's frame: `b_in_a`) into A's frame, four at a
-    /// time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit for bit:
-    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`, negated
-    /// face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
-    fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
+    /// Moves B's edges `passing_b[..count]` (B's pose in A's frame: `b_in_a`) into A's frame,
+    /// four at a time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit
+    /// for bit: end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`,
+    /// negated face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
+    fn keep(&mut self, count: usize, b: &ConvexHull, b_in_a: &Isometry) {
         let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
         let q = b_in_a.rotation;
         let t = b_in_a.translation;
         self.kept.clear();
         self.lanes.clear();
-        for group in self.passing_b.chunks(4) {
+        for group in self.passing_b[..count].chunks(4) {
             // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
             // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
             // face normals, each x, y, z.
@@ -532,7 +539,7 @@ fn query_edges_above(
                 .0;
             scratch.passing_b.clear();
             scratch.passing_b.extend(0..b.edges().len() as u32);
-            scratch.keep(b, b_in_a);
+            scratch.keep(b.edges().len(), b, b_in_a);
             let mut seed = None;
             let seed_edge = [(seed_edge as u32, f32::INFINITY)];
             scan.scan(
@@ -552,22 +559,22 @@ fn query_edges_above(
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
         let b_lift = Vec4::splat(scan.slack - inner_radius(a));
         let b_lanes = b.edge_lanes();
-        scratch.passing_b.resize(4 * b_lanes.len(), 0);
+        // Grown, never shrunk: the compaction writes every slot it reads.
+        if scratch.passing_b.len() < 4 * b_lanes.len() {
+            scratch.passing_b.resize(4 * b_lanes.len(), 0);
+        }
         let mut count = 0;
         for (group, lanes) in b_lanes.iter().enumerate() {
             let bound = max_on_arcs(lanes, a_centroid_in_b) + b_lift;
-            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask();
+            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(group, b.edges().len());
             count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
                 (4 * group + lane) as u32
             });
         }
-        // The padding lanes of the last group repeat its last edge.
-        scratch.passing_b.truncate(count);
-        scratch.passing_b.retain(|&ib| (ib as usize) < b.edges().len());
-        if scratch.passing_b.is_empty() {
+        if count == 0 {
             return None;
         }
-        scratch.keep(b, b_in_a);
+        scratch.keep(count, b, b_in_a);
 
         // 4. The exhaustive loop over what can still matter, in A's edge order.
         let mut best: Option<EdgeQuery> = None;
@@ -575,23 +582,21 @@ fn query_edges_above(
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
         let a_lanes = a.edge_lanes();
-        scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
+        if scratch.passing_a.len() < 4 * a_lanes.len() {
+            scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
+        }
         let mut count = 0;
         for (group, lanes) in a_lanes.iter().enumerate() {
             let bound = a_bound(lanes);
-            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask();
+            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(group, a.edges().len());
             // By value: indexing a `Vec4` by a variable lane is a jump table.
             let bound = bound.to_array();
             count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
                 ((4 * group + lane) as u32, bound[lane])
             });
         }
-        scratch.passing_a.truncate(count);
-        scratch
-            .passing_a
-            .retain(|&(ia, _)| (ia as usize) < a.edges().len());
         scan.scan(
-            &scratch.passing_a,
+            &scratch.passing_a[..count],
             &scratch.kept,
             &scratch.lanes,
             &mut scratch.batch,
@@ -614,7 +619,7 @@ pub fn query_edges_exhaustive(
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
         scratch.passing_b.clear();
         scratch.passing_b.extend(0..b.edges().len() as u32);
-        scratch.keep(b, b_in_a);
+        scratch.keep(b.edges().len(), b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
         scratch.passing_a.clear();
