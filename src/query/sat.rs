@@ -107,6 +107,7 @@ const FACE_CHUNK_GROUPS: usize = 16;
 /// more than `margin` if one does, else the first of largest separation. Faces whose bound
 /// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
+/// That face, measured first, is not measured again.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
     query_faces_above(a, b, (a_in_b, &a_in_b.inverse()), margin, f32::NEG_INFINITY)
 }
@@ -140,8 +141,13 @@ fn query_faces_above(
     );
     let bounds = |[nx, ny, nz, offset]: &[Vec4; 4]| nx * cx + ny * cy + nz * cz - *offset + lift;
     let (planes, plane_lanes) = (a.planes(), a.plane_lanes());
-    let threshold = if floor > f32::NEG_INFINITY {
-        floor
+    // The threshold, the best face so far, and the face already measured (`u32::MAX`: none).
+    let no_face = FaceQuery {
+        face: 0,
+        separation: f32::NEG_INFINITY,
+    };
+    let (threshold, mut best, seed) = if floor > f32::NEG_INFINITY {
+        (floor, no_face, u32::MAX)
     } else {
         // Any face gives a separation the result reaches; one of largest bound the most useful
         // one. Per lane the largest bound and its group, then the best lane.
@@ -156,11 +162,20 @@ fn query_faces_above(
         let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
         // Padding lanes repeat the last plane.
         let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
-        face_separation(&planes[seed], b, a_in_b).min(margin)
-    };
-    let mut best = FaceQuery {
-        face: 0,
-        separation: f32::NEG_INFINITY,
+        let separation = face_separation(&planes[seed], b, a_in_b);
+        if separation > margin {
+            // The result is the first face in index order beyond the margin: search for it.
+            (margin, no_face, u32::MAX)
+        } else {
+            // The seed is the best so far, and is not measured again. The loop below keeps
+            // the first face of largest separation in index order whatever order it meets the
+            // seed in (ties go to the lower index).
+            let seed = FaceQuery {
+                face: seed as u32,
+                separation,
+            };
+            (separation, seed, seed.face)
+        }
     };
     // The faces whose bound passes, compacted without a branch per face, a chunk of groups at
     // a time; then up to four not skipped by the best so far have their separations formed
@@ -188,15 +203,17 @@ fn query_faces_above(
                 let (face, bound) = passing[next];
                 next += 1;
                 four[taken] = (face, bound);
-                taken += ((face as usize) < planes.len() && bound > best.separation) as usize;
+                taken += ((face as usize) < planes.len() && face != seed && bound > best.separation) as usize;
             }
             // Entries from `taken` on are ignored (possibly a padding lane's face index).
             let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
             let separations = face_separations(faces, b, a_in_b);
             for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
                 // The loop's decision (skipped when the bound does not beat the best, else
-                // taken when strictly larger) as selects, not branches.
-                let better = bound > best.separation && separation > best.separation;
+                // taken when strictly larger, or as large at a lower index: the seed may
+                // come later) as selects, not branches.
+                let better = bound > best.separation
+                    && (separation > best.separation || (separation == best.separation && face < best.face));
                 best.face = if better { face } else { best.face };
                 best.separation = if better { separation } else { best.separation };
                 if better && separation > margin {
