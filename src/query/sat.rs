@@ -95,8 +95,8 @@ impl SatResult {
 /// exhaustive loop (the same result either way).
 const EXHAUSTIVE_FACE_WORK: usize = 64;
 
-/// [`query_faces`] compacts the faces whose bound passes this many groups of four at a time
-/// (a buffer on the stack).
+/// [`query_faces`] keeps the bounds of this many groups of four faces at a time (a buffer on the
+/// stack), and the faces whose bound passes as one 64-bit mask.
 const FACE_CHUNK_GROUPS: usize = 16;
 
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
@@ -141,6 +141,10 @@ fn query_faces_above(
     );
     let bounds = |[nx, ny, nz, offset]: &[Vec4; 4]| nx * cx + ny * cy + nz * cz - *offset + lift;
     let (planes, plane_lanes) = (a.planes(), a.plane_lanes());
+    // The bounds of one chunk of groups. Without a floor the seed's loop fills it: for a hull
+    // of one chunk the bounds are then formed once.
+    let mut chunk_bounds = [[0.0f32; 4]; FACE_CHUNK_GROUPS];
+    let bounds_kept = floor == f32::NEG_INFINITY && plane_lanes.len() <= FACE_CHUNK_GROUPS;
     // The threshold, the best face so far, and the face already measured (`u32::MAX`: none).
     let no_face = FaceQuery {
         face: 0,
@@ -154,6 +158,8 @@ fn query_faces_above(
         let (mut top, mut top_group) = (Vec4::NEG_INFINITY, Vec4::ZERO);
         for (group, lanes) in plane_lanes.iter().enumerate() {
             let u = bounds(lanes);
+            // Kept when one chunk holds them all (else overwritten, and formed again below).
+            chunk_bounds[group % FACE_CHUNK_GROUPS] = u.to_array();
             let higher = u.cmpgt(top);
             top = Vec4::select(higher, u, top);
             top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
@@ -177,36 +183,34 @@ fn query_faces_above(
             (separation, seed, seed.face)
         }
     };
-    // The faces whose bound passes, compacted without a branch per face, a chunk of groups at
-    // a time; then up to four not skipped by the best so far have their separations formed
-    // together ([`face_separations`]) before the loop's decisions are taken on them in order.
-    // (A face skipped when its four are gathered is skipped by the loop too: the best only
-    // grows.)
-    let mut passing = [(0u32, 0.0f32); 4 * FACE_CHUNK_GROUPS];
+    // The faces whose bound passes, one bit each, a chunk of groups at a time; then up to four
+    // not skipped by the best so far have their separations formed together
+    // ([`face_separations`]) before the loop's decisions are taken on them in order. (A face
+    // skipped when its four are gathered is skipped by the loop too: the best only grows.)
     for (chunk, groups) in plane_lanes.chunks(FACE_CHUNK_GROUPS).enumerate() {
-        let mut count = 0;
+        let mut passing = 0u64;
         for (i, lanes) in groups.iter().enumerate() {
-            let group = chunk * FACE_CHUNK_GROUPS + i;
-            let u = bounds(lanes);
-            let mask = u.cmpge(Vec4::splat(threshold)).bitmask();
-            // By value: indexing a `Vec4` by a variable lane is a jump table.
-            let u = u.to_array();
-            count = compact_lanes(&mut passing, count, mask, |lane| {
-                ((4 * group + lane) as u32, u[lane])
-            });
+            if !bounds_kept {
+                chunk_bounds[i] = bounds(lanes).to_array();
+            }
+            let mask = Vec4::from_array(chunk_bounds[i])
+                .cmpge(Vec4::splat(threshold))
+                .bitmask()
+                & real_lanes(chunk * FACE_CHUNK_GROUPS + i, planes.len());
+            passing |= u64::from(mask) << (4 * i);
         }
-        let mut next = 0;
-        while next < count {
+        while passing != 0 {
             let mut four = [(0u32, 0.0f32); 4];
             let mut taken = 0;
-            while next < count && taken < 4 {
-                let (face, bound) = passing[next];
-                next += 1;
+            while passing != 0 && taken < 4 {
+                let lane = passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                let (face, bound) = ((64 * chunk + lane) as u32, chunk_bounds[lane / 4][lane % 4]);
                 four[taken] = (face, bound);
-                taken += ((face as usize) < planes.len() && face != seed && bound > best.separation) as usize;
+                taken += (face != seed && bound > best.separation) as usize;
             }
-            // Entries from `taken` on are ignored (possibly a padding lane's face index).
-            let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
+            // Entries from `taken` on are ignored.
+            let faces = four.map(|(face, _)| &planes[face as usize]);
             let separations = face_separations(faces, b, a_in_b);
             for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
                 // The loop's decision (skipped when the bound does not beat the best, else
