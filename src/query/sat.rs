@@ -365,17 +365,35 @@ struct CrossingBatch {
     axes: Vec<CrossingAxis>,
 }
 
-/// Writes `item(lane)` at `out[count..]` for every set bit `lane` of the 4-bit `mask`, lowest
-/// first, and returns the new count: four stores and no branch on the mask (a loop over the set
-/// bits mispredicts about once per group when the masks are irregular, as they are here). `out`
-/// needs four free slots from `count`.
+/// Calls `found(index, bound)` for every item of `groups` (lane groups of `len` items, the last
+/// one padded) whose lane of `bound(group)` reaches `threshold`, in index order. The passing
+/// lanes of 16 groups are one 64-bit mask, read with trailing_zeros: no store per lane that
+/// fails and no branch per group (a branch on each group's mask mispredicts about once per
+/// group when the masks are irregular, as they are here).
 #[inline]
-fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(usize) -> T) -> usize {
-    for lane in 0..4 {
-        out[count] = item(lane);
-        count += (mask >> lane & 1) as usize;
+fn for_each_passing<L>(
+    groups: &[L],
+    len: usize,
+    threshold: f32,
+    bound: impl Fn(&L) -> Vec4,
+    mut found: impl FnMut(u32, f32),
+) {
+    for (chunk, groups) in groups.chunks(16).enumerate() {
+        let mut bounds = [[0.0f32; 4]; 16];
+        let mut passing = 0u64;
+        for (i, lanes) in groups.iter().enumerate() {
+            let u = bound(lanes);
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            bounds[i] = u.to_array();
+            let mask = u.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(16 * chunk + i, len);
+            passing |= u64::from(mask) << (4 * i);
+        }
+        while passing != 0 {
+            let lane = passing.trailing_zeros() as usize;
+            passing &= passing - 1;
+            found((64 * chunk + lane) as u32, bounds[lane / 4][lane % 4]);
+        }
     }
-    count
 }
 
 /// The lanes of lane group `group` that hold one of `len` items (the last group's padding lanes
@@ -386,17 +404,17 @@ fn real_lanes(group: usize, len: usize) -> u32 {
 }
 
 impl EdgeScratch {
-    /// Moves B's edges `passing_b[..count]` (B's pose in A's frame: `b_in_a`) into A's frame,
-    /// four at a time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit
-    /// for bit: end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`,
+    /// Moves B's edges `passing_b` (B's pose in A's frame: `b_in_a`) into A's frame, four at a
+    /// time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit for bit:
+    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`,
     /// negated face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
-    fn keep(&mut self, count: usize, b: &ConvexHull, b_in_a: &Isometry) {
+    fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
         let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
         let q = b_in_a.rotation;
         let t = b_in_a.translation;
         self.kept.clear();
         self.lanes.clear();
-        for group in self.passing_b[..count].chunks(4) {
+        for group in self.passing_b.chunks(4) {
             // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
             // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
             // face normals, each x, y, z.
@@ -560,7 +578,7 @@ fn query_edges_above(
                 .0;
             scratch.passing_b.clear();
             scratch.passing_b.extend(0..b.edges().len() as u32);
-            scratch.keep(b.edges().len(), b, b_in_a);
+            scratch.keep(b, b_in_a);
             let mut seed = None;
             let seed_edge = [(seed_edge as u32, f32::INFINITY)];
             scan.scan(
@@ -580,44 +598,34 @@ fn query_edges_above(
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
         let b_lift = Vec4::splat(scan.slack - inner_radius(a));
         let b_lanes = b.edge_lanes();
-        // Grown, never shrunk: the compaction writes every slot it reads.
-        if scratch.passing_b.len() < 4 * b_lanes.len() {
-            scratch.passing_b.resize(4 * b_lanes.len(), 0);
-        }
-        let mut count = 0;
-        for (group, lanes) in b_lanes.iter().enumerate() {
-            let bound = max_on_arcs(lanes, a_centroid_in_b) + b_lift;
-            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(group, b.edges().len());
-            count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
-                (4 * group + lane) as u32
-            });
-        }
-        if count == 0 {
+        scratch.passing_b.clear();
+        for_each_passing(
+            b_lanes,
+            b.edges().len(),
+            threshold,
+            |lanes| max_on_arcs(lanes, a_centroid_in_b) + b_lift,
+            |ib, _| scratch.passing_b.push(ib),
+        );
+        if scratch.passing_b.is_empty() {
             return None;
         }
-        scratch.keep(count, b, b_in_a);
+        scratch.keep(b, b_in_a);
 
         // 4. The exhaustive loop over what can still matter, in A's edge order.
         let mut best: Option<EdgeQuery> = None;
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        let a_lanes = a.edge_lanes();
-        if scratch.passing_a.len() < 4 * a_lanes.len() {
-            scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
-        }
-        let mut count = 0;
-        for (group, lanes) in a_lanes.iter().enumerate() {
-            let bound = a_bound(lanes);
-            let passing = bound.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(group, a.edges().len());
-            // By value: indexing a `Vec4` by a variable lane is a jump table.
-            let bound = bound.to_array();
-            count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
-                ((4 * group + lane) as u32, bound[lane])
-            });
-        }
+        scratch.passing_a.clear();
+        for_each_passing(
+            a.edge_lanes(),
+            a.edges().len(),
+            threshold,
+            a_bound,
+            |ia, bound| scratch.passing_a.push((ia, bound)),
+        );
         scan.scan(
-            &scratch.passing_a[..count],
+            &scratch.passing_a,
             &scratch.kept,
             &scratch.lanes,
             &mut scratch.batch,
@@ -640,7 +648,7 @@ pub fn query_edges_exhaustive(
     EDGE_SCRATCH.with_borrow_mut(|scratch| {
         scratch.passing_b.clear();
         scratch.passing_b.extend(0..b.edges().len() as u32);
-        scratch.keep(b.edges().len(), b, b_in_a);
+        scratch.keep(b, b_in_a);
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let mut best = None;
         scratch.passing_a.clear();
