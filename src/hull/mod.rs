@@ -200,6 +200,8 @@ pub struct ConvexHull {
     plane_lanes: Vec<[Vec4; 4]>,
     /// `edges` four per entry with their face normals, for [`Self::edge_lanes`].
     edge_lanes: Vec<EdgeLanes>,
+    /// Each edge's end points and face normals packed, for [`Self::edge_records`].
+    edge_records: Vec<[Vec4; 3]>,
     centroid: Vec3,
     radius: f32,
     /// Smallest distance from the centroid to a face plane.
@@ -298,6 +300,14 @@ impl ConvexHull {
     /// The edges four at a time with their face normals (see [`EdgeLanes`]).
     pub fn edge_lanes(&self) -> &[EdgeLanes] {
         &self.edge_lanes
+    }
+
+    /// Each edge's start and end vertex and the normals of its `faces[0]` and `faces[1]` (local
+    /// frame), by edge, twelve floats in three lanes: `[start.x, start.y, start.z, end.x]`,
+    /// `[end.y, end.z, n0.x, n0.y]`, `[n0.z, n1.x, n1.y, n1.z]`. Four of them transpose into
+    /// the twelve coordinates of four edges by lane with shuffles alone.
+    pub fn edge_records(&self) -> &[[Vec4; 3]] {
+        &self.edge_records
     }
 
     /// Smallest `direction · v` over the vertices `v` (local frame): minus the support value

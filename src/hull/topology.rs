@@ -53,6 +53,18 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         .map(|e| (vertices[e.vertices[1] as usize] - vertices[e.vertices[0] as usize]).normalize())
         .collect();
     let edge_lanes = edge_lanes(&vertices, &planes, &edges);
+    let edge_records = edges
+        .iter()
+        .map(|e| {
+            let [s, t] = e.vertices.map(|v| vertices[v as usize]);
+            let [n, m] = e.faces.map(|f| planes[f as usize].normal);
+            [
+                Vec4::new(s.x, s.y, s.z, t.x),
+                Vec4::new(t.y, t.z, n.x, n.y),
+                Vec4::new(n.z, m.x, m.y, m.z),
+            ]
+        })
+        .collect();
     let plane_lanes = planes
         .chunks(4)
         .map(|group| {
@@ -82,6 +94,7 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         edge_directions,
         plane_lanes,
         edge_lanes,
+        edge_records,
         centroid,
         radius,
         inner_radius,

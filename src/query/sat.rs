@@ -23,7 +23,7 @@
 
 use std::cell::RefCell;
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::{ConvexHull, EdgeLanes, Plane};
@@ -409,7 +409,7 @@ impl EdgeScratch {
     /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`,
     /// negated face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
     fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
-        let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
+        let packed = b.edge_records();
         let q = b_in_a.rotation;
         let t = b_in_a.translation;
         self.kept.clear();
@@ -418,22 +418,16 @@ impl EdgeScratch {
             // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
             // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
             // face normals, each x, y, z.
-            let mut local = [[0.0f32; 4]; 12];
-            for i in 0..4 {
-                let edge = edges[group.get(i).copied().unwrap_or(group[0]) as usize];
-                let points = [
-                    vertices[edge.vertices[0] as usize],
-                    vertices[edge.vertices[1] as usize],
-                    planes[edge.faces[0] as usize].normal,
-                    planes[edge.faces[1] as usize].normal,
-                ];
-                for (k, p) in points.iter().enumerate() {
-                    local[3 * k][i] = p.x;
-                    local[3 * k + 1][i] = p.y;
-                    local[3 * k + 2][i] = p.z;
-                }
-            }
-            let local = local.map(Vec4::from_array);
+            // Four packed records ([`ConvexHull::edge_records`]) transposed by shuffles.
+            let records: [&[Vec4; 3]; 4] =
+                std::array::from_fn(|i| &packed[group.get(i).copied().unwrap_or(group[0]) as usize]);
+            let by_lane = |k: usize| {
+                let m =
+                    Mat4::from_cols(records[0][k], records[1][k], records[2][k], records[3][k]).transpose();
+                [m.x_axis, m.y_axis, m.z_axis, m.w_axis]
+            };
+            let ([a0, a1, a2, a3], [b0, b1, b2, b3], [c0, c1, c2, c3]) = (by_lane(0), by_lane(1), by_lane(2));
+            let local = [a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3];
             let coordinates = |k: usize| [local[3 * k], local[3 * k + 1], local[3 * k + 2]];
             let moved = |k: usize| {
                 let [x, y, z] = rotate_lanes(q, coordinates(k));
@@ -1109,6 +1103,39 @@ mod tests {
         }
         // Both outcomes occur, so the comparison covers both.
         assert!(crossing > 0 && crossing < tested, "{crossing} of {tested}");
+    }
+
+    #[test]
+    fn kept_edges_match_the_scalar_transforms_bit_for_bit() {
+        let hull = ConvexHull::from_points(&directions(29).iter().map(|d| *d * 1.3).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        let b_in_a = Isometry::new(
+            Vec3::new(0.7, -1.9, 0.4),
+            Quat::from_axis_angle(Vec3::new(0.3, 0.5, -0.8).normalize(), 1.1),
+        );
+        let mut scratch = EdgeScratch::default();
+        // Every third edge: groups mix edges from all over the hull, the last one padded.
+        scratch.passing_b = (0..hull.edges().len() as u32).step_by(3).collect();
+        scratch.keep(&hull, &b_in_a);
+        assert_eq!(scratch.kept.len(), scratch.passing_b.len());
+        let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+        for (k, kept) in scratch.kept.iter().enumerate() {
+            let edge = hull.edges()[kept.index as usize];
+            assert_eq!(kept.index, scratch.passing_b[k]);
+            let [start, end] = edge
+                .vertices
+                .map(|v| b_in_a.transform_point(hull.vertices()[v as usize]));
+            assert_eq!(bits(kept.start), bits(start), "edge {k}");
+            assert_eq!(bits(kept.direction), bits((end - start).normalize()), "edge {k}");
+            let [n0, n1] = edge
+                .faces
+                .map(|f| -(b_in_a.rotation * hull.planes()[f as usize].normal));
+            let lanes = scratch.lanes[k / 4].map(|lane| lane.to_array()[k % 4]);
+            let lane = |i: usize| Vec3::new(lanes[i], lanes[i + 1], lanes[i + 2]);
+            assert_eq!(bits(lane(0)), bits(n0), "edge {k}");
+            assert_eq!(bits(lane(3)), bits(n1), "edge {k}");
+            assert_eq!(bits(lane(6)), bits(n1.cross(n0)), "edge {k}");
+        }
     }
 
     #[test]
