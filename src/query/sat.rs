@@ -1113,9 +1113,11 @@ mod tests {
             Vec3::new(0.7, -1.9, 0.4),
             Quat::from_axis_angle(Vec3::new(0.3, 0.5, -0.8).normalize(), 1.1),
         );
-        let mut scratch = EdgeScratch::default();
         // Every third edge: groups mix edges from all over the hull, the last one padded.
-        scratch.passing_b = (0..hull.edges().len() as u32).step_by(3).collect();
+        let mut scratch = EdgeScratch {
+            passing_b: (0..hull.edges().len() as u32).step_by(3).collect(),
+            ..EdgeScratch::default()
+        };
         scratch.keep(&hull, &b_in_a);
         assert_eq!(scratch.kept.len(), scratch.passing_b.len());
         let bits = |v: Vec3| v.to_array().map(f32::to_bits);
