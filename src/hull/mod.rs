@@ -10,7 +10,7 @@ mod from_mesh;
 mod quickhull;
 mod topology;
 
-use glam::{Vec3, Vec4};
+use glam::{Vec3, Vec4, Vec4Swizzles};
 use thiserror::Error;
 
 use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
@@ -326,18 +326,24 @@ impl ConvexHull {
         lowest.min_element()
     }
 
-    /// [`Self::lowest_along`] of four directions, bit for bit: each vertex group is read once for
-    /// the four.
+    /// [`Self::lowest_along`] of four directions given by coordinate (`[x, y, z]`, lane `i` of
+    /// each is direction `i`), lane `i` of the result for direction `i`, bit for bit: each
+    /// vertex group is read once for the four, and the directions stay in registers.
     #[inline]
-    pub fn lowest_along_four(&self, directions: [Vec3; 4]) -> [f32; 4] {
-        let splat = directions.map(|d| [Vec4::splat(d.x), Vec4::splat(d.y), Vec4::splat(d.z)]);
+    pub fn lowest_along_four(&self, [x, y, z]: [Vec4; 3]) -> Vec4 {
+        let splat = [
+            [x.xxxx(), y.xxxx(), z.xxxx()],
+            [x.yyyy(), y.yyyy(), z.yyyy()],
+            [x.zzzz(), y.zzzz(), z.zzzz()],
+            [x.wwww(), y.wwww(), z.wwww()],
+        ];
         let mut lowest = [Vec4::INFINITY; 4];
         for &[x, y, z] in &self.vertex_lanes {
             for (lowest, [dx, dy, dz]) in lowest.iter_mut().zip(splat) {
                 *lowest = lowest.min((x * dx) + (y * dy) + (z * dz));
             }
         }
-        lowest.map(Vec4::min_element)
+        Vec4::from_array(lowest.map(Vec4::min_element))
     }
 
     /// The vertex furthest along `direction` (its index and position).

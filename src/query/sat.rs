@@ -251,12 +251,20 @@ pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry,
 }
 
 /// [`face_separation`] of four planes at once, bit for bit: B's vertices are read once for the
-/// four, and the four minima are independent (the loop's latency overlaps).
+/// four, and the four minima are independent (the loop's latency overlaps). The planes are
+/// moved by lanes ([`rotate_lanes`]), so their normals never go through memory as `Vec3`s (a
+/// store of three floats read back as four stalls the load).
 #[inline]
 fn face_separations(planes: [&Plane; 4], b: &ConvexHull, a_in_b: &Isometry) -> [f32; 4] {
-    let normals = planes.map(|plane| a_in_b.rotation * plane.normal);
-    let lowest = b.lowest_along_four(normals);
-    std::array::from_fn(|i| lowest[i] - (planes[i].offset + normals[i].dot(a_in_b.translation)))
+    // By lane: a transpose of the four `[normal, offset]` rows.
+    let rows = planes.map(|p| Vec4::new(p.normal.x, p.normal.y, p.normal.z, p.offset));
+    let lanes = Mat4::from_cols(rows[0], rows[1], rows[2], rows[3]).transpose();
+    let [nx, ny, nz] = rotate_lanes(a_in_b.rotation, [lanes.x_axis, lanes.y_axis, lanes.z_axis]);
+    let t = a_in_b.translation;
+    // `offset + normal · t`, the dot product rounded as `Vec3::dot` does.
+    let offsets =
+        lanes.w_axis + (((nx * Vec4::splat(t.x)) + (ny * Vec4::splat(t.y))) + (nz * Vec4::splat(t.z)));
+    (b.lowest_along_four([nx, ny, nz]) - offsets).to_array()
 }
 
 /// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
@@ -1171,9 +1179,10 @@ mod tests {
         let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
             .expect("points on a sphere make a hull");
         for four in directions(48).chunks(4) {
-            let four: [Vec3; 4] = four.try_into().expect("chunks of four");
-            let expected = four.map(|d| hull.lowest_along(d).to_bits());
-            assert_eq!(hull.lowest_along_four(four).map(f32::to_bits), expected);
+            let expected: Vec<u32> = four.iter().map(|&d| hull.lowest_along(d).to_bits()).collect();
+            let lanes = [0, 1, 2].map(|c| Vec4::from_array(std::array::from_fn(|i| four[i][c])));
+            let lowest = hull.lowest_along_four(lanes).to_array().map(f32::to_bits);
+            assert_eq!(lowest.to_vec(), expected);
         }
     }
 
