@@ -161,6 +161,39 @@ mod tests {
     }
 
     #[test]
+    fn end_value_bound_holds_on_short_and_nearly_opposite_arcs() {
+        // Arcs from 1 to about 179.4 degrees, against offsets on every side.
+        let u = Vec3::new(0.3, -0.2, 0.9).normalize();
+        let side = u.cross(Vec3::X).normalize();
+        let ws = [
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(-2.0, 0.5, 0.1),
+            Vec3::new(0.0, 0.0, -1.0),
+            Vec3::new(0.2, -3.0, 0.4),
+            side * 2.0 - u * 0.01,
+        ];
+        for step in 1..=60 {
+            let angle = (step as f32 * 2.99).to_radians();
+            let v = (u * angle.cos() + side * angle.sin()).normalize();
+            let lane = |x: f32| Vec4::splat(x);
+            let lanes = EdgeLanes {
+                start: [lane(0.0); 3],
+                normal0: [lane(u.x), lane(u.y), lane(u.z)],
+                normal1: [lane(v.x), lane(v.y), lane(v.z)],
+                stretch: lane(arc_stretch(u, v)),
+            };
+            for &w in &ws {
+                let sampled = (0..=2000)
+                    .map(|i| u.slerp(v, i as f32 / 2000.0).dot(w))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                let bound = max_on_arcs(&lanes, w).x;
+                assert!(bound >= sampled - 1e-5, "{angle} rad, w {w}: {bound} < {sampled}");
+                assert!(bound.is_finite(), "{angle} rad, w {w}");
+            }
+        }
+    }
+
+    #[test]
     fn inner_radius_of_a_box_is_its_smallest_half_extent() {
         let hull = ConvexHull::cuboid(Vec3::new(1.0, 0.25, 2.0));
         assert!((inner_radius(&hull) - 0.25).abs() < 1e-6);
