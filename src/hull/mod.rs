@@ -10,7 +10,7 @@ mod from_mesh;
 mod quickhull;
 mod topology;
 
-use glam::{Vec3, Vec4};
+use glam::{Vec3, Vec4, Vec4Swizzles};
 use thiserror::Error;
 
 use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
@@ -90,7 +90,7 @@ pub struct Edge {
 }
 
 /// Four edges of a hull by coordinate, for bounds that test four edges at a time
-/// ([`crate::query::bounds::max_on_arcs_loose`]): lane `i` is edge `4 * group + i` of
+/// ([`crate::query::bounds::max_on_arcs`]): lane `i` is edge `4 * group + i` of
 /// [`ConvexHull::edges`]; the last group repeats its last edge in the unused lanes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeLanes {
@@ -100,9 +100,9 @@ pub struct EdgeLanes {
     pub normal0: [Vec4; 3],
     /// Unit outward normal of `Edge::faces[1]`: x, y, z lanes.
     pub normal1: [Vec4; 3],
-    /// `max(0, (1 − normal0 · normal1) / 2)` (dimensionless): how far the edge's Gauss-map arc
-    /// can rise above its ends.
-    pub spread: Vec4,
+    /// [`crate::query::bounds::arc_stretch`] of the two normals (dimensionless, at least 1):
+    /// how much a positive end value of the edge's Gauss-map arc can grow along it.
+    pub stretch: Vec4,
 }
 
 /// Why a hull could not be built.
@@ -200,6 +200,8 @@ pub struct ConvexHull {
     plane_lanes: Vec<[Vec4; 4]>,
     /// `edges` four per entry with their face normals, for [`Self::edge_lanes`].
     edge_lanes: Vec<EdgeLanes>,
+    /// Each edge's end points and face normals packed, for [`Self::edge_records`].
+    edge_records: Vec<[Vec4; 3]>,
     centroid: Vec3,
     radius: f32,
     /// Smallest distance from the centroid to a face plane.
@@ -300,6 +302,14 @@ impl ConvexHull {
         &self.edge_lanes
     }
 
+    /// Each edge's start and end vertex and the normals of its `faces[0]` and `faces[1]` (local
+    /// frame), by edge, twelve floats in three lanes: `[start.x, start.y, start.z, end.x]`,
+    /// `[end.y, end.z, n0.x, n0.y]`, `[n0.z, n1.x, n1.y, n1.z]`. Four of them transpose into
+    /// the twelve coordinates of four edges by lane with shuffles alone.
+    pub fn edge_records(&self) -> &[[Vec4; 3]] {
+        &self.edge_records
+    }
+
     /// Smallest `direction · v` over the vertices `v` (local frame): minus the support value
     /// along `-direction`. Four vertices per step, each dot product rounded as `Vec3::dot`.
     #[inline]
@@ -316,18 +326,24 @@ impl ConvexHull {
         lowest.min_element()
     }
 
-    /// [`Self::lowest_along`] of four directions, bit for bit: each vertex group is read once for
-    /// the four.
+    /// [`Self::lowest_along`] of four directions given by coordinate (`[x, y, z]`, lane `i` of
+    /// each is direction `i`), lane `i` of the result for direction `i`, bit for bit: each
+    /// vertex group is read once for the four, and the directions stay in registers.
     #[inline]
-    pub fn lowest_along_four(&self, directions: [Vec3; 4]) -> [f32; 4] {
-        let splat = directions.map(|d| [Vec4::splat(d.x), Vec4::splat(d.y), Vec4::splat(d.z)]);
+    pub fn lowest_along_four(&self, [x, y, z]: [Vec4; 3]) -> Vec4 {
+        let splat = [
+            [x.xxxx(), y.xxxx(), z.xxxx()],
+            [x.yyyy(), y.yyyy(), z.yyyy()],
+            [x.zzzz(), y.zzzz(), z.zzzz()],
+            [x.wwww(), y.wwww(), z.wwww()],
+        ];
         let mut lowest = [Vec4::INFINITY; 4];
         for &[x, y, z] in &self.vertex_lanes {
             for (lowest, [dx, dy, dz]) in lowest.iter_mut().zip(splat) {
                 *lowest = lowest.min((x * dx) + (y * dy) + (z * dz));
             }
         }
-        lowest.map(Vec4::min_element)
+        Vec4::from_array(lowest.map(Vec4::min_element))
     }
 
     /// The vertex furthest along `direction` (its index and position).

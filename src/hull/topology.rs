@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use glam::{DVec3, Vec3, Vec4};
 
 use super::{ConvexHull, Edge, EdgeLanes, Face, Plane};
+use crate::query::bounds::arc_stretch;
 
 /// Builds the hull from vertices and outward (counter-clockwise) loops that together form a
 /// closed convex polyhedron. Every vertex must be used by some face.
@@ -52,6 +53,18 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         .map(|e| (vertices[e.vertices[1] as usize] - vertices[e.vertices[0] as usize]).normalize())
         .collect();
     let edge_lanes = edge_lanes(&vertices, &planes, &edges);
+    let edge_records = edges
+        .iter()
+        .map(|e| {
+            let [s, t] = e.vertices.map(|v| vertices[v as usize]);
+            let [n, m] = e.faces.map(|f| planes[f as usize].normal);
+            [
+                Vec4::new(s.x, s.y, s.z, t.x),
+                Vec4::new(t.y, t.z, n.x, n.y),
+                Vec4::new(n.z, m.x, m.y, m.z),
+            ]
+        })
+        .collect();
     let plane_lanes = planes
         .chunks(4)
         .map(|group| {
@@ -81,6 +94,7 @@ pub(super) fn build(vertices: Vec<Vec3>, loops: &[Vec<u32>]) -> ConvexHull {
         edge_directions,
         plane_lanes,
         edge_lanes,
+        edge_records,
         centroid,
         radius,
         inner_radius,
@@ -106,15 +120,12 @@ fn edge_lanes(vertices: &[Vec3], planes: &[Plane], edges: &[Edge]) -> Vec<EdgeLa
                 [axis(0), axis(1), axis(2)]
             };
             let normal = |e: Edge, side: usize| planes[e.faces[side] as usize].normal;
-            let spread = |i: usize| {
-                let e = edge(i);
-                (0.5 * (1.0 - normal(e, 0).dot(normal(e, 1)))).max(0.0)
-            };
+            let stretch = |i: usize| arc_stretch(normal(edge(i), 0), normal(edge(i), 1));
             EdgeLanes {
                 start: lanes(&|e| vertices[e.vertices[0] as usize]),
                 normal0: lanes(&|e| normal(e, 0)),
                 normal1: lanes(&|e| normal(e, 1)),
-                spread: Vec4::new(spread(0), spread(1), spread(2), spread(3)),
+                stretch: Vec4::new(stretch(0), stretch(1), stretch(2), stretch(3)),
             }
         })
         .collect()

@@ -7,7 +7,8 @@
 //! `n · c_b − r_b − d`. An edge pair's axis `n` lies on both edges' Gauss-map arcs (the short arc
 //! between the two adjacent face normals; for B the negated normals), and along it A reaches at
 //! least `n · p_a` (a vertex of its edge), so every pair of A's edge separates by at most
-//! `max over n on arc of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. Rounding, and
+//! `max over n on arc of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. The queries
+//! bound that maximum from the arc's end values alone ([`max_on_arcs`]). Rounding, and
 //! the small angle between a computed axis and the exact arc, are covered by a slack of
 //! [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
 
@@ -58,11 +59,29 @@ pub fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
     u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
 }
 
-/// [`max_on_arc_loose`] for four edges at a time: lane `i` bounds `n · (c − p)` over the arc
-/// of edge `i` of `lanes` (`p` its start vertex, the arc from its `normal0` to its `normal1`),
-/// all in the hull's local frame. The same bound up to rounding (the slack covers it).
+/// The factor [`max_on_arcs`] scales a positive end value by for the arc from the unit `u` to
+/// the unit `v`: `1 / cos(β / 2)`, `β` the arc's angle (dimensionless, at least 1), rounded
+/// up. Formed in f64 with a margin for the f32 rounding of `u` and `v`; finite even for
+/// opposite normals (then very large).
+pub fn arc_stretch(u: Vec3, v: Vec3) -> f32 {
+    let (u, v) = (u.as_dvec3(), v.as_dvec3());
+    let cosine = u.dot(v) / (u.length() * v.length());
+    let half_cosine_sq = (0.5 * (1.0 + cosine) - ARC_STRETCH_ROUNDING).max(1.0e-30);
+    (half_cosine_sq.sqrt().recip() * (1.0 + ARC_STRETCH_ROUNDING)) as f32
+}
+
+/// Relative allowance of [`arc_stretch`] for the rounding of f32 unit normals (a few ulps).
+const ARC_STRETCH_ROUNDING: f64 = 1.0e-6;
+
+/// An upper bound of [`max_on_arc`] for four edges at a time from the end values alone: lane
+/// `i` bounds `n · (c − p)` over the arc of edge `i` of `lanes` (`p` its start vertex, the arc
+/// from its `normal0` to its `normal1`), all in the hull's local frame, by `max(m, m k)`, `m`
+/// the larger end value and `k` the edge's [`EdgeLanes::stretch`] (up to rounding, which the
+/// slack covers). On the arc `n = α n0 + β n1` with `α, β ≥ 0` and `1 ≤ α + β ≤ k`, so
+/// `n · w ≤ (α + β) m` is at most `m k` when `m ≥ 0` and at most `m` when `m < 0`. No square
+/// root, and within half of [`max_on_arc_loose`]'s rise over `m` for short arcs.
 #[inline]
-pub fn max_on_arcs_loose(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
+pub fn max_on_arcs(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
     let [px, py, pz] = lanes.start;
     let (wx, wy, wz) = (
         Vec4::splat(c.x) - px,
@@ -70,8 +89,8 @@ pub fn max_on_arcs_loose(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
         Vec4::splat(c.z) - pz,
     );
     let dot = |[nx, ny, nz]: [Vec4; 3]| nx * wx + ny * wy + nz * wz;
-    let length = (wx * wx + wy * wy + wz * wz).sqrt();
-    dot(lanes.normal0).max(dot(lanes.normal1)) + length * lanes.spread
+    let ends = dot(lanes.normal0).max(dot(lanes.normal1));
+    ends.max(ends * lanes.stretch)
 }
 
 #[cfg(test)]
@@ -113,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn lane_bounds_are_at_least_the_exact_arc_maximum() {
+    fn lane_bounds_are_at_least_the_exact_arc_maximum_and_below_the_loose_one() {
         // A hull with edges of many arc lengths and a lane group padded with a repeated edge.
         let points: Vec<Vec3> = (0..23)
             .map(|i| {
@@ -127,13 +146,49 @@ mod tests {
         let (edges, planes, vertices) = (hull.edges(), hull.planes(), hull.vertices());
         for c in [Vec3::ZERO, Vec3::new(2.0, -1.0, 0.5), Vec3::new(-0.3, 3.0, -2.0)] {
             for (group, lanes) in hull.edge_lanes().iter().enumerate() {
-                let bounds = max_on_arcs_loose(lanes, c).to_array();
+                let bounds = max_on_arcs(lanes, c).to_array();
                 for (lane, &bound) in bounds.iter().enumerate() {
                     let edge = edges[(4 * group + lane).min(edges.len() - 1)];
                     let [n0, n1] = edge.faces.map(|f| planes[f as usize].normal);
-                    let exact = max_on_arc(n0, n1, c - vertices[edge.vertices[0] as usize]);
+                    let w = c - vertices[edge.vertices[0] as usize];
+                    let exact = max_on_arc(n0, n1, w);
                     assert!(bound >= exact - 1e-5, "edge {edge:?}: {bound} < {exact}");
+                    let loose = max_on_arc_loose(n0, n1, w);
+                    assert!(bound <= loose + 1e-5, "edge {edge:?}: {bound} > loose {loose}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn end_value_bound_holds_on_short_and_nearly_opposite_arcs() {
+        // Arcs from 1 to about 179.4 degrees, against offsets on every side.
+        let u = Vec3::new(0.3, -0.2, 0.9).normalize();
+        let side = u.cross(Vec3::X).normalize();
+        let ws = [
+            Vec3::new(1.0, 2.0, 3.0),
+            Vec3::new(-2.0, 0.5, 0.1),
+            Vec3::new(0.0, 0.0, -1.0),
+            Vec3::new(0.2, -3.0, 0.4),
+            side * 2.0 - u * 0.01,
+        ];
+        for step in 1..=60 {
+            let angle = (step as f32 * 2.99).to_radians();
+            let v = (u * angle.cos() + side * angle.sin()).normalize();
+            let lane = |x: f32| Vec4::splat(x);
+            let lanes = EdgeLanes {
+                start: [lane(0.0); 3],
+                normal0: [lane(u.x), lane(u.y), lane(u.z)],
+                normal1: [lane(v.x), lane(v.y), lane(v.z)],
+                stretch: lane(arc_stretch(u, v)),
+            };
+            for &w in &ws {
+                let sampled = (0..=2000)
+                    .map(|i| u.slerp(v, i as f32 / 2000.0).dot(w))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                let bound = max_on_arcs(&lanes, w).x;
+                assert!(bound >= sampled - 1e-5, "{angle} rad, w {w}: {bound} < {sampled}");
+                assert!(bound.is_finite(), "{angle} rad, w {w}");
             }
         }
     }

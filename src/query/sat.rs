@@ -23,12 +23,12 @@
 
 use std::cell::RefCell;
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3, Vec4};
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, PARALLEL_EDGE_SINE, pair_scale};
 use crate::hull::{ConvexHull, EdgeLanes, Plane};
 use crate::pose::Isometry;
-use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs_loose};
+use crate::query::bounds::{SAT_BOUND_SLACK, inner_radius, max_on_arcs};
 
 /// The best face of one hull: its index and the separation of the other hull along its normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,8 +95,8 @@ impl SatResult {
 /// exhaustive loop (the same result either way).
 const EXHAUSTIVE_FACE_WORK: usize = 64;
 
-/// [`query_faces`] compacts the faces whose bound passes this many groups of four at a time
-/// (a buffer on the stack).
+/// [`query_faces`] keeps the bounds of this many groups of four faces at a time (a buffer on the
+/// stack), and the faces whose bound passes as one 64-bit mask.
 const FACE_CHUNK_GROUPS: usize = 16;
 
 /// Best face of `a` against `b`: for each face plane of `a`, moved into B's frame by `a_in_b`
@@ -107,6 +107,7 @@ const FACE_CHUNK_GROUPS: usize = 16;
 /// more than `margin` if one does, else the first of largest separation. Faces whose bound
 /// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
+/// That face, measured first, is not measured again.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
     query_faces_above(a, b, (a_in_b, &a_in_b.inverse()), margin, f32::NEG_INFINITY)
 }
@@ -140,14 +141,25 @@ fn query_faces_above(
     );
     let bounds = |[nx, ny, nz, offset]: &[Vec4; 4]| nx * cx + ny * cy + nz * cz - *offset + lift;
     let (planes, plane_lanes) = (a.planes(), a.plane_lanes());
-    let threshold = if floor > f32::NEG_INFINITY {
-        floor
+    // The bounds of one chunk of groups. Without a floor the seed's loop fills it: for a hull
+    // of one chunk the bounds are then formed once.
+    let mut chunk_bounds = [[0.0f32; 4]; FACE_CHUNK_GROUPS];
+    let bounds_kept = floor == f32::NEG_INFINITY && plane_lanes.len() <= FACE_CHUNK_GROUPS;
+    // The threshold, the best face so far, and the face already measured (`u32::MAX`: none).
+    let no_face = FaceQuery {
+        face: 0,
+        separation: f32::NEG_INFINITY,
+    };
+    let (threshold, mut best, seed) = if floor > f32::NEG_INFINITY {
+        (floor, no_face, u32::MAX)
     } else {
         // Any face gives a separation the result reaches; one of largest bound the most useful
         // one. Per lane the largest bound and its group, then the best lane.
         let (mut top, mut top_group) = (Vec4::NEG_INFINITY, Vec4::ZERO);
         for (group, lanes) in plane_lanes.iter().enumerate() {
             let u = bounds(lanes);
+            // Kept when one chunk holds them all (else overwritten, and formed again below).
+            chunk_bounds[group % FACE_CHUNK_GROUPS] = u.to_array();
             let higher = u.cmpgt(top);
             top = Vec4::select(higher, u, top);
             top_group = Vec4::select(higher, Vec4::splat(group as f32), top_group);
@@ -156,47 +168,56 @@ fn query_faces_above(
         let lane = (1..4).fold(0, |best, i| if top[i] > top[best] { i } else { best });
         // Padding lanes repeat the last plane.
         let seed = (4 * top_group[lane] as usize + lane).min(planes.len() - 1);
-        face_separation(&planes[seed], b, a_in_b).min(margin)
-    };
-    let mut best = FaceQuery {
-        face: 0,
-        separation: f32::NEG_INFINITY,
-    };
-    // The faces whose bound passes, compacted without a branch per face, a chunk of groups at
-    // a time; then up to four not skipped by the best so far have their separations formed
-    // together ([`face_separations`]) before the loop's decisions are taken on them in order.
-    // (A face skipped when its four are gathered is skipped by the loop too: the best only
-    // grows.)
-    let mut passing = [(0u32, 0.0f32); 4 * FACE_CHUNK_GROUPS];
-    for (chunk, groups) in plane_lanes.chunks(FACE_CHUNK_GROUPS).enumerate() {
-        let mut count = 0;
-        for (i, lanes) in groups.iter().enumerate() {
-            let group = chunk * FACE_CHUNK_GROUPS + i;
-            let u = bounds(lanes);
-            let mask = u.cmpge(Vec4::splat(threshold)).bitmask();
-            // By value: indexing a `Vec4` by a variable lane is a jump table.
-            let u = u.to_array();
-            count = compact_lanes(&mut passing, count, mask, |lane| {
-                ((4 * group + lane) as u32, u[lane])
-            });
+        let separation = face_separation(&planes[seed], b, a_in_b);
+        if separation > margin {
+            // The result is the first face in index order beyond the margin: search for it.
+            (margin, no_face, u32::MAX)
+        } else {
+            // The seed is the best so far, and is not measured again. The loop below keeps
+            // the first face of largest separation in index order whatever order it meets the
+            // seed in (ties go to the lower index).
+            let seed = FaceQuery {
+                face: seed as u32,
+                separation,
+            };
+            (separation, seed, seed.face)
         }
-        let mut next = 0;
-        while next < count {
+    };
+    // The faces whose bound passes, one bit each, a chunk of groups at a time; then up to four
+    // not skipped by the best so far have their separations formed together
+    // ([`face_separations`]) before the loop's decisions are taken on them in order. (A face
+    // skipped when its four are gathered is skipped by the loop too: the best only grows.)
+    for (chunk, groups) in plane_lanes.chunks(FACE_CHUNK_GROUPS).enumerate() {
+        let mut passing = 0u64;
+        for (i, lanes) in groups.iter().enumerate() {
+            if !bounds_kept {
+                chunk_bounds[i] = bounds(lanes).to_array();
+            }
+            let mask = Vec4::from_array(chunk_bounds[i])
+                .cmpge(Vec4::splat(threshold))
+                .bitmask()
+                & real_lanes(chunk * FACE_CHUNK_GROUPS + i, planes.len());
+            passing |= u64::from(mask) << (4 * i);
+        }
+        while passing != 0 {
             let mut four = [(0u32, 0.0f32); 4];
             let mut taken = 0;
-            while next < count && taken < 4 {
-                let (face, bound) = passing[next];
-                next += 1;
+            while passing != 0 && taken < 4 {
+                let lane = passing.trailing_zeros() as usize;
+                passing &= passing - 1;
+                let (face, bound) = ((64 * chunk + lane) as u32, chunk_bounds[lane / 4][lane % 4]);
                 four[taken] = (face, bound);
-                taken += ((face as usize) < planes.len() && bound > best.separation) as usize;
+                taken += (face != seed && bound > best.separation) as usize;
             }
-            // Entries from `taken` on are ignored (possibly a padding lane's face index).
-            let faces = four.map(|(face, _)| &planes[(face as usize).min(planes.len() - 1)]);
+            // Entries from `taken` on are ignored.
+            let faces = four.map(|(face, _)| &planes[face as usize]);
             let separations = face_separations(faces, b, a_in_b);
             for (&(face, bound), separation) in four[..taken].iter().zip(separations) {
                 // The loop's decision (skipped when the bound does not beat the best, else
-                // taken when strictly larger) as selects, not branches.
-                let better = bound > best.separation && separation > best.separation;
+                // taken when strictly larger, or as large at a lower index: the seed may
+                // come later) as selects, not branches.
+                let better = bound > best.separation
+                    && (separation > best.separation || (separation == best.separation && face < best.face));
                 best.face = if better { face } else { best.face };
                 best.separation = if better { separation } else { best.separation };
                 if better && separation > margin {
@@ -230,12 +251,20 @@ pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry,
 }
 
 /// [`face_separation`] of four planes at once, bit for bit: B's vertices are read once for the
-/// four, and the four minima are independent (the loop's latency overlaps).
+/// four, and the four minima are independent (the loop's latency overlaps). The planes are
+/// moved by lanes ([`rotate_lanes`]), so their normals never go through memory as `Vec3`s (a
+/// store of three floats read back as four stalls the load).
 #[inline]
 fn face_separations(planes: [&Plane; 4], b: &ConvexHull, a_in_b: &Isometry) -> [f32; 4] {
-    let normals = planes.map(|plane| a_in_b.rotation * plane.normal);
-    let lowest = b.lowest_along_four(normals);
-    std::array::from_fn(|i| lowest[i] - (planes[i].offset + normals[i].dot(a_in_b.translation)))
+    // By lane: a transpose of the four `[normal, offset]` rows.
+    let rows = planes.map(|p| Vec4::new(p.normal.x, p.normal.y, p.normal.z, p.offset));
+    let lanes = Mat4::from_cols(rows[0], rows[1], rows[2], rows[3]).transpose();
+    let [nx, ny, nz] = rotate_lanes(a_in_b.rotation, [lanes.x_axis, lanes.y_axis, lanes.z_axis]);
+    let t = a_in_b.translation;
+    // `offset + normal · t`, the dot product rounded as `Vec3::dot` does.
+    let offsets =
+        lanes.w_axis + (((nx * Vec4::splat(t.x)) + (ny * Vec4::splat(t.y))) + (nz * Vec4::splat(t.z)));
+    (b.lowest_along_four([nx, ny, nz]) - offsets).to_array()
 }
 
 /// Separation of `b` below `plane` (of a hull posed at `a_in_b` in B's frame): B's deepest
@@ -344,26 +373,51 @@ struct CrossingBatch {
     axes: Vec<CrossingAxis>,
 }
 
-/// Writes `item(lane)` at `out[count..]` for every set bit `lane` of the 4-bit `mask`, lowest
-/// first, and returns the new count: four stores and no branch on the mask (a loop over the set
-/// bits mispredicts about once per group when the masks are irregular, as they are here). `out`
-/// needs four free slots from `count`.
+/// Calls `found(index, bound)` for every item of `groups` (lane groups of `len` items, the last
+/// one padded) whose lane of `bound(group)` reaches `threshold`, in index order. The passing
+/// lanes of 16 groups are one 64-bit mask, read with trailing_zeros: no store per lane that
+/// fails and no branch per group (a branch on each group's mask mispredicts about once per
+/// group when the masks are irregular, as they are here).
 #[inline]
-fn compact_lanes<T>(out: &mut [T], mut count: usize, mask: u32, item: impl Fn(usize) -> T) -> usize {
-    for lane in 0..4 {
-        out[count] = item(lane);
-        count += (mask >> lane & 1) as usize;
+fn for_each_passing<L>(
+    groups: &[L],
+    len: usize,
+    threshold: f32,
+    bound: impl Fn(&L) -> Vec4,
+    mut found: impl FnMut(u32, f32),
+) {
+    for (chunk, groups) in groups.chunks(16).enumerate() {
+        let mut bounds = [[0.0f32; 4]; 16];
+        let mut passing = 0u64;
+        for (i, lanes) in groups.iter().enumerate() {
+            let u = bound(lanes);
+            // By value: indexing a `Vec4` by a variable lane is a jump table.
+            bounds[i] = u.to_array();
+            let mask = u.cmpge(Vec4::splat(threshold)).bitmask() & real_lanes(16 * chunk + i, len);
+            passing |= u64::from(mask) << (4 * i);
+        }
+        while passing != 0 {
+            let lane = passing.trailing_zeros() as usize;
+            passing &= passing - 1;
+            found((64 * chunk + lane) as u32, bounds[lane / 4][lane % 4]);
+        }
     }
-    count
+}
+
+/// The lanes of lane group `group` that hold one of `len` items (the last group's padding lanes
+/// repeat its last item and are left out), as a 4-bit mask.
+#[inline]
+fn real_lanes(group: usize, len: usize) -> u32 {
+    (1 << (len - 4 * group).min(4)) - 1
 }
 
 impl EdgeScratch {
     /// Moves B's edges `passing_b` (B's pose in A's frame: `b_in_a`) into A's frame, four at a
     /// time, into `kept` and `lanes`. Each value is the one the scalar code forms, bit for bit:
-    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`, negated
-    /// face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
+    /// end points `b_in_a.transform_point(v)`, direction `(end − start).normalize()`,
+    /// negated face normals `-(b_in_a.rotation * n)` ([`rotate_lanes`]) and their cross product.
     fn keep(&mut self, b: &ConvexHull, b_in_a: &Isometry) {
-        let (edges, vertices, planes) = (b.edges(), b.vertices(), b.planes());
+        let packed = b.edge_records();
         let q = b_in_a.rotation;
         let t = b_in_a.translation;
         self.kept.clear();
@@ -372,22 +426,16 @@ impl EdgeScratch {
             // Lane `i` is edge `group[i]`; unused lanes repeat the first edge, and their normals
             // are zeroed below (a zero normal never crosses). By coordinate: start, end, the two
             // face normals, each x, y, z.
-            let mut local = [[0.0f32; 4]; 12];
-            for i in 0..4 {
-                let edge = edges[group.get(i).copied().unwrap_or(group[0]) as usize];
-                let points = [
-                    vertices[edge.vertices[0] as usize],
-                    vertices[edge.vertices[1] as usize],
-                    planes[edge.faces[0] as usize].normal,
-                    planes[edge.faces[1] as usize].normal,
-                ];
-                for (k, p) in points.iter().enumerate() {
-                    local[3 * k][i] = p.x;
-                    local[3 * k + 1][i] = p.y;
-                    local[3 * k + 2][i] = p.z;
-                }
-            }
-            let local = local.map(Vec4::from_array);
+            // Four packed records ([`ConvexHull::edge_records`]) transposed by shuffles.
+            let records: [&[Vec4; 3]; 4] =
+                std::array::from_fn(|i| &packed[group.get(i).copied().unwrap_or(group[0]) as usize]);
+            let by_lane = |k: usize| {
+                let m =
+                    Mat4::from_cols(records[0][k], records[1][k], records[2][k], records[3][k]).transpose();
+                [m.x_axis, m.y_axis, m.z_axis, m.w_axis]
+            };
+            let ([a0, a1, a2, a3], [b0, b1, b2, b3], [c0, c1, c2, c3]) = (by_lane(0), by_lane(1), by_lane(2));
+            let local = [a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3];
             let coordinates = |k: usize| [local[3 * k], local[3 * k + 1], local[3 * k + 2]];
             let moved = |k: usize| {
                 let [x, y, z] = rotate_lanes(q, coordinates(k));
@@ -495,7 +543,7 @@ pub fn query_edges_bounded(
 /// separates by at least `floor`; else it is `None` or a pair separating by less than `floor`.
 /// (The SAT passes its best face separation: an edge pair below it changes neither the axis nor
 /// the separation, see [`query_hulls_with`].) Bounds are formed four edges at a
-/// time in each hull's own frame ([`max_on_arcs_loose`]; rounding is within the slack), and only
+/// time in each hull's own frame ([`max_on_arcs`]; rounding is within the slack), and only
 /// the kept edges of B are moved into A's frame.
 fn query_edges_above(
     a: &ConvexHull,
@@ -509,20 +557,20 @@ fn query_edges_above(
         let scan = EdgeScan::new(a, b, b_in_a, margin);
         let b_centroid = b_in_a.transform_point(b.centroid());
 
-        // 1. Loose bounds of A's edges, four at a time: A reaches `pa` along the axis, B reaches
-        // down to its centroid minus its inner radius. (The exact arc bound, `max_on_arc`, is
-        // not worth its cost on top of these, here or in step 3: it dropped a fifth of the
-        // edges that pass, and the query ran 3% more instructions with it.)
+        // 1. Bounds of A's edges from their arcs' end values, four at a time: A reaches `pa`
+        // along the axis, B reaches down to its centroid minus its inner radius. (The exact arc
+        // bound, `max_on_arc`, is not worth its cost on top of these, here or in step 3: its
+        // branches made the pair slower.)
         let a_lift = Vec4::splat(scan.slack - inner_radius(b));
-        let a_loose = |lanes: &EdgeLanes| max_on_arcs_loose(lanes, b_centroid) + a_lift;
+        let a_bound = |lanes: &EdgeLanes| max_on_arcs(lanes, b_centroid) + a_lift;
 
-        // 2. Seed, when no floor is given: all pairs of A's edge with the largest loose bound.
+        // 2. Seed, when no floor is given: all pairs of A's edge with the largest bound.
         let mut threshold = floor;
         if floor == f32::NEG_INFINITY {
             let seed_edge = a
                 .edge_lanes()
                 .iter()
-                .flat_map(|lanes| a_loose(lanes).to_array())
+                .flat_map(|lanes| a_bound(lanes).to_array())
                 .take(a.edges().len())
                 .enumerate()
                 .fold(
@@ -546,24 +594,20 @@ fn query_edges_above(
             threshold = seed.map_or(f32::NEG_INFINITY, |q| q.separation.min(margin));
         }
 
-        // 3. Keep B's edges whose loose bound reaches the threshold (in B's frame: B reaches
+        // 3. Keep B's edges whose bound reaches the threshold (in B's frame: B reaches
         // `pb` against the axis, A reaches its centroid plus its inner radius), moved into A's
         // frame.
         let a_centroid_in_b = b_in_a.inverse_transform_point(a.centroid());
         let b_lift = Vec4::splat(scan.slack - inner_radius(a));
         let b_lanes = b.edge_lanes();
-        scratch.passing_b.resize(4 * b_lanes.len(), 0);
-        let mut count = 0;
-        for (group, lanes) in b_lanes.iter().enumerate() {
-            let loose = max_on_arcs_loose(lanes, a_centroid_in_b) + b_lift;
-            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            count = compact_lanes(&mut scratch.passing_b, count, passing, |lane| {
-                (4 * group + lane) as u32
-            });
-        }
-        // The padding lanes of the last group repeat its last edge.
-        scratch.passing_b.truncate(count);
-        scratch.passing_b.retain(|&ib| (ib as usize) < b.edges().len());
+        scratch.passing_b.clear();
+        for_each_passing(
+            b_lanes,
+            b.edges().len(),
+            threshold,
+            |lanes| max_on_arcs(lanes, a_centroid_in_b) + b_lift,
+            |ib, _| scratch.passing_b.push(ib),
+        );
         if scratch.passing_b.is_empty() {
             return None;
         }
@@ -574,22 +618,14 @@ fn query_edges_above(
         let cannot_matter = |bound: f32, best: Option<EdgeQuery>| {
             bound < threshold || best.is_some_and(|q| bound <= q.separation)
         };
-        let a_lanes = a.edge_lanes();
-        scratch.passing_a.resize(4 * a_lanes.len(), (0, 0.0));
-        let mut count = 0;
-        for (group, lanes) in a_lanes.iter().enumerate() {
-            let loose = a_loose(lanes);
-            let passing = loose.cmpge(Vec4::splat(threshold)).bitmask();
-            // By value: indexing a `Vec4` by a variable lane is a jump table.
-            let loose = loose.to_array();
-            count = compact_lanes(&mut scratch.passing_a, count, passing, |lane| {
-                ((4 * group + lane) as u32, loose[lane])
-            });
-        }
-        scratch.passing_a.truncate(count);
-        scratch
-            .passing_a
-            .retain(|&(ia, _)| (ia as usize) < a.edges().len());
+        scratch.passing_a.clear();
+        for_each_passing(
+            a.edge_lanes(),
+            a.edges().len(),
+            threshold,
+            a_bound,
+            |ia, bound| scratch.passing_a.push((ia, bound)),
+        );
         scan.scan(
             &scratch.passing_a,
             &scratch.kept,
@@ -650,6 +686,9 @@ fn minkowski_faces(lanes: &[Vec4; 9], a: Vec3, b: Vec3, b_x_a: Vec3) -> u32 {
         (cba * dba).cmplt(Vec4::ZERO) & (adc * bdc).cmplt(Vec4::ZERO) & (cba * bdc).cmpgt(Vec4::ZERO);
     crossing.bitmask()
 }
+
+/// The number of set bits of each 4-bit mask.
+const NIBBLE_ONES: [u8; 16] = [0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4];
 
 /// The pairwise step of the edge queries for one pair of hulls.
 struct EdgeScan<'h> {
@@ -729,7 +768,11 @@ impl<'h> EdgeScan<'h> {
         for (block, groups) in lanes.chunks(16).enumerate() {
             let mut bits = 0u64;
             for (group, lanes) in groups.iter().enumerate() {
-                bits |= u64::from(minkowski_faces(lanes, na0, na1, na1_x_na0)) << (4 * group);
+                let mask = minkowski_faces(lanes, na0, na1, na1_x_na0);
+                bits |= u64::from(mask) << (4 * group);
+                // Counted per group: `u64::count_ones` is a dozen instructions without POPCNT
+                // (the baseline x86-64 target has none).
+                batch.count += NIBBLE_ONES[mask as usize] as usize;
             }
             // Kept without a branch: the entry is overwritten unless it holds a crossing.
             batch.masks[batch.masks_count] = CrossingMask {
@@ -739,7 +782,6 @@ impl<'h> EdgeScan<'h> {
                 first: 64 * block as u32,
             };
             batch.masks_count += (bits != 0) as usize;
-            batch.count += bits.count_ones() as usize;
         }
     }
 
@@ -831,12 +873,14 @@ fn oriented_edge_axis(pa: Vec3, da: Vec3, db: Vec3, a_centroid: Vec3) -> (Vec3, 
     let cross = da.cross(db);
     let length = cross.length();
     let axis = cross / length;
-    let axis = if axis.dot(pa - a_centroid) < 0.0 {
-        -axis
-    } else {
-        axis
-    };
-    (axis, length < PARALLEL_EDGE_SINE)
+    // Negated (the sign bits flipped, as `-axis` does) when it points toward the centroid: by
+    // bits, since the compiler turned the select into a branch that mispredicts half the time.
+    let sign = u32::from(axis.dot(pa - a_centroid) < 0.0) << 31;
+    let flip = |x: f32| f32::from_bits(x.to_bits() ^ sign);
+    (
+        Vec3::new(flip(axis.x), flip(axis.y), flip(axis.z)),
+        length < PARALLEL_EDGE_SINE,
+    )
 }
 
 /// The axis ([`edge_pair_axis`]) and separation ([`separation_along`]) of edge `edge_a` of `a`
@@ -1078,6 +1122,41 @@ mod tests {
     }
 
     #[test]
+    fn kept_edges_match_the_scalar_transforms_bit_for_bit() {
+        let hull = ConvexHull::from_points(&directions(29).iter().map(|d| *d * 1.3).collect::<Vec<_>>())
+            .expect("points on a sphere make a hull");
+        let b_in_a = Isometry::new(
+            Vec3::new(0.7, -1.9, 0.4),
+            Quat::from_axis_angle(Vec3::new(0.3, 0.5, -0.8).normalize(), 1.1),
+        );
+        // Every third edge: groups mix edges from all over the hull, the last one padded.
+        let mut scratch = EdgeScratch {
+            passing_b: (0..hull.edges().len() as u32).step_by(3).collect(),
+            ..EdgeScratch::default()
+        };
+        scratch.keep(&hull, &b_in_a);
+        assert_eq!(scratch.kept.len(), scratch.passing_b.len());
+        let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+        for (k, kept) in scratch.kept.iter().enumerate() {
+            let edge = hull.edges()[kept.index as usize];
+            assert_eq!(kept.index, scratch.passing_b[k]);
+            let [start, end] = edge
+                .vertices
+                .map(|v| b_in_a.transform_point(hull.vertices()[v as usize]));
+            assert_eq!(bits(kept.start), bits(start), "edge {k}");
+            assert_eq!(bits(kept.direction), bits((end - start).normalize()), "edge {k}");
+            let [n0, n1] = edge
+                .faces
+                .map(|f| -(b_in_a.rotation * hull.planes()[f as usize].normal));
+            let lanes = scratch.lanes[k / 4].map(|lane| lane.to_array()[k % 4]);
+            let lane = |i: usize| Vec3::new(lanes[i], lanes[i + 1], lanes[i + 2]);
+            assert_eq!(bits(lane(0)), bits(n0), "edge {k}");
+            assert_eq!(bits(lane(3)), bits(n1), "edge {k}");
+            assert_eq!(bits(lane(6)), bits(n1.cross(n0)), "edge {k}");
+        }
+    }
+
+    #[test]
     fn lane_rotation_matches_glam_bit_for_bit() {
         let dirs = directions(64);
         for (i, &axis) in dirs.iter().enumerate() {
@@ -1106,9 +1185,10 @@ mod tests {
         let hull = ConvexHull::from_points(&directions(37).iter().map(|d| *d * 1.5).collect::<Vec<_>>())
             .expect("points on a sphere make a hull");
         for four in directions(48).chunks(4) {
-            let four: [Vec3; 4] = four.try_into().expect("chunks of four");
-            let expected = four.map(|d| hull.lowest_along(d).to_bits());
-            assert_eq!(hull.lowest_along_four(four).map(f32::to_bits), expected);
+            let expected: Vec<u32> = four.iter().map(|&d| hull.lowest_along(d).to_bits()).collect();
+            let lanes = [0, 1, 2].map(|c| Vec4::from_array(std::array::from_fn(|i| four[i][c])));
+            let lowest = hull.lowest_along_four(lanes).to_array().map(f32::to_bits);
+            assert_eq!(lowest.to_vec(), expected);
         }
     }
 
