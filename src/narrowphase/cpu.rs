@@ -6,7 +6,7 @@
 //!    pair in pair order. Pairs run in the batch's canonical order (lower body index first) and
 //!    are swapped back ([`ValidatedBatch::restore_order`]), so the order of a pair never
 //!    changes its verdict. Each pair's loop step prefetches the bodies of a pair further on
-//!    ([`PREFETCH_AHEAD`]). The per-pair work allocates nothing; the only allocations are the
+//!    (`PREFETCH_AHEAD`). The per-pair work allocates nothing; the only allocations are the
 //!    checked bodies and the output vector.
 
 use rayon::prelude::*;
