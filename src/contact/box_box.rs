@@ -7,7 +7,7 @@
 //!    first face query is about as cheap. Apart within the margin, GJK on the boxes'
 //!    closed-form support maps ([`PosedBox`]: the hull's support bit for bit).
 //! 2. Where the hull routine builds the contact on the SAT's axis (touching or overlapping, or
-//!    apart with GJK's direction along the axis, within [`CLOSEST_FEATURE_COSINE`]): on a face
+//!    apart with GJK's direction along the axis: [`closest_along_axis`]): on a face
 //!    axis the box face clip ([`add_box_face_contact`]), the hull routine's clip and point
 //!    selection bit for bit without its buffers and closures sized for any hull; on an edge axis
 //!    the hull routine's edge contact ([`manifold_on_axis`]).
@@ -17,9 +17,9 @@
 //!    bit for bit, with step 1's GJK result.
 //! 4. Points and normal from A's frame to world.
 
-use crate::constants::{CLOSEST_FEATURE_COSINE, CONTACT_REDUCTION_TOLERANCE, pair_scale};
+use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;
-use crate::contact::hull_hull::{manifold_from_sat_and_distance, manifold_on_axis};
+use crate::contact::hull_hull::{closest_along_axis, manifold_from_sat_and_distance, manifold_on_axis};
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
 use crate::query::gjk::closest_points;
@@ -83,10 +83,7 @@ fn manifold_from_box_sat(
     // 2. Where the hull routine builds the contact on the SAT's axis (touching or overlapping,
     // or apart within the margin with GJK's direction along the axis: its step 5), the box
     // face clip or its edge contact.
-    let on_axis = exact.is_none_or(|e| {
-        e.distance <= margin
-            && ((e.point_b - e.point_a) / e.distance).dot(sat.normal) >= CLOSEST_FEATURE_COSINE
-    });
+    let on_axis = exact.is_none_or(|e| e.distance <= margin && closest_along_axis(&e, sat.normal));
     if on_axis && let Some(manifold) = box_manifold_on_axis(a, pose_a, b, b_in_a, sat, margin) {
         return Some(manifold);
     }

@@ -147,8 +147,7 @@ pub(crate) fn manifold_from_sat_and_distance(
             if exact.distance > margin {
                 return None;
             }
-            let direction = (exact.point_b - exact.point_a) / exact.distance;
-            if direction.dot(sat.normal) < CLOSEST_FEATURE_COSINE {
+            if !closest_along_axis(&exact, sat.normal) {
                 return Some(closest_point_contact(a, pose_a, b, b_in_a, &exact));
             }
         }
@@ -166,6 +165,16 @@ pub(crate) fn manifold_from_sat_and_distance(
         .or_else(|| deepest_vertex_contact(a, b, b_in_a, sat))?;
     manifold.separation = sat.separation;
     Some(manifold.to_world(pose_a))
+}
+
+/// Step 5's test for a pair apart: true when the direction between GJK's closest points
+/// (`exact`, A's frame) lies along the SAT axis `normal` (cosine at least
+/// [`CLOSEST_FEATURE_COSINE`]), so the contact is built on the SAT's features; false when the
+/// closest features are others (the closest-point contact).
+#[inline]
+pub(crate) fn closest_along_axis(exact: &ClosestPoints, normal: Vec3) -> bool {
+    let direction = (exact.point_b - exact.point_a) / exact.distance;
+    direction.dot(normal) >= CLOSEST_FEATURE_COSINE
 }
 
 /// The manifold on the axis of `sat` alone (steps 2 to 4 and 6; separation `sat.separation`),
