@@ -177,18 +177,16 @@ impl ContactCache {
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
         let shapes = narrowphase.shapes();
-        // Canonical pair order (lower body index first) as every backend, restored at the end.
         let batch = ValidatedBatch::new_on_this_thread(shapes, bodies, pairs, margin)?;
         let last = self.take_entries(shapes);
         let mut finder = EntryFinder::new(&last);
-        let (mut results, entries): (Vec<_>, Vec<_>) = batch
-            .pairs()
-            .iter()
-            .enumerate()
-            .map(|(position, &key)| collide_pair(&batch, position, key, finder.find(key)))
+        let (results, entries): (Vec<_>, Vec<_>) = (0..pairs.len())
+            .map(|position| {
+                let key = batch.pair(position);
+                collide_pair(&batch, position, key, finder.find(key))
+            })
             .unzip();
         self.finish(entries);
-        batch.restore_order(&mut results);
         Ok(results)
     }
 
@@ -211,15 +209,15 @@ impl ContactCache {
             _ if last.is_empty() => None,
             _ => index.get_or_init(|| index_of(&last)).get(&key).map(|&i| &last[i]),
         };
-        let (mut results, entries): (Vec<_>, Vec<_>) = batch
-            .pairs()
-            .par_iter()
-            .enumerate()
+        let (results, entries): (Vec<_>, Vec<_>) = (0..pairs.len())
+            .into_par_iter()
             .with_min_len(PAIRS_PER_TASK)
-            .map(|(position, &key)| collide_pair(&batch, position, key, find(position, key)))
+            .map(|position| {
+                let key = batch.pair(position);
+                collide_pair(&batch, position, key, find(position, key))
+            })
             .unzip();
         self.finish(entries);
-        batch.restore_order(&mut results);
         Ok(results)
     }
 
@@ -245,18 +243,37 @@ impl ContactCache {
     }
 }
 
-/// Pair `key`, at `position` in the validated batch, through its entry from the last batch
-/// (used only when made with the same margin and the same shapes): the manifold and the entry
-/// to keep.
+/// Pair `key` (canonical order), at `position` in the validated batch, through its entry from
+/// the last batch: the manifold for the pair as given (swapped where it was given with its
+/// higher body index first, as every backend) and the entry to keep.
 fn collide_pair(
     batch: &ValidatedBatch,
     position: usize,
     key: [u32; 2],
     entry: Option<&Entry>,
 ) -> (Option<Manifold>, Entry) {
-    let (shapes, bodies, margin) = (batch.shapes(), batch.bodies(), batch.margin());
-    prefetch_bodies_ahead(bodies, batch.pairs(), position);
-    let (body_a, body_b) = (&bodies[key[0] as usize], &bodies[key[1] as usize]);
+    let (mut manifold, entry) = collide_canonical_pair(batch, position, key, entry);
+    let [a, b] = batch.given_pairs()[position];
+    if a > b
+        && let Some(manifold) = &mut manifold
+    {
+        manifold.swap();
+    }
+    (manifold, entry)
+}
+
+/// [`collide_pair`]'s manifold for `key` as it is, normal from `key[0]` to `key[1]`. The
+/// entry is used only when made with the same margin and the same shapes.
+#[inline(always)]
+fn collide_canonical_pair(
+    batch: &ValidatedBatch,
+    position: usize,
+    key: [u32; 2],
+    entry: Option<&Entry>,
+) -> (Option<Manifold>, Entry) {
+    let (shapes, bodies, margin) = (batch.shapes(), batch.given_bodies(), batch.margin());
+    prefetch_bodies_ahead(bodies, batch.given_pairs(), position);
+    let (body_a, body_b) = (batch.body(key[0] as usize), batch.body(key[1] as usize));
     let pair = Pair::new(
         &shapes[body_a.shape as usize],
         &body_a.pose,

@@ -147,23 +147,33 @@ impl Manifold {
     /// This manifold, computed in a body's local frame (normal and positions in that frame),
     /// moved to the world by that body's `pose`; positions in f64 ([`Pose::transform_dpoint`]).
     pub fn to_world(mut self, pose: &Pose) -> Manifold {
+        self.move_to_world(pose);
+        self
+    }
+
+    /// [`Self::to_world`] in place.
+    #[inline]
+    pub fn move_to_world(&mut self, pose: &Pose) {
         self.normal = pose.transform_vector(self.normal);
         for point in &mut self.points[..self.point_count as usize] {
             point.position = pose.transform_dpoint(point.position);
         }
-        self
     }
 
     /// The same contact with A and B exchanged: normal negated, positions and depths kept, ids
     /// relabelled ([`FeatureId::swapped`]).
     pub fn swapped(&self) -> Manifold {
-        let mut swapped = Manifold {
-            normal: -self.normal,
-            ..*self
-        };
-        for point in &mut swapped.points[..swapped.point_count as usize] {
+        let mut swapped = *self;
+        swapped.swap();
+        swapped
+    }
+
+    /// [`Self::swapped`] in place.
+    #[inline]
+    pub fn swap(&mut self) {
+        self.normal = -self.normal;
+        for point in &mut self.points[..self.point_count as usize] {
             point.id = point.id.swapped();
         }
-        swapped
     }
 }

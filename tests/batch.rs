@@ -125,6 +125,18 @@ fn parallel_equals_single_thread() {
                 parallel.iter().any(Option::is_none),
                 "seed {seed}: everything touches"
             );
+            // Each pair given the other way round: the same verdict, the manifold swapped (the
+            // backends compute `[min, max]` and swap each result as it is written).
+            let reversed: Vec<[u32; 2]> = pairs.iter().map(|&[a, b]| [b, a]).collect();
+            let swapped: Vec<_> = parallel.iter().map(|m| m.as_ref().map(|m| m.swapped())).collect();
+            assert_eq!(narrowphase.collide(&bodies, &reversed, margin).unwrap(), swapped);
+            assert_eq!(
+                narrowphase
+                    .collide_single_thread(&bodies, &reversed, margin)
+                    .unwrap(),
+                swapped,
+                "seed {seed}, margin {margin}"
+            );
         }
     }
 }

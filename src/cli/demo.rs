@@ -89,7 +89,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     let checked = ValidatedBatch::new(&scene.shapes, &scene.bodies, &[], scene.margin)?;
     let mut validation_time = t.elapsed();
     let t = Instant::now();
-    let pairs = candidate_pairs(&scene.shapes, checked.bodies(), scene.margin);
+    let pairs = candidate_pairs(&scene.shapes, &checked.normalized_bodies(), scene.margin);
     let broadphase_time = t.elapsed();
     let t = Instant::now();
     let batch = checked.with_pairs(&pairs)?;

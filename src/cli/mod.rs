@@ -169,8 +169,8 @@ fn scene_batch<'a>(
     if scene.pairs.is_some() {
         return Ok(batch);
     }
-    *found = candidate_pairs_at_most(&scene.shapes, batch.bodies(), scene.margin, max_pairs).map_err(
-        |TooManyPairs { limit, bound }| {
+    *found = candidate_pairs_at_most(&scene.shapes, &batch.normalized_bodies(), scene.margin, max_pairs)
+        .map_err(|TooManyPairs { limit, bound }| {
             CliError::Input(InputError::new(
                 "pairs",
                 format!(
@@ -178,8 +178,7 @@ fn scene_batch<'a>(
                      (at most {bound}); raise --max-pairs or list the pairs to test"
                 ),
             ))
-        },
-    )?;
+        })?;
     let found: &'a [[u32; 2]] = found;
     Ok(batch.with_pairs(found)?)
 }

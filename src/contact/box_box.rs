@@ -10,7 +10,7 @@
 //!    apart with GJK's direction along the axis: [`closest_along_axis`]): on a face
 //!    axis the box face clip ([`add_box_face_contact`]), the hull routine's clip and point
 //!    selection bit for bit without its buffers and closures sized for any hull; on an edge axis
-//!    the hull routine's edge contact ([`manifold_on_axis`]).
+//!    the hull routine's edge contact (`manifold_on_axis`'s point, [`edge_pair_point`]).
 //! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
 //!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
 //!    the closest-point contact, the retry on the deepest axis and the deepest-vertex fallback),
@@ -19,7 +19,7 @@
 
 use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;
-use crate::contact::hull_hull::{closest_along_axis, manifold_from_sat_and_distance, manifold_on_axis};
+use crate::contact::hull_hull::{closest_along_axis, edge_pair_point, manifold_from_sat_and_distance};
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
 use crate::query::gjk::closest_points;
@@ -37,9 +37,24 @@ pub fn collide_box_box(
     pose_b: &Pose,
     margin: f32,
 ) -> Option<Manifold> {
+    let mut manifold = None;
+    collide_box_box_into(a, pose_a, b, pose_b, margin, &mut manifold);
+    manifold
+}
+
+/// [`collide_box_box`] written into `out` (the batch loops' output slot: no copy of the
+/// manifold on the way).
+pub(crate) fn collide_box_box_into(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    pose_b: &Pose,
+    margin: f32,
+    out: &mut Option<Manifold>,
+) {
     let b_in_a = pose_a.relative_to_self(pose_b);
     let sat = query_boxes(a, b, &b_in_a, margin);
-    manifold_from_box_sat(a, pose_a, b, &b_in_a, &sat, margin)
+    manifold_from_box_sat(a, pose_a, b, &b_in_a, &sat, margin, out);
 }
 
 /// [`collide_box_box`] given B's pose in A's frame (`pose_a.relative_to_self(pose_b)`), and the
@@ -52,12 +67,13 @@ pub(crate) fn collide_box_box_reporting_sat(
     margin: f32,
 ) -> (Option<Manifold>, SatResult) {
     let sat = query_boxes(a, b, b_in_a, margin);
-    (manifold_from_box_sat(a, pose_a, b, b_in_a, &sat, margin), sat)
+    let mut manifold = None;
+    manifold_from_box_sat(a, pose_a, b, b_in_a, &sat, margin, &mut manifold);
+    (manifold, sat)
 }
 
-/// Steps 2 to 4 given step 1's SAT result `sat` (B posed at `b_in_a` in A's frame). Apart from
-/// [`collide_box_box_reporting_sat`] so that [`collide_box_box`] returns the manifold without
-/// moving it through the pair.
+/// Steps 2 to 4 given step 1's SAT result `sat` (B posed at `b_in_a` in A's frame), written
+/// into `out`.
 #[inline(always)]
 fn manifold_from_box_sat(
     a: &Cuboid,
@@ -66,9 +82,11 @@ fn manifold_from_box_sat(
     b_in_a: &Isometry,
     sat: &SatResult,
     margin: f32,
-) -> Option<Manifold> {
+    out: &mut Option<Manifold>,
+) {
     if sat.is_separated(margin) {
-        return None;
+        *out = None;
+        return;
     }
     // Apart within the margin: GJK on the boxes' closed-form support maps.
     let exact = (sat.separation > 0.0)
@@ -84,17 +102,16 @@ fn manifold_from_box_sat(
     // or apart within the margin with GJK's direction along the axis: its step 5), the box
     // face clip or its edge contact.
     let on_axis = exact.is_none_or(|e| e.distance <= margin && closest_along_axis(&e, sat.normal));
-    if on_axis && let Some(manifold) = box_manifold_on_axis(a, pose_a, b, b_in_a, sat, margin) {
-        return Some(manifold);
+    if on_axis && box_manifold_on_axis_into(a, pose_a, b, b_in_a, sat, margin, out) {
+        return;
     }
     // 3. Everything else: the hull routine (its own step 6 moves the manifold to world).
-    manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), b_in_a, sat, margin, exact)
+    *out = manifold_from_sat_and_distance(a.hull(), pose_a, b.hull(), b_in_a, sat, margin, exact);
 }
 
 /// Step 2 on the axis of `sat` alone, then step 4 (separation `sat.separation`): the box face
 /// clip or the edge contact, `None` when a face clip keeps no point. Also for a caller that
 /// chose the axis itself ([`crate::ContactCache`]). B posed at `b_in_a` in A's frame.
-#[inline]
 pub(crate) fn box_manifold_on_axis(
     a: &Cuboid,
     pose_a: &Pose,
@@ -103,12 +120,44 @@ pub(crate) fn box_manifold_on_axis(
     sat: &SatResult,
     margin: f32,
 ) -> Option<Manifold> {
-    if let SatAxis::EdgePair { .. } = sat.axis {
-        return manifold_on_axis(a.hull(), pose_a, b.hull(), b_in_a, sat, margin);
+    let mut manifold = None;
+    box_manifold_on_axis_into(a, pose_a, b, b_in_a, sat, margin, &mut manifold);
+    manifold
+}
+
+/// [`box_manifold_on_axis`] written into `out`; true when it holds a manifold.
+#[inline]
+fn box_manifold_on_axis_into(
+    a: &Cuboid,
+    pose_a: &Pose,
+    b: &Cuboid,
+    b_in_a: &Isometry,
+    sat: &SatResult,
+    margin: f32,
+    out: &mut Option<Manifold>,
+) -> bool {
+    // Filled in place (a manifold made first and then stored would be copied).
+    let manifold = out.insert(Manifold::default());
+    manifold.normal = sat.normal;
+    manifold.separation = sat.separation;
+    if let SatAxis::EdgePair { edge_a, edge_b } = sat.axis {
+        // The hull routine's edge contact (`manifold_on_axis`).
+        manifold.push(edge_pair_point(
+            a.hull(),
+            b.hull(),
+            b_in_a,
+            [edge_a, edge_b],
+            sat.axis_separation,
+        ));
+    } else {
+        let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.hull().radius(), b.hull().radius());
+        add_box_face_contact(a, b, b_in_a, sat.axis, margin, tie_tolerance, manifold);
     }
-    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * pair_scale(a.hull().radius(), b.hull().radius());
-    let mut manifold = Manifold::new(sat.normal, sat.separation);
-    add_box_face_contact(a, b, b_in_a, sat.axis, margin, tie_tolerance, &mut manifold);
+    if manifold.point_count() == 0 {
+        *out = None;
+        return false;
+    }
     // 4. To world.
-    (manifold.point_count() > 0).then(|| manifold.to_world(pose_a))
+    manifold.move_to_world(pose_a);
+    true
 }

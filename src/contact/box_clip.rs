@@ -148,7 +148,8 @@ pub(crate) fn add_box_face_contact(
     let reference_loop = reference.hull.face_loop(reference.face);
     let reference_vertices = reference.hull.vertices();
     let corner = |i: usize| {
-        let vertex = reference_vertices[reference_loop[i % reference_loop.len()] as usize];
+        let i = if i == reference_loop.len() { 0 } else { i };
+        let vertex = reference_vertices[reference_loop[i] as usize];
         match kind {
             FeatureId::FACE_A => vertex,
             _ => b_in_a.transform_point(vertex),

@@ -271,20 +271,39 @@ pub(crate) fn contact_on_axis(
             add_face_contact(&reference, &incident, kind, margin, tie_tolerance, &mut manifold);
         }
         SatAxis::EdgePair { edge_a, edge_b } => {
-            let (ea, eb) = (a.edges()[edge_a as usize], b.edges()[edge_b as usize]);
-            let (va, vb) = (a.vertices(), b.vertices());
-            let (a0, a1) = (va[ea.vertices[0] as usize], va[ea.vertices[1] as usize]);
-            let b0 = b_in_a.transform_point(vb[eb.vertices[0] as usize]);
-            let b1 = b_in_a.transform_point(vb[eb.vertices[1] as usize]);
-            let (s, t) = closest_points_segments(a0, a1, b0, b1);
-            manifold.push(ContactPoint {
-                position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),
-                depth: -sat.axis_separation,
-                id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
-            });
+            manifold.push(edge_pair_point(
+                a,
+                b,
+                b_in_a,
+                [edge_a, edge_b],
+                sat.axis_separation,
+            ));
         }
     }
     (manifold.point_count() > 0).then_some(manifold)
+}
+
+/// The one point of an edge contact (A's frame): midway between the closest points of edge
+/// `edges[0]` of A and `edges[1]` of B (posed at `b_in_a`), depth `-axis_separation`.
+#[inline]
+pub(crate) fn edge_pair_point(
+    a: &ConvexHull,
+    b: &ConvexHull,
+    b_in_a: &Isometry,
+    [edge_a, edge_b]: [u32; 2],
+    axis_separation: f32,
+) -> ContactPoint {
+    let (ea, eb) = (a.edges()[edge_a as usize], b.edges()[edge_b as usize]);
+    let (va, vb) = (a.vertices(), b.vertices());
+    let (a0, a1) = (va[ea.vertices[0] as usize], va[ea.vertices[1] as usize]);
+    let b0 = b_in_a.transform_point(vb[eb.vertices[0] as usize]);
+    let b1 = b_in_a.transform_point(vb[eb.vertices[1] as usize]);
+    let (s, t) = closest_points_segments(a0, a1, b0, b1);
+    ContactPoint {
+        position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),
+        depth: -axis_separation,
+        id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
+    }
 }
 
 /// Last resort for a face axis whose clips keep nothing: the incident hull's deepest vertex,

@@ -40,11 +40,36 @@ use crate::shape::Shape;
 /// ([`crate::constants`]); other input gives meaningless results. Debug builds assert it; the
 /// batch APIs ([`crate::CpuNarrowphase`], [`crate::GpuNarrowphase`]) check it and return errors.
 pub fn collide_shapes(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
+    let mut manifold = None;
+    collide_shapes_into(a, pose_a, b, pose_b, margin, &mut manifold);
+    manifold
+}
+
+/// [`collide_shapes`] written into `out`, the batch loops' output slot: the box-box routine
+/// builds its manifold there, where returning it would copy its 160 bytes at every level.
+pub(crate) fn collide_shapes_into(
+    a: &Shape,
+    pose_a: &Pose,
+    b: &Shape,
+    pose_b: &Pose,
+    margin: f32,
+    out: &mut Option<Manifold>,
+) {
     debug_assert!(
         pose_a.is_valid() && pose_b.is_valid(),
         "invalid pose: {pose_a:?} {pose_b:?}"
     );
     debug_assert!(margin.is_finite() && margin >= 0.0, "invalid margin {margin}");
+    match (a, b) {
+        (Shape::Cuboid(ca), Shape::Cuboid(cb)) => {
+            box_box::collide_box_box_into(ca, pose_a, cb, pose_b, margin, out)
+        }
+        _ => *out = collide_by_kind(a, pose_a, b, pose_b, margin),
+    }
+}
+
+/// [`collide_shapes`] by the pair of shape kinds, returning the manifold.
+fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
     use Shape::*;
     match (a, b) {
         (Sphere(sa), Sphere(sb)) => collide_sphere_sphere(sa, pose_a, sb, pose_b, margin),

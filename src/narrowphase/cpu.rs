@@ -1,19 +1,20 @@
-//! The CPU reference backend: a batch of body pairs, each through [`collide_shapes`].
+//! The CPU reference backend: a batch of body pairs, each through [`collide_shapes`](crate::contact::collide_shapes).
 //!
-//! 1. Validate bodies, pairs and margin once ([`ValidatedBatch`]); rotations come back
-//!    normalized. [`CpuNarrowphase::collide_validated`] takes a batch validated by the caller.
+//! 1. Validate bodies, pairs and margin once ([`ValidatedBatch`]), reading them in place.
+//!    [`CpuNarrowphase::collide_validated`] takes a batch validated by the caller.
 //! 2. Collide every pair (in parallel with rayon, or on one thread), writing one entry per
-//!    pair in pair order. Pairs run in the batch's canonical order (lower body index first) and
-//!    are swapped back ([`ValidatedBatch::restore_order`]), so the order of a pair never
-//!    changes its verdict. Each pair's loop step prefetches the bodies of a pair further on
-//!    (`PREFETCH_AHEAD`). The per-pair work allocates nothing; the only allocations are the
-//!    checked bodies and the output vector.
+//!    pair in pair order. Each pair runs in canonical order (lower body index first,
+//!    [`ValidatedBatch::pair`]) with its bodies' rotations normalized
+//!    ([`ValidatedBatch::body`]'s bits), and its manifold is swapped back at once where the pair
+//!    was given the other way round, so the order of a pair never changes its verdict. Each
+//!    pair's loop step prefetches the bodies of a pair further on (`PREFETCH_AHEAD`). The
+//!    per-pair work allocates nothing; the only allocation is the output vector.
 
 use rayon::prelude::*;
 
-use crate::contact::collide_shapes;
+use crate::contact::collide_shapes_into;
 use crate::manifold::Manifold;
-use crate::narrowphase::validate::ValidatedBatch;
+use crate::narrowphase::validate::{ValidatedBatch, canonical, normalized};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
@@ -61,14 +62,7 @@ impl CpuNarrowphase {
     /// only when the batch was validated against an incompatible shape list.
     pub fn collide_validated(&self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, InputError> {
         batch.check_shapes(&self.shapes)?;
-        let (bodies, pairs, margin) = (batch.bodies(), batch.pairs(), batch.margin());
-        let mut results: Vec<Option<Manifold>> = (0..pairs.len())
-            .into_par_iter()
-            .with_min_len(PAIRS_PER_TASK)
-            .map(|index| self.collide_pair_at(bodies, pairs, index, margin))
-            .collect();
-        batch.restore_order(&mut results);
-        Ok(results)
+        Ok(self.collide_checked(batch, true))
     }
 
     /// Same as [`Self::collide`] on the calling thread only, validation included (a baseline
@@ -80,35 +74,65 @@ impl CpuNarrowphase {
         margin: f32,
     ) -> Result<Vec<Option<Manifold>>, InputError> {
         let batch = ValidatedBatch::new_on_this_thread(&self.shapes, bodies, pairs, margin)?;
-        let (bodies, pairs) = (batch.bodies(), batch.pairs());
-        let mut results: Vec<Option<Manifold>> = (0..pairs.len())
-            .map(|index| self.collide_pair_at(bodies, pairs, index, margin))
-            .collect();
-        batch.restore_order(&mut results);
-        Ok(results)
+        Ok(self.collide_checked(&batch, false))
     }
 
-    /// The manifold of validated pair `pairs[index]` (indices already checked), after
-    /// [`prefetch_bodies_ahead`].
+    /// Step 2 for a batch checked against these shapes: one result per given pair, each written
+    /// in place into the output vector (a returned manifold would be copied there, 160 bytes per
+    /// pair), on all threads when `parallel`.
+    fn collide_checked(&self, batch: &ValidatedBatch, parallel: bool) -> Vec<Option<Manifold>> {
+        let (bodies, pairs, margin) = (batch.given_bodies(), batch.given_pairs(), batch.margin());
+        let mut results = Vec::with_capacity(pairs.len());
+        let slots = &mut results.spare_capacity_mut()[..pairs.len()];
+        if parallel {
+            slots
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(PAIRS_PER_TASK)
+                .for_each(|(index, slot)| {
+                    self.collide_pair_into(bodies, pairs, index, margin, slot.write(None));
+                });
+        } else {
+            for (index, slot) in slots.iter_mut().enumerate() {
+                self.collide_pair_into(bodies, pairs, index, margin, slot.write(None));
+            }
+        }
+        // SAFETY: the loop above initialized each of the first `pairs.len()` slots (every
+        // index is visited once; a panic in it unwinds past this line).
+        unsafe { results.set_len(pairs.len()) };
+        results
+    }
+
+    /// Writes into `out` (which holds `None`) the manifold of validated pair `pairs[index]` as
+    /// given (`bodies` and indices already checked), computed in canonical order with
+    /// normalized rotations, after [`prefetch_bodies_ahead`].
     #[inline]
-    fn collide_pair_at(
+    fn collide_pair_into(
         &self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
         index: usize,
         margin: f32,
-    ) -> Option<Manifold> {
+        out: &mut Option<Manifold>,
+    ) {
         prefetch_bodies_ahead(bodies, pairs, index);
-        let [a, b] = pairs[index];
-        let body_a = &bodies[a as usize];
-        let body_b = &bodies[b as usize];
-        collide_shapes(
+        let given = pairs[index];
+        let [a, b] = canonical(given);
+        let body_a = normalized(&bodies[a as usize]);
+        let body_b = normalized(&bodies[b as usize]);
+        collide_shapes_into(
             &self.shapes[body_a.shape as usize],
             &body_a.pose,
             &self.shapes[body_b.shape as usize],
             &body_b.pose,
             margin,
-        )
+            out,
+        );
+        if given[0] > given[1]
+            && let Some(manifold) = out
+        {
+            manifold.swap();
+        }
     }
 }
 

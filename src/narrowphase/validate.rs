@@ -2,11 +2,16 @@
 //!
 //! 1. The margin: finite, >= 0 and at most [`MAX_SHAPE_SIZE`] (the supported range).
 //! 2. Bodies (in parallel): an existing shape, a finite translation, a finite rotation within
-//!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length, which comes back normalized
-//!    ([`check_pose`]).
+//!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length ([`check_pose`]). The pass only
+//!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
+//!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns. A
+//!    normalized copy of every body would cost a write and a read of 64 bytes per body, about a
+//!    tenth of a box batch at 100k pairs; normalizing on use costs a square root and a division
+//!    per body of a pair.
 //! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two half-spaces.
 //!
-//! 4. Pairs are put in canonical order, lower body index first (see [`ValidatedBatch`]).
+//! 4. Backends compute each pair in canonical order, lower body index first, and swap the
+//!    result of a pair given the other way round (see [`ValidatedBatch`]).
 //!
 //! The result is a [`ValidatedBatch`]: backends take it and never check again. When a step
 //! fails, the error is the first bad entry in input order (a failing parallel pass is followed
@@ -17,14 +22,11 @@
 //! this file (`check_margin`, `checked_body`, `first_body_error`, `PairRule`), so there is one
 //! definition of a valid batch.
 
-use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use rayon::prelude::*;
 
 use crate::constants::MAX_SHAPE_SIZE;
 use crate::manifold::Manifold;
-use crate::scene::{Body, InputError, check_pose, normalized_pose};
+use crate::scene::{Body, InputError, check_pose, pose_ok, unit_pose};
 use crate::shape::Shape;
 
 /// Fewest bodies or pairs a rayon task checks: a check costs a few nanoseconds (a body about 90
@@ -41,21 +43,26 @@ pub(crate) const CHECKS_PER_TASK: usize = 1024;
 /// another shape list accepts it only when that list has the same length and half-spaces at the
 /// same indices (everything the checks depend on), else it is an [`InputError`] at `shapes`.
 ///
-/// Pairs are kept in canonical order, the lower body index first ([`Self::pairs`]): every
-/// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and then restores the
-/// given order ([`Self::restore_order`]), so the order of a pair never changes its verdict, also
-/// within rounding of the margin.
+/// Pairs are computed in canonical order, the lower body index first ([`Self::pair`]): every
+/// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and returns that
+/// manifold [`Manifold::swapped`], so the order of a pair never changes its verdict, also
+/// within rounding of the margin. The CPU backend swaps each result as it is computed, while it
+/// is in the cache: a second pass over the results would read them back from memory.
+///
+/// The bodies are the caller's, borrowed and checked: their rotations are within
+/// [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length but not normalized
+/// ([`Self::given_bodies`]); [`Self::body`] gives a body with its rotation normalized, the pose
+/// every backend computes with.
 #[derive(Clone, Debug)]
 pub struct ValidatedBatch<'a> {
     shapes: &'a [Shape],
-    bodies: Vec<Body>,
-    /// The pairs, each with its lower body index first (borrowed when all already are).
-    pairs: Cow<'a, [[u32; 2]]>,
+    /// The bodies as given (checked).
+    bodies: &'a [Body],
     /// The pairs as given.
     given: &'a [[u32; 2]],
     margin: f32,
-    /// Validated on all threads ([`Self::new`]) or on the calling one only: later passes over
-    /// the batch ([`Self::restore_order`]) do the same.
+    /// Validated on all threads ([`Self::new`]) or on the calling one only (pairs added by
+    /// [`Self::with_pairs`] are checked the same way).
     parallel: bool,
 }
 
@@ -64,7 +71,7 @@ impl<'a> ValidatedBatch<'a> {
     /// Errors name the first bad entry (`bodies[3].rotation`, `pairs[7]`, `margin`).
     pub fn new(
         shapes: &'a [Shape],
-        bodies: &[Body],
+        bodies: &'a [Body],
         pairs: &'a [[u32; 2]],
         margin: f32,
     ) -> Result<Self, InputError> {
@@ -74,66 +81,48 @@ impl<'a> ValidatedBatch<'a> {
     /// [`Self::new`] on the calling thread only (for single-threaded baselines).
     pub fn new_on_this_thread(
         shapes: &'a [Shape],
-        bodies: &[Body],
+        bodies: &'a [Body],
         pairs: &'a [[u32; 2]],
         margin: f32,
     ) -> Result<Self, InputError> {
         Self::check(shapes, bodies, pairs, margin, false)
     }
 
-    /// The same bodies and margin (not checked again) with other `pairs`, which get steps 3
-    /// and 4: for pairs found from the checked bodies, such as the broadphase's over
-    /// [`Self::bodies`] when a scene lists none. Errors name the first bad pair (`pairs[7]`).
+    /// The same bodies and margin (not checked again) with other `pairs`, which get step 3:
+    /// for pairs found from the checked bodies, such as the broadphase's over
+    /// [`Self::normalized_bodies`] when a scene lists none. Errors name the first bad pair (`pairs[7]`).
     pub fn with_pairs<'b>(self, pairs: &'b [[u32; 2]]) -> Result<ValidatedBatch<'b>, InputError>
     where
         'a: 'b,
     {
-        let canonical = check_pairs(self.shapes, &self.bodies, pairs, self.parallel)?;
-        Ok(ValidatedBatch {
-            pairs: canonical,
-            given: pairs,
-            ..self
-        })
+        check_pairs(self.shapes, self.bodies, pairs, self.parallel)?;
+        Ok(ValidatedBatch { given: pairs, ..self })
     }
 
     fn check(
         shapes: &'a [Shape],
-        bodies: &[Body],
+        bodies: &'a [Body],
         pairs: &'a [[u32; 2]],
         margin: f32,
         parallel: bool,
     ) -> Result<Self, InputError> {
         check_margin(margin)?;
-        // Step 2: one indexed pass writing straight into the output (a failing body is copied
-        // unchecked and flagged; the sequential pass below then names the first one).
-        let failed = AtomicBool::new(false);
+        // Step 2: a read-only pass; when a body fails, the sequential pass of
+        // `first_body_error` names the first one.
         let shape_count = shapes.len();
-        let check_body_fast = |body: &Body| match checked_body(shape_count, body) {
-            Some(body) => body,
-            None => {
-                failed.store(true, Ordering::Relaxed);
-                *body
-            }
-        };
-        let mut checked = Vec::with_capacity(bodies.len());
-        if parallel {
-            checked.par_extend(
-                bodies
-                    .par_iter()
-                    .with_min_len(CHECKS_PER_TASK)
-                    .map(check_body_fast),
-            );
+        let body_ok = |body: &Body| body_ok(shape_count, body);
+        let bodies_ok = if parallel {
+            bodies.par_iter().with_min_len(CHECKS_PER_TASK).all(body_ok)
         } else {
-            checked.extend(bodies.iter().map(check_body_fast));
-        }
-        if failed.into_inner() {
+            bodies.iter().all(body_ok)
+        };
+        if !bodies_ok {
             return Err(first_body_error(shapes, bodies));
         }
-        let canonical = check_pairs(shapes, &checked, pairs, parallel)?;
+        check_pairs(shapes, bodies, pairs, parallel)?;
         Ok(ValidatedBatch {
             shapes,
-            bodies: checked,
-            pairs: canonical,
+            bodies,
             given: pairs,
             margin,
             parallel,
@@ -145,15 +134,30 @@ impl<'a> ValidatedBatch<'a> {
         self.shapes
     }
 
-    /// The bodies, rotations normalized.
-    pub fn bodies(&self) -> &[Body] {
-        &self.bodies
+    /// The bodies as given: checked, rotations within
+    /// [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length but not normalized (see
+    /// [`Self::body`]).
+    pub fn given_bodies(&self) -> &'a [Body] {
+        self.bodies
     }
 
-    /// The pairs in canonical order, `[min, max]` of each given pair (body indices): what the
-    /// backends compute, normals from the first to the second.
-    pub fn pairs(&self) -> &[[u32; 2]] {
-        &self.pairs
+    /// Body `index` (below `given_bodies().len()`) with its rotation normalized: the pose the
+    /// backends compute with, the same bits [`check_pose`] returns.
+    #[inline]
+    pub fn body(&self, index: usize) -> Body {
+        normalized(&self.bodies[index])
+    }
+
+    /// Every body with its rotation normalized ([`Self::body`]), in a new vector.
+    pub fn normalized_bodies(&self) -> Vec<Body> {
+        self.bodies.iter().map(normalized).collect()
+    }
+
+    /// Pair `index` (below `given_pairs().len()`) in canonical order, `[min, max]` of the given
+    /// pair's body indices: what the backends compute, normal from the first to the second.
+    #[inline]
+    pub fn pair(&self, index: usize) -> [u32; 2] {
+        canonical(self.given[index])
     }
 
     /// The pairs as given (normals of the returned manifolds point from `a` to `b`).
@@ -161,22 +165,9 @@ impl<'a> ValidatedBatch<'a> {
         self.given
     }
 
-    /// Turns results computed for [`Self::pairs`] into results for the given pairs: each
-    /// manifold of a pair given with its higher body index first is [`Manifold::swapped`].
-    pub fn restore_order(&self, results: &mut [Option<Manifold>]) {
-        if let Cow::Owned(_) = self.pairs {
-            restore_order(self.given, results, self.parallel);
-        }
-    }
-
     /// The speculative margin, length units (finite, >= 0).
     pub fn margin(&self) -> f32 {
         self.margin
-    }
-
-    /// The checked bodies, rotations normalized.
-    pub fn into_bodies(self) -> Vec<Body> {
-        self.bodies
     }
 
     /// `Ok` when a backend over `shapes` may use this batch: the same list, or one with the same
@@ -223,18 +214,21 @@ pub(crate) fn check_margin(margin: f32) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Step 2 for one body, the fast form every batch pass inlines: `body` with its rotation
-/// normalized ([`crate::scene::unit_pose`]) when its shape index is below `shape_count` and its
-/// pose passes [`check_pose`], else `None` ([`first_body_error`] then names the problem).
+/// Step 2 for one body, the fast form every batch pass inlines: true when its shape index is
+/// below `shape_count` and its pose passes [`check_pose`] ([`first_body_error`] then names the
+/// problem of a body that fails).
 #[inline(always)]
-pub(crate) fn checked_body(shape_count: usize, body: &Body) -> Option<Body> {
-    if (body.shape as usize) >= shape_count {
-        return None;
-    }
-    normalized_pose(&body.pose).map(|pose| Body {
+pub(crate) fn body_ok(shape_count: usize, body: &Body) -> bool {
+    (body.shape as usize) < shape_count && pose_ok(&body.pose)
+}
+
+/// A checked `body` with its rotation normalized ([`unit_pose`]).
+#[inline(always)]
+pub(crate) fn normalized(body: &Body) -> Body {
+    Body {
         shape: body.shape,
-        pose,
-    })
+        pose: unit_pose(&body.pose),
+    }
 }
 
 /// Step 2's error once a fast pass found a bad body: the first bad one in input order.
@@ -246,15 +240,13 @@ pub(crate) fn first_body_error(shapes: &[Shape], bodies: &[Body]) -> InputError 
     first_error(checks)
 }
 
-/// Steps 3 and 4 for `pairs` over checked `bodies`: the pairs in canonical order (borrowed when
-/// all already are), or the first bad pair's error.
-fn check_pairs<'p>(
+/// Step 3 for `pairs` over checked `bodies`: the first bad pair's error, if any.
+fn check_pairs(
     shapes: &[Shape],
     bodies: &[Body],
-    pairs: &'p [[u32; 2]],
+    pairs: &[[u32; 2]],
     parallel: bool,
-) -> Result<Cow<'p, [[u32; 2]]>, InputError> {
-    // Step 3.
+) -> Result<(), InputError> {
     let rule = PairRule::new(shapes, bodies);
     let pair_ok = |&pair: &[u32; 2]| rule.is_ok(pair);
     let pairs_ok = if parallel {
@@ -262,51 +254,36 @@ fn check_pairs<'p>(
     } else {
         pairs.iter().all(pair_ok)
     };
-    if !pairs_ok {
-        return Err(rule.first_error(pairs));
-    }
-    // Step 4: canonical order, lower body index first.
-    let swapped = |&[a, b]: &[u32; 2]| a > b;
-    let canonical_of = |pair: &[u32; 2]| canonical(*pair);
-    Ok(if !pairs.iter().any(swapped) {
-        Cow::Borrowed(pairs)
-    } else if parallel {
-        Cow::Owned(
-            pairs
-                .par_iter()
-                .with_min_len(CHECKS_PER_TASK)
-                .map(canonical_of)
-                .collect(),
-        )
+    if pairs_ok {
+        Ok(())
     } else {
-        Cow::Owned(pairs.iter().map(canonical_of).collect())
-    })
+        Err(rule.first_error(pairs))
+    }
 }
 
-/// Step 4 for one pair: `[min, max]` of its body indices.
+/// Step 4 for one pair: `[min, max]` of its body indices (a pair `[a, b]` with `a > b` is
+/// computed as `[b, a]`, its manifold then [`Manifold::swapped`]).
 #[inline(always)]
 pub(crate) fn canonical([a, b]: [u32; 2]) -> [u32; 2] {
     [a.min(b), a.max(b)]
 }
 
 /// Turns results computed for the canonical order of `given` (see [`canonical`]) into results
-/// for `given`: each manifold of a pair given with its higher body index first is
-/// [`Manifold::swapped`]. On all threads when `parallel`.
-pub(crate) fn restore_order(given: &[[u32; 2]], results: &mut [Option<Manifold>], parallel: bool) {
-    let restore = |(result, [a, b]): (&mut Option<Manifold>, &[u32; 2])| {
-        if a > b {
-            *result = result.as_ref().map(Manifold::swapped);
-        }
-    };
-    if parallel {
-        results
-            .par_iter_mut()
-            .with_min_len(CHECKS_PER_TASK)
-            .zip(given)
-            .for_each(restore);
-    } else {
-        results.iter_mut().zip(given).for_each(restore);
-    }
+/// for `given`, on all threads: each manifold of a pair given with its higher body index first
+/// is [`Manifold::swapped`]. For backends that cannot swap a result as they compute it (the GPU
+/// backend's results come back in bulk).
+pub(crate) fn restore_order(given: &[[u32; 2]], results: &mut [Option<Manifold>]) {
+    results
+        .par_iter_mut()
+        .with_min_len(CHECKS_PER_TASK)
+        .zip(given)
+        .for_each(|(result, &[a, b])| {
+            if a > b
+                && let Some(manifold) = result
+            {
+                manifold.swap();
+            }
+        });
 }
 
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
@@ -317,7 +294,7 @@ pub fn validate_batch(
     pairs: &[[u32; 2]],
     margin: f32,
 ) -> Result<Vec<Body>, InputError> {
-    ValidatedBatch::new(shapes, bodies, pairs, margin).map(ValidatedBatch::into_bodies)
+    ValidatedBatch::new(shapes, bodies, pairs, margin).map(|batch| batch.normalized_bodies())
 }
 
 /// The first error of a sequence of checks (called only once a check is known to fail).
@@ -478,7 +455,8 @@ mod tests {
         bodies[3].pose.rotation = Quat::from_xyzw(0.0, 0.0, 0.0, 1.0005);
         let mut pairs: Vec<[u32; 2]> = (0..40_000).map(|i| [i % 999, i % 999 + 1]).collect();
         let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.0).unwrap();
-        assert_eq!(batch.bodies()[3].pose.rotation, Quat::IDENTITY);
+        assert_eq!(batch.body(3).pose.rotation, Quat::IDENTITY);
+        assert_eq!(batch.given_bodies()[3], bodies[3]);
         pairs[35_000] = [5, 5];
         pairs[20_000] = [10, 20];
         pairs[39_000] = [0, 1000];
@@ -506,10 +484,10 @@ mod tests {
         );
         let given = [[2, 1], [1, 3]];
         let batch = checked.with_pairs(&given).unwrap();
-        assert_eq!(batch.pairs(), [[1, 2], [1, 3]]);
+        assert_eq!([batch.pair(0), batch.pair(1)], [[1, 2], [1, 3]]);
         assert_eq!(batch.given_pairs(), given);
         assert_eq!(batch.margin(), 0.5);
-        assert_eq!(batch.bodies().len(), 100);
+        assert_eq!(batch.given_bodies().len(), 100);
     }
 
     #[test]
@@ -527,13 +505,14 @@ mod tests {
                     Quat::from_vec4(Vec4::from(rotation) * scale),
                 ),
             };
-            let checked = checked_body(1, &body).expect("within the tolerance");
-            let on_use = crate::scene::unit_pose(&body.pose);
+            assert!(body_ok(1, &body), "within the tolerance");
+            let on_use = normalized(&body);
+            let checked = check_body(&shapes(), 0, &body).unwrap();
             assert_eq!(
                 checked.pose.rotation.to_array().map(f32::to_bits),
-                on_use.rotation.to_array().map(f32::to_bits)
+                on_use.pose.rotation.to_array().map(f32::to_bits)
             );
-            assert_eq!(checked, check_body(&shapes(), 0, &body).unwrap());
+            assert_eq!(checked, on_use);
         }
     }
 

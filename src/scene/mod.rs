@@ -59,8 +59,8 @@ pub const ROTATION_UNIT_TOLERANCE: f32 = 1.0e-3;
 /// within [`ROTATION_UNIT_TOLERANCE`] of unit length. Returns the pose with its rotation
 /// normalized. `path` names the body (`bodies[3]`).
 pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
-    if let Some(pose) = normalized_pose(pose) {
-        return Ok(pose);
+    if pose_ok(pose) {
+        return Ok(unit_pose(pose));
     }
     let q: Quat = pose.rotation;
     let length = q.length();
@@ -94,19 +94,19 @@ pub fn check_pose(path: &str, pose: &Pose) -> Result<Pose, InputError> {
     Ok(unit_pose(pose))
 }
 
-/// [`check_pose`]'s result for a pose that passes, `None` for one that does not (without
-/// saying why): every check at once, since a NaN or an infinity fails the comparisons (a
-/// non-finite rotation has a non-finite length). Small enough to inline into batch loops.
+/// True when `pose` passes [`check_pose`] (without saying why not): every check at once, since
+/// a NaN or an infinity fails the comparisons (a non-finite rotation has a non-finite length).
+/// Small enough to inline into batch loops; it reads the pose and writes nothing.
 #[inline(always)]
-pub(crate) fn normalized_pose(pose: &Pose) -> Option<Pose> {
+pub(crate) fn pose_ok(pose: &Pose) -> bool {
     let length = pose.rotation.length();
     let in_range = pose.translation.abs().cmple(DVec3::splat(MAX_POSITION)).all();
-    (in_range && (length - 1.0).abs() <= ROTATION_UNIT_TOLERANCE).then(|| unit_pose(pose))
+    in_range && (length - 1.0).abs() <= ROTATION_UNIT_TOLERANCE
 }
 
 /// `pose` with its rotation divided by its length: the normalization [`check_pose`] applies,
-/// for a pose that passed it. Batches that keep the caller's poses (the GPU backend's host
-/// side) call it on use and get the same bits as a checked copy.
+/// for a pose that passed it. Batches keep the caller's poses (checked, not copied) and call
+/// it on use, getting the same bits as a checked copy.
 #[inline(always)]
 pub(crate) fn unit_pose(pose: &Pose) -> Pose {
     Pose::new(pose.translation, pose.rotation / pose.rotation.length())

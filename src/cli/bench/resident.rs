@@ -110,9 +110,10 @@ pub(super) fn measure(
 
     // Step 1.
     let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, pairs, scene.margin)?;
-    let max_pairs = u32::try_from(batch.pairs().len())
+    let canonical_pairs: Vec<[u32; 2]> = (0..batch.given_pairs().len()).map(|i| batch.pair(i)).collect();
+    let max_pairs = u32::try_from(canonical_pairs.len())
         .map_err(|_| CliError::Backend("gpu-resident runs at most u32::MAX pairs".into()))?;
-    let bodies: Vec<GpuBody> = batch.bodies().iter().map(GpuBody::from_body).collect();
+    let bodies: Vec<GpuBody> = batch.normalized_bodies().iter().map(GpuBody::from_body).collect();
     let upload = |label: &str, contents: &[u8]| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
@@ -121,7 +122,7 @@ pub(super) fn measure(
         })
     };
     let body_buffer = upload("bench bodies", bytemuck::cast_slice(&bodies));
-    let pair_buffer = upload("bench pairs", bytemuck::cast_slice(batch.pairs()));
+    let pair_buffer = upload("bench pairs", bytemuck::cast_slice(&canonical_pairs));
     let count_buffer = upload("bench pair count", bytemuck::bytes_of(&max_pairs));
     let resident = ResidentBatch {
         bodies: &body_buffer,

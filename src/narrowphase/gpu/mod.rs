@@ -382,7 +382,7 @@ impl GpuNarrowphase {
     /// The SAT for every pair on the GPU, in A's frame (as [`crate::query::sat::query_hulls`] with
     /// B's pose relative to A's). `None` for pairs that are not hull–hull (they take the CPU path
     /// in [`Self::collide`]). `margin` in length units. Like every backend this computes the
-    /// pairs in canonical order ([`ValidatedBatch::pairs`]): for a pair given as `[a, b]` with
+    /// pairs in canonical order ([`ValidatedBatch::pair`]): for a pair given as `[a, b]` with
     /// `a > b` the result is that of `[b, a]` (b's frame, b's features first).
     pub fn sat(
         &mut self,

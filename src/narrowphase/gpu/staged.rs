@@ -2,8 +2,8 @@
 //! into mapped staging memory, and keeps no checked copy of it.
 //!
 //! 1. The margin: [`check_margin`].
-//! 2. Bodies, one pass on all threads: each body is checked and normalized ([`checked_body`])
-//!    and written as a [`GpuBody`]. A bad body is written zeroed and flagged; the pass is then
+//! 2. Bodies, one pass on all threads: each body is checked ([`body_ok`]), normalized
+//!    ([`normalized`]) and written as a [`GpuBody`]. A bad body is written zeroed and flagged; the pass is then
 //!    followed by [`first_body_error`], which names the first bad body in input order.
 //! 3. Pairs, one pass per round on all threads: each pair is checked ([`PairRule`]), put in
 //!    canonical order (lower body index first, [`canonical`]) and written. A bad pair is
@@ -19,8 +19,8 @@
 //! is to stage the batch ([`StagedBatch::stage_bodies`]), and each round's results are read only
 //! after its pairs are staged ([`StagedBatch::stage_round`]). It borrows the caller's bodies
 //! and pairs; where the host needs a body (pairs left to the CPU path, CPU clipping, moving GPU
-//! manifolds to world space) the rotation is normalized on use ([`unit_pose`]), the same bits as
-//! the checked copy [`ValidatedBatch`] keeps.
+//! manifolds to world space) the rotation is normalized on use ([`unit_pose`]), as
+//! [`ValidatedBatch::body`] does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -34,8 +34,8 @@ use super::layout::GpuBody;
 use super::sat::{Round, SatBuffers, SatGeometry};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
-    CHECKS_PER_TASK, PairRule, ValidatedBatch, canonical, check_margin, checked_body, first_body_error,
-    restore_order,
+    CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error,
+    normalized, restore_order,
 };
 use crate::pose::Pose;
 use crate::scene::{Body, unit_pose};
@@ -68,11 +68,8 @@ pub(super) enum PairOrder {
 /// checked round by round ([`Self::stage_round`]).
 pub(super) struct StagedBatch<'a> {
     shapes: &'a [Shape],
-    /// The bodies as the caller holds them.
+    /// The bodies as the caller holds them (rotations normalized on use).
     bodies: &'a [Body],
-    /// True when `bodies` are a [`ValidatedBatch`]'s (rotations stored normalized), false when
-    /// they are the caller's, checked while staged (rotations normalized on use).
-    normalized: bool,
     /// The pairs as given.
     pairs: &'a [[u32; 2]],
     margin: f32,
@@ -96,54 +93,41 @@ impl<'a> StagedBatch<'a> {
         input: BatchInput<'a>,
         order: PairOrder,
     ) -> Result<Self, GpuError> {
-        let batch = match input {
-            BatchInput::Validated(batch) => {
-                let bodies = batch.bodies();
-                buffers.stage_bodies(context, bodies.len(), |i| GpuBody::from_body(&bodies[i]))?;
-                StagedBatch {
-                    shapes,
-                    bodies,
-                    normalized: true,
-                    pairs: batch.given_pairs(),
-                    margin: batch.margin(),
-                    order,
-                    rule: None,
-                    swapped: AtomicBool::new(false),
-                }
-            }
+        // A validated batch's bodies and margin passed these checks already.
+        let (bodies, pairs, margin, validated) = match input {
+            BatchInput::Validated(batch) => (batch.given_bodies(), batch.given_pairs(), batch.margin(), true),
             BatchInput::Unchecked {
                 bodies,
                 pairs,
                 margin,
             } => {
                 check_margin(margin)?;
-                let failed = AtomicBool::new(false);
-                let shape_count = shapes.len();
-                buffers.stage_bodies(context, bodies.len(), |i| {
-                    match checked_body(shape_count, &bodies[i]) {
-                        Some(body) => GpuBody::from_body(&body),
-                        None => {
-                            failed.store(true, Ordering::Relaxed);
-                            GpuBody::zeroed()
-                        }
-                    }
-                })?;
-                if failed.into_inner() {
-                    return Err(first_body_error(shapes, bodies).into());
-                }
-                StagedBatch {
-                    shapes,
-                    bodies,
-                    normalized: false,
-                    pairs,
-                    margin,
-                    order,
-                    rule: Some(PairRule::new(shapes, bodies)),
-                    swapped: AtomicBool::new(false),
-                }
+                (bodies, pairs, margin, false)
             }
         };
-        Ok(batch)
+        let failed = AtomicBool::new(false);
+        let shape_count = shapes.len();
+        buffers.stage_bodies(context, bodies.len(), |i| {
+            let body = &bodies[i];
+            if validated || body_ok(shape_count, body) {
+                GpuBody::from_body(&normalized(body))
+            } else {
+                failed.store(true, Ordering::Relaxed);
+                GpuBody::zeroed()
+            }
+        })?;
+        if failed.into_inner() {
+            return Err(first_body_error(shapes, bodies).into());
+        }
+        Ok(StagedBatch {
+            shapes,
+            bodies,
+            pairs,
+            margin,
+            order,
+            rule: (!validated).then(|| PairRule::new(shapes, bodies)),
+            swapped: AtomicBool::new(false),
+        })
     }
 
     /// Step 3 for pairs `first..first + count`: stages them (checked unless validated, in
@@ -230,11 +214,10 @@ impl<'a> StagedBatch<'a> {
     }
 
     /// The world pose of body `body` (an index that passed the checks), rotation normalized:
-    /// the same bits as in [`ValidatedBatch::bodies`].
+    /// the same bits as [`ValidatedBatch::body`]'s.
     #[inline]
     pub(super) fn pose(&self, body: u32) -> Pose {
-        let pose = &self.bodies[body as usize].pose;
-        if self.normalized { *pose } else { unit_pose(pose) }
+        unit_pose(&self.bodies[body as usize].pose)
     }
 
     /// The speculative margin, length units.
@@ -243,10 +226,10 @@ impl<'a> StagedBatch<'a> {
     }
 
     /// Turns results computed for the staged pairs into results for the given pairs (see
-    /// [`ValidatedBatch::restore_order`]).
+    /// [`ValidatedBatch`]'s pair order).
     pub(super) fn restore_order(&self, results: &mut [Option<Manifold>]) {
         if self.swapped.load(Ordering::Relaxed) {
-            restore_order(self.pairs, results, true);
+            restore_order(self.pairs, results);
         }
     }
 }
