@@ -10,6 +10,8 @@
 //!    pair's loop step prefetches the bodies of a pair further on (`PREFETCH_AHEAD`). The
 //!    per-pair work allocates nothing; the only allocation is the output vector.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::contact::collide_shapes_into;
@@ -79,59 +81,72 @@ impl CpuNarrowphase {
 
     /// Step 2 for a batch checked against these shapes: one result per given pair, each written
     /// in place into the output vector (a returned manifold would be copied there, 160 bytes per
-    /// pair), on all threads when `parallel`.
+    /// pair), on all threads (runs of [`PAIRS_PER_TASK`] pairs) when `parallel`.
     fn collide_checked(&self, batch: &ValidatedBatch, parallel: bool) -> Vec<Option<Manifold>> {
         let (bodies, pairs, margin) = (batch.given_bodies(), batch.given_pairs(), batch.margin());
         let mut results = Vec::with_capacity(pairs.len());
         let slots = &mut results.spare_capacity_mut()[..pairs.len()];
         if parallel {
             slots
-                .par_iter_mut()
+                .par_chunks_mut(PAIRS_PER_TASK)
                 .enumerate()
-                .with_min_len(PAIRS_PER_TASK)
-                .for_each(|(index, slot)| {
-                    self.collide_pair_into(bodies, pairs, index, margin, slot.write(None));
+                .for_each(|(run, slots)| {
+                    self.collide_run(bodies, pairs, run * PAIRS_PER_TASK, margin, slots);
                 });
         } else {
-            for (index, slot) in slots.iter_mut().enumerate() {
-                self.collide_pair_into(bodies, pairs, index, margin, slot.write(None));
-            }
+            self.collide_run(bodies, pairs, 0, margin, slots);
         }
-        // SAFETY: the loop above initialized each of the first `pairs.len()` slots (every
-        // index is visited once; a panic in it unwinds past this line).
+        // SAFETY: `collide_run` initialized each of the first `pairs.len()` slots (every slot
+        // once; a panic in it unwinds past this line).
         unsafe { results.set_len(pairs.len()) };
         results
     }
 
-    /// Writes into `out` (which holds `None`) the manifold of validated pair `pairs[index]` as
-    /// given (`bodies` and indices already checked), computed in canonical order with
-    /// normalized rotations, after [`prefetch_bodies_ahead`].
-    #[inline]
-    fn collide_pair_into(
+    /// Writes into `slots[k]` the manifold of validated pair `pairs[first + k]` as given
+    /// (`bodies` and indices already checked), computed in canonical order with normalized
+    /// rotations and swapped back where the pair was given the other way round. Each step
+    /// prefetches the bodies of a pair further on ([`prefetch_bodies_ahead`]) and normalizes
+    /// the next pair's two rotations before colliding this pair, so that their square roots
+    /// and divisions run while this pair does instead of at the head of the next.
+    fn collide_run(
         &self,
         bodies: &[Body],
         pairs: &[[u32; 2]],
-        index: usize,
+        first: usize,
         margin: f32,
-        out: &mut Option<Manifold>,
+        slots: &mut [MaybeUninit<Option<Manifold>>],
     ) {
-        prefetch_bodies_ahead(bodies, pairs, index);
-        let given = pairs[index];
-        let [a, b] = canonical(given);
-        let body_a = normalized(&bodies[a as usize]);
-        let body_b = normalized(&bodies[b as usize]);
-        collide_shapes_into(
-            &self.shapes[body_a.shape as usize],
-            &body_a.pose,
-            &self.shapes[body_b.shape as usize],
-            &body_b.pose,
-            margin,
-            out,
-        );
-        if given[0] > given[1]
-            && let Some(manifold) = out
-        {
-            manifold.swap();
+        let posed = |index: usize| {
+            let [a, b] = canonical(pairs[index]);
+            (normalized(&bodies[a as usize]), normalized(&bodies[b as usize]))
+        };
+        if slots.is_empty() {
+            return;
+        }
+        let count = slots.len();
+        let mut next = posed(first);
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let index = first + k;
+            prefetch_bodies_ahead(bodies, pairs, index);
+            let (body_a, body_b) = next;
+            if k + 1 < count {
+                next = posed(index + 1);
+            }
+            let out = slot.write(None);
+            collide_shapes_into(
+                &self.shapes[body_a.shape as usize],
+                &body_a.pose,
+                &self.shapes[body_b.shape as usize],
+                &body_b.pose,
+                margin,
+                out,
+            );
+            let [a, b] = pairs[index];
+            if a > b
+                && let Some(manifold) = out
+            {
+                manifold.swap();
+            }
         }
     }
 }
