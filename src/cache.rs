@@ -52,6 +52,7 @@ use crate::contact::{
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::narrowphase::cpu::{PAIRS_PER_TASK, prefetch_bodies_ahead};
+use crate::narrowphase::validate::restore_pair_order;
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::query::sat_box_box::box_axis_separation;
@@ -253,12 +254,7 @@ fn collide_pair(
     entry: Option<&Entry>,
 ) -> (Option<Manifold>, Entry) {
     let (mut manifold, entry) = collide_canonical_pair(batch, position, key, entry);
-    let [a, b] = batch.given_pairs()[position];
-    if a > b
-        && let Some(manifold) = &mut manifold
-    {
-        manifold.swap();
-    }
+    restore_pair_order(batch.given_pairs()[position], &mut manifold);
     (manifold, entry)
 }
 

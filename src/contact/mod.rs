@@ -68,7 +68,8 @@ pub(crate) fn collide_shapes_into(
     }
 }
 
-/// [`collide_shapes`] by the pair of shape kinds, returning the manifold.
+/// [`collide_shapes`] for every pair of shape kinds but two boxes (which
+/// [`collide_shapes_into`] gives to the box routine), returning the manifold.
 fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
     use Shape::*;
     match (a, b) {
@@ -93,7 +94,6 @@ fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f
         (_, Sphere(s)) => collide_sphere_hull(s, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
         (Capsule(c), _) => collide_capsule_hull(c, pose_a, b.as_hull()?, pose_b, margin),
         (_, Capsule(c)) => collide_capsule_hull(c, pose_b, a.as_hull()?, pose_a, margin).map(|m| m.swapped()),
-        (Cuboid(ca), Cuboid(cb)) => collide_box_box(ca, pose_a, cb, pose_b, margin),
         _ => collide_hull_hull(a.as_hull()?, pose_a, b.as_hull()?, pose_b, margin),
     }
 }

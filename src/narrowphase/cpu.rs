@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::contact::collide_shapes_into;
 use crate::manifold::Manifold;
-use crate::narrowphase::validate::{ValidatedBatch, canonical, normalized};
+use crate::narrowphase::validate::{ValidatedBatch, canonical, normalized, restore_pair_order};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
@@ -141,12 +141,7 @@ impl CpuNarrowphase {
                 margin,
                 out,
             );
-            let [a, b] = pairs[index];
-            if a > b
-                && let Some(manifold) = out
-            {
-                manifold.swap();
-            }
+            restore_pair_order(pairs[index], out);
         }
     }
 }

@@ -4,10 +4,9 @@
 //! 2. Bodies (in parallel): an existing shape, a finite translation, a finite rotation within
 //!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length ([`check_pose`]). The pass only
 //!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
-//!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns. A
-//!    normalized copy of every body would cost a write and a read of 64 bytes per body, about a
-//!    tenth of a box batch at 100k pairs; normalizing on use costs a square root and a division
-//!    per body of a pair.
+//!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns. This
+//!    spares an allocation and a write of 64 bytes per body; normalizing on use costs a square
+//!    root and a division per body of a pair instead (about the same time on a box batch).
 //! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two half-spaces.
 //!
 //! 4. Backends compute each pair in canonical order, lower body index first, and swap the
@@ -19,7 +18,7 @@
 //!
 //! The GPU backend runs the same steps while it writes bodies and pairs into its staging
 //! memory (`narrowphase::gpu::staged`), with the per-entry checks and first-error passes of
-//! this file (`check_margin`, `checked_body`, `first_body_error`, `PairRule`), so there is one
+//! this file (`check_margin`, `body_ok`, `normalized`, `first_body_error`, `PairRule`), so there is one
 //! definition of a valid batch.
 
 use rayon::prelude::*;
@@ -268,22 +267,26 @@ pub(crate) fn canonical([a, b]: [u32; 2]) -> [u32; 2] {
     [a.min(b), a.max(b)]
 }
 
-/// Turns results computed for the canonical order of `given` (see [`canonical`]) into results
-/// for `given`, on all threads: each manifold of a pair given with its higher body index first
-/// is [`Manifold::swapped`]. For backends that cannot swap a result as they compute it (the GPU
-/// backend's results come back in bulk).
+/// Step 4's other half for one pair: turns `result`, computed for the canonical order of
+/// `given` (see [`canonical`]), into the result for `given`: a manifold of a pair given with
+/// its higher body index first is [`Manifold::swap`]ped.
+#[inline(always)]
+pub(crate) fn restore_pair_order([a, b]: [u32; 2], result: &mut Option<Manifold>) {
+    if a > b
+        && let Some(manifold) = result
+    {
+        manifold.swap();
+    }
+}
+
+/// [`restore_pair_order`] for every result, on all threads: for backends that cannot restore a
+/// result as they compute it (the GPU backend's results come back in bulk).
 pub(crate) fn restore_order(given: &[[u32; 2]], results: &mut [Option<Manifold>]) {
     results
         .par_iter_mut()
         .with_min_len(CHECKS_PER_TASK)
         .zip(given)
-        .for_each(|(result, &[a, b])| {
-            if a > b
-                && let Some(manifold) = result
-            {
-                manifold.swap();
-            }
-        });
+        .for_each(|(result, &pair)| restore_pair_order(pair, result));
 }
 
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
