@@ -69,12 +69,7 @@ pub fn collide_capsule_hull(
     };
     let outside = closest_points(&segment, &hull_shape);
     let (normal, on_segment, on_hull, gap) = match outside {
-        Some(c) => (
-            (c.point_b - c.point_a) / c.distance,
-            c.point_a,
-            c.point_b,
-            c.distance,
-        ),
+        Some(c) => (c.direction, c.point_a, c.point_b, c.distance),
         None => segment_hull_penetration(hull, segment, face, face_separation, radius),
     };
     let separation = gap - radius;

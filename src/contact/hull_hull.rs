@@ -173,8 +173,7 @@ pub(crate) fn manifold_from_sat_and_distance(
 /// closest features are others (the closest-point contact).
 #[inline]
 pub(crate) fn closest_along_axis(exact: &ClosestPoints, normal: Vec3) -> bool {
-    let direction = (exact.point_b - exact.point_a) / exact.distance;
-    direction.dot(normal) >= CLOSEST_FEATURE_COSINE
+    exact.direction.dot(normal) >= CLOSEST_FEATURE_COSINE
 }
 
 /// The manifold on the axis of `sat` alone (steps 2 to 4 and 6; separation `sat.separation`),
@@ -204,7 +203,7 @@ fn closest_point_contact(
     b_in_a: &Isometry,
     exact: &ClosestPoints,
 ) -> Manifold {
-    let normal = (exact.point_b - exact.point_a) / exact.distance;
+    let normal = exact.direction;
     let (vertex_a, _) = a.support(normal);
     let (vertex_b, _) = b.support(b_in_a.inverse_transform_vector(-normal));
     let mut manifold = Manifold::new(pose_a.transform_vector(normal), exact.distance);

@@ -67,6 +67,10 @@ pub struct ClosestPoints {
     pub point_a: Vec3,
     /// The point of B closest to A.
     pub point_b: Vec3,
+    /// Unit direction from `point_a` toward `point_b`, normalized in f64 (the f32 points'
+    /// difference divided by `distance` is off unit length by up to f32 rounding × their size ÷
+    /// the distance).
+    pub direction: Vec3,
 }
 
 /// Closest points between convex shapes `a` and `b` (same frame), or `None` when they overlap
@@ -107,6 +111,7 @@ pub fn closest_points(a: &impl SupportMap, b: &impl SupportMap) -> Option<Closes
         distance: v.length() as f32,
         point_a: point_a.as_vec3(),
         point_b: point_b.as_vec3(),
+        direction: (point_b - point_a).normalize().as_vec3(),
     })
 }
 
