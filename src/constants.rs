@@ -130,6 +130,14 @@ pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 /// contact the GPU keeps; half the equivalence tests' normal tolerance of 1e-3.
 pub const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
 
+/// The GPU = CPU contract's rounding tolerance ([`crate::contract`]), relative to the pair's
+/// scale (dimensionless; as an angle, radians): about 84 f32 ulps. A GPU's results differ from
+/// the CPU's by rounding: the relative pose in f32, the SAT's dot products with or without fused
+/// multiply-adds, clip divisions (WGSL allows 2.5 ulp) and square roots (`inverseSqrt` 2 ulp),
+/// a few ulps each, compounded over a few dozen steps. Larger accepts coarser GPU results;
+/// smaller flags rounding as disagreement.
+pub const GPU_AGREEMENT_TOLERANCE: f32 = 1.0e-5;
+
 // Contact cache
 
 /// Rounding allowance of [`crate::ContactCache`]'s motion bounds, relative to the pair's reach

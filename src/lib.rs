@@ -55,6 +55,7 @@ pub mod broadphase;
 pub mod cache;
 pub mod constants;
 pub mod contact;
+pub mod contract;
 #[cfg(feature = "cli")]
 pub mod generate;
 pub mod hull;

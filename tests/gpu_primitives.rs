@@ -1,10 +1,11 @@
 //! The GPU's closed forms for pairs with a sphere, capsule or half-space (primitives.wgsl, with
 //! gjk.wgsl for spheres and capsules against hulls) against the CPU reference
-//! (`CpuNarrowphase::collide`, i.e. `contact::collide_shapes`): random pairs of every kind
-//! combination, in both body orders, penetrating, touching, apart within the margin and far, with
-//! random and with axis-aligned rotations (parallel capsules, capsules and boxes lying on faces
-//! and on the ground); the analytic cases; and a generated mixed scene, which must now leave no
-//! pair to the host.
+//! (`CpuNarrowphase::collide`, i.e. `contact::collide_shapes`) by the GPU = CPU contract
+//! (`hullsat::contract`): random pairs of every kind combination (tests/support/suites.rs), in
+//! both body orders, penetrating, touching, apart within the margin and far, with random and with
+//! axis-aligned rotations (parallel capsules, capsules and boxes lying on faces and on the
+//! ground); the analytic cases; and a generated mixed scene, which must now leave no pair to the
+//! host.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -14,22 +15,15 @@ mod support;
 use std::f32::consts::FRAC_PI_2;
 
 use glam::{Quat, Vec3};
-use hullsat::contact::collide_shapes;
+use hullsat::contract::{compare_batch, compare_pair};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
 use hullsat::gpu::layout::MAX_GPU_CLIP_VERTICES;
 use hullsat::query::sat::query_hulls;
 use hullsat::{
     Body, Capsule, ConvexHull, CpuNarrowphase, Cuboid, FeatureId, HalfSpace, Manifold, Pose, Shape, Sphere,
 };
-use rand::RngExt;
-use rand_pcg::Pcg64;
-use support::gpu::NORMAL_TOLERANCE;
-use support::shapes::{Family, random_direction, random_rotation, random_shape};
+use support::suites::{primitive_batch, primitive_library};
 use support::{gpu_one_pair, gpu_or_skip, seeded_rng};
-
-/// Positions, depths and separations agree within this fraction of the pair's scale (issue 8:
-/// 1e-5), normals within this distance; see [`Tolerance`] for the two documented widenings.
-const POINT_TOLERANCE: f32 = 1.0e-5;
 
 /// Speculative margins tested, length units (the shapes are 0.25 to 2 units across).
 const MARGINS: [f32; 2] = [0.0, 0.05];
@@ -37,371 +31,30 @@ const MARGINS: [f32; 2] = [0.0, 0.05];
 /// Random pairs per kind combination, per margin.
 const PAIRS_PER_COMBINATION: usize = 240;
 
-/// Separation used to measure a placement on the CPU: every primitive routine returns a
-/// manifold within it.
-const MEASURE_MARGIN: f32 = 100.0;
-
-/// The shape kinds of this test, in `collide_shapes`' routine order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    HalfSpace,
-    Sphere,
-    Capsule,
-    Box,
-    Hull,
-}
-
-/// Every kind combination with a primitive (two half-spaces never collide; hull pairs are
-/// tests/gpu_equivalence.rs's).
-const COMBINATIONS: [(Kind, Kind); 11] = [
-    (Kind::HalfSpace, Kind::Sphere),
-    (Kind::HalfSpace, Kind::Capsule),
-    (Kind::HalfSpace, Kind::Box),
-    (Kind::HalfSpace, Kind::Hull),
-    (Kind::Sphere, Kind::Sphere),
-    (Kind::Sphere, Kind::Capsule),
-    (Kind::Sphere, Kind::Box),
-    (Kind::Sphere, Kind::Hull),
-    (Kind::Capsule, Kind::Capsule),
-    (Kind::Capsule, Kind::Box),
-    (Kind::Capsule, Kind::Hull),
-];
-
-/// A random shape of `kind`, size factor in [0.5, 2].
-fn random_kind(rng: &mut Pcg64, kind: Kind) -> Shape {
-    let size: f32 = rng.random_range(0.5..2.0);
-    match kind {
-        Kind::HalfSpace => {
-            // Half the ground planes axis-aligned (boxes and capsules lie flat on them).
-            let normal = if rng.random_bool(0.5) {
-                Vec3::Y
-            } else {
-                random_direction(rng)
-            };
-            Shape::HalfSpace(HalfSpace::new(normal, rng.random_range(-1.0..1.0)).unwrap())
-        }
-        Kind::Sphere => Shape::Sphere(Sphere::new(0.5 * size).unwrap()),
-        Kind::Capsule => Shape::Capsule(Capsule::new(rng.random_range(0.2..1.0) * size, 0.3 * size).unwrap()),
-        Kind::Box => random_shape(rng, Family::Box),
-        Kind::Hull => {
-            let family = if rng.random_bool(0.8) {
-                Family::Hull
-            } else {
-                Family::Needle
-            };
-            random_shape(rng, family)
-        }
-    }
-}
-
-/// How B is placed against A.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Placement {
-    /// Overlapping by up to 0.3 × the smaller size.
-    Penetrating,
-    /// Separation exactly zero on the CPU (up to rounding).
-    Touching,
-    /// Apart but within the margin.
-    WithinMargin,
-    /// Beyond the margin.
-    Far,
-}
-
-const PLACEMENTS: [Placement; 4] = [
-    Placement::Penetrating,
-    Placement::Touching,
-    Placement::WithinMargin,
-    Placement::Far,
-];
-
-/// One of the 24 rotations taking axes to axes.
-fn axis_rotation(rng: &mut Pcg64) -> Quat {
-    let turns = [0.0, FRAC_PI_2, 2.0 * FRAC_PI_2, 3.0 * FRAC_PI_2];
-    let up = [
-        Quat::IDENTITY,
-        Quat::from_rotation_x(FRAC_PI_2),
-        Quat::from_rotation_x(-FRAC_PI_2),
-        Quat::from_rotation_x(2.0 * FRAC_PI_2),
-        Quat::from_rotation_z(FRAC_PI_2),
-        Quat::from_rotation_z(-FRAC_PI_2),
-    ];
-    up[rng.random_range(0..6)] * Quat::from_rotation_y(turns[rng.random_range(0..4)])
-}
-
-/// Poses of A and B for `placement` at `margin`: B first put at a random direction (or, for
-/// aligned pairs, along an axis of A with B's axes along A's, tilted by up to 1e-3 rad), then
-/// moved along the CPU's normal to the wanted separation.
-fn place(rng: &mut Pcg64, a: &Shape, b: &Shape, placement: Placement, margin: f32) -> (Pose, Pose) {
-    let pose_a = Pose::new(
-        Vec3::new(
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-            rng.random_range(-3.0..3.0),
-        ),
-        random_rotation(rng),
-    );
-    let aligned = rng.random_bool(0.4);
-    let reach = a.bounding_radius().min(10.0) + b.bounding_radius().min(10.0);
-    let (direction, rotation) = if aligned {
-        let tilt = Quat::from_axis_angle(random_direction(rng), rng.random_range(0.0..1.0e-3));
-        let axis = axis_rotation(rng) * Vec3::Y;
-        (
-            pose_a.rotation * axis,
-            pose_a.rotation * axis_rotation(rng) * tilt,
-        )
-    } else {
-        (random_direction(rng), random_rotation(rng))
-    };
-    let lateral = if aligned {
-        random_direction(rng) * rng.random_range(0.0..0.3) * reach
-    } else {
-        Vec3::ZERO
-    };
-    let start = pose_a.translation.as_vec3() + direction * reach * 0.5 + lateral;
-    let mut pose_b = Pose::new(start, rotation);
-    let smaller = a.size().max(1e-3).min(b.size().max(1e-3));
-    let target = match placement {
-        Placement::Penetrating => -rng.random_range(0.0..0.3) * smaller,
-        Placement::Touching => 0.0,
-        Placement::WithinMargin => rng.random_range(0.0..1.0) * margin,
-        Placement::Far => margin + rng.random_range(0.01..1.0),
-    };
-    // Two steps along the CPU's normal: the second corrects for curved surfaces.
-    for _ in 0..2 {
-        if let Some(m) = collide_shapes(a, &pose_a, b, &pose_b, MEASURE_MARGIN) {
-            let shift = (target - m.separation) * m.normal;
-            pose_b = Pose::new(pose_b.translation.as_vec3() + shift, pose_b.rotation);
-        }
-    }
-    (pose_a, pose_b)
-}
-
-/// How the GPU and CPU manifolds of a batch compared.
-#[derive(Debug, Default)]
-struct Stats {
-    pairs: usize,
-    neither: usize,
-    both: usize,
-    /// Only one side has a manifold, with the CPU separation within the tolerance of the margin.
-    near_margin: usize,
-    points: usize,
-    /// Largest position or depth difference over the pair's tolerance.
-    largest_difference: f32,
-}
-
-/// Needles (hulls 100:1, tests/support/shapes.rs) have long, thin faces whose barycentric
-/// weights the GPU's f32 GJK solves with more rounding than the CPU's f64 one: 2 of 5,280
-/// random pairs (a sphere and a capsule against a needle) differ by up to 4e-5 × scale in
-/// position and 3e-4 in the normal. Pairs with a needle are compared within this fraction of
-/// the scale, and normals within support::gpu::NORMAL_TOLERANCE (1e-3, the equivalence suite's).
-const NEEDLE_TOLERANCE: f32 = 1.0e-4;
-
-/// A GJK contact's normal is the direction between witness points `gap` apart, computed from
-/// f32 inputs (the relative pose) rounded to about `f32::EPSILON` × the pair's scale, on the
-/// CPU and the GPU differently: the direction is only determined to about this many times
-/// EPSILON × scale / gap (a capsule's core 5e-4 from a hull: 1e-3), and the contact point,
-/// offset by the radius along it, to the radius times that.
-const GJK_CONDITIONING: f32 = 16.0;
-
-/// True for a hull whose local bounding box is more than 50 times longer than it is thick.
-fn is_needle(shape: &Shape) -> bool {
-    let Some(hull) = shape.as_hull() else {
-        return false;
-    };
-    let (lo, hi) = hull
-        .vertices()
-        .iter()
-        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let extent = hi - lo;
-    extent.max_element() > 50.0 * extent.min_element()
-}
-
-/// How closely a pair's GPU manifold must match the CPU's: `length` for separations, positions
-/// and depths (length units), `normal` for unit normals.
-#[derive(Clone, Copy, Debug)]
-struct Tolerance {
-    length: f32,
-    normal: f32,
-}
-
-/// [`POINT_TOLERANCE`] × the pair's scale, widened for needles ([`NEEDLE_TOLERANCE`]) and for
-/// a sphere's centre or capsule's core close to a hull ([`GJK_CONDITIONING`], from the CPU
-/// manifold's separation).
-fn tolerance(a: &Shape, b: &Shape, cpu: Option<&Manifold>) -> Tolerance {
-    let scale = a.size() + b.size();
-    if is_needle(a) || is_needle(b) {
-        return Tolerance {
-            length: NEEDLE_TOLERANCE * scale,
-            normal: NORMAL_TOLERANCE,
-        };
-    }
-    let radius = |s: &Shape| match s {
-        Shape::Sphere(s) => Some(s.radius),
-        Shape::Capsule(c) => Some(c.radius),
-        _ => None,
-    };
-    let core_radius = match (a.as_hull(), b.as_hull()) {
-        (Some(_), None) => radius(b),
-        (None, Some(_)) => radius(a),
-        _ => None,
-    };
-    let direction = match (core_radius, cpu) {
-        (Some(r), Some(m)) if m.separation + r > 0.0 => {
-            GJK_CONDITIONING * f32::EPSILON * scale / (m.separation + r)
-        }
-        _ => 0.0,
-    };
-    Tolerance {
-        length: POINT_TOLERANCE * scale + core_radius.unwrap_or(0.0) * direction,
-        normal: POINT_TOLERANCE.max(direction),
-    }
-}
-
-/// Same verdict (unless the CPU's separation is within the tolerance of the margin), normal,
-/// separation, point count, ids in order, positions and depths within the tolerance.
-#[track_caller]
-fn compare(
-    gpu: &Option<Manifold>,
-    cpu: &Option<Manifold>,
-    cpu_separation: f32,
-    margin: f32,
-    tolerance: Tolerance,
-    stats: &mut Stats,
-    context: &str,
-) {
-    let eps = tolerance.length;
-    stats.pairs += 1;
-    let (gpu, cpu) = match (gpu, cpu) {
-        (None, None) => {
-            stats.neither += 1;
-            return;
-        }
-        (Some(g), Some(c)) => (g, c),
-        (g, c) => {
-            assert!(
-                (cpu_separation - margin).abs() <= eps,
-                "{context}: verdicts differ away from the margin (CPU separation {cpu_separation})\n gpu {g:?}\n cpu {c:?}"
-            );
-            stats.near_margin += 1;
-            return;
-        }
-    };
-    stats.both += 1;
-    assert!(
-        gpu.normal.distance(cpu.normal) <= tolerance.normal && (gpu.separation - cpu.separation).abs() <= eps,
-        "{context}: normals or separations differ\n gpu {gpu:?}\n cpu {cpu:?}"
-    );
-    assert_eq!(
-        gpu.point_count(),
-        cpu.point_count(),
-        "{context}: point counts differ\n gpu {gpu:?}\n cpu {cpu:?}"
-    );
-    for (g, c) in gpu.points().iter().zip(cpu.points()) {
-        assert_eq!(g.id, c.id, "{context}: ids differ\n gpu {gpu:?}\n cpu {cpu:?}");
-        let difference = (g.position.distance(c.position) as f32).max((g.depth - c.depth).abs());
-        assert!(
-            difference <= eps,
-            "{context}: point {:?} differs by {difference}\n gpu {g:?}\n cpu {c:?}",
-            c.id
-        );
-        stats.points += 1;
-        stats.largest_difference = stats.largest_difference.max(difference / eps);
-    }
-}
-
 #[test]
 fn gpu_primitive_pairs_equal_the_cpu_for_every_kind_combination() {
     let mut rng = seeded_rng(0x05ee_d91e);
     // One library: a few shapes of each kind; every pair draws its two from it.
-    let kinds = [
-        Kind::HalfSpace,
-        Kind::Sphere,
-        Kind::Capsule,
-        Kind::Box,
-        Kind::Hull,
-    ];
-    let library: Vec<(Kind, Shape)> = kinds
-        .iter()
-        .flat_map(|&kind| (0..6).map(move |i| (kind, i)))
-        .map(|(kind, _)| (kind, random_kind(&mut rng, kind)))
-        .collect();
+    let library = primitive_library(&mut rng);
     let shapes: Vec<Shape> = library.iter().map(|(_, s)| s.clone()).collect();
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
     let cpu = CpuNarrowphase::new(shapes.clone());
-    let of_kind = |rng: &mut Pcg64, kind: Kind| {
-        let indices: Vec<u32> = (0..library.len() as u32)
-            .filter(|&i| library[i as usize].0 == kind)
-            .collect();
-        indices[rng.random_range(0..indices.len())]
-    };
     for margin in MARGINS {
-        let mut bodies = Vec::new();
-        let mut pairs = Vec::new();
-        let mut cases = Vec::new();
-        for (kind_a, kind_b) in COMBINATIONS {
-            for i in 0..PAIRS_PER_COMBINATION {
-                let placement = PLACEMENTS[i % PLACEMENTS.len()];
-                let (sa, sb) = (of_kind(&mut rng, kind_a), of_kind(&mut rng, kind_b));
-                let (pose_a, pose_b) = place(
-                    &mut rng,
-                    &shapes[sa as usize],
-                    &shapes[sb as usize],
-                    placement,
-                    margin,
-                );
-                // Either body may come first (the canonical order is by body index), and the
-                // pair may name them in either order.
-                let first = bodies.len() as u32;
-                let (ia, ib) = if rng.random_bool(0.5) {
-                    (first, first + 1)
-                } else {
-                    (first + 1, first)
-                };
-                let mut two = [Body {
-                    shape: 0,
-                    pose: Pose::IDENTITY,
-                }; 2];
-                two[(ia - first) as usize] = Body {
-                    shape: sa,
-                    pose: pose_a,
-                };
-                two[(ib - first) as usize] = Body {
-                    shape: sb,
-                    pose: pose_b,
-                };
-                bodies.extend(two);
-                pairs.push(if rng.random_bool(0.5) { [ia, ib] } else { [ib, ia] });
-                cases.push((kind_a, kind_b, placement));
-            }
-        }
-        let gpu_manifolds = gpu.collide(&bodies, &pairs, margin).expect("GPU collide runs");
+        let batch = primitive_batch(&mut rng, &library, PAIRS_PER_COMBINATION, margin);
+        let (bodies, pairs) = (&batch.bodies, &batch.pairs);
+        let gpu_manifolds = gpu.collide(bodies, pairs, margin).expect("GPU collide runs");
         let timings = gpu.timings();
-        let cpu_manifolds = cpu.collide(&bodies, &pairs, margin).expect("CPU collide runs");
-        let mut stats = Stats::default();
-        for (i, &[ia, ib]) in pairs.iter().enumerate() {
-            let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
-            let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
-            let measured = collide_shapes(a, &body_a.pose, b, &body_b.pose, MEASURE_MARGIN)
-                .map_or(f32::INFINITY, |m| m.separation);
-            let context = format!("margin {margin}, pairs[{i}] {:?}", cases[i]);
-            compare(
-                &gpu_manifolds[i],
-                &cpu_manifolds[i],
-                measured,
-                margin,
-                tolerance(a, b, cpu_manifolds[i].as_ref()),
-                &mut stats,
-                &context,
-            );
-        }
-        eprintln!("margin {margin}: {stats:?}, {timings:?}");
+        let cpu_manifolds = cpu.collide(bodies, pairs, margin).expect("CPU collide runs");
+        let tally = compare_batch(&shapes, bodies, pairs, margin, &gpu_manifolds, &cpu_manifolds)
+            .unwrap_or_else(|e| panic!("margin {margin}, {:?}: {e}", batch.cases[e.index]));
+        eprintln!("margin {margin}: {tally:?}, {timings:?}");
         assert_eq!(timings.host_pairs, 0, "every primitive pair finishes on the GPU");
         // Every placement produced contacts and misses.
         assert!(
-            stats.both > pairs.len() / 3 && stats.neither > pairs.len() / 8,
-            "{stats:?}"
+            tally.cpu_manifolds > pairs.len() / 3 && tally.no_contact > pairs.len() / 8,
+            "{tally:?}"
         );
     }
 }
@@ -676,30 +329,16 @@ fn gpu_mixed_scene_leaves_no_pair_to_the_host() {
             timings.host_pairs - timings.incomplete_pairs <= possible_exceptions,
             "{timings:?}, {possible_exceptions} possible exceptions"
         );
-        let mut stats = Stats::default();
-        for (i, &[ia, ib]) in pairs.iter().enumerate() {
-            let (body_a, body_b) = (scene.bodies[ia as usize], scene.bodies[ib as usize]);
-            let (a, b) = (
-                &scene.shapes[body_a.shape as usize],
-                &scene.shapes[body_b.shape as usize],
-            );
-            if a.as_hull().is_some() && b.as_hull().is_some() {
-                continue;
-            }
-            let measured = collide_shapes(a, &body_a.pose, b, &body_b.pose, MEASURE_MARGIN)
-                .map_or(f32::INFINITY, |m| m.separation);
-            let context = format!("margin {margin}, pairs[{i}]");
-            compare(
-                &gpu_manifolds[i],
-                &cpu_manifolds[i],
-                measured,
-                margin,
-                tolerance(a, b, cpu_manifolds[i].as_ref()),
-                &mut stats,
-                &context,
-            );
-        }
-        eprintln!("{stats:?}");
+        let tally = compare_batch(
+            &scene.shapes,
+            &scene.bodies,
+            &pairs,
+            margin,
+            &gpu_manifolds,
+            &cpu_manifolds,
+        )
+        .unwrap_or_else(|e| panic!("margin {margin}: {e}"));
+        eprintln!("{tally:?}");
     }
 }
 
@@ -748,17 +387,7 @@ fn gpu_half_space_against_a_64_gon_prism_equals_the_cpu_beyond_and_within_the_bu
         let g = gpu.collide(&bodies, &[[0, 1]], 0.05).expect("GPU collide runs")[0];
         assert_eq!(gpu.timings().host_pairs, 0);
         let c = cpu.collide(&bodies, &[[0, 1]], 0.05).expect("CPU collide runs")[0];
-        let mut stats = Stats::default();
-        let cpu_separation = c.map_or(f32::INFINITY, |m| m.separation);
-        compare(
-            &g,
-            &c,
-            cpu_separation,
-            0.05,
-            tolerance(&shapes[0], &shapes[1], c.as_ref()),
-            &mut stats,
-            "prism",
-        );
+        compare_pair(&shapes, &bodies, [0, 1], 0.05, g.as_ref(), c.as_ref()).expect("the GPU = CPU contract");
         assert_eq!(g.expect("touching").point_count(), 4);
     }
 }

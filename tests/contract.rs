@@ -1,0 +1,217 @@
+//! The GPU = CPU contract (`hullsat::contract`) proved without a GPU: the CPU reference run on
+//! inputs perturbed by a few f32 ulps (what a GPU's fused multiply-adds and looser division and
+//! square root do to the relative pose) differs from the unperturbed run only in ways the
+//! contract accepts, over the whole equivalence suite (20,000 hull and box pairs) and the
+//! primitive suite; and the same comparator rejects planted faults: a wrong id where the CPU's
+//! decision is not a tie, a point moved by 1e-3 × the pair's scale, a verdict flipped away from
+//! the margin.
+
+mod support;
+
+use glam::{Quat, Vec3};
+use hullsat::contract::{
+    AgreementTally, DisagreementKind, compare_batch, compare_pair, nudged_references, pair_tolerance,
+    point_conditioning,
+};
+use hullsat::{Body, CpuNarrowphase, FeatureId, Manifold, Shape};
+use rand::RngExt;
+use rand_pcg::Pcg64;
+use support::seeded_rng;
+use support::shapes::random_direction;
+use support::suites::{primitive_batch, primitive_library, random_hull_pairs, shape_library};
+
+/// How many f32 ulps the perturbation moves each body, in turn: of its distance to its pair
+/// partner (at least the pair's scale) for positions, f32::EPSILON radians for rotations. (At
+/// 16 ulps one pair of the 50,560 in six runs leaves the contract: a touching hull pair whose
+/// SAT jumps from a face to an edge axis that no run nudged by the contract's tolerance takes.)
+const ULPS: [f32; 4] = [1.0, 2.0, 4.0, 8.0];
+
+/// Margins of the suites, length units.
+const MARGINS: [f32; 2] = [0.0, 0.05];
+
+/// One batch of a suite.
+struct Batch {
+    shapes: Vec<Shape>,
+    bodies: Vec<Body>,
+    pairs: Vec<[u32; 2]>,
+    margin: f32,
+}
+
+/// The equivalence suite's batches (10,000 pairs per margin) and the primitive suite's (11 kind
+/// combinations × 240 pairs per margin), with the seeds of tests/gpu_equivalence.rs and
+/// tests/gpu_primitives.rs.
+fn suites() -> Vec<Batch> {
+    let mut batches = Vec::new();
+    let mut rng = seeded_rng(0x9e0e9a1);
+    let shapes = shape_library(&mut rng);
+    for margin in MARGINS {
+        let (bodies, pairs, _) = random_hull_pairs(&mut rng, &shapes, 10_000);
+        batches.push(Batch {
+            shapes: shapes.clone(),
+            bodies,
+            pairs,
+            margin,
+        });
+    }
+    let mut rng = seeded_rng(0x05ee_d91e);
+    let library = primitive_library(&mut rng);
+    for margin in MARGINS {
+        let batch = primitive_batch(&mut rng, &library, 240, margin);
+        batches.push(Batch {
+            shapes: batch.shapes,
+            bodies: batch.bodies,
+            pairs: batch.pairs,
+            margin,
+        });
+    }
+    batches
+}
+
+/// The bodies with the second body of every pair moved by `ulps` ulps of the pair's reach in a
+/// random direction and turned by `ulps` × f32::EPSILON radians about a random axis (each body
+/// belongs to one pair in these suites).
+fn perturbed(rng: &mut Pcg64, batch: &Batch, ulps: f32) -> Vec<Body> {
+    let mut bodies = batch.bodies.clone();
+    for &[a, b] in &batch.pairs {
+        let (first, second) = (bodies[a as usize], &mut bodies[b as usize]);
+        let scale = batch.shapes[first.shape as usize].size() + batch.shapes[second.shape as usize].size();
+        let reach = (first.pose.translation.distance(second.pose.translation) as f32).max(scale);
+        let step = ulps * f32::EPSILON * reach;
+        second.pose.translation += (random_direction(rng) * step).as_dvec3();
+        let turn = Quat::from_axis_angle(random_direction(rng), ulps * f32::EPSILON);
+        second.pose.rotation = (turn * second.pose.rotation).normalize();
+    }
+    bodies
+}
+
+#[test]
+fn the_cpu_on_inputs_a_few_ulps_off_stays_within_the_contract() {
+    let mut rng = seeded_rng(0xc0_7ac7);
+    let mut total = AgreementTally::default();
+    for batch in suites() {
+        let cpu = CpuNarrowphase::new(batch.shapes.clone());
+        let reference = cpu.collide(&batch.bodies, &batch.pairs, batch.margin).unwrap();
+        for (round, ulps) in ULPS.into_iter().flat_map(|u| [u, u]).enumerate() {
+            let moved = cpu
+                .collide(&perturbed(&mut rng, &batch, ulps), &batch.pairs, batch.margin)
+                .unwrap();
+            let tally = compare_batch(
+                &batch.shapes,
+                &batch.bodies,
+                &batch.pairs,
+                batch.margin,
+                &moved,
+                &reference,
+            )
+            .unwrap_or_else(|e| panic!("margin {}, round {round}: {e}", batch.margin));
+            eprintln!(
+                "margin {}, {ulps} ulps, {} pairs: {tally:?}",
+                batch.margin,
+                batch.pairs.len()
+            );
+            total = total.merged(&tally);
+        }
+    }
+    eprintln!("all: {total:?}");
+    // The perturbation must have changed something, or the proof proves nothing.
+    assert!(total.conditioned + total.ties() > 0, "{total:?}");
+    assert!(total.same > total.pairs / 4, "{total:?}");
+}
+
+/// True when every nudged CPU run of the pair names the same point ids as the CPU's result
+/// (`Some` when it has one): the CPU's decisions there are not within rounding of a tie.
+fn stable(batch: &Batch, pair: [u32; 2], cpu: &Manifold) -> bool {
+    let ids = |m: &Manifold| {
+        let mut ids: Vec<FeatureId> = m.points().iter().map(|p| p.id).collect();
+        ids.sort();
+        ids
+    };
+    nudged_references(&batch.shapes, &batch.bodies, pair, batch.margin)
+        .iter()
+        .all(|m| m.as_ref().is_some_and(|m| ids(m) == ids(cpu)))
+}
+
+#[test]
+fn planted_faults_are_rejected() {
+    let mut rng = seeded_rng(0xfa_0175);
+    let (mut wrong_ids, mut moved_points, mut flipped) = (0, 0, 0);
+    let mut accepted_moves = Vec::new();
+    let mut ill_conditioned = 0;
+    for batch in suites() {
+        let cpu = CpuNarrowphase::new(batch.shapes.clone());
+        let reference = cpu.collide(&batch.bodies, &batch.pairs, batch.margin).unwrap();
+        for (i, (&pair, result)) in batch.pairs.iter().zip(&reference).enumerate().step_by(7) {
+            let judge = |gpu: Option<&Manifold>| {
+                compare_pair(
+                    &batch.shapes,
+                    &batch.bodies,
+                    pair,
+                    batch.margin,
+                    gpu,
+                    result.as_ref(),
+                )
+            };
+            let [a, b] = pair.map(|i| batch.shapes[batch.bodies[i as usize].shape as usize].size());
+            let scale = a + b;
+            let Some(m) = result else {
+                // A manifold where the CPU has none, far beyond the margin: a flipped verdict.
+                let far = Manifold::new(Vec3::X, batch.margin + 1.0);
+                let mut far = far;
+                far.push(Default::default());
+                if hullsat::contract::verdict_tie(&batch.shapes, &batch.bodies, pair, batch.margin).is_err() {
+                    let verdict = judge(Some(&far)).expect_err("a manifold where the CPU has none");
+                    assert_eq!(verdict.kind, DisagreementKind::Verdict, "pairs[{i}]");
+                    flipped += 1;
+                }
+                continue;
+            };
+            // No manifold where the CPU has one away from the margin.
+            let tolerance = pair_tolerance(&batch.shapes, &batch.bodies, pair);
+            if (m.separation - batch.margin).abs() > 2.0 * tolerance {
+                assert!(judge(None).is_err(), "pairs[{i}]: a dropped manifold passed");
+                flipped += 1;
+            }
+            // A wrong id where no nudged run changes the CPU's ids.
+            if stable(&batch, pair, m) {
+                let mut wrong = *m;
+                let id = wrong.points[0].id;
+                wrong.points[0].id = FeatureId::new(id.kind(), id.flag(), id.high(), id.low() ^ 1);
+                if !m.points().iter().any(|p| p.id == wrong.points[0].id) {
+                    assert!(
+                        judge(Some(&wrong)).is_err(),
+                        "pairs[{i}]: wrong id passed: {wrong:?}\n cpu {m:?}"
+                    );
+                    wrong_ids += 1;
+                }
+            }
+            // A point moved by 1e-3 × scale in a random direction.
+            let mut off = *m;
+            let k = rng.random_range(0..m.point_count());
+            // (At least 0.1 of it along the normal: two hulls' closest points may lie anywhere on
+            // two parallel faces.)
+            let direction = loop {
+                let d = random_direction(&mut rng);
+                if d.dot(m.normal).abs() >= 0.1 {
+                    break d;
+                }
+            };
+            off.points[k].position += direction.as_dvec3() * f64::from(1.0e-3 * scale);
+            // Rejected unless the point's conditioning allows as much.
+            let conditioning = point_conditioning(&batch.shapes, &batch.bodies, pair, m, k);
+            if conditioning * tolerance < 1.0e-3 * scale {
+                moved_points += 1;
+                if judge(Some(&off)).is_ok() {
+                    accepted_moves.push((i, off.points[k].id, conditioning));
+                }
+            } else {
+                ill_conditioned += 1;
+            }
+        }
+    }
+    eprintln!(
+        "rejected: {flipped} flipped verdicts, {wrong_ids} wrong ids; {} of {moved_points} moved points accepted: {accepted_moves:?}; {ill_conditioned} points not moved (conditioning of 100 or more)",
+        accepted_moves.len()
+    );
+    assert!(flipped > 1000 && wrong_ids > 1000, "{flipped} {wrong_ids}");
+    assert!(accepted_moves.is_empty(), "{accepted_moves:?}");
+}
