@@ -215,3 +215,46 @@ fn planted_faults_are_rejected() {
     assert!(flipped > 1000 && wrong_ids > 1000, "{flipped} {wrong_ids}");
     assert!(accepted_moves.is_empty(), "{accepted_moves:?}");
 }
+
+/// The two test failures reported from an NVIDIA H100 (the issue "Right on real GPUs"), rebuilt
+/// on the CPU's manifolds of the same pairs of the same suites: an edge-pair point 1.8e-4 along
+/// its edge (x -4.39906 on the GPU, -4.39924 on the CPU, depths equal), and a capsule touching a
+/// box whose one clipped point (kept at depth 7.5e-8, margin 0) came back from the GPU as the
+/// unclipped single point (id `OTHER` 0, separation -6.0e-8) at the same place.
+#[test]
+fn the_differences_seen_on_an_h100_fall_within_the_contract() {
+    let batches = suites();
+    // gpu_equivalence, margin 0, pairs[100].
+    let batch = &batches[0];
+    let pair = batch.pairs[100];
+    let cpu =
+        hullsat::contract::reference_manifold(&batch.shapes, &batch.bodies, pair, 0.0).expect("a contact");
+    let point = cpu.points[0];
+    assert_eq!(point.id, FeatureId(2147516425));
+    assert!((point.position.x - -4.39924).abs() < 1e-5, "{point:?}");
+    let body_a = batch.bodies[pair[0] as usize];
+    let hull_a = batch.shapes[body_a.shape as usize].as_hull().unwrap();
+    let edge = hull_a.edges()[point.id.high() as usize];
+    let along = body_a.pose.transform_vector(
+        hull_a.vertices()[edge.vertices[1] as usize] - hull_a.vertices()[edge.vertices[0] as usize],
+    );
+    let mut gpu = cpu;
+    gpu.points[0].position += (along * ((-4.39906 - point.position.x) as f32 / along.x)).as_dvec3();
+    let agreement = compare_pair(&batch.shapes, &batch.bodies, pair, 0.0, Some(&gpu), Some(&cpu));
+    assert_eq!(agreement, Ok(hullsat::contract::Agreement::Conditioned));
+
+    // gpu_primitives, margin 0, pairs[2206].
+    let batch = &batches[2];
+    let pair = batch.pairs[2206];
+    let cpu =
+        hullsat::contract::reference_manifold(&batch.shapes, &batch.bodies, pair, 0.0).expect("a contact");
+    assert_eq!(
+        cpu.points().iter().map(|p| p.id).collect::<Vec<_>>(),
+        [FeatureId(3758129154)]
+    );
+    let mut gpu = cpu;
+    gpu.points[0].id = FeatureId(3221225472);
+    gpu.separation = -6.0e-8;
+    let agreement = compare_pair(&batch.shapes, &batch.bodies, pair, 0.0, Some(&gpu), Some(&cpu));
+    assert_eq!(agreement, Ok(hullsat::contract::Agreement::FeatureTie));
+}

@@ -20,8 +20,11 @@ use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycast
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use hullsat::contract::{Agreement, AgreementTally, verdict_tie};
+
 use super::{
-    CliError, Shapes, adapter_description, cpu_model, generate_scene, output, read_scene, scene_pairs,
+    CliError, Shapes, adapter_description, check_contract, cpu_model, describe_tally, generate_scene, output,
+    read_scene, scene_pairs,
 };
 
 mod frames;
@@ -49,11 +52,16 @@ BACKENDS:
          uploaded once into GPU buffers before timing, the manifolds left on the GPU; the time
          is from GPU timestamps around the commands where the adapter has them (\"timing\":
          \"gpu-timestamps\"), else from submission to completion (\"submit-and-wait\"). The
-         list is read once after timing: its clipped entries are the manifolds (checked equal
-         to cpu1's when cpu1 runs too and no pair was left to the host), host_pairs the pairs
-         the GPU did not finish (see MANIFOLD_HOST; lavapipe's loop cap)
+         list is read once after timing: its clipped entries are the manifolds, host_pairs the
+         pairs the GPU did not finish (see MANIFOLD_HOST; lavapipe's loop cap)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
   backends are asked for).
+
+CHECK: every GPU backend's results (from its warm-up run) are judged pair by pair against the
+CPU's by the GPU = CPU contract (docs/gpu-cpu-contract.md; the CPU runs once for it when no CPU
+backend is timed): the table's last lines count the pairs equal to rounding, within their
+conditioning and at ties; gpu-resident's listed pairs must be the CPU's touching pairs, but for
+verdict ties and pairs left to the host. A pair outside the contract is an error naming it.
 
 RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
 random rays (--seed) from points uniform in the box of the body positions, uniform directions,
@@ -72,10 +80,12 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   wait, copy, map), cpu_clipping_s (reading the results, CPU clipping and the CPU path for pairs
   the GPU left to the host) as medians, host_pairs (of the warm-up run) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident, which adds
-  \"timing\").
+  \"timing\"), and \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
+  conditioned, verdict_ties, axis_ties, feature_ties).
 
 EXIT STATUS:
-  0 success; 1 a backend failed, or none could run; 2 a bad option or scene.";
+  0 success; 1 a backend failed, or none could run; 2 a bad option or scene; 3 a GPU result
+  outside the GPU = CPU contract.";
 
 /// A backend `bench` can time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -191,6 +201,14 @@ struct Measurement {
     timing: Option<resident::ResidentTiming>,
     /// Bytes a GPU backend copied back from the device in its last timed run.
     readback_bytes: Option<u64>,
+    /// The warm-up run's results (CPU and GPU whole-call backends), for the contract check;
+    /// dropped after it.
+    results: Option<Vec<Option<Manifold>>>,
+    /// gpu-resident's list after timing: the pairs it lists as manifolds, and those it left to
+    /// the host (indices into the pair list); dropped after the contract check.
+    resident_lists: Option<(Vec<u32>, Vec<u32>)>,
+    /// A GPU backend's results judged by the GPU = CPU contract (gpu-resident: verdicts only).
+    contract: Option<AgreementTally>,
 }
 
 pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
@@ -240,7 +258,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             "no backend could run: gpu has no adapter".into(),
         ));
     }
-    check_resident_count(&measurements)?;
+    check_contract_of_gpu_backends(&scene, &pairs, &mut measurements)?;
 
     // Step 3.
     let cpu1 = measurements
@@ -296,6 +314,9 @@ fn measure_backend(
                 host_pairs: None,
                 timing: None,
                 readback_bytes: None,
+                results: Some(runs.results),
+                resident_lists: None,
+                contract: None,
             }
         }
         BenchBackend::GpuResident => {
@@ -312,6 +333,9 @@ fn measure_backend(
                 host_pairs: Some(runs.host_pairs),
                 timing: Some(runs.timing),
                 readback_bytes: Some(0),
+                results: None,
+                resident_lists: None,
+                contract: None,
             }
         }
         BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
@@ -351,34 +375,103 @@ fn measure_backend(
                 host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
                 timing: None,
                 readback_bytes: runs.gpu.last().map(|t| t.readback_bytes),
+                results: Some(runs.results),
+                resident_lists: None,
+                contract: None,
             }
         }
     };
     Ok(Some(measurement))
 }
 
-/// gpu-resident's manifolds (read once after timing) against cpu1's, when both ran: equal when
-/// no pair was left to the host, else cpu1's count lies between the clipped entries and those
-/// plus the host pairs.
-fn check_resident_count(measurements: &[Measurement]) -> Result<(), CliError> {
-    let find = |backend| measurements.iter().find(|m| m.backend == backend);
-    let (Some(cpu1), Some(resident)) = (find(BenchBackend::Cpu1), find(BenchBackend::GpuResident)) else {
-        return Ok(());
-    };
-    let host = resident.host_pairs.unwrap_or(0);
-    if (resident.manifolds..=resident.manifolds + host).contains(&cpu1.manifolds) {
+/// Judges every GPU backend's warm-up results by the GPU = CPU contract against the CPU's (the
+/// CPU backends' own, or a CPU run made for the check), keeps each tally and drops the results.
+/// gpu-resident, which reads back only its listed pairs, must list every pair the CPU finds
+/// touching and no other, except pairs it left to the host and counted verdict ties.
+fn check_contract_of_gpu_backends(
+    scene: &Scene,
+    pairs: &[[u32; 2]],
+    measurements: &mut [Measurement],
+) -> Result<(), CliError> {
+    let is_cpu = |m: &Measurement| matches!(m.backend, BenchBackend::Cpu1 | BenchBackend::Cpu);
+    if measurements.iter().all(is_cpu) {
+        measurements.iter_mut().for_each(|m| m.results = None);
         return Ok(());
     }
-    Err(CliError::Backend(format!(
-        "gpu-resident listed {} manifolds ({host} pairs left to the host), cpu1 found {}",
-        resident.manifolds, cpu1.manifolds
-    )))
+    let reference = match measurements.iter_mut().find(|m| is_cpu(m)) {
+        Some(m) => m.results.take().expect("CPU results are kept"),
+        None => CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, pairs, scene.margin)?,
+    };
+    for m in measurements.iter_mut() {
+        let results = m.results.take();
+        match m.backend {
+            BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
+                let gpu = results.expect("GPU results are kept");
+                m.contract = Some(check_contract(m.backend.name(), scene, pairs, &gpu, &reference)?);
+            }
+            BenchBackend::GpuResident => {
+                if let Some((listed, left)) = m.resident_lists.take() {
+                    m.contract = Some(check_resident_list(scene, pairs, &listed, &left, &reference)?);
+                }
+            }
+            BenchBackend::Cpu1 | BenchBackend::Cpu => {}
+        }
+    }
+    Ok(())
+}
+
+/// gpu-resident's verdicts against the CPU's: a pair it lists as a manifold or not as the CPU
+/// finds it touching or not, except pairs it left to the host and verdict ties (the CPU's
+/// separation within rounding of the margin, [`hullsat::contract::verdict_tie`]). The tally
+/// counts pairs, manifolds on each side, verdict ties; agreeing verdicts count as `same` (their
+/// manifolds stay on the GPU and are not compared here).
+fn check_resident_list(
+    scene: &Scene,
+    pairs: &[[u32; 2]],
+    listed: &[u32],
+    left_to_host: &[u32],
+    cpu: &[Option<Manifold>],
+) -> Result<AgreementTally, CliError> {
+    let mut on_list = vec![false; pairs.len()];
+    for &pair in listed {
+        on_list[pair as usize] = true;
+    }
+    let mut on_host = vec![false; pairs.len()];
+    for &pair in left_to_host {
+        on_host[pair as usize] = true;
+    }
+    let mut tally = AgreementTally::default();
+    for (i, (&pair, cpu)) in pairs.iter().zip(cpu).enumerate() {
+        if on_host[i] {
+            continue;
+        }
+        let agreement = if on_list[i] == cpu.is_some() {
+            if on_list[i] {
+                Agreement::Same
+            } else {
+                Agreement::NoContact
+            }
+        } else {
+            verdict_tie(&scene.shapes, &scene.bodies, pair, scene.margin).map_err(|e| {
+                CliError::Disagreement {
+                    backend: BenchBackend::GpuResident.name().into(),
+                    disagreement: format!(
+                        "GPU and CPU disagree beyond the GPU = CPU contract on pairs[{i}] = {pair:?}: {e}"
+                    ),
+                }
+            })?
+        };
+        tally.add(agreement, on_list[i], cpu.is_some());
+    }
+    Ok(tally)
 }
 
 /// What the timed runs of one backend gave.
 struct Runs {
     /// Manifolds of the warm-up run.
     manifolds: usize,
+    /// The warm-up run's results.
+    results: Vec<Option<Manifold>>,
     /// Wall time of each timed run.
     times: Vec<Duration>,
     /// The GPU's own split of each timed run (empty for the CPU).
@@ -410,6 +503,7 @@ fn time_runs(
     });
     let mut runs = Runs {
         manifolds: results.iter().flatten().count(),
+        results,
         times: Vec::new(),
         gpu: Vec::new(),
         warm_up_gpu,
@@ -468,6 +562,13 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(timing) = m.timing {
         object["timing"] = json!(timing.name());
     }
+    if let Some(t) = &m.contract {
+        object["contract"] = json!({
+            "pairs": t.pairs, "gpu_manifolds": t.gpu_manifolds, "cpu_manifolds": t.cpu_manifolds,
+            "same": t.same, "conditioned": t.conditioned, "verdict_ties": t.verdict_ties,
+            "axis_ties": t.axis_ties, "feature_ties": t.feature_ties,
+        });
+    }
     if let Some(bytes) = m.readback_bytes {
         object["readback_bytes"] = json!(bytes);
     }
@@ -525,6 +626,26 @@ fn table(
                 timing.name(),
                 m.host_pairs.unwrap_or(0)
             ));
+        }
+    }
+    for m in measurements {
+        match (&m.contract, m.backend) {
+            (Some(t), BenchBackend::GpuResident) => lines.push(format!(
+                "{} against the CPU: verdicts of all {} pairs within the GPU = CPU contract \
+                 ({} listed, {} touching on the CPU, {} verdict ties, {} left to the host)",
+                m.backend.name(),
+                pairs,
+                t.gpu_manifolds,
+                t.cpu_manifolds,
+                t.verdict_ties,
+                m.host_pairs.unwrap_or(0)
+            )),
+            (Some(t), _) => lines.push(format!(
+                "{} against the CPU: {}",
+                m.backend.name(),
+                describe_tally(t)
+            )),
+            (None, _) => {}
         }
     }
     lines

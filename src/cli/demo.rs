@@ -5,7 +5,8 @@
 //! 2. Check the bodies, find candidate pairs with the broadphase over them, check the pairs:
 //!    the batch's one validation, shared by both backends.
 //! 3. Run the narrowphase on the best backend (the GPU when an adapter exists).
-//! 4. When the GPU ran, run the CPU reference on the same pairs and count disagreements.
+//! 4. When the GPU ran, run the CPU reference on the same pairs and judge the GPU's results by
+//!    the GPU = CPU contract ([`hullsat::contract`]); a pair outside it is an error.
 //! 5. Print counts and stage times (collected, then written at once: [`output::print_lines`]).
 
 use std::time::{Duration, Instant};
@@ -17,8 +18,8 @@ use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
 use super::collide::Clip;
 use super::{
-    Backend, CliError, Shapes, adapter_description, compare_results, generate_scene, gpu_failed, output,
-    start_gpu,
+    Backend, CliError, Shapes, adapter_description, check_contract, describe_tally, generate_scene,
+    gpu_failed, output, start_gpu,
 };
 
 pub(super) const ABOUT: &str =
@@ -29,12 +30,14 @@ Generates a seeded scene of convex particles scattered in a cube, finds candidat
 broadphase, computes their contact manifolds on the best backend (the GPU when a wgpu adapter
 exists, else the CPU, with a note) and prints a short report on stdout: backend and adapter,
 bodies, candidate pairs, touching pairs (manifolds), contact points, and the time of each stage.
-When the GPU ran, the CPU reference runs too and the report counts the pairs where the two
-disagree (verdict, point count, or separation by more than 1e-5 times the pair's size).
+When the GPU ran, the CPU reference runs too and every pair is judged by the GPU = CPU contract
+(docs/gpu-cpu-contract.md): the report counts the pairs equal to rounding, within their
+conditioning and at counted ties; a pair outside the contract is an error that names it.
 
 EXIT STATUS:
   0 success (also when no GPU exists and the CPU ran instead); 1 the GPU failed under
-  --backend gpu; 2 a bad option.";
+  --backend gpu; 2 a bad option; 3 a GPU result outside the GPU = CPU contract (after the
+  report).";
 
 #[derive(Debug, Args)]
 pub(super) struct DemoArgs {
@@ -158,17 +161,22 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ));
             }
             let (cpu_results, cpu_time) = cpu_collide()?;
-            let mismatches = compare_results(&scene, &pairs, &gpu_results, &cpu_results);
+            let check = check_contract("gpu", &scene, &pairs, &gpu_results, &cpu_results);
+            let verdict = match &check {
+                Ok(tally) => describe_tally(tally),
+                Err(_) => {
+                    "GPU and CPU disagree beyond the GPU = CPU contract (the error below names the pair)"
+                        .into()
+                }
+            };
             report.push(format!(
-                "check: CPU reference ({threads} threads) took {}; GPU and CPU disagree on {} of {} pairs \
-                 ({} verdicts, {} point counts, {} separations beyond 1e-5 x size)",
-                ms(cpu_time),
-                mismatches.total(),
-                pairs.len(),
-                mismatches.verdict,
-                mismatches.points,
-                mismatches.separation
+                "check: CPU reference ({threads} threads) took {}; {verdict}",
+                ms(cpu_time)
             ));
+            if let Err(err) = check {
+                output::print_lines(&report)?;
+                return Err(err);
+            }
         }
         None => {
             let (cpu_results, cpu_time) = cpu_collide()?;

@@ -22,6 +22,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use hullsat::broadphase::{TooManyPairs, candidate_pairs_at_most};
+use hullsat::contract::{AgreementTally, compare_batch};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::json::one_line;
 use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene, ValidatedBatch};
@@ -109,6 +110,15 @@ pub enum CliError {
     /// and the quantity. Nothing is written.
     #[error("cannot compute {0} is not finite")]
     NotComputed(String),
+    /// A GPU backend's results fall outside the GPU = CPU contract ([`hullsat::contract`]):
+    /// the backend and the first pair, with what broke.
+    #[error("{backend}: {disagreement}")]
+    Disagreement {
+        /// The GPU backend.
+        backend: String,
+        /// The pair and the rule.
+        disagreement: String,
+    },
     /// The results could not be written.
     #[error("cannot write results to {target}: {source}")]
     Write {
@@ -120,10 +130,12 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The process exit code: 2 for bad input, 1 for everything else.
+    /// The process exit code: 2 for bad input, 3 for GPU results outside the GPU = CPU
+    /// contract, 1 for everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Read { .. } | CliError::Input(_) => 2,
+            CliError::Disagreement { .. } => 3,
             CliError::Backend(_) | CliError::NotComputed(_) | CliError::Write { .. } => 1,
         }
     }
@@ -253,51 +265,87 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-/// Pairs on which two result lists for the same pairs disagree, by the first difference found.
-#[derive(Clone, Copy, Debug, Default)]
-struct Mismatches {
-    /// One list has a manifold, the other none.
-    verdict: usize,
-    /// Both have one, with different point counts.
-    points: usize,
-    /// Same point count, separations apart by more than `1e-5` times the pair's size
-    /// ([`pair_scale`]).
-    separation: usize,
-}
-
-impl Mismatches {
-    fn total(&self) -> usize {
-        self.verdict + self.points + self.separation
-    }
-}
-
-/// Compares `a` and `b`, one entry per pair of `pairs` in `scene` each.
-fn compare_results(
+/// Checks GPU `backend`'s results against the CPU's for `pairs` of `scene` by the GPU = CPU
+/// contract: the tally, or [`CliError::Disagreement`] naming the first pair outside it.
+fn check_contract(
+    backend: &str,
     scene: &Scene,
     pairs: &[[u32; 2]],
-    a: &[Option<Manifold>],
-    b: &[Option<Manifold>],
-) -> Mismatches {
-    let mut mismatches = Mismatches::default();
-    for (&pair, (x, y)) in pairs.iter().zip(a.iter().zip(b)) {
-        match (x, y) {
-            (None, None) => {}
-            (Some(x), Some(y)) if x.point_count() != y.point_count() => mismatches.points += 1,
-            (Some(x), Some(y)) => {
-                if (x.separation - y.separation).abs() > 1e-5 * pair_scale(scene, pair) {
-                    mismatches.separation += 1;
-                }
-            }
-            _ => mismatches.verdict += 1,
+    gpu: &[Option<Manifold>],
+    cpu: &[Option<Manifold>],
+) -> Result<AgreementTally, CliError> {
+    compare_batch(&scene.shapes, &scene.bodies, pairs, scene.margin, gpu, cpu).map_err(|e| {
+        CliError::Disagreement {
+            backend: backend.into(),
+            disagreement: e.to_string(),
         }
-    }
-    mismatches
+    })
 }
 
-/// Size of a pair, length units: the larger finite bounding radius of its shapes.
-fn pair_scale(scene: &Scene, pair: [u32; 2]) -> f32 {
-    pair.iter()
-        .map(|&body| scene.shapes[scene.bodies[body as usize].shape as usize].bounding_radius())
-        .filter(|r| r.is_finite())
-        .fold(0.0, f32::max)
+/// One line on a contract tally: what agreed exactly, within conditioning, or at a tie.
+fn describe_tally(t: &AgreementTally) -> String {
+    format!(
+        "all {} pairs within the GPU = CPU contract ({} manifolds on the GPU, {} on the CPU; {} equal to \
+         rounding, {} within their conditioning; ties: {} verdicts, {} axes, {} features)",
+        t.pairs,
+        t.gpu_manifolds,
+        t.cpu_manifolds,
+        t.same,
+        t.conditioned,
+        t.verdict_ties,
+        t.axis_ties,
+        t.feature_ties
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+    use hullsat::{Body, CpuNarrowphase, Cuboid, Pose, Shape};
+
+    use super::*;
+
+    /// Two unit boxes 0.1 deep in each other (pair 0) and two 5 apart (pair 1).
+    fn two_pairs() -> (Scene, Vec<[u32; 2]>) {
+        let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).unwrap())];
+        let at = |x: f32, y: f32| Body {
+            shape: 0,
+            pose: Pose::new(Vec3::new(x, y, 0.0), Quat::IDENTITY),
+        };
+        let bodies = vec![at(0.0, 0.0), at(0.0, 0.9), at(10.0, 0.0), at(15.0, 0.0)];
+        let pairs = vec![[0, 1], [2, 3]];
+        let scene = Scene {
+            shapes,
+            bodies,
+            pairs: Some(pairs.clone()),
+            margin: 0.0,
+        };
+        (scene, pairs)
+    }
+
+    #[test]
+    fn a_gpu_result_outside_the_contract_is_exit_3_naming_the_pair() {
+        let (scene, pairs) = two_pairs();
+        let cpu = CpuNarrowphase::new(scene.shapes.clone())
+            .collide(&scene.bodies, &pairs, 0.0)
+            .unwrap();
+        let tally = check_contract("gpu", &scene, &pairs, &cpu, &cpu).expect("the CPU agrees with itself");
+        assert!(describe_tally(&tally).starts_with("all 2 pairs within the GPU = CPU contract"));
+        // A point 1e-3 off along the normal: outside the contract, named.
+        let mut moved = cpu.clone();
+        moved[0].as_mut().unwrap().points[0].position.y += 1.0e-3;
+        let err = check_contract("gpu", &scene, &pairs, &moved, &cpu).unwrap_err();
+        assert_eq!(err.exit_code(), 3);
+        assert!(
+            err.to_string().starts_with("gpu: GPU and CPU disagree beyond"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("pairs[0] = [0, 1]"), "{err}");
+        // A flipped verdict far from the margin.
+        let err = check_contract("gpu-cpuclip", &scene, &pairs, &[None, None], &cpu).unwrap_err();
+        assert!(
+            err.to_string().contains("gpu-cpuclip: ") && err.to_string().contains("Verdict"),
+            "{err}"
+        );
+    }
 }

@@ -28,7 +28,7 @@
 //!
 //! Anything else is a [`Disagreement`]. Ties are counted ([`AgreementTally`]), never silent.
 
-mod rays;
+pub mod rays;
 
 use glam::{DVec3, Quat, Vec3};
 use rayon::prelude::*;
@@ -546,8 +546,10 @@ impl<'a> PairGeometry<'a> {
             }
             // A tie with a reference point (two vertices equally far along the normal) accounts
             // for that point too.
-            // Or the same point under a name of another kind, on the features of both: a vertex
-            // on a side plane is kept (a vertex id) or cut (an edge id) as rounding decides.
+            // Or the same point under a name of another kind, on the features of both (a vertex
+            // on a side plane is kept, a vertex id, or cut, an edge id, as rounding decides), or a
+            // primitive's single point where the CPU kept a clipped one within `τ` of the margin
+            // (a clip that kept nothing falls back to it, at the same place).
             let renamed = || {
                 r.points()
                     .iter()
@@ -557,8 +559,10 @@ impl<'a> PairGeometry<'a> {
                             && (p.id.kind(), p.id.flag()) != (q.id.kind(), q.id.flag())
                             && p.position.distance(q.position) as f32 <= tolerance
                             && (p.depth - q.depth).abs() <= tolerance
-                            && self.on_features(g.normal, p, p.id, tolerance)
-                            && self.on_features(g.normal, p, q.id, tolerance)
+                            && ((self.on_features(g.normal, p, p.id, tolerance)
+                                && self.on_features(g.normal, p, q.id, tolerance))
+                                || (p.id.kind() == FeatureId::OTHER
+                                    && (q.depth + self.margin).abs() <= tolerance))
                     })
                     .map(|q| q.id)
             };

@@ -57,3 +57,44 @@ pub fn floats(value: &Value) -> Vec<f64> {
         .map(|x| x.as_f64().unwrap())
         .collect()
 }
+
+/// The manifolds of `hullsat collide`'s JSON output `text`, one entry per pair of `pairs` (the
+/// scene's list, as given; `None` where the output lists no manifold).
+pub fn manifolds_by_pair(text: &str, pairs: &[[u32; 2]]) -> Vec<Option<hullsat::Manifold>> {
+    use hullsat::{ContactPoint, FeatureId, Manifold};
+    let value: Value = serde_json::from_str(text).expect("collide prints JSON");
+    let mut results = vec![None; pairs.len()];
+    for m in value["manifolds"].as_array().expect("a manifold list") {
+        let pair = floats(&m["pair"]).iter().map(|&i| i as u32).collect::<Vec<_>>();
+        let index = pairs
+            .iter()
+            .position(|p| p[..] == pair[..])
+            .unwrap_or_else(|| panic!("pair {pair:?} is not in the scene's list"));
+        let normal = floats(&m["normal"]);
+        let mut manifold = Manifold::new(
+            glam::Vec3::new(normal[0] as f32, normal[1] as f32, normal[2] as f32),
+            m["separation"].as_f64().unwrap() as f32,
+        );
+        for p in m["points"].as_array().unwrap() {
+            let position = floats(&p["position"]);
+            manifold.push(ContactPoint {
+                position: glam::DVec3::new(position[0], position[1], position[2]),
+                depth: p["depth"].as_f64().unwrap() as f32,
+                id: FeatureId(p["id"].as_u64().unwrap() as u32),
+            });
+        }
+        results[index] = Some(manifold);
+    }
+    results
+}
+
+/// `hullsat collide`'s outputs `gpu` and `cpu` for the scene file `path` judged by the GPU =
+/// CPU contract (`hullsat::contract`); panics naming the pair outside it.
+pub fn assert_collide_outputs_agree(path: &str, gpu: &str, cpu: &str) -> hullsat::contract::AgreementTally {
+    let scene =
+        hullsat::scene::json::parse_scene_json(&std::fs::read_to_string(path).unwrap()).expect("a scene");
+    let pairs = scene.pairs.clone().expect("the scene lists its pairs");
+    let (gpu, cpu) = (manifolds_by_pair(gpu, &pairs), manifolds_by_pair(cpu, &pairs));
+    hullsat::contract::compare_batch(&scene.shapes, &scene.bodies, &pairs, scene.margin, &gpu, &cpu)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
