@@ -703,8 +703,8 @@ fn clip_pair(index: u32) -> GpuManifold {
             let uncertainty = exact.uncertainty;
             let alignment = dot(direction, sat.normal);
             // How far the two sides' cosines may differ: the GPU's direction turned by up to
-            // `uncertainty`, and the CPU's, which divides f32-rounded witness points by the
-            // distance, off unit length by up to epsilon × their size ÷ the distance (twice).
+            // `uncertainty`, and the CPU's (unit, from witness points of f32 input) by up to
+            // epsilon × their size ÷ the distance (twice).
             let cpu_rounding = 2.0 * GJK_EPSILON * (length(exact.point_a) + length(exact.point_b)) / exact.distance;
             let sine = length(cross(direction, sat.normal));
             if abs(alignment - CLOSEST_FEATURE_COSINE) <= cpu_rounding + sine * uncertainty + uncertainty * uncertainty {
