@@ -181,9 +181,21 @@ pub fn gpu_one_pair(
     Some((manifolds, gpu.timings().host_pairs))
 }
 
+/// The test device for each distinct `limits`: created once per process and kept.
+type TestDevices = Vec<(wgpu::Limits, wgpu::Device, wgpu::Queue)>;
+
 /// A second device with `limits` (as a renderer would make one), from the shared context's
 /// adapter: no second wgpu instance. `None` as for [`gpu_or_skip`].
+///
+/// One device per distinct `limits` per process: the first call creates it (behind a lock, so
+/// creations never run concurrently), every call returns a clone, and it is never dropped.
+/// NVIDIA's driver deadlocks when devices are destroyed (or one destroyed while another is
+/// created) on several threads at once, which is what test threads each dropping their own
+/// device did (tests/gpu_resident.rs hung in 2 of 3 runs on an H100). Tests running at once
+/// share the device: none may destroy it or set its callbacks. tests/gpu_devices.rs keeps
+/// device requests to here and the files it names.
 pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue)> {
+    static DEVICES: std::sync::OnceLock<std::sync::Mutex<TestDevices>> = std::sync::OnceLock::new();
     let context = match hullsat::gpu::shared_context() {
         Ok(context) => context,
         Err(GpuError::NoAdapter(why)) => {
@@ -192,10 +204,21 @@ pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue
         }
         Err(e) => panic!("GPU context could not start: {e}"),
     };
+    // A test that panicked while holding the lock left the list as it was: still usable.
+    let mut devices = DEVICES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, device, queue)) = devices.iter().find(|(l, _, _)| *l == limits) {
+        return Some((device.clone(), queue.clone()));
+    }
     let adapter = context.adapter().expect("the shared context keeps its adapter");
     let descriptor = wgpu::DeviceDescriptor {
-        required_limits: limits,
+        required_limits: limits.clone(),
         ..Default::default()
     };
-    Some(pollster::block_on(adapter.request_device(&descriptor)).expect("device with these limits"))
+    let (device, queue) =
+        pollster::block_on(adapter.request_device(&descriptor)).expect("device with these limits");
+    devices.push((limits, device.clone(), queue.clone()));
+    Some((device, queue))
 }

@@ -4,7 +4,8 @@
 //!
 //! 1. Validate the batch once (canonical pairs, normalized poses) and upload bodies, pairs and
 //!    the pair count into buffers of our own, on a device of our own from the shared adapter
-//!    (with timestamp queries where the adapter has them inside encoders).
+//!    (with timestamp queries where the adapter has them inside encoders), made once per
+//!    process and never dropped.
 //! 2. Each run records `encode_resident` into one encoder, submits it and waits (bounded). The
 //!    time is the GPU's, from a timestamp written before the resident commands to one after
 //!    them, where the adapter has timestamps; else the wall time from submission to
@@ -12,6 +13,7 @@
 //! 3. After the timing, the list is read back once: the manifolds (clipped entries) and the
 //!    pairs left to the host, for the check against cpu1.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use hullsat::gpu::layout::{
@@ -56,7 +58,16 @@ pub(super) struct ResidentRuns {
 
 /// A device of our own from the shared adapter: the adapter's buffer limits and storage
 /// buffers (the clip kernel needs 9), and timestamp queries inside encoders where it has them.
+/// Created on the first call and kept until the process exits (a failure is remembered too):
+/// the CLI never drops a device it made (NVIDIA's driver deadlocks when devices are destroyed
+/// while another thread destroys or creates one).
 fn resident_device() -> Result<(wgpu::Device, wgpu::Queue, bool), GpuError> {
+    static DEVICE: OnceLock<Result<(wgpu::Device, wgpu::Queue, bool), GpuError>> = OnceLock::new();
+    DEVICE.get_or_init(create_resident_device).clone()
+}
+
+/// [`resident_device`]'s device, made once.
+fn create_resident_device() -> Result<(wgpu::Device, wgpu::Queue, bool), GpuError> {
     let context = shared_context()?;
     let Some(adapter) = context.adapter() else {
         let (device, queue) = (context.device().clone(), context.queue().clone());

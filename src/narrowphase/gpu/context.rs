@@ -7,7 +7,7 @@
 //!    instance or device down while another uses or destroys one (NVIDIA's driver deadlocks
 //!    then). A failure (no adapter) is remembered too.
 //! 2. [`GpuContext::with_device`] wraps a caller's device (a renderer's) the same way; the
-//!    caller owns that device's lifetime.
+//!    caller owns that device's lifetime (on NVIDIA: drop devices from one thread at a time).
 //! 3. Health: errors outside error scopes and a lost device are recorded by callbacks on the
 //!    shared device and reported by the next call; every call of this crate wraps its wgpu calls
 //!    in error scopes ([`ErrorScopes`], per thread in wgpu 30), so calls from several threads do
@@ -119,6 +119,13 @@ impl GpuContext {
     /// Step 2: a context on a device the caller owns (a renderer's). The caller's
     /// uncaptured-error handler and device-lost callback are left in place; hullsat's own calls
     /// use error scopes. The kernels are compiled for this device.
+    ///
+    /// The context keeps a clone of `device` (and so does every narrowphase or raycaster made
+    /// on it, through the context): the device is destroyed only when the caller's last clone
+    /// and the last of these are dropped, on whichever thread drops last. On NVIDIA's driver,
+    /// drop devices from one thread at a time: never two `wgpu::Device`s destroyed, or one
+    /// destroyed and one created, on different threads at once (the driver deadlocks). Keeping
+    /// the device for the life of the process, as [`shared_context`] does, avoids the question.
     pub fn with_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<Arc<GpuContext>, GpuError> {
         Self::build(device, queue, None, Arc::new(Mutex::new(DeviceHealth::default())))
     }
