@@ -334,7 +334,7 @@ fn measure_backend(
                 timing: Some(runs.timing),
                 readback_bytes: Some(0),
                 results: None,
-                resident_lists: None,
+                resident_lists: Some((runs.listed, runs.left_to_host)),
                 contract: None,
             }
         }
@@ -410,9 +410,8 @@ fn check_contract_of_gpu_backends(
                 m.contract = Some(check_contract(m.backend.name(), scene, pairs, &gpu, &reference)?);
             }
             BenchBackend::GpuResident => {
-                if let Some((listed, left)) = m.resident_lists.take() {
-                    m.contract = Some(check_resident_list(scene, pairs, &listed, &left, &reference)?);
-                }
+                let (listed, left) = m.resident_lists.take().expect("gpu-resident lists its pairs");
+                m.contract = Some(check_resident_list(scene, pairs, &listed, &left, &reference)?);
             }
             BenchBackend::Cpu1 | BenchBackend::Cpu => {}
         }

@@ -11,7 +11,7 @@
 //!    them, where the adapter has timestamps; else the wall time from submission to
 //!    completion. One warm-up run, then `repeat` timed runs; the median.
 //! 3. After the timing, the list is read back once: the manifolds (clipped entries) and the
-//!    pairs left to the host, for the check against cpu1.
+//!    pairs left to the host, by pair, for the check of their verdicts against the CPU's.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -51,6 +51,10 @@ pub(super) struct ResidentRuns {
     pub manifolds: usize,
     /// Entries left to the host (not computed on the GPU).
     pub host_pairs: usize,
+    /// The pairs (indices into the pair list) listed as manifolds.
+    pub listed: Vec<u32>,
+    /// The pairs left to the host.
+    pub left_to_host: Vec<u32>,
     pub timing: ResidentTiming,
     /// The adapter, in words.
     pub device: String,
@@ -182,11 +186,20 @@ pub(super) fn measure(
 
     // Step 3.
     let entries = read_list(&device, &queue, &list)?;
-    let count = |status: u32| entries.iter().filter(|m| m.status == status).count();
+    let with = |status: u32| -> Vec<u32> {
+        entries
+            .iter()
+            .filter(|m| m.status == status)
+            .map(|m| m.pair)
+            .collect()
+    };
+    let (listed, left_to_host) = (with(MANIFOLD_CLIPPED), with(MANIFOLD_HOST));
     Ok(Some(ResidentRuns {
         median: median(&times),
-        manifolds: count(MANIFOLD_CLIPPED),
-        host_pairs: count(MANIFOLD_HOST),
+        manifolds: listed.len(),
+        host_pairs: left_to_host.len(),
+        listed,
+        left_to_host,
         timing: if has_timestamps {
             ResidentTiming::Timestamps
         } else {
