@@ -4,6 +4,12 @@
 
 use std::process::Output;
 
+use glam::DVec3;
+use hullsat::RayHit;
+use hullsat::contract::rays::{RayTally, compare_ray_hits, ray_grazes};
+use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::raycast::json::parse_ray_scene_json;
+use hullsat::raycast::workload::random_rays;
 use serde_json::Value;
 
 mod support;
@@ -33,6 +39,38 @@ fn summary(hits: &Value) -> Vec<Vec<(u64, f64)>> {
                 .collect()
         })
         .collect()
+}
+
+/// Every hit of every ray, as the CLI wrote them.
+fn ray_hits(hits: &Value) -> Vec<Vec<RayHit>> {
+    let vec3 = |v: &Value| DVec3::from_slice(&floats(v));
+    hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|list| {
+            list.as_array()
+                .unwrap()
+                .iter()
+                .map(|h| RayHit {
+                    body: h["body"].as_u64().unwrap() as u32,
+                    distance: h["distance"].as_f64().unwrap() as f32,
+                    point: vec3(&h["point"]),
+                    normal: vec3(&h["normal"]).as_vec3(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The hits `gpu` of a GPU backend judged against the CPU's `cpu` on the ray scene `scene`
+/// (JSON text) by the GPU = CPU contract for rays; panics naming the ray outside it.
+#[track_caller]
+fn assert_ray_outputs_agree(scene: &str, closest: bool, gpu: &Value, cpu: &Value) -> RayTally {
+    let scene = parse_ray_scene_json(scene).expect("a ray scene");
+    let (gpu, cpu) = (ray_hits(gpu), ray_hits(cpu));
+    compare_ray_hits(&scene.shapes, &scene.bodies, &scene.rays, closest, &gpu, &cpu)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -72,34 +110,42 @@ fn the_example_gives_every_hit_in_order() {
 #[test]
 fn every_backend_gives_the_same_lists_and_out_writes_a_file() {
     let path = scene_file("backends", EXAMPLE);
-    let cpu = summary(&hits(&hullsat(&[
-        "raycast",
-        path.to_str().unwrap(),
-        "--backend",
-        "cpu",
-    ])));
-    let auto = hullsat(&["raycast", path.to_str().unwrap()]);
-    assert_eq!(summary(&hits(&auto)), cpu);
-    let gpu = hullsat(&["raycast", path.to_str().unwrap(), "--backend", "gpu"]);
+    let run = |extra: &[&str]| hullsat(&[&["raycast", path.to_str().unwrap()], extra].concat());
+    let cpu = hits(&run(&["--backend", "cpu"]));
+    let cpu_closest = hits(&run(&["--backend", "cpu", "--closest"]));
+    // auto runs on the GPU where one can: judged by the GPU = CPU contract, as gpu is.
+    let auto = run(&[]);
+    let tally = assert_ray_outputs_agree(EXAMPLE, false, &hits(&auto), &cpu);
+    assert_eq!((tally.rays, tally.cpu_hits), (4, 7), "{tally:?}");
+    let gpu = run(&["--backend", "gpu"]);
     if gpu.status.success() {
-        assert_eq!(summary(&hits(&gpu)), cpu);
+        assert!(
+            !stderr(&auto).contains("note: using the CPU"),
+            "{}",
+            stderr(&auto)
+        );
+        let tally = assert_ray_outputs_agree(EXAMPLE, false, &hits(&gpu), &cpu);
+        // Rays 2 and 3 enter the octahedron at a vertex: the two may pick other faces there.
+        assert_eq!((tally.gpu_hits, tally.hits), (7, 7), "{tally:?}");
+        let closest = hits(&run(&["--backend", "gpu", "--closest"]));
+        let tally = assert_ray_outputs_agree(EXAMPLE, true, &closest, &cpu_closest);
+        assert_eq!((tally.gpu_hits, tally.hits), (3, 3), "{tally:?}");
     } else {
         assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&gpu));
         assert_eq!(gpu.status.code(), Some(1), "{}", stderr(&gpu));
         assert!(stderr(&auto).contains("note: using the CPU"), "{}", stderr(&auto));
+        // The CPU on both sides: the same lists, bit for bit.
+        assert_eq!(summary(&hits(&auto)), summary(&cpu));
     }
     let out = scratch("hits.json");
-    let run = hullsat(&[
-        "raycast",
-        path.to_str().unwrap(),
-        "--backend",
-        "cpu",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(run.status.success() && run.stdout.is_empty(), "{}", stderr(&run));
+    let written = run(&["--backend", "cpu", "--out", out.to_str().unwrap()]);
+    assert!(
+        written.status.success() && written.stdout.is_empty(),
+        "{}",
+        stderr(&written)
+    );
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(summary(&written), cpu);
+    assert_eq!(written, cpu);
 }
 
 #[test]
@@ -181,8 +227,16 @@ fn bench_times_the_ray_workload() {
         "bench",
         "--bodies",
         "300",
+        "--shapes",
+        "mixed",
+        "--seed",
+        "0",
+        "--density",
+        "0.3",
         "--rays",
         "500",
+        "--ray-length",
+        "5",
         "--repeat",
         "1",
         "--backend",
@@ -199,13 +253,43 @@ fn bench_times_the_ray_workload() {
     assert!(cpu1["rays_per_s"].as_f64().unwrap() > 0.0);
     let hits = cpu1["hits"].as_u64().unwrap();
     assert!(hits > 0, "{cpu1}");
-    // Every backend that ran found the same hits.
-    for row in rows {
-        assert_eq!(row["hits"].as_u64(), Some(hits), "{row}");
-    }
+    // The same workload here: the bench's scene and rays from the same settings.
+    let config = ParticleSceneConfig {
+        bodies: 300,
+        seed: 0,
+        density: 0.3,
+        mix: ShapeMix::MIXED,
+        margin: 0.0,
+    };
+    let scene = generate_particle_scene(&config).unwrap();
+    let rays = random_rays(&scene.bodies, 500, Some(5.0), 0);
+    let lists = hullsat::raycast::raycast(&scene.shapes, &scene.bodies, &rays, false).unwrap();
+    assert_eq!(
+        lists.iter().map(Vec::len).sum::<usize>() as u64,
+        hits,
+        "not the bench's workload"
+    );
+    // The CPU backends found the same hits.
+    assert_eq!(rows[1]["backend"], "cpu");
+    assert_eq!(rows[1]["hits"].as_u64(), Some(hits), "{}", rows[1]);
     match rows.iter().find(|r| r["backend"] == "gpu") {
         Some(gpu) => {
-            assert!(gpu["dispatch_readback_s"].as_f64().is_some() && gpu["cpu_rays"].as_u64().is_some())
+            assert!(gpu["dispatch_readback_s"].as_f64().is_some() && gpu["cpu_rays"].as_u64().is_some());
+            // The GPU = CPU contract lets a body be on one side's list only where the ray grazes
+            // it: the GPU's count is the CPU's within the number of such (ray, body) pairs.
+            let grazing: usize = rays
+                .iter()
+                .map(|ray| {
+                    (0..scene.bodies.len() as u32)
+                        .filter(|&body| ray_grazes(&scene.shapes, &scene.bodies, body, ray))
+                        .count()
+                })
+                .sum();
+            let gpu_hits = gpu["hits"].as_u64().unwrap();
+            assert!(
+                gpu_hits.abs_diff(hits) <= grazing as u64,
+                "gpu {gpu_hits} hits, cpu {hits}, {grazing} grazing (ray, body) pairs"
+            );
         }
         None => assert!(!gpu_required(), "{}", stderr(&run)),
     }

@@ -1,7 +1,9 @@
 //! The GPU ray caster against the CPU one: a large random scene (boxes, hulls, spheres,
 //! capsules, a ground half-space) with every hit and with the closest, the same scene far from
 //! the world origin, rays that enter more bodies than the GPU's hit slots, empty inputs, a
-//! caller's device, bad bodies, and a ray caster reused across calls of growing size.
+//! caller's device, bad bodies, and a ray caster reused across calls of growing size; each
+//! judged by the GPU = CPU contract for rays ([`hullsat::contract::rays`]). Without a GPU: that
+//! contract accepts the CPU on inputs a few ulps off, counts its ties and rejects planted faults.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -10,9 +12,11 @@ mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::raycast::cast_body;
+use hullsat::contract::rays::{RayDisagreementKind, RayTally, compare_ray_hits, hit_tolerance};
 use hullsat::raycast::layout::GPU_HIT_SLOTS;
 use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape};
+use rand::RngExt;
+use rand_pcg::Pcg64;
 use raycast_common::{random_rays, random_scene};
 use support::{gpu_required, seeded_rng};
 
@@ -30,112 +34,8 @@ fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
     }
 }
 
-/// Entry points of one body on both sides may differ by this, across the surface (distance
-/// difference times the cosine between ray and normal), relative to the body's size plus the
-/// ray origin's distance from it: the GPU rotates with another quaternion formula and rounds
-/// differently (fused multiply-adds), a few f32 ulps of those lengths.
-const ACROSS_TOLERANCE: f32 = 1.0e-5;
-
-/// Largest distance between the two unit normals of one entry point.
-const NORMAL_TOLERANCE: f32 = 1.0e-3;
-
-/// How two hit lists compared.
-#[derive(Debug, Default)]
-struct Comparison {
-    rays: usize,
-    hits: usize,
-    /// Bodies one side hits and the other misses, each at a grazing ray.
-    grazing: usize,
-    /// Entry points on an edge or vertex where the two sides picked different faces.
-    other_face: usize,
-}
-
-/// Length of `body`'s shape, for tolerances (finite for half-spaces too).
-fn body_scale(shapes: &[Shape], body: &Body, ray: &Ray) -> f32 {
-    let radius = shapes[body.shape as usize].bounding_radius();
-    let origin_distance = (ray.origin() - body.pose.translation).length() as f32;
-    if radius.is_finite() {
-        radius + origin_distance
-    } else {
-        1.0 + origin_distance
-    }
-}
-
-/// True when nudging `ray` sideways, or its max distance, by a relative `1e-4` changes whether
-/// the CPU says it enters `body`: the ray grazes it (or ends at its surface).
-fn grazes(shapes: &[Shape], index: u32, body: &Body, ray: &Ray) -> bool {
-    let shape = &shapes[body.shape as usize];
-    let hit = cast_body(shape, index, body, ray).is_some();
-    let step = 1.0e-4 * body_scale(shapes, body, ray) as f64;
-    let d = ray.direction();
-    let side = d.any_orthonormal_vector().as_dvec3();
-    let up = d.as_dvec3().cross(side);
-    let max = ray.max_distance();
-    let mut nudged = vec![
-        Ray::new(ray.origin(), d, Some(max * (1.0 + 1.0e-4))).unwrap(),
-        Ray::new(ray.origin(), d, Some(max * (1.0 - 1.0e-4))).unwrap(),
-    ];
-    for offset in [side, -side, up, -up] {
-        nudged.push(Ray::new(ray.origin() + offset * step, d, Some(max)).unwrap());
-    }
-    nudged
-        .iter()
-        .any(|r| cast_body(shape, index, body, r).is_some() != hit)
-}
-
-/// True when `normal` (world) is an outward face normal of the polyhedral `body` whose plane
-/// passes within `tolerance` of `point`.
-fn is_face_through(shape: &Shape, body: &Body, normal: Vec3, point: DVec3, tolerance: f32) -> bool {
-    let Some(hull) = shape.as_hull() else {
-        return false;
-    };
-    let local = body
-        .pose
-        .inverse_transform_vector((point - body.pose.translation).as_vec3());
-    hull.planes().iter().any(|plane| {
-        body.pose.transform_vector(plane.normal).distance(normal) <= NORMAL_TOLERANCE
-            && plane.signed_distance(local).abs() <= tolerance
-    })
-}
-
-/// Checks one body's GPU hit `a` against its CPU hit `b` for ray `i`: entry points within
-/// [`ACROSS_TOLERANCE`], normals within [`NORMAL_TOLERANCE`] unless both are faces through the
-/// entry point (counted).
-#[track_caller]
-fn compare_hit(
-    shapes: &[Shape],
-    body: &Body,
-    ray: &Ray,
-    i: usize,
-    a: &RayHit,
-    b: &RayHit,
-    stats: &mut Comparison,
-) {
-    stats.hits += 1;
-    let tolerance = ACROSS_TOLERANCE * body_scale(shapes, body, ray);
-    let across = (a.distance - b.distance).abs() * b.normal.dot(ray.direction()).abs();
-    let both_inside = (a.distance == 0.0) == (b.distance == 0.0);
-    assert!(
-        across <= tolerance && (both_inside || a.distance.max(b.distance) <= tolerance),
-        "ray {i} body {}: gpu {a:?} cpu {b:?}",
-        a.body
-    );
-    if a.normal.distance(b.normal) > NORMAL_TOLERANCE {
-        let shape = &shapes[body.shape as usize];
-        assert!(
-            is_face_through(shape, body, a.normal, b.point, tolerance)
-                && is_face_through(shape, body, b.normal, b.point, tolerance),
-            "ray {i} body {}: normals differ: gpu {a:?} cpu {b:?}",
-            a.body
-        );
-        stats.other_face += 1;
-    }
-}
-
-/// Checks the GPU's lists against the CPU's: every hit (or with `closest`, the first one) of
-/// the same bodies, except at grazing rays, compared by [`compare_hit`]; the GPU's lists
-/// sorted. With `closest` a different first body is allowed when the CPU enters it within the
-/// tolerance of its own first, or grazes its own first.
+/// The GPU's lists judged against the CPU's by the GPU = CPU contract for rays
+/// ([`hullsat::contract::rays`]); panics naming the ray outside it.
 #[track_caller]
 fn compare(
     shapes: &[Shape],
@@ -144,71 +44,8 @@ fn compare(
     gpu: &[Vec<RayHit>],
     cpu: &[Vec<RayHit>],
     closest: bool,
-) -> Comparison {
-    let bodies = hullsat::scene::validate_batch(shapes, bodies, &[], 0.0).unwrap();
-    let all_hits = CpuRaycaster::new(shapes.to_vec());
-    let mut stats = Comparison::default();
-    assert_eq!((gpu.len(), cpu.len()), (rays.len(), rays.len()));
-    for (i, ((ray, g), c)) in rays.iter().zip(gpu).zip(cpu).enumerate() {
-        stats.rays += 1;
-        assert!(
-            g.windows(2)
-                .all(|w| (w[0].distance, w[0].body) < (w[1].distance, w[1].body)),
-            "ray {i}: {g:?}"
-        );
-        let body = |h: &RayHit| &bodies[h.body as usize];
-        if closest {
-            assert!(g.len() <= 1 && c.len() <= 1, "ray {i}: {g:?} {c:?}");
-            match (g.first(), c.first()) {
-                (None, None) => {}
-                (Some(a), Some(b)) if a.body == b.body => {
-                    compare_hit(shapes, body(b), ray, i, a, b, &mut stats)
-                }
-                (Some(a), Some(b)) => {
-                    let every = all_hits
-                        .cast(&bodies, std::slice::from_ref(ray), false)
-                        .unwrap()
-                        .remove(0);
-                    let other = every.iter().find(|h| h.body == a.body);
-                    let scale = body_scale(shapes, body(b), ray);
-                    assert!(
-                        other.is_some_and(|o| (o.distance - b.distance).abs() <= ACROSS_TOLERANCE * scale)
-                            || grazes(shapes, b.body, body(b), ray),
-                        "ray {i}: gpu closest {a:?}, cpu {b:?}"
-                    );
-                    stats.grazing += 1;
-                }
-                (Some(h), None) | (None, Some(h)) => {
-                    assert!(
-                        grazes(shapes, h.body, body(h), ray),
-                        "ray {i}: gpu {g:?} cpu {c:?}"
-                    );
-                    stats.grazing += 1;
-                }
-            }
-            continue;
-        }
-        for b in c {
-            match g.iter().find(|h| h.body == b.body) {
-                Some(a) => compare_hit(shapes, body(b), ray, i, a, b, &mut stats),
-                None => {
-                    assert!(
-                        grazes(shapes, b.body, body(b), ray),
-                        "ray {i}: gpu {g:?} cpu {c:?}"
-                    );
-                    stats.grazing += 1;
-                }
-            }
-        }
-        for a in g.iter().filter(|a| !c.iter().any(|b| b.body == a.body)) {
-            assert!(
-                grazes(shapes, a.body, body(a), ray),
-                "ray {i}: gpu {g:?} cpu {c:?}"
-            );
-            stats.grazing += 1;
-        }
-    }
-    stats
+) -> RayTally {
+    compare_ray_hits(shapes, bodies, rays, closest, gpu, cpu).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -223,11 +60,11 @@ fn a_large_random_scene_gives_the_cpu_hits() {
     for closest in [false, true] {
         let expected = cpu.cast(&bodies, &rays, closest).unwrap();
         let got = gpu.cast(&bodies, &rays, closest).unwrap();
-        let stats = compare(&shapes, &bodies, &rays, &got, &expected, closest);
+        let tally = compare(&shapes, &bodies, &rays, &got, &expected, closest);
         let timings = gpu.timings();
-        eprintln!("closest {closest}: {stats:?}, {timings:?}");
-        assert!(stats.hits > rays.len() / 3, "{stats:?}");
-        assert!(stats.grazing + stats.other_face <= stats.hits / 1000, "{stats:?}");
+        eprintln!("closest {closest}: {tally:?}, {timings:?}");
+        assert!(tally.hits > rays.len() / 3, "{tally:?}");
+        assert!(tally.ties() <= tally.hits / 1000, "{tally:?}");
         // Rays entering more bodies than the slots come from the CPU: few in this scene.
         assert!(timings.cpu_rays < rays.len() / 100, "{timings:?}");
     }
@@ -247,12 +84,9 @@ fn far_from_the_origin_the_gpu_keeps_the_cpu_precision() {
         .cast(&bodies, &rays, false)
         .unwrap();
     let got = gpu.cast(&bodies, &rays, false).unwrap();
-    let stats = compare(&shapes, &bodies, &rays, &got, &expected, false);
-    eprintln!("{stats:?}");
-    assert!(
-        stats.hits > 1000 && stats.grazing + stats.other_face <= 5,
-        "{stats:?}"
-    );
+    let tally = compare(&shapes, &bodies, &rays, &got, &expected, false);
+    eprintln!("{tally:?}");
+    assert!(tally.hits > 1000 && tally.ties() <= 5, "{tally:?}");
 }
 
 #[test]
@@ -271,24 +105,21 @@ fn rays_entering_more_bodies_than_slots_come_from_the_cpu() {
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
+    let cpu = CpuRaycaster::new(shapes.clone());
     let got = gpu.cast(&bodies, &rays, false).unwrap();
     assert_eq!(gpu.timings().cpu_rays, 1);
     assert_eq!(got[0].len(), bodies.len());
-    assert_eq!(
-        got,
-        CpuRaycaster::new(shapes.clone())
-            .cast(&bodies, &rays, false)
-            .unwrap()
-    );
+    let expected = cpu.cast(&bodies, &rays, false).unwrap();
+    // The first ray was cast on the CPU, bit for bit; the second on the GPU, by the contract.
+    assert_eq!(got[0], expected[0]);
+    let tally = compare(&shapes, &bodies, &rays, &got, &expected, false);
+    assert_eq!((tally.hits, tally.ties()), (bodies.len() + 2, 0), "{tally:?}");
     let closest = gpu.cast(&bodies, &rays, true).unwrap();
     assert_eq!(gpu.timings().cpu_rays, 0);
-    assert_eq!(
-        closest[0]
-            .iter()
-            .map(|h| (h.body, h.distance))
-            .collect::<Vec<_>>(),
-        [(0, 0.75)]
-    );
+    assert_eq!(closest[0].iter().map(|h| h.body).collect::<Vec<_>>(), [0]);
+    let expected = cpu.cast(&bodies, &rays, true).unwrap();
+    assert_eq!(expected[0][0].distance, 0.75);
+    compare(&shapes, &bodies, &rays, &closest, &expected, true);
 }
 
 #[test]
@@ -324,8 +155,13 @@ fn empty_inputs_errors_and_a_callers_device() {
     };
     let mut theirs = GpuRaycaster::with_device(gpu.device().clone(), gpu.queue().clone(), &shapes).unwrap();
     let hits = theirs.cast(&[body], &[ray], false).unwrap();
-    assert_eq!(hits[0][0].distance, 4.0);
-    assert_eq!(hits[0][0].normal, -Vec3::X);
+    // Distance 4, normal -x on the CPU; the GPU's within the contract.
+    let expected = CpuRaycaster::new(shapes.clone())
+        .cast(&[body], &[ray], false)
+        .unwrap();
+    assert_eq!((expected[0][0].distance, expected[0][0].normal), (4.0, -Vec3::X));
+    let tally = compare(&shapes, &[body], &[ray], &hits, &expected, false);
+    assert_eq!((tally.hits, tally.ties()), (1, 0), "{tally:?}");
 }
 
 #[test]
@@ -341,8 +177,8 @@ fn a_reused_ray_caster_grows_its_buffers() {
         let bodies = &bodies[bodies.len() - count..];
         let got = gpu.cast(bodies, &rays, false).unwrap();
         let expected = cpu.cast(bodies, &rays, false).unwrap();
-        let stats = compare(&shapes, bodies, &rays, &got, &expected, false);
-        assert!(stats.grazing + stats.other_face <= 2, "{stats:?}");
+        let tally = compare(&shapes, bodies, &rays, &got, &expected, false);
+        assert!(tally.ties() <= 2, "{tally:?}");
     }
 }
 
@@ -377,13 +213,16 @@ fn rays_the_driver_cuts_short_come_from_the_cpu() {
     let expected = CpuRaycaster::new(shapes.clone())
         .cast(&bodies, &rays, true)
         .unwrap();
-    let stats = compare(&shapes, &bodies, &rays, &got, &expected, true);
+    let tally = compare(&shapes, &bodies, &rays, &got, &expected, true);
     let (timings, info) = (gpu.timings(), gpu.adapter_info());
     eprintln!(
-        "{faces} faces, {stats:?}, {timings:?} on {} ({:?})",
+        "{faces} faces, {tally:?}, {timings:?} on {} ({:?})",
         info.name, info.device_type
     );
-    assert!(stats.hits == rays.len() && stats.grazing == 0, "{stats:?}");
+    assert!(
+        tally.hits == rays.len() && tally.grazing + tally.closest_ties == 0,
+        "{tally:?}"
+    );
     // Every ray hits all copies at one distance: the lowest body index is the closest.
     assert!(got.iter().all(|hits| hits[0].body == 0));
     if info.name.starts_with("llvmpipe") {
@@ -392,4 +231,202 @@ fn rays_the_driver_cuts_short_come_from_the_cpu() {
             "llvmpipe's loop budget no longer cuts these rays short"
         );
     }
+}
+
+/// The CPU's hits of `ray` as a GPU that rounds differently might give them: each body's
+/// relative pose off by up to `ulps` f32 ulps of its size (translation: of the ray origin's
+/// distance from it; rotation: of unit), the direction and each distance too; points from the
+/// f64 origin, as the GPU's host builds them. Every hit, sorted, or with `closest` the first.
+fn rounded_cast(
+    rng: &mut Pcg64,
+    shapes: &[Shape],
+    bodies: &[Body],
+    ray: &Ray,
+    ulps: f32,
+    closest: bool,
+) -> Vec<RayHit> {
+    let mut off = |scale: f32| -> f32 { rng.random_range(-ulps..=ulps) * f32::EPSILON * scale };
+    let direction = ray.direction() + Vec3::new(off(1.0), off(1.0), off(1.0));
+    let nudged = Ray::new(ray.origin(), direction, Some(ray.max_distance())).unwrap();
+    let mut hits: Vec<RayHit> = bodies
+        .iter()
+        .enumerate()
+        .filter_map(|(i, body)| {
+            let reach = (ray.origin() - body.pose.translation).length() as f32;
+            let moved = Vec3::new(off(reach), off(reach), off(reach)).as_dvec3();
+            let q = body.pose.rotation;
+            let turned = Quat::from_xyzw(q.x + off(1.0), q.y + off(1.0), q.z + off(1.0), q.w + off(1.0));
+            let body = Body {
+                shape: body.shape,
+                pose: Pose::new(body.pose.translation + moved, turned.normalize()),
+            };
+            let hit = hullsat::raycast::cast_body(&shapes[body.shape as usize], i as u32, &body, &nudged)?;
+            let distance = hit.distance * (1.0 + off(1.0));
+            Some(RayHit {
+                distance,
+                point: ray.point_at(distance),
+                ..hit
+            })
+        })
+        .collect();
+    hits.sort_by(|a, b| a.distance.total_cmp(&b.distance).then(a.body.cmp(&b.body)));
+    hits.truncate(if closest { 1 } else { usize::MAX });
+    hits
+}
+
+#[test]
+fn the_contract_accepts_rounding_without_a_gpu() {
+    // The CPU on inputs 1 to 8 ulps off, standing in for a GPU (as tests/contract.rs does for
+    // manifolds): within the contract, and the ties it needs few. (At 40,000 rays 16 ulps
+    // passes too; 32 ulps moves a far entry into the ground beyond τ.)
+    let mut rng = seeded_rng(25);
+    let (shapes, bodies) = random_scene(&mut rng, 400, 20.0, Vec3::ZERO);
+    let rays = random_rays(&mut rng, 20_000, 20.0, Vec3::ZERO);
+    let cpu = CpuRaycaster::new(shapes.clone());
+    for closest in [false, true] {
+        let expected = cpu.cast(&bodies, &rays, closest).unwrap();
+        for ulps in [1.0, 8.0] {
+            let rounded: Vec<Vec<RayHit>> = rays
+                .iter()
+                .map(|ray| rounded_cast(&mut rng, &shapes, &bodies, ray, ulps, closest))
+                .collect();
+            let tally = compare(&shapes, &bodies, &rays, &rounded, &expected, closest);
+            eprintln!("closest {closest}, {ulps} ulps: {tally:?}");
+            assert!(tally.hits > rays.len() / 4, "{tally:?}");
+            assert!(tally.ties() <= tally.hits / 100, "{tally:?}");
+        }
+    }
+}
+
+#[test]
+fn the_contract_counts_ties_and_rejects_faults_without_a_gpu() {
+    // A box of half extent 1 at the origin (body 0), a sphere of radius 1 at x = 4 (body 1).
+    let shapes = vec![
+        Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap()),
+        Shape::Sphere(hullsat::Sphere::new(1.0).unwrap()),
+    ];
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 1,
+            pose: Pose::new(Vec3::new(4.0, 0.0, 0.0), Quat::IDENTITY),
+        },
+    ];
+    let ray = |origin: [f64; 3], direction: [f32; 3], max: Option<f32>| {
+        Ray::new(DVec3::from_array(origin), Vec3::from_array(direction), max).unwrap()
+    };
+    let through = ray([-5.0, 0.0, 0.0], [1.0, 0.0, 0.0], None);
+    let cpu = CpuRaycaster::new(shapes.clone());
+    let judge = |rays: &[Ray], closest: bool, gpu: &[Vec<RayHit>]| {
+        let expected = cpu.cast(&bodies, rays, closest).unwrap();
+        compare_ray_hits(&shapes, &bodies, rays, closest, gpu, &expected)
+    };
+    let kind = |rays: &[Ray], closest: bool, gpu: &[Vec<RayHit>]| {
+        let e = judge(rays, closest, gpu).expect_err("a fault");
+        assert_eq!(e.ray, rays.len() - 1, "{e}");
+        e.kind
+    };
+    let hits = |r: &Ray| {
+        cpu.cast(&bodies, std::slice::from_ref(r), false)
+            .unwrap()
+            .remove(0)
+    };
+    let moved = |h: RayHit, r: &Ray, by: f32| RayHit {
+        distance: h.distance + by,
+        point: r.point_at(h.distance + by),
+        ..h
+    };
+
+    // Ties: an edge entry with the other face's normal, a ray along the box's top face that
+    // the GPU misses, and an origin within τ of the surface the GPU calls inside.
+    let edge = ray([-5.0, 0.0, -5.0], [1.0, 0.0, 1.0], None);
+    let mut other_face = hits(&edge);
+    assert_eq!(other_face.len(), 1);
+    other_face[0].normal = if other_face[0].normal.x != 0.0 {
+        -Vec3::Z
+    } else {
+        -Vec3::X
+    };
+    let along = ray([-5.0, 1.0, 0.0], [1.0, 0.0, 0.0], Some(6.0));
+    let on_surface = ray([-1.0 - 1.0e-6, 0.0, 0.5], [1.0, 1.0, 0.0], None);
+    let inside = vec![RayHit {
+        body: 0,
+        distance: 0.0,
+        point: on_surface.origin(),
+        normal: -on_surface.direction(),
+    }];
+    let rays = [edge, along, on_surface];
+    assert_eq!(hits(&along).len(), 1, "the ray along the top face enters the box");
+    let tally = judge(&rays, false, &[other_face, vec![], inside]).unwrap();
+    assert_eq!(
+        (tally.hits, tally.other_face, tally.grazing, tally.start_ties),
+        (2, 1, 1, 1),
+        "{tally:?}"
+    );
+
+    // A shallow entry into the sphere: the GPU's point farther along the ray (within τ across
+    // the surface) and its normal there, off the CPU's by more than the normal tolerance.
+    let shallow = ray([-5.0, 0.99995, 0.0], [1.0, 0.0, 0.0], None);
+    let mut sphere = hits(&shallow);
+    assert_eq!(sphere.len(), 2);
+    let tau = hit_tolerance(&shapes, &bodies[1], &shallow, sphere[1].distance);
+    let cpu_normal = sphere[1].normal;
+    sphere[1] = moved(sphere[1], &shallow, 0.5 * tau / cpu_normal.x.abs());
+    sphere[1].normal = (sphere[1].point - DVec3::new(4.0, 0.0, 0.0))
+        .normalize()
+        .as_vec3();
+    assert!(sphere[1].normal.distance(cpu_normal) > 2.0e-3);
+    let tally = judge(&[shallow], false, std::slice::from_ref(&sphere)).unwrap();
+    assert_eq!(
+        (tally.hits, tally.conditioned, tally.ties()),
+        (2, 1, 0),
+        "{tally:?}"
+    );
+    sphere[1].normal = Quat::from_rotation_x(0.02) * sphere[1].normal;
+    let e = judge(&[shallow], false, &[sphere]).expect_err("a normal beyond its conditioning");
+    assert_eq!(e.kind, RayDisagreementKind::Normal, "{e}");
+
+    // Closest: the GPU's first is the sphere when the box is only grazed.
+    let graze_then_sphere = ray([-5.0, 1.0, 0.0], [1.0, 0.0, 0.0], None);
+    let sphere_only = vec![hits(&graze_then_sphere)[1]];
+    assert_eq!(sphere_only[0].body, 1);
+    let tally = judge(&[graze_then_sphere], true, &[sphere_only]).unwrap();
+    assert_eq!((tally.hits, tally.grazing), (1, 1), "{tally:?}");
+
+    // Faults, each on the last ray.
+    use RayDisagreementKind::{Distance, Malformed, Normal, Verdict};
+    let good = hits(&through);
+    assert_eq!(good.len(), 2);
+    let mut rays = vec![edge, through];
+    let both = |last: Vec<RayHit>| vec![hits(&edge), last];
+    let tau = hit_tolerance(&shapes, &bodies[1], &through, good[1].distance);
+    let far = vec![good[0], moved(good[1], &through, 10.0 * tau)];
+    assert_eq!(kind(&rays, false, &both(far)), Distance);
+    let mut tilted = good.clone();
+    tilted[1].normal = Quat::from_rotation_z(0.01) * tilted[1].normal;
+    assert_eq!(kind(&rays, false, &both(tilted)), Normal);
+    assert_eq!(kind(&rays, false, &both(vec![good[1]])), Verdict);
+    assert_eq!(kind(&rays, false, &both(vec![good[1], good[0]])), Malformed);
+    assert_eq!(kind(&rays, false, &both(vec![good[0], good[0]])), Malformed);
+    let mut unknown = good.clone();
+    unknown[1].body = 7;
+    assert_eq!(kind(&rays, false, &both(unknown)), Malformed);
+    let off_ray = vec![
+        good[0],
+        RayHit {
+            point: good[1].point + DVec3::Y,
+            ..good[1]
+        },
+    ];
+    assert_eq!(kind(&rays, false, &both(off_ray)), Malformed);
+    assert_eq!(kind(&rays, true, &both(good.clone())), Malformed);
+    // Closest: the sphere first where the box is entered squarely, or nothing.
+    assert_eq!(kind(&rays, true, &both(vec![good[1]])), Verdict);
+    assert_eq!(kind(&rays, true, &both(vec![])), Verdict);
+    rays.pop();
+    let e = judge(&rays, false, &[]).expect_err("a missing list");
+    assert_eq!((e.ray, e.kind), (0, Malformed), "{e}");
 }
