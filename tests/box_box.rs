@@ -19,11 +19,12 @@ mod support;
 use glam::{Quat, Vec3};
 use hullsat::constants::{AXIS_PREFERENCE_TOLERANCE, pair_scale};
 use hullsat::contact::{collide_box_box, collide_hull_hull};
+use hullsat::contract::sat::axis_separation;
 use hullsat::query::sat::{SatAxis, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::{Cuboid, Isometry, Manifold, Pose};
 use rand::RngExt;
-use support::gpu::{NORMAL_TOLERANCE, SEPARATION_TOLERANCE, axis_separation};
+use support::gpu::{NORMAL_TOLERANCE, SEPARATION_TOLERANCE};
 use support::{random_direction, random_rotation, seeded_rng};
 
 /// Random pairs compared.

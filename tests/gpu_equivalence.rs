@@ -16,6 +16,7 @@ use std::f32::consts::{FRAC_PI_4, SQRT_2};
 use std::time::Duration;
 
 use glam::{Quat, Vec3};
+use hullsat::contract::sat::{SatTally, compare_sat};
 use hullsat::contract::{AgreementTally, compare_batch};
 use hullsat::gpu::Clipping;
 use hullsat::{
@@ -25,7 +26,6 @@ use hullsat::{
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use support::analytic::{TOL, cases, global_pose, slab, unit_box};
-use support::gpu::{Comparison, compare_sat};
 use support::shapes::random_rotation;
 use support::suites::{HullPlacement, random_hull_pairs, shape_library};
 use support::{assert_near, assert_vec_near, gpu_one_pair, gpu_or_skip, seeded_rng};
@@ -36,36 +36,28 @@ const PAIRS_PER_MARGIN: usize = 10_000;
 /// Speculative margins tested, in length units (the shapes are 0.5 to 2 units across).
 const MARGINS: [f32; 2] = [0.0, 0.05];
 
-/// SAT and manifolds of a batch of hull pairs through the GPU and the CPU: each SAT result
-/// against the CPU's ([`compare_sat`]), the manifolds by the GPU = CPU contract
-/// ([`compare_batch`]).
+/// SAT and manifolds of a batch of hull pairs through the GPU and the CPU, by the GPU = CPU
+/// contract: each SAT result ([`compare_sat`]), the manifolds ([`compare_batch`]).
 fn check_hull_batch(
     gpu: &mut GpuNarrowphase,
     cpu: &CpuNarrowphase,
     bodies: &[Body],
     pairs: &[[u32; 2]],
     margin: f32,
-) -> (Comparison, AgreementTally) {
+) -> (SatTally, AgreementTally) {
     let shapes = cpu.shapes();
     let sats = gpu.sat(bodies, pairs, margin).expect("GPU SAT runs");
     let gpu_manifolds = gpu.collide(bodies, pairs, margin).expect("GPU collide runs");
     let cpu_manifolds = cpu.collide(bodies, pairs, margin).expect("CPU collide runs");
     assert_eq!(sats.len(), pairs.len());
-    let mut sat_stats = Comparison::default();
+    let mut sat_stats = SatTally::default();
     for (i, &[ia, ib]) in pairs.iter().enumerate() {
         let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
         let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
         let sat = sats[i].as_ref().expect("hull pairs run on the GPU");
-        compare_sat(
-            a,
-            b,
-            &b_in_a,
-            margin,
-            sat,
-            &mut sat_stats,
-            &format!("margin {margin}, pairs[{i}]"),
-        );
+        compare_sat(a, b, &b_in_a, margin, sat, &mut sat_stats)
+            .unwrap_or_else(|e| panic!("margin {margin}, pairs[{i}]: {e}"));
     }
     let tally = compare_batch(shapes, bodies, pairs, margin, &gpu_manifolds, &cpu_manifolds)
         .unwrap_or_else(|e| panic!("margin {margin}: {e}"));
@@ -197,7 +189,7 @@ fn gpu_collide_computes_primitive_pairs_in_pair_order() {
         let sats = gpu.sat(&bodies, &pairs, margin).expect("GPU SAT runs");
         let gpu_manifolds = gpu.collide(&bodies, &pairs, margin).expect("GPU collide runs");
         let cpu_manifolds = cpu.collide(&bodies, &pairs, margin).expect("CPU collide runs");
-        let mut sat_stats = Comparison::default();
+        let mut sat_stats = SatTally::default();
         let (mut primitive_pairs, mut primitive_contacts) = (0, 0);
         for (i, &[ia, ib]) in pairs.iter().enumerate() {
             let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
@@ -206,7 +198,8 @@ fn gpu_collide_computes_primitive_pairs_in_pair_order() {
             match ((shape_a.as_hull(), shape_b.as_hull()), &sats[i]) {
                 ((Some(_), Some(_)), Some(sat)) => {
                     let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
-                    compare_sat(shape_a, shape_b, &b_in_a, margin, sat, &mut sat_stats, &context);
+                    compare_sat(shape_a, shape_b, &b_in_a, margin, sat, &mut sat_stats)
+                        .unwrap_or_else(|e| panic!("{context}: {e}"));
                 }
                 ((Some(_), Some(_)), None) => panic!("{context}: hull pair not run on the GPU"),
                 (_, Some(sat)) => panic!("{context}: non-hull pair run on the GPU: {sat:?}"),

@@ -7,6 +7,7 @@
 mod support;
 
 use glam::{Quat, Vec3};
+use hullsat::contract::sat::{SatTally, axis_separation, compare_sat};
 use hullsat::gpu::SAT_WGSL;
 use hullsat::gpu::layout::{COOP_EDGE_PAIRS, GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
@@ -15,7 +16,6 @@ use hullsat::scene::validate_batch;
 use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use support::gpu::{Comparison, SEPARATION_TOLERANCE, axis_separation, compare_sat};
 use support::{
     device_or_skip, gpu_or_skip, random_direction, random_half_extents, random_rotation, seeded_rng,
 };
@@ -69,18 +69,18 @@ fn random_pairs(
 
 /// Runs the GPU SAT on a batch of hull pairs and compares every pair with the CPU; `None`
 /// without an adapter. Every shape must be a hull or a box.
-fn check_batch(shapes: &[Shape], bodies: &[Body], pairs: &[[u32; 2]], margin: f32) -> Option<Comparison> {
+fn check_batch(shapes: &[Shape], bodies: &[Body], pairs: &[[u32; 2]], margin: f32) -> Option<SatTally> {
     let mut gpu = gpu_or_skip(shapes)?;
     eprintln!("adapter: {:?}", gpu.adapter_info());
     let results = gpu.sat(bodies, pairs, margin).expect("GPU SAT runs");
     assert_eq!(results.len(), pairs.len());
-    let mut stats = Comparison::default();
+    let mut stats = SatTally::default();
     for (i, (&[ia, ib], result)) in pairs.iter().zip(&results).enumerate() {
         let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
         let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
         let result = result.as_ref().expect("hull pairs run on the GPU");
-        compare_sat(a, b, &b_in_a, margin, result, &mut stats, &format!("pairs[{i}]"));
+        compare_sat(a, b, &b_in_a, margin, result, &mut stats).unwrap_or_else(|e| panic!("pairs[{i}]: {e}"));
     }
     Some(stats)
 }
@@ -143,7 +143,7 @@ fn check_deepest_axes(
         let b = shapes[body_b.shape as usize].as_hull().expect("hull or box");
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
         let cpu = query_hulls_preferring_faces_by(a, b, &b_in_a, margin, 0.0);
-        let eps = SEPARATION_TOLERANCE * (a.radius() + b.radius());
+        let eps = hullsat::constants::GPU_AGREEMENT_TOLERANCE * (a.radius() + b.radius());
         if gpu.is_incomplete() || cpu.separation > margin - eps {
             continue;
         }
@@ -338,13 +338,13 @@ fn gpu_sat_splits_batches_beyond_one_dispatch() {
     let results = gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
     eprintln!("{PAIRS} pairs in {:?} ({:?})", start.elapsed(), gpu.timings());
     assert_eq!(results.len(), PAIRS);
-    let mut stats = Comparison::default();
+    let mut stats = SatTally::default();
     for (i, &[ia, ib]) in config_pairs.iter().enumerate() {
         let (body_a, body_b) = (bodies[ia as usize], bodies[ib as usize]);
         let (a, b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
         let gpu_result = results[i].as_ref().expect("box pair");
         let b_in_a = body_a.pose.relative_to_self(&body_b.pose);
-        compare_sat(a, b, &b_in_a, 0.0, gpu_result, &mut stats, &format!("config {i}"));
+        compare_sat(a, b, &b_in_a, 0.0, gpu_result, &mut stats).unwrap_or_else(|e| panic!("config {i}: {e}"));
     }
     eprintln!("{stats:?}");
     assert!(stats.pairs - stats.separated > TOUCHING / 4, "{stats:?}");

@@ -27,10 +27,12 @@
 //!    nudged run's ([`Agreement::AxisTie`]).
 //!
 //! Anything else is a [`Disagreement`]. Ties are counted ([`AgreementTally`]), never silent.
+//! SAT results ([`sat`]) and ray hits ([`rays`]) have their own rules on the same `τ`.
 
 mod features;
 mod pair;
 pub mod rays;
+pub mod sat;
 
 use rayon::prelude::*;
 
