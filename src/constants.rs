@@ -127,7 +127,7 @@ pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
 pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 
 /// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point
-/// contact the GPU keeps; half the equivalence tests' normal tolerance of 1e-3.
+/// contact the GPU keeps; the GPU = CPU contract's normal tolerance for such contacts.
 pub const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
 
 /// The GPU = CPU contract's rounding tolerance ([`crate::contract`]), relative to the pair's

@@ -4,9 +4,9 @@
 //! sizes 20 to 500 times apart) plus resting stacks.
 //!
 //! The box SAT computes each axis's separation in closed form, not with the hull loops, so the
-//! two round differently; they are compared within the tolerances the GPU path is held to
-//! (`tests/support/gpu.rs`: separations, positions and depths within
-//! `SEPARATION_TOLERANCE` × the pair's scale, normals within `NORMAL_TOLERANCE`): the same
+//! two round differently; they are compared within rounding tolerances (separations, positions
+//! and depths within `SEPARATION_TOLERANCE` × the pair's scale, normals within
+//! `NORMAL_TOLERANCE`): the same
 //! verdict except within that tolerance of the margin; for pairs not separated, the same SAT
 //! value, and the same axis (kind and feature ids) except at near-ties (counted and bounded),
 //! where the box path's axis must measure as good on the hulls; on the same axis, the same
@@ -24,8 +24,15 @@ use hullsat::query::sat::{SatAxis, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::{Cuboid, Isometry, Manifold, Pose};
 use rand::RngExt;
-use support::gpu::{NORMAL_TOLERANCE, SEPARATION_TOLERANCE};
 use support::{random_direction, random_rotation, seeded_rng};
+
+/// Relative tolerance on separations, positions and depths, a fraction of the pair's scale
+/// (radius A + radius B): the two routines round differently, a few ulps of the scale (the GPU
+/// = CPU contract's `GPU_AGREEMENT_TOLERANCE`).
+const SEPARATION_TOLERANCE: f32 = hullsat::constants::GPU_AGREEMENT_TOLERANCE;
+
+/// Largest distance between two unit normals of the same axis computed by both routines.
+const NORMAL_TOLERANCE: f32 = 1.0e-3;
 
 /// Random pairs compared.
 const PAIRS: usize = 100_000;

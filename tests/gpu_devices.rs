@@ -1,7 +1,6 @@
-//! Devices are created in few places and never dropped concurrently. NVIDIA's driver deadlocks
+//! Devices are created in few places and never dropped concurrently: NVIDIA's driver deadlocks
 //! when several threads destroy `wgpu::Device`s (or one destroys while another creates) at
-//! once: tests/gpu_resident.rs hung in 2 of 3 runs on an H100 while its test threads each
-//! dropped a device of their own.
+//! once.
 //!
 //! 1. Over the sources: only the files in [`ALLOWED`] ask an adapter for a device.
 //! 2. The tests' helper (`support::device_or_skip`) hands every thread asking for the same

@@ -81,7 +81,8 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   the GPU left to the host) as medians, host_pairs (of the warm-up run) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident, which adds
   \"timing\"), and \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
-  conditioned, verdict_ties, axis_ties, feature_ties).
+  conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
+  the GPU, verdicts only: \"same\" counts pairs both find touching).
 
 EXIT STATUS:
   0 success; 1 a backend failed, or none could run; 2 a bad option or scene; 3 a GPU result
@@ -431,13 +432,21 @@ fn check_resident_list(
     left_to_host: &[u32],
     cpu: &[Option<Manifold>],
 ) -> Result<AgreementTally, CliError> {
+    let outside = |what: &str, index: u32| CliError::Disagreement {
+        backend: BenchBackend::GpuResident.name().into(),
+        disagreement: format!("it {what} pair {index}, beyond the {} pairs", pairs.len()),
+    };
     let mut on_list = vec![false; pairs.len()];
     for &pair in listed {
-        on_list[pair as usize] = true;
+        *on_list
+            .get_mut(pair as usize)
+            .ok_or_else(|| outside("listed", pair))? = true;
     }
     let mut on_host = vec![false; pairs.len()];
     for &pair in left_to_host {
-        on_host[pair as usize] = true;
+        *on_host
+            .get_mut(pair as usize)
+            .ok_or_else(|| outside("left to the host", pair))? = true;
     }
     let mut tally = AgreementTally::default();
     for (i, (&pair, cpu)) in pairs.iter().zip(cpu).enumerate() {

@@ -55,7 +55,7 @@ pub fn collide_sphere_hull(
     // Normal (B's frame, from A toward B), separation, hull surface point and feature id.
     let (normal, separation, on_hull, id) = match outside {
         Some(closest) => (
-            (closest.point_b - centre) / closest.distance,
+            closest.direction,
             closest.distance - sphere.radius,
             closest.point_b,
             FeatureId::new(FeatureId::OTHER, false, 0, 0),

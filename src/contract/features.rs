@@ -102,12 +102,14 @@ pub(super) fn on_features(
     let on_a = (hull_a, &pair.a.1, p.position + half);
     let on_b = (hull_b, &pair.b.1, p.position - half);
     let allowed = f64::from(conditioning(pair, normal, id) * tolerance);
-    // Distance from a surface point to the line of an edge (vertex indices), or to a vertex.
+    // Distance from a surface point to the line of an edge (vertex indices).
     let to_line = |(hull, pose, point): (&ConvexHull, &Pose, DVec3), [s, e]: [u32; 2]| {
         let start = pose.transform_point(hull.vertices()[s as usize]);
-        let direction = (pose.transform_point(hull.vertices()[e as usize]) - start).normalize();
-        let offset = point - start;
-        (offset - direction * offset.dot(direction)).length()
+        line_distance(
+            point,
+            start,
+            pose.transform_point(hull.vertices()[e as usize]) - start,
+        )
     };
     // A cut's edge leaves its named vertex in the loop of a face facing the contact.
     let leaving = |(hull, pose, point): (&ConvexHull, &Pose, DVec3), vertex: u32, facing: Vec3| {
@@ -115,9 +117,8 @@ pub(super) fn on_features(
             && leaving_lines((hull, pose), vertex, facing)
                 .iter()
                 .any(|&direction| {
-                    let offset = point - pose.transform_point(hull.vertices()[vertex as usize]);
-                    let direction = direction.normalize().as_dvec3();
-                    (offset - direction * offset.dot(direction)).length() <= allowed
+                    let start = pose.transform_point(hull.vertices()[vertex as usize]);
+                    line_distance(point, start, direction.as_dvec3()) <= allowed
                 })
     };
     let (reference, other, facing) = if id.kind() == FeatureId::FACE_A {
@@ -315,4 +316,11 @@ fn surface_distance(shape: &Shape, pose: &Pose, p: DVec3) -> f64 {
         Shape::HalfSpace(h) => h.normal.as_dvec3().dot(p) - f64::from(h.offset),
     };
     distance.abs()
+}
+
+/// Distance from `point` to the line through `start` along `direction` (any length), f64.
+fn line_distance(point: DVec3, start: DVec3, direction: DVec3) -> f64 {
+    let direction = direction.normalize();
+    let offset = point - start;
+    (offset - direction * offset.dot(direction)).length()
 }

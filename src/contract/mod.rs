@@ -7,11 +7,12 @@
 //! With `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the larger of the pair's scale and its bodies'
 //! distance ([`pair_tolerance`], length units), a GPU manifold agrees with the CPU's when:
 //! 1. **Verdict**: both or neither have a manifold, except where the CPU's separation lies
-//!    within `τ` of the margin ([`Agreement::VerdictTie`]).
+//!    within `τ` of the margin ([`Agreement::VerdictTie`]; a manifold only the GPU has is then
+//!    judged against the CPU's at the margin plus `2τ`).
 //! 2. **Separation** within `τ`; **normal** within [`GPU_AGREEMENT_TOLERANCE`] radians (a
-//!    closest-point contact's within [`GPU_GJK_MAX_DIRECTION_ERROR`], what the GPU's f32 GJK
-//!    keeps), or with the same points and a support gap within `τ` of the CPU normal's (an
-//!    ill-conditioned edge normal).
+//!    closest-point contact the GPU builds with its f32 GJK: within
+//!    [`GPU_GJK_MAX_DIRECTION_ERROR`]), or, for an edge-pair contact on the same edges, with a
+//!    support gap within `τ` of the CPU normal's (an ill-conditioned edge normal).
 //! 3. **Points** matched by [`FeatureId`]: position and depth within `τ`, or within the point's
 //!    conditioning × `τ` ([`point_conditioning`]: a point cut from an edge at a shallow angle
 //!    moves along it; [`Agreement::Conditioned`]). Closest-point and primitive points (kind
@@ -19,7 +20,7 @@
 //! 4. **Ties** are accepted only where the CPU's own decision was within rounding, recomputed:
 //!    a point id on one side only is the same point under another name (kept vertex or cut
 //!    edge, on the features of both), another support vertex as far along the normal, or a
-//!    decision the CPU reference makes the GPU's way when body B is nudged by `τ`
+//!    decision the CPU reference makes the GPU's way when one body is nudged by `τ`
 //!    ([`nudged_references`]; [`Agreement::FeatureTie`]). Another axis must have a support gap
 //!    within `τ` of the CPU's (or of it ± the face preference), or be the deepest axis where
 //!    every CPU point lies within `τ` of the margin (the GPU's clip kept none and retried), or
@@ -64,7 +65,7 @@ pub enum Agreement {
     VerdictTie,
     /// Another axis whose support gap ties the CPU's within rounding.
     AxisTie,
-    /// Point ids differ where the CPU's own decision was within rounding (rule 5).
+    /// Point ids differ where the CPU's own decision was within rounding (rule 4).
     FeatureTie,
 }
 
@@ -260,7 +261,7 @@ pub fn verdict_tie(
     PairGeometry::new(shapes, bodies, pair, margin).verdict_tie(None)
 }
 
-/// The CPU reference runs of rule 5 for `pair` (as given): body B nudged by `τ` along the axes
+/// The CPU reference runs of rule 4 for `pair` (as given): its body of higher index nudged by `τ` along the axes
 /// and diagonals of A's frame, and turned by [`GPU_AGREEMENT_TOLERANCE`] radians about its
 /// axes; a run with no manifold runs again at `margin` + `2τ`, so that a nudge apart keeps
 /// its manifold. Where they all name the same point ids as

@@ -26,14 +26,15 @@ enum Found {
     Tie,
 }
 
-/// A nudge of body B within rounding (rule 5): a translation by `τ` or a rotation by `τ / scale`.
+/// A nudge of the pair's body of higher index within rounding (rule 4): a translation by `τ` or
+/// a turn by [`GPU_AGREEMENT_TOLERANCE`] radians.
 #[derive(Clone, Copy, Debug)]
 enum Nudge {
     Move(DVec3),
     Turn(Vec3, f32),
 }
 
-/// The nudges of rule 5 in the frame `frame` (A's rotation): translations by `tolerance` along
+/// The nudges of rule 4 in the frame `frame` (A's rotation): translations by `tolerance` along
 /// its 6 axis directions and its 8 diagonals (where two boundaries coincide, as on aligned
 /// boxes, only a diagonal moves past both), and turns by [`GPU_AGREEMENT_TOLERANCE`] radians
 /// about its 3 axes, both ways.
@@ -96,7 +97,6 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
-    /// The CPU reference at `margin`, with canonical B nudged.
     /// The CPU reference at `margin`, as the CPU narrowphase computes it.
     pub(super) fn cpu(&self, margin: f32) -> Option<Manifold> {
         self.reference(None, margin)
@@ -152,7 +152,8 @@ impl<'a> PairGeometry<'a> {
             (Some(g), Some(c)) => (g, c),
             (Some(g), None) => {
                 self.well_formed(g, None)?;
-                return self.verdict_tie(None);
+                self.verdict_tie(None)?;
+                return self.only_on_the_gpu(g).map(|()| Agreement::VerdictTie);
             }
             (None, Some(c)) => return self.verdict_tie(Some(c.separation)),
         };
@@ -169,21 +170,15 @@ impl<'a> PairGeometry<'a> {
         // Rule 2: the CPU's axis (its normal, or one with its support gap and its points).
         let probes = std::cell::OnceCell::new();
         let probes = || probes.get_or_init(|| self.nudged()).as_slice();
-        // A closest-point normal (f32 GJK on the GPU) is known only to GPU_GJK_MAX_DIRECTION_ERROR.
-        let closest_point = g
-            .points()
-            .iter()
-            .chain(c.points())
-            .all(|p| p.id.kind() == FeatureId::OTHER);
-        let normal_tolerance = if closest_point {
-            GPU_GJK_MAX_DIRECTION_ERROR
-        } else {
-            GPU_AGREEMENT_TOLERANCE
-        };
+        let normal_tolerance = self.normal_tolerance(g, c);
         let same_normal = g.normal.distance(c.normal) <= normal_tolerance;
         let (gap_g, gap_c) = (self.support_gap(g.normal), self.support_gap(c.normal));
         let t = f64::from(tolerance);
-        if same_normal || ((gap_g - gap_c).abs() <= t && same_ids(g, c)) {
+        // An edge pair's normal is ill-conditioned (nearly parallel edges): another normal of
+        // the same edges is as good where the support gaps agree.
+        let edge_pairs = |m: &Manifold| m.points().iter().all(|p| p.id.kind() == FeatureId::EDGE_PAIR);
+        let same_edges = edge_pairs(g) && same_ids(g, c) && (gap_g - gap_c).abs() <= t;
+        if same_normal || same_edges {
             match self.match_points(g, c, 1.0, probes) {
                 Ok(found) => {
                     return Ok(match found {
@@ -204,19 +199,25 @@ impl<'a> PairGeometry<'a> {
         // or a nudged CPU run takes it; and the CPU's contact on that axis has the GPU's points.
         let preference = f64::from(AXIS_PREFERENCE_TOLERANCE * self.scale);
         let d = gap_g - gap_c;
-        // A face clip whose every point the CPU kept within `τ` of the margin may keep none on
-        // the GPU, which then retries on the deepest axis (the separation's own).
+        // A face clip whose every point the CPU kept within rounding of the margin (`2τ`: the
+        // CPU's run just beyond the margin, for a pair only the GPU finds touching) may keep
+        // none on the GPU, which then retries on the deepest axis (the separation's own).
         let clip_emptied = c
             .points()
             .iter()
-            .all(|q| (q.depth + self.margin).abs() <= tolerance)
-            && (gap_g - f64::from(c.separation)).abs() <= t;
-        let tied = [0.0, preference, -preference].iter().any(|k| (d - k).abs() <= t)
-            || clip_emptied
-            || probes()
-                .iter()
-                .flatten()
-                .any(|m| m.normal.distance(g.normal) <= 2.0 * GPU_AGREEMENT_TOLERANCE);
+            .all(|q| (q.depth + self.margin).abs() <= 2.0 * tolerance)
+            && (gap_g - f64::from(c.separation)).abs() <= 2.0 * t;
+        // The face preference only chooses between hull axes.
+        let hulls = self.a.0.as_hull().is_some() && self.b.0.as_hull().is_some();
+        let preferences: &[f64] = if hulls {
+            &[0.0, preference, -preference]
+        } else {
+            &[0.0]
+        };
+        // A nudged run takes the GPU's axis when its normal is the GPU's.
+        let takes = |m: &&Manifold| m.normal.distance(g.normal) <= 2.0 * normal_tolerance;
+        let tied = (hulls && (preferences.iter().any(|k| (d - k).abs() <= t) || clip_emptied))
+            || probes().iter().flatten().any(|m| takes(&m));
         if !tied {
             return Err(self.disagree(
                 DisagreementKind::Normal,
@@ -231,7 +232,7 @@ impl<'a> PairGeometry<'a> {
         for forced in self
             .contacts_on_axes_of(g, c.separation)
             .iter()
-            .chain(probes().iter().flatten())
+            .chain(probes().iter().flatten().filter(takes))
         {
             match self.match_points(g, forced, 2.0, probes) {
                 Ok(_) => return Ok(Agreement::AxisTie),
@@ -454,22 +455,73 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
+    /// A manifold only the GPU has, at a verdict tie: the CPU's just beyond the margin (at
+    /// `margin + 2τ`) by the rules; or, where the two took other branches at that tie (a clip
+    /// that keeps nothing, a retry), a separation within `2τ` of the CPU's, a normal along which
+    /// the shapes are that far apart (less the face preference, for hulls), and points no
+    /// deeper apart than the margin allows.
+    fn only_on_the_gpu(&self, g: &Manifold) -> Result<(), Disagreement> {
+        let Some(c) = self.cpu(self.margin + 2.0 * self.tolerance) else {
+            return self.verdict_tie(None).map(|_| ());
+        };
+        let Err(rules) = self.compare(Some(g), Some(&c)) else {
+            return Ok(());
+        };
+        let t = 2.0 * self.tolerance;
+        let hulls = self.a.0.as_hull().is_some() && self.b.0.as_hull().is_some();
+        let preference = if hulls {
+            AXIS_PREFERENCE_TOLERANCE * self.scale
+        } else {
+            0.0
+        };
+        let gap = self.support_gap(g.normal);
+        let sane = (g.separation - c.separation).abs() <= t
+            && gap >= f64::from(c.separation - preference - t)
+            && g.points().iter().all(|p| p.depth >= -self.margin - t);
+        if sane { Ok(()) } else { Err(rules) }
+    }
+
+    /// Rule 2's normal tolerance, radians: [`GPU_GJK_MAX_DIRECTION_ERROR`] for a closest-point
+    /// contact the GPU builds with its f32 GJK (one `OTHER` point, flag 0, on both sides, a hull
+    /// against a hull, sphere or capsule), else [`GPU_AGREEMENT_TOLERANCE`].
+    fn normal_tolerance(&self, g: &Manifold, c: &Manifold) -> f32 {
+        let gjk_point =
+            |m: &Manifold| matches!(m.points(), [p] if p.id.kind() == FeatureId::OTHER && !p.id.flag());
+        let with_gjk = |shape: &Shape| !matches!(shape, Shape::HalfSpace(_));
+        let a_hull = self.a.0.as_hull().is_some();
+        let b_hull = self.b.0.as_hull().is_some();
+        let gjk_pair = (a_hull && with_gjk(self.b.0)) || (b_hull && with_gjk(self.a.0));
+        if gjk_pair && gjk_point(g) && gjk_point(c) {
+            GPU_GJK_MAX_DIRECTION_ERROR
+        } else {
+            GPU_AGREEMENT_TOLERANCE
+        }
+    }
+
     /// Finite numbers, 1 to 4 points, and a normal as close to unit length as the CPU's
-    /// (`cpu`, when it has a manifold; unit otherwise) within [`GPU_AGREEMENT_TOLERANCE`].
+    /// (`cpu`, when it has a manifold; unit otherwise) within [`GPU_AGREEMENT_TOLERANCE`],
+    /// and distinct ids that can be swapped ([`FeatureId::swapped`]).
     fn well_formed(&self, m: &Manifold, cpu: Option<&Manifold>) -> Result<(), Disagreement> {
         let finite = m.normal.is_finite()
             && m.separation.is_finite()
             && m.points()
                 .iter()
                 .all(|p| p.position.is_finite() && p.depth.is_finite());
+        // Distinct ids, each of a shape an id can have (a field that fits the other's width).
+        let ids_valid = m.points().iter().enumerate().all(|(i, p)| {
+            let fits = p.id.kind() <= FeatureId::FACE_B || p.id.low() <= FeatureId::HIGH_MAX;
+            fits && !m.points()[..i].iter().any(|q| q.id == p.id)
+        });
         let cpu_slack = cpu.map_or(0.0, |c| (c.normal.length() - 1.0).abs());
         let unit = (m.normal.length() - 1.0).abs() <= GPU_AGREEMENT_TOLERANCE + cpu_slack;
-        if finite && unit && (1..=MAX_MANIFOLD_POINTS).contains(&m.point_count()) {
+        if finite && unit && ids_valid && (1..=MAX_MANIFOLD_POINTS).contains(&m.point_count()) {
             Ok(())
         } else {
             Err(Disagreement {
                 kind: DisagreementKind::Malformed,
-                detail: format!("not finite, not unit or not 1 to 4 points: {m:?}"),
+                detail: format!(
+                    "not finite, not unit, not 1 to 4 points or ids repeated or out of range: {m:?}"
+                ),
             })
         }
     }

@@ -46,8 +46,7 @@ use crate::shape::Shape;
 /// sphere's or capsule's normal turns by its entry point's error over its radius: across the
 /// surface up to `τ` ([`hit_tolerance`]), which grows with the ray origin's distance, so from
 /// 100 radii away 100 × [`GPU_AGREEMENT_TOLERANCE`] (along the ray, rule 2 adds the distances'
-/// difference over the radius). The narrowphase equivalence tests' normal tolerance, too (see
-/// [`crate::constants::GPU_GJK_MAX_DIRECTION_ERROR`]).
+/// difference over the radius).
 pub const RAY_NORMAL_TOLERANCE: f32 = 1.0e-3;
 
 /// How far [`ray_grazes`] moves a ray sideways, as a fraction of the body's scale (the scale of

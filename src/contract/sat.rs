@@ -3,13 +3,17 @@
 //!
 //! With `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the larger of the pair's scale and B's distance
 //! from A (length units):
-//! 1. The GPU's axis measures what it says: its separation, evaluated apart from the SAT's
-//!    loops ([`axis_separation`]), within `τ` of the GPU's value, and its normal that axis's.
-//! 2. The same verdict, except where either separation lies within `τ` of the margin.
+//! 1. The result is finite and names features of the two hulls, and its axis measures what it
+//!    says: its separation, evaluated apart from the SAT's loops ([`axis_separation`]), within
+//!    `τ` of the GPU's value, and its normal that axis's.
+//! 2. The same verdict, except where the CPU's separation lies within `τ` of the margin. A
+//!    separated result's values are those of the separating axis that ended its queries, so
+//!    rule 3 is for pairs in contact on both sides.
 //! 3. The same axis with separations within `τ` and normals within
-//!    [`GPU_AGREEMENT_TOLERANCE`] radians (or, for an edge pair, equal support gaps within `τ`),
-//!    or another axis only where the CPU's choice between the two was a tie within `τ`: equal
-//!    separations, or a difference at the face preference ([`AXIS_PREFERENCE_TOLERANCE`]).
+//!    [`GPU_AGREEMENT_TOLERANCE`] radians or with support gaps equal within `τ` (an edge pair's
+//!    normal is ill-conditioned; a face's moves its gap at once), or another axis only where
+//!    the CPU's choice between the two was a tie within `τ`: equal separations, or a difference
+//!    at the face preference ([`AXIS_PREFERENCE_TOLERANCE`]).
 
 use glam::Vec3;
 
@@ -28,7 +32,7 @@ pub struct SatTally {
     pub pairs: usize,
     /// Pairs both sides call separated.
     pub separated: usize,
-    /// Pairs within `τ` of the margin, where the verdict may differ.
+    /// Pairs whose CPU separation lies within `τ` of the margin, where the verdict may differ.
     pub near_margin: usize,
     /// Pairs where the GPU chose another axis at a tie.
     pub other_axis: usize,
@@ -115,6 +119,21 @@ pub fn compare_sat(
             || (separation_along(a, b, b_in_a, n) - separation_along(a, b, b_in_a, m)).abs() <= tolerance
     };
     tally.pairs += 1;
+    // Well formed: finite numbers, an axis that names features of these hulls.
+    let in_range = match gpu.axis {
+        SatAxis::FaceA(face) => (face as usize) < a.planes().len(),
+        SatAxis::FaceB(face) => (face as usize) < b.planes().len(),
+        SatAxis::EdgePair { edge_a, edge_b } => {
+            (edge_a as usize) < a.edges().len() && (edge_b as usize) < b.edges().len()
+        }
+    };
+    let finite = gpu.normal.is_finite() && gpu.axis_separation.is_finite() && gpu.separation.is_finite();
+    if !(in_range && finite) {
+        return disagree(
+            DisagreementKind::Malformed,
+            "not finite, or an axis these hulls lack".into(),
+        );
+    }
     // Rule 1: whatever the verdict, the GPU's axis measures as it says.
     let (own, normal) = axis_separation(a, b, b_in_a, gpu.axis);
     if (gpu.axis_separation - own).abs() > tolerance || !same_normal(gpu.normal, normal) {
@@ -123,10 +142,13 @@ pub fn compare_sat(
             format!("the GPU's axis {:?} measures {own} along {normal}", gpu.axis),
         );
     }
-    // Rule 2.
-    if (cpu.separation - margin).abs() <= tolerance || (gpu.separation - margin).abs() <= tolerance {
+    // Rule 2: near the margin either verdict, and a separated result's values are those of the
+    // axis that ended the queries; rule 3 holds where both are in contact.
+    if (cpu.separation - margin).abs() <= tolerance {
         tally.near_margin += 1;
-        return Ok(());
+        if gpu.is_separated(margin) || cpu.is_separated(margin) {
+            return Ok(());
+        }
     }
     if gpu.is_separated(margin) != cpu.is_separated(margin) {
         return disagree(
@@ -134,14 +156,16 @@ pub fn compare_sat(
             "verdicts differ away from the margin".into(),
         );
     }
-    tally.separated += usize::from(cpu.is_separated(margin));
-    if !cpu.is_separated(margin) {
-        tally.contact_axes[match cpu.axis {
-            SatAxis::FaceA(_) => 0,
-            SatAxis::FaceB(_) => 1,
-            SatAxis::EdgePair { .. } => 2,
-        }] += 1;
+    if cpu.is_separated(margin) {
+        // Each side stopped at an axis that separates (rule 1 measured the GPU's).
+        tally.separated += 1;
+        return Ok(());
     }
+    tally.contact_axes[match cpu.axis {
+        SatAxis::FaceA(_) => 0,
+        SatAxis::FaceB(_) => 1,
+        SatAxis::EdgePair { .. } => 2,
+    }] += 1;
     // Rule 3.
     let separations_agree = (gpu.separation - cpu.separation).abs() <= tolerance;
     if gpu.axis == cpu.axis {
@@ -170,7 +194,7 @@ pub fn compare_sat(
             ),
         );
     }
-    if !cpu.is_separated(margin) && !separations_agree {
+    if !separations_agree {
         return disagree(DisagreementKind::Separation, "separations differ".into());
     }
     tally.other_axis += 1;

@@ -77,12 +77,14 @@ pub fn manifolds_by_pair(text: &str, pairs: &[[u32; 2]]) -> Vec<Option<hullsat::
         );
         for p in m["points"].as_array().unwrap() {
             let position = floats(&p["position"]);
-            manifold.push(ContactPoint {
+            let point = ContactPoint {
                 position: glam::DVec3::new(position[0], position[1], position[2]),
                 depth: p["depth"].as_f64().unwrap() as f32,
                 id: FeatureId(p["id"].as_u64().unwrap() as u32),
-            });
+            };
+            assert!(manifold.push(point), "pair {pair:?} lists more than 4 points");
         }
+        assert!(results[index].is_none(), "pair {pair:?} listed twice");
         results[index] = Some(manifold);
     }
     results

@@ -5,7 +5,6 @@ pub mod analytic;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod clip_paths;
-pub mod gpu;
 pub mod oracle;
 pub mod parry;
 pub mod shapes;
@@ -190,9 +189,8 @@ type TestDevices = Vec<(wgpu::Limits, wgpu::Device, wgpu::Queue)>;
 /// One device per distinct `limits` per process: the first call creates it (behind a lock, so
 /// creations never run concurrently), every call returns a clone, and it is never dropped.
 /// NVIDIA's driver deadlocks when devices are destroyed (or one destroyed while another is
-/// created) on several threads at once, which is what test threads each dropping their own
-/// device did (tests/gpu_resident.rs hung in 2 of 3 runs on an H100). Tests running at once
-/// share the device: none may destroy it or set its callbacks. tests/gpu_devices.rs keeps
+/// created) on several threads at once. Tests running at once share the device: none may
+/// destroy it or set its callbacks. tests/gpu_devices.rs keeps
 /// device requests to here and the files it names.
 pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue)> {
     static DEVICES: std::sync::OnceLock<std::sync::Mutex<TestDevices>> = std::sync::OnceLock::new();
