@@ -286,3 +286,35 @@ fn the_differences_seen_on_an_h100_fall_within_the_contract() {
     let agreement = compare_pair(&batch.shapes, &batch.bodies, pair, 0.0, Some(&gpu), Some(&cpu));
     assert_eq!(agreement, Ok(hullsat::contract::Agreement::FeatureTie));
 }
+
+/// Two nearly concentric spheres (cores 1e-3 apart, radii 1): their normal is the direction
+/// between the centres, which rounding of the relative position turns by about rounding × reach
+/// / 1e-3. A GPU's few ulps of position turn it by far more than 1e-5 rad, and the contract
+/// accepts that; the same turn on spheres 1.5 apart is a fault.
+#[test]
+fn a_sphere_normal_is_known_to_rounding_over_the_centres_distance() {
+    let shapes = vec![Shape::Sphere(hullsat::Sphere::new(1.0).unwrap())];
+    let body = |x: f64, y: f64| Body {
+        shape: 0,
+        pose: hullsat::Pose::new(glam::DVec3::new(x, y, 0.0), Quat::IDENTITY),
+    };
+    for (centres, accepted) in [(1.0e-3, true), (1.5, false)] {
+        let bodies = [body(5.0, 0.0), body(5.0 + centres, 0.0)];
+        let cpu = hullsat::contract::reference_manifold(&shapes, &bodies, [0, 1], 0.0).expect("overlap");
+        // B moved 8 ulps of the reach (2 + the distance) sideways.
+        let moved = [
+            bodies[0],
+            body(5.0 + centres, f64::from(8.0 * f32::EPSILON * 2.0)),
+        ];
+        let gpu = hullsat::contract::reference_manifold(&shapes, &moved, [0, 1], 0.0).expect("overlap");
+        let turn = gpu.normal.distance(cpu.normal);
+        assert!(turn > 1.0e-5 || !accepted, "turned by {turn}");
+        let judged = compare_pair(&shapes, &bodies, [0, 1], 0.0, Some(&gpu), Some(&cpu));
+        assert!(judged.is_ok(), "{judged:?}");
+        // The same turn where the centres are far apart is not rounding.
+        let mut turned = cpu;
+        turned.normal = Quat::from_rotation_z(1.0e-3) * cpu.normal;
+        let judged = compare_pair(&shapes, &bodies, [0, 1], 0.0, Some(&turned), Some(&cpu));
+        assert_eq!(judged.is_ok(), accepted, "{judged:?}");
+    }
+}

@@ -9,7 +9,8 @@
 //! 1. **Verdict**: both or neither have a manifold, except where the CPU's separation lies
 //!    within `τ` of the margin ([`Agreement::VerdictTie`]; a manifold only the GPU has is then
 //!    judged against the CPU's at the margin plus `2τ`).
-//! 2. **Separation** within `τ`; **normal** within [`GPU_AGREEMENT_TOLERANCE`] radians (a
+//! 2. **Separation** within `τ`; **normal** within [`GPU_AGREEMENT_TOLERANCE`] radians (× the
+//!    reach over the cores' distance for a sphere or capsule; a
 //!    closest-point contact the GPU builds with its f32 GJK: within
 //!    [`GPU_GJK_MAX_DIRECTION_ERROR`]), or, for an edge-pair contact on the same edges, with a
 //!    support gap within `τ` of the CPU normal's (an ill-conditioned edge normal).

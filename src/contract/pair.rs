@@ -481,9 +481,11 @@ impl<'a> PairGeometry<'a> {
         if sane { Ok(()) } else { Err(rules) }
     }
 
-    /// Rule 2's normal tolerance, radians: [`GPU_GJK_MAX_DIRECTION_ERROR`] for a closest-point
-    /// contact the GPU builds with its f32 GJK (one `OTHER` point, flag 0, on both sides, a hull
-    /// against a hull, sphere or capsule), else [`GPU_AGREEMENT_TOLERANCE`].
+    /// Rule 2's normal tolerance, radians: [`GPU_AGREEMENT_TOLERANCE`], times the reach over the
+    /// distance between the cores of a sphere or capsule and the other shape where that is
+    /// smaller (a direction between two points `d` apart is known to rounding × reach / `d`),
+    /// and at least [`GPU_GJK_MAX_DIRECTION_ERROR`] for a single closest-point contact the GPU
+    /// builds with its f32 GJK (a hull against a hull, sphere or capsule).
     fn normal_tolerance(&self, g: &Manifold, c: &Manifold) -> f32 {
         let gjk_point =
             |m: &Manifold| matches!(m.points(), [p] if p.id.kind() == FeatureId::OTHER && !p.id.flag());
@@ -491,11 +493,22 @@ impl<'a> PairGeometry<'a> {
         let a_hull = self.a.0.as_hull().is_some();
         let b_hull = self.b.0.as_hull().is_some();
         let gjk_pair = (a_hull && with_gjk(self.b.0)) || (b_hull && with_gjk(self.a.0));
-        if gjk_pair && gjk_point(g) && gjk_point(c) {
-            GPU_GJK_MAX_DIRECTION_ERROR
-        } else {
-            GPU_AGREEMENT_TOLERANCE
+        let rounded = |shape: &Shape| match shape {
+            Shape::Sphere(s) => s.radius,
+            Shape::Capsule(c) => c.radius,
+            _ => 0.0,
+        };
+        let radii = rounded(self.a.0) + rounded(self.b.0);
+        let cores_apart = c.separation + radii;
+        let reach = self.tolerance / GPU_AGREEMENT_TOLERANCE;
+        let mut tolerance = GPU_AGREEMENT_TOLERANCE;
+        if radii > 0.0 && cores_apart > 0.0 {
+            tolerance = tolerance.max(GPU_AGREEMENT_TOLERANCE * reach / cores_apart);
         }
+        if gjk_pair && gjk_point(g) && gjk_point(c) {
+            tolerance = tolerance.max(GPU_GJK_MAX_DIRECTION_ERROR);
+        }
+        tolerance
     }
 
     /// Finite numbers, 1 to 4 points, and a normal as close to unit length as the CPU's
