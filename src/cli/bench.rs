@@ -3,8 +3,10 @@
 //! 1. Build the input: a JSON scene (its pairs, or the broadphase's) or a generated particle
 //!    scene (the broadphase's pairs).
 //! 2. For each backend in order: start it (a GPU without an adapter is skipped with a note),
-//!    run it once to warm up, then `--repeat` timed runs.
-//! 3. Print the medians as a table, or as a JSON array under `--json`.
+//!    run it once to warm up, then `--repeat` timed runs; then judge every GPU backend's
+//!    warm-up results by the GPU = CPU contract ([`hullsat::contract`]).
+//! 3. Print the medians as a table, or as a JSON array under `--json`; a result outside the
+//!    contract is then the error.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -259,7 +261,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             "no backend could run: gpu has no adapter".into(),
         ));
     }
-    check_contract_of_gpu_backends(&scene, &pairs, &mut measurements)?;
+    // The timings are printed whatever the check finds; a disagreement is then the error.
+    let check = check_contract_of_gpu_backends(&scene, &pairs, &mut measurements);
 
     // Step 3.
     let cpu1 = measurements
@@ -272,7 +275,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             .map(|m| to_json(m, pairs.len(), args.repeat, cpu1))
             .collect();
         let text = serde_json::to_string_pretty(&objects).expect("plain JSON values");
-        output::print_lines(&[text])
+        output::print_lines(&[text])?;
     } else {
         output::print_lines(&table(
             &measurements,
@@ -280,8 +283,9 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
             pairs.len(),
             args.repeat,
             cpu1,
-        ))
+        ))?;
     }
+    check
 }
 
 /// Starts `backend` and times it; `None` when it is the GPU and no adapter exists (after a
