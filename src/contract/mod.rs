@@ -222,32 +222,44 @@ pub fn compare_batch(
         gpu.len() == pairs.len() && cpu.len() == pairs.len(),
         "one result per pair"
     );
-    pairs
-        .par_iter()
-        .enumerate()
-        .map(|(index, &pair)| {
-            let (g, c) = (gpu[index].as_ref(), cpu[index].as_ref());
+    judge_all(
+        pairs.len(),
+        |index| {
+            let (pair, g, c) = (pairs[index], gpu[index].as_ref(), cpu[index].as_ref());
             let mut tally = AgreementTally::default();
-            match compare_pair(shapes, bodies, pair, margin, g, c) {
-                Ok(agreement) => {
+            compare_pair(shapes, bodies, pair, margin, g, c)
+                .map(|agreement| {
                     tally.add(agreement, g.is_some(), c.is_some());
-                    Ok(tally)
-                }
-                Err(disagreement) => Err(BatchDisagreement {
+                    tally
+                })
+                .map_err(|disagreement| BatchDisagreement {
                     index,
                     pair,
                     disagreement,
-                }),
-            }
-        })
+                })
+        },
+        |x, y| x.merged(&y),
+    )
+}
+
+/// Judges items `0..count` on all threads: the tallies merged, or the failure of lowest index.
+pub(crate) fn judge_all<T: Default + Send, E: Send>(
+    count: usize,
+    judge: impl Fn(usize) -> Result<T, E> + Sync,
+    merge: impl Fn(T, T) -> T + Sync,
+) -> Result<T, E> {
+    (0..count)
+        .into_par_iter()
+        .map(|index| judge(index).map_err(|e| (index, e)))
         .reduce(
-            || Ok(AgreementTally::default()),
+            || Ok(T::default()),
             |x, y| match (x, y) {
-                (Ok(x), Ok(y)) => Ok(x.merged(&y)),
-                (Err(x), Err(y)) => Err(if x.index <= y.index { x } else { y }),
+                (Ok(x), Ok(y)) => Ok(merge(x, y)),
+                (Err(x), Err(y)) => Err(if x.0 <= y.0 { x } else { y }),
                 (Err(e), _) | (_, Err(e)) => Err(e),
             },
         )
+        .map_err(|(_, e)| e)
 }
 
 /// The verdict rule alone (rule 1) for a pair with a manifold on one side only: `Ok` when the
@@ -262,11 +274,11 @@ pub fn verdict_tie(
     PairGeometry::new(shapes, bodies, pair, margin).verdict_tie(None)
 }
 
-/// The CPU reference runs of rule 4 for `pair` (as given): its body of higher index nudged by `τ` along the axes
-/// and diagonals of A's frame, and turned by [`GPU_AGREEMENT_TOLERANCE`] radians about its
-/// axes; a run with no manifold runs again at `margin` + `2τ`, so that a nudge apart keeps
-/// its manifold. Where they all name the same point ids as
-/// the unnudged run, the CPU's decisions for this pair are not within rounding of a tie.
+/// The CPU reference runs of rule 4 for `pair` (as given): its body of higher index nudged by
+/// `τ` along the axes and diagonals of A's frame, and turned by [`GPU_AGREEMENT_TOLERANCE`]
+/// radians about its axes; a run with no manifold runs again at `margin` + `2τ`, so that a
+/// nudge apart keeps its manifold. Where they all name the same point ids as the unnudged run,
+/// the CPU's decisions for this pair are not within rounding of a tie.
 pub fn nudged_references(
     shapes: &[Shape],
     bodies: &[Body],

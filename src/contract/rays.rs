@@ -33,8 +33,8 @@
 //! Anything else is a [`RayDisagreement`]. Ties are counted ([`RayTally`]), never silent.
 
 use glam::{DVec3, Vec3};
-use rayon::prelude::*;
 
+use super::judge_all;
 use crate::constants::GPU_AGREEMENT_TOLERANCE;
 use crate::narrowphase::validate::normalized;
 use crate::raycast::{Ray, RayHit, cast_body};
@@ -172,27 +172,21 @@ pub fn compare_ray_hits(
         shapes,
         bodies: bodies.iter().map(normalized).collect(),
     };
-    rays.par_iter()
-        .enumerate()
-        .map(|(index, ray)| {
+    judge_all(
+        rays.len(),
+        |index| {
             let mut tally = RayTally::default();
             scene
-                .compare(ray, closest, &gpu[index], &cpu[index], &mut tally)
+                .compare(&rays[index], closest, &gpu[index], &cpu[index], &mut tally)
                 .map(|()| tally)
                 .map_err(|(kind, detail)| RayDisagreement {
                     ray: index,
                     kind,
                     detail: format!("{detail}\n gpu {:?}\n cpu {:?}", gpu[index], cpu[index]),
                 })
-        })
-        .reduce(
-            || Ok(RayTally::default()),
-            |x, y| match (x, y) {
-                (Ok(x), Ok(y)) => Ok(x.merged(&y)),
-                (Err(x), Err(y)) => Err(if x.ray <= y.ray { x } else { y }),
-                (Err(e), _) | (_, Err(e)) => Err(e),
-            },
-        )
+        },
+        |x, y| x.merged(&y),
+    )
 }
 
 /// The contract's `τ` for a hit of `ray` on `body` at `distance` along it, length units:
