@@ -16,7 +16,8 @@
 //!    support gap within `τ` of the CPU normal's (an ill-conditioned edge normal).
 //! 3. **Points** matched by [`FeatureId`]: position and depth within `τ`, or within the point's
 //!    conditioning × `τ` ([`point_conditioning`]: a point cut from an edge at a shallow angle
-//!    moves along it; [`Agreement::Conditioned`]). Closest-point and primitive points (kind
+//!    moves along it, anywhere along it where the two lines are parallel to rounding;
+//!    [`Agreement::Conditioned`]). Closest-point and primitive points (kind
 //!    `OTHER`) get [`OTHER_POINT_CONDITIONING`] plus the normals' difference × the scale.
 //! 4. **Ties** are accepted only where the CPU's own decision was within rounding, recomputed:
 //!    a point id on one side only is the same point under another name (kept vertex or cut

@@ -7,7 +7,8 @@ use glam::{DVec3, Quat, Vec3};
 use super::features::{conditioning, on_both_surfaces, on_features, support_tie, vertex_tie};
 use super::{Agreement, Disagreement, DisagreementKind, OTHER_POINT_CONDITIONING};
 use crate::constants::{
-    AXIS_PREFERENCE_TOLERANCE, GPU_AGREEMENT_TOLERANCE, GPU_GJK_MAX_DIRECTION_ERROR, pair_scale,
+    AXIS_PREFERENCE_TOLERANCE, GPU_AGREEMENT_TOLERANCE, GPU_GJK_MAX_DIRECTION_ERROR, PARALLEL_EDGE_SINE,
+    pair_scale,
 };
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
@@ -425,6 +426,12 @@ impl<'a> PairGeometry<'a> {
         {
             // Two hulls' closest points are unique only up to the set of closest points (two
             // parallel faces apart): any point of it lies on both flat surfaces.
+            Ok(true)
+        } else if conditioning >= 1.0 / PARALLEL_EDGE_SINE
+            && on_features(self, g.normal, p, p.id, tolerance / conditioning)
+        {
+            // Lines parallel to rounding (an incident edge along a side plane) meet anywhere
+            // along them: the point must lie on both, within `tolerance`.
             Ok(true)
         } else {
             Err(format!(
