@@ -69,6 +69,10 @@ pub mod shape;
 #[cfg(test)]
 mod test_rng;
 
+/// The glam hullsat's API is written in (`Vec3`, `Quat`, `DVec3`): use it instead of adding a
+/// glam of a matching version yourself.
+pub use glam;
+
 pub use cache::ContactCache;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
@@ -79,3 +83,8 @@ pub use pose::{Isometry, Pose};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
+
+/// The README's library example, compiled and run by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
