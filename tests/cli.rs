@@ -767,3 +767,22 @@ fn demo_and_bench_reports_on_a_full_disk_are_exit_1() {
         );
     }
 }
+
+/// A GPU run in a shell without `XDG_RUNTIME_DIR` (a root shell, CI) prints nothing on stderr:
+/// Mesa's device-select layer would print an error line twice there, and hullsat turns it off.
+#[test]
+fn a_gpu_run_without_xdg_runtime_dir_prints_no_error_line() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hullsat"))
+        .args(["collide", path, "--backend", "gpu"])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("NODEVICE_SELECT")
+        .output()
+        .expect("the hullsat binary runs");
+    if output.status.code() == Some(1) && stderr(&output).contains("no GPU adapter found") {
+        assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&output));
+        return;
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stderr(&output), "", "a successful run says nothing on stderr");
+}
