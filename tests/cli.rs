@@ -228,7 +228,7 @@ fn non_finite_numbers() {
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
-        message.starts_with("error: $: invalid JSON: number out of range at line 5"),
+        message.starts_with("error: bodies[1].position[1]: invalid JSON: number out of range at line 5"),
         "{message}"
     );
     assert!(message.ends_with("(expected finite numbers)\n"), "{message}");

@@ -57,8 +57,8 @@ const SHAPE_KINDS: &str = "hull, box, sphere, capsule, half_space";
 const MAX_ECHOED_CHARS: usize = 40;
 
 /// Parses and validates a scene from JSON text (format in the module docs). Rotations come
-/// back normalized. Errors name the JSON path of the problem; syntax errors use the path `$`
-/// and give the line and column.
+/// back normalized. Errors name the JSON path of the problem (a number beyond the f64 range
+/// too); other syntax errors use the path `$` and give the line and column.
 pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
     let scene = parse_scene_json_unvalidated(text)?;
     let pairs = scene.pairs.as_deref().unwrap_or(&[]);
@@ -312,8 +312,8 @@ fn vec3(v: Vec3) -> JsonVec3 {
 
 /// Reads JSON text into a [`Value`] tree, converting the elements of the scene's large arrays
 /// as they are read ([`Streamed`]); refuses repeated keys (the error names the repeated key's
-/// path). Other errors are syntax errors at `$` with line and column, or a streamed element's
-/// conversion error.
+/// path). Other errors are syntax errors with line and column (at `$`, or at the number's path
+/// for one beyond the f64 range), or a streamed element's conversion error.
 fn read_value(text: &str) -> Result<(Value, Streamed), InputError> {
     let state = RefCell::new(ReadState::default());
     let mut reader = serde_json::Deserializer::from_str(text);
@@ -333,7 +333,7 @@ fn read_value(text: &str) -> Result<(Value, Streamed), InputError> {
             format!("duplicate key at line {} column {}", err.line(), err.column()),
         )),
         (Err(_), Some(Failure::Element(err))) => Err(err),
-        (Err(err), None) => Err(syntax_error(err)),
+        (Err(err), None) => Err(syntax_error(text, err)),
     }
 }
 
@@ -532,14 +532,86 @@ fn dvec3(v: DVec3) -> String {
     format!("[{}, {}, {}]", v.x, v.y, v.z)
 }
 
-fn syntax_error(err: serde_json::Error) -> InputError {
+fn syntax_error(text: &str, err: serde_json::Error) -> InputError {
     // serde_json's message already ends with "at line L column C".
-    let hint = if err.to_string().starts_with("number out of range") {
-        " (expected finite numbers)"
-    } else {
-        ""
-    };
-    InputError::new("$", format!("invalid JSON: {err}{hint}"))
+    if err.to_string().starts_with("number out of range") {
+        // A number the reader refused: named by its field, as a finite one beyond the supported
+        // range would be.
+        let path = path_at(text, err.line(), err.column());
+        return InputError::new(path, format!("invalid JSON: {err} (expected finite numbers)"));
+    }
+    InputError::new("$", format!("invalid JSON: {err}"))
+}
+
+/// The JSON path of the value being read at `line` and `column` (1-based, in characters, as
+/// serde_json reports them) of `text`, found by following the containers, keys and indices of
+/// the text before it. Only for errors: the reading itself tracks no path.
+fn path_at(text: &str, line: usize, column: usize) -> String {
+    enum Frame {
+        Object {
+            key: Option<String>,
+            expecting_key: bool,
+        },
+        Array {
+            index: usize,
+        },
+    }
+    let before = text
+        .split_inclusive('\n')
+        .take(line)
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == line {
+                l.chars().take(column).collect()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<String>();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut chars = before.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                let mut string = String::new();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => string.extend(chars.next()),
+                        c => string.push(c),
+                    }
+                }
+                if let Some(Frame::Object { key, expecting_key }) = stack.last_mut()
+                    && *expecting_key
+                {
+                    *key = Some(string);
+                    *expecting_key = false;
+                }
+            }
+            '{' => stack.push(Frame::Object {
+                key: None,
+                expecting_key: true,
+            }),
+            '[' => stack.push(Frame::Array { index: 0 }),
+            '}' | ']' => {
+                stack.pop();
+            }
+            ',' => match stack.last_mut() {
+                Some(Frame::Object { key, expecting_key }) => {
+                    *key = None;
+                    *expecting_key = true;
+                }
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+    }
+    stack.iter().fold("$".to_string(), |path, frame| match frame {
+        Frame::Object { key: Some(key), .. } => join(&path, key),
+        Frame::Object { key: None, .. } => path,
+        Frame::Array { index } => format!("{path}[{index}]"),
+    })
 }
 
 /// The shape at `path`; a hull's `points` were read into `points` (see [`Streamed`]).
@@ -781,7 +853,7 @@ pub fn parse_scene_extension(
     // would report a problem inside a key this format does not have.
     let known: Vec<&str> = ["shapes", "bodies"].iter().chain(extra_keys).copied().collect();
     let keys: Map<String, Value> = serde_json::from_str::<HashMap<String, serde::de::IgnoredAny>>(text)
-        .map_err(syntax_error)?
+        .map_err(|err| syntax_error(text, err))?
         .into_keys()
         .map(|key| (key, Value::Null))
         .collect();
@@ -934,12 +1006,18 @@ mod tests {
 
     #[test]
     fn numbers_beyond_range_are_rejected() {
-        // 1e999 overflows f64: serde_json refuses it while parsing.
+        // 1e999 overflows f64: serde_json refuses it while parsing; the error still names the
+        // field.
         let e = error(&TWO_SPHERES.replace("1.5,0,0", "1e999,0,0"));
         assert!(
-            e.contains("number out of range") && e.contains("expected finite numbers"),
+            e.starts_with("bodies[1].position[0]: invalid JSON: number out of range")
+                && e.contains("expected finite numbers"),
             "{e}"
         );
+        let e = error(&TWO_SPHERES.replace("0.25", "-1e400"));
+        assert!(e.starts_with("margin: invalid JSON: number out of range"), "{e}");
+        let e = error(&TWO_SPHERES.replace("1.5,0,0", "1.5,0,1e400"));
+        assert!(e.starts_with("bodies[1].position[2]: "), "{e}");
         // Positions are f64: 1e39 is finite but beyond the supported range.
         assert_eq!(
             error(&TWO_SPHERES.replace("1.5,0,0", "1e39,0,0")),
