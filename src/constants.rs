@@ -2,7 +2,7 @@
 //!
 //! Relative tolerances are fractions of a pair's *scale* ([`pair_scale`]: the sum of the two
 //! shapes' sizes). The ones the GPU shader uses are mirrored as WGSL `const`s in
-//! `src/narrowphase/gpu/sat.wgsl` and `clip.wgsl`, and a test checks the two agree.
+//! `shaders/narrowphase/sat.wgsl` and `clip.wgsl`, and a test checks the two agree.
 //!
 //! # Supported range
 //! Every size parameter (box half extent, radius, capsule half height, hull extent) lies in

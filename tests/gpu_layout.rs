@@ -23,9 +23,9 @@ use support::wgsl::{
     assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate, wgsl_layout,
 };
 
-/// Kernels live beside their host modules under src/.
-fn source_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// Kernels live under shaders/, by what they serve (common, narrowphase, raycast).
+fn shader_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")
 }
 
 /// Every `.wgsl` file under `dir`, recursively.
@@ -75,7 +75,7 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
         validate(name, &parse_source(name, source));
     }
     let mut files = Vec::new();
-    wgsl_files(&source_dir(), &mut files);
+    wgsl_files(&shader_dir(), &mut files);
     for path in &files {
         let text = read(path);
         assert!(
@@ -85,19 +85,19 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
         );
     }
     assert!(
-        files.iter().any(|f| f.ends_with("narrowphase/gpu/sat.wgsl")),
-        "sat.wgsl not found under src/: {files:?}"
+        files.iter().any(|f| f.ends_with("narrowphase/sat.wgsl")),
+        "sat.wgsl not found under shaders/: {files:?}"
     );
 }
 
 /// One text per shared struct and helper: every kernel is compiled after `quat.wgsl` and
 /// `layout.wgsl` (those exported as `QUAT_WGSL` and `LAYOUT_WGSL`), and no other `.wgsl` file
-/// under src/ or examples/ declares their structs or functions.
+/// under shaders/ or examples/ declares their structs or functions.
 #[test]
 fn shared_structs_and_quaternion_helpers_are_written_once() {
-    let gpu_dir = source_dir().join("narrowphase/gpu");
-    let layout = read(&gpu_dir.join("layout.wgsl"));
-    let quat = read(&gpu_dir.join("quat.wgsl"));
+    let common = shader_dir().join("common");
+    let layout = read(&common.join("layout.wgsl"));
+    let quat = read(&common.join("quat.wgsl"));
     assert_eq!(quat, QUAT_WGSL);
     assert!(LAYOUT_WGSL.starts_with(&layout));
     for (name, source) in [
@@ -129,10 +129,10 @@ fn shared_structs_and_quaternion_helpers_are_written_once() {
         "GpuBody, GpuSatResult, GpuManifold, GpuManifoldList and three helpers: {shared:?}"
     );
     let mut files = Vec::new();
-    wgsl_files(&source_dir(), &mut files);
-    wgsl_files(&source_dir().join("../examples"), &mut files);
+    wgsl_files(&shader_dir(), &mut files);
+    wgsl_files(&shader_dir().join("../examples"), &mut files);
     for path in files {
-        if path.ends_with("narrowphase/gpu/layout.wgsl") || path.ends_with("narrowphase/gpu/quat.wgsl") {
+        if path.ends_with("common/layout.wgsl") || path.ends_with("common/quat.wgsl") {
             continue;
         }
         let text = read(&path);

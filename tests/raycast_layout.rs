@@ -1,4 +1,4 @@
-//! `src/raycast/raycast.wgsl` parses and validates, and every struct and constant it shares with
+//! `shaders/raycast/raycast.wgsl` parses and validates, and every struct and constant it shares with
 //! Rust has the same layout and value on both sides. No device needed.
 
 use hullsat::raycast::gpu::RAYCAST_WGSL;
@@ -12,8 +12,11 @@ mod support;
 use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
 
 fn module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/raycast/raycast.wgsl"))
-        .expect("raycast.wgsl is readable");
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/shaders/raycast/raycast.wgsl"
+    ))
+    .expect("raycast.wgsl is readable");
     // The kernel is compiled after the shared quaternion helpers.
     assert_eq!(
         RAYCAST_WGSL,

@@ -19,7 +19,7 @@
 //!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
 //!    is the exact maximum over all tested axes.
 //!
-//! `src/narrowphase/gpu/sat.wgsl` runs the same steps on the GPU; keep the two in step.
+//! `shaders/narrowphase/sat.wgsl` runs the same steps on the GPU; keep the two in step.
 
 use std::cell::RefCell;
 

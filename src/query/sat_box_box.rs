@@ -28,7 +28,7 @@
 //!    SAT's face preference (`prefer_faces`); the pair of step 4 is formed only where it can
 //!    decide the result.
 //!
-//! `src/narrowphase/gpu/sat_box.wgsl` runs steps 1 to 4 with the same operations in the same
+//! `shaders/narrowphase/sat_box.wgsl` runs steps 1 to 4 with the same operations in the same
 //! order (sat.wgsl's `sat_serial` steps 3 to 5 for two boxes); keep the two in step.
 
 use std::sync::LazyLock;

@@ -50,7 +50,7 @@ pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
 /// Fewest bodies a rayon task boxes in step 1.
 const BOXES_PER_TASK: usize = 256;
 
-/// A BVH node in the BVH frame; must match `BvhNode` in `src/raycast/raycast.wgsl`.
+/// A BVH node in the BVH frame; must match `BvhNode` in `shaders/raycast/raycast.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BvhNode {

@@ -42,8 +42,8 @@ use crate::shape::Shape;
 /// The WGSL source of the ray kernel: the narrowphase kernels' quaternion helpers
 /// ([`crate::gpu::QUAT_WGSL`]), then the kernel.
 pub const RAYCAST_WGSL: &str = concat!(
-    include_str!("../narrowphase/gpu/quat.wgsl"),
-    include_str!("raycast.wgsl")
+    include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/raycast/raycast.wgsl")
 );
 
 /// Wall-clock times of the last [`GpuRaycaster::cast`] call.

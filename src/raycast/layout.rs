@@ -1,4 +1,4 @@
-//! The structs and constants shared with `src/raycast/raycast.wgsl`: `#[repr(C)]` +
+//! The structs and constants shared with `shaders/raycast/raycast.wgsl`: `#[repr(C)]` +
 //! [`bytemuck::Pod`], sizes asserted here, offsets checked against the WGSL twins by
 //! `tests/raycast_layout.rs`. Each `[f32; 3]` is followed by a 4-byte field that fills the
 //! WGSL `vec3<f32>` slot. ([`super::BvhNode`] lives with the BVH.)

@@ -1,4 +1,4 @@
-//! The clip kernel's host side (`clip.wgsl` beside this file): its pipeline, compiled once per
+//! The clip kernel's host side (`shaders/narrowphase/clip.wgsl`): its pipeline, compiled once per
 //! device ([`ClipKernel`], held by the context), and the conversion of its [`GpuManifold`]s
 //! (A's frame) into world-space [`Manifold`]s with every index and number checked.
 //!
@@ -17,12 +17,12 @@ use crate::shape::Shape;
 /// (hull pairs apart within the margin, spheres and capsules against hulls) and the closed
 /// forms of the pairs with a sphere, capsule or half-space.
 pub const CLIP_WGSL: &str = concat!(
-    include_str!("quat.wgsl"),
-    include_str!("layout.wgsl"),
-    include_str!("geometry.wgsl"),
-    include_str!("clip.wgsl"),
-    include_str!("gjk.wgsl"),
-    include_str!("primitives.wgsl")
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/clip.wgsl"),
+    include_str!("../../../shaders/narrowphase/gjk.wgsl"),
+    include_str!("../../../shaders/narrowphase/primitives.wgsl")
 );
 
 /// Storage buffers the clip kernel binds in one shader stage (5 geometry, bodies, pairs, SAT

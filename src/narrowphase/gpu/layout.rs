@@ -1,7 +1,7 @@
 //! The structs shared with the kernels: `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted at
 //! compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. Each has one
 //! WGSL twin: those a caller's shader shares ([`GpuBody`], [`GpuSatResult`], [`GpuManifold`] and
-//! the list head [`GpuManifoldCount`]) in `layout.wgsl` beside this file, exported as
+//! the list head [`GpuManifoldCount`]) in `shaders/common/layout.wgsl`, exported as
 //! [`LAYOUT_WGSL`]; the kernels' own ([`GpuShape`], [`GpuEdge`], [`GpuParams`]) in
 //! `geometry.wgsl`, [`GpuResidentSetup`] in `resident.wgsl`. No `Vec3A`:
 //! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
@@ -50,14 +50,14 @@ pub const INCOMPLETE_BIT: u32 = 8;
 /// manifold list (with [`QUAT_WGSL`] to move points to the world). The list's count is a plain
 /// `u32` here (the clip kernel's is atomic; a read-only binding cannot hold an atomic).
 pub const LAYOUT_WGSL: &str = concat!(
-    include_str!("layout.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
     "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
 );
 
 /// The quaternion helpers of every kernel (`quat.wgsl`: `quat_rotate`, `quat_mul`,
 /// `quat_conjugate`, unit quaternions as `vec4<f32>` xyzw, glam's formulas), for a caller's
 /// shader that places points with a [`GpuBody`]'s rotation.
-pub const QUAT_WGSL: &str = include_str!("quat.wgsl");
+pub const QUAT_WGSL: &str = include_str!("../../../shaders/common/quat.wgsl");
 
 /// Edge pairs (A's edges × B's edges) from which the SAT kernel runs a pair on a whole workgroup
 /// (the cooperative path); must match the default of sat.wgsl's `override COOP_EDGE_PAIRS`. Two

@@ -26,10 +26,10 @@ use crate::scene::InputError;
 
 /// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
 pub const RESIDENT_WGSL: &str = concat!(
-    include_str!("quat.wgsl"),
-    include_str!("layout.wgsl"),
-    include_str!("geometry.wgsl"),
-    include_str!("resident.wgsl")
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/resident.wgsl")
 );
 
 /// Bytes of one chunk's indirect dispatch arguments.

@@ -1,4 +1,4 @@
-//! The SAT kernel's host side (`sat.wgsl` beside this file): its pipeline, compiled once per
+//! The SAT kernel's host side (`shaders/narrowphase/sat.wgsl`): its pipeline, compiled once per
 //! device ([`SatKernel`], held by the context), and one narrowphase's call buffers with their
 //! bind groups ([`SatBuffers`]).
 //!
@@ -32,11 +32,11 @@ use super::{GpuError, context::ErrorScopes};
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
 /// share, the kernels' own), then the kernel and its box-box edge query.
 pub const SAT_WGSL: &str = concat!(
-    include_str!("quat.wgsl"),
-    include_str!("layout.wgsl"),
-    include_str!("geometry.wgsl"),
-    include_str!("sat.wgsl"),
-    include_str!("sat_box.wgsl")
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_box.wgsl")
 );
 
 /// Bytes of one pair `[a, b]` in the pair buffer.

@@ -9,7 +9,7 @@
 // 4. Cast the ray at every unbounded body (half-spaces).
 // 5. Flag a ray whose loops the driver may have cut short, write the hit count.
 //
-// Compiled after src/narrowphase/gpu/quat.wgsl (quat_rotate, quat_conjugate; see RAYCAST_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate; see RAYCAST_WGSL).
 
 // Must match crate::raycast::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
