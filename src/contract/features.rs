@@ -20,7 +20,7 @@ use crate::shape::Shape;
 /// vertex (exact), told apart by its named face being the reference face (along the normal
 /// to 1e-6) and no face at the vertex being one.
 pub(super) fn conditioning(pair: &PairGeometry, normal: Vec3, id: FeatureId) -> f32 {
-    let (Some(hull_a), Some(hull_b)) = (pair.a.0.as_hull(), pair.b.0.as_hull()) else {
+    let Some((hull_a, hull_b)) = pair.hulls() else {
         return OTHER_POINT_CONDITIONING;
     };
     let a = (hull_a, &pair.a.1);
@@ -84,10 +84,10 @@ pub(super) fn conditioning(pair: &PairGeometry, normal: Vec3, id: FeatureId) -> 
     1.0 / sine.max(PARALLEL_EDGE_SINE)
 }
 
-/// True when the surface points of `p` (A's `position + normal × depth / 2`, B's minus) lie
-/// on the features `id` names, within its conditioning × `tolerance`: a face id's vertex, a
-/// cut id's two edge lines (each leaving its named vertex in a contact face's loop), an edge
-/// pair's two edge lines. Never for kind `OTHER`.
+/// True when the surface points of `p` ([`surface_points`]) lie on the features `id` names,
+/// within its conditioning × `tolerance`: a face id's vertex, a cut id's two edge lines (each
+/// leaving its named vertex in a contact face's loop), an edge pair's two edge lines. Never for
+/// kind `OTHER`.
 pub(super) fn on_features(
     pair: &PairGeometry,
     normal: Vec3,
@@ -95,12 +95,12 @@ pub(super) fn on_features(
     id: FeatureId,
     tolerance: f32,
 ) -> bool {
-    let (Some(hull_a), Some(hull_b)) = (pair.a.0.as_hull(), pair.b.0.as_hull()) else {
+    let Some((hull_a, hull_b)) = pair.hulls() else {
         return false;
     };
-    let half = normal.as_dvec3() * f64::from(0.5 * p.depth);
-    let on_a = (hull_a, &pair.a.1, p.position + half);
-    let on_b = (hull_b, &pair.b.1, p.position - half);
+    let (point_a, point_b) = surface_points(normal, p);
+    let on_a = (hull_a, &pair.a.1, point_a);
+    let on_b = (hull_b, &pair.b.1, point_b);
     let allowed = f64::from(conditioning(pair, normal, id) * tolerance);
     // Distance from a surface point to the line of an edge (vertex indices).
     let to_line = |(hull, pose, point): (&ConvexHull, &Pose, DVec3), [s, e]: [u32; 2]| {
@@ -146,15 +146,15 @@ pub(super) fn on_features(
     }
 }
 
-/// True when the surface points of `p` (`position ± normal × depth / 2`, A's and B's) lie
-/// within `tolerance` of A's and B's surfaces.
+/// True when the surface points of `p` ([`surface_points`]) lie within `tolerance` of A's and
+/// B's surfaces.
 pub(super) fn on_both_surfaces(pair: &PairGeometry, normal: Vec3, p: &ContactPoint, tolerance: f32) -> bool {
-    let half = normal.as_dvec3() * f64::from(0.5 * p.depth);
-    surface_distance(pair.a.0, &pair.a.1, p.position + half) <= f64::from(tolerance)
-        && surface_distance(pair.b.0, &pair.b.1, p.position - half) <= f64::from(tolerance)
+    let (point_a, point_b) = surface_points(normal, p);
+    surface_distance(pair.a.0, &pair.a.1, point_a) <= f64::from(tolerance)
+        && surface_distance(pair.b.0, &pair.b.1, point_b) <= f64::from(tolerance)
 }
 
-/// Rule 5 for a closest-point contact of two hulls (one point of kind `OTHER` each side,
+/// Rule 4 for a closest-point contact of two hulls (one point of kind `OTHER` each side,
 /// ids naming the support vertices of A along the normal and of B against it): the GPU's
 /// vertices support as far along the reference's normal as the reference's vertices, within
 /// `τ` plus the two normals' difference × the hull's reach (the CPU's own choice was a tie).
@@ -165,7 +165,7 @@ pub(super) fn support_tie(
     r: &Manifold,
     p: &ContactPoint,
 ) -> Option<FeatureId> {
-    let (Some(hull_a), Some(hull_b), [q]) = (pair.a.0.as_hull(), pair.b.0.as_hull(), r.points()) else {
+    let (Some((hull_a, hull_b)), [q]) = (pair.hulls(), r.points()) else {
         return None;
     };
     if p.id.kind() != FeatureId::OTHER
@@ -190,7 +190,7 @@ pub(super) fn support_tie(
     .then_some(q.id)
 }
 
-/// Rule 5 for a point at a vertex (face kinds, flag 0: the incident body's deepest vertex
+/// Rule 4 for a point at a vertex (face kinds, flag 0: the incident body's deepest vertex
 /// or a kept incident vertex): the GPU's point lies at its vertex, and reference `r` has a
 /// point on the same face at another vertex of the same depth, within `tolerance` (two
 /// vertices equally deep, as on an edge parallel to the face: rounding picks one). That
@@ -202,22 +202,21 @@ pub(super) fn vertex_tie(
     p: &ContactPoint,
     tolerance: f32,
 ) -> Option<FeatureId> {
-    let (Some(hull_a), Some(hull_b)) = (pair.a.0.as_hull(), pair.b.0.as_hull()) else {
-        return None;
-    };
+    let (hull_a, hull_b) = pair.hulls()?;
     if p.id.kind() > FeatureId::FACE_B || p.id.flag() {
         return None;
     }
     // The vertex is on the body opposite the named face: B for FACE_A, A for FACE_B.
-    let (hull, pose, sign) = if p.id.kind() == FeatureId::FACE_A {
-        (hull_b, &pair.b.1, -1.0)
+    let (point_a, point_b) = surface_points(g.normal, p);
+    let (hull, pose, surface) = if p.id.kind() == FeatureId::FACE_A {
+        (hull_b, &pair.b.1, point_b)
     } else {
-        (hull_a, &pair.a.1, 1.0)
+        (hull_a, &pair.a.1, point_a)
     };
-    let at_vertex = hull.vertices().get(p.id.low() as usize).is_some_and(|&v| {
-        let surface = p.position + (g.normal * (sign * 0.5 * p.depth)).as_dvec3();
-        pose.transform_point(v).distance(surface) as f32 <= tolerance
-    });
+    let at_vertex = hull
+        .vertices()
+        .get(p.id.low() as usize)
+        .is_some_and(|&v| pose.transform_point(v).distance(surface) as f32 <= tolerance);
     if !at_vertex {
         return None;
     }
@@ -231,6 +230,13 @@ pub(super) fn vertex_tie(
                 && (q.depth - p.depth).abs() <= tolerance
         })
         .map(|q| q.id)
+}
+
+/// The points on A's and on B's surface that contact point `p` lies midway between, world:
+/// `position ± normal × depth / 2` (`normal` from A toward B).
+fn surface_points(normal: Vec3, p: &ContactPoint) -> (DVec3, DVec3) {
+    let half = normal.as_dvec3() * f64::from(0.5 * p.depth);
+    (p.position + half, p.position - half)
 }
 
 /// The world direction of `hull`'s edge `index` (none when there is no such edge).

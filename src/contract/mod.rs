@@ -272,7 +272,9 @@ pub fn verdict_tie(
     pair: [u32; 2],
     margin: f32,
 ) -> Result<Agreement, Disagreement> {
-    PairGeometry::new(shapes, bodies, pair, margin).verdict_tie(None)
+    let geometry = PairGeometry::new(shapes, bodies, pair, margin);
+    let beyond = geometry.cpu_beyond_the_margin();
+    geometry.verdict_tie(beyond.map(|c| c.separation), "one side")
 }
 
 /// The CPU reference runs of rule 4 for `pair` (as given): its body of higher index nudged by

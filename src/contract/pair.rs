@@ -98,6 +98,11 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
+    /// The two shapes as hulls (given order), when both are hulls or boxes.
+    pub(super) fn hulls(&self) -> Option<(&'a ConvexHull, &'a ConvexHull)> {
+        self.a.0.as_hull().zip(self.b.0.as_hull())
+    }
+
     /// The CPU reference at `margin`, as the CPU narrowphase computes it.
     pub(super) fn cpu(&self, margin: f32) -> Option<Manifold> {
         self.reference(None, margin)
@@ -123,8 +128,7 @@ impl<'a> PairGeometry<'a> {
         result
     }
 
-    /// Rule 5's runs.
-    /// Rule 5's runs; a run that finds no manifold runs again at the margin plus `2τ`, so a
+    /// Rule 4's runs; a run that finds no manifold runs again at the margin plus `2τ`, so a
     /// nudge that moved the bodies apart by up to `τ` still tells its decisions (points kept
     /// only by the wider margin count as dropped: [`Self::keeps`]).
     pub(super) fn nudged(&self) -> Vec<Option<Manifold>> {
@@ -153,10 +157,12 @@ impl<'a> PairGeometry<'a> {
             (Some(g), Some(c)) => (g, c),
             (Some(g), None) => {
                 self.well_formed(g, None)?;
-                self.verdict_tie(None)?;
-                return self.only_on_the_gpu(g).map(|()| Agreement::VerdictTie);
+                let beyond = self.cpu_beyond_the_margin();
+                self.verdict_tie(beyond.as_ref().map(|c| c.separation), "GPU")?;
+                let c = beyond.expect("a verdict tie has the CPU's manifold beyond the margin");
+                return self.only_on_the_gpu(g, &c).map(|()| Agreement::VerdictTie);
             }
-            (None, Some(c)) => return self.verdict_tie(Some(c.separation)),
+            (None, Some(c)) => return self.verdict_tie(Some(c.separation), "CPU"),
         };
         self.well_formed(g, Some(c))?;
         let tolerance = self.tolerance;
@@ -209,12 +215,8 @@ impl<'a> PairGeometry<'a> {
             .all(|q| (q.depth + self.margin).abs() <= 2.0 * tolerance)
             && (gap_g - f64::from(c.separation)).abs() <= 2.0 * t;
         // The face preference only chooses between hull axes.
-        let hulls = self.a.0.as_hull().is_some() && self.b.0.as_hull().is_some();
-        let preferences: &[f64] = if hulls {
-            &[0.0, preference, -preference]
-        } else {
-            &[0.0]
-        };
+        let hulls = self.hulls().is_some();
+        let preferences = [0.0, preference, -preference];
         // A nudged run takes the GPU's axis when its normal is the GPU's.
         let takes = |m: &&Manifold| m.normal.distance(g.normal) <= 2.0 * normal_tolerance;
         let tied = (hulls && (preferences.iter().any(|k| (d - k).abs() <= t) || clip_emptied))
@@ -250,7 +252,7 @@ impl<'a> PairGeometry<'a> {
         ))
     }
 
-    /// Rules 3 and 5 for the points of GPU manifold `g` against reference `r` (the CPU's, or
+    /// Rules 3 and 4 for the points of GPU manifold `g` against reference `r` (the CPU's, or
     /// the CPU's on the GPU's axis with `slack` 2): matched ids within their conditioning;
     /// an id on one side only decided as the GPU did by a nudged CPU run (`probes`).
     fn match_points<'p>(
@@ -270,12 +272,11 @@ impl<'a> PairGeometry<'a> {
                 }
                 continue;
             }
-            // A tie with a reference point (two vertices equally far along the normal) accounts
-            // for that point too.
-            // Or the same point under a name of another kind, on the features of both (a vertex
-            // on a side plane is kept, a vertex id, or cut, an edge id, as rounding decides), or a
-            // primitive's single point where the CPU kept a clipped one within `τ` of the margin
-            // (a clip that kept nothing falls back to it, at the same place).
+            // A tie with a reference point accounts for that point too: two vertices equally far
+            // along the normal; or the same point under a name of another kind, on the features
+            // of both (a vertex on a side plane is kept, a vertex id, or cut, an edge id, as
+            // rounding decides), or a primitive's single point where the CPU kept a clipped one
+            // within `τ` of the margin (a clip that kept nothing falls back to it, in place).
             let renamed = || {
                 r.points()
                     .iter()
@@ -419,8 +420,7 @@ impl<'a> PairGeometry<'a> {
         if moved <= allowed + turn && deeper <= allowed {
             Ok(true)
         } else if p.id.kind() == FeatureId::OTHER
-            && self.a.0.as_hull().is_some()
-            && self.b.0.as_hull().is_some()
+            && self.hulls().is_some()
             && deeper <= allowed
             && on_both_surfaces(self, g.normal, p, allowed)
         {
@@ -441,20 +441,22 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
-    /// Rule 1 for a pair with a manifold on one side; `cpu_separation` when the CPU has one.
-    pub(super) fn verdict_tie(&self, cpu_separation: Option<f32>) -> Result<Agreement, Disagreement> {
+    /// The CPU reference just beyond the margin (at `margin + 2τ`): what a pair only the GPU
+    /// finds touching is judged against.
+    pub(super) fn cpu_beyond_the_margin(&self) -> Option<Manifold> {
+        self.cpu(self.margin + 2.0 * self.tolerance)
+    }
+
+    /// Rule 1 for a pair with a manifold on one side only (`only`: which), given the CPU's
+    /// separation (`None`: beyond the margin plus `2τ`).
+    pub(super) fn verdict_tie(&self, separation: Option<f32>, only: &str) -> Result<Agreement, Disagreement> {
         let tolerance = self.tolerance;
-        let separation = cpu_separation.or_else(|| {
-            self.reference(None, self.margin + 2.0 * tolerance)
-                .map(|m| m.separation)
-        });
         match separation {
             Some(s) if (s - self.margin).abs() <= tolerance => Ok(Agreement::VerdictTie),
             _ => Err(Disagreement {
                 kind: DisagreementKind::Verdict,
                 detail: format!(
-                    "only the {} has a manifold; the CPU's separation is {}, margin {} (tolerance {tolerance:e})",
-                    if cpu_separation.is_some() { "CPU" } else { "GPU" },
+                    "only the {only} has a manifold; the CPU's separation is {}, margin {} (tolerance {tolerance:e})",
                     separation.map_or("beyond the margin + 2 tolerances".into(), |s| s.to_string()),
                     self.margin
                 ),
@@ -462,21 +464,17 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
-    /// A manifold only the GPU has, at a verdict tie: the CPU's just beyond the margin (at
-    /// `margin + 2τ`) by the rules; or, where the two took other branches at that tie (a clip
+    /// A manifold only the GPU has, at a verdict tie: the CPU's just beyond the margin, `c`, by
+    /// the rules; or, where the two took other branches at that tie (a clip
     /// that keeps nothing, a retry), a separation within `2τ` of the CPU's, a normal along which
     /// the shapes are that far apart (less the face preference, for hulls), and points no
     /// deeper apart than the margin allows.
-    fn only_on_the_gpu(&self, g: &Manifold) -> Result<(), Disagreement> {
-        let Some(c) = self.cpu(self.margin + 2.0 * self.tolerance) else {
-            return self.verdict_tie(None).map(|_| ());
-        };
-        let Err(rules) = self.compare(Some(g), Some(&c)) else {
+    fn only_on_the_gpu(&self, g: &Manifold, c: &Manifold) -> Result<(), Disagreement> {
+        let Err(rules) = self.compare(Some(g), Some(c)) else {
             return Ok(());
         };
         let t = 2.0 * self.tolerance;
-        let hulls = self.a.0.as_hull().is_some() && self.b.0.as_hull().is_some();
-        let preference = if hulls {
+        let preference = if self.hulls().is_some() {
             AXIS_PREFERENCE_TOLERANCE * self.scale
         } else {
             0.0
