@@ -25,19 +25,11 @@ fn hits(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).expect("JSON on stdout")
 }
 
-/// `(body, distance)` of every hit of every ray.
-fn summary(hits: &Value) -> Vec<Vec<(u64, f64)>> {
-    hits["hits"]
-        .as_array()
-        .unwrap()
+/// `(body, distance)` of every hit of every ray ([`ray_hits`]).
+fn summary(hits: &Value) -> Vec<Vec<(u32, f32)>> {
+    ray_hits(hits)
         .iter()
-        .map(|list| {
-            list.as_array()
-                .unwrap()
-                .iter()
-                .map(|h| (h["body"].as_u64().unwrap(), h["distance"].as_f64().unwrap()))
-                .collect()
-        })
+        .map(|list| list.iter().map(|h| (h.body, h.distance)).collect())
         .collect()
 }
 
