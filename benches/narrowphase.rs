@@ -41,7 +41,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
-use hullsat::gpu::Clipping;
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Manifold, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
@@ -224,7 +224,7 @@ fn bench_gpu(
     if n > gpu_max_pairs(&w.name) {
         return;
     }
-    type Part = fn(&hullsat::gpu::GpuTimings) -> Duration;
+    type Part = fn(&hullsat::narrowphase::gpu::GpuTimings) -> Duration;
     let parts: [(&str, Part); 3] = [
         ("gpu_upload", |t| t.upload),
         ("gpu_dispatch_readback", |t| t.dispatch_readback),

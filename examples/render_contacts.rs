@@ -16,7 +16,7 @@
 //!    encoder and leaves the manifold list on the GPU: a count, then one `GpuManifold` per pair
 //!    that is not separated (points and normal in body A's frame; `pair` names the pair, hence
 //!    A). Pairs the GPU does not finish are listed with status `MANIFOLD_HOST` and not drawn
-//!    (see [`hullsat::gpu::ResidentManifolds`]: a few hull pairs, e.g. an empty clip).
+//!    (see [`hullsat::narrowphase::gpu::ResidentManifolds`]: a few hull pairs, e.g. an empty clip).
 //! 5. Drawing, same encoder: every shape's mesh instanced over the bodies that use it, poses
 //!    read from the body buffer; then the contact points and normals, one instance per list
 //!    entry (the count copied into the indirect draw on the GPU), pulled from the list in the
@@ -44,8 +44,10 @@ use glam::camera::rh;
 use glam::{Mat4, Vec2, Vec3, Vec4Swizzles};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
-use hullsat::gpu::layout::{GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
-use hullsat::gpu::{ResidentBatch, ResidentManifolds};
+use hullsat::narrowphase::gpu::layout::{
+    GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+};
+use hullsat::narrowphase::gpu::{ResidentBatch, ResidentManifolds};
 use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
@@ -54,10 +56,15 @@ use wgpu::util::DeviceExt;
 const SHADER: &str = include_str!("render_contacts.wgsl");
 
 /// The whole shader source: hullsat's quaternion helpers and the structs it shares with a
-/// caller's shaders ([`hullsat::gpu::QUAT_WGSL`], [`hullsat::gpu::LAYOUT_WGSL`]: the bodies this
+/// caller's shaders ([`hullsat::gpu::QUAT_WGSL`], [`hullsat::narrowphase::gpu::LAYOUT_WGSL`]: the bodies this
 /// example writes, the manifold list it draws), then [`SHADER`].
 fn shader_source() -> String {
-    [hullsat::gpu::QUAT_WGSL, hullsat::gpu::LAYOUT_WGSL, SHADER].concat()
+    [
+        hullsat::gpu::QUAT_WGSL,
+        hullsat::narrowphase::gpu::LAYOUT_WGSL,
+        SHADER,
+    ]
+    .concat()
 }
 
 /// Colour of a contact point marker, linear RGB; must match render_contacts.wgsl `POINT_COLOR`.

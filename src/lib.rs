@@ -58,6 +58,7 @@ pub mod contact;
 pub mod contract;
 #[cfg(feature = "cli")]
 pub mod generate;
+pub mod gpu;
 pub mod hull;
 pub mod manifold;
 pub mod narrowphase;
@@ -76,8 +77,6 @@ pub use glam;
 pub use cache::ContactCache;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
-/// The GPU backend and the process-wide GPU context (`hullsat::gpu::shared_context()`).
-pub use narrowphase::gpu;
 pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};
 pub use pose::{Isometry, Pose};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};

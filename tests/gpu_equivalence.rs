@@ -18,7 +18,7 @@ use std::time::Duration;
 use glam::{Quat, Vec3};
 use hullsat::contract::sat::{SatTally, compare_sat};
 use hullsat::contract::{AgreementTally, compare_batch};
-use hullsat::gpu::Clipping;
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{
     Body, Capsule, ConvexHull, CpuNarrowphase, FeatureId, GpuNarrowphase, HalfSpace, Manifold, Pose, Shape,
     Sphere,

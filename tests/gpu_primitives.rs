@@ -17,7 +17,7 @@ use std::f32::consts::FRAC_PI_2;
 use glam::{Quat, Vec3};
 use hullsat::contract::{compare_batch, compare_pair};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
-use hullsat::gpu::layout::MAX_GPU_CLIP_VERTICES;
+use hullsat::narrowphase::gpu::layout::MAX_GPU_CLIP_VERTICES;
 use hullsat::query::sat::query_hulls;
 use hullsat::{
     Body, Capsule, ConvexHull, CpuNarrowphase, Cuboid, FeatureId, HalfSpace, Manifold, Pose, Shape, Sphere,

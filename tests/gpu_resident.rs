@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use glam::Vec3;
 use hullsat::contract::{AgreementTally, compare_batch};
-use hullsat::gpu::layout::{
+use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
 };
-use hullsat::gpu::{Clipping, ResidentBatch};
+use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
 use hullsat::{
     Body, ContactPoint, CpuNarrowphase, Cuboid, FeatureId, GpuError, GpuNarrowphase, Manifold, Pose, Shape,
 };

@@ -13,8 +13,10 @@ use std::time::Duration;
 use glam::DVec3;
 use glam::{Quat, Vec3};
 use hullsat::contract::compare_pair;
-use hullsat::gpu::ResidentBatch;
-use hullsat::gpu::layout::{GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD};
+use hullsat::narrowphase::gpu::ResidentBatch;
+use hullsat::narrowphase::gpu::layout::{
+    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD,
+};
 use hullsat::{Body, CpuNarrowphase, CpuRaycaster, Cuboid, GpuNarrowphase, GpuRaycaster, Pose, Ray, Shape};
 use rand::RngExt;
 use support::{gpu_or_skip, seeded_rng};

@@ -7,7 +7,7 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::gpu::Clipping;
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{
     Body, Cuboid, GpuError, GpuNarrowphase, HalfSpace, InputError, Pose, Shape, Sphere, ValidatedBatch,
 };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::generate::ParticleSceneConfig;
-use hullsat::gpu::{Clipping, GpuTimings};
+use hullsat::narrowphase::gpu::{Clipping, GpuTimings};
 use hullsat::raycast::RayTimings;
 use hullsat::raycast::workload::random_rays;
 use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene};

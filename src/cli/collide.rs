@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
-use hullsat::gpu::Clipping;
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
 use super::{Backend, CliError, adapter_description, gpu_failed, output, read_scene, scene_batch, start_gpu};

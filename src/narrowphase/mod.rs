@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod validate;
 
+pub use crate::gpu::GpuError;
 pub use cpu::CpuNarrowphase;
-pub use gpu::{GpuError, GpuNarrowphase};
+pub use gpu::GpuNarrowphase;
 pub use validate::ValidatedBatch;

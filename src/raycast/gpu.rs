@@ -32,10 +32,11 @@ use super::layout::{
     STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::split_translation;
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::gpu::{GpuContext, GpuError, shared_context};
-use crate::narrowphase::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
-use crate::narrowphase::gpu::context::ErrorScopes;
-use crate::narrowphase::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::scene::{Body, validate_batch};
 use crate::shape::Shape;
 
@@ -284,7 +285,7 @@ impl GpuRaycaster {
             .collect();
         let body_lists: Vec<u32> = bvh.bodies.iter().chain(&bvh.unbounded).copied().collect();
         let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
-        let (bvh_origin_hi, bvh_origin_lo) = crate::gpu::layout::split_translation(bvh.origin);
+        let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
         let params = GpuRayParams {
             bvh_origin_hi,
             unbounded_count: bvh.unbounded.len() as u32,

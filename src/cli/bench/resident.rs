@@ -16,10 +16,11 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use hullsat::gpu::layout::{
+use hullsat::gpu::{GpuContext, READBACK_TIMEOUT, shared_context};
+use hullsat::narrowphase::gpu::ResidentBatch;
+use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_LIST_HEAD,
 };
-use hullsat::gpu::{GpuContext, READBACK_TIMEOUT, ResidentBatch, shared_context};
 use hullsat::{GpuError, GpuNarrowphase, Scene, ValidatedBatch};
 use wgpu::util::DeviceExt;
 

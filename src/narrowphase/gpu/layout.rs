@@ -13,8 +13,8 @@
 //! removed. The one uniform (`GpuParams`) is four scalars. The naga test pins both layouts alike.
 
 use bytemuck::{Pod, Zeroable};
-use glam::DVec3;
 
+pub use crate::gpu::layout::split_translation;
 use crate::hull::ConvexHull;
 use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
@@ -47,17 +47,12 @@ pub const INCOMPLETE_BIT: u32 = 8;
 /// `GpuBody`, `GpuSatResult`, `GpuManifold`, `GpuManifoldList` and their field constants
 /// `AXIS_*`, `*_BIT`, `MANIFOLD_*`): the text the kernels are compiled with, for a caller to
 /// prepend to a shader that writes bodies for `GpuNarrowphase::encode_resident` or reads its
-/// manifold list (with [`QUAT_WGSL`] to move points to the world). The list's count is a plain
+/// manifold list (with [`crate::gpu::QUAT_WGSL`] to move points to the world). The list's count is a plain
 /// `u32` here (the clip kernel's is atomic; a read-only binding cannot hold an atomic).
 pub const LAYOUT_WGSL: &str = concat!(
     include_str!("../../../shaders/common/layout.wgsl"),
     "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
 );
-
-/// The quaternion helpers of every kernel (`quat.wgsl`: `quat_rotate`, `quat_mul`,
-/// `quat_conjugate`, unit quaternions as `vec4<f32>` xyzw, glam's formulas), for a caller's
-/// shader that places points with a [`GpuBody`]'s rotation.
-pub const QUAT_WGSL: &str = include_str!("../../../shaders/common/quat.wgsl");
 
 /// Edge pairs (A's edges × B's edges) from which the SAT kernel runs a pair on a whole workgroup
 /// (the cooperative path); must match the default of sat.wgsl's `override COOP_EDGE_PAIRS`. Two
@@ -166,16 +161,6 @@ impl GpuBody {
             _pad: 0,
         }
     }
-}
-
-/// Splits a world translation into `(hi, lo)`: `hi` = f32(x), `lo` = f32(x - f64(hi)), per
-/// axis. `hi + lo` carries about 48 bits of `x`; the difference of two bodies' `hi` parts is
-/// exact in f32 whenever they are within a factor of 2 of each other (Sterbenz), so the kernel's
-/// relative translation keeps the precision of the f64 difference.
-#[inline]
-pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
-    let (hi, lo) = crate::pose::split_f64(translation);
-    (hi.to_array(), lo.to_array())
 }
 
 /// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
@@ -481,28 +466,9 @@ fn sat_axis(kind: u32, feature_a: u32, feature_b: u32) -> Option<SatAxis> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use glam::DVec3;
-
-    use super::split_translation;
-
-    #[test]
-    fn split_translation_keeps_the_f64_difference_of_far_bodies() {
-        // Two bodies 1e6 from the origin, 0.1234567 apart: f32 alone resolves 0.0625 there.
-        let a = DVec3::new(1.0e6 + 0.3, -2.5e6 + 0.7, 3.0e6);
-        let b = a + DVec3::new(0.123_456_7, -0.000_123_4, 1.0e-5);
-        let ((a_hi, a_lo), (b_hi, b_lo)) = (split_translation(a), split_translation(b));
-        for axis in 0..3 {
-            let joined = f64::from(a_hi[axis]) + f64::from(a_lo[axis]);
-            assert!((joined - a[axis]).abs() <= 1e-9 * a[axis].abs(), "axis {axis}");
-            // The kernel's formula, in f32.
-            let relative = (b_hi[axis] - a_hi[axis]) + (b_lo[axis] - a_lo[axis]);
-            let exact = b[axis] - a[axis];
-            assert!(
-                (f64::from(relative) - exact).abs() <= 1e-7 * exact.abs().max(1.0),
-                "axis {axis}: {relative} vs {exact}"
-            );
-        }
-    }
-}
+/// Bytes of one pair `[a, b]` in the pair buffer.
+pub(crate) const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
+/// Bytes of one result.
+pub(crate) const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
+/// Bytes of one manifold.
+pub(crate) const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;

@@ -15,13 +15,17 @@
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
 
-use super::GpuError;
-use super::buffers::{GrowBuffer, binding, check_limit, create_buffer};
-use super::clip::ClipKernel;
-use super::context::{ErrorScopes, GpuContext};
-use super::layout::{GpuParams, GpuResidentSetup, MANIFOLD_LIST_HEAD, PARAMS_STRIDE, WORKGROUP_SIZE};
-use super::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
-use super::sat::{MANIFOLD_BYTES, PAIR_BYTES, RESULT_BYTES, SatGeometry, chunk_pairs};
+use super::call_buffers::chunk_pairs;
+use super::geometry::HullGeometry;
+use super::kernels::{ClipKernel, NarrowphaseKernels};
+use super::layout::{
+    GpuParams, GpuResidentSetup, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, PARAMS_STRIDE, RESULT_BYTES,
+    WORKGROUP_SIZE,
+};
+use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
+use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
 /// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
@@ -43,7 +47,7 @@ const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64
 /// bound whole, so any index below `size / 48` is a body. A caller's shader that writes it
 /// declares nothing itself: it prepends [`super::LAYOUT_WGSL`] (the `GpuBody` struct the kernels
 /// are compiled with, field by field documented there) and, to place points with a body's
-/// rotation, [`super::QUAT_WGSL`].
+/// rotation, [`crate::gpu::QUAT_WGSL`].
 ///
 /// `pairs` is read as `array<vec2<u32>>` (body indices `[a, b]`) from byte 0; the first
 /// `min(count, max_pairs)` are run, where `count` is the `u32` at byte `pair_count_offset` of
@@ -182,7 +186,8 @@ impl ResidentState {
     pub fn encode(
         &mut self,
         context: &GpuContext,
-        geometry: &SatGeometry,
+        kernels: &NarrowphaseKernels,
+        geometry: &HullGeometry,
         clip: &ClipKernel,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
@@ -227,7 +232,7 @@ impl ResidentState {
             .write_buffer(&self.setup, 0, bytemuck::bytes_of(&setup));
         encoder.clear_buffer(&self.list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         if chunks > 0 {
-            self.ensure_groups(context, clip, batch, chunk, chunks);
+            self.ensure_groups(context, kernels, clip, batch, chunk, chunks);
             let (_, groups) = self.groups.as_ref().expect("built above");
             // Step 2.
             {
@@ -240,11 +245,15 @@ impl ResidentState {
                 pass.dispatch_workgroups(chunks.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
             }
             // Step 3: one pass per kernel, the clip pass reading what the SAT pass wrote.
-            let kernels = [
-                (context.sat.pipeline(geometry), &groups.sat, "resident sat"),
+            let passes = [
+                (
+                    kernels.sat.pipeline(geometry.cooperative),
+                    &groups.sat,
+                    "resident sat",
+                ),
                 (&clip.pipeline, &groups.clip, "resident clip"),
             ];
-            for (pipeline, chunk_groups, label) in kernels {
+            for (pipeline, chunk_groups, label) in passes {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(label),
                     timestamp_writes: None,
@@ -269,6 +278,7 @@ impl ResidentState {
     fn ensure_groups(
         &mut self,
         context: &GpuContext,
+        kernels: &NarrowphaseKernels,
         clip: &ClipKernel,
         batch: &ResidentBatch<'_>,
         chunk: u64,
@@ -321,7 +331,7 @@ impl ResidentState {
             ];
             sat.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("resident sat"),
-                layout: &context.sat.call_layout,
+                layout: &kernels.sat.call_layout,
                 entries: &common,
             }));
             let mut entries = common.to_vec();

@@ -19,20 +19,22 @@
 //!    otherwise), pairs missing from the list read as a zeroed record (status
 //!    `MANIFOLD_SEPARATED`).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytemuck::Pod;
 use rayon::prelude::*;
 
-use super::buffers::check_limit;
-use super::clip::ClipKernel;
-use super::context::ErrorScopes;
-use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_LIST_HEAD};
-use super::sat::MANIFOLD_BYTES;
+use super::call_buffers::CallBuffers;
+use super::geometry::HullGeometry;
+use super::kernels::{CLIP_UNSUPPORTED, ClipKernel, NarrowphaseKernels};
+use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
 use super::staged::{BatchInput, PairOrder, StagedBatch};
-use super::{CLIP_UNSUPPORTED, GpuError, GpuTimings, SatRunner};
+use super::timings::GpuTimings;
+use crate::gpu::buffers::{GrowBuffer, check_limit};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::{GpuContext, GpuError};
 use crate::shape::Shape;
 
 /// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
@@ -66,6 +68,20 @@ impl Readout for GpuManifold {
     const COMPACT: bool = true;
 }
 
+/// The device side of one narrowphase: the context and kernels it runs on, its hulls on the
+/// device, its call buffers and two readback buffers; runs a host batch in rounds.
+pub(super) struct RoundRunner {
+    pub context: Arc<GpuContext>,
+    pub kernels: Arc<NarrowphaseKernels>,
+    pub geometry: HullGeometry,
+    pub buffers: CallBuffers,
+    /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
+    readback: [GrowBuffer; 2],
+    /// Listed (not separated) pairs per pair of the last round read back: sizes the prefix of
+    /// the next manifold list copied with its count (step 3; 1 at first).
+    listed_share: f64,
+}
+
 /// A submitted round whose records are being mapped for reading.
 struct PendingRound {
     /// Which slot (pair staging, manifold list, readback buffer) it uses.
@@ -80,21 +96,48 @@ struct PendingRound {
     mapped: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
 }
 
-impl SatRunner {
+impl RoundRunner {
+    /// A runner over `geometry` (uploaded on `context` for `kernels`) with empty buffers.
+    pub fn new(
+        context: Arc<GpuContext>,
+        kernels: Arc<NarrowphaseKernels>,
+        geometry: HullGeometry,
+    ) -> Result<Self, GpuError> {
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let buffers = CallBuffers::new(device);
+        let readback = [0, 1].map(|_| {
+            GrowBuffer::new(
+                device,
+                "readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            )
+        });
+        scopes.pop()?;
+        Ok(RoundRunner {
+            context,
+            kernels,
+            geometry,
+            buffers,
+            readback,
+            listed_share: 1.0,
+        })
+    }
+
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
     /// narrowphase's), runs the kernels round by round, and maps every pair's record through
     /// `per_pair(batch, pair index, record)` on all threads, in pair order. Returns them with
     /// the timings (`incomplete_pairs` is left 0) and the staged batch.
     #[allow(clippy::type_complexity)]
-    pub(super) fn run<'a, T: Readout, R: Send + Default>(
+    pub fn run<'a, T: Readout, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
         per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings, StagedBatch<'a>), GpuError> {
-        let context = std::sync::Arc::clone(&self.context);
+        let kernels = Arc::clone(&self.kernels);
         let clip = if T::COMPACT {
-            let kernel = context.clip.as_ref();
+            let kernel = kernels.clip.as_ref();
             Some(kernel.ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?)
         } else {
             None
@@ -154,15 +197,11 @@ impl SatRunner {
                 .context
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
-            batch.stage_round(
-                &mut self.buffers,
-                &self.context,
-                &mut encoder,
-                &self.geometry,
-                (first, pairs),
-                clip,
-                slot,
-            )?;
+            let round = batch.round((first, pairs), clip, slot);
+            let (context, kernels) = (&self.context, &self.kernels);
+            self.buffers
+                .encode(context, kernels, &mut encoder, &self.geometry, round)?;
+            batch.pairs_passed()?;
             timings.upload += t.elapsed();
             let t = Instant::now();
             let submitted = self.submit_round::<T>(encoder, pairs, slot, first)?;

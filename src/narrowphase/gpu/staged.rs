@@ -17,7 +17,7 @@
 //! A batch the caller validated takes the same passes without the checks. The passes produce a
 //! [`StagedBatch`], the host's proof that the batch on the GPU passed: the only way to get one
 //! is to stage the batch ([`StagedBatch::stage_bodies`]), and each round's results are read only
-//! after its pairs are staged ([`StagedBatch::stage_round`]). It borrows the caller's bodies
+//! after its pairs are staged ([`StagedBatch::round`]). It borrows the caller's bodies
 //! and pairs; where the host needs a body (pairs left to the CPU path, CPU clipping, moving GPU
 //! manifolds to world space) the rotation is normalized on use ([`unit_pose`]), as
 //! [`ValidatedBatch::body`] does.
@@ -27,11 +27,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytemuck::Zeroable;
 use rayon::prelude::*;
 
-use super::GpuError;
-use super::clip::ClipKernel;
-use super::context::GpuContext;
+use super::call_buffers::{CallBuffers, Round};
+use super::kernels::ClipKernel;
 use super::layout::GpuBody;
-use super::sat::{Round, SatBuffers, SatGeometry};
+use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
     CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error,
@@ -65,7 +64,7 @@ pub(super) enum PairOrder {
 }
 
 /// A batch whose bodies are staged and checked (see the module docs); its pairs are staged and
-/// checked round by round ([`Self::stage_round`]).
+/// checked round by round ([`Self::round`]).
 pub(super) struct StagedBatch<'a> {
     shapes: &'a [Shape],
     /// The bodies as the caller holds them (rotations normalized on use).
@@ -79,6 +78,8 @@ pub(super) struct StagedBatch<'a> {
     /// Set by a staged pair given with its higher body index first (under
     /// [`PairOrder::Canonical`]).
     swapped: AtomicBool,
+    /// Set by a staged pair that failed its checks.
+    failed: AtomicBool,
 }
 
 impl<'a> StagedBatch<'a> {
@@ -87,7 +88,7 @@ impl<'a> StagedBatch<'a> {
     /// validated batch's were checked compatible with them). [`GpuError::Input`] names the
     /// problem as [`ValidatedBatch::new`] would.
     pub(super) fn stage_bodies(
-        buffers: &mut SatBuffers,
+        buffers: &mut CallBuffers,
         context: &GpuContext,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
@@ -127,31 +128,26 @@ impl<'a> StagedBatch<'a> {
             order,
             rule: (!validated).then(|| PairRule::new(shapes, bodies)),
             swapped: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         })
     }
 
-    /// Step 3 for pairs `first..first + count`: stages them (checked unless validated, in
-    /// [`PairOrder`]) and records the kernels into `encoder` ([`SatBuffers::encode`] with the
-    /// round's `clip` and `slot`). [`GpuError::Input`] names the first bad pair of the batch.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn stage_round(
-        &self,
-        buffers: &mut SatBuffers,
-        context: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
-        geometry: &SatGeometry,
+    /// Step 3 for pairs `first..first + count`: the round [`CallBuffers::encode`] stages (each
+    /// pair checked unless validated, in [`PairOrder`]) and records, with its `clip` kernel and
+    /// `slot`. Then [`Self::pairs_passed`] says whether every pair passed.
+    pub(super) fn round<'b>(
+        &'b self,
         (first, count): (usize, usize),
-        clip: Option<&ClipKernel>,
+        clip: Option<&'b ClipKernel>,
         slot: usize,
-    ) -> Result<(), GpuError> {
-        let failed = AtomicBool::new(false);
+    ) -> Round<'b, impl Fn(usize) -> [u32; 2] + Sync + 'b> {
         let pairs = &self.pairs[first..first + count];
-        let pair = |i: usize| {
+        let pair = move |i: usize| {
             let pair = pairs[i];
             if let Some(rule) = &self.rule
                 && !rule.is_ok(pair)
             {
-                failed.store(true, Ordering::Relaxed);
+                self.failed.store(true, Ordering::Relaxed);
                 return [0, 0];
             }
             if self.order == PairOrder::Given {
@@ -162,16 +158,20 @@ impl<'a> StagedBatch<'a> {
             }
             canonical(pair)
         };
-        let round = Round {
+        Round {
             pair_count: count,
             pair,
             margin: self.margin,
             clip,
             slot,
-        };
-        buffers.encode(context, encoder, geometry, round)?;
+        }
+    }
+
+    /// Step 3 after a round is staged: [`GpuError::Input`] naming the first bad pair of the batch
+    /// when a staged pair failed its checks (earlier rounds passed, so it lies in this round).
+    pub(super) fn pairs_passed(&self) -> Result<(), GpuError> {
         match &self.rule {
-            Some(rule) if failed.into_inner() => Err(rule.first_error(self.pairs).into()),
+            Some(rule) if self.failed.load(Ordering::Relaxed) => Err(rule.first_error(self.pairs).into()),
             _ => Ok(()),
         }
     }

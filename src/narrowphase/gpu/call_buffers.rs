@@ -1,196 +1,32 @@
-//! The SAT kernel's host side (`shaders/narrowphase/sat.wgsl`): its pipeline, compiled once per
-//! device ([`SatKernel`], held by the context), and one narrowphase's call buffers with their
-//! bind groups ([`SatBuffers`]).
+//! One narrowphase's per-call device buffers (bodies, pairs, SAT results, two manifold lists,
+//! chunk parameters, mapped staging), their cached bind groups, and the recording of one round:
+//! `shaders/narrowphase/sat.wgsl` then `clip.wgsl`, per dispatch chunk.
 //!
-//! 1. Geometry (hull vertices, planes, edges, ranges) is uploaded once per narrowphase into
-//!    bind group 0 ([`SatKernel::geometry_group`]), which also decides once which of the two
-//!    SAT pipelines the narrowphase's calls take ([`SatGeometry::cooperative`]): the kernel with
-//!    its cooperative path, or without it when no two of its shapes can form a big pair.
-//! 2. Per call: bodies are written straight into a persistent mapped staging buffer on all
-//!    threads ([`StagingBuffer`], [`GpuBody::from_body`]) and copied to the device by the encoder;
-//!    pairs are copied the same way;
-//!    one [`GpuParams`] per dispatch chunk at [`PARAMS_STRIDE`]-byte dynamic offsets.
-//! 3. Batches beyond one binding (`max_storage_buffer_binding_size`) or one dispatch
+//! 1. Bodies are written straight into a persistent mapped staging buffer on all threads
+//!    ([`StagingBuffer`]) and copied to the device by the encoder; pairs likewise, through one of
+//!    two pair staging buffers, so a pipelined round can be staged while the last one's copy is
+//!    in flight.
+//! 2. Batches beyond one binding (`max_storage_buffer_binding_size`) or one dispatch
 //!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
-//!    the pair and result buffers. The windows depend only on the buffers, so the bind groups are
-//!    built once and reused until a buffer grows.
-//! 4. The clip kernel appends every pair that is not separated to one compact manifold list per
-//!    round (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
+//!    the pair and result buffers at a [`PARAMS_STRIDE`]-byte dynamic offset of its
+//!    [`GpuParams`]. The windows depend only on the buffers, so the bind groups are built once
+//!    and reused until a buffer grows.
+//! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
+//!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
 //!    a pipelined round's list stays intact until it is read back.
 
-use super::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer};
-use super::clip::ClipKernel;
-use super::context::{DeviceLimits, GpuContext};
+use super::geometry::HullGeometry;
+use super::kernels::{ClipKernel, NarrowphaseKernels};
 use super::layout::{
-    COOP_EDGE_PAIRS, GpuBody, GpuManifold, GpuParams, GpuSatResult, GpuShape, HullTables, MANIFOLD_LIST_HEAD,
-    PARAMS_STRIDE, WORKGROUP_SIZE,
+    GpuBody, GpuParams, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, PARAMS_STRIDE, RESULT_BYTES,
+    WORKGROUP_SIZE,
 };
-use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
-use super::{GpuError, context::ErrorScopes};
+use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
+use crate::gpu::context::{DeviceLimits, ErrorScopes};
+use crate::gpu::{GpuContext, GpuError};
 
-/// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
-/// share, the kernels' own), then the kernel and its box-box edge query.
-pub const SAT_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/sat.wgsl"),
-    include_str!("../../../shaders/narrowphase/sat_box.wgsl")
-);
-
-/// Bytes of one pair `[a, b]` in the pair buffer.
-pub(crate) const PAIR_BYTES: u64 = size_of::<[u32; 2]>() as u64;
-/// Bytes of one result.
-pub(crate) const RESULT_BYTES: u64 = size_of::<GpuSatResult>() as u64;
-/// Bytes of one manifold.
-pub(crate) const MANIFOLD_BYTES: u64 = size_of::<GpuManifold>() as u64;
-
-/// The compiled SAT pipelines and their bind group layouts (one per device).
-///
-/// Two pipelines of one module: `cooperative` with sat.wgsl's cooperative path (`COOP_PATH`
-/// true, the WGSL default) and `serial` without it. Counted from the kernel's text, per
-/// workgroup of 64 pairs in a batch with no big pair, `serial` leaves out: 5 control barriers
-/// (main's `workgroupBarrier`, `run_listed`'s `storageBarrier` and `workgroupBarrier`, and the
-/// two that naga emits around its `workgroupUniformLoad`), lane 0's two atomic stores, its
-/// atomic load and workgroup store of the big pairs' count, the zeroing of the cooperative
-/// path's 2,956 bytes of workgroup memory (wgpu zeroes it before `main`, one more barrier where
-/// the driver lacks native zeroing; turned off for `serial`, which never reaches that memory),
-/// and per pair `is_big` (39 SPIR-V instructions as naga emits it, 7 of them loads: the pair,
-/// both bodies' shape indices, both shapes' kinds and edge counts). The code left is about
-/// half: after `spirv-opt -O` (standing in for a driver's optimizer, which folds the branches
-/// on the constant override) the kernel is 4,339 SPIR-V instructions and 0 barriers against
-/// 8,135 and 47; a driver allocates registers for the whole kernel, so `serial` may also need
-/// fewer per invocation (not known without a GPU's compiler). Not measured on a GPU (none here); the
-/// results are the same bits (tests/gpu_sat.rs).
-pub(crate) struct SatKernel {
-    pub cooperative: wgpu::ComputePipeline,
-    pub serial: wgpu::ComputePipeline,
-    pub geometry_layout: wgpu::BindGroupLayout,
-    pub call_layout: wgpu::BindGroupLayout,
-}
-
-/// One narrowphase's hull geometry on the device and the SAT pipeline its calls take.
-pub(crate) struct SatGeometry {
-    /// Bind group 0 of the SAT and clip kernels.
-    pub group: wgpu::BindGroup,
-    /// True when two of the shapes (or one shape twice) can form a pair of [`COOP_EDGE_PAIRS`]
-    /// edge pairs or more ([`may_form_big_pairs`]): calls take [`SatKernel::cooperative`], else
-    /// [`SatKernel::serial`].
-    pub cooperative: bool,
-}
-
-/// True when some pair of `shapes`, a shape with itself included (two bodies may share one),
-/// has [`COOP_EDGE_PAIRS`] edge pairs or more: the largest edge count of a hull or box, squared,
-/// reaches it. The kernel sends two boxes to the box SAT whatever their count, which this
-/// ignores: it may only say true where no pair is big, never the other way.
-pub(crate) fn may_form_big_pairs(shapes: &[GpuShape]) -> bool {
-    let most = shapes
-        .iter()
-        .filter(|s| s.is_hull())
-        .map(|s| u64::from(s.edge_count))
-        .max()
-        .unwrap_or(0);
-    most * most >= u64::from(COOP_EDGE_PAIRS)
-}
-
-impl SatKernel {
-    /// Compiles the kernel on `device` (inside the caller's error scopes).
-    pub fn new(device: &wgpu::Device) -> Self {
-        let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
-        let call_layout = bind_group_layout(
-            device,
-            "sat call",
-            &[
-                storage(true),
-                storage(true),
-                storage(false),
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuParams>() as u64),
-                },
-            ],
-        );
-        let serial = wgpu::PipelineCompilationOptions {
-            constants: &[("COOP_PATH", 0.0)],
-            // No invocation of this pipeline reaches the workgroup variables (all behind
-            // COOP_PATH), so zeroing them would be work for nothing.
-            zero_initialize_workgroup_memory: false,
-        };
-        let [cooperative, serial] = compute_pipeline_variants(
-            device,
-            "sat.wgsl",
-            SAT_WGSL,
-            &[Some(&geometry_layout), Some(&call_layout)],
-            [("sat", Default::default()), ("sat (no cooperative path)", serial)],
-        );
-        SatKernel {
-            cooperative,
-            serial,
-            geometry_layout,
-            call_layout,
-        }
-    }
-
-    /// The pipeline the calls of a narrowphase with `geometry` take.
-    pub fn pipeline(&self, geometry: &SatGeometry) -> &wgpu::ComputePipeline {
-        if geometry.cooperative {
-            &self.cooperative
-        } else {
-            &self.serial
-        }
-    }
-
-    /// Step 1: uploads `tables`, binds them as group 0 and picks the pipeline.
-    pub fn geometry_group(&self, context: &GpuContext, tables: &HullTables) -> Result<SatGeometry, GpuError> {
-        let device = context.device();
-        let face_loops = tables.face_loops();
-        let geometry = [
-            ("hull vertices", bytemuck::cast_slice::<_, u8>(&tables.vertices)),
-            ("hull planes", bytemuck::cast_slice(&tables.planes)),
-            ("hull edges", bytemuck::cast_slice(&tables.edges)),
-            ("shapes", bytemuck::cast_slice(&tables.shapes)),
-            ("hull face loops", bytemuck::cast_slice(&face_loops)),
-        ];
-        let mut buffers = Vec::with_capacity(geometry.len());
-        for (label, bytes) in geometry {
-            check_limit(
-                label,
-                bytes.len() as u64,
-                context.limits.max_binding,
-                "max_storage_buffer_binding_size",
-            )?;
-            let buffer = create_buffer(
-                device,
-                label,
-                bytes.len() as u64,
-                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            );
-            context.queue().write_buffer(&buffer, 0, bytes);
-            buffers.push(buffer);
-        }
-        // Bound at their exact sizes (buffers are at least 256 bytes), so the kernels'
-        // `arrayLength(&shapes)` is the number of shapes (their bounds guard).
-        let entries: Vec<_> = buffers
-            .iter()
-            .zip(geometry.map(|(_, bytes)| bytes.len() as u64))
-            .enumerate()
-            .map(|(i, (b, bytes))| binding(i as u32, b, 0, if bytes == 0 { b.size() } else { bytes }))
-            .collect();
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("hull geometry"),
-            layout: &self.geometry_layout,
-            entries: &entries,
-        });
-        Ok(SatGeometry {
-            group,
-            cooperative: may_form_big_pairs(&tables.shapes),
-        })
-    }
-}
-
-/// What one [`SatBuffers::encode`] records.
+/// What one [`CallBuffers::encode`] records.
 pub(crate) struct Round<'a, P> {
     /// Number of pairs in this round.
     pub pair_count: usize,
@@ -206,12 +42,12 @@ pub(crate) struct Round<'a, P> {
 }
 
 /// One narrowphase's per-call buffers and their cached bind groups.
-pub(crate) struct SatBuffers {
+pub(crate) struct CallBuffers {
     params: GrowBuffer,
     bodies: GrowBuffer,
     pairs: GrowBuffer,
     results: GrowBuffer,
-    /// The compact manifold lists, one per slot (see step 4).
+    /// The compact manifold lists, one per slot (see step 3).
     manifolds: [GrowBuffer; 2],
     /// Bodies are written here, then copied into `bodies` by the next [`Self::encode`].
     body_staging: StagingBuffer,
@@ -227,10 +63,10 @@ pub(crate) struct SatBuffers {
     groups_key: [u64; 6],
 }
 
-impl SatBuffers {
+impl CallBuffers {
     pub fn new(device: &wgpu::Device) -> Self {
         let upload = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        SatBuffers {
+        CallBuffers {
             params: GrowBuffer::new(
                 device,
                 "sat params",
@@ -271,7 +107,7 @@ impl SatBuffers {
         &self.results.buffer
     }
 
-    /// Step 2: writes `count` bodies `body(i)` into the staging buffer, on all threads; the next
+    /// Step 1: writes `count` bodies `body(i)` into the staging buffer, on all threads; the next
     /// [`Self::encode`] copies them to the body buffer.
     pub fn stage_bodies(
         &mut self,
@@ -296,14 +132,15 @@ impl SatBuffers {
         self.pair_staging[slot].remap_after_submit();
     }
 
-    /// Step 3: writes the round's pairs (through its pair staging buffer) and the chunks'
+    /// Steps 1 to 3: writes the round's pairs (through its pair staging buffer) and the chunks'
     /// parameters and records the SAT kernel into `encoder`, then the clip kernel when the round
     /// has it. Bodies are staged. The outputs exceed no buffer limit (the caller splits rounds).
     pub fn encode(
         &mut self,
         context: &GpuContext,
+        kernels: &NarrowphaseKernels,
         encoder: &mut wgpu::CommandEncoder,
-        geometry: &SatGeometry,
+        geometry: &HullGeometry,
         round: Round<impl Fn(usize) -> [u32; 2] + Sync>,
     ) -> Result<(), GpuError> {
         let Round {
@@ -366,13 +203,13 @@ impl SatBuffers {
             params[at..at + size_of::<GpuParams>()].copy_from_slice(bytemuck::bytes_of(&chunk_params));
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
-        self.ensure_groups(context, chunk, chunks as usize, clip, slot);
-        let kernels = [
-            Some((context.sat.pipeline(geometry), &self.groups, "sat")),
+        self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
+        let passes = [
+            Some((kernels.sat.pipeline(geometry.cooperative), &self.groups, "sat")),
             clip.map(|clip| (&clip.pipeline, &self.clip_groups[slot], "clip")),
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.
-        for (pipeline, groups, label) in kernels.into_iter().flatten() {
+        for (pipeline, groups, label) in passes.into_iter().flatten() {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
                 timestamp_writes: None,
@@ -394,6 +231,7 @@ impl SatBuffers {
     fn ensure_groups(
         &mut self,
         context: &GpuContext,
+        kernels: &NarrowphaseKernels,
         chunk: u64,
         chunks: usize,
         clip: Option<&ClipKernel>,
@@ -439,7 +277,7 @@ impl SatBuffers {
             self.groups
                 .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some("sat call"),
-                    layout: &context.sat.call_layout,
+                    layout: &kernels.sat.call_layout,
                     entries: &entries,
                 }));
         }
@@ -478,34 +316,6 @@ pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shape::{Cuboid, Shape, Sphere};
-    use glam::Vec3;
-
-    /// A hull of `edges` edges as the shape table records it (only the edge count matters).
-    fn hull(edges: u32) -> GpuShape {
-        GpuShape {
-            kind: super::super::layout::SHAPE_HULL,
-            edge_count: edges,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn big_pairs_are_possible_from_the_largest_hull_with_itself() {
-        let threshold = COOP_EDGE_PAIRS;
-        // 256 edges: 256 x 256 = 65,536 reaches it; 255 x 255 does not.
-        assert!(may_form_big_pairs(&[hull(256)]), "one hull, two bodies");
-        assert!(!may_form_big_pairs(&[hull(255), hull(255)]));
-        assert!(may_form_big_pairs(&[hull(12), hull(300)]));
-        assert_eq!(256 * 256, threshold);
-        // Boxes, spheres and nothing at all: never.
-        let tables = HullTables::new(&[
-            Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap()),
-            Shape::Sphere(Sphere::new(1.0).unwrap()),
-        ]);
-        assert!(!may_form_big_pairs(&tables.shapes));
-        assert!(!may_form_big_pairs(&[]));
-    }
 
     #[test]
     fn chunks_fit_one_binding_and_one_dispatch_at_aligned_offsets() {
@@ -514,6 +324,7 @@ mod tests {
             max_binding: 128 << 20,
             max_buffer: 1 << 40,
             max_workgroups: 65_535,
+            max_storage_buffers: 9,
         };
         let small_binding = DeviceLimits {
             max_binding: 1 << 20,

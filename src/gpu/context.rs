@@ -2,10 +2,10 @@
 //!
 //! 1. [`shared_context`] creates, on first use, one wgpu instance with only the backends hullsat
 //!    needs (Vulkan, Metal, DX12; `WGPU_BACKEND` overrides, e.g. `gl`), its high-performance
-//!    adapter (software adapters such as lavapipe count), one device and queue, and the compiled
-//!    kernels (SAT, and clip where the device allows its 9 storage buffers per stage). It lives until the process exits: it is never dropped, so no thread can tear an
-//!    instance or device down while another uses or destroys one (NVIDIA's driver deadlocks
-//!    then). A failure (no adapter) is remembered too.
+//!    adapter (software adapters such as lavapipe count), one device and queue. It lives until
+//!    the process exits: it is never dropped, so no thread can tear an instance or device down
+//!    while another uses or destroys one (NVIDIA's driver deadlocks then). A failure (no
+//!    adapter) is remembered too.
 //! 2. [`GpuContext::with_device`] wraps a caller's device (a renderer's) the same way; the
 //!    caller owns that device's lifetime (on NVIDIA: drop devices from one thread at a time).
 //! 3. Health: errors outside error scopes and a lost device are recorded by callbacks on the
@@ -14,17 +14,22 @@
 //!    not see each other's errors.
 //! 4. Waits are bounded: [`GpuContext::wait`] polls with [`READBACK_TIMEOUT`] and then waits at
 //!    most the rest of it for the map callback, which another thread's poll may be running.
+//! 5. Kernels: each GPU feature compiles its kernels once per device through
+//!    [`GpuContext::kernels`], which keeps them with the context; the context knows no kernel.
 
+use std::any::Any;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::GpuError;
-use super::clip::{CLIP_STORAGE_BUFFERS, ClipKernel};
-use super::sat::SatKernel;
 
 /// Longest wait for the GPU to finish one submission before [`GpuError::Timeout`].
 pub const READBACK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Storage buffers per shader stage asked of the device (up to what the adapter allows): the
+/// most any kernel binds (the narrowphase's clip kernel).
+const MAX_STORAGE_BUFFERS: u32 = 9;
 
 /// The device limits hullsat checks against, in bytes or workgroups.
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +40,8 @@ pub(crate) struct DeviceLimits {
     pub max_buffer: u64,
     /// `max_compute_workgroups_per_dimension`.
     pub max_workgroups: u64,
+    /// `max_storage_buffers_per_shader_stage`.
+    pub max_storage_buffers: u32,
 }
 
 /// Errors reported outside error scopes (uncaptured) or by the device-lost callback.
@@ -44,7 +51,7 @@ struct DeviceHealth {
     lost: Option<String>,
 }
 
-/// A device, its queue and hullsat's compiled kernels. Cheap to share (`Arc`); safe to use from
+/// A device, its queue and the kernels compiled on it. Cheap to share (`Arc`); safe to use from
 /// several threads at once (wgpu devices and queues are).
 pub struct GpuContext {
     device: wgpu::Device,
@@ -53,14 +60,12 @@ pub struct GpuContext {
     adapter_info: wgpu::AdapterInfo,
     pub(crate) limits: DeviceLimits,
     health: Arc<Mutex<DeviceHealth>>,
-    pub(crate) sat: SatKernel,
-    /// `None` when the device allows fewer than [`CLIP_STORAGE_BUFFERS`] storage buffers per
-    /// stage: clipping then runs on the CPU.
-    pub(crate) clip: Option<ClipKernel>,
+    /// Step 5: each feature's compiled kernels, one value per type.
+    kernels: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
 }
 
-/// The process-wide context: created on the first call (instance, adapter, device, queue,
-/// kernels), then the same `Arc` for every caller, on every thread, until the process exits.
+/// The process-wide context: created on the first call (instance, adapter, device, queue),
+/// then the same `Arc` for every caller, on every thread, until the process exits.
 /// [`GpuError::NoAdapter`] (remembered) when the machine has no adapter. Other GPU features
 /// (ray casts) get their device and queue here.
 pub fn shared_context() -> Result<Arc<GpuContext>, GpuError> {
@@ -69,7 +74,7 @@ pub fn shared_context() -> Result<Arc<GpuContext>, GpuError> {
 }
 
 impl GpuContext {
-    /// Step 1: the shared context's instance, adapter, device and kernels.
+    /// Step 1: the shared context's instance, adapter, device and queue.
     fn create_shared() -> Result<Arc<GpuContext>, GpuError> {
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
@@ -82,14 +87,14 @@ impl GpuContext {
         let adapter_limits = adapter.limits();
         // Ask for the adapter's buffer limits: the defaults (128 MiB binding, 256 MiB buffer)
         // would split batches sooner than needed.
-        // The clip kernel binds more storage buffers than the default 8 (Vulkan, Metal and DX12
-        // adapters allow at least 31; without, clipping stays on the CPU).
+        // Kernels may bind more storage buffers than the default 8 (the clip kernel 9; Vulkan,
+        // Metal and DX12 adapters allow at least 31; a feature checks what it needs).
         let required_limits = wgpu::Limits {
             max_storage_buffer_binding_size: adapter_limits.max_storage_buffer_binding_size,
             max_buffer_size: adapter_limits.max_buffer_size,
             max_storage_buffers_per_shader_stage: adapter_limits
                 .max_storage_buffers_per_shader_stage
-                .min(CLIP_STORAGE_BUFFERS)
+                .min(MAX_STORAGE_BUFFERS)
                 .max(wgpu::Limits::default().max_storage_buffers_per_shader_stage),
             ..wgpu::Limits::default()
         };
@@ -118,7 +123,7 @@ impl GpuContext {
 
     /// Step 2: a context on a device the caller owns (a renderer's). The caller's
     /// uncaptured-error handler and device-lost callback are left in place; hullsat's own calls
-    /// use error scopes. The kernels are compiled for this device.
+    /// use error scopes. Kernels are compiled for this device on first use.
     ///
     /// The context keeps a clone of `device` (and so does every narrowphase or raycaster made
     /// on it, through the context): the device is destroyed only when the caller's last clone
@@ -141,12 +146,8 @@ impl GpuContext {
             max_binding: device_limits.max_storage_buffer_binding_size,
             max_buffer: device_limits.max_buffer_size,
             max_workgroups: u64::from(device_limits.max_compute_workgroups_per_dimension),
+            max_storage_buffers: device_limits.max_storage_buffers_per_shader_stage,
         };
-        let scopes = ErrorScopes::push(&device);
-        let sat = SatKernel::new(&device);
-        let clip = (device_limits.max_storage_buffers_per_shader_stage >= CLIP_STORAGE_BUFFERS)
-            .then(|| ClipKernel::new(&device, &sat.geometry_layout));
-        scopes.pop()?;
         let context = GpuContext {
             adapter_info: device.adapter_info(),
             device,
@@ -154,8 +155,7 @@ impl GpuContext {
             adapter,
             limits,
             health,
-            sat,
-            clip,
+            kernels: Mutex::new(Vec::new()),
         };
         context.check_health()?;
         Ok(Arc::new(context))
@@ -180,6 +180,27 @@ impl GpuContext {
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.adapter_info
+    }
+
+    /// Step 5: the kernels of type `K` compiled on this device, built by `compile` on the first
+    /// call for `K` (inside error scopes; other callers wait for it) and shared afterwards.
+    pub(crate) fn kernels<K: Any + Send + Sync>(
+        &self,
+        compile: impl FnOnce(&GpuContext) -> K,
+    ) -> Result<Arc<K>, GpuError> {
+        let mut kernels = self
+            .kernels
+            .lock()
+            .map_err(|_| GpuError::Wgpu("kernel cache poisoned".into()))?;
+        if let Some(found) = kernels.iter().find_map(|k| Arc::clone(k).downcast::<K>().ok()) {
+            return Ok(found);
+        }
+        let scopes = ErrorScopes::push(&self.device);
+        let compiled = Arc::new(compile(self));
+        scopes.pop()?;
+        self.check_health()?;
+        kernels.push(compiled.clone());
+        Ok(compiled)
     }
 
     /// Step 3: reports a lost device or an error that escaped the error scopes.

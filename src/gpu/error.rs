@@ -1,0 +1,60 @@
+//! Why a GPU call failed: one error type for every GPU feature (narrowphase, ray casts).
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::scene::InputError;
+
+/// Why a GPU call failed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum GpuError {
+    /// No wgpu adapter (GPU or software rasterizer) on this machine.
+    #[error(
+        "no GPU adapter found ({0}); install a Vulkan, Metal or DX12 driver \
+         (on Linux without a GPU: Mesa lavapipe, `mesa-vulkan-drivers libvulkan1`) or use the CPU path"
+    )]
+    NoAdapter(String),
+    /// The adapter refused to create a device.
+    #[error("could not create a GPU device: {0}")]
+    RequestDevice(String),
+    /// The device was lost (driver reset, device destroyed).
+    #[error("GPU device lost: {0}")]
+    DeviceLost(String),
+    /// wgpu reported a validation, out-of-memory or internal error.
+    #[error("GPU error: {0}")]
+    Wgpu(String),
+    /// A buffer would exceed a device limit.
+    #[error("{what} needs {bytes} bytes, more than the device limit {limit} ({limit_name})")]
+    TooLarge {
+        /// Which buffer.
+        what: &'static str,
+        /// Bytes it needs.
+        bytes: u64,
+        /// The limit, in bytes.
+        limit: u64,
+        /// Name of the wgpu limit.
+        limit_name: &'static str,
+    },
+    /// The GPU did not finish within [`READBACK_TIMEOUT`](super::READBACK_TIMEOUT).
+    #[error("GPU did not finish within {0:?}")]
+    Timeout(Duration),
+    /// Mapping the result buffer for reading failed.
+    #[error("could not read GPU results back: {0}")]
+    Readback(String),
+    /// A result read back from the GPU is impossible (a feature index out of range, an unknown
+    /// axis code, a non-finite number): a driver or kernel fault, reported instead of used.
+    #[error("GPU result for pairs[{pair}] is invalid: {what}")]
+    BadResult {
+        /// Index of the pair in the batch.
+        pair: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// The device cannot run what was asked for.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The batch was rejected before upload (same message as the CPU path).
+    #[error(transparent)]
+    Input(#[from] InputError),
+}

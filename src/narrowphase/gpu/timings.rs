@@ -1,0 +1,33 @@
+//! Where the time of a host batch call went, and what the host finished itself.
+
+use std::time::Duration;
+
+/// Wall-clock times of the last [`GpuNarrowphase::sat`] or [`GpuNarrowphase::collide`] call.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuTimings {
+    /// Host time spent checking the batch (none for `collide_validated`) while writing bodies,
+    /// pairs and parameters into staging memory, and recording the kernels, summed over rounds.
+    pub upload: Duration,
+    /// Submitting, waiting for the kernel, copying the results and mapping them for reading
+    /// (for `sat`, also reading them: see `cpu_clipping`).
+    pub dispatch_readback: Duration,
+    /// `collide` only (zero for `sat`): reading the mapped results (bounds checks, the CPU SAT
+    /// for pairs the driver cut short), CPU clipping of hull pairs and the CPU path for the
+    /// other pairs, on all threads.
+    pub cpu_clipping: Duration,
+    /// Pairs the driver cut short ([`super::layout::INCOMPLETE_BIT`]; only CPU drivers such as
+    /// lavapipe do): hull pairs recomputed by the CPU SAT, and under [`Clipping::Gpu`](super::Clipping::Gpu) the other
+    /// pairs the clip kernel left for that reason (the CPU path); their time is in
+    /// `cpu_clipping` (`collide`) or `dispatch_readback` (`sat`).
+    pub incomplete_pairs: usize,
+    /// Under [`Clipping::Gpu`](super::Clipping::Gpu): pairs the clip kernel left to the host (see
+    /// [`super::layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
+    pub host_pairs: usize,
+    /// Bytes copied from the device into mapped readback memory, summed over rounds: 32 per
+    /// pair under [`Clipping::Cpu`](super::Clipping::Cpu); under [`Clipping::Gpu`](super::Clipping::Gpu), each round's manifold list head
+    /// (16) plus 112 per listed pair and per entry of headroom (see the module docs).
+    pub readback_bytes: u64,
+    /// Under [`Clipping::Gpu`](super::Clipping::Gpu): rounds whose manifold list outgrew the prefix copied with its
+    /// count, so the rest took a second copy (one more round trip each).
+    pub list_second_copies: usize,
+}
