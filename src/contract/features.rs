@@ -5,12 +5,28 @@
 use glam::{DVec3, Vec3};
 
 use super::OTHER_POINT_CONDITIONING;
-use super::pair::PairGeometry;
 use crate::constants::{INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
 use crate::shape::Shape;
+
+/// A pair's two shapes with their world poses, in the given order (A, B): what the feature
+/// tests read of a pair.
+#[derive(Clone, Copy)]
+pub(super) struct PosedPair<'a> {
+    /// A's shape and pose.
+    pub(super) a: (&'a Shape, &'a Pose),
+    /// B's shape and pose.
+    pub(super) b: (&'a Shape, &'a Pose),
+}
+
+impl<'a> PosedPair<'a> {
+    /// The two shapes as hulls (given order), when both are hulls or boxes.
+    pub(super) fn hulls(&self) -> Option<(&'a ConvexHull, &'a ConvexHull)> {
+        self.a.0.as_hull().zip(self.b.0.as_hull())
+    }
+}
 
 /// Rule 3's conditioning of a clipped or edge-pair point with id `id` (kind not `OTHER`),
 /// dimensionless, at least 1: 1 / the sine of the angle, seen along world `normal`, between
@@ -19,12 +35,12 @@ use crate::shape::Shape;
 /// in its face's loop); a reference corner's two edges on its face; none for a kept incident
 /// vertex (exact), told apart by its named face being the reference face (along the normal
 /// to 1e-6) and no face at the vertex being one.
-pub(super) fn conditioning(pair: &PairGeometry, normal: Vec3, id: FeatureId) -> f32 {
+pub(super) fn conditioning(pair: PosedPair, normal: Vec3, id: FeatureId) -> f32 {
     let Some((hull_a, hull_b)) = pair.hulls() else {
         return OTHER_POINT_CONDITIONING;
     };
-    let a = (hull_a, &pair.a.1);
-    let b = (hull_b, &pair.b.1);
+    let a = (hull_a, pair.a.1);
+    let b = (hull_b, pair.b.1);
     // A's contact faces face along the normal, B's against it.
     let (reference, other, reference_facing) = if id.kind() == FeatureId::FACE_A {
         (a, b, normal)
@@ -89,7 +105,7 @@ pub(super) fn conditioning(pair: &PairGeometry, normal: Vec3, id: FeatureId) -> 
 /// leaving its named vertex in a contact face's loop), an edge pair's two edge lines. Never for
 /// kind `OTHER`.
 pub(super) fn on_features(
-    pair: &PairGeometry,
+    pair: PosedPair,
     normal: Vec3,
     p: &ContactPoint,
     id: FeatureId,
@@ -99,8 +115,8 @@ pub(super) fn on_features(
         return false;
     };
     let (point_a, point_b) = surface_points(normal, p);
-    let on_a = (hull_a, &pair.a.1, point_a);
-    let on_b = (hull_b, &pair.b.1, point_b);
+    let on_a = (hull_a, pair.a.1, point_a);
+    let on_b = (hull_b, pair.b.1, point_b);
     let allowed = f64::from(conditioning(pair, normal, id) * tolerance);
     // Distance from a surface point to the line of an edge (vertex indices).
     let to_line = |(hull, pose, point): (&ConvexHull, &Pose, DVec3), [s, e]: [u32; 2]| {
@@ -148,22 +164,23 @@ pub(super) fn on_features(
 
 /// True when the surface points of `p` ([`surface_points`]) lie within `tolerance` of A's and
 /// B's surfaces.
-pub(super) fn on_both_surfaces(pair: &PairGeometry, normal: Vec3, p: &ContactPoint, tolerance: f32) -> bool {
+pub(super) fn on_both_surfaces(pair: PosedPair, normal: Vec3, p: &ContactPoint, tolerance: f32) -> bool {
     let (point_a, point_b) = surface_points(normal, p);
-    surface_distance(pair.a.0, &pair.a.1, point_a) <= f64::from(tolerance)
-        && surface_distance(pair.b.0, &pair.b.1, point_b) <= f64::from(tolerance)
+    surface_distance(pair.a.0, pair.a.1, point_a) <= f64::from(tolerance)
+        && surface_distance(pair.b.0, pair.b.1, point_b) <= f64::from(tolerance)
 }
 
 /// Rule 4 for a closest-point contact of two hulls (one point of kind `OTHER` each side,
 /// ids naming the support vertices of A along the normal and of B against it): the GPU's
 /// vertices support as far along the reference's normal as the reference's vertices, within
-/// `τ` plus the two normals' difference × the hull's reach (the CPU's own choice was a tie).
-/// The reference point's id, or `None`.
+/// `tolerance` (the pair's `τ`, length units) plus the two normals' difference × the hull's
+/// reach (the CPU's own choice was a tie). The reference point's id, or `None`.
 pub(super) fn support_tie(
-    pair: &PairGeometry,
+    pair: PosedPair,
     g: &Manifold,
     r: &Manifold,
     p: &ContactPoint,
+    tolerance: f32,
 ) -> Option<FeatureId> {
     let (Some((hull_a, hull_b)), [q]) = (pair.hulls(), r.points()) else {
         return None;
@@ -171,7 +188,7 @@ pub(super) fn support_tie(
     if p.id.kind() != FeatureId::OTHER
         || q.id.kind() != FeatureId::OTHER
         || g.point_count() != 1
-        || p.position.distance(q.position) as f32 > OTHER_POINT_CONDITIONING * pair.tolerance
+        || p.position.distance(q.position) as f32 > OTHER_POINT_CONDITIONING * tolerance
     {
         return None;
     }
@@ -181,12 +198,12 @@ pub(super) fn support_tie(
         let reach = hull.centroid().length() + hull.radius();
         let along = |v: u32| hull.vertices().get(v as usize).map(|v| v.dot(direction));
         match (along(mine), along(theirs)) {
-            (Some(x), Some(y)) => (x - y).abs() <= pair.tolerance + 2.0 * turn * reach,
+            (Some(x), Some(y)) => (x - y).abs() <= tolerance + 2.0 * turn * reach,
             _ => false,
         }
     };
-    (ties(hull_a, &pair.a.1, r.normal, p.id.high(), q.id.high())
-        && ties(hull_b, &pair.b.1, -r.normal, p.id.low(), q.id.low()))
+    (ties(hull_a, pair.a.1, r.normal, p.id.high(), q.id.high())
+        && ties(hull_b, pair.b.1, -r.normal, p.id.low(), q.id.low()))
     .then_some(q.id)
 }
 
@@ -196,7 +213,7 @@ pub(super) fn support_tie(
 /// vertices equally deep, as on an edge parallel to the face: rounding picks one). That
 /// point's id, or `None`.
 pub(super) fn vertex_tie(
-    pair: &PairGeometry,
+    pair: PosedPair,
     g: &Manifold,
     r: &Manifold,
     p: &ContactPoint,
@@ -209,9 +226,9 @@ pub(super) fn vertex_tie(
     // The vertex is on the body opposite the named face: B for FACE_A, A for FACE_B.
     let (point_a, point_b) = surface_points(g.normal, p);
     let (hull, pose, surface) = if p.id.kind() == FeatureId::FACE_A {
-        (hull_b, &pair.b.1, point_b)
+        (hull_b, pair.b.1, point_b)
     } else {
-        (hull_a, &pair.a.1, point_a)
+        (hull_a, pair.a.1, point_a)
     };
     let at_vertex = hull
         .vertices()

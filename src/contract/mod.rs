@@ -311,5 +311,5 @@ pub fn point_conditioning(
         return OTHER_POINT_CONDITIONING;
     }
     let geometry = PairGeometry::new(shapes, bodies, pair, 0.0);
-    conditioning(&geometry, manifold.normal, id)
+    conditioning(geometry.posed(), manifold.normal, id)
 }

@@ -4,7 +4,7 @@
 
 use glam::{DVec3, Quat, Vec3};
 
-use super::features::{conditioning, on_both_surfaces, on_features, support_tie, vertex_tie};
+use super::features::{PosedPair, conditioning, on_both_surfaces, on_features, support_tie, vertex_tie};
 use super::{Agreement, Disagreement, DisagreementKind, OTHER_POINT_CONDITIONING};
 use crate::constants::{
     AXIS_PREFERENCE_TOLERANCE, GPU_AGREEMENT_TOLERANCE, GPU_GJK_MAX_DIRECTION_ERROR, PARALLEL_EDGE_SINE,
@@ -98,9 +98,12 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
-    /// The two shapes as hulls (given order), when both are hulls or boxes.
-    pub(super) fn hulls(&self) -> Option<(&'a ConvexHull, &'a ConvexHull)> {
-        self.a.0.as_hull().zip(self.b.0.as_hull())
+    /// The two shapes and their poses (given order), as the feature tests read them.
+    pub(super) fn posed(&self) -> PosedPair<'_> {
+        PosedPair {
+            a: (self.a.0, &self.a.1),
+            b: (self.b.0, &self.b.1),
+        }
     }
 
     /// The CPU reference at `margin`, as the CPU narrowphase computes it.
@@ -215,7 +218,7 @@ impl<'a> PairGeometry<'a> {
             .all(|q| (q.depth + self.margin).abs() <= 2.0 * tolerance)
             && (gap_g - f64::from(c.separation)).abs() <= 2.0 * t;
         // The face preference only chooses between hull axes.
-        let hulls = self.hulls().is_some();
+        let hulls = self.posed().hulls().is_some();
         let preferences = [0.0, preference, -preference];
         // A nudged run takes the GPU's axis when its normal is the GPU's.
         let takes = |m: &&Manifold| m.normal.distance(g.normal) <= 2.0 * normal_tolerance;
@@ -286,15 +289,15 @@ impl<'a> PairGeometry<'a> {
                             && (p.id.kind(), p.id.flag()) != (q.id.kind(), q.id.flag())
                             && p.position.distance(q.position) as f32 <= tolerance
                             && (p.depth - q.depth).abs() <= tolerance
-                            && ((on_features(self, g.normal, p, p.id, tolerance)
-                                && on_features(self, g.normal, p, q.id, tolerance))
+                            && ((on_features(self.posed(), g.normal, p, p.id, tolerance)
+                                && on_features(self.posed(), g.normal, p, q.id, tolerance))
                                 || (p.id.kind() == FeatureId::OTHER
                                     && (q.depth + self.margin).abs() <= tolerance))
                     })
                     .map(|q| q.id)
             };
-            let tied = support_tie(self, g, r, p)
-                .or_else(|| vertex_tie(self, g, r, p, tolerance + self.tolerance))
+            let tied = support_tie(self.posed(), g, r, p, self.tolerance)
+                .or_else(|| vertex_tie(self.posed(), g, r, p, tolerance + self.tolerance))
                 .or_else(renamed);
             if let Some(id) = tied {
                 accounted.push(id);
@@ -304,7 +307,7 @@ impl<'a> PairGeometry<'a> {
             let explained = probes()
                 .iter()
                 .flatten()
-                .any(|m| vertex_tie(self, g, m, p, tolerance + self.tolerance).is_some())
+                .any(|m| vertex_tie(self.posed(), g, m, p, tolerance + self.tolerance).is_some())
                 || probes().iter().flatten().any(|m| {
                     m.points().iter().any(|q| {
                         q.id == p.id
@@ -414,21 +417,21 @@ impl<'a> PairGeometry<'a> {
             // A closest-point contact's surface points turn with its normal.
             (OTHER_POINT_CONDITIONING, g.normal.distance(r.normal) * self.scale)
         } else {
-            (conditioning(self, r.normal, p.id), 0.0)
+            (conditioning(self.posed(), r.normal, p.id), 0.0)
         };
         let allowed = conditioning * tolerance;
         if moved <= allowed + turn && deeper <= allowed {
             Ok(true)
         } else if p.id.kind() == FeatureId::OTHER
-            && self.hulls().is_some()
+            && self.posed().hulls().is_some()
             && deeper <= allowed
-            && on_both_surfaces(self, g.normal, p, allowed)
+            && on_both_surfaces(self.posed(), g.normal, p, allowed)
         {
             // Two hulls' closest points are unique only up to the set of closest points (two
             // parallel faces apart): any point of it lies on both flat surfaces.
             Ok(true)
         } else if conditioning >= 1.0 / PARALLEL_EDGE_SINE
-            && on_features(self, g.normal, p, p.id, tolerance / conditioning)
+            && on_features(self.posed(), g.normal, p, p.id, tolerance / conditioning)
         {
             // Lines parallel to rounding (an incident edge along a side plane) meet anywhere
             // along them: the point must lie on both, within `tolerance`.
@@ -474,7 +477,7 @@ impl<'a> PairGeometry<'a> {
             return Ok(());
         };
         let t = 2.0 * self.tolerance;
-        let preference = if self.hulls().is_some() {
+        let preference = if self.posed().hulls().is_some() {
             AXIS_PREFERENCE_TOLERANCE * self.scale
         } else {
             0.0
