@@ -10,6 +10,8 @@ mod from_mesh;
 mod quickhull;
 mod topology;
 
+pub use topology::arc_stretch;
+
 use glam::{Vec3, Vec4, Vec4Swizzles};
 use thiserror::Error;
 
@@ -100,7 +102,7 @@ pub struct EdgeLanes {
     pub normal0: [Vec4; 3],
     /// Unit outward normal of `Edge::faces[1]`: x, y, z lanes.
     pub normal1: [Vec4; 3],
-    /// [`crate::query::bounds::arc_stretch`] of the two normals (dimensionless, at least 1):
+    /// [`arc_stretch`] of the two normals (dimensionless, at least 1):
     /// how much a positive end value of the edge's Gauss-map arc can grow along it.
     pub stretch: Vec4,
 }

@@ -6,7 +6,20 @@ use std::collections::HashMap;
 use glam::{DVec3, Vec3, Vec4};
 
 use super::{ConvexHull, Edge, EdgeLanes, Face, Plane};
-use crate::query::bounds::arc_stretch;
+
+/// The factor [`crate::query::bounds::max_on_arcs`] scales a positive end value by for the arc
+/// from the unit `u` to the unit `v`: `1 / cos(β / 2)`, `β` the arc's angle (dimensionless, at
+/// least 1), rounded up. Formed in f64 with a margin for the f32 rounding of `u` and `v`; finite
+/// even for opposite normals (then very large). Stored per edge in [`super::EdgeLanes::stretch`].
+pub fn arc_stretch(u: Vec3, v: Vec3) -> f32 {
+    let (u, v) = (u.as_dvec3(), v.as_dvec3());
+    let cosine = u.dot(v) / (u.length() * v.length());
+    let half_cosine_sq = (0.5 * (1.0 + cosine) - ARC_STRETCH_ROUNDING).max(1.0e-30);
+    (half_cosine_sq.sqrt().recip() * (1.0 + ARC_STRETCH_ROUNDING)) as f32
+}
+
+/// Relative allowance of [`arc_stretch`] for the rounding of f32 unit normals (a few ulps).
+const ARC_STRETCH_ROUNDING: f64 = 1.0e-6;
 
 /// Builds the hull from vertices and outward (counter-clockwise) loops that together form a
 /// closed convex polyhedron. Every vertex must be used by some face.

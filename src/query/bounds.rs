@@ -14,6 +14,7 @@
 
 use glam::{Vec3, Vec4};
 
+pub use crate::hull::arc_stretch;
 use crate::hull::{ConvexHull, EdgeLanes};
 
 /// Relative slack (dimensionless) added to every face and edge bound, times the pair's
@@ -58,20 +59,6 @@ pub fn max_on_arc(u: Vec3, v: Vec3, w: Vec3) -> f32 {
 pub fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
     u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
 }
-
-/// The factor [`max_on_arcs`] scales a positive end value by for the arc from the unit `u` to
-/// the unit `v`: `1 / cos(β / 2)`, `β` the arc's angle (dimensionless, at least 1), rounded
-/// up. Formed in f64 with a margin for the f32 rounding of `u` and `v`; finite even for
-/// opposite normals (then very large).
-pub fn arc_stretch(u: Vec3, v: Vec3) -> f32 {
-    let (u, v) = (u.as_dvec3(), v.as_dvec3());
-    let cosine = u.dot(v) / (u.length() * v.length());
-    let half_cosine_sq = (0.5 * (1.0 + cosine) - ARC_STRETCH_ROUNDING).max(1.0e-30);
-    (half_cosine_sq.sqrt().recip() * (1.0 + ARC_STRETCH_ROUNDING)) as f32
-}
-
-/// Relative allowance of [`arc_stretch`] for the rounding of f32 unit normals (a few ulps).
-const ARC_STRETCH_ROUNDING: f64 = 1.0e-6;
 
 /// An upper bound of [`max_on_arc`] for four edges at a time from the end values alone: lane
 /// `i` bounds `n · (c − p)` over the arc of edge `i` of `lanes` (`p` its start vertex, the arc
