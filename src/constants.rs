@@ -22,6 +22,10 @@ pub const MAX_SHAPE_SIZE: f32 = 1.0e12;
 /// Largest supported magnitude of a body position coordinate or half-space offset, length units.
 pub const MAX_POSITION: f64 = 1.0e12;
 
+/// Largest allowed deviation of a rotation quaternion's length from 1 before it is rejected
+/// (smaller deviations are normalized away). Dimensionless.
+pub const ROTATION_UNIT_TOLERANCE: f32 = 1.0e-3;
+
 /// The one definition of a pair's scale, length units: the sum of the two shapes' sizes
 /// ([`crate::shape::Shape::size`]: a hull's or box's largest centroid-to-vertex distance, a
 /// sphere's radius, a capsule's half height plus radius, 0 for a half-space). Every relative

@@ -48,7 +48,7 @@ impl Pose {
     }
 
     /// True when the translation is finite and the rotation finite and of unit length (within
-    /// [`crate::scene::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
+    /// [`crate::constants::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
     pub fn is_valid(&self) -> bool {
         self.translation.is_finite() && is_unit_rotation(self.rotation)
     }
@@ -179,7 +179,7 @@ impl Isometry {
     }
 
     /// True when the translation is finite and the rotation finite and of unit length (within
-    /// [`crate::scene::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
+    /// [`crate::constants::ROTATION_UNIT_TOLERANCE`]): what the unchecked pair queries expect.
     pub fn is_valid(&self) -> bool {
         self.translation.is_finite() && is_unit_rotation(self.rotation)
     }
@@ -212,7 +212,7 @@ impl Isometry {
 }
 
 fn is_unit_rotation(q: Quat) -> bool {
-    q.is_finite() && (q.length() - 1.0).abs() <= crate::scene::ROTATION_UNIT_TOLERANCE
+    q.is_finite() && (q.length() - 1.0).abs() <= crate::constants::ROTATION_UNIT_TOLERANCE
 }
 
 #[cfg(test)]

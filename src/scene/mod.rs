@@ -9,6 +9,9 @@ use crate::constants::MAX_POSITION;
 use crate::pose::Pose;
 use crate::shape::Shape;
 
+/// Re-exported here, where batch input is checked against it.
+pub use crate::constants::ROTATION_UNIT_TOLERANCE;
+
 /// A body: one shape placed in the world.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Body {
@@ -50,10 +53,6 @@ impl InputError {
         }
     }
 }
-
-/// Largest allowed deviation of a rotation quaternion's length from 1 before it is rejected
-/// (smaller deviations are normalized away).
-pub const ROTATION_UNIT_TOLERANCE: f32 = 1.0e-3;
 
 /// Checks a pose: finite translation within ±[`MAX_POSITION`] on every axis, finite rotation
 /// within [`ROTATION_UNIT_TOLERANCE`] of unit length. Returns the pose with its rotation
