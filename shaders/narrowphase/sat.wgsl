@@ -1,39 +1,17 @@
 // Separating axis test between two convex hulls, in hull A's frame: one body pair per
 // invocation, or for big hulls one pair per workgroup (the cooperative path, below sat_serial).
-// A port of src/query/sat.rs (the reference) and src/query/bounds.rs; keep them in step.
+// Rust twin: src/query/sat.rs (the reference) with src/query/bounds.rs; keep them in step.
 //
-// 1. Bounds guard (also of the pair's body and shape indices, pair_in_range); pairs out of
-//    range or whose shapes are not both hulls (or boxes) get AXIS_NONE: the CPU handles them.
-// 2. B's pose in A's frame from the two world poses (relative_pose, as Pose::relative_to_self),
-//    and its inverse.
-// 3. Face query of A: A's planes moved into B's frame, deepest vertex of B below each; faces
-//    whose bound from B's inner sphere cannot matter are skipped (query_faces, as the CPU's).
-// 4. Face query of B: B's planes moved into A's frame, deepest vertex of A below each (the same).
-// 5. Edge query: only Gauss-map-crossing edge pairs (is_minkowski_face), parallel pairs
-//    skipped, axis oriented away from A's centroid; a pair that would become the best is
-//    re-measured with both hulls' support points along its axis (separation_along). Edges
-//    whose Gauss-map bound cannot reach what decides the result are dropped first
-//    (query_edges_bounded, steps 1-4 as the CPU's).
-//    Two boxes (SHAPE_BOX) take the closed-form box SAT for steps 3 to 5 instead (sat_box.wgsl:
-//    box_faces_a, box_faces_b, query_box_edges, as crate::query::sat_box_box).
+// 1. Bounds guard (pair_in_range); pairs not both hulls (or boxes) get AXIS_NONE: the CPU's.
+// 2. B's pose in A's frame (relative_pose, as Pose::relative_to_self) and its inverse.
+// 3-4. Face queries of A and of B (query_faces): deepest vertex below each plane, bounded.
+// 5. Edge query (query_edges_bounded): Gauss-map-crossing pairs, parallel ones skipped, the best
+//    re-measured with support points (separation_along). Two boxes: sat_box.wgsl for 3 to 5.
 // 6. Each query stops once an axis separates by more than the margin.
-// 7. Face preference: face B beats face A, an edge pair beats the best face, only when it
-//    separates more by AXIS_PREFERENCE_TOLERANCE * pair_scale (radius A + radius B, as
-//    crate::constants::pair_scale); `separation` is the exact maximum over all tested axes.
-//    The same preference at tolerance 0 over the same three candidates is the deepest axis
-//    (deepest_kind and its features), the axis the CPU's retry queries again with
-//    query_hulls_preferring_faces_by(…, 0.0): no query takes the tolerance (nor do the CPU's
-//    floors, A's best face and the better face), so both axes come from the one query, and
-//    clip.wgsl retries on the deepest without a second SAT.
-//
-// The bounds skip only what cannot change a query's result, so each query returns what its
-// exhaustive loop returns (as on the CPU: tests/sat_bounds.rs). Pairs of COOP_EDGE_PAIRS edge
-// pairs or more run steps 2-7 on the whole workgroup, each loop split across the invocations and
-// the best axis reduced in workgroup memory, with the serial loops' result (see sat_coop); the
-// host compiles that path out for narrowphases that cannot hold such a pair (COOP_PATH).
-//
-// Compiled after quat.wgsl, layout.wgsl and geometry.wgsl (structs, bindings, helpers).
-// tests/gpu_layout.rs checks the constants below against the Rust ones.
+// 7. Face preference (prefer_faces): exact maximum separation, and the deepest axis for clip.wgsl.
+// Why the bounds and the cooperative split return the serial loops' results: docs/design/sat.md.
+// Compiled after quat.wgsl, layout.wgsl and geometry.wgsl; tests/gpu_layout.rs checks the
+// constants below against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
@@ -211,10 +189,7 @@ fn edge_scan(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) 
 // A's edge as the pairwise step reads it: its face normals rotated into B's frame (gauss0,
 // gauss1: the ends of its Gauss-map arc seen from B) with gauss1 x gauss0, its start pa and unit
 // direction da (A's frame). The Gauss-map test runs in B's frame so that B's face normals are
-// read as stored: the CPU rotates each of B's normals once per pair of hulls into a scratch
-// buffer, which an invocation has no room for, and rotating them for every edge pair instead
-// cost two rotations per pair (the test is invariant under the rotation; only rounding
-// differs, as between any two f32 evaluations of it).
+// read as stored (why: docs/design/sat.md).
 struct EdgeOfA {
     index: u32,
     gauss0: vec3<f32>,
@@ -651,60 +626,22 @@ fn sat_serial(index: u32) -> SatOut {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The cooperative path: a workgroup on one pair of big hulls.
-//
-// A pair goes cooperative when its hulls have at least COOP_EDGE_PAIRS edge pairs and are not
-// two boxes (those take the box SAT). Each workgroup first runs its small pairs one per
-// invocation, as above, and lists its big ones; then all WORKGROUP_SIZE invocations run the
-// listed pairs one after another. Every loop of the queries is split by index: invocation `lane` takes items lane,
-// lane + WORKGROUP_SIZE, ... in increasing order and runs the serial loop (skips, early exit)
-// on them; then the invocations' results are reduced in workgroup memory (reduce_faces,
-// reduce_edges).
-//
-// Why the reduction gives the serial loop's axis. Each serial query keeps `best` and replaces it
-// only by a strictly larger separation, and stops right after storing one above the margin. So
-// its result is a function of the values alone: the first item in index order above the margin
-// if there is one (it is stored when reached: best was not above the margin, else the loop had
-// stopped), else the first item of largest separation. An invocation's loop over its own items
-// in increasing order returns exactly that for its subset. The reduction then picks, among the
-// invocations' results: any above the margin before any not above; among those above, the
-// lowest index; among the others, the largest separation, then the lowest index
-// (first_face, first_edge). That order is total and the same whichever way the tree pairs the
-// entries, and its winner is the rule's answer for the union of the subsets, which is every
-// item. The order of an edge pair is (A's edge, B's edge), the serial loop's (A's edge outer,
-// B's edges in increasing index, also within a group of four).
-// The skips stay exact when split: a face or edge is skipped when its bound is below
-// min(L, margin) (L: a separation some item really has, so it cannot be the first of largest
-// separation nor above the margin) or not above the invocation's own best so far (that best
-// comes earlier in index order and is not above the margin, so an item that can only equal it
-// loses the tie, and the result is at least it); the bounds are the serial ones, as exact as on
-// the CPU (crate::query::bounds). The seeds (step 2 of the bounded queries) only set L: the
-// face seed is the reduced first of largest bound, the serial one, and its separation the
-// reduced minimum of the same support products (the same number); the edge seed's scan of A's
-// edge against B's edges is split over B's edges, and min(its reduced separation, margin) is the
-// serial min(L, margin) (above the margin both give the margin, else both the maximum).
-// The face queries always take the bounded loop and the edge query the bounded one: a big pair
-// is far above EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS, and the bounded loops return the
-// exhaustive ones' results anyway (tests/gpu_sat.rs also sends small pairs this way).
+// The cooperative path: a workgroup on one pair of big hulls (COOP_EDGE_PAIRS edge pairs or more,
+// not two boxes). Each workgroup runs its small pairs one per invocation and lists its big ones;
+// then all WORKGROUP_SIZE invocations run each listed pair: invocation `lane` takes items lane,
+// lane + WORKGROUP_SIZE, ... of every loop in increasing order with the serial loop's skips and
+// early exit. The results are reduced in workgroup memory (reduce_faces, reduce_edges): above the
+// margin before not above, then the lowest index among those above, else the largest separation,
+// then the lowest index; that winner is the serial loop's (docs/design/sat.md).
 
-// Edge pairs (A's edges x B's edges) from which a pair runs cooperatively: 64-vertex hulls
-// (186 edges) against each other (34,596) stay one per invocation, 96-vertex ones (282 edges,
-// 79,524) and larger go cooperative: counted per pair (BENCHMARKS.md, "GPU kernel work per
-// pair"), a workgroup on one pair costs 64 invocations for as long as the busiest of them, and
-// that beats a warp of 32 pairs running as long as its busiest pair from 96-vertex hulls on
-// (1.4x at 96, 1.7x at 128), is about even at 64 (10% ahead before its barriers) and loses at
-// 32. Overridable at pipeline creation so the tests can run every pair either way
-// (tests/gpu_sat.rs); the results do not depend on it.
+// Edge pairs (A's edges x B's edges) from which a pair runs cooperatively (96-vertex hulls and
+// up; docs/design/sat.md). Overridable at pipeline creation so the tests can run every pair
+// either way (tests/gpu_sat.rs); the results do not depend on it.
 override COOP_EDGE_PAIRS: u32 = 65536u;
-// Whether the cooperative path is compiled in. The host builds two pipelines from this source
-// (sat.rs SatKernel): with it, and without it (false) for narrowphases whose shapes cannot form
-// a pair of COOP_EDGE_PAIRS edge pairs. Every use is a branch on this override (three in main,
-// one in kept_word), a constant once the pipeline is built (and uniform, so the barriers under
-// it stay in uniform control flow): without it the compiler drops the barriers main reaches
-// (five control barriers in SPIR-V: workgroupUniformLoad holds two), the per-pair is_big test
-// and every access to the workgroup variables below, whose zero-initialization that pipeline
-// also turns off (sat.rs); tests/gpu_layout.rs checks that nothing else reaches them. The
-// results do not depend on it (tests/gpu_sat.rs).
+// Whether the cooperative path is compiled in: the host builds a pipeline without it (false)
+// for shapes that cannot form a big pair, which drops its barriers and workgroup variables
+// (tests/gpu_layout.rs checks what reaches them). Every use is a branch on it, uniform, so the
+// barriers under it stay in uniform control flow. The results do not depend on it.
 override COOP_PATH: bool = true;
 // No item (an invocation that tested none): loses every comparison of the reductions.
 const NO_ITEM: u32 = 0xffffffffu;

@@ -1,16 +1,12 @@
 //! Upper bounds on what a face or an edge of a hull can give in the SAT, used to skip faces and
-//! drop edges without changing the queries' results.
+//! drop edges without changing the queries' results (the argument: docs/design/sat.md).
 //!
-//! Along any unit `n`, hull B reaches down to at most `n · c_b − r_b`, where `c_b` is B's
-//! centroid and `r_b` the radius of the largest sphere about it inside B (the smallest
-//! centroid-to-face distance). So a face of A (normal `n`, offset `d`) separates B by at most
-//! `n · c_b − r_b − d`. An edge pair's axis `n` lies on both edges' Gauss-map arcs (the short arc
-//! between the two adjacent face normals; for B the negated normals), and along it A reaches at
-//! least `n · p_a` (a vertex of its edge), so every pair of A's edge separates by at most
-//! `max over n on arc of n · (c_b − p_a) − r_b`, and symmetrically for B's edges. The queries
-//! bound that maximum from the arc's end values alone ([`max_on_arcs`]). Rounding, and
-//! the small angle between a computed axis and the exact arc, are covered by a slack of
-//! [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
+//! A face of A (normal `n`, offset `d`) separates B by at most `n · c_b − r_b − d` (`c_b` B's
+//! centroid, `r_b` its [`inner_radius`]); a pair of A's edge by at most the largest
+//! `n · (c_b − p_a) − r_b` over the edge's Gauss-map arc (`p_a` its start; [`max_on_arcs`]), and
+//! B's edges alike. Each bound gets a slack of [`SAT_BOUND_SLACK`] × the pair's coordinate reach.
+//!
+//! WGSL twin: the same bounds in `shaders/narrowphase/sat.wgsl`.
 
 use glam::{Vec3, Vec4};
 
@@ -19,10 +15,11 @@ use crate::hull::{ConvexHull, EdgeLanes};
 
 /// Relative slack (dimensionless) added to every face and edge bound, times the pair's
 /// coordinate reach (translation plus both hulls' centroid offsets and radii, a length), so the
-/// slack is a length. It covers f32 rounding of the bound and of the separation it bounds, and axes that leave the exact Gauss-map arc by up to this angle (a
-/// rounding-decided crossing test moves the axis by far less, about 1e-5 rad, at the parallel
-/// cut-off sine of 1e-3). Larger keeps more edges (slower, never wrong); smaller risks dropping
-/// a face or an edge pair the exhaustive query would pick.
+/// slack is a length. It covers f32 rounding of the bound and of the separation it bounds, and
+/// axes that leave the exact Gauss-map arc by up to this angle (a rounding-decided crossing test
+/// moves the axis by far less, about 1e-5 rad, at the parallel cut-off sine of 1e-3). Larger
+/// keeps more edges (slower, never wrong); smaller risks dropping a face or an edge pair the
+/// exhaustive query would pick.
 pub const SAT_BOUND_SLACK: f32 = 1.0e-3;
 
 /// Radius of the largest sphere about the hull's centroid that lies inside it: the smallest

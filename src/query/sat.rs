@@ -3,23 +3,15 @@
 //! 1. Face query of A: for every face plane of A, the deepest vertex of B below it (faces whose
 //!    bound from B's inner sphere cannot matter are skipped; the result is the exhaustive loop's).
 //! 2. Face query of B: the same with the roles swapped (B's planes moved into A's frame).
-//! 3. Edge query: only edge pairs whose Gauss-map arcs cross (the pair builds a face of the
-//!    Minkowski difference) can give a separating axis; their cross product, oriented away
-//!    from A's centroid, is tested. Parallel pairs are skipped (a face axis covers them).
-//!    A pair that would become the best is re-measured with both hulls' support points along
-//!    its axis: for nearly parallel edges the arcs nearly coincide, the crossing test is decided
-//!    by rounding, and the edge points then overstate the separation (a resting slab nudged by
-//!    1e-5 read as apart by 0.015). The support value is exact for the axis whatever the test said.
-//!    Edges whose Gauss-map bound cannot reach what decides the result are dropped before the
-//!    pairwise loop ([`query_edges`]); the result is the exhaustive loop's.
-//! 4. Each query returns early once an axis separates by more than the margin. B's face query
-//!    skips faces below A's best face, the edge query pairs below the best face of either: such
-//!    an axis cannot change the result of step 5 ([`query_hulls_exhaustive`] is the reference).
-//! 5. The winner prefers faces: face B beats face A, and an edge pair beats the best face, only
-//!    when it separates more by [`AXIS_PREFERENCE_TOLERANCE`] × scale. The reported separation
-//!    is the exact maximum over all tested axes.
+//! 3. Edge query ([`query_edges`]): pairs whose Gauss-map arcs cross, parallel ones skipped, the
+//!    axis oriented away from A's centroid; a pair that would become the best is re-measured with
+//!    both hulls' support points. Edges whose bound cannot matter are dropped first.
+//! 4. Each query returns early once an axis separates by more than the margin; axes below the best
+//!    face are skipped ([`query_hulls_exhaustive`] is the reference).
+//! 5. Face preference: face B beats face A, an edge pair the best face, only by
+//!    [`AXIS_PREFERENCE_TOLERANCE`] × scale; the separation is the exact maximum over all axes.
 //!
-//! `shaders/narrowphase/sat.wgsl` runs the same steps on the GPU; keep the two in step.
+//! WGSL twin: `shaders/narrowphase/sat.wgsl`. Why the skips are exact: see docs/design/sat.md.
 
 use std::cell::RefCell;
 
@@ -113,8 +105,9 @@ pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f3
 }
 
 /// [`query_faces`] for a caller that only needs faces separating by at least `floor` (length
-/// units, at most `margin`; `-∞` for all), given A's pose in B's frame and its inverse: faces whose bound is below it are skipped too, and
-/// the seed face is not measured when the floor is finite. The result is [`query_faces`]'s
+/// units, at most `margin`; `-∞` for all), given A's pose in B's frame and its inverse: faces
+/// whose bound is below it are skipped too, and the seed face is not measured when the floor is
+/// finite. The result is [`query_faces`]'s
 /// whenever that separates by at least `floor`; else a face separating by less than `floor`, or
 /// face 0 at `-∞`. (The SAT passes A's best face to B's query: a face of B below it changes
 /// neither the axis nor the separation, see [`query_hulls_with`].)
@@ -506,13 +499,8 @@ const SETTLE_CROSSINGS: usize = 8;
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
 /// Returns `None` when no pair qualifies. Small pairs run [`query_edges_exhaustive`], larger ones
-/// [`query_edges_bounded`].
-///
-/// The result is [`query_edges_exhaustive`]'s (the same pair, axis and separation, ties to the
-/// lowest A edge, then the lowest B edge): among the pairs the exhaustive loop tests, it is the
-/// first in index order that separates by more than `margin` if one does, else the first of
-/// largest separation. So dropping pairs that can neither exceed `min(L, margin)` (`L`: the
-/// separation of any tested pair) nor the best so far leaves it unchanged. Steps:
+/// [`query_edges_bounded`], with the same result (pair, axis and separation; ties to the lowest A
+/// edge, then the lowest B edge; see docs/design/sat.md). Steps:
 /// 1. Bound every edge of A and of B ([`crate::query::bounds`]).
 /// 2. Seed `L`: test all pairs of A's edge with the largest bound.
 /// 3. Keep B's edges whose bound reaches `min(L, margin)`.
@@ -558,9 +546,7 @@ fn query_edges_above(
         let b_centroid = b_in_a.transform_point(b.centroid());
 
         // 1. Bounds of A's edges from their arcs' end values, four at a time: A reaches `pa`
-        // along the axis, B reaches down to its centroid minus its inner radius. (The exact arc
-        // bound, `max_on_arc`, is not worth its cost on top of these, here or in step 3: its
-        // branches made the pair slower.)
+        // along the axis, B reaches down to its centroid minus its inner radius.
         let a_lift = Vec4::splat(scan.slack - inner_radius(b));
         let a_bound = |lanes: &EdgeLanes| max_on_arcs(lanes, b_centroid) + a_lift;
 

@@ -1,35 +1,17 @@
-//! Separating axis test between two boxes (15 axes), in box A's local frame, in closed form:
-//! the hull SAT's conventions ([`query_hulls`](crate::query::sat::query_hulls): normal from A
-//! toward B, feature ids of the boxes' hulls, the face preference, the exact largest separation)
-//! without loops over vertices or edges. Its values are the hull SAT's up to rounding (a few
-//! ulps of the pair's scale): not bit for bit, so where two axes tie within rounding either may
-//! win (`tests/box_box.rs` bounds how often, against the hull SAT on 110k pairs).
+//! Separating axis test between two boxes (15 axes), in box A's local frame, in closed form: the
+//! hull SAT's conventions ([`query_hulls`](crate::query::sat::query_hulls): normal from A toward B,
+//! the boxes' hulls' feature ids, the face preference) without loops; its values are the hull
+//! SAT's up to rounding, not bit for bit (`tests/box_box.rs` bounds how often ties differ).
 //!
-//! With `R` the rotation of B in A's frame (columns `c_j`: B's axes; rows `r_k`), `t` B's
-//! centre in A's frame and half extents `h_a`, `h_b`, a box's extent along a unit `n` is
-//! `Σ_k |n_k| h_a,k` (A) and `Σ_j |n · c_j| h_b,j` (B), and the separation along `n` (oriented
-//! from A toward B) is `|n · t|` minus both extents: exact support values for that axis.
-//!
-//! 1. Frame (`BoxFrame`): `R` from B's quaternion (glam's `Mat3A::from_quat` formula), its
-//!    rows, `t`.
-//! 2. Faces of A (`BoxFrame::faces_a`): along `e_k`, `(|t_k| − h_a,k) − Σ_j |R_kj| h_b,j`;
-//!    the face looking at B is `+k` when `t_k > 0`, else `−k` (the hull loop's first face at a
-//!    tie). As the hull loop: the first axis above the margin, else the first largest.
-//! 3. Faces of B (`BoxFrame::faces_b`): along `c_j`, `(|t · c_j| − h_b,j) − Σ_k |R_kj| h_a,k`;
-//!    B's face `−j` when `t · c_j > 0`, else `+j`; its normal `±c_j` from `R`.
-//! 4. Edge pairs (`BoxFrame::edge_separations`, `BoxFrame::edge_query`): the 9 axes
-//!    `n = e_i × c_j` (parallel pairs skipped, `|n| <` [`PARALLEL_EDGE_SINE`]), three at a time
-//!    (lane `j`), each
-//!    `((|n · t| − ext_a(n)) − ext_b(n)) / |n|` with `n · c_k` computed from `n` and `R` (not
-//!    from the identity `n · c_k = ±R_il`, which for nearly parallel edges is off by `R`'s
-//!    rounding over `|n|`); the first largest in `(i, j)` order wins. Its edges are the boxes'
-//!    edges along `e_i` and `c_j` that support the axis (`supporting_edge`).
+//! With `R` B's rotation in A's frame (columns `c_j`), `t` B's centre, half extents `h_a`, `h_b`:
+//! the separation along a unit `n` is `|n · t| − Σ_k |n_k| h_a,k − Σ_j |n · c_j| h_b,j`.
+//! 1. Frame (`BoxFrame`): `R` from B's quaternion, its rows, `t`.
+//! 2. Faces of A along `e_k` (`BoxFrame::faces_a`); 3. faces of B along `c_j` (`faces_b`).
+//! 4. Edge pairs: the 9 axes `e_i × c_j`, three at a time (`edge_separations`, `edge_query`).
 //! 5. Each step ends the query once an axis separates by more than the margin; then the hull
-//!    SAT's face preference (`prefer_faces`); the pair of step 4 is formed only where it can
-//!    decide the result.
+//!    SAT's face preference (`prefer_faces`). Formulas and tie rules: docs/design/sat.md.
 //!
-//! `shaders/narrowphase/sat_box.wgsl` runs steps 1 to 4 with the same operations in the same
-//! order (sat.wgsl's `sat_serial` steps 3 to 5 for two boxes); keep the two in step.
+//! WGSL twin: `shaders/narrowphase/sat_box.wgsl` (steps 1 to 4, same operations, same order).
 
 use std::sync::LazyLock;
 
