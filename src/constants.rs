@@ -95,8 +95,9 @@ pub const HULL_FLATNESS_TOLERANCE: f64 = 1.0e-4;
 /// face's plane count as on it. Adjacent triangles within it of one plane merge into one polygon,
 /// a vertex between just two faces within twice it of its neighbours' line is dropped, and
 /// `from_mesh` accepts faces this far from planar or convex. Input points may end up this far
-/// (about twice at worst) outside the hull. Larger merges more (fewer, bigger faces, a looser hull); smaller
-/// keeps sliver faces and near-parallel edges from f32 noise, which make the SAT ill-conditioned.
+/// (about twice at worst) outside the hull. Larger merges more (fewer, bigger faces, a looser
+/// hull); smaller keeps sliver faces and near-parallel edges from f32 noise, which make the SAT
+/// ill-conditioned.
 pub const HULL_PLANE_TOLERANCE: f64 = 1.0e-5;
 
 /// Quickhull visibility, as a fraction of the bounding-box diagonal: a point counts as in front
@@ -124,10 +125,9 @@ pub const CLOSEST_FEATURE_COSINE: f32 = 0.999_990_5;
 /// a vertex or two edges, × its edge lengths ÷ twice its area); the CPU's GJK runs in f64.
 /// Where that uncertainty (with the CPU's own rounding of its witness points) could change the
 /// CPU's choice at [`CLOSEST_FEATURE_COSINE`], or exceeds [`GPU_GJK_MAX_DIRECTION_ERROR`] for a
-/// closest-point contact, the pair goes to the host. 16 also passes the equivalence tests on
-/// lavapipe (9 fewer host pairs of 10,000); 64 leaves room for GPUs whose division and square
-/// root round less tightly. Larger sends more pairs to the host; smaller lets choices and
-/// normals differ from the CPU's.
+/// closest-point contact, the pair goes to the host. 64 leaves room for GPUs whose division and
+/// square root round less tightly than lavapipe's (docs/design/contacts.md). Larger sends more
+/// pairs to the host; smaller lets choices and normals differ from the CPU's.
 pub const GPU_GJK_CONDITIONING: f32 = 64.0;
 
 /// Largest direction uncertainty (radians, see [`GPU_GJK_CONDITIONING`]) of a closest-point

@@ -1,55 +1,17 @@
-// Contact manifolds from SAT results, one body pair per invocation, in hull A's frame.
-// A port of src/contact/hull_hull.rs (manifold_from_sat_and_distance, closest_point_contact,
-// contact_on_axis, face_pair, deepest_vertex_contact, most_antiparallel_face,
-// add_clipped_points) and
-// src/contact/clip.rs (clip_incident_face, clip_by_side_plane, crossing_id, reduce_to_four) and
-// src/query/segment.rs (closest_points_segments), the references; keep them in step. Runs after
-// sat.wgsl on the same chunk.
+// Contact manifolds from SAT results, one body pair per invocation, in hull A's frame; runs
+// after sat.wgsl on the same chunk. Rust twin: src/contact/hull_hull.rs with src/contact/clip.rs
+// and src/query/segment.rs (the references; functions of the same names); keep them in step.
 //
-// 1. Bounds guard. Separated pairs: MANIFOLD_SEPARATED. Pairs that are not hull against hull
-//    take primitives.wgsl's closed forms. Pairs this kernel does not finish go to the host
-//    (MANIFOLD_HOST): the SAT cut short (INCOMPLETE_BIT), GJK results too uncertain in f32 for
-//    the CPU's choices (step 2), reference and incident faces beyond MAX_CLIP_VERTICES
-//    together (on the SAT's axis or the deepest one, step 7a), a deepest edge-pair axis that
-//    comes out parallel when formed again (7a, rounding), the driver's loop cap.
-// 2. Apart but within the margin (SAT separation > 0): GJK (gjk.wgsl) measures the distance;
-//    beyond the margin the pair is separated, and when the closest-point direction is not the
-//    SAT axis (within CLOSEST_FEATURE_COSINE) the manifold is the one closest-point pair. Where
-//    the f32 direction's uncertainty (gjk.wgsl step 6) could change the CPU's choice (the
-//    cosine test) or exceeds GPU_GJK_MAX_DIRECTION_ERROR for a closest-point pair, the pair
-//    goes to the host.
-// 3. Edge axis: one point midway between the closest points of the two edges.
-// 4. Face axis: the SAT face is the reference face; the incident face is the other hull's face
-//    most anti-parallel to it (of faces within INCIDENT_FACE_TOLERANCE, the lowest index).
-// 5. Clip the incident face by the reference side planes (Sutherland–Hodgman), every vertex
-//    with its packed feature id.
-// 6. Keep the points within the margin of the reference plane, at most four (reduce_to_four's
-//    deepest, farthest, largest triangle, largest quadrilateral; near-ties to the lowest index;
-//    a pick that repeats an earlier one kept once).
-// 7. Each point midway between the incident point and its projection on the reference plane,
-//    depth = -(its distance in front of the plane). A face clip that keeps no point:
-//    7a. Retry on the deepest axis when the SAT's (face-preferred) axis is shallower than the
-//        separation: the face preference can pick a face up to its tolerance shallower than
-//        the deepest axis, whose clip can miss the contact region (it lies beside the face).
-//        The deepest axis is the SAT kernel's (GpuSatResult.deepest_kind and features, the
-//        CPU's query_hulls_preferring_faces_by(…, 0.0)), its normal formed again as the SAT
-//        formed it (deepest_axis); steps 3 to 7 run on it (contact_on_axis: an edge pair or a
-//        face clip) and the manifold takes its normal.
-//    7b. If that keeps no point either (or there was no retry), the last resort on the SAT's
-//        own axis: the incident hull's deepest vertex below the reference plane as the one
-//        point (deepest_vertex_contact).
-//    The separation stays the SAT's. Pairs left to the host carry their SAT result
-//    (host_manifold), so the host runs no SAT again for them.
-// 8. Append (emit_manifold): every invocation of a workgroup, those past the chunk's end too,
-//    reaches it with its manifold (steps 1 to 7 in clip_pair return instead of storing); the
-//    workgroup counts its listed pairs in workgroup memory and takes their entries from the
-//    list's global count with one atomicAdd, so a dispatch does one global atomic per workgroup
-//    of WORKGROUP_SIZE pairs (at most, none for a workgroup that lists nothing) instead of one
-//    per listed pair, every one of them on the same address.
-//
-// Compiled after quat.wgsl, layout.wgsl (GpuManifold, GpuManifoldList, MANIFOLD_*) and
-// geometry.wgsl, before gjk.wgsl and primitives.wgsl (see CLIP_WGSL).
-// tests/gpu_layout.rs checks the constants below against the Rust ones.
+// 1. Bounds guard; separated pairs MANIFOLD_SEPARATED; non-hull pairs take primitives.wgsl;
+//    pairs this kernel cannot finish as the CPU would go to the host (MANIFOLD_HOST).
+// 2. Apart within the margin: GJK (gjk.wgsl); the closest-point pair when its direction is not
+//    the SAT axis (CLOSEST_FEATURE_COSINE); too uncertain in f32: to the host.
+// 3. Edge axis: one point midway between the edges' closest points. 4-6. Face axis: clip the
+//    most anti-parallel incident face by the reference side planes, keep at most four points.
+// 7. Points midway to the reference plane; a clip that keeps none retries on the deepest axis
+//    (7a), then takes the deepest vertex (7b). 8. Append (emit_manifold). Details:
+// docs/design/contacts.md. Compiled after quat, layout and geometry.wgsl, before gjk and
+// primitives.wgsl (CLIP_WGSL); tests/gpu_layout.rs checks the constants below.
 
 // Mirrors crate::constants::CONTACT_REDUCTION_TOLERANCE (fraction of the pair's scale).
 const CONTACT_REDUCTION_TOLERANCE: f32 = 1.0e-3;
@@ -90,18 +52,14 @@ var<workgroup> group_base: u32;
 
 // 8. Stores chunk pair `index`'s manifold (every store goes through here, so the output's form
 // is decided in one place): separated pairs (and invocations past the chunk's end) store
-// nothing; the others are appended to the list with `pair` = the pair's index in the whole
-// dispatch. Called once by every invocation of the workgroup (`local` = its
-// local_invocation_index), in uniform control flow: it holds two barriers.
+// nothing; the others are appended with `pair` = the pair's index in the whole dispatch.
+// Called once by every invocation of the workgroup (`local` = its local_invocation_index), in
+// uniform control flow: it holds two barriers.
 // a. Each listed invocation takes its slot within the workgroup from a workgroup-memory atomic.
-// b. One invocation reserves the workgroup's entries with one atomicAdd on the list's count:
-//    one global atomic per workgroup of WORKGROUP_SIZE pairs that lists any, instead of one per
-//    listed pair, all on the same address. The count ends the same (the sum of the workgroups'
-//    totals); only the order of the entries, never fixed, may differ.
-// c. Each listed invocation writes its entry at the workgroup's base plus its slot. The list
-//    holds at least one entry per pair of the dispatch (the host sizes it), so the slot check
-//    only keeps a faulty count from writing out of bounds (the host reports a count above the
-//    capacity).
+// b. One invocation reserves the workgroup's entries with one atomicAdd on the list's count
+//    (one global atomic per workgroup, not per pair; only the entries' order may differ).
+// c. Each listed invocation writes its entry at the workgroup's base plus its slot; the slot
+//    check only stops a faulty count (the host sizes the list and reports an overflow).
 fn emit_manifold(index: u32, local: u32, m: GpuManifold) {
     let listed = m.status != MANIFOLD_SEPARATED;
     // a.

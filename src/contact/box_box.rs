@@ -1,21 +1,15 @@
 //! Box against box: the closed-form box SAT, then a box face clip for the common case; given
 //! the SAT's result, the hull routine's manifolds bit for bit.
 //!
-//! 1. B's pose in A's frame, the box SAT ([`query_boxes`]: the hull SAT's result on the boxes'
-//!    hulls up to rounding); beyond the margin there is no manifold. No bounding-sphere test
-//!    first, unlike hulls: a box's sphere rarely rejects a broadphase pair, and the box SAT's
-//!    first face query is about as cheap. Apart within the margin, GJK on the boxes'
-//!    closed-form support maps ([`PosedBox`]: the hull's support bit for bit).
-//! 2. Where the hull routine builds the contact on the SAT's axis (touching or overlapping, or
-//!    apart with GJK's direction along the axis: [`closest_along_axis`]): on a face
-//!    axis the box face clip ([`add_box_face_contact`]), the hull routine's clip and point
-//!    selection bit for bit without its buffers and closures sized for any hull; on an edge axis
-//!    the hull routine's edge contact (`manifold_on_axis`'s point, [`edge_pair_point`]).
-//! 3. Everything else, and a face clip that keeps no point: the hull routine's manifold
-//!    construction on the boxes' hulls ([`manifold_from_sat`](crate::contact::manifold_from_sat):
-//!    the closest-point contact, the retry on the deepest axis and the deepest-vertex fallback),
-//!    bit for bit, with step 1's GJK result.
+//! 1. B's pose in A's frame, the box SAT ([`query_boxes`]); beyond the margin, no manifold.
+//!    Apart within the margin, GJK on the closed-form support maps ([`PosedBox`]).
+//! 2. Contact on the SAT's axis ([`closest_along_axis`]): a face axis takes the box face clip
+//!    ([`add_box_face_contact`]), an edge axis the hull routine's point ([`edge_pair_point`]).
+//! 3. Everything else, and a face clip that keeps no point: the hull routine on the boxes' hulls
+//!    ([`manifold_from_sat`](crate::contact::manifold_from_sat)), with step 1's GJK result.
 //! 4. Points and normal from A's frame to world.
+//!
+//! WGSL twin: `shaders/narrowphase/sat_box.wgsl`, then `clip.wgsl`. See docs/design/contacts.md.
 
 use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::box_clip::add_box_face_contact;

@@ -1,28 +1,17 @@
-//! Face contact of two boxes: the hull routine's clip and point selection (`hull_hull.rs` steps
-//! 2 and 3: [`clip_incident_face`](crate::contact::clip::clip_incident_face), then
-//! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, bit for bit:
-//! the same arithmetic in the same order on the same values, in A's frame, without the generic
-//! routine's buffers sized for any hull, face-loop walks and candidate closures. So on the same
-//! SAT result the box path's manifolds are the hull routine's (and the GPU's `clip.wgsl`, which
-//! follows it, is compared with the same CPU results as before).
+//! Face contact of two boxes: the hull routine's clip and point selection
+//! ([`clip_incident_face`](crate::contact::clip::clip_incident_face), then
+//! [`reduce_to_four`](crate::contact::clip::reduce_to_four)) for a box face axis, bit for bit, in
+//! A's frame, without the generic routine's buffers, face-loop walks and closures.
 //!
-//! 1. The reference face posed in A's frame ([`PosedFace`]) and its plane; the incident box's
-//!    pose in A's frame (B's pose for a face of A, the identity for a face of B).
-//! 2. Incident face: the incident box's face whose outward normal is most anti-parallel to the
-//!    reference normal. A box's face normals are `∓e_k`, so their dot products with the normal
-//!    in the incident box's frame, `l`, are `∓l_k`; of faces within [`INCIDENT_FACE_TOLERANCE`]
-//!    of the best, the lowest index wins (the hull routine's `most_antiparallel_face`).
-//! 3. Its four vertices in the incident hull's loop order, moved to A's frame as the hull
-//!    routine moves them (A's own vertices are exact: the identity moves nothing).
-//! 4. Sutherland–Hodgman against the reference face's four side planes in the reference loop's
-//!    order, each `(end − start) × normal` through `start` as `clip_incident_face` forms it;
-//!    vertices, crossings and ids as there ([`crossing_id`]). A pass whose plane has every vertex
-//!    behind it would copy the polygon unchanged and is skipped.
-//! 5. Keep the points within the margin in front of the reference plane; of more than four,
-//!    `reduce_to_four`'s picks ([`reduce_box_points`]: its steps and formulas, four candidates
-//!    at a time in lanes that round as its scalar code does).
-//! 6. Each point midway between the incident point and its projection on the reference plane,
-//!    depth = −(its distance in front of the plane).
+//! 1. The reference face in A's frame ([`PosedFace`]); the incident box's pose in A's frame.
+//! 2. Incident face: the most anti-parallel box face (normals `∓e_k`), ties within
+//!    [`INCIDENT_FACE_TOLERANCE`] to the lowest index.
+//! 3. Its four vertices in the hull's loop order, moved to A's frame as the hull routine does.
+//! 4. Sutherland–Hodgman against the four side planes ([`crossing_id`]), skipping uncut passes.
+//! 5. Points within the margin; of more than four, `reduce_to_four`'s ([`reduce_box_points`]).
+//! 6. Each point midway to the reference plane, depth = −(its distance in front of the plane).
+//!
+//! Details: docs/design/contacts.md.
 
 use glam::{BVec4A, Vec3, Vec4};
 
@@ -275,9 +264,8 @@ fn clip_by_side(
 /// deepest (of equally deep ones the farthest from their mean), the farthest from it, the
 /// largest triangle, the largest quadrilateral; near-ties (`tolerance`, length units) to the
 /// lowest index. Writes the kept indices to `kept`, ascending and each once (a pick that
-/// repeats an earlier one is dropped, as in the generic routine), and returns their count. The generic routine reads its candidates through closures (about 4k
-/// instructions per call here); this one scores four candidates at a time in lanes, each lane
-/// rounding as the scalar formula does.
+/// repeats an earlier one is dropped, as in the generic routine), and returns their count. Four
+/// candidates are scored at a time in lanes, each lane rounding as the scalar formula does.
 fn reduce_box_points(
     positions: &[Vec3],
     separations: &[f32; MAX_BOX_CLIP_VERTICES],

@@ -1,26 +1,17 @@
 //! Capsule against hull, in the hull's local frame (B's): the capsule's core segment against
 //! the hull, then the radius.
 //!
-//! 1. Move the segment into B's frame. Face query: for each face, the separation of the segment
-//!    along its normal is the smaller plane distance of the two ends. Beyond `radius + margin`,
-//!    no contact.
-//! 2. Segment outside the hull: GJK (segment against hull) gives the exact distance, closest
-//!    points and normal (tried even when every face overlaps: an edge axis may separate).
-//! 3. Segment penetrating (or GJK reports an overlap): SAT over the face normals (step 1) and
-//!    the cross products of the segment with the hull edges whose Gauss-map arc crosses the
-//!    segment's great circle; an edge axis wins only by [`AXIS_PREFERENCE_TOLERANCE`] × scale.
-//!    A face gives the end point deepest below it; an edge gives the closest points of the
-//!    segment and that edge.
-//! 4. When the normal is within [`CAPSULE_FACE_SINE`] of a face's (inward) normal, the segment
-//!    is within that angle of the face's plane, and the separation along the face normal is
-//!    within [`AXIS_PREFERENCE_TOLERANCE`] × scale of the true separation (the same preference
-//!    as polytope pairs), clip the segment against the face's side planes: both clipped ends
-//!    within the margin become points, along that face's normal. Otherwise one point, along the
-//!    true normal. Points lie midway between the capsule's surface and the hull's.
+//! 1. The segment in B's frame; face query (the nearer end's plane distance per face). Beyond
+//!    `radius + margin`, no contact.
+//! 2. Segment outside the hull: GJK (segment against hull) gives distance, points and normal.
+//! 3. Segment penetrating: SAT over the faces and the segment × Gauss-map-crossing edges; an edge
+//!    axis wins only by [`AXIS_PREFERENCE_TOLERANCE`] × scale.
+//! 4. Normal within [`CAPSULE_FACE_SINE`] of a face's and the segment along the face: the segment
+//!    clipped by the face's side planes gives two points; else one point along the true normal.
 //!
-//! Feature id: kind `OTHER`. One point: flag 0, high 0, low 0. Clipped on a face: flag 1,
-//! high = 0 for the clipped end nearer the capsule's bottom, 1 for the other; low = face index.
-//! The manifold separation is the one from step 2 or 3; clipped points carry their own depths.
+//! Feature id: kind `OTHER`; one point: flag 0, high 0, low 0; clipped: flag 1, high = 0 for the
+//! end nearer the capsule's bottom, 1 for the other, low = the face. See docs/design/contacts.md.
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use glam::Vec3;
 

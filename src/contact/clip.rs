@@ -1,20 +1,14 @@
 //! Face clipping (Sutherland–Hodgman) and reduction of a contact polygon to at most 4 points.
 //!
-//! 1. [`clip_incident_face`]: the incident face polygon is clipped by the side planes of the
-//!    reference face (each holds one reference edge and the reference normal), one plane at a
-//!    time, in a working frame the caller chooses. Every output vertex carries a [`FeatureId`]
-//!    naming the features that made it, so solvers can match points frame to frame.
-//! 2. [`reduce_contact_points`]: points farther than the margin in front of the reference plane
-//!    are dropped; of more than four, it keeps the deepest (of equally deep ones, the farthest
-//!    from their mean, a corner), the one farthest from it, the one making the largest triangle
-//!    with those two, and the one adding the most area outside that triangle (largest
-//!    quadrilateral). Near-ties go to the lowest index, so the choice is stable frame to frame.
-//!    A pick that repeats an earlier one (every candidate within the tie tolerance of it: a
-//!    contact region smaller than the tolerance) is kept once (`dedup_sorted`), so a manifold
-//!    never holds the same point twice.
+//! 1. [`clip_incident_face`]: the incident face is clipped by the reference face's side planes
+//!    (a reference edge and the reference normal each), in a working frame the caller chooses;
+//!    every output vertex carries the [`FeatureId`] of the features that made it.
+//! 2. [`reduce_contact_points`]: drop points beyond the margin; of more than four keep the
+//!    deepest, the farthest from it, the largest triangle, the largest quadrilateral, near-ties to
+//!    the lowest index, a repeated pick once.
 //!
-//! Neither step knows about batches or the GPU; every buffer is a fixed-size stack array, sized
-//! by the caller for the faces at hand (see [`ClipPolygon::fits`]).
+//! No batches, no GPU; every buffer is a fixed-size stack array ([`ClipPolygon::fits`]).
+//! WGSL twin: `shaders/narrowphase/clip.wgsl`. Details: docs/design/contacts.md.
 
 use glam::Vec3;
 
