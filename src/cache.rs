@@ -1,41 +1,17 @@
 //! A frame-coherent contact cache for the CPU path: per body pair, what the last full (cold)
 //! query learned, so the next frames can skip work while the pair's relative pose barely changed.
 //!
-//! Everything rests on one bound. Let B's pose in A's frame move from a reference pose (the
-//! pose of the pair's last cold call) by a translation `Δt` and a rotation of angle `θ`: every
-//! vertex of B moves in A's frame by at most `δ = |Δt| + θ × lever`, `lever` bounding B's
-//! vertices' distance from B's origin ([`CACHE_ROUNDING`] × the pair's reach is added for
-//! rounding). So for any direction fixed in A's frame, the gap between the bodies along it
-//! changes by at most `δ`, and so do the distance between the bodies and the SAT value (the
-//! largest gap over all directions, which the SAT's axes attain). Hull and box pairs only (other
-//! pairs always run the cold query):
-//! 1. Apart at the reference pose by their bounding spheres, or along a SAT axis, by `s > margin`
-//!    (a lower bound of their distance): while `s − δ` stays beyond the margin the pair is apart
-//!    (`None`) without any geometry; else a cached axis is re-measured, and if it still
-//!    separates the reference moves to now.
-//! 2. Penetrating at the reference pose with SAT value `S`, its manifold on axis `f` (a face, or
-//!    an edge pair): the SAT value now lies between `f`'s separation now, `s` (the gap along
-//!    `f`'s axis), and `S + δ`. While `S + δ` is below 0 (the pair still penetrates), `S + δ − s`
-//!    within [`CACHE_CONTACT_DRIFT`] × the pair's scale and, for an edge pair, its edges still
-//!    form a face of the Minkowski difference (the SAT's own test, so the SAT could pick it), the
-//!    manifold is built on `f` at this frame's pose as a cold call builds it when its SAT picks
-//!    `f` (the clip of the incident face, or the edges' closest points; when a clip keeps no
-//!    point, the cold call decides), with separation `s`. So it equals the cold call's manifold
-//!    whenever the cold SAT picks `f` (the separation excepted: `s`, at most that drift below
-//!    the cold one), and otherwise it is the manifold on an axis whose separation is within that
-//!    drift of the deepest axis: the feature is kept while the contact persists, as Box3D keeps
-//!    its cached feature, and the feature ids stay stable.
-//! 3. Otherwise a cold call ([`collide_shapes`]: the cold manifold, bit for bit), which
-//!    refreshes the pair's entry.
+//! The bound: B's pose in A's frame moving by `Δt` and a rotation `θ` since the pair's last cold
+//! call moves every vertex of B by at most `δ = |Δt| + θ × lever` (plus [`CACHE_ROUNDING`] × the
+//! reach), so every gap, the distance and the SAT value change by at most `δ`. Hull and box pairs:
+//! 1. Apart by `s > margin`: apart while `s − δ` stays beyond the margin, else re-measured.
+//! 2. Penetrating on axis `f`: the manifold is rebuilt on `f` while the pair still penetrates
+//!    and no other axis can be deeper by more than [`CACHE_CONTACT_DRIFT`] × the pair's scale.
+//! 3. Otherwise a cold call ([`collide_shapes`], bit for bit), which refreshes the entry.
 //!
-//! One assumption beyond the bound: the SAT skips nearly parallel edge pairs
-//! ([`crate::constants::PARALLEL_EDGE_SINE`]), so its value can miss a face of the Minkowski
-//! difference that such a pair builds; a later frame can turn that pair into a tested one.
-//!
-//! Entries are kept in the order of the last batch's pairs: a batch with the same pairs in the
-//! same order (a broadphase run every frame) finds each entry by position, with no hashing; pairs
-//! out of step are found through a hash index built on first need. Pairs not in a batch are
-//! forgotten by the next one.
+//! One assumption: the SAT skips nearly parallel edge pairs, so it can miss the face of the
+//! Minkowski difference such a pair builds. Entries follow the last batch's pair order (a hash
+//! index for pairs out of step). The argument in full: docs/design/contact-cache.md.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -169,7 +145,7 @@ impl ContactCache {
 
     /// [`CpuNarrowphase::collide_single_thread`] through the cache: the same input checks and
     /// output, each pair keyed by its body indices in canonical order (`[min, max]`). Manifolds
-    /// equal a cold call's except as the module docs say (step 2).
+    /// equal a cold call's except as the module docs' step 2 allows (docs/design/contact-cache.md).
     pub fn collide_batch(
         &mut self,
         narrowphase: &CpuNarrowphase,
