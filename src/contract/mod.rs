@@ -1,36 +1,17 @@
 //! The GPU = CPU contract: what "the GPU's manifold equals the CPU's" means under WGSL's
-//! precision rules, and the one comparator that judges it ([`compare_pair`], [`compare_batch`]).
-//! docs/gpu-cpu-contract.md gives the reasons; here are the rules.
+//! precision rules (fused multiply-adds, 2.5 ulp division, 2 ulp square roots), and the one
+//! comparator that judges it ([`compare_pair`], [`compare_batch`]). With `τ` =
+//! [`GPU_AGREEMENT_TOLERANCE`] × the larger of the pair's scale and its bodies' distance
+//! ([`pair_tolerance`], length units), a GPU manifold agrees with the CPU's when:
+//! 1. **Verdict**: the same, except within `τ` of the margin ([`Agreement::VerdictTie`]).
+//! 2. **Separation** within `τ`; **normal** within [`GPU_AGREEMENT_TOLERANCE`] radians (wider for
+//!    cores and for the GPU's f32 GJK: [`GPU_GJK_MAX_DIRECTION_ERROR`]) or an equal support gap.
+//! 3. **Points** matched by [`FeatureId`] within `τ` or the point's conditioning × `τ`
+//!    ([`point_conditioning`], [`OTHER_POINT_CONDITIONING`], [`Agreement::Conditioned`]).
+//! 4. **Ties** only where the CPU's own decision was within rounding, recomputed
+//!    ([`nudged_references`]; [`Agreement::FeatureTie`], [`Agreement::AxisTie`]).
 //!
-//! A GPU may fuse `a * b + c` into one rounding and WGSL allows 2.5 ulp for division and 2 ulp
-//! for `sqrt` and `inverseSqrt`: its results are the CPU's up to rounding, never bit for bit.
-//! With `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the larger of the pair's scale and its bodies'
-//! distance ([`pair_tolerance`], length units), a GPU manifold agrees with the CPU's when:
-//! 1. **Verdict**: both or neither have a manifold, except where the CPU's separation lies
-//!    within `τ` of the margin ([`Agreement::VerdictTie`]; a manifold only the GPU has is then
-//!    judged against the CPU's at the margin plus `2τ`).
-//! 2. **Separation** within `τ`; **normal** within [`GPU_AGREEMENT_TOLERANCE`] radians, × the
-//!    reach over the cores' distance for a sphere or capsule, at least
-//!    [`GPU_GJK_MAX_DIRECTION_ERROR`] for a closest-point contact the GPU builds with its f32
-//!    GJK; or, for an edge-pair contact on the same edges, with a support gap within `τ` of the
-//!    CPU normal's (an ill-conditioned edge normal).
-//! 3. **Points** matched by [`FeatureId`]: position and depth within `τ`, or within the point's
-//!    conditioning × `τ` ([`point_conditioning`]: a point cut from an edge at a shallow angle
-//!    moves along it, anywhere along it where the two lines are parallel to rounding;
-//!    [`Agreement::Conditioned`]). Closest-point and primitive points (kind `OTHER`) get
-//!    [`OTHER_POINT_CONDITIONING`] plus the normals' difference × the scale.
-//! 4. **Ties** are accepted only where the CPU's own decision was within rounding, recomputed:
-//!    a point id on one side only is the same point under another name (kept vertex or cut
-//!    edge, on the features of both), another support vertex as far along the normal, or a
-//!    decision the CPU reference makes the GPU's way when one body is nudged by `τ`
-//!    ([`nudged_references`]; [`Agreement::FeatureTie`]). Another axis must have a support gap
-//!    within `τ` of the CPU's (or of it ± the face preference, between hulls), or be the
-//!    deepest axis where every CPU point lies within rounding of the margin (the GPU's clip kept
-//!    none and retried), or be taken by a nudged run; and its points must be the CPU's contact
-//!    on that axis, or a nudged run's ([`Agreement::AxisTie`]).
-//!
-//! Anything else is a [`Disagreement`]. Ties are counted ([`AgreementTally`]), never silent.
-//! SAT results ([`sat`]) and ray hits ([`rays`]) have their own rules on the same `τ`.
+//! Else a [`Disagreement`]; ties are counted ([`AgreementTally`]). In full: docs/design/contract.md.
 
 mod features;
 mod pair;

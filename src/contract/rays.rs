@@ -1,36 +1,17 @@
 //! The GPU = CPU contract for ray casts: what "the GPU's hit lists equal the CPU's" means under
-//! WGSL's precision rules, and the one comparator that judges it ([`compare_ray_hits`]).
+//! WGSL's precision rules, and the one comparator that judges it ([`compare_ray_hits`]). With
+//! `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the body's scale ([`hit_tolerance`], length units), the
+//! GPU's lists (one per ray, as [`crate::GpuRaycaster::cast`] returns them) agree when:
+//! 1. **Well formed**: existing bodies once per list, finite numbers, distances within the
+//!    ray's range, points on the ray, unit normals ([`RAY_NORMAL_TOLERANCE`]), sorted lists.
+//! 2. **A body on both lists**: entry points within `τ` across the surface, the same start
+//!    inside or not, normals within [`RAY_NORMAL_TOLERANCE`] (wider on curved surfaces, any face
+//!    through an edge or vertex); near-equal distances may swap order.
+//! 3. **A body on one list only** where the ray grazes it ([`ray_grazes`], [`RAY_GRAZING_NUDGE`]).
+//! 4. **Closest**: another first body only where the CPU's hits before it tie or graze.
 //!
-//! # The contract for rays
-//!
-//! The GPU rounds differently (fused multiply-adds, looser division and square roots, another
-//! quaternion formula), so its distances are the CPU's up to rounding, never bit for bit. With
-//! `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the body's scale ([`hit_tolerance`], length units: its
-//! bounding radius plus the ray origin's distance from the body's origin; for a half-space, 1
-//! plus that distance plus the hit's), the GPU's lists (one per ray, as
-//! [`crate::GpuRaycaster::cast`] returns them) agree with the CPU's when:
-//! 1. **Well formed**: every GPU hit names an existing body, once per list; numbers are finite;
-//!    `0 <= distance <= max_distance + τ`; the point lies within `τ` of the ray at that
-//!    distance; the normal is unit within [`RAY_NORMAL_TOLERANCE`]; a list is sorted by
-//!    (distance, body), and holds at most one hit with `closest`.
-//! 2. **A body on both lists**: the entry points lie within `τ` across the surface (the
-//!    distances' difference × the cosine between the ray and the CPU's normal); both start
-//!    inside the body (distance 0) or neither, unless both distances are within `τ` of 0 (the
-//!    origin lies on the surface: [`RayTally::start_ties`], normals not compared); normals
-//!    within [`RAY_NORMAL_TOLERANCE`], plus on a sphere or capsule the distances' difference
-//!    over its radius (at a shallow angle the entry points lie far apart along the ray, and a
-//!    curved surface's normal follows them: [`RayTally::conditioned`]), unless both are face
-//!    normals of the polyhedron whose planes pass within `τ` of the CPU's entry point (an edge
-//!    or vertex: [`RayTally::other_face`]). Two bodies may come in the other order where their
-//!    distances differ by rounding ([`RayTally::order_swaps`]).
-//! 3. **A body on one list only** where the ray grazes it ([`ray_grazes`]): the CPU's own
-//!    enter-or-miss decision flips when the ray moves sideways by [`RAY_GRAZING_NUDGE`] × the
-//!    body's scale or its max distance changes by that fraction ([`RayTally::grazing`]).
-//! 4. **Closest** (`closest`): another first body is judged against the CPU's every-hit list
-//!    of the ray: the GPU's hit by rules 2 and 3, and every CPU hit before it must lie within
-//!    `τ` of it ([`RayTally::closest_ties`]) or graze (rule 3).
-//!
-//! Anything else is a [`RayDisagreement`]. Ties are counted ([`RayTally`]), never silent.
+//! Anything else is a [`RayDisagreement`]; ties are counted ([`RayTally`]). The rules in full:
+//! docs/design/contract.md.
 
 use glam::{DVec3, Vec3};
 

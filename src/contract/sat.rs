@@ -1,19 +1,13 @@
 //! The GPU = CPU contract for SAT results ([`crate::GpuNarrowphase::sat`], in A's frame): the
 //! manifold rules 1 and 2 applied to one [`SatResult`] against the CPU's ([`reference_sat`]).
-//!
 //! With `τ` = [`GPU_AGREEMENT_TOLERANCE`] × the larger of the pair's scale and B's distance
 //! from A (length units):
-//! 1. The result is finite and names features of the two hulls, and its axis measures what it
-//!    says: its separation, evaluated apart from the SAT's loops ([`axis_separation`]), within
-//!    `τ` of the GPU's value, and its normal that axis's.
-//! 2. The same verdict, except where the CPU's separation lies within `τ` of the margin. A
-//!    separated result's values are those of the separating axis that ended its queries, so
-//!    rule 3 is for pairs in contact on both sides.
-//! 3. The same axis with separations within `τ` and normals within
-//!    [`GPU_AGREEMENT_TOLERANCE`] radians or with support gaps equal within `τ` (an edge pair's
-//!    normal is ill-conditioned; a face's moves its gap at once), or another axis only where
-//!    the CPU's choice between the two was a tie within `τ`: equal separations, or a difference
-//!    at the face preference ([`AXIS_PREFERENCE_TOLERANCE`]).
+//! 1. The result is finite, names features of the two hulls, and its axis measures what it says
+//!    within `τ` ([`axis_separation`], evaluated apart from the SAT's loops).
+//! 2. The same verdict, except where the CPU's separation lies within `τ` of the margin.
+//! 3. The same axis (separations within `τ`, normals within [`GPU_AGREEMENT_TOLERANCE`] radians
+//!    or equal support gaps), or another only at a tie within `τ`, also at the face preference
+//!    ([`AXIS_PREFERENCE_TOLERANCE`]). The rules in full: docs/design/contract.md.
 
 use glam::Vec3;
 
