@@ -22,18 +22,15 @@ impl ConvexHull {
     /// `faces`, each face a loop of vertex indices, counter-clockwise seen from outside.
     ///
     /// The mesh must be closed, consistently and outward wound, with planar convex faces and a
-    /// convex solid, to within [`HULL_PLANE_TOLERANCE`] of the bounding-box diagonal. Collinear
-    /// vertices in a face are kept. Coplanar adjacent faces are rejected, not merged: give them
-    /// as one polygon, or build with [`ConvexHull::from_points`], which merges them. Every
-    /// vertex must be used by a face. Limits: at most [`MAX_HULL_VERTICES`] (4096) vertices, at
-    /// most [`MAX_FACE_VERTICES`] (256) per face.
+    /// convex solid, to within [`HULL_PLANE_TOLERANCE`] of the bounding-box diagonal, and use every
+    /// vertex. Collinear face vertices are kept; coplanar adjacent faces are rejected, not merged
+    /// (give them as one polygon, or use [`ConvexHull::from_points`], which merges them). Limits:
+    /// at most [`MAX_HULL_VERTICES`] (4096) vertices, [`MAX_FACE_VERTICES`] (256) per face.
     ///
     /// # Errors
-    /// [`HullError::TooFewPoints`], [`HullError::NonFinite`], [`HullError::TooManyVertices`],
-    /// [`HullError::FaceTooLarge`], [`HullError::BadFace`], [`HullError::UnusedVertex`],
-    /// [`HullError::NotClosed`], [`HullError::Coincident`], [`HullError::Coplanar`],
-    /// [`HullError::InwardWinding`], [`HullError::NotConvex`] (also for a non-planar face),
-    /// [`HullError::CoplanarFaces`].
+    /// [`HullError`]: `TooFewPoints`, `NonFinite`, `TooManyVertices`, `FaceTooLarge`, `BadFace`,
+    /// `UnusedVertex`, `NotClosed`, `Coincident`, `Coplanar`, `InwardWinding`, `NotConvex` (also
+    /// for a non-planar face), `CoplanarFaces`.
     pub fn from_mesh(positions: &[Vec3], faces: &[Vec<u32>]) -> Result<ConvexHull, HullError> {
         // Step 1.
         if positions.len() < 4 {

@@ -1,20 +1,16 @@
 //! `ConvexHull::from_points`: quickhull over a point cloud, computed in f64.
 //!
-//! 1. Check the input (4 to `MAX_HULL_INPUT_POINTS` points, all finite) and centre it on its
-//!    bounding box; the box diagonal is the scale every tolerance is relative to.
-//! 2. Build the first tetrahedron from extreme points; a cloud without extent, width or thickness
-//!    is `Coincident`, `Collinear` or `Coplanar`.
-//! 3. Give every other point to the first face it lies in front of (that face's outside set).
-//! 4. While some face has an outside set, take its farthest point, grow the connected region of
-//!    faces that point sees, replace the region by a fan from the point to its horizon, and hand
-//!    the region's outside points to the new faces (points behind all of them are interior).
-//!    Visibility uses a rounding-level tolerance, so the triangulation is convex and consistent.
-//! 5. Merge adjacent triangles lying within `HULL_PLANE_TOLERANCE` of one plane into polygon
-//!    faces, each seeded by its largest triangle; a region whose outline is not one convex loop
-//!    is regrown with a smaller tolerance (flat parts always merge, gently curved ones may not).
-//! 6. Drop vertices shared by only two faces that lie on the line of their neighbours.
-//! 7. Keep the vertices some face uses, renumber them, check the output limits and build the
-//!    flat layout.
+//! 1. Check the input (4 to `MAX_HULL_INPUT_POINTS` finite points); centre it on its bounding
+//!    box, whose diagonal scales every tolerance.
+//! 2. The first tetrahedron from extreme points (else `Coincident`, `Collinear` or `Coplanar`).
+//! 3. Every other point to the first face it lies in front of (that face's outside set).
+//! 4. While a face has an outside set: its farthest point's visible region becomes a fan to the
+//!    horizon, and the region's outside points go to the new faces.
+//! 5. Merge adjacent triangles within `HULL_PLANE_TOLERANCE` of one plane into convex polygons.
+//! 6. Drop vertices between two faces that lie on their neighbours' line.
+//! 7. Renumber the used vertices, check the output limits, build the flat layout.
+//!
+//! Tolerances and the merge's fallback: docs/design/hull-building.md.
 
 use std::collections::HashMap;
 
@@ -65,16 +61,13 @@ impl ConvexHull {
     /// [`HULL_PLANE_TOLERANCE`] of the bounding-box diagonal) become one convex polygon face,
     /// counter-clockwise seen from outside, without collinear vertices. Every input point lies on
     /// or behind every face plane to within about twice that tolerance. The vertices are input
-    /// points, renumbered compactly.
-    ///
-    /// Limits: 4 to [`MAX_HULL_INPUT_POINTS`] (65,536) input points; the hull may have at most
-    /// [`MAX_HULL_VERTICES`] (4096) vertices and each face at most [`MAX_FACE_VERTICES`] (256).
+    /// points, renumbered compactly. Limits: 4 to [`MAX_HULL_INPUT_POINTS`] (65,536) input points,
+    /// at most [`MAX_HULL_VERTICES`] (4096) hull vertices and [`MAX_FACE_VERTICES`] (256) per face.
     ///
     /// # Errors
-    /// [`HullError::TooFewPoints`], [`HullError::TooManyPoints`], [`HullError::NonFinite`],
-    /// [`HullError::Coincident`], [`HullError::Collinear`], [`HullError::Coplanar`] (relative to
-    /// the bounding-box diagonal, see `constants.rs`), [`HullError::TooManyVertices`],
-    /// [`HullError::FaceTooLarge`].
+    /// [`HullError`]: `TooFewPoints`, `TooManyPoints`, `NonFinite`, `Coincident`, `Collinear`,
+    /// `Coplanar` (relative to the bounding-box diagonal, see [`crate::constants`]),
+    /// `TooManyVertices`, `FaceTooLarge`.
     pub fn from_points(points: &[Vec3]) -> Result<ConvexHull, HullError> {
         // Step 1.
         if points.len() < 4 {
