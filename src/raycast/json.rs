@@ -1,12 +1,8 @@
 //! The JSON ray scene (input) and hits (output) of `hullsat raycast`.
 //!
 //! Scene: the `collide` scene format ([`crate::scene::json`]) with `rays` instead of `pairs` and
-//! `margin`:
-//! ```text
-//! { "shapes": [...], "bodies": [...],
-//!   "rays": [{"origin": [x,y,z], "direction": [x,y,z], "max_distance": t}, ...] }
-//! ```
-//! `max_distance` is optional (unbounded). Hits: `{"hits": [[{"body": b, "distance": t,
+//! `margin`: `"rays": [{"origin": [x,y,z], "direction": [x,y,z], "max_distance": t}, ...]`
+//! (`max_distance` optional: unbounded). Hits: `{"hits": [[{"body": b, "distance": t,
 //! "point": [x,y,z], "normal": [x,y,z]}, ...], ...]}`, one list per ray in ray order.
 //!
 //! Parsing: shapes and bodies through [`parse_scene_extension`] (the `collide` reader, same

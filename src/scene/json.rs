@@ -1,38 +1,17 @@
-//! The JSON scene format (input) and the JSON results format (output).
+//! The JSON scene (input) and results (output) formats of `hullsat collide`.
 //!
-//! Scene:
-//! ```text
-//! { "shapes": [ {"hull": {"points": [[x,y,z], ...]}}, {"box": {"half_extents": [hx,hy,hz]}},
-//!               {"sphere": {"radius": r}}, {"capsule": {"half_height": h, "radius": r}},
-//!               {"half_space": {"normal": [x,y,z], "offset": d}} ],
-//!   "bodies": [ {"shape": 0, "position": [x,y,z], "rotation": [x,y,z,w]} ],
-//!   "pairs": [[0,1], ...],   (optional: absent = find them with the broadphase)
-//!   "margin": 0.0 }          (optional, default 0)
-//! ```
-//! Results: `{"manifolds": [{"pair": [a,b], "normal": [x,y,z], "separation": s,
-//! "points": [{"position": [x,y,z], "depth": d, "id": n}]}]}`.
+//! Scene: `{"shapes": [...], "bodies": [{"shape": i, "position": [x,y,z], "rotation": [x,y,z,w]}],
+//! "pairs": [[a,b], ...], "margin": m}` (`pairs` optional: absent = the broadphase; `margin`
+//! default 0); a shape is `hull` (`points`), `box` (`half_extents`), `sphere` (`radius`),
+//! `capsule` (`half_height`, `radius`) or `half_space` (`normal`, `offset`). Results:
+//! `{"manifolds": [{"pair", "normal", "separation", "points": [{"position", "depth", "id"}]}]}`.
 //!
-//! Parsing:
-//! 1. Read the text into a [`serde_json::Value`] (syntax errors carry line and column), refusing
-//!    an object that repeats a key (serde_json would keep the last one silently). The elements
-//!    of `bodies`, `pairs` and hull `points` are converted as they are read and never enter the
-//!    tree, so memory stays proportional to the scene, not to its JSON's parsed form.
-//! 2. Walk it by hand so every error names its JSON path (`bodies[3].rotation`); unknown keys
-//!    are rejected so a misspelt optional key (`"margn"`) does not pass silently.
-//! 3. Numbers are read as `f64` and must stay finite as `f32` (NaN and inf rejected here);
-//!    body positions stay `f64` (precise far from the origin).
-//! 4. Build shapes (hull errors map to `shapes[i].hull`; reading stops at a hull's point number
-//!    [`MAX_HULL_INPUT_POINTS`] + 1, before any building), then run [`validate_batch`] so bad
-//!    indices, self pairs and non-unit rotations are reported before any work
-//!    ([`parse_scene_json_unvalidated`] stops before it, for callers that validate once
-//!    themselves).
+//! 1. Read into a [`serde_json::Value`], refusing repeated keys; bodies, pairs and hull points are
+//!    converted as read (memory stays proportional to the scene).
+//! 2. Walk it by hand: errors at their JSON path (`bodies[3].rotation`), unknown keys refused.
+//! 3. Numbers finite as f32 (positions f64); build shapes, then [`validate_batch`].
 //!
-//! Every error is one line: input text echoed in it (keys, shape kinds, string values) is quoted
-//! and escaped ([`quoted`]), and a key that is not a plain name appears in the path in brackets
-//! (`bodies[0]["bad\nkey"]`).
-//!
-//! Writing results ([`write_results_json`]) checks every number finite before the first byte
-//! and streams to any [`std::io::Write`].
+//! Every error is one line, input text quoted ([`quoted`]). Details: docs/design/scene-json.md.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -68,8 +47,8 @@ pub fn parse_scene_json(text: &str) -> Result<Scene, InputError> {
 
 /// [`parse_scene_json`] without the batch checks: the format, every field and the shapes are
 /// checked (errors by JSON path, as there), but not shape indices, poses (rotations stay as
-/// written), pairs against the bodies or the margin's range. For callers that validate the batch themselves, once
-/// ([`crate::ValidatedBatch::new`], whose errors name the same paths: `bodies[3].rotation`,
+/// written), pairs against the bodies or the margin's range. For callers that validate the batch
+/// themselves, once ([`crate::ValidatedBatch::new`], whose errors name the same paths: `bodies[3].rotation`,
 /// `pairs[7]`, `margin`), such as `hullsat collide`.
 pub fn parse_scene_json_unvalidated(text: &str) -> Result<Scene, InputError> {
     let (root, mut streamed) = read_value(text)?;
