@@ -5,15 +5,13 @@
 //!    (sweep and prune), and cut the scene into slabs across the axis of second most variance;
 //!    each slab lists the boxes that reach into it.
 //! 3. In each slab, for each box, in parallel, walk the boxes after it while their lower bound
-//!    is within reach (its upper bound plus the margin), and keep those whose gap to it is at
-//!    most the margin along the other two axes as well, counting each pair in one slab only.
-//! 4. Pair each half-space with every bounded body whose AABB reaches within the margin of its
-//!    world plane (support point of the box against the plane).
+//!    is within reach (its upper bound plus the margin), and keep those within the margin along
+//!    the other two axes as well, counting each pair in one slab only.
+//! 4. Pair each half-space with every bounded body whose AABB comes within the margin of it.
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 //!
-//! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first bound the number of pairs by
-//! the sweep windows' lengths (binary searches, nothing stored) and, when that bound is over the
-//! limit, count the pairs exactly with an early stop, before storing any.
+//! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first count (a bound, then exactly
+//! with an early stop) before storing any pair.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

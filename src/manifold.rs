@@ -8,21 +8,14 @@ use crate::pose::Pose;
 pub const MAX_MANIFOLD_POINTS: usize = 4;
 
 /// A packed, frame-to-frame stable id of the features that produced a contact point, so a
-/// solver can match points between frames and warm-start.
+/// solver can match points between frames and warm-start. What the fields name depends on the
+/// kind (see [`Self::FACE_A`], [`Self::FACE_B`], [`Self::EDGE_PAIR`], [`Self::OTHER`]):
 ///
 /// ```text
 ///  31  30 | 29 | 28 ............... 15 | 14 ................. 0
 ///   kind  |flag|  feature on A / ref   |  feature on B / incident
 ///   2 bit |1bit|        14 bits        |        15 bits
 /// ```
-///
-/// | kind | meaning | flag | high field | low field |
-/// |---|---|---|---|---|
-/// | 0 `FACE_A` | clipped point, reference face on A | 0: an incident vertex kept | reference face index | incident vertex index |
-/// |   |   | 1: an incident edge cut by a side plane | reference side edge (its start vertex index) | incident edge (its start vertex index) |
-/// | 1 `FACE_B` | clipped point, reference face on B | as for kind 0, with A and B swapped | | |
-/// | 2 `EDGE_PAIR` | edge-edge contact | 0 | edge index on A | edge index on B |
-/// | 3 `OTHER` | closest points or primitive contact | routine-specific | feature on A | feature on B |
 ///
 /// Indices refer to the hull's own vertex, face and edge arrays, which is why hulls are capped
 /// at [`crate::hull::MAX_HULL_VERTICES`] vertices: every index fits its field.
@@ -31,13 +24,18 @@ pub const MAX_MANIFOLD_POINTS: usize = 4;
 pub struct FeatureId(pub u32);
 
 impl FeatureId {
-    /// Clipped point whose reference face belongs to body A.
+    /// Clipped point whose reference face belongs to body A. Flag 0, an incident vertex kept:
+    /// high = reference face index, low = incident vertex index. Flag 1, an incident edge cut by a
+    /// side plane: high = the reference side edge, low = the incident edge (each by its start
+    /// vertex index).
     pub const FACE_A: u32 = 0;
-    /// Clipped point whose reference face belongs to body B.
+    /// Clipped point whose reference face belongs to body B: as [`Self::FACE_A`], with A and B
+    /// swapped (high names the reference body's feature, low the incident body's).
     pub const FACE_B: u32 = 1;
-    /// Closest points of an edge of A and an edge of B.
+    /// Closest points of an edge of A and an edge of B: flag 0, high = A's edge index, low = B's.
     pub const EDGE_PAIR: u32 = 2;
-    /// Closest-point or primitive (sphere, capsule, half-space) contact.
+    /// Closest-point or primitive (sphere, capsule, half-space) contact: high = a feature on A,
+    /// low = a feature on B, flag routine-specific.
     pub const OTHER: u32 = 3;
     /// Largest value of the high (A / reference) field.
     pub const HIGH_MAX: u32 = (1 << 14) - 1;
@@ -69,7 +67,7 @@ impl FeatureId {
         self.0 >> 30
     }
 
-    /// The flag bit (see the table above).
+    /// The flag bit (its meaning per kind: see the kind constants).
     pub const fn flag(self) -> bool {
         (self.0 >> 29) & 1 == 1
     }

@@ -1,22 +1,17 @@
 //! Ray casts in bulk: for each ray (world origin, unit direction, optional max distance), every
 //! body it enters, nearest first, or only the nearest.
 //!
-//! 1. A [`Ray`] is checked when built (finite origin, non-zero direction, normalized; max
-//!    distance >= 0 or unbounded); ray origins are f64, like world positions.
-//! 2. A [`Bvh`] over the bodies' world AABBs picks the candidate bodies of each ray; half-spaces
-//!    are tested by every ray.
-//! 3. Each candidate is hit exactly in its body's frame ([`cast_shape`]): hulls clip the ray
-//!    against their face planes, boxes are slabs, spheres and capsules are solved in closed form,
-//!    a half-space is one plane. A ray that starts inside a body hits it at distance 0 with the
-//!    normal opposite to its direction.
-//! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`], a WGSL kernel
-//!    doing steps 2–3 per ray) return the same lists.
+//! 1. A [`Ray`] is checked and normalized when built; ray origins are f64, like world positions.
+//! 2. A [`Bvh`] over the bodies' world AABBs picks each ray's candidate bodies; half-spaces are
+//!    tested by every ray.
+//! 3. Each candidate is hit exactly in its body's frame ([`cast_shape`]); a ray that starts inside
+//!    a body hits it at distance 0 with the normal opposite to its direction.
+//! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
+//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists.
 //!
-//! # Conventions
-//! - Distances are along the unit direction, length units, `0 <= distance <= max_distance`.
-//! - Hit points are world space (f64); normals are unit, world space, pointing out of the body.
-//! - "Enters": the ray's closed segment meets the closed body; a ray that only touches the
-//!   surface (grazes an edge, runs along a face) counts, up to f32 rounding.
+//! Distances are along the unit direction, length units, `0 <= distance <= max_distance`; hit
+//! points are world space (f64); normals are unit, world space, pointing out of the body.
+//! "Enters": the ray's closed segment meets the closed body; grazing counts, up to f32 rounding.
 
 mod bvh;
 mod cast_box;
