@@ -7,6 +7,8 @@
 //!   a hull in a working frame). Pair queries run on these: [`Pose::relative_to_self`] forms the
 //!   difference of two world translations in `f64` before anything is rounded to `f32`, so the
 //!   relative translation is exact to f32 rounding of its own size, wherever the pair sits.
+//!
+//! WGSL twins: `relative_pose` in `shaders/common/geometry.wgsl`, `shaders/common/quat.wgsl`.
 
 use glam::{DVec3, Quat, Vec3};
 

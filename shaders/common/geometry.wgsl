@@ -5,8 +5,8 @@
 // quat.wgsl, layout.wgsl (the structs callers share), this file, then the kernel's own (see
 // SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL in the Rust host modules).
 //
-// Every struct has a Rust twin in layout.rs (beside this file); tests/gpu_layout.rs checks sizes,
-// offsets and the constants against the Rust ones.
+// Rust twin: every struct has one of the same name in the host's layout.rs (crate::gpu::layout);
+// tests/gpu_layout.rs checks sizes, offsets and the constants against the Rust ones.
 
 // The kernels' type of layout.wgsl's GpuManifoldList count: the clip kernel appends to the list.
 alias ManifoldListCount = atomic<u32>;

@@ -1,4 +1,4 @@
-// The WGSL twins of the structs of layout.rs (beside this file) that a caller's shader shares
+// The WGSL twins of the host layout.rs structs (crate::gpu::layout) that a caller's shader shares
 // with the kernels: the bodies it writes (GpuBody), the SAT results (GpuSatResult) and the
 // manifold list it reads (GpuManifoldList of GpuManifold), with the constants of their fields.
 // The one copy: the kernels are compiled after it (SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL), and

@@ -1,7 +1,7 @@
 // The resident prepare step: one invocation per dispatch chunk turns the caller's pair count
 // (read from its GPU buffer, never by the host) into the chunk's GpuParams (pair count, first
 // pair, margin) and its indirect dispatch arguments, so the SAT and clip kernels that follow
-// run exactly the pairs the count names. See resident.rs.
+// run exactly the pairs the count names. Rust twin (host): src/narrowphase/gpu/resident.rs.
 //
 // 1. Bounds guard: chunks beyond setup.chunks do nothing; a count index beyond the caller's
 //    buffer reads as 0 pairs.

@@ -11,6 +11,7 @@
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0; low 0 for a single point, and for the parallel
 //! case 0 at the lower end of the overlap on A's axis, 1 at the upper end.
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use glam::Vec3;
 

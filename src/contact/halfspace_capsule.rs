@@ -8,6 +8,8 @@
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0, low = the segment end (0 bottom, 1 top, as in
 //! [`Capsule::segment`]).
+//!
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;

@@ -9,6 +9,8 @@
 //!    normal is the plane's outward normal.
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0, low = the hull vertex index.
+//!
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use crate::constants::{CONTACT_REDUCTION_TOLERANCE, pair_scale};
 use crate::contact::clip::reduce_to_four;

@@ -6,6 +6,8 @@
 //! 3. One point midway between the plane and the sphere's lowest point.
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0, low 0.
+//!
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;

@@ -8,6 +8,8 @@
 //! 4. Separation `distance − r_sphere − r_capsule`; one point midway between the surfaces.
 //!
 //! Feature id: kind `OTHER`, flag 0, high 0, low 0 (one point; the sphere has one feature).
+//!
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;

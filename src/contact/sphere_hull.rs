@@ -11,6 +11,7 @@
 //!
 //! Feature id: kind `OTHER`, high 0; flag 0 and low 0 when the closest point came from GJK
 //! (step 2), flag 1 and low = the face index when from a face (step 3).
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use glam::Vec3;
 

@@ -6,6 +6,8 @@
 //! 3. Separation `|d| − r_a − r_b`; the point lies midway between the two surface points.
 //!
 //! Feature id: kind `OTHER`, flag 0, both fields 0 (a sphere has one feature).
+//!
+//! WGSL twin: `shaders/narrowphase/primitives.wgsl`.
 
 use glam::Vec3;
 

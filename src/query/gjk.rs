@@ -10,6 +10,8 @@
 //!    [`GJK_RELATIVE_TOLERANCE`] of `|v|²`, when `|v|` stops decreasing (degenerate input), or
 //!    after [`GJK_MAX_ITERATIONS`].
 //! 5. The barycentric weights of `v` on the final simplex give the witness points on A and B.
+//!
+//! WGSL twin: `shaders/narrowphase/gjk.wgsl` (in f32).
 
 use glam::{DVec3, Vec3};
 

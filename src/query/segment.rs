@@ -1,4 +1,6 @@
 //! Closest points between line segments (edge-edge contacts, capsules).
+//!
+//! WGSL twin: `closest_points_segments` in `shaders/narrowphase/clip.wgsl`.
 
 use glam::Vec3;
 

@@ -1,5 +1,7 @@
 //! Ray against a box: the slab test, as [`Clip`] over the six axis planes (in the order of
 //! [`crate::hull::ConvexHull::cuboid`]'s faces: -X, +X, -Y, +Y, -Z, +Z).
+//!
+//! Mirrored in `raycast.wgsl` (`cast_box`).
 
 use glam::Vec3;
 

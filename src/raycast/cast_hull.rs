@@ -1,4 +1,6 @@
 //! Ray against a convex hull: clip the ray against every face plane ([`Clip`]).
+//!
+//! Mirrored in `raycast.wgsl` (`cast_hull`).
 
 use super::clip::Clip;
 use super::ray::{LocalHit, LocalRay};

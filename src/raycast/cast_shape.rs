@@ -1,4 +1,6 @@
 //! A ray against any shape, and against a posed body (world ray in, world hit out).
+//!
+//! Mirrored in `raycast.wgsl` (`cast_body`).
 
 use super::cast_box::cast_box;
 use super::cast_capsule::cast_capsule;

@@ -6,6 +6,8 @@
 //!    against each candidate body, in that body's frame ([`cast_body`]).
 //! 3. All hits: sort them by distance, then body index. Closest: keep the first one found under
 //!    that order, shrinking the traversal's limit to its distance as hits come in.
+//!
+//! WGSL twin: `shaders/raycast/raycast.wgsl` (one ray per invocation, the same steps).
 
 use std::cell::Cell;
 
