@@ -38,9 +38,12 @@ pub struct CpuNarrowphase {
 }
 
 impl CpuNarrowphase {
-    /// A narrowphase over `shapes` (bodies refer to them by index).
-    pub fn new(shapes: Vec<Shape>) -> Self {
-        CpuNarrowphase { shapes }
+    /// A narrowphase over `shapes` (bodies refer to them by index; a `Vec`, a slice or an array),
+    /// called as [`crate::GpuNarrowphase::new`] is, so a caller switches backends by the type.
+    pub fn new(shapes: impl AsRef<[Shape]>) -> Self {
+        CpuNarrowphase {
+            shapes: shapes.as_ref().to_vec(),
+        }
     }
 
     /// The shapes, in index order.

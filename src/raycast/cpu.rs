@@ -29,9 +29,12 @@ pub struct CpuRaycaster {
 }
 
 impl CpuRaycaster {
-    /// A ray caster over `shapes` (bodies refer to them by index).
-    pub fn new(shapes: Vec<Shape>) -> Self {
-        CpuRaycaster { shapes }
+    /// A ray caster over `shapes` (bodies refer to them by index; a `Vec`, a slice or an array),
+    /// called as [`crate::GpuRaycaster::new`] is.
+    pub fn new(shapes: impl AsRef<[Shape]>) -> Self {
+        CpuRaycaster {
+            shapes: shapes.as_ref().to_vec(),
+        }
     }
 
     /// The shapes, in index order.

@@ -84,9 +84,9 @@ pub struct GpuRaycaster {
 impl GpuRaycaster {
     /// Runs on the process-wide GPU context ([`shared_context`]: one device for the whole
     /// process, never torn down) and uploads `shapes`. [`GpuError::NoAdapter`] when the machine
-    /// has none.
-    pub fn new(shapes: &[Shape]) -> Result<Self, GpuError> {
-        Self::with_context(shared_context()?, shapes)
+    /// has none. `shapes`: a `Vec`, a slice or an array, as for [`crate::CpuRaycaster::new`].
+    pub fn new(shapes: impl AsRef<[Shape]>) -> Result<Self, GpuError> {
+        Self::with_context(shared_context()?, shapes.as_ref())
     }
 
     /// Runs on a device the caller owns (wrapped by [`GpuContext::with_device`]); the caller's

@@ -85,9 +85,10 @@ pub struct GpuNarrowphase {
 impl GpuNarrowphase {
     /// A narrowphase over `shapes` on the process-wide device ([`shared_context`]: created on
     /// first use, high-performance adapter; software adapters such as lavapipe count).
-    /// [`GpuError::NoAdapter`] when the machine has none.
-    pub fn new(shapes: &[Shape]) -> Result<Self, GpuError> {
-        Self::with_context(shared_context()?, shapes)
+    /// [`GpuError::NoAdapter`] when the machine has none. `shapes`: a `Vec`, a slice or an array,
+    /// as for [`crate::CpuNarrowphase::new`].
+    pub fn new(shapes: impl AsRef<[Shape]>) -> Result<Self, GpuError> {
+        Self::with_context(shared_context()?, shapes.as_ref())
     }
 
     /// Runs on a device the caller owns (a renderer's). The caller's uncaptured-error handler
