@@ -4,11 +4,8 @@
 //! 2. Bodies (in parallel): an existing shape, a finite translation, a finite rotation within
 //!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length ([`check_pose`]). The pass only
 //!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
-//!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns. This
-//!    spares an allocation and a write of 64 bytes per body; normalizing on use costs a square
-//!    root and a division per body of a pair instead (about the same time on a box batch).
+//!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns.
 //! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two half-spaces.
-//!
 //! 4. Backends compute each pair in canonical order, lower body index first, and swap the
 //!    result of a pair given the other way round (see [`ValidatedBatch`]).
 //!
@@ -16,10 +13,8 @@
 //! fails, the error is the first bad entry in input order (a failing parallel pass is followed
 //! by a sequential one that finds it), so messages do not depend on thread scheduling.
 //!
-//! The GPU backend runs the same steps while it writes bodies and pairs into its staging
-//! memory (`narrowphase::gpu::staged`), with the per-entry checks and first-error passes of
-//! this file (`check_margin`, `body_ok`, `normalized`, `first_body_error`, `PairRule`), so there is one
-//! definition of a valid batch.
+//! The GPU backend runs the same steps, with this file's per-entry checks and first-error
+//! passes, while it writes the batch into staging memory (`narrowphase::gpu::staged`).
 
 use rayon::prelude::*;
 
@@ -45,8 +40,7 @@ pub(crate) const CHECKS_PER_TASK: usize = 1024;
 /// Pairs are computed in canonical order, the lower body index first ([`Self::pair`]): every
 /// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and returns that
 /// manifold [`Manifold::swapped`], so the order of a pair never changes its verdict, also
-/// within rounding of the margin. The CPU backend swaps each result as it is computed, while it
-/// is in the cache: a second pass over the results would read them back from memory.
+/// within rounding of the margin.
 ///
 /// The bodies are the caller's, borrowed and checked: their rotations are within
 /// [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length but not normalized

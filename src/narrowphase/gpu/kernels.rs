@@ -60,23 +60,10 @@ impl NarrowphaseKernels {
     }
 }
 
-/// The compiled SAT pipelines and their bind group layouts (one per device).
-///
-/// Two pipelines of one module: `cooperative` with sat.wgsl's cooperative path (`COOP_PATH`
-/// true, the WGSL default) and `serial` without it. Counted from the kernel's text, per
-/// workgroup of 64 pairs in a batch with no big pair, `serial` leaves out: 5 control barriers
-/// (main's `workgroupBarrier`, `run_listed`'s `storageBarrier` and `workgroupBarrier`, and the
-/// two that naga emits around its `workgroupUniformLoad`), lane 0's two atomic stores, its
-/// atomic load and workgroup store of the big pairs' count, the zeroing of the cooperative
-/// path's 2,956 bytes of workgroup memory (wgpu zeroes it before `main`, one more barrier where
-/// the driver lacks native zeroing; turned off for `serial`, which never reaches that memory),
-/// and per pair `is_big` (39 SPIR-V instructions as naga emits it, 7 of them loads: the pair,
-/// both bodies' shape indices, both shapes' kinds and edge counts). The code left is about
-/// half: after `spirv-opt -O` (standing in for a driver's optimizer, which folds the branches
-/// on the constant override) the kernel is 4,339 SPIR-V instructions and 0 barriers against
-/// 8,135 and 47; a driver allocates registers for the whole kernel, so `serial` may also need
-/// fewer per invocation (not known without a GPU's compiler). Not measured on a GPU (none here); the
-/// results are the same bits (tests/gpu_sat.rs).
+/// The compiled SAT pipelines and their bind group layouts (one per device): `cooperative` with
+/// sat.wgsl's cooperative path (`COOP_PATH` true, the WGSL default) and `serial` without it, for
+/// narrowphases whose shapes can form no big pair (docs/design/gpu-narrowphase.md counts what
+/// `serial` leaves out).
 pub(crate) struct SatKernel {
     pub cooperative: wgpu::ComputePipeline,
     pub serial: wgpu::ComputePipeline,

@@ -13,14 +13,11 @@
 //!    records into the caller's encoder, checks every pair first instead
 //!    ([`StagedBatch::check_pairs_first`]).
 //!
-//! These are the steps of [`ValidatedBatch::new`], with the same per-entry checks and errors.
-//! A batch the caller validated takes the same passes without the checks. The passes produce a
-//! [`StagedBatch`], the host's proof that the batch on the GPU passed: the only way to get one
-//! is to stage the batch ([`StagedBatch::stage_bodies`]), and each round's results are read only
-//! after its pairs are staged ([`StagedBatch::round`]). It borrows the caller's bodies
-//! and pairs; where the host needs a body (pairs left to the CPU path, CPU clipping, moving GPU
-//! manifolds to world space) the rotation is normalized on use ([`unit_pose`]), as
-//! [`ValidatedBatch::body`] does.
+//! These are the steps of [`ValidatedBatch::new`], with the same checks and errors; a batch the
+//! caller validated takes the same passes without them. The result, a [`StagedBatch`], borrows
+//! the caller's bodies and pairs and is the host's proof that the batch on the GPU passed; where
+//! the host needs a body, its rotation is normalized on use ([`unit_pose`]), the same bits as
+//! [`ValidatedBatch::body`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
