@@ -1,14 +1,21 @@
 // Distance between two convex shapes given by support maps (GJK), in any common frame, one pair
 // per invocation. A port of src/query/gjk.rs (the reference); keep the two in step. The CPU keeps
 // the simplex in f64; WGSL has no portable f64, so this runs in f32 (results agree within f32
-// rounding of the shapes' size, see tests/gpu_primitives.rs).
+// rounding of the shapes' size, see tests/gpu_primitives.rs and tests/gpu_gjk_accuracy.rs).
 //
 // 1. Start a simplex with one support point of the Minkowski difference A - B (direction +X).
 // 2. Find the point v of the simplex closest to the origin (Johnson's subalgorithm by Voronoi
-//    regions, for simplices up to a tetrahedron) and drop the vertices it does not use.
+//    regions, for simplices up to a tetrahedron), drop the vertices it does not use and scale the
+//    weights of the rest to sum 1, so that v stays on the simplex (an upper bound of the
+//    distance) however rounding sets the weights of a sliver.
 // 3. If v is (nearly) the origin, or the origin lies inside the tetrahedron, the shapes overlap:
-//    no closest points.
-// 4. Add the support point w of A - B in direction -v. Stop when |v|^2 - v.w is within
+//    no closest points. But once a support gap (step 4) has proven them apart by more than the
+//    overlap tolerance, a tetrahedron that seems to hold the origin is flat to rounding (its new
+//    vertex in the plane of the old triangle): keep the last simplex and stop. In f32 this
+//    happens where fused multiply-adds tip a tie between support points on a face of A - B
+//    parallel to the triangle (tests/gpu_gjk_accuracy.rs).
+// 4. Add the support point w of A - B in direction -v; v.w / |v| is a lower bound of the
+//    distance (no point of A - B lies nearer along -v). Stop when |v|^2 - v.w is within
 //    GJK_RELATIVE_TOLERANCE of |v|^2, when |v| stops decreasing (degenerate input), or after
 //    GJK_MAX_ITERATIONS.
 // 5. The barycentric weights of v on the final simplex give the witness points on A and B.
@@ -250,7 +257,8 @@ fn closest_on_tetrahedron(p: array<vec3<f32>, 4>) -> vec4<f32> {
 }
 
 // 2. Replaces the simplex by the smallest sub-simplex holding its point closest to the origin
-// and returns that point (xyz) with w = 1; w = 0 when the origin is inside the tetrahedron.
+// (weights summing to 1) and returns that point (xyz) with w = 1; w = 0 when the origin is inside
+// the tetrahedron.
 fn reduce_to_closest(simplex: ptr<function, Simplex>) -> vec4<f32> {
     let n = (*simplex).count;
     let w = array<vec3<f32>, 4>(
@@ -270,18 +278,24 @@ fn reduce_to_closest(simplex: ptr<function, Simplex>) -> vec4<f32> {
             return vec4<f32>(0.0);
         }
     }
-    // Keep only the vertices the closest point uses, in order.
+    // Keep only the vertices the closest point uses, in order, their weights summing to 1
+    // (rounding on a sliver may leave them off 1, and v off the simplex).
     var kept = 0u;
-    var closest = vec3<f32>(0.0);
+    var total = 0.0;
     for (var i = 0u; i < n; i++) {
         if weights[i] > 0.0 {
             (*simplex).vertices[kept] = (*simplex).vertices[i];
             (*simplex).weights[kept] = weights[i];
-            closest += (*simplex).vertices[i].w * weights[i];
+            total += weights[i];
             kept += 1u;
         }
     }
     (*simplex).count = kept;
+    var closest = vec3<f32>(0.0);
+    for (var i = 0u; i < kept; i++) {
+        (*simplex).weights[i] = (*simplex).weights[i] / total;
+        closest += (*simplex).vertices[i].w * (*simplex).weights[i];
+    }
     return vec4<f32>(closest, 1.0);
 }
 
@@ -308,6 +322,8 @@ fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
     simplex_push(&simplex, support_vertex(a, b, vec3<f32>(1.0, 0.0, 0.0)));
     var v = simplex.vertices[0].w;
     var scale = length(v);
+    // 4. The largest lower bound of the distance a support point has proven so far.
+    var lower = 0.0;
     for (var iteration = 0u; iteration < GJK_MAX_ITERATIONS; iteration++) {
         // 3. Overlap.
         let vv = dot(v, v);
@@ -318,7 +334,9 @@ fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
         // 4. Converged, degenerate, or a new vertex.
         let w = support_vertex(a, b, -v);
         scale = max(scale, length(w.w));
-        if vv - dot(v, w.w) <= GJK_RELATIVE_TOLERANCE * vv {
+        let vw = dot(v, w.w);
+        lower = max(lower, vw / sqrt(vv));
+        if vv - vw <= GJK_RELATIVE_TOLERANCE * vv {
             break;
         }
         var repeated = false;
@@ -333,6 +351,12 @@ fn gjk_closest_points(a: GjkShape, b: GjkShape) -> ClosestPoints {
         // 2. Closest point of the grown simplex.
         let closer = reduce_to_closest(&simplex);
         if closer.w == 0.0 {
+            // 3. The origin inside a tetrahedron, though a support gap proved the shapes apart:
+            // the tetrahedron is flat to rounding, the previous simplex holds the closest point.
+            if lower > overlap {
+                simplex = previous;
+                break;
+            }
             return none;
         }
         if dot(closer.xyz, closer.xyz) > vv {

@@ -2,10 +2,15 @@
 //!
 //! 1. Start a simplex with one support point of the Minkowski difference `A − B`.
 //! 2. Find the point `v` of the simplex closest to the origin (Johnson's subalgorithm by Voronoi
-//!    regions, in f64, for simplices up to a tetrahedron) and drop the vertices it does not use.
+//!    regions, in f64, for simplices up to a tetrahedron), drop the vertices it does not use and
+//!    scale the weights of the rest to sum 1, so that `v` stays on the simplex (an upper bound of
+//!    the distance) however rounding sets the weights of a sliver.
 //! 3. If `v` is (nearly) the origin, or the origin lies inside the tetrahedron, the shapes
-//!    overlap: `None`.
-//! 4. Add the support point `w` of `A − B` in direction `−v`. Stop when `|v|² − v·w` (the gap
+//!    overlap: `None`. But once a support gap (step 4) has proven them apart by more than the
+//!    overlap tolerance, a tetrahedron that seems to hold the origin is flat to rounding (its
+//!    new vertex in the plane of the old triangle): keep the last simplex and stop.
+//! 4. Add the support point `w` of `A − B` in direction `−v`; `v·w / |v|` is a lower bound of
+//!    the distance (no point of `A − B` lies nearer along `−v`). Stop when `|v|² − v·w` (the gap
 //!    between the upper and lower distance bounds, times `|v|`) is within
 //!    [`GJK_RELATIVE_TOLERANCE`] of `|v|²`, when `|v|` stops decreasing (degenerate input), or
 //!    after [`GJK_MAX_ITERATIONS`].
@@ -82,16 +87,22 @@ pub fn closest_points(a: &impl SupportMap, b: &impl SupportMap) -> Option<Closes
     simplex.push(support_vertex(a, b, DVec3::X));
     let mut v = simplex.vertices[0].w;
     let mut scale = v.length();
+    // 4. The largest lower bound of the distance a support point has proven so far.
+    let mut lower = 0.0f64;
     for _ in 0..GJK_MAX_ITERATIONS {
+        // 3. Overlap.
         let vv = v.length_squared();
         let overlap = GJK_OVERLAP_TOLERANCE * scale;
         if vv <= overlap * overlap {
             return None;
         }
+        // 4. Converged, degenerate, or a new vertex.
         let w = support_vertex(a, b, -v);
         scale = scale.max(w.w.length());
+        let vw = v.dot(w.w);
+        lower = lower.max(vw / vv.sqrt());
         // Converged: no support point is closer along -v than the lower bound allows.
-        if vv - v.dot(w.w) <= GJK_RELATIVE_TOLERANCE * vv {
+        if vv - vw <= GJK_RELATIVE_TOLERANCE * vv {
             break;
         }
         // Degenerate: a repeated support point cannot make progress.
@@ -100,7 +111,16 @@ pub fn closest_points(a: &impl SupportMap, b: &impl SupportMap) -> Option<Closes
         }
         let previous = simplex;
         simplex.push(w);
-        let closer = simplex.reduce_to_closest()?;
+        // 2. Closest point of the grown simplex.
+        let Some(closer) = simplex.reduce_to_closest() else {
+            // 3. The origin inside a tetrahedron, though a support gap proved the shapes apart:
+            // the tetrahedron is flat to rounding, the previous simplex holds the closest point.
+            if lower > overlap {
+                simplex = previous;
+                break;
+            }
+            return None;
+        };
         if closer.length_squared() >= vv {
             // No progress (rounding on degenerate input): keep the last good simplex.
             simplex = previous;
@@ -149,7 +169,8 @@ impl Simplex {
     }
 
     /// Replaces the simplex by the smallest sub-simplex holding its point closest to the
-    /// origin and returns that point; `None` when the origin is inside the tetrahedron.
+    /// origin (weights summing to 1) and returns that point; `None` when the origin is inside
+    /// the tetrahedron.
     fn reduce_to_closest(&mut self) -> Option<DVec3> {
         let w = [
             self.vertices[0].w,
@@ -169,16 +190,22 @@ impl Simplex {
             }
             _ => closest_on_tetrahedron(w)?,
         };
-        // Keep only the vertices the closest point uses, in order.
+        // Keep only the vertices the closest point uses, in order, their weights summing to 1
+        // (rounding on a sliver may leave them off 1, and v off the simplex).
         let mut kept = 0;
+        let mut total = 0.0;
         for (i, &weight) in weights.iter().enumerate().take(self.count) {
             if weight > 0.0 {
                 self.vertices[kept] = self.vertices[i];
                 self.weights[kept] = weight;
+                total += weight;
                 kept += 1;
             }
         }
         self.count = kept;
+        for weight in &mut self.weights[..kept] {
+            *weight /= total;
+        }
         Some(
             self.vertices[..kept]
                 .iter()
