@@ -231,11 +231,10 @@ fn kernel_structs_have_the_rust_layout() {
     assert_same_layout(
         &module,
         "GpuParams",
-        rust_layout!(GpuParams {
+        encase_layout!(GpuParams {
             margin,
             pair_count,
-            first_pair,
-            _pad
+            first_pair
         }),
     );
 }
@@ -246,15 +245,12 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
     assert_same_layout(
         &module,
         "GpuResidentSetup",
-        rust_layout!(GpuResidentSetup {
+        encase_layout!(GpuResidentSetup {
             margin,
             max_pairs,
             count_index,
             chunk_pairs,
-            chunks,
-            _pad0,
-            _pad1,
-            _pad2
+            chunks
         }),
     );
     assert_same_layout(

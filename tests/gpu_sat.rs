@@ -486,8 +486,10 @@ fn run_sat_kernel(
     let params = GpuParams {
         margin,
         pair_count: pairs.len() as u32,
-        ..Default::default()
+        first_pair: 0,
     };
+    let mut params_bytes = encase::UniformBuffer::new(Vec::new());
+    params_bytes.write(&params).expect("encase writes the parameters");
     let call = [
         buffer("bodies", bytemuck::cast_slice(&gpu_bodies), storage),
         buffer("pairs", bytemuck::cast_slice(pairs), storage),
@@ -497,7 +499,7 @@ fn run_sat_kernel(
             usage: storage | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         }),
-        buffer("params", bytemuck::bytes_of(&params), wgpu::BufferUsages::UNIFORM),
+        buffer("params", params_bytes.as_ref(), wgpu::BufferUsages::UNIFORM),
     ];
     let layout = |types: &[wgpu::BufferBindingType]| {
         let entries: Vec<_> = types

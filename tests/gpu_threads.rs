@@ -74,7 +74,7 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
         let mut gpu = gpu;
         let (bodies, pairs, overlaps) = stacks((thread * ROUNDS + round) as u64, 64);
         let results = gpu.collide(&bodies, &pairs, 0.0).expect("GPU collide");
-        let cpu = CpuNarrowphase::new(shapes.to_vec())
+        let cpu = CpuNarrowphase::new(shapes)
             .collide(&bodies, &pairs, 0.0)
             .expect("CPU collide");
         for (i, (gpu_result, overlap)) in results.iter().zip(&overlaps).enumerate() {
@@ -128,7 +128,7 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
                 .collect();
             let mut gpu = GpuRaycaster::new(shapes).expect("GPU raycaster (an adapter exists)");
             let gpu_hits = gpu.cast(&bodies, &rays, false).expect("GPU ray casts");
-            let cpu_hits = CpuRaycaster::new(shapes.to_vec())
+            let cpu_hits = CpuRaycaster::new(shapes)
                 .cast(&bodies, &rays, false)
                 .expect("CPU ray casts");
             for (i, (g, c)) in gpu_hits.iter().zip(&cpu_hits).enumerate() {

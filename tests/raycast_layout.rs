@@ -89,15 +89,14 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
         ("GpuRayCount", rust_layout!(GpuRayCount { hits, flags })),
         (
             "GpuRayParams",
-            rust_layout!(GpuRayParams {
+            encase_layout!(GpuRayParams {
                 bvh_origin_hi,
                 unbounded_count,
                 bvh_origin_lo,
                 hit_slots,
                 closest,
                 node_count,
-                unbounded_first,
-                _pad
+                unbounded_first
             }),
         ),
     ];

@@ -60,7 +60,6 @@ struct GpuParams {
     margin: f32,
     pair_count: u32,
     first_pair: u32,
-    _pad: u32,
 }
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;

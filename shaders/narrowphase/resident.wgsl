@@ -22,9 +22,6 @@ struct GpuResidentSetup {
     count_index: u32,
     chunk_pairs: u32,
     chunks: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
 // One chunk's GpuParams, padded to PARAMS_STRIDE bytes (the kernels bind it at a dynamic
@@ -63,6 +60,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 3. This chunk's share.
     let first = k * setup.chunk_pairs;
     let n = min(pairs - min(pairs, first), setup.chunk_pairs);
-    chunk_params[k].params = GpuParams(setup.margin, n, first, 0u);
+    chunk_params[k].params = GpuParams(setup.margin, n, first);
     dispatch_args[k] = DispatchArgs((n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
 }

@@ -90,7 +90,6 @@ struct GpuRayParams {
     closest: u32,
     node_count: u32,
     unbounded_first: u32,
-    _pad: u32,
 }
 
 // Group 0: shapes, uploaded once. Planes: unit outward normal xyz, offset w (hull frame).

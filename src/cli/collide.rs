@@ -185,7 +185,7 @@ fn collide_on(
             Err(err) => gpu_failed(backend, &err)?,
         }
     }
-    let narrowphase = CpuNarrowphase::new(batch.shapes().to_vec());
+    let narrowphase = CpuNarrowphase::new(batch.shapes());
     let results = narrowphase.collide_validated(batch)?;
     Ok((results, "cpu"))
 }

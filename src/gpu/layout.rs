@@ -1,7 +1,12 @@
-//! The encodings every kernel shares: quaternions (`shaders/common/quat.wgsl`) and world
-//! translations split into two f32 parts.
+//! The encodings every kernel shares: quaternions (`shaders/common/quat.wgsl`), world
+//! translations split into two f32 parts, and the uniform layout of the small parameter structs
+//! written once per call (encase; bulk arrays are `bytemuck::Pod`, see each feature's layout).
 
+use encase::internal::WriteInto;
+use encase::{ShaderType, UniformBuffer};
 use glam::DVec3;
+
+use super::GpuError;
 
 /// The quaternion helpers of every kernel (`quat.wgsl`: `quat_rotate`, `quat_mul`,
 /// `quat_conjugate`, unit quaternions as `vec4<f32>` xyzw, glam's formulas), for a caller's
@@ -17,6 +22,40 @@ pub const QUAT_WGSL: &str = include_str!("../../shaders/common/quat.wgsl");
 pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
     let (hi, lo) = crate::pose::split_f64(translation);
     (hi.to_array(), lo.to_array())
+}
+
+/// A WGSL `vec3<f32>` field of a parameter struct written with encase (12 bytes, aligned to 16).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WgslVec3(pub [f32; 3]);
+
+impl AsRef<[f32; 3]> for WgslVec3 {
+    fn as_ref(&self) -> &[f32; 3] {
+        &self.0
+    }
+}
+
+impl AsMut<[f32; 3]> for WgslVec3 {
+    fn as_mut(&mut self) -> &mut [f32; 3] {
+        &mut self.0
+    }
+}
+
+impl From<[f32; 3]> for WgslVec3 {
+    fn from(parts: [f32; 3]) -> Self {
+        WgslVec3(parts)
+    }
+}
+
+encase::impl_vector!(3, WgslVec3, f32; using AsRef AsMut From);
+
+/// The bytes of `value` as a WGSL uniform holds it (encase: offsets, alignment and padding from
+/// the struct's fields, as naga lays out its WGSL twin).
+pub(crate) fn uniform_bytes<T: ShaderType + WriteInto>(value: &T) -> Result<Vec<u8>, GpuError> {
+    let mut buffer = UniformBuffer::new(Vec::new());
+    buffer
+        .write(value)
+        .map_err(|e| GpuError::Wgpu(format!("encoding a uniform: {e}")))?;
+    Ok(buffer.into_inner())
 }
 
 #[cfg(test)]

@@ -2,16 +2,16 @@
 //! buffers, pipeline helpers, the error type and the WGSL every kernel starts with. The features
 //! own their kernels and depend on this module, never on each other.
 //!
-//! - [`context`]: one process-wide device ([`shared_context`]) or a caller's
+//! - `context`: one process-wide device ([`shared_context`]) or a caller's
 //!   ([`GpuContext::with_device`]); health, bounded waits, error scopes, and a cache of each
 //!   feature's compiled kernels, so every kernel is compiled once per device.
-//! - [`buffers`]: device buffers that persist and grow, mapped staging written on all threads.
-//! - [`pipeline`]: compute pipelines and bind group layouts, built the same way for every kernel.
+//! - `buffers`: device buffers that persist and grow, mapped staging written on all threads.
+//! - `pipeline`: compute pipelines and bind group layouts, built the same way for every kernel.
 //! - [`layout`]: the encodings every kernel shares (quaternions, split f64 translations).
 //! - [`GpuError`]: why a GPU call failed; never a panic.
 
 pub(crate) mod buffers;
-pub mod context;
+pub(crate) mod context;
 mod error;
 pub mod layout;
 pub(crate) mod pipeline;

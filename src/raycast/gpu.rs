@@ -22,6 +22,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use encase::ShaderType;
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
@@ -34,7 +35,7 @@ use super::layout::{
 use super::ray::{Ray, RayHit};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
-use crate::gpu::layout::split_translation;
+use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::scene::{Body, validate_batch};
@@ -158,7 +159,7 @@ impl GpuRaycaster {
         let params = create_buffer(
             device,
             "ray params",
-            size_of::<GpuRayParams>() as u64,
+            GpuRayParams::min_size().get(),
             wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         );
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
@@ -287,14 +288,13 @@ impl GpuRaycaster {
         let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
         let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
         let params = GpuRayParams {
-            bvh_origin_hi,
+            bvh_origin_hi: WgslVec3(bvh_origin_hi),
             unbounded_count: bvh.unbounded.len() as u32,
-            bvh_origin_lo,
+            bvh_origin_lo: WgslVec3(bvh_origin_lo),
             hit_slots: slots,
             closest: u32::from(closest),
             node_count: bvh.nodes.len() as u32,
             unbounded_first: bvh.bodies.len() as u32,
-            _pad: 0,
         };
         let limits = self.context.limits;
         let whole: [(&str, &[u8]); 3] = [
@@ -337,7 +337,7 @@ impl GpuRaycaster {
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
             max,
         );
-        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
+        queue.write_buffer(&self.params, 0, &uniform_bytes(&params)?);
         scopes.pop()
     }
 
@@ -375,7 +375,7 @@ impl GpuRaycaster {
                         binding(3, &self.rays.buffer, first * ray_size, len * ray_size),
                         binding(4, &self.counts.buffer, first * count_size, len * count_size),
                         binding(5, &self.hits.buffer, first * hits_size, len * hits_size),
-                        binding(6, &self.params, 0, size_of::<GpuRayParams>() as u64),
+                        binding(6, &self.params, 0, GpuRayParams::min_size().get()),
                     ]);
                     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                         label: Some("ray call"),

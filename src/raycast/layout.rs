@@ -1,10 +1,13 @@
 //! The structs and constants shared with `shaders/raycast/raycast.wgsl`: `#[repr(C)]` +
 //! [`bytemuck::Pod`], sizes asserted here, offsets checked against the WGSL twins by
 //! `tests/raycast_layout.rs`. Each `[f32; 3]` is followed by a 4-byte field that fills the
-//! WGSL `vec3<f32>` slot. ([`super::BvhNode`] lives with the BVH.)
+//! WGSL `vec3<f32>` slot. The per-call [`GpuRayParams`] derives [`encase::ShaderType`] and is
+//! written with encase. ([`super::BvhNode`] lives with the BVH.)
 
-use crate::gpu::layout::split_translation;
 use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
+
+use crate::gpu::layout::{WgslVec3, split_translation};
 
 use super::ray::Ray;
 use crate::pose::Pose;
@@ -182,16 +185,15 @@ pub struct GpuRayCount {
     pub flags: u32,
 }
 
-/// Per-call parameters (uniform); must match `GpuRayParams` in raycast.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+/// Per-call parameters (uniform, written with encase); must match `GpuRayParams` in raycast.wgsl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
 pub struct GpuRayParams {
     /// World position of the BVH frame's origin, high part.
-    pub bvh_origin_hi: [f32; 3],
+    pub bvh_origin_hi: WgslVec3,
     /// Number of unbounded bodies (half-spaces) every ray tests.
     pub unbounded_count: u32,
     /// World position of the BVH frame's origin, low part.
-    pub bvh_origin_lo: [f32; 3],
+    pub bvh_origin_lo: WgslVec3,
     /// Hit slots per ray (1 for closest-hit casts).
     pub hit_slots: u32,
     /// 1: keep only the nearest hit and prune the traversal with it; 0: every hit.
@@ -200,8 +202,6 @@ pub struct GpuRayParams {
     pub node_count: u32,
     /// Index of the first unbounded body in the body list buffer (after the BVH's leaf bodies).
     pub unbounded_first: u32,
-    /// Padding.
-    pub _pad: u32,
 }
 
 const _: () = assert!(size_of::<GpuRay>() == 48);
@@ -209,4 +209,3 @@ const _: () = assert!(size_of::<GpuRayBody>() == 48);
 const _: () = assert!(size_of::<GpuRayShape>() == 32);
 const _: () = assert!(size_of::<GpuRayHit>() == 32);
 const _: () = assert!(size_of::<GpuRayCount>() == 8);
-const _: () = assert!(size_of::<GpuRayParams>() == 48);

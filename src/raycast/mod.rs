@@ -53,5 +53,5 @@ pub fn raycast(
     rays: &[Ray],
     closest: bool,
 ) -> Result<Vec<Vec<RayHit>>, InputError> {
-    CpuRaycaster::new(shapes.to_vec()).cast(bodies, rays, closest)
+    CpuRaycaster::new(shapes).cast(bodies, rays, closest)
 }

@@ -27,6 +27,74 @@ macro_rules! rust_layout {
     };
 }
 
+/// Field names and byte offsets of a parameter struct written with encase, plus its size, in the
+/// form of [`wgsl_layout`]: every field is set to a distinct bit pattern ([`Distinct`]), the
+/// value is written as a uniform with encase, and each field's offset is where its bits land.
+#[macro_export]
+macro_rules! encase_layout {
+    ($ty:ident { $($field:ident),* $(,)? }) => {{
+        let mut value = $ty::default();
+        let mut names = Vec::new();
+        $(
+            names.push(stringify!($field));
+            value.$field = $crate::support::wgsl::Distinct::distinct(names.len() as u32);
+        )*
+        let mut buffer = encase::UniformBuffer::new(Vec::new());
+        buffer.write(&value).expect("encase writes the struct");
+        let bytes = buffer.into_inner();
+        $crate::support::wgsl::offsets_of_distinct(&names, &bytes)
+    }};
+}
+
+/// A field value whose bits name field `k` (1-based); vectors mark their first component.
+pub trait Distinct {
+    fn distinct(k: u32) -> Self;
+}
+
+/// The bits of field `k`'s [`Distinct`] value (its first component for a vector).
+pub fn distinct_bits(k: u32) -> u32 {
+    0x5eed_0000 | (k << 4)
+}
+
+impl Distinct for u32 {
+    fn distinct(k: u32) -> Self {
+        distinct_bits(k)
+    }
+}
+
+impl Distinct for f32 {
+    fn distinct(k: u32) -> Self {
+        f32::from_bits(distinct_bits(k))
+    }
+}
+
+impl Distinct for hullsat::gpu::layout::WgslVec3 {
+    fn distinct(k: u32) -> Self {
+        let bits = distinct_bits(k);
+        hullsat::gpu::layout::WgslVec3([bits, bits + 1, bits + 2].map(f32::from_bits))
+    }
+}
+
+/// The offset of each named field's [`distinct_bits`] in `bytes` (4-byte aligned, found once),
+/// and the size written.
+pub fn offsets_of_distinct(names: &[&str], bytes: &[u8]) -> (Vec<(String, u32)>, u32) {
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let fields = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let bits = distinct_bits(i as u32 + 1);
+            let at: Vec<usize> = (0..words.len()).filter(|&w| words[w] == bits).collect();
+            assert_eq!(at.len(), 1, "field {name}: its bits appear at words {at:?}");
+            (name.to_string(), at[0] as u32 * 4)
+        })
+        .collect();
+    (fields, bytes.len() as u32)
+}
+
 /// Field names and byte offsets of the WGSL struct `name`, plus its size (naga's layouter).
 pub fn wgsl_layout(module: &naga::Module, name: &str) -> (Vec<(String, u32)>, u32) {
     let mut layouter = naga::proc::Layouter::default();

@@ -16,6 +16,8 @@
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
 //!    a pipelined round's list stays intact until it is read back.
 
+use encase::ShaderType;
+
 use super::geometry::HullGeometry;
 use super::kernels::{ClipKernel, NarrowphaseKernels};
 use super::layout::{
@@ -24,6 +26,7 @@ use super::layout::{
 };
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::{DeviceLimits, ErrorScopes};
+use crate::gpu::layout::uniform_bytes;
 use crate::gpu::{GpuContext, GpuError};
 
 /// What one [`CallBuffers::encode`] records.
@@ -197,10 +200,10 @@ impl CallBuffers {
                 margin,
                 pair_count: chunk.min(count - k * chunk) as u32,
                 first_pair: (k * chunk) as u32,
-                ..Default::default()
             };
+            let bytes = uniform_bytes(&chunk_params)?;
             let at = (k * PARAMS_STRIDE) as usize;
-            params[at..at + size_of::<GpuParams>()].copy_from_slice(bytemuck::bytes_of(&chunk_params));
+            params[at..at + bytes.len()].copy_from_slice(&bytes);
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
@@ -269,7 +272,7 @@ impl CallBuffers {
                 binding(0, bodies, 0, bodies.size()),
                 binding(1, pairs, pairs_at, pairs_len),
                 binding(2, results, results_at, results_len),
-                binding(3, params, 0, size_of::<GpuParams>() as u64),
+                binding(3, params, 0, GpuParams::min_size().get()),
             ]
         };
         while self.groups.len() < chunks {

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use encase::ShaderType;
+
 use super::layout::GpuParams;
 use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
@@ -85,7 +87,7 @@ impl SatKernel {
                 wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
                     has_dynamic_offset: true,
-                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuParams>() as u64),
+                    min_binding_size: Some(GpuParams::min_size()),
                 },
             ],
         );
@@ -140,7 +142,7 @@ impl ClipKernel {
                 wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
                     has_dynamic_offset: true,
-                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuParams>() as u64),
+                    min_binding_size: Some(GpuParams::min_size()),
                 },
                 storage(false),
             ],

@@ -1,18 +1,18 @@
-//! The structs shared with the kernels: `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted at
-//! compile time, offsets checked against the WGSL twins by `tests/gpu_layout.rs`. Each has one
-//! WGSL twin: those a caller's shader shares ([`GpuBody`], [`GpuSatResult`], [`GpuManifold`] and
-//! the list head [`GpuManifoldCount`]) in `shaders/common/layout.wgsl`, exported as
-//! [`LAYOUT_WGSL`]; the kernels' own ([`GpuShape`], [`GpuEdge`], [`GpuParams`]) in
-//! `geometry.wgsl`, [`GpuResidentSetup`] in `resident.wgsl`. No `Vec3A`:
-//! WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` below is followed by a 4-byte
-//! scalar that fills the slot, and vectors that stand alone are `[f32; 4]`.
+//! The structs shared with the kernels, each with one WGSL twin checked against naga by
+//! `tests/gpu_layout.rs`: those a caller's shader shares ([`GpuBody`], [`GpuSatResult`],
+//! [`GpuManifold`], the list head [`GpuManifoldCount`]) in `shaders/common/layout.wgsl`, exported
+//! as [`LAYOUT_WGSL`]; the kernels' own ([`GpuShape`], [`GpuEdge`], [`GpuParams`]) in
+//! `geometry.wgsl`, [`GpuResidentSetup`] in `resident.wgsl`.
 //!
-//! Why Pod twins and not `encase::ShaderType`: every buffer here is an array the host fills in
-//! place (mapped staging written on all threads) or reads back in place, which `bytemuck` casts
-//! without a copy; encase serializes through a copy per struct, the per-pair host work issue 8
-//! removed. The one uniform (`GpuParams`) is four scalars. The naga test pins both layouts alike.
+//! The arrays (shapes, geometry, bodies, SAT results, manifolds) are `#[repr(C)]` +
+//! [`bytemuck::Pod`], sizes asserted at compile time: the host writes them in place into mapped
+//! staging memory from many threads, or reads them in place, with no copy per element. No
+//! `Vec3A`: WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` is followed by a
+//! 4-byte scalar that fills the slot. The parameters written once per call ([`GpuParams`],
+//! [`GpuResidentSetup`]) derive [`encase::ShaderType`] and are written with encase.
 
 use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
 
 pub use crate::gpu::layout::split_translation;
 use crate::hull::ConvexHull;
@@ -262,10 +262,9 @@ pub struct GpuManifoldCount {
 /// Byte offset of the first [`GpuManifold`] in a manifold list (the size of its head).
 pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
-/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets); must
-/// match geometry.wgsl `GpuParams`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets, written
+/// with encase); must match geometry.wgsl `GpuParams`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
 pub struct GpuParams {
     /// Speculative margin, length units.
     pub margin: f32,
@@ -274,8 +273,6 @@ pub struct GpuParams {
     /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
     /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`].
     pub first_pair: u32,
-    /// Padding to 16 bytes (uniform buffer layout).
-    pub _pad: u32,
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
@@ -284,10 +281,9 @@ pub struct GpuParams {
 pub const PARAMS_STRIDE: u64 = 256;
 
 /// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
-/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call); must
-/// match resident.wgsl `GpuResidentSetup`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call, written
+/// with encase); must match resident.wgsl `GpuResidentSetup`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
 pub struct GpuResidentSetup {
     /// Speculative margin, length units.
     pub margin: f32,
@@ -299,22 +295,14 @@ pub struct GpuResidentSetup {
     pub chunk_pairs: u32,
     /// Dispatch chunks recorded (enough for `max_pairs`).
     pub chunks: u32,
-    /// Padding to 16 bytes.
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
 }
 
 const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
 const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 48);
-const _: () = assert!(size_of::<GpuParams>() == 16);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
-const _: () = assert!(size_of::<GpuResidentSetup>() == 32);
 
 /// Every shape and its hull geometry in the flat arrays the shader reads (built once per
 /// narrowphase).

@@ -240,7 +240,7 @@ impl GpuNarrowphase {
     }
 
     /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one
-    /// [`GpuSatResult`](layout::GpuSatResult) per pair once the encoder is submitted (pair `i` at byte `48 * i`). In
+    /// [`GpuSatResult`] per pair once the encoder is submitted (pair `i` at byte `48 * i`). In
     /// WGSL, bind it as `array<GpuSatResult>` with the struct and its `kind` constants from
     /// [`LAYOUT_WGSL`] (prepend it to the shader): a unit axis in A's frame from A toward B, the
     /// separation along it and the largest over the tested axes, the axis kind (face of A, face

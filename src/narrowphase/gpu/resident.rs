@@ -15,6 +15,8 @@
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
 
+use encase::ShaderType;
+
 use super::call_buffers::chunk_pairs;
 use super::geometry::HullGeometry;
 use super::kernels::{ClipKernel, NarrowphaseKernels};
@@ -24,6 +26,7 @@ use super::layout::{
 };
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
@@ -136,7 +139,7 @@ impl ResidentState {
                 wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
                     has_dynamic_offset: false,
-                    min_binding_size: wgpu::BufferSize::new(size_of::<GpuResidentSetup>() as u64),
+                    min_binding_size: Some(GpuResidentSetup::min_size()),
                 },
                 storage(true),
                 storage(false),
@@ -157,7 +160,7 @@ impl ResidentState {
             setup: create_buffer(
                 device,
                 "resident setup",
-                size_of::<GpuResidentSetup>() as u64,
+                GpuResidentSetup::min_size().get(),
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             params: GrowBuffer::new(
@@ -225,11 +228,10 @@ impl ResidentState {
             count_index: (batch.pair_count_offset / 4) as u32,
             chunk_pairs: chunk as u32,
             chunks: chunks as u32,
-            ..Default::default()
         };
         context
             .queue()
-            .write_buffer(&self.setup, 0, bytemuck::bytes_of(&setup));
+            .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
         encoder.clear_buffer(&self.list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         if chunks > 0 {
             self.ensure_groups(context, kernels, clip, batch, chunk, chunks);
@@ -327,7 +329,7 @@ impl ResidentState {
                 whole(0, batch.bodies),
                 binding(1, batch.pairs, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
-                binding(3, &self.params.buffer, 0, size_of::<GpuParams>() as u64),
+                binding(3, &self.params.buffer, 0, GpuParams::min_size().get()),
             ];
             sat.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("resident sat"),

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-/// Wall-clock times of the last [`GpuNarrowphase::sat`] or [`GpuNarrowphase::collide`] call.
+/// Wall-clock times of the last [`GpuNarrowphase::sat`](super::GpuNarrowphase::sat) or
+/// [`GpuNarrowphase::collide`](super::GpuNarrowphase::collide) call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GpuTimings {
     /// Host time spent checking the batch (none for `collide_validated`) while writing bodies,
