@@ -60,6 +60,7 @@ pub mod contract;
 pub mod generate;
 pub mod gpu;
 pub mod hull;
+pub mod internals;
 pub mod manifold;
 pub mod narrowphase;
 pub mod pose;

@@ -8,10 +8,9 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::contract::sat::{SatTally, axis_separation, compare_sat};
+use hullsat::internals::{COOP_EDGE_PAIRS, GpuParams, HullTables, WORKGROUP_SIZE};
 use hullsat::narrowphase::gpu::SAT_WGSL;
-use hullsat::narrowphase::gpu::layout::{
-    COOP_EDGE_PAIRS, GpuBody, GpuParams, GpuSatResult, HullTables, WORKGROUP_SIZE,
-};
+use hullsat::narrowphase::gpu::layout::{GpuBody, GpuSatResult};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;

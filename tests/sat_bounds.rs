@@ -10,10 +10,8 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::contact::{collide_shapes, manifold_from_sat};
-use hullsat::query::sat::{
-    query_edges, query_edges_bounded, query_edges_exhaustive, query_faces, query_faces_exhaustive,
-    query_hulls, query_hulls_exhaustive,
-};
+use hullsat::internals::{query_edges_exhaustive, query_faces_exhaustive, query_hulls_exhaustive};
+use hullsat::query::sat::{query_edges, query_edges_bounded, query_faces, query_hulls};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::{ConvexHull, Isometry, Pose, Shape};
 use rand::RngExt;

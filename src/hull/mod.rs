@@ -92,7 +92,7 @@ pub struct Edge {
 }
 
 /// Four edges of a hull by coordinate, for bounds that test four edges at a time
-/// ([`crate::query::bounds::max_on_arcs`]): lane `i` is edge `4 * group + i` of
+/// (`query::bounds::max_on_arcs`): lane `i` is edge `4 * group + i` of
 /// [`ConvexHull::edges`]; the last group repeats its last edge in the unused lanes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeLanes {

@@ -7,7 +7,7 @@ use glam::{DVec3, Vec3, Vec4};
 
 use super::{ConvexHull, Edge, EdgeLanes, Face, Plane};
 
-/// The factor [`crate::query::bounds::max_on_arcs`] scales a positive end value by for the arc
+/// The factor `query::bounds::max_on_arcs` scales a positive end value by for the arc
 /// from the unit `u` to the unit `v`: `1 / cos(β / 2)`, `β` the arc's angle (dimensionless, at
 /// least 1), rounded up. Formed in f64 with a margin for the f32 rounding of `u` and `v`; finite
 /// even for opposite normals (then very large). Stored per edge in [`super::EdgeLanes::stretch`].

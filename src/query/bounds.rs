@@ -10,7 +10,6 @@
 
 use glam::{Vec3, Vec4};
 
-pub use crate::hull::arc_stretch;
 use crate::hull::{ConvexHull, EdgeLanes};
 
 /// Relative slack (dimensionless) added to every face and edge bound, times the pair's
@@ -29,41 +28,13 @@ pub fn inner_radius(hull: &ConvexHull) -> f32 {
     hull.inner_radius()
 }
 
-/// Largest `n · w` over the unit vectors `n` on the short great-circle arc from the unit `u` to
-/// the unit `v` (same frame as `w`).
-#[inline]
-pub fn max_on_arc(u: Vec3, v: Vec3, w: Vec3) -> f32 {
-    let at_ends = u.dot(w).max(v.dot(w));
-    let pole = u.cross(v);
-    let pole_sq = pole.length_squared();
-    if pole_sq <= f32::MIN_POSITIVE {
-        // u and v (nearly) coincide: the arc is its ends.
-        return at_ends;
-    }
-    // w's part in the arc's plane; its direction is the maximizer on the whole great circle.
-    let in_plane = w - pole * (w.dot(pole) / pole_sq);
-    if u.cross(in_plane).dot(pole) >= 0.0 && in_plane.cross(v).dot(pole) >= 0.0 {
-        in_plane.length().max(at_ends)
-    } else {
-        at_ends
-    }
-}
-
-/// An upper bound of [`max_on_arc`] for a third of its cost: the larger end value plus
-/// `|w| (1 − u · v) / 2`. (On an arc of angle `β ≤ π` the maximizer lies within `β / 2` of an
-/// end, and `1 − cos(β / 2) ≤ (1 − cos β) / 2`.)
-#[inline]
-pub fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
-    u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
-}
-
-/// An upper bound of [`max_on_arc`] for four edges at a time from the end values alone: lane
+/// An upper bound of `max_on_arc` (this module's tests) for four edges at a time from the end values alone: lane
 /// `i` bounds `n · (c − p)` over the arc of edge `i` of `lanes` (`p` its start vertex, the arc
 /// from its `normal0` to its `normal1`), all in the hull's local frame, by `max(m, m k)`, `m`
 /// the larger end value and `k` the edge's [`EdgeLanes::stretch`] (up to rounding, which the
 /// slack covers). On the arc `n = α n0 + β n1` with `α, β ≥ 0` and `1 ≤ α + β ≤ k`, so
 /// `n · w ≤ (α + β) m` is at most `m k` when `m ≥ 0` and at most `m` when `m < 0`. No square
-/// root, and within half of [`max_on_arc_loose`]'s rise over `m` for short arcs.
+/// root, and within half of `max_on_arc_loose`'s rise over `m` for short arcs.
 #[inline]
 pub fn max_on_arcs(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
     let [px, py, pz] = lanes.start;
@@ -80,6 +51,35 @@ pub fn max_on_arcs(lanes: &EdgeLanes, c: Vec3) -> Vec4 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hull::arc_stretch;
+
+    /// Largest `n · w` over the unit vectors `n` on the short great-circle arc from the unit `u` to
+    /// the unit `v` (same frame as `w`).
+    #[inline]
+    fn max_on_arc(u: Vec3, v: Vec3, w: Vec3) -> f32 {
+        let at_ends = u.dot(w).max(v.dot(w));
+        let pole = u.cross(v);
+        let pole_sq = pole.length_squared();
+        if pole_sq <= f32::MIN_POSITIVE {
+            // u and v (nearly) coincide: the arc is its ends.
+            return at_ends;
+        }
+        // w's part in the arc's plane; its direction is the maximizer on the whole great circle.
+        let in_plane = w - pole * (w.dot(pole) / pole_sq);
+        if u.cross(in_plane).dot(pole) >= 0.0 && in_plane.cross(v).dot(pole) >= 0.0 {
+            in_plane.length().max(at_ends)
+        } else {
+            at_ends
+        }
+    }
+
+    /// An upper bound of [`max_on_arc`] for a third of its cost: the larger end value plus
+    /// `|w| (1 − u · v) / 2`. (On an arc of angle `β ≤ π` the maximizer lies within `β / 2` of an
+    /// end, and `1 − cos(β / 2) ≤ (1 − cos β) / 2`.)
+    #[inline]
+    fn max_on_arc_loose(u: Vec3, v: Vec3, w: Vec3) -> f32 {
+        u.dot(w).max(v.dot(w)) + w.length() * (0.5 * (1.0 - u.dot(v))).max(0.0)
+    }
 
     #[test]
     fn arc_maximum_matches_dense_sampling() {

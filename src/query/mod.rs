@@ -4,7 +4,7 @@
 //! and shapes within the supported range ([`crate::constants`]); other input gives meaningless
 //! results. Debug builds assert the poses; the batch APIs validate before calling these.
 
-pub mod bounds;
+pub(crate) mod bounds;
 pub mod gjk;
 pub mod sat;
 pub mod sat_box_box;

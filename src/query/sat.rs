@@ -7,7 +7,7 @@
 //!    axis oriented away from A's centroid; a pair that would become the best is re-measured with
 //!    both hulls' support points. Edges whose bound cannot matter are dropped first.
 //! 4. Each query returns early once an axis separates by more than the margin; axes below the best
-//!    face are skipped ([`query_hulls_exhaustive`] is the reference).
+//!    face are skipped (`query_hulls_exhaustive` is the reference).
 //! 5. Face preference: face B beats face A, an edge pair the best face, only by
 //!    [`AXIS_PREFERENCE_TOLERANCE`] × scale; the separation is the exact maximum over all axes.
 //!
@@ -95,9 +95,9 @@ const FACE_CHUNK_GROUPS: usize = 16;
 /// (A's pose in B's frame), the deepest vertex of `b`. Stops early once a face separates by more
 /// than `margin`. Working in B's frame moves one plane per face instead of every vertex.
 ///
-/// The result is [`query_faces_exhaustive`]'s: the first face in index order that separates by
+/// The result is `query_faces_exhaustive`'s: the first face in index order that separates by
 /// more than `margin` if one does, else the first of largest separation. Faces whose bound
-/// ([`crate::query::bounds`]: B's inner sphere) is below `min(L, margin)`, `L` the separation of
+/// (`query::bounds`: B's inner sphere) is below `min(L, margin)`, `L` the separation of
 /// the face of largest bound, or not above the best so far, cannot change it and are skipped.
 /// That face, measured first, is not measured again.
 pub fn query_faces(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
@@ -120,7 +120,7 @@ fn query_faces_above(
 ) -> FaceQuery {
     debug_assert!(floor <= margin, "floor {floor} above the margin {margin}");
     if a.planes().len() * b.vertices().len() <= EXHAUSTIVE_FACE_WORK {
-        return query_faces_exhaustive(a, b, a_in_b, margin);
+        return exhaustive::query_faces_exhaustive(a, b, a_in_b, margin);
     }
     // Bounds in A's frame: one dot product per face, four faces at a time.
     let b_centroid = b_in_a.transform_point(b.centroid());
@@ -216,27 +216,6 @@ fn query_faces_above(
                 if better && separation > margin {
                     return best;
                 }
-            }
-        }
-    }
-    best
-}
-
-/// The reference face query: [`query_faces`]'s result by testing every face of `a` in order.
-pub fn query_faces_exhaustive(a: &ConvexHull, b: &ConvexHull, a_in_b: &Isometry, margin: f32) -> FaceQuery {
-    let mut best = FaceQuery {
-        face: 0,
-        separation: f32::NEG_INFINITY,
-    };
-    for (face, plane) in a.planes().iter().enumerate() {
-        let separation = face_separation(plane, b, a_in_b);
-        if separation > best.separation {
-            best = FaceQuery {
-                face: face as u32,
-                separation,
-            };
-            if separation > margin {
-                break;
             }
         }
     }
@@ -498,17 +477,17 @@ const SETTLE_CROSSINGS: usize = 8;
 
 /// Best edge pair between `a` and `b` (B's geometry rotated and moved by `b_in_a`), testing only
 /// Gauss-map-crossing pairs; stops early once one separates by more than `margin`.
-/// Returns `None` when no pair qualifies. Small pairs run [`query_edges_exhaustive`], larger ones
+/// Returns `None` when no pair qualifies. Small pairs run `query_edges_exhaustive`, larger ones
 /// [`query_edges_bounded`], with the same result (pair, axis and separation; ties to the lowest A
 /// edge, then the lowest B edge; see docs/design/sat.md). Steps:
-/// 1. Bound every edge of A and of B ([`crate::query::bounds`]).
+/// 1. Bound every edge of A and of B (`query::bounds`).
 /// 2. Seed `L`: test all pairs of A's edge with the largest bound.
 /// 3. Keep B's edges whose bound reaches `min(L, margin)`.
 /// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
 ///    `min(L, margin)` and beyond the best so far, against the kept edges of B.
 pub fn query_edges(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> Option<EdgeQuery> {
     if a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
-        query_edges_exhaustive(a, b, b_in_a, margin)
+        exhaustive::query_edges_exhaustive(a, b, b_in_a, margin)
     } else {
         query_edges_bounded(a, b, b_in_a, margin)
     }
@@ -527,7 +506,7 @@ pub fn query_edges_bounded(
 /// [`query_edges_bounded`] for a caller that only needs the pairs separating by at least
 /// `floor` (length units, at most `margin`; `-∞` for all): pairs whose bound is below it are
 /// dropped too, and the seed (step 2), which needs all of B's edges in A's frame, is skipped
-/// when the floor is finite. The result is [`query_edges_exhaustive`]'s whenever that
+/// when the floor is finite. The result is `query_edges_exhaustive`'s whenever that
 /// separates by at least `floor`; else it is `None` or a pair separating by less than `floor`.
 /// (The SAT passes its best face separation: an edge pair below it changes neither the axis nor
 /// the separation, see [`query_hulls_with`].) Bounds are formed four edges at a
@@ -619,37 +598,6 @@ fn query_edges_above(
             &mut scratch.batch,
             &mut best,
             cannot_matter,
-        );
-        best
-    })
-}
-
-/// The reference edge query: [`query_edges`]'s result by testing every Gauss-map-crossing pair
-/// of A's and B's edges in index order (A's edge outer). Kept for the exactness tests and
-/// benchmarks of [`query_edges`].
-pub fn query_edges_exhaustive(
-    a: &ConvexHull,
-    b: &ConvexHull,
-    b_in_a: &Isometry,
-    margin: f32,
-) -> Option<EdgeQuery> {
-    EDGE_SCRATCH.with_borrow_mut(|scratch| {
-        scratch.passing_b.clear();
-        scratch.passing_b.extend(0..b.edges().len() as u32);
-        scratch.keep(b, b_in_a);
-        let scan = EdgeScan::new(a, b, b_in_a, margin);
-        let mut best = None;
-        scratch.passing_a.clear();
-        scratch
-            .passing_a
-            .extend((0..a.edges().len() as u32).map(|ia| (ia, f32::INFINITY)));
-        scan.scan(
-            &scratch.passing_a,
-            &scratch.kept,
-            &scratch.lanes,
-            &mut scratch.batch,
-            &mut best,
-            |_, _| false,
         );
         best
     })
@@ -930,14 +878,6 @@ pub fn query_hulls_preferring_faces_by(
     query_hulls_with(a, b, b_in_a, margin, tolerance, false)
 }
 
-/// The reference SAT: [`query_hulls`]'s result from the exhaustive queries
-/// ([`query_faces_exhaustive`], [`query_edges_exhaustive`]) with no floors; for the exactness
-/// tests of the bounds and floors.
-pub fn query_hulls_exhaustive(a: &ConvexHull, b: &ConvexHull, b_in_a: &Isometry, margin: f32) -> SatResult {
-    let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
-    query_hulls_with(a, b, b_in_a, margin, tolerance, true)
-}
-
 /// Steps 1 to 5 with the bounded queries and floors, or (`exhaustive`) the reference queries.
 ///
 /// Floors: B's face query skips faces below A's best face separation `fa`, the edge query pairs
@@ -955,7 +895,7 @@ fn query_hulls_with(
 ) -> SatResult {
     let a_in_b = b_in_a.inverse();
     let face_a = if exhaustive {
-        query_faces_exhaustive(a, b, &a_in_b, margin)
+        exhaustive::query_faces_exhaustive(a, b, &a_in_b, margin)
     } else {
         query_faces_above(a, b, (&a_in_b, b_in_a), margin, f32::NEG_INFINITY)
     };
@@ -965,7 +905,7 @@ fn query_hulls_with(
     }
 
     let face_b = if exhaustive {
-        query_faces_exhaustive(b, a, b_in_a, margin)
+        exhaustive::query_faces_exhaustive(b, a, b_in_a, margin)
     } else {
         query_faces_above(b, a, (b_in_a, &a_in_b), margin, face_a.separation)
     };
@@ -976,7 +916,7 @@ fn query_hulls_with(
 
     let floor = face_a.separation.max(face_b.separation);
     let edge = if exhaustive || a.edges().len() * b.edges().len() <= EXHAUSTIVE_EDGE_PAIRS {
-        query_edges_exhaustive(a, b, b_in_a, margin)
+        exhaustive::query_edges_exhaustive(a, b, b_in_a, margin)
     } else {
         query_edges_above(a, b, b_in_a, margin, floor)
     };
@@ -1050,6 +990,81 @@ pub(crate) fn prefer_faces(
         result.separation = result.separation.max(e.separation);
     }
     result
+}
+
+/// The reference queries, testing every face and every Gauss-map-crossing edge pair: the
+/// bounded queries fall back to them on small hulls, and hullsat's exactness tests compare
+/// against them (through [`crate::internals`]). Not API.
+pub(crate) mod exhaustive {
+    use super::*;
+
+    /// The reference face query: [`query_faces`]'s result by testing every face of `a` in order.
+    pub fn query_faces_exhaustive(
+        a: &ConvexHull,
+        b: &ConvexHull,
+        a_in_b: &Isometry,
+        margin: f32,
+    ) -> FaceQuery {
+        let mut best = FaceQuery {
+            face: 0,
+            separation: f32::NEG_INFINITY,
+        };
+        for (face, plane) in a.planes().iter().enumerate() {
+            let separation = face_separation(plane, b, a_in_b);
+            if separation > best.separation {
+                best = FaceQuery {
+                    face: face as u32,
+                    separation,
+                };
+                if separation > margin {
+                    break;
+                }
+            }
+        }
+        best
+    }
+    /// The reference edge query: [`query_edges`]'s result by testing every Gauss-map-crossing pair
+    /// of A's and B's edges in index order (A's edge outer). Kept for the exactness tests and
+    /// benchmarks of [`query_edges`].
+    pub fn query_edges_exhaustive(
+        a: &ConvexHull,
+        b: &ConvexHull,
+        b_in_a: &Isometry,
+        margin: f32,
+    ) -> Option<EdgeQuery> {
+        EDGE_SCRATCH.with_borrow_mut(|scratch| {
+            scratch.passing_b.clear();
+            scratch.passing_b.extend(0..b.edges().len() as u32);
+            scratch.keep(b, b_in_a);
+            let scan = EdgeScan::new(a, b, b_in_a, margin);
+            let mut best = None;
+            scratch.passing_a.clear();
+            scratch
+                .passing_a
+                .extend((0..a.edges().len() as u32).map(|ia| (ia, f32::INFINITY)));
+            scan.scan(
+                &scratch.passing_a,
+                &scratch.kept,
+                &scratch.lanes,
+                &mut scratch.batch,
+                &mut best,
+                |_, _| false,
+            );
+            best
+        })
+    }
+    /// The reference SAT: [`query_hulls`]'s result from the exhaustive queries
+    /// ([`query_faces_exhaustive`], [`query_edges_exhaustive`]) with no floors; for the exactness
+    /// tests of the bounds and floors.
+    pub fn query_hulls_exhaustive(
+        a: &ConvexHull,
+        b: &ConvexHull,
+        b_in_a: &Isometry,
+        margin: f32,
+    ) -> SatResult {
+        let tolerance = AXIS_PREFERENCE_TOLERANCE * pair_scale(a.radius(), b.radius());
+        query_hulls_with(a, b, b_in_a, margin, tolerance, true)
+    }
 }
 
 #[cfg(test)]

@@ -339,7 +339,8 @@ mod tests {
     use glam::Quat;
 
     use super::*;
-    use crate::query::sat::{edge_pair_separation, query_edges_exhaustive, query_faces_exhaustive};
+    use crate::query::sat::edge_pair_separation;
+    use crate::query::sat::exhaustive::{query_edges_exhaustive, query_faces_exhaustive};
     use crate::test_rng::unit_floats;
 
     /// Two f32 computations of one separation (here: the closed form and the hull loops, boxes

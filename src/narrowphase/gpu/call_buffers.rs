@@ -19,11 +19,9 @@
 use encase::ShaderType;
 
 use super::geometry::HullGeometry;
+use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
-use super::layout::{
-    GpuBody, GpuParams, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, PARAMS_STRIDE, RESULT_BYTES,
-    WORKGROUP_SIZE,
-};
+use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::{DeviceLimits, ErrorScopes};
 use crate::gpu::layout::uniform_bytes;

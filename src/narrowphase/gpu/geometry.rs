@@ -2,7 +2,7 @@
 //! planes, edges and face loops ([`HullTables`]), uploaded once and bound as group 0 of the SAT
 //! and clip kernels, and which SAT pipeline its calls take.
 
-use super::layout::{COOP_EDGE_PAIRS, GpuShape, HullTables};
+use super::kernel_layout::{COOP_EDGE_PAIRS, GpuShape, HullTables};
 use crate::gpu::buffers::{binding, check_limit, create_buffer};
 use crate::gpu::{GpuContext, GpuError};
 

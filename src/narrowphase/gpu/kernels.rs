@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::layout::GpuParams;
+use super::kernel_layout::GpuParams;
 use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
 

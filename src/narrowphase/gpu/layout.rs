@@ -1,28 +1,19 @@
-//! The structs shared with the kernels, each with one WGSL twin checked against naga by
-//! `tests/gpu_layout.rs`: those a caller's shader shares ([`GpuBody`], [`GpuSatResult`],
-//! [`GpuManifold`], the list head [`GpuManifoldCount`]) in `shaders/common/layout.wgsl`, exported
-//! as [`LAYOUT_WGSL`]; the kernels' own ([`GpuShape`], [`GpuEdge`], [`GpuParams`]) in
-//! `geometry.wgsl`, [`GpuResidentSetup`] in `resident.wgsl`.
+//! The structs a caller's shader shares with the kernels ([`GpuBody`], [`GpuSatResult`],
+//! [`GpuManifold`], the list head [`GpuManifoldCount`]), each with its WGSL twin in
+//! `shaders/common/layout.wgsl` (exported as [`LAYOUT_WGSL`]), checked against naga by
+//! `tests/gpu_layout.rs`. The kernels' own structs are in `kernel_layout`, not API.
 //!
-//! The arrays (shapes, geometry, bodies, SAT results, manifolds) are `#[repr(C)]` +
-//! [`bytemuck::Pod`], sizes asserted at compile time: the host writes them in place into mapped
-//! staging memory from many threads, or reads them in place, with no copy per element. No
-//! `Vec3A`: WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]` is followed by a
-//! 4-byte scalar that fills the slot. The parameters written once per call ([`GpuParams`],
-//! [`GpuResidentSetup`]) derive [`encase::ShaderType`] and are written with encase.
+//! They are `#[repr(C)]` + [`bytemuck::Pod`], sizes asserted at compile time: the host writes
+//! them in place into mapped staging memory from many threads, or reads them in place, with no
+//! copy per element. No `Vec3A`: WGSL `vec3<f32>` is 12 bytes aligned to 16, so each `[f32; 3]`
+//! is followed by a 4-byte scalar that fills the slot.
 
 use bytemuck::{Pod, Zeroable};
-use encase::ShaderType;
 
 pub use crate::gpu::layout::split_translation;
-use crate::hull::ConvexHull;
-use crate::query::bounds::inner_radius;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
-use crate::shape::Shape;
 
-/// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
-pub const WORKGROUP_SIZE: u32 = 64;
 /// [`GpuSatResult::kind`] low bits: pair not computed by the SAT kernel (a body is not a hull).
 /// This and the other `AXIS_*`, [`AXIS_MASK`] and the `*_BIT` flags must match layout.wgsl.
 pub const AXIS_NONE: u32 = 0;
@@ -54,77 +45,16 @@ pub const LAYOUT_WGSL: &str = concat!(
     "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
 );
 
-/// Edge pairs (A's edges × B's edges) from which the SAT kernel runs a pair on a whole workgroup
-/// (the cooperative path); must match the default of sat.wgsl's `override COOP_EDGE_PAIRS`. Two
-/// boxes never do (they take the box SAT).
-pub const COOP_EDGE_PAIRS: u32 = 65_536;
-
-/// [`GpuShape::kind`]: a convex hull; must match geometry.wgsl.
+/// `GpuShape::kind`: a convex hull; must match geometry.wgsl.
 pub const SHAPE_HULL: u32 = 0;
-/// [`GpuShape::kind`]: a box, also posed as a hull (its ranges are set); must match geometry.wgsl.
+/// `GpuShape::kind`: a box, also posed as a hull (its ranges are set); must match geometry.wgsl.
 pub const SHAPE_BOX: u32 = 1;
-/// [`GpuShape::kind`]: a sphere; must match geometry.wgsl.
+/// `GpuShape::kind`: a sphere; must match geometry.wgsl.
 pub const SHAPE_SPHERE: u32 = 2;
-/// [`GpuShape::kind`]: a capsule along local Y; must match geometry.wgsl.
+/// `GpuShape::kind`: a capsule along local Y; must match geometry.wgsl.
 pub const SHAPE_CAPSULE: u32 = 3;
-/// [`GpuShape::kind`]: a half-space; must match geometry.wgsl.
+/// `GpuShape::kind`: a half-space; must match geometry.wgsl.
 pub const SHAPE_HALF_SPACE: u32 = 4;
-
-/// One shape of the narrowphase (index = the shape's index in the list it was built with, as
-/// [`Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry
-/// buffers (zero counts for the other kinds); must match geometry.wgsl `GpuShape`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuShape {
-    /// Hull or box: volume centroid, shape frame; zero for the other kinds.
-    pub centroid: [f32; 3],
-    /// The shape's size for relative tolerances ([`Shape::size`]), length units.
-    pub radius: f32,
-    /// Index of the hull's first vertex in the vertex buffer.
-    pub first_vertex: u32,
-    /// Number of vertices.
-    pub vertex_count: u32,
-    /// Index of the hull's first plane in the plane buffer.
-    pub first_face: u32,
-    /// Number of faces (planes).
-    pub face_count: u32,
-    /// Index of the hull's first edge in the edge buffer.
-    pub first_edge: u32,
-    /// Number of edges.
-    pub edge_count: u32,
-    /// `SHAPE_*`.
-    pub kind: u32,
-    /// Hull or box: radius of the largest sphere about `centroid` inside it (its smallest
-    /// centroid-to-face distance, [`crate::query::bounds::inner_radius`]), length units, for the
-    /// SAT kernel's face and edge bounds; zero for the other kinds.
-    pub inner_radius: f32,
-    /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
-    /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
-    /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
-    pub params: [f32; 4],
-}
-
-impl GpuShape {
-    /// True for the kinds with hull geometry (hull, box).
-    pub fn is_hull(&self) -> bool {
-        self.kind <= SHAPE_BOX
-    }
-}
-
-/// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
-/// geometry.wgsl `GpuEdge`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct GpuEdge {
-    /// Start vertex.
-    pub v0: u32,
-    /// End vertex.
-    pub v1: u32,
-    /// Face walking the edge from `v0` to `v1`.
-    pub f0: u32,
-    /// Face walking it the other way.
-    pub f1: u32,
-}
 
 /// A body's world pose and shape; must match layout.wgsl `GpuBody` ([`LAYOUT_WGSL`]). A caller
 /// that keeps its bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident
@@ -262,138 +192,10 @@ pub struct GpuManifoldCount {
 /// Byte offset of the first [`GpuManifold`] in a manifold list (the size of its head).
 pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
-/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets, written
-/// with encase); must match geometry.wgsl `GpuParams`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
-pub struct GpuParams {
-    /// Speculative margin, length units.
-    pub margin: f32,
-    /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
-    pub pair_count: u32,
-    /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
-    /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`].
-    pub first_pair: u32,
-}
-
-/// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
-/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
-/// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
-pub const PARAMS_STRIDE: u64 = 256;
-
-/// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
-/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call, written
-/// with encase); must match resident.wgsl `GpuResidentSetup`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
-pub struct GpuResidentSetup {
-    /// Speculative margin, length units.
-    pub margin: f32,
-    /// Most pairs the call runs: the caller's count is clamped to this (the list's capacity).
-    pub max_pairs: u32,
-    /// Index of the count in the caller's count buffer bound as `array<u32>` (byte offset / 4).
-    pub count_index: u32,
-    /// Pairs per dispatch chunk.
-    pub chunk_pairs: u32,
-    /// Dispatch chunks recorded (enough for `max_pairs`).
-    pub chunks: u32,
-}
-
-const _: () = assert!(size_of::<GpuShape>() == 64);
-const _: () = assert!(size_of::<GpuEdge>() == 16);
 const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 48);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
-
-/// Every shape and its hull geometry in the flat arrays the shader reads (built once per
-/// narrowphase).
-#[derive(Clone, Debug, Default)]
-pub struct HullTables {
-    /// Vertex positions, xyz (w = 1).
-    pub vertices: Vec<[f32; 4]>,
-    /// Face planes: normal xyz, offset w.
-    pub planes: Vec<[f32; 4]>,
-    /// Edges with hull-local indices.
-    pub edges: Vec<GpuEdge>,
-    /// One per shape, in the narrowphase's shape order.
-    pub shapes: Vec<GpuShape>,
-    /// Per face (global index, as `planes`): `[first, count]` into `loops`.
-    pub face_ranges: Vec<[u32; 2]>,
-    /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
-    pub loops: Vec<u32>,
-}
-
-impl HullTables {
-    /// The tables of `shapes`, in order (boxes with their hull geometry).
-    pub fn new(shapes: &[Shape]) -> Self {
-        let mut tables = HullTables::default();
-        for shape in shapes {
-            tables.push(shape);
-        }
-        tables
-    }
-
-    /// Appends `shape` (and its hull geometry, for a hull or a box).
-    fn push(&mut self, shape: &Shape) {
-        let (kind, params) = match shape {
-            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
-            Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
-            Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
-            Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
-            Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
-        };
-        let mut record = GpuShape {
-            radius: shape.size(),
-            kind,
-            params,
-            ..GpuShape::default()
-        };
-        if let Some(hull) = shape.as_hull() {
-            record.centroid = hull.centroid().to_array();
-            record.inner_radius = inner_radius(hull);
-            record.first_vertex = self.vertices.len() as u32;
-            record.vertex_count = hull.vertices().len() as u32;
-            record.first_face = self.planes.len() as u32;
-            record.face_count = hull.planes().len() as u32;
-            record.first_edge = self.edges.len() as u32;
-            record.edge_count = hull.edges().len() as u32;
-            self.push_geometry(hull);
-        }
-        self.shapes.push(record);
-    }
-
-    /// Appends a hull's vertices, planes, edges and face loops.
-    fn push_geometry(&mut self, hull: &ConvexHull) {
-        self.vertices
-            .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
-        self.planes
-            .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
-        self.edges.extend(hull.edges().iter().map(|e| GpuEdge {
-            v0: e.vertices[0],
-            v1: e.vertices[1],
-            f0: e.faces[0],
-            f1: e.faces[1],
-        }));
-        for face in 0..hull.faces().len() {
-            let face_loop = hull.face_loop(face);
-            self.face_ranges
-                .push([self.loops.len() as u32, face_loop.len() as u32]);
-            self.loops.extend_from_slice(face_loop);
-        }
-    }
-
-    /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and
-    /// length of its loop at `[2g]` and `[2g + 1]`, then every loop; `first` counts from the
-    /// start of the buffer.
-    pub fn face_loops(&self) -> Vec<u32> {
-        let header = 2 * self.face_ranges.len() as u32;
-        let mut out = Vec::with_capacity(header as usize + self.loops.len());
-        for &[first, count] in &self.face_ranges {
-            out.extend([header + first, count]);
-        }
-        out.extend_from_slice(&self.loops);
-        out
-    }
-}
 
 impl GpuManifold {
     /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read,

@@ -19,11 +19,9 @@ use encase::ShaderType;
 
 use super::call_buffers::chunk_pairs;
 use super::geometry::HullGeometry;
+use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
-use super::layout::{
-    GpuParams, GpuResidentSetup, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, PARAMS_STRIDE, RESULT_BYTES,
-    WORKGROUP_SIZE,
-};
+use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;

@@ -1,0 +1,208 @@
+//! The structs only hullsat's own kernels read, each with its WGSL twin checked against naga by
+//! `tests/gpu_layout.rs`: the shape table and hull geometry ([`GpuShape`], [`GpuEdge`],
+//! [`HullTables`]) and the per-chunk [`GpuParams`] in `shaders/common/geometry.wgsl`,
+//! [`GpuResidentSetup`] in `shaders/narrowphase/resident.wgsl`. Not API (the tests reach them
+//! through [`crate::internals`]).
+//!
+//! The arrays are `#[repr(C)]` + [`bytemuck::Pod`] (uploaded once, cast without a copy); the
+//! parameters written once per call derive [`encase::ShaderType`] and are written with encase.
+
+use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
+
+use super::layout::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
+use crate::hull::ConvexHull;
+use crate::shape::Shape;
+
+/// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Edge pairs (A's edges × B's edges) from which the SAT kernel runs a pair on a whole workgroup
+/// (the cooperative path); must match the default of sat.wgsl's `override COOP_EDGE_PAIRS`. Two
+/// boxes never do (they take the box SAT).
+pub const COOP_EDGE_PAIRS: u32 = 65_536;
+
+/// One shape of the narrowphase (index = the shape's index in the list it was built with, as
+/// [`crate::scene::Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry
+/// buffers (zero counts for the other kinds); must match geometry.wgsl `GpuShape`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuShape {
+    /// Hull or box: volume centroid, shape frame; zero for the other kinds.
+    pub centroid: [f32; 3],
+    /// The shape's size for relative tolerances ([`Shape::size`]), length units.
+    pub radius: f32,
+    /// Index of the hull's first vertex in the vertex buffer.
+    pub first_vertex: u32,
+    /// Number of vertices.
+    pub vertex_count: u32,
+    /// Index of the hull's first plane in the plane buffer.
+    pub first_face: u32,
+    /// Number of faces (planes).
+    pub face_count: u32,
+    /// Index of the hull's first edge in the edge buffer.
+    pub first_edge: u32,
+    /// Number of edges.
+    pub edge_count: u32,
+    /// `SHAPE_*`.
+    pub kind: u32,
+    /// Hull or box: radius of the largest sphere about `centroid` inside it (its smallest
+    /// centroid-to-face distance, `ConvexHull::inner_radius`), length units, for the
+    /// SAT kernel's face and edge bounds; zero for the other kinds.
+    pub inner_radius: f32,
+    /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
+    /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
+    /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
+    pub params: [f32; 4],
+}
+
+impl GpuShape {
+    /// True for the kinds with hull geometry (hull, box).
+    pub fn is_hull(&self) -> bool {
+        self.kind <= SHAPE_BOX
+    }
+}
+
+/// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
+/// geometry.wgsl `GpuEdge`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuEdge {
+    /// Start vertex.
+    pub v0: u32,
+    /// End vertex.
+    pub v1: u32,
+    /// Face walking the edge from `v0` to `v1`.
+    pub f0: u32,
+    /// Face walking it the other way.
+    pub f1: u32,
+}
+
+/// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets, written
+/// with encase); must match geometry.wgsl `GpuParams`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
+pub struct GpuParams {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Pairs in this dispatch chunk (the pair and result bindings may be longer).
+    pub pair_count: u32,
+    /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
+    /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`](super::layout::GpuManifold::pair).
+    pub first_pair: u32,
+}
+
+/// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
+/// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
+/// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
+pub const PARAMS_STRIDE: u64 = 256;
+
+/// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
+/// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call, written
+/// with encase); must match resident.wgsl `GpuResidentSetup`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
+pub struct GpuResidentSetup {
+    /// Speculative margin, length units.
+    pub margin: f32,
+    /// Most pairs the call runs: the caller's count is clamped to this (the list's capacity).
+    pub max_pairs: u32,
+    /// Index of the count in the caller's count buffer bound as `array<u32>` (byte offset / 4).
+    pub count_index: u32,
+    /// Pairs per dispatch chunk.
+    pub chunk_pairs: u32,
+    /// Dispatch chunks recorded (enough for `max_pairs`).
+    pub chunks: u32,
+}
+
+const _: () = assert!(size_of::<GpuShape>() == 64);
+const _: () = assert!(size_of::<GpuEdge>() == 16);
+
+/// Every shape and its hull geometry in the flat arrays the shader reads (built once per
+/// narrowphase).
+#[derive(Clone, Debug, Default)]
+pub struct HullTables {
+    /// Vertex positions, xyz (w = 1).
+    pub vertices: Vec<[f32; 4]>,
+    /// Face planes: normal xyz, offset w.
+    pub planes: Vec<[f32; 4]>,
+    /// Edges with hull-local indices.
+    pub edges: Vec<GpuEdge>,
+    /// One per shape, in the narrowphase's shape order.
+    pub shapes: Vec<GpuShape>,
+    /// Per face (global index, as `planes`): `[first, count]` into `loops`.
+    pub face_ranges: Vec<[u32; 2]>,
+    /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
+    pub loops: Vec<u32>,
+}
+
+impl HullTables {
+    /// The tables of `shapes`, in order (boxes with their hull geometry).
+    pub fn new(shapes: &[Shape]) -> Self {
+        let mut tables = HullTables::default();
+        for shape in shapes {
+            tables.push(shape);
+        }
+        tables
+    }
+
+    /// Appends `shape` (and its hull geometry, for a hull or a box).
+    fn push(&mut self, shape: &Shape) {
+        let (kind, params) = match shape {
+            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+            Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
+            Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
+            Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
+            Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+        };
+        let mut record = GpuShape {
+            radius: shape.size(),
+            kind,
+            params,
+            ..GpuShape::default()
+        };
+        if let Some(hull) = shape.as_hull() {
+            record.centroid = hull.centroid().to_array();
+            record.inner_radius = hull.inner_radius();
+            record.first_vertex = self.vertices.len() as u32;
+            record.vertex_count = hull.vertices().len() as u32;
+            record.first_face = self.planes.len() as u32;
+            record.face_count = hull.planes().len() as u32;
+            record.first_edge = self.edges.len() as u32;
+            record.edge_count = hull.edges().len() as u32;
+            self.push_geometry(hull);
+        }
+        self.shapes.push(record);
+    }
+
+    /// Appends a hull's vertices, planes, edges and face loops.
+    fn push_geometry(&mut self, hull: &ConvexHull) {
+        self.vertices
+            .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
+        self.planes
+            .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
+        self.edges.extend(hull.edges().iter().map(|e| GpuEdge {
+            v0: e.vertices[0],
+            v1: e.vertices[1],
+            f0: e.faces[0],
+            f1: e.faces[1],
+        }));
+        for face in 0..hull.faces().len() {
+            let face_loop = hull.face_loop(face);
+            self.face_ranges
+                .push([self.loops.len() as u32, face_loop.len() as u32]);
+            self.loops.extend_from_slice(face_loop);
+        }
+    }
+
+    /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and
+    /// length of its loop at `[2g]` and `[2g + 1]`, then every loop; `first` counts from the
+    /// start of the buffer.
+    pub fn face_loops(&self) -> Vec<u32> {
+        let header = 2 * self.face_ranges.len() as u32;
+        let mut out = Vec::with_capacity(header as usize + self.loops.len());
+        for &[first, count] in &self.face_ranges {
+            out.extend([header + first, count]);
+        }
+        out.extend_from_slice(&self.loops);
+        out
+    }
+}
