@@ -1,19 +1,19 @@
 // Shared by the kernels (sat.wgsl, clip.wgsl, resident.wgsl): constants, the kernel-only structs
-// of layout.rs, the hull geometry bindings (group 0), the per-call bindings every kernel has
+// of kernel_layout.rs, the hull geometry bindings (group 0), the per-call bindings every kernel has
 // (group 1: bodies, pairs, params), the relative pose of a pair and the axis of an edge pair
 // (the SAT's edge queries, and the clip kernel's retry on the deepest axis). Each kernel's source is
 // quat.wgsl, layout.wgsl (the structs callers share), this file, then the kernel's own (see
 // SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL in the Rust host modules).
 //
-// Rust twin: every struct has one of the same name in the host's layout.rs (crate::gpu::layout);
+// Rust twin: every struct has one of the same name in src/narrowphase/gpu/kernel_layout.rs;
 // tests/gpu_layout.rs checks sizes, offsets and the constants against the Rust ones.
 
 // The kernels' type of layout.wgsl's GpuManifoldList count: the clip kernel appends to the list.
 alias ManifoldListCount = atomic<u32>;
 
-// Mirrors crate::gpu::layout::WORKGROUP_SIZE.
+// Mirrors crate::narrowphase::gpu::kernel_layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Mirrors crate::gpu::layout::SHAPE_*: GpuShape.kind.
+// Mirrors crate::narrowphase::gpu::layout::SHAPE_*: GpuShape.kind.
 const SHAPE_HULL: u32 = 0u;
 const SHAPE_BOX: u32 = 1u;
 const SHAPE_SPHERE: u32 = 2u;

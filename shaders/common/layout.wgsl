@@ -1,8 +1,8 @@
-// The WGSL twins of the host layout.rs structs (crate::gpu::layout) that a caller's shader shares
+// The WGSL twins of the host layout.rs structs (crate::narrowphase::gpu::layout) that a caller's shader shares
 // with the kernels: the bodies it writes (GpuBody), the SAT results (GpuSatResult) and the
 // manifold list it reads (GpuManifoldList of GpuManifold), with the constants of their fields.
 // The one copy: the kernels are compiled after it (SAT_WGSL, CLIP_WGSL, RESIDENT_WGSL), and
-// callers prepend hullsat::gpu::LAYOUT_WGSL (this file, the list's count a plain u32) to their
+// callers prepend hullsat::narrowphase::gpu::LAYOUT_WGSL (this file, the list's count a plain u32) to their
 // own shaders. Structs and constants only. tests/gpu_layout.rs checks every size, offset and
 // constant against the Rust ones.
 //
@@ -10,18 +10,18 @@
 // part of: `atomic<u32>` in the kernels (geometry.wgsl; the clip kernel appends), `u32` in
 // LAYOUT_WGSL (a read-only binding cannot hold an atomic). Both have the same layout.
 
-// Mirrors crate::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
+// Mirrors crate::narrowphase::gpu::layout::AXIS_*: low two bits of GpuSatResult.kind.
 const AXIS_NONE: u32 = 0u;
 const AXIS_FACE_A: u32 = 1u;
 const AXIS_FACE_B: u32 = 2u;
 const AXIS_EDGE_PAIR: u32 = 3u;
-// Mirrors crate::gpu::layout::AXIS_MASK: the axis code bits of GpuSatResult.kind.
+// Mirrors crate::narrowphase::gpu::layout::AXIS_MASK: the axis code bits of GpuSatResult.kind.
 const AXIS_MASK: u32 = 3u;
-// Mirrors crate::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
+// Mirrors crate::narrowphase::gpu::layout::SEPARATED_BIT: set in kind when separation > margin.
 const SEPARATED_BIT: u32 = 4u;
-// Mirrors crate::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
+// Mirrors crate::narrowphase::gpu::layout::INCOMPLETE_BIT: set in kind when the driver cut the loops short.
 const INCOMPLETE_BIT: u32 = 8u;
-// Mirrors crate::gpu::layout::MANIFOLD_*: GpuManifold.status. SEPARATED pairs are not listed;
+// Mirrors crate::narrowphase::gpu::layout::MANIFOLD_*: GpuManifold.status. SEPARATED pairs are not listed;
 // HOST: not finished on the GPU (count 0; layout.rs MANIFOLD_HOST says which pairs); INVALID: a
 // body or shape index out of range, or a body paired with itself (not computed).
 const MANIFOLD_SEPARATED: u32 = 0u;

@@ -22,7 +22,7 @@ const CLOSEST_FEATURE_COSINE: f32 = 0.9999905;
 const GPU_GJK_MAX_DIRECTION_ERROR: f32 = 5.0e-4;
 // Mirrors crate::constants::INCIDENT_FACE_TOLERANCE (difference of normal cosines).
 const INCIDENT_FACE_TOLERANCE: f32 = 1.0e-3;
-// Mirrors crate::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
+// Mirrors crate::narrowphase::gpu::layout::MAX_GPU_CLIP_VERTICES: the polygon buffer.
 const MAX_CLIP_VERTICES: u32 = 32u;
 // Mirrors crate::FeatureId::{FACE_A, FACE_B, EDGE_PAIR, OTHER}: the kind field of a feature id.
 const FEATURE_FACE_A: u32 = 0u;

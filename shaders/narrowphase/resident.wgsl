@@ -12,10 +12,10 @@
 // Compiled after geometry.wgsl (GpuParams, WORKGROUP_SIZE); its bindings are group 2, so they
 // do not meet the kernels' groups 0 and 1.
 
-// Mirrors crate::gpu::layout::PARAMS_STRIDE: bytes between two chunks' GpuParams.
+// Mirrors crate::narrowphase::gpu::kernel_layout::PARAMS_STRIDE: bytes between two chunks' GpuParams.
 const PARAMS_STRIDE: u32 = 256u;
 
-// Must match layout.rs `GpuResidentSetup`.
+// Must match kernel_layout.rs `GpuResidentSetup`.
 struct GpuResidentSetup {
     margin: f32,
     max_pairs: u32,
