@@ -28,28 +28,16 @@
 //! assert_eq!(m.points().len(), 4); // the box's bottom face
 //! ```
 //!
-//! # Conventions (stated once, used everywhere)
-//! - **Units**: lengths in whatever unit the caller uses; tolerances scale with shape size.
-//! - **Frames**: shapes are defined in their body's local frame; a [`Pose`] maps local to world
-//!   (`x_world = rotation * x_local + translation`). Pair queries run in body A's frame and
-//!   return world-space results.
-//! - **Normal**: unit, world space, pointing from body A toward body B (the first body of the
-//!   pair toward the second).
-//! - **Separation**: signed distance between the surfaces, in length units: negative when
-//!   penetrating (by `-separation`, the minimum translation distance), positive when apart (the
-//!   exact distance). A pair gets a manifold when `separation <= margin` (the speculative
-//!   margin, length units, default 0). For overlapping hulls the normal is the SAT axis chosen
-//!   with a face preference: a face of B wins over a face of A, and an edge pair over a face,
-//!   only when it separates more by [`constants::AXIS_PREFERENCE_TOLERANCE`] × the pair's scale
-//!   ([`constants::pair_scale`]), so the manifold does not flicker between nearly equal axes;
-//!   along that normal the surfaces may be up to that tolerance deeper than `separation`.
-//! - **Depth** of a contact point: positive when penetrating, negative for speculative points.
-//! - **Position** of a contact point: world space (f64), midway between the two surfaces.
-//! - **Pair order**: batches compute `[a, b]` with the lower body index as A and swap the
-//!   result back ([`Manifold::swapped`]), so the order never changes the verdict.
-//! - **Range**: sizes 1e-6..1e12, positions within ±1e12 (see [`constants`]); world positions
-//!   are f64 ([`Pose`]), pair queries run on f32 relative poses ([`Isometry`]).
-//! - **Feature ids**: see [`FeatureId`] for the bit layout.
+//! # Conventions (in full: docs/formats.md)
+//! - **Frames**: shapes in their body's local frame; a [`Pose`] maps local to world. Lengths in
+//!   the caller's unit; tolerances scale with shape size ([`constants`]).
+//! - **Normal**: unit, world space, from body A toward body B (the pair's first body to its second).
+//! - **Separation**: signed distance of the surfaces, length units: negative when penetrating, the
+//!   exact distance when apart; a pair gets a manifold when `separation <= margin`. Between
+//!   nearly equal SAT axes a face wins ([`constants::AXIS_PREFERENCE_TOLERANCE`]).
+//! - **Points**: world space (f64), midway between the surfaces; depth positive when penetrating.
+//! - **Pair order**: `[a, b]` is computed with the lower index as A and swapped back
+//!   ([`Manifold::swapped`]); ids: [`FeatureId`].
 
 pub mod broadphase;
 pub mod cache;

@@ -1,31 +1,19 @@
 // Distance between two convex shapes given by support maps (GJK), in any common frame, one pair
-// per invocation. A port of src/query/gjk.rs (the reference); keep the two in step. The CPU keeps
-// the simplex in f64; WGSL has no portable f64, so this runs in f32 (results agree within f32
-// rounding of the shapes' size, see tests/gpu_primitives.rs and tests/gpu_gjk_accuracy.rs).
+// per invocation, in f32 (WGSL has no portable f64). Rust twin: src/query/gjk.rs (the reference,
+// its simplex in f64). Why each guard is there: docs/design/gpu-narrowphase.md ("GJK in f32").
 //
 // 1. Start a simplex with one support point of the Minkowski difference A - B (direction +X).
-// 2. Find the point v of the simplex closest to the origin (Johnson's subalgorithm by Voronoi
-//    regions, for simplices up to a tetrahedron), drop the vertices it does not use and scale the
-//    weights of the rest to sum 1, so that v stays on the simplex (an upper bound of the
-//    distance) however rounding sets the weights of a sliver.
-// 3. If v is (nearly) the origin, or the origin lies inside the tetrahedron, the shapes overlap:
-//    no closest points. But once a support gap (step 4) has proven them apart by more than the
-//    overlap tolerance, a tetrahedron that seems to hold the origin is flat to rounding (its new
-//    vertex in the plane of the old triangle): keep the last simplex and stop. In f32 this
-//    happens where fused multiply-adds tip a tie between support points on a face of A - B
-//    parallel to the triangle (tests/gpu_gjk_accuracy.rs).
-// 4. Add the support point w of A - B in direction -v; v.w / |v| is a lower bound of the
-//    distance (no point of A - B lies nearer along -v). Stop when |v|^2 - v.w is within
-//    GJK_RELATIVE_TOLERANCE of |v|^2, when |v| stops decreasing (degenerate input), or after
-//    GJK_MAX_ITERATIONS.
+// 2. Find the point v of the simplex closest to the origin (Johnson's subalgorithm), drop the
+//    vertices it does not use and scale the rest's weights to sum 1 (v stays on the simplex).
+// 3. v (nearly) the origin, or the origin inside the tetrahedron: the shapes overlap; unless a
+//    support gap (step 4) already proved them apart beyond the overlap tolerance, then the
+//    tetrahedron is flat to rounding: keep the last simplex and stop.
+// 4. Add the support point w of A - B along -v (v.w / |v| bounds the distance from below). Stop
+//    when |v|^2 - v.w is within GJK_RELATIVE_TOLERANCE of |v|^2, when |v| stops decreasing, or
+//    after GJK_MAX_ITERATIONS.
 // 5. The barycentric weights of v on the final simplex give the witness points on A and B.
-// 6. (GPU only) The unit direction from A toward B, and how far f32 rounding may have turned it
-//    (radians): the simplex's vertices are scale-sized, so -v / |v| is uncertain by about
-//    epsilon × scale / |v|; on a triangle (a face of one shape against a vertex, or two edges)
-//    the triangle's normal is used instead where it is better, uncertain by about
-//    epsilon × scale × (edge lengths) / (twice the area), however small |v| is. Both times
-//    GPU_GJK_CONDITIONING. One more support point certifies that the final simplex holds the
-//    closest feature; where it does not (f32 GJK stopped short), the uncertainty is 1.
+// 6. (GPU only) The unit direction from A toward B and how far f32 rounding may have turned it
+//    (radians, times GPU_GJK_CONDITIONING; 1 where one more support point shows GJK stopped short).
 //
 // Compiled after geometry.wgsl and clip.wgsl (pose_point, hull_vertex); tests/gpu_layout.rs
 // checks the constants below against the Rust ones.
