@@ -1,5 +1,6 @@
 //! Seeded particle scenes: many small convex bodies scattered in a cubic container, the main
 //! workload of the benchmarks and the demo.
+//! Behind the `generate` feature (rand, rand_pcg), which the default library leaves out.
 //!
 //! 1. Check the configuration.
 //! 2. Build a small shape library from the seed: a few box sizes, [`HULL_LIBRARY_SIZE`] hulls

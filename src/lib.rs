@@ -44,7 +44,7 @@ pub mod cache;
 pub mod constants;
 pub mod contact;
 pub mod contract;
-#[cfg(feature = "cli")]
+#[cfg(feature = "generate")]
 pub mod generate;
 pub mod gpu;
 pub mod hull;
