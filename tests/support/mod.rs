@@ -2,8 +2,6 @@
 #![allow(dead_code, unused_imports)] // each test binary uses its own subset
 
 pub mod analytic;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod clip_paths;
 pub mod oracle;
 pub mod parry;

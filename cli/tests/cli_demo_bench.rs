@@ -158,7 +158,7 @@ fn bench_json_has_one_entry_per_backend() {
 
 #[test]
 fn collide_clips_on_the_gpu_or_the_cpu_with_the_same_results_as_the_cpu() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let cpu = hullsat(&["collide", path, "--backend", "cpu"]);
     assert!(cpu.status.success(), "{}", stderr(&cpu));
     for clip in ["gpu", "cpu"] {
@@ -180,7 +180,7 @@ fn collide_clips_on_the_gpu_or_the_cpu_with_the_same_results_as_the_cpu() {
 
 #[test]
 fn bench_on_a_scene_file_uses_its_pairs() {
-    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let output = hullsat(&[
         "bench",
         "--scene",
@@ -288,4 +288,50 @@ fn help_lists_the_subcommands() {
     for needle in ["cpu1", "ratio_to_cpu1", "--repeat", "--json", "--scene"] {
         assert!(bench.contains(needle), "bench --help lacks {needle}");
     }
+}
+
+#[test]
+fn bench_gpu_resident_lists_the_manifolds_cpu1_finds_but_for_verdict_ties() {
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "400",
+        "--shapes",
+        "box",
+        "--repeat",
+        "2",
+        "--json",
+        "--backend",
+        "cpu1,gpu-resident",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    if entries.len() == 1 {
+        assert!(!gpu_required(), "{}", stderr(&output));
+        return;
+    }
+    let (cpu1, resident) = (&entries[0], &entries[1]);
+    assert_eq!(resident["backend"], "gpu-resident");
+    assert!(cpu1["manifolds"].as_u64().unwrap() > 0, "{cpu1}");
+    // Its verdicts are judged pair by pair by the GPU = CPU contract: counts differ only by
+    // verdict ties.
+    let contract = &resident["contract"];
+    assert_eq!(contract["pairs"], cpu1["pairs"], "{resident}");
+    let (r, c) = (
+        resident["manifolds"].as_u64().unwrap(),
+        cpu1["manifolds"].as_u64().unwrap(),
+    );
+    assert!(
+        r.abs_diff(c) <= contract["verdict_ties"].as_u64().unwrap(),
+        "{resident}"
+    );
+    assert_eq!(resident["host_pairs"].as_u64(), Some(0), "{resident}");
+    assert_eq!(resident["readback_bytes"].as_u64(), Some(0), "{resident}");
+    let timing = resident["timing"].as_str().unwrap();
+    assert!(
+        ["gpu-timestamps", "submit-and-wait"].contains(&timing),
+        "{resident}"
+    );
+    assert!(resident["median_s"].as_f64().unwrap() > 0.0, "{resident}");
 }

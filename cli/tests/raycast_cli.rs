@@ -18,7 +18,7 @@ use support::gpu_required;
 
 /// A unit box at the origin, a sphere (0.5) at x = 4, a capsule lying along X at x = 8 (half
 /// height 0.5, radius 0.25), the ground y <= -1, an octahedron at z = 5.
-const EXAMPLE: &str = include_str!("../examples/rays.json");
+const EXAMPLE: &str = include_str!("../../examples/rays.json");
 
 fn hits(output: &Output) -> Value {
     assert!(output.status.success(), "{}", stderr(output));

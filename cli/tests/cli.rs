@@ -128,7 +128,7 @@ fn an_empty_pair_list_gives_no_manifolds() {
 
 #[test]
 fn the_example_scene_runs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let output = hullsat(&["collide", path]);
     assert!(output.status.success(), "{}", stderr(&output));
     let results: Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -148,7 +148,7 @@ fn the_example_scene_runs() {
 fn the_same_scene_gives_the_same_bytes() {
     // Feature ids index the hull's own arrays, so they are only reproducible if hull building
     // and the batch are deterministic from run to run.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let first = hullsat(&["collide", path]);
     assert!(first.status.success(), "{}", stderr(&first));
     for _ in 0..4 {
@@ -334,7 +334,7 @@ fn without_pairs_the_broadphase_picks_them() {
 
 #[test]
 fn without_pairs_the_example_lists_the_touching_pairs() {
-    let scene: Value = serde_json::from_str(include_str!("../examples/box_stack.json")).unwrap();
+    let scene: Value = serde_json::from_str(include_str!("../../examples/box_stack.json")).unwrap();
     let mut scene = scene.as_object().unwrap().clone();
     scene.remove("pairs");
     let path = scene_file("box_stack_no_pairs", &Value::Object(scene).to_string());
@@ -355,7 +355,7 @@ fn without_pairs_the_example_lists_the_touching_pairs() {
 
 #[test]
 fn gpu_and_cpu_backends_agree_by_the_contract() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let cpu = hullsat(&["collide", path, "--backend", "cpu"]);
     assert!(cpu.status.success(), "{}", stderr(&cpu));
     let gpu = hullsat(&["collide", path, "--backend", "gpu", "--verbose"]);
@@ -772,7 +772,7 @@ fn demo_and_bench_reports_on_a_full_disk_are_exit_1() {
 /// Mesa's device-select layer would print an error line twice there, and hullsat turns it off.
 #[test]
 fn a_gpu_run_without_xdg_runtime_dir_prints_no_error_line() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/box_stack.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_hullsat"))
         .args(["collide", path, "--backend", "gpu"])
         .env_remove("XDG_RUNTIME_DIR")
