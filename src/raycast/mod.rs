@@ -26,7 +26,7 @@ pub mod gpu;
 pub mod json;
 pub mod layout;
 mod ray;
-#[cfg(feature = "cli")]
+#[cfg(feature = "generate")]
 pub mod workload;
 
 pub use bvh::{
