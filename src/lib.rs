@@ -43,6 +43,7 @@ pub mod broadphase;
 pub mod cache;
 pub mod constants;
 pub mod contact;
+pub mod contact_set;
 pub mod contract;
 #[cfg(feature = "generate")]
 pub mod generate;
@@ -64,6 +65,7 @@ mod test_rng;
 pub use glam;
 
 pub use cache::ContactCache;
+pub use contact_set::ContactSet;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};

@@ -9,12 +9,16 @@
 //!    was given the other way round, so the order of a pair never changes its verdict. Each
 //!    pair's loop step prefetches the bodies of a pair further on (`PREFETCH_AHEAD`). The
 //!    per-pair work allocates nothing; the only allocation is the output vector.
+//!    [`CpuNarrowphase::collide_into`] runs the same loop but keeps only the touching pairs,
+//!    each run of pairs into a buffer of its own, appended to a [`ContactSet`] in run order
+//!    (which keeps its memory between calls).
 
 use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
 use crate::contact::collide_shapes_into;
+use crate::contact_set::{ContactSet, RunBuffer};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{ValidatedBatch, canonical, normalized, restore_pair_order};
 use crate::scene::{Body, InputError};
@@ -70,6 +74,38 @@ impl CpuNarrowphase {
         Ok(self.collide_checked(batch, true))
     }
 
+    /// [`Self::collide`] into `out`: cleared, then filled with the touching pairs only (pair
+    /// index and manifold, in pair order; the same manifolds, bit for bit, as
+    /// [`Self::collide`]). Pairs run in parallel; a set reused across calls allocates nothing
+    /// once warm. On an [`InputError`] the set is left empty.
+    pub fn collide_into(
+        &self,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+        out: &mut ContactSet,
+    ) -> Result<(), InputError> {
+        out.clear();
+        self.collide_validated_into(&ValidatedBatch::new(&self.shapes, bodies, pairs, margin)?, out)
+    }
+
+    /// [`Self::collide_into`] on a batch the caller validated (no second check). An
+    /// [`InputError`] (the set left empty) only when the batch was validated against an
+    /// incompatible shape list.
+    pub fn collide_validated_into(
+        &self,
+        batch: &ValidatedBatch,
+        out: &mut ContactSet,
+    ) -> Result<(), InputError> {
+        out.clear();
+        batch.check_shapes(&self.shapes)?;
+        let (bodies, pairs, margin) = (batch.given_bodies(), batch.given_pairs(), batch.margin());
+        out.append_chunked(pairs.len(), PAIRS_PER_TASK, |first, count, buffer| {
+            self.collide_run(bodies, pairs, first, count, margin, &mut Touching::new(buffer));
+        });
+        Ok(())
+    }
+
     /// Same as [`Self::collide`] on the calling thread only, validation included (a baseline
     /// for benchmarks).
     pub fn collide_single_thread(
@@ -94,10 +130,12 @@ impl CpuNarrowphase {
                 .par_chunks_mut(PAIRS_PER_TASK)
                 .enumerate()
                 .for_each(|(run, slots)| {
-                    self.collide_run(bodies, pairs, run * PAIRS_PER_TASK, margin, slots);
+                    let (first, count) = (run * PAIRS_PER_TASK, slots.len());
+                    self.collide_run(bodies, pairs, first, count, margin, &mut Dense(slots));
                 });
         } else {
-            self.collide_run(bodies, pairs, 0, margin, slots);
+            let count = slots.len();
+            self.collide_run(bodies, pairs, 0, count, margin, &mut Dense(slots));
         }
         // SAFETY: `collide_run` initialized each of the first `pairs.len()` slots (every slot
         // once; a panic in it unwinds past this line).
@@ -105,7 +143,7 @@ impl CpuNarrowphase {
         results
     }
 
-    /// Writes into `slots[k]` the manifold of validated pair `pairs[first + k]` as given
+    /// Gives `sink` the manifold of each validated pair `pairs[first + k]`, `k < count`, as given
     /// (`bodies` and indices already checked), computed in canonical order with normalized
     /// rotations and swapped back where the pair was given the other way round. Each step
     /// prefetches the bodies of a pair further on ([`prefetch_bodies_ahead`]) and normalizes
@@ -116,26 +154,26 @@ impl CpuNarrowphase {
         bodies: &[Body],
         pairs: &[[u32; 2]],
         first: usize,
+        count: usize,
         margin: f32,
-        slots: &mut [MaybeUninit<Option<Manifold>>],
+        sink: &mut impl PairSink,
     ) {
         let posed = |index: usize| {
             let [a, b] = canonical(pairs[index]);
             (normalized(&bodies[a as usize]), normalized(&bodies[b as usize]))
         };
-        if slots.is_empty() {
+        if count == 0 {
             return;
         }
-        let count = slots.len();
         let mut next = posed(first);
-        for (k, slot) in slots.iter_mut().enumerate() {
+        for k in 0..count {
             let index = first + k;
             prefetch_bodies_ahead(bodies, pairs, index);
             let (body_a, body_b) = next;
             if k + 1 < count {
                 next = posed(index + 1);
             }
-            let out = slot.write(None);
+            let out = sink.slot(k);
             collide_shapes_into(
                 &self.shapes[body_a.shape as usize],
                 &body_a.pose,
@@ -145,6 +183,59 @@ impl CpuNarrowphase {
                 out,
             );
             restore_pair_order(pairs[index], out);
+            sink.done(index);
+        }
+    }
+}
+
+/// Where [`CpuNarrowphase::collide_run`] puts each pair's result: a slot to compute it in, then
+/// told the pair is done.
+trait PairSink {
+    /// The slot for the `k`-th pair of the run, set to `None`.
+    fn slot(&mut self, k: usize) -> &mut Option<Manifold>;
+    /// Called once pair `pair` (index in the call) is in its slot, in pair order.
+    fn done(&mut self, pair: usize);
+}
+
+/// One entry per pair, written in place ([`CpuNarrowphase::collide`]).
+struct Dense<'s>(&'s mut [MaybeUninit<Option<Manifold>>]);
+
+impl PairSink for Dense<'_> {
+    #[inline(always)]
+    fn slot(&mut self, k: usize) -> &mut Option<Manifold> {
+        self.0[k].write(None)
+    }
+
+    #[inline(always)]
+    fn done(&mut self, _: usize) {}
+}
+
+/// The touching pairs only, appended to a run's buffer ([`CpuNarrowphase::collide_into`]).
+struct Touching<'s> {
+    scratch: Option<Manifold>,
+    buffer: &'s mut RunBuffer,
+}
+
+impl<'s> Touching<'s> {
+    fn new(buffer: &'s mut RunBuffer) -> Self {
+        Touching {
+            scratch: None,
+            buffer,
+        }
+    }
+}
+
+impl PairSink for Touching<'_> {
+    #[inline(always)]
+    fn slot(&mut self, _: usize) -> &mut Option<Manifold> {
+        self.scratch = None;
+        &mut self.scratch
+    }
+
+    #[inline(always)]
+    fn done(&mut self, pair: usize) {
+        if let Some(manifold) = self.scratch.take() {
+            self.buffer.push(pair, manifold);
         }
     }
 }

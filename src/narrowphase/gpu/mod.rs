@@ -31,6 +31,7 @@ mod timings;
 
 use std::sync::Arc;
 
+use crate::contact_set::ContactSet;
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::ValidatedBatch;
@@ -220,6 +221,73 @@ impl GpuNarrowphase {
     pub fn collide_validated(&mut self, batch: &ValidatedBatch) -> Result<Vec<Option<Manifold>>, GpuError> {
         batch.check_shapes(&self.shapes)?;
         self.collide_input(BatchInput::Validated(batch))
+    }
+
+    /// [`Self::collide`] into `out`: cleared, then filled with the touching pairs only (pair
+    /// index and manifold, in pair order; the same manifolds, bit for bit, as [`Self::collide`]
+    /// on this narrowphase, which reads the same kernel output). Under [`Clipping::Gpu`] only
+    /// the clip kernel's list of pairs in contact is read: the host's work is per listed pair,
+    /// none per pair left out. A set reused across calls allocates nothing once warm. On an
+    /// error the set is left empty.
+    pub fn collide_into(
+        &mut self,
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+        margin: f32,
+        out: &mut ContactSet,
+    ) -> Result<(), GpuError> {
+        let input = BatchInput::Unchecked {
+            bodies,
+            pairs,
+            margin,
+        };
+        self.collide_input_into(input, out)
+    }
+
+    /// [`Self::collide_into`] on a batch the caller validated (no second check). An
+    /// [`GpuError::Input`] (the set left empty) only when it was validated against an
+    /// incompatible shape list.
+    pub fn collide_validated_into(
+        &mut self,
+        batch: &ValidatedBatch,
+        out: &mut ContactSet,
+    ) -> Result<(), GpuError> {
+        out.clear();
+        batch.check_shapes(&self.shapes)?;
+        self.collide_input_into(BatchInput::Validated(batch), out)
+    }
+
+    /// Steps 1 to 6 of a host batch into a [`ContactSet`]: rounds read straight into `out`
+    /// (`rounds::read_listed_into`, `rounds::read_dense_into`), the pair order restored as each
+    /// manifold is appended.
+    fn collide_input_into(&mut self, input: BatchInput, out: &mut ContactSet) -> Result<(), GpuError> {
+        out.clear();
+        let counts = FinishCounts::default();
+        let shapes = &self.shapes;
+        let ran = match self.clipping {
+            Clipping::Gpu => self
+                .runner
+                .run_with::<GpuManifold>(shapes, input, &mut |batch, round| {
+                    let per_pair = |batch: &_, pair, raw: &_| counts.clipped_on_gpu(batch, pair, raw);
+                    rounds::read_listed_into(batch, round, &per_pair, out)
+                }),
+            Clipping::Cpu => self
+                .runner
+                .run_with::<GpuSatResult>(shapes, input, &mut |batch, round| {
+                    let per_pair = |batch: &_, pair, raw: &_| counts.clipped_on_cpu(batch, pair, raw);
+                    rounds::read_dense_into(batch, round, &per_pair, out)
+                }),
+        };
+        match ran {
+            Ok((timings, _)) => {
+                self.timings = counts.add_to(timings);
+                Ok(())
+            }
+            Err(e) => {
+                out.clear();
+                Err(e)
+            }
+        }
     }
 
     /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`].

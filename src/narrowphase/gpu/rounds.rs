@@ -17,7 +17,9 @@
 //! 4. Finishing a round reads the mapped records on all threads, in pair order: each listed
 //!    entry's pair index is checked (in the round, listed once; [`GpuError::BadResult`]
 //!    otherwise), pairs missing from the list read as a zeroed record (status
-//!    `MANIFOLD_SEPARATED`).
+//!    `MANIFOLD_SEPARATED`). Into a [`ContactSet`] (`read_listed_into`), only the listed
+//!    entries are read: their pair indices checked the same way and sorted, no work per pair
+//!    left out of the list.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,9 +34,11 @@ use super::kernels::{CLIP_UNSUPPORTED, ClipKernel, NarrowphaseKernels};
 use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
 use super::staged::{BatchInput, PairOrder, StagedBatch};
 use super::timings::GpuTimings;
+use crate::contact_set::ContactSet;
 use crate::gpu::buffers::{GrowBuffer, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::{GpuContext, GpuError};
+use crate::manifold::Manifold;
 use crate::shape::Shape;
 
 /// Pairs per round of a pipelined batch (larger batches overlap staging, GPU work and reading
@@ -135,6 +139,25 @@ impl RoundRunner {
         input: BatchInput<'a>,
         per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings, StagedBatch<'a>), GpuError> {
+        let mut out = Vec::new();
+        let (timings, batch) = self.run_with::<T>(shapes, input, &mut |batch, round| {
+            if out.capacity() == 0 {
+                out.reserve_exact(batch.pair_count());
+            }
+            read_per_pair(batch, round, &per_pair, &mut out)
+        })?;
+        Ok((out, timings, batch))
+    }
+
+    /// Stages the batch and runs it as [`Self::run`] does, handing each round's mapped records
+    /// to `read(batch, round)` in round order (pair order). Returns the timings (the reading
+    /// counts as `cpu_clipping`; `incomplete_pairs` is left 0) and the staged batch.
+    pub fn run_with<'a, T: Readout>(
+        &mut self,
+        shapes: &'a [Shape],
+        input: BatchInput<'a>,
+        read: &mut impl FnMut(&StagedBatch<'a>, RoundRecords<'_>) -> Result<(), GpuError>,
+    ) -> Result<(GpuTimings, StagedBatch<'a>), GpuError> {
         let kernels = Arc::clone(&self.kernels);
         let clip = if T::COMPACT {
             let kernel = kernels.clip.as_ref();
@@ -153,7 +176,6 @@ impl RoundRunner {
             PairOrder::Canonical,
         )?;
         timings.upload += t.elapsed();
-        let mut out = Vec::with_capacity(batch.pair_count());
         // Step 1: rounds fit `max_buffer_size` (the list also one binding).
         let limits = self.context.limits;
         let per_round = if T::COMPACT {
@@ -162,7 +184,7 @@ impl RoundRunner {
             limits.max_buffer / size_of::<T>() as u64
         };
         let round_pairs = per_round.clamp(1, PIPELINE_PAIRS as u64) as usize;
-        let ran = self.run_rounds(&batch, clip, round_pairs, &per_pair, &mut out, &mut timings);
+        let ran = self.run_rounds::<T>(&batch, clip, round_pairs, read, &mut timings);
         if ran.is_err() {
             // Cancel mappings still pending so the next call can use the buffers; errors from
             // unmapping a buffer that is not mapped are caught here and dropped.
@@ -173,18 +195,17 @@ impl RoundRunner {
             let _ = scopes.pop();
         }
         ran?;
-        Ok((out, timings, batch))
+        Ok((timings, batch))
     }
 
     /// The rounds of [`Self::run`], each staged (its pairs checked) and submitted before the
     /// previous one is finished.
-    fn run_rounds<'a, T: Readout, R: Send + Default>(
+    fn run_rounds<'a, T: Readout>(
         &mut self,
         batch: &StagedBatch<'a>,
         clip: Option<&ClipKernel>,
         round_pairs: usize,
-        per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
-        out: &mut Vec<R>,
+        read: &mut impl FnMut(&StagedBatch<'a>, RoundRecords<'_>) -> Result<(), GpuError>,
         timings: &mut GpuTimings,
     ) -> Result<(), GpuError> {
         let mut pending: Option<PendingRound> = None;
@@ -207,11 +228,11 @@ impl RoundRunner {
             let submitted = self.submit_round::<T>(encoder, pairs, slot, first)?;
             timings.dispatch_readback += t.elapsed();
             if let Some(previous) = pending.replace(submitted) {
-                self.finish_round(batch, previous, per_pair, out, timings)?;
+                self.finish_round::<T>(batch, previous, read, timings)?;
             }
         }
         match pending.take() {
-            Some(last) => self.finish_round(batch, last, per_pair, out, timings),
+            Some(last) => self.finish_round::<T>(batch, last, read, timings),
             None => Ok(()),
         }
     }
@@ -309,15 +330,13 @@ impl RoundRunner {
         Ok(count)
     }
 
-    /// Step 4: waits (bounded) for a submitted round's records, maps every pair's record through
-    /// `per_pair` on all threads straight into `out` (in pair order), and unmaps. A failing pair
-    /// leaves its default; the error of the lowest failing pair is returned.
-    fn finish_round<'a, T: Readout, R: Send + Default>(
+    /// Step 4: waits (bounded) for a submitted round's records, hands them to `read` while
+    /// mapped, and unmaps.
+    fn finish_round<'a, T: Readout>(
         &mut self,
         batch: &StagedBatch<'a>,
         round: PendingRound,
-        per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
-        out: &mut Vec<R>,
+        read: &mut impl FnMut(&StagedBatch<'a>, RoundRecords<'_>) -> Result<(), GpuError>,
         timings: &mut GpuTimings,
     ) -> Result<(), GpuError> {
         let t = Instant::now();
@@ -337,60 +356,203 @@ impl RoundRunner {
             ),
             None => (0, round.copied),
         };
-        let first_error: Mutex<Option<(usize, GpuError)>> = Mutex::new(None);
-        let fail = |pair: usize, e: GpuError| {
-            if let Ok(mut slot) = first_error.lock()
-                && slot.as_ref().is_none_or(|(p, _)| pair < *p)
-            {
-                *slot = Some((pair, e));
-            }
-        };
         let readback = &self.readback[round.slot].buffer;
         let read = readback
             .get_mapped_range(0..end)
-            .map(|view| {
-                let records = &view[start as usize..];
-                let record = |i: usize| -> T {
-                    bytemuck::pod_read_unaligned(&records[i * size_of::<T>()..(i + 1) * size_of::<T>()])
+            .map_err(|e| GpuError::Readback(e.to_string()))
+            .and_then(|view| {
+                let records = RoundRecords {
+                    first: round.first,
+                    pairs: round.pairs,
+                    records: &view[start as usize..],
+                    listed,
                 };
-                // Compact: the list entry of each pair of the round (u32::MAX when not listed).
-                let entries = match listed.map(|_| list_entries(records, round.pairs, round.first)) {
-                    Some(Err(e)) => return fail(round.first, e),
-                    entries => entries.and_then(Result::ok),
-                };
-                out.par_extend(
-                    (0..round.pairs)
-                        .into_par_iter()
-                        .with_min_len(PAIRS_PER_TASK)
-                        .map(|i| {
-                            let pair = round.first + i;
-                            let raw = match &entries {
-                                None => record(i),
-                                Some(entries) => match entries[i].load(Ordering::Relaxed) {
-                                    u32::MAX => T::zeroed(),
-                                    entry => record(entry as usize),
-                                },
-                            };
-                            per_pair(batch, pair, &raw).unwrap_or_else(|e| {
-                                fail(pair, e);
-                                R::default()
-                            })
-                        }),
-                );
-            })
-            .map_err(|e| GpuError::Readback(e.to_string()));
+                read(batch, records)
+            });
         readback.unmap();
         read?;
-        match first_error.into_inner() {
-            Ok(None) => {}
-            Ok(Some((_, error))) => return Err(error),
-            Err(_) => return Err(GpuError::Readback("a result reader panicked".into())),
-        }
         timings.cpu_clipping += t.elapsed();
         Ok(())
     }
 }
 
+/// A round's records, mapped for reading (step 4).
+pub(super) struct RoundRecords<'r> {
+    /// Index of the round's first pair in the batch.
+    pub first: usize,
+    /// The round's number of pairs.
+    pub pairs: usize,
+    /// One record per pair (dense), or the `listed` entries of the compact list.
+    pub records: &'r [u8],
+    /// The number of entries of a compact list; `None` for dense records.
+    pub listed: Option<usize>,
+}
+
+impl RoundRecords<'_> {
+    /// Record `i` (a pair of the round, or an entry of the list).
+    #[inline]
+    fn record<T: Readout>(&self, i: usize) -> T {
+        bytemuck::pod_read_unaligned(&self.records[i * size_of::<T>()..(i + 1) * size_of::<T>()])
+    }
+}
+
+/// The lowest failing pair's error among a round's readers (shared by its threads).
+#[derive(Default)]
+struct FirstError(Mutex<Option<(usize, GpuError)>>);
+
+impl FirstError {
+    /// Keeps `error` of pair `pair` when no lower pair failed.
+    fn fail(&self, pair: usize, error: GpuError) {
+        if let Ok(mut slot) = self.0.lock()
+            && slot.as_ref().is_none_or(|(p, _)| pair < *p)
+        {
+            *slot = Some((pair, error));
+        }
+    }
+
+    /// The kept error, if any.
+    fn into_result(self) -> Result<(), GpuError> {
+        match self.0.into_inner() {
+            Ok(None) => Ok(()),
+            Ok(Some((_, error))) => Err(error),
+            Err(_) => Err(GpuError::Readback("a result reader panicked".into())),
+        }
+    }
+}
+
+/// Step 4 for [`RoundRunner::run`]: maps every pair's record of a round through `per_pair` on
+/// all threads straight into `out` (in pair order). Compact lists: pairs missing from the list
+/// read as a zeroed record. A failing pair leaves its default; the error of the lowest failing
+/// pair is returned.
+fn read_per_pair<'a, T: Readout, R: Send + Default>(
+    batch: &StagedBatch<'a>,
+    round: RoundRecords<'_>,
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
+    out: &mut Vec<R>,
+) -> Result<(), GpuError> {
+    let errors = FirstError::default();
+    // Compact: the list entry of each pair of the round (u32::MAX when not listed).
+    let entries = match round.listed {
+        Some(_) => Some(list_entries(round.records, round.pairs, round.first)?),
+        None => None,
+    };
+    out.par_extend(
+        (0..round.pairs)
+            .into_par_iter()
+            .with_min_len(PAIRS_PER_TASK)
+            .map(|i| {
+                let pair = round.first + i;
+                let raw = match &entries {
+                    None => round.record::<T>(i),
+                    Some(entries) => match entries[i].load(Ordering::Relaxed) {
+                        u32::MAX => T::zeroed(),
+                        entry => round.record::<T>(entry as usize),
+                    },
+                };
+                per_pair(batch, pair, &raw).unwrap_or_else(|e| {
+                    errors.fail(pair, e);
+                    R::default()
+                })
+            }),
+    );
+    errors.into_result()
+}
+
+/// Step 4 into a [`ContactSet`], dense records: each pair's record of a round through
+/// `per_pair` (its manifold as computed, canonical order) on all threads, the touching pairs
+/// appended to `out` in pair order with the given pair order restored.
+pub(super) fn read_dense_into<'a, T: Readout>(
+    batch: &StagedBatch<'a>,
+    round: RoundRecords<'_>,
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<Option<Manifold>, GpuError> + Sync),
+    out: &mut ContactSet,
+) -> Result<(), GpuError> {
+    let errors = FirstError::default();
+    out.append_chunked(round.pairs, PAIRS_PER_TASK, |first, count, buffer| {
+        for i in first..first + count {
+            let pair = round.first + i;
+            match per_pair(batch, pair, &round.record::<T>(i)) {
+                Ok(Some(mut manifold)) => {
+                    batch.restore_pair_order(pair, &mut manifold);
+                    buffer.push(pair, manifold);
+                }
+                Ok(None) => {}
+                Err(e) => errors.fail(pair, e),
+            }
+        }
+    });
+    errors.into_result()
+}
+
+/// Step 4 into a [`ContactSet`], compact list: only the listed entries are read. Their pair
+/// indices are checked (in the round, each listed once: the checks of [`list_entries`]) and
+/// sorted (8-byte keys, kept in `out` between calls); then each entry goes through `per_pair`
+/// on all threads and the touching pairs are appended to `out` in pair order, the given pair
+/// order restored. Work O(listed log listed), none per pair left out of the list.
+pub(super) fn read_listed_into<'a>(
+    batch: &StagedBatch<'a>,
+    round: RoundRecords<'_>,
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuManifold) -> Result<Option<Manifold>, GpuError> + Sync),
+    out: &mut ContactSet,
+) -> Result<(), GpuError> {
+    let (first, pairs) = (round.first, round.pairs);
+    let pair_at = std::mem::offset_of!(GpuManifold, pair);
+    let mut keys = std::mem::take(&mut out.keys);
+    keys.clear();
+    keys.par_extend(
+        round.records[..round.listed.unwrap_or(0) * size_of::<GpuManifold>()]
+            .par_chunks_exact(size_of::<GpuManifold>())
+            .with_min_len(PAIRS_PER_TASK)
+            .enumerate()
+            .map(|(entry, raw)| {
+                let pair = bytemuck::pod_read_unaligned::<u32>(&raw[pair_at..pair_at + 4]);
+                (pair, entry as u32)
+            }),
+    );
+    let checked = keys_checked(&mut keys, pairs, first);
+    if checked.is_ok() {
+        let errors = FirstError::default();
+        out.append_entries(keys.len(), PAIRS_PER_TASK, |k| {
+            let (pair, entry) = keys[k];
+            let pair = first + pair as usize;
+            match per_pair(batch, pair, &round.record::<GpuManifold>(entry as usize)) {
+                Ok(Some(mut manifold)) => {
+                    batch.restore_pair_order(pair, &mut manifold);
+                    (pair as u32, Some(manifold))
+                }
+                Ok(None) => (pair as u32, None),
+                Err(e) => {
+                    errors.fail(pair, e);
+                    (pair as u32, None)
+                }
+            }
+        });
+        out.keys = keys;
+        return errors.into_result();
+    }
+    out.keys = keys;
+    checked
+}
+
+/// Checks a compact list's (pair, entry) keys for a round of `pairs` pairs starting at batch
+/// pair `first` (every pair in the round, none listed twice: [`GpuError::BadResult`] as
+/// [`list_entries`] reports it) and sorts them by pair.
+fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(), GpuError> {
+    if let Some(&(pair, entry)) = keys.par_iter().find_first(|(pair, _)| *pair as usize >= pairs) {
+        return Err(GpuError::BadResult {
+            pair: first,
+            what: format!("manifold list entry {entry} names pair {pair} of a round of {pairs}"),
+        });
+    }
+    keys.par_sort_unstable();
+    if let Some(twice) = keys.par_windows(2).find_first(|w| w[0].0 == w[1].0) {
+        return Err(GpuError::BadResult {
+            pair: first + twice[0].0 as usize,
+            what: "listed twice in the manifold list".into(),
+        });
+    }
+    Ok(())
+}
 /// Step 4 for a compact list: for each of the round's `pairs` (the first is pair `first` of the
 /// batch), the index of its entry in `list` (u32::MAX when it has none), built on all threads.
 /// [`GpuError::BadResult`] when an entry names a pair outside the round or a pair listed twice.

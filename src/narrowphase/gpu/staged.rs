@@ -222,6 +222,16 @@ impl<'a> StagedBatch<'a> {
         self.margin
     }
 
+    /// Turns the manifold computed for staged pair `i` into the given pair's: swapped where the
+    /// pair was given with its higher body index first (under [`PairOrder::Canonical`]).
+    #[inline]
+    pub(super) fn restore_pair_order(&self, i: usize, manifold: &mut Manifold) {
+        let [a, b] = self.pairs[i];
+        if self.order == PairOrder::Canonical && a > b {
+            manifold.swap();
+        }
+    }
+
     /// Turns results computed for the staged pairs into results for the given pairs (see
     /// [`ValidatedBatch`]'s pair order).
     pub(super) fn restore_order(&self, results: &mut [Option<Manifold>]) {

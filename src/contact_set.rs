@@ -1,0 +1,271 @@
+//! [`ContactSet`]: the touching pairs of a batch, compact and reusable across calls.
+//!
+//! A backend's `collide_into` clears the set and appends, in increasing pair order, the index of
+//! every pair whose separation is at most the margin together with its manifold. The set keeps
+//! its memory between calls (its two arrays and the scratch the backends fill in parallel), so
+//! a set reused on batches of similar size allocates nothing once warm.
+//!
+//! Filling in parallel (`ContactSet::append_chunked`): the pairs are cut into runs, each run
+//! appends its touching pairs to a buffer of its own (kept in the set), and the buffers are then
+//! appended to the set in run order, so the set is in pair order whatever the threads did.
+
+use rayon::prelude::*;
+
+use crate::manifold::Manifold;
+
+/// The pairs in contact of one batch call: for each, its index in the call's pair list and its
+/// [`Manifold`] (as the backends' `collide` returns it: normal unit, world space, from the
+/// pair's first body toward its second; separation in length units, negative when penetrating;
+/// points in world space). Pairs are in increasing index order, each once. Filled by
+/// [`crate::CpuNarrowphase::collide_into`] and [`crate::GpuNarrowphase::collide_into`].
+#[derive(Clone, Debug, Default)]
+pub struct ContactSet {
+    /// Index of each touching pair in the call's pair list, increasing.
+    pairs: Vec<u32>,
+    /// The manifold of each pair of `pairs`, at the same position.
+    manifolds: Vec<Manifold>,
+    /// Per-run buffers of [`Self::append_chunked`], kept for the next call.
+    runs: Vec<RunBuffer>,
+    /// (pair, list entry) keys a backend sorts a compact list by, kept for the next call.
+    pub(crate) keys: Vec<(u32, u32)>,
+}
+
+/// The touching pairs one run of pairs found (see [`ContactSet::append_chunked`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RunBuffer {
+    pairs: Vec<u32>,
+    manifolds: Vec<Manifold>,
+    /// Where its entries go in the set (set while appending).
+    offset: usize,
+}
+
+/// A pointer the gathering threads write through, each to its own range.
+#[derive(Clone, Copy)]
+struct SharedPtr<T>(*mut T);
+
+// SAFETY: used only by `ContactSet::append_chunked`, whose threads write disjoint ranges.
+unsafe impl<T: Send> Send for SharedPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SharedPtr<T> {}
+
+impl<T> SharedPtr<T> {
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+impl RunBuffer {
+    /// Appends pair `pair` (its index in the call) with its manifold.
+    #[inline]
+    pub(crate) fn push(&mut self, pair: usize, manifold: Manifold) {
+        self.pairs.push(pair as u32);
+        self.manifolds.push(manifold);
+    }
+}
+
+impl ContactSet {
+    /// An empty set (allocates nothing until filled).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of pairs in contact.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// True when no pair is in contact.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The indices of the touching pairs in the call's pair list, increasing.
+    pub fn pair_indices(&self) -> &[u32] {
+        &self.pairs
+    }
+
+    /// The manifolds, at the positions of [`Self::pair_indices`].
+    pub fn manifolds(&self) -> &[Manifold] {
+        &self.manifolds
+    }
+
+    /// `(pair index, manifold)` of every touching pair, in increasing pair order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u32, &Manifold)> + '_ {
+        self.pairs.iter().copied().zip(&self.manifolds)
+    }
+
+    /// The manifold of pair `pair_index`, `None` when that pair is not in contact (binary
+    /// search: O(log len)).
+    pub fn get(&self, pair_index: u32) -> Option<&Manifold> {
+        let at = self.pairs.binary_search(&pair_index).ok()?;
+        Some(&self.manifolds[at])
+    }
+
+    /// Empties the set, keeping its memory.
+    pub fn clear(&mut self) {
+        self.pairs.clear();
+        self.manifolds.clear();
+    }
+
+    /// One entry per pair of a call of `pair_count` pairs, as `collide` returns it: the
+    /// manifold of each pair in the set, `None` for the others. Pairs at or past `pair_count`
+    /// are left out.
+    pub fn to_options(&self, pair_count: usize) -> Vec<Option<Manifold>> {
+        let mut options = vec![None; pair_count];
+        for (pair, manifold) in self.iter() {
+            if let Some(slot) = options.get_mut(pair as usize) {
+                *slot = Some(*manifold);
+            }
+        }
+        options
+    }
+
+    /// Appends pairs `0..count` of a call, in order, in parallel: `fill(first, len, buffer)` pushes
+    /// the touching pairs among `first..first + len` into `buffer`, in increasing order. Runs
+    /// are at least `min_run` pairs; their buffers are kept in the set for the next call.
+    pub(crate) fn append_chunked(
+        &mut self,
+        count: usize,
+        min_run: usize,
+        fill: impl Fn(usize, usize, &mut RunBuffer) + Sync,
+    ) {
+        if count == 0 {
+            return;
+        }
+        // About 64 runs per thread, for balance, each at least `min_run` pairs.
+        let run = (count / (rayon::current_num_threads() * 64)).max(min_run.max(1));
+        let runs = count.div_ceil(run);
+        if self.runs.len() < runs {
+            self.runs.resize_with(runs, RunBuffer::default);
+        }
+        self.runs[..runs]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(r, buffer)| {
+                buffer.pairs.clear();
+                buffer.manifolds.clear();
+                let first = r * run;
+                fill(first, run.min(count - first), buffer);
+            });
+        // Each run's entries go to its place (a prefix sum), copied on all threads.
+        let start = self.pairs.len();
+        let mut end = start;
+        for buffer in &mut self.runs[..runs] {
+            buffer.offset = end;
+            end += buffer.pairs.len();
+        }
+        self.pairs.reserve(end - start);
+        self.manifolds.reserve(end - start);
+        let pairs = SharedPtr(self.pairs.as_mut_ptr());
+        let manifolds = SharedPtr(self.manifolds.as_mut_ptr());
+        self.runs[..runs].par_iter().for_each(|buffer| {
+            let count = buffer.pairs.len();
+            // SAFETY: both vectors have room for `end` entries; run ranges
+            // `offset..offset + count` are disjoint and lie in `start..end`; the buffers do not
+            // overlap the vectors.
+            unsafe {
+                std::ptr::copy_nonoverlapping(buffer.pairs.as_ptr(), pairs.get().add(buffer.offset), count);
+                std::ptr::copy_nonoverlapping(
+                    buffer.manifolds.as_ptr(),
+                    manifolds.get().add(buffer.offset),
+                    count,
+                );
+            }
+        });
+        // SAFETY: entries `start..end` were written above (u32 and Manifold are Copy).
+        unsafe {
+            self.pairs.set_len(end);
+            self.manifolds.set_len(end);
+        }
+    }
+
+    /// Appends `count` entries in parallel: pair index and manifold of entry `k` from
+    /// `entry(k)`, which gives `None` for an entry to leave out. Entries must come in increasing
+    /// pair order (a caller sorts them first).
+    pub(crate) fn append_entries(
+        &mut self,
+        count: usize,
+        min_len: usize,
+        entry: impl Fn(usize) -> (u32, Option<Manifold>) + Sync,
+    ) {
+        let base = self.pairs.len();
+        // Left-out entries are marked with pair u32::MAX and removed after (rare: pairs the
+        // host finished and found apart beyond the margin).
+        let (pairs, manifolds) = (&mut self.pairs, &mut self.manifolds);
+        pairs.par_extend((0..count).into_par_iter().with_min_len(min_len).map(|_| u32::MAX));
+        manifolds.par_extend(
+            pairs[base..]
+                .par_iter_mut()
+                .with_min_len(min_len)
+                .enumerate()
+                .map(|(k, slot)| match entry(k) {
+                    (pair, Some(manifold)) => {
+                        *slot = pair;
+                        manifold
+                    }
+                    (_, None) => Manifold::default(),
+                }),
+        );
+        if pairs[base..].contains(&u32::MAX) {
+            let mut kept = base;
+            for k in base..pairs.len() {
+                if pairs[k] != u32::MAX {
+                    pairs[kept] = pairs[k];
+                    manifolds[kept] = manifolds[k];
+                    kept += 1;
+                }
+            }
+            pairs.truncate(kept);
+            manifolds.truncate(kept);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+
+    fn manifold(separation: f32) -> Manifold {
+        Manifold::new(Vec3::Y, separation)
+    }
+
+    #[test]
+    fn chunked_fill_keeps_pair_order_and_reuses_buffers() {
+        let mut set = ContactSet::new();
+        let touching = |pair: usize| pair.is_multiple_of(3);
+        let fill = |first: usize, len: usize, buffer: &mut RunBuffer| {
+            for pair in (first..first + len).filter(|&p| touching(p)) {
+                buffer.push(pair, manifold(pair as f32));
+            }
+        };
+        set.append_chunked(10_000, 7, fill);
+        let expected: Vec<u32> = (0..10_000).filter(|&p| touching(p as usize)).collect();
+        assert_eq!(set.pair_indices(), expected);
+        assert!(set.iter().all(|(pair, m)| m.separation == pair as f32));
+        assert_eq!(set.get(9), Some(&manifold(9.0)));
+        assert_eq!(set.get(10), None);
+        set.clear();
+        set.append_chunked(10, 7, fill);
+        assert_eq!(set.pair_indices(), [0, 3, 6, 9]);
+        let options = set.to_options(10);
+        assert_eq!(options.iter().filter(|o| o.is_some()).count(), 4);
+        assert_eq!(options[6], Some(manifold(6.0)));
+    }
+
+    #[test]
+    fn entries_left_out_are_removed_in_order() {
+        let mut set = ContactSet::new();
+        set.append_entries(3, 1, |k| (k as u32, Some(manifold(k as f32))));
+        set.append_entries(1000, 16, |k| {
+            let pair = 10 + 2 * k as u32;
+            (pair, (k % 5 != 1).then(|| manifold(pair as f32)))
+        });
+        assert_eq!(set.len(), 3 + 800);
+        assert!(set.pair_indices().windows(2).all(|w| w[0] < w[1]));
+        assert!(set.iter().all(|(pair, m)| m.separation == pair as f32));
+        assert_eq!(set.get(12), None);
+        assert!(set.get(14).is_some());
+    }
+}
