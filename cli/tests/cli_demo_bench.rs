@@ -93,6 +93,8 @@ fn check_bench_entry<'a>(entries: &'a [Value], backend: &str, pairs: u64) -> &'a
     assert_eq!(entry["pairs"].as_u64(), Some(pairs), "{entry}");
     let median = entry["median_s"].as_f64().unwrap();
     assert!(median > 0.0, "{entry}");
+    // The 95th percentile of the same runs is at least their median.
+    assert!(entry["p95_s"].as_f64().unwrap() >= median, "{entry}");
     let rate = entry["pairs_per_s"].as_f64().unwrap();
     assert!(
         (rate * median - pairs as f64).abs() <= 1e-6 * pairs as f64,
@@ -204,7 +206,7 @@ fn bench_on_a_scene_file_uses_its_pairs() {
     assert!(table.status.success(), "{}", stderr(&table));
     let text = stdout(&table);
     assert!(
-        text.contains("box_stack.json: 7 pairs, median of 3 runs"),
+        text.contains("box_stack.json: 7 pairs, median and 95th percentile of 3 runs"),
         "{text}"
     );
     let row = text.lines().find(|l| l.starts_with("cpu ")).expect("a cpu row");

@@ -38,8 +38,9 @@ pub(super) const LONG_ABOUT: &str = "\
 Times the narrowphase on several backends over the same pairs: those of --scene (its own list,
 or the broadphase's when it has none), or the broadphase pairs of a generated particle scene
 (--bodies, --shapes, --seed, --density). Each backend runs once to warm up, then --repeat timed
-runs; the table gives the median wall time of a whole batch (validation included), pairs per
-second, the speedup over cpu1, and the device. GPU times are split into upload, dispatch and
+runs; the table gives the median and the 95th percentile (nearest rank: the slowest run of
+fewer than 20) of the wall time of a whole batch (validation included), pairs per second, the
+speedup over cpu1, and the device. GPU times are split into upload, dispatch and
 readback, and CPU clipping (medians of each part).
 
 BACKENDS:
@@ -75,7 +76,7 @@ bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays.
 
 JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   {\"backend\": \"cpu1\", \"pairs\": n, \"manifolds\": m, \"runs\": k, \"median_s\": t,
-   \"pairs_per_s\": x, \"ratio_to_cpu1\": r, \"adapter\": \"...\", \"threads\": n}
+   \"p95_s\": t95, \"pairs_per_s\": x, \"ratio_to_cpu1\": r, \"adapter\": \"...\", \"threads\": n}
   ratio_to_cpu1 is cpu1's median over this backend's (2 = twice as fast; null without cpu1);
   adapter is the GPU adapter's name or the CPU model; GPU objects add upload_s (validation and
   staging on the host, summed over rounds; kernel time excluded), dispatch_readback_s (submit,
@@ -193,6 +194,8 @@ struct Measurement {
     backend: BenchBackend,
     manifolds: usize,
     median: Duration,
+    /// 95th percentile of the timed runs (nearest rank: the slowest of fewer than 20 runs).
+    p95: Duration,
     /// GPU adapter name or CPU model.
     device: String,
     threads: Option<usize>,
@@ -313,6 +316,7 @@ fn measure_backend(
                 backend,
                 manifolds: runs.manifolds,
                 median: median(&runs.times),
+                p95: percentile_95(&runs.times),
                 device: cpu_model(),
                 threads: backend.cpu_threads(),
                 gpu_split: None,
@@ -332,6 +336,7 @@ fn measure_backend(
                 backend,
                 manifolds: runs.manifolds,
                 median: runs.median,
+                p95: runs.p95,
                 device: runs.device,
                 threads: None,
                 gpu_split: None,
@@ -370,6 +375,7 @@ fn measure_backend(
                 backend,
                 manifolds: runs.manifolds,
                 median: median(&runs.times),
+                p95: percentile_95(&runs.times),
                 device,
                 threads: None,
                 gpu_split: Some([
@@ -535,6 +541,15 @@ fn time_runs(
     Ok(runs)
 }
 
+/// The 95th percentile of a non-empty list by nearest rank: the `ceil(0.95 n)`-th smallest (the
+/// largest of fewer than 20).
+pub(super) fn percentile_95(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    let rank = (sorted.len() * 95).div_ceil(100).max(1);
+    sorted[rank - 1]
+}
+
 /// The median of a non-empty list (the mean of the middle two for an even length).
 fn median(times: &[Duration]) -> Duration {
     let mut sorted = times.to_vec();
@@ -558,6 +573,7 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
         "manifolds": m.manifolds,
         "runs": repeat,
         "median_s": m.median.as_secs_f64(),
+        "p95_s": m.p95.as_secs_f64(),
         "pairs_per_s": pairs_per_second(pairs, m.median),
         "ratio_to_cpu1": cpu1.map(|t| t.as_secs_f64() / m.median.as_secs_f64()),
         "adapter": m.device,
@@ -597,11 +613,11 @@ fn table(
 ) -> Vec<String> {
     let mut lines = Vec::new();
     lines.push(format!(
-        "hullsat bench: {description}: {pairs} pairs, median of {repeat} runs after 1 warm-up"
+        "hullsat bench: {description}: {pairs} pairs, median and 95th percentile of {repeat} runs after 1 warm-up"
     ));
     lines.push(format!(
-        "{:<12} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
-        "backend", "pairs", "manifolds", "median", "pairs/s", "vs cpu1"
+        "{:<12} {:>9} {:>10} {:>12} {:>12} {:>12} {:>8}  device",
+        "backend", "pairs", "manifolds", "median", "p95", "pairs/s", "vs cpu1"
     ));
     for m in measurements {
         let ratio = cpu1.map_or("-".into(), |t| {
@@ -609,11 +625,12 @@ fn table(
         });
         let device = device_label(&m.device, m.threads);
         lines.push(format!(
-            "{:<12} {:>9} {:>10} {:>9.3} ms {:>12.0} {:>8}  {device}",
+            "{:<12} {:>9} {:>10} {:>9.3} ms {:>9.3} ms {:>12.0} {:>8}  {device}",
             m.backend.name(),
             pairs,
             m.manifolds,
             m.median.as_secs_f64() * 1e3,
+            m.p95.as_secs_f64() * 1e3,
             pairs_per_second(pairs, m.median),
             ratio
         ));
@@ -697,11 +714,12 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
             .iter()
             .map(|(m, name)| {
                 let mut object = json!({
-                    "backend": name, "rays": count, "hits": m.hits, "runs": args.repeat,
-                    "median_s": m.median.as_secs_f64(), "rays_per_s": per_second(m),
-                    "ratio_to_cpu1": cpu1.map(|t| t.as_secs_f64() / m.median.as_secs_f64()),
-                    "adapter": m.device, "threads": m.threads,
-                });
+                            "backend": name, "rays": count, "hits": m.hits, "runs": args.repeat,
+                            "median_s": m.median.as_secs_f64(),
+                "p95_s": m.p95.as_secs_f64(), "rays_per_s": per_second(m),
+                            "ratio_to_cpu1": cpu1.map(|t| t.as_secs_f64() / m.median.as_secs_f64()),
+                            "adapter": m.device, "threads": m.threads,
+                        });
                 if let Some(t) = m.gpu {
                     object["bvh_build_s"] = json!(t.bvh_build.as_secs_f64());
                     object["upload_s"] = json!(t.upload.as_secs_f64());
@@ -717,12 +735,12 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
     let mode = if args.closest { "closest hit" } else { "every hit" };
     let mut lines = Vec::new();
     lines.push(format!(
-        "hullsat bench: {description}: {count} rays of length {} ({mode}), median of {} runs after 1 warm-up",
+        "hullsat bench: {description}: {count} rays of length {} ({mode}), median and 95th percentile of {} runs after 1 warm-up",
         args.ray_length, args.repeat
     ));
     lines.push(format!(
-        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>8}  device",
-        "backend", "rays", "hits", "median", "rays/s", "vs cpu1"
+        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>12} {:>8}  device",
+        "backend", "rays", "hits", "median", "p95", "rays/s", "vs cpu1"
     ));
     for (m, name) in &rows {
         let ratio = cpu1.map_or("-".into(), |t| {
@@ -730,9 +748,10 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
         });
         let device = device_label(&m.device, m.threads);
         lines.push(format!(
-            "{name:<7} {count:>9} {:>10} {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
+            "{name:<7} {count:>9} {:>10} {:>9.3} ms {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
             m.hits,
             m.median.as_secs_f64() * 1e3,
+            m.p95.as_secs_f64() * 1e3,
             per_second(m)
         ));
         if let Some(t) = m.gpu {
@@ -762,6 +781,8 @@ fn device_label(device: &str, threads: Option<usize>) -> String {
 struct RayMeasurement {
     hits: usize,
     median: Duration,
+    /// 95th percentile of the timed runs (nearest rank).
+    p95: Duration,
     device: String,
     threads: Option<usize>,
     /// The GPU's split of its last run.
@@ -777,21 +798,22 @@ fn measure_rays(
     args: &BenchArgs,
 ) -> Result<Option<RayMeasurement>, CliError> {
     let (bodies, closest) = (&scene.bodies, args.closest);
-    let timed = |run: &mut dyn FnMut() -> Result<usize, CliError>| -> Result<(usize, Duration), CliError> {
-        let hits = run()?;
-        let mut times = Vec::new();
-        for _ in 0..args.repeat {
-            let t = Instant::now();
-            run()?;
-            times.push(t.elapsed());
-        }
-        Ok((hits, median(&times)))
-    };
+    let timed =
+        |run: &mut dyn FnMut() -> Result<usize, CliError>| -> Result<(usize, Duration, Duration), CliError> {
+            let hits = run()?;
+            let mut times = Vec::new();
+            for _ in 0..args.repeat {
+                let t = Instant::now();
+                run()?;
+                times.push(t.elapsed());
+            }
+            Ok((hits, median(&times), percentile_95(&times)))
+        };
     let count = |lists: Vec<Vec<hullsat::RayHit>>| lists.iter().map(Vec::len).sum::<usize>();
     Ok(Some(match backend {
         BenchBackend::Cpu1 | BenchBackend::Cpu => {
             let cpu = CpuRaycaster::new(scene.shapes.clone());
-            let (hits, median) = timed(&mut || {
+            let (hits, median, p95) = timed(&mut || {
                 Ok(count(if backend == BenchBackend::Cpu1 {
                     cpu.cast_single_thread(bodies, rays, closest)?
                 } else {
@@ -801,6 +823,7 @@ fn measure_rays(
             RayMeasurement {
                 hits,
                 median,
+                p95,
                 device: cpu_model(),
                 threads: backend.cpu_threads(),
                 gpu: None,
@@ -825,7 +848,7 @@ fn measure_rays(
             };
             let info = gpu.adapter_info();
             let device = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
-            let (hits, median) = timed(&mut || {
+            let (hits, median, p95) = timed(&mut || {
                 gpu.cast(bodies, rays, closest)
                     .map(count)
                     .map_err(|err| match err {
@@ -836,10 +859,29 @@ fn measure_rays(
             RayMeasurement {
                 hits,
                 median,
+                p95,
                 device,
                 threads: None,
                 gpu: Some(gpu.timings()),
             }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_95th_percentile_is_the_nearest_rank() {
+        let ms = |v: &[u64]| v.iter().map(|&t| Duration::from_millis(t)).collect::<Vec<_>>();
+        // Fewer than 20 runs: the slowest.
+        assert_eq!(percentile_95(&ms(&[3, 1, 2])), Duration::from_millis(3));
+        assert_eq!(percentile_95(&ms(&[5])), Duration::from_millis(5));
+        // 20 runs: the 19th smallest; 40 runs: the 38th.
+        let twenty: Vec<u64> = (1..=20).rev().collect();
+        assert_eq!(percentile_95(&ms(&twenty)), Duration::from_millis(19));
+        let forty: Vec<u64> = (1..=40).collect();
+        assert_eq!(percentile_95(&ms(&forty)), Duration::from_millis(38));
+    }
 }

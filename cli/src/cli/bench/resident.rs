@@ -24,7 +24,7 @@ use hullsat::narrowphase::gpu::layout::{
 use hullsat::{GpuError, GpuNarrowphase, Scene, ValidatedBatch};
 use wgpu::util::DeviceExt;
 
-use super::{CliError, median, output};
+use super::{CliError, median, output, percentile_95};
 
 /// How a resident run was timed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +48,8 @@ impl ResidentTiming {
 pub(super) struct ResidentRuns {
     /// Median time of a run.
     pub median: Duration,
+    /// 95th percentile of the runs (nearest rank).
+    pub p95: Duration,
     /// Entries the list holds with status clipped (manifolds).
     pub manifolds: usize,
     /// Entries left to the host (not computed on the GPU).
@@ -197,6 +199,7 @@ pub(super) fn measure(
     let (listed, left_to_host) = (with(MANIFOLD_CLIPPED), with(MANIFOLD_HOST));
     Ok(Some(ResidentRuns {
         median: median(&times),
+        p95: percentile_95(&times),
         manifolds: listed.len(),
         host_pairs: left_to_host.len(),
         listed,
