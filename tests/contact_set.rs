@@ -10,8 +10,8 @@
 mod support;
 
 use hullsat::narrowphase::gpu::Clipping;
-use hullsat::{Body, ContactSet, CpuNarrowphase, GpuNarrowphase, Manifold, Shape, ValidatedBatch};
-use support::suites::{primitive_batch, primitive_library, random_hull_pairs, shape_library};
+use hullsat::{ContactSet, CpuNarrowphase, GpuNarrowphase, Manifold, Shape, ValidatedBatch};
+use support::suites::{Batch, primitive_batch, primitive_library, random_hull_pairs, shape_library};
 use support::{gpu_or_skip, seeded_rng};
 
 /// Hull pairs per margin.
@@ -19,14 +19,6 @@ const HULL_PAIRS: usize = 3000;
 
 /// Speculative margins, length units (shapes are 0.5 to 2 units across).
 const MARGINS: [f32; 2] = [0.0, 0.05];
-
-/// A batch of one shape list.
-struct Batch {
-    shapes: Vec<Shape>,
-    bodies: Vec<Body>,
-    pairs: Vec<[u32; 2]>,
-    margin: f32,
-}
 
 /// Random hull and box pairs, and every primitive kind combination, at each margin; each also
 /// with every pair given the other way round and with every other pair reversed.
@@ -43,13 +35,7 @@ fn batches() -> Vec<Batch> {
             pairs,
             margin,
         });
-        let primitives = primitive_batch(&mut rng, &library, 60, margin);
-        batches.push(Batch {
-            shapes: primitives.shapes,
-            bodies: primitives.bodies,
-            pairs: primitives.pairs,
-            margin,
-        });
+        batches.push(primitive_batch(&mut rng, &library, 60, margin).at(margin));
     }
     let reversed: Vec<Batch> = batches
         .iter()

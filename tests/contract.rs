@@ -18,7 +18,7 @@ use rand::RngExt;
 use rand_pcg::Pcg64;
 use support::seeded_rng;
 use support::shapes::random_direction;
-use support::suites::{primitive_batch, primitive_library, random_hull_pairs, shape_library};
+use support::suites::{Batch, primitive_batch, primitive_library, random_hull_pairs, shape_library};
 
 /// How many f32 ulps the perturbation moves each body, in turn: of its distance to its pair
 /// partner (at least the pair's scale) for positions, f32::EPSILON radians for rotations. The
@@ -27,14 +27,6 @@ const ULPS: [f32; 4] = [1.0, 2.0, 4.0, 8.0];
 
 /// Margins of the suites, length units.
 const MARGINS: [f32; 2] = [0.0, 0.05];
-
-/// One batch of a suite.
-struct Batch {
-    shapes: Vec<Shape>,
-    bodies: Vec<Body>,
-    pairs: Vec<[u32; 2]>,
-    margin: f32,
-}
 
 /// The equivalence suite's batches (10,000 pairs per margin) and the primitive suite's (11 kind
 /// combinations × 240 pairs per margin), with the seeds of tests/gpu_equivalence.rs and
@@ -55,13 +47,7 @@ fn suites() -> Vec<Batch> {
     let mut rng = seeded_rng(0x05ee_d91e);
     let library = primitive_library(&mut rng);
     for margin in MARGINS {
-        let batch = primitive_batch(&mut rng, &library, 240, margin);
-        batches.push(Batch {
-            shapes: batch.shapes,
-            bodies: batch.bodies,
-            pairs: batch.pairs,
-            margin,
-        });
+        batches.push(primitive_batch(&mut rng, &library, 240, margin).at(margin));
     }
     batches
 }

@@ -257,6 +257,14 @@ pub fn place(
     (pose_a, pose_b)
 }
 
+/// One batch of a suite: a shape list, bodies over it, pairs and the margin (length units).
+pub struct Batch {
+    pub shapes: Vec<Shape>,
+    pub bodies: Vec<Body>,
+    pub pairs: Vec<[u32; 2]>,
+    pub margin: f32,
+}
+
 /// A batch of the primitive suite: the shapes, bodies, pairs (either body first, either order
 /// given) and each pair's kinds and placement.
 pub struct PrimitiveBatch {
@@ -264,6 +272,18 @@ pub struct PrimitiveBatch {
     pub bodies: Vec<Body>,
     pub pairs: Vec<[u32; 2]>,
     pub cases: Vec<(Kind, Kind, PrimitivePlacement)>,
+}
+
+impl PrimitiveBatch {
+    /// The batch at `margin` (the margin it was placed for), without the cases.
+    pub fn at(self, margin: f32) -> Batch {
+        Batch {
+            shapes: self.shapes,
+            bodies: self.bodies,
+            pairs: self.pairs,
+            margin,
+        }
+    }
 }
 
 /// A library of six shapes of each kind.
