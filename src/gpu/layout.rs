@@ -48,14 +48,19 @@ impl From<[f32; 3]> for WgslVec3 {
 
 encase::impl_vector!(3, WgslVec3, f32; using AsRef AsMut From);
 
-/// The bytes of `value` as a WGSL uniform holds it (encase: offsets, alignment and padding from
-/// the struct's fields, as naga lays out its WGSL twin).
-pub(crate) fn uniform_bytes<T: ShaderType + WriteInto>(value: &T) -> Result<Vec<u8>, GpuError> {
-    let mut buffer = UniformBuffer::new(Vec::new());
-    buffer
+/// Writes `value` at the start of `out` as a WGSL uniform holds it (encase: offsets, alignment
+/// and padding from the struct's fields, as naga lays out its WGSL twin).
+pub(crate) fn write_uniform<T: ShaderType + WriteInto>(value: &T, out: &mut [u8]) -> Result<(), GpuError> {
+    UniformBuffer::new(out)
         .write(value)
-        .map_err(|e| GpuError::Wgpu(format!("encoding a uniform: {e}")))?;
-    Ok(buffer.into_inner())
+        .map_err(|e| GpuError::Wgpu(format!("encoding a uniform: {e}")))
+}
+
+/// The bytes of `value` as a WGSL uniform holds it ([`write_uniform`]).
+pub(crate) fn uniform_bytes<T: ShaderType + WriteInto>(value: &T) -> Result<Vec<u8>, GpuError> {
+    let mut bytes = vec![0; T::min_size().get() as usize];
+    write_uniform(value, &mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

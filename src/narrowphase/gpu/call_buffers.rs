@@ -24,7 +24,7 @@ use super::kernels::{ClipKernel, NarrowphaseKernels};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::{DeviceLimits, ErrorScopes};
-use crate::gpu::layout::uniform_bytes;
+use crate::gpu::layout::write_uniform;
 use crate::gpu::{GpuContext, GpuError};
 
 /// What one [`CallBuffers::encode`] records.
@@ -199,9 +199,8 @@ impl CallBuffers {
                 pair_count: chunk.min(count - k * chunk) as u32,
                 first_pair: (k * chunk) as u32,
             };
-            let bytes = uniform_bytes(&chunk_params)?;
             let at = (k * PARAMS_STRIDE) as usize;
-            params[at..at + bytes.len()].copy_from_slice(&bytes);
+            write_uniform(&chunk_params, &mut params[at..at + PARAMS_STRIDE as usize])?;
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);

@@ -496,7 +496,6 @@ pub(super) fn read_listed_into<'a>(
     out: &mut ContactSet,
 ) -> Result<(), GpuError> {
     let (first, pairs) = (round.first, round.pairs);
-    let pair_at = std::mem::offset_of!(GpuManifold, pair);
     let mut keys = std::mem::take(&mut out.keys);
     keys.clear();
     keys.par_extend(
@@ -504,10 +503,7 @@ pub(super) fn read_listed_into<'a>(
             .par_chunks_exact(size_of::<GpuManifold>())
             .with_min_len(PAIRS_PER_TASK)
             .enumerate()
-            .map(|(entry, raw)| {
-                let pair = bytemuck::pod_read_unaligned::<u32>(&raw[pair_at..pair_at + 4]);
-                (pair, entry as u32)
-            }),
+            .map(|(entry, raw)| (listed_pair(raw), entry as u32)),
     );
     let checked = keys_checked(&mut keys, pairs, first);
     if checked.is_ok() {
@@ -553,17 +549,23 @@ fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(
     }
     Ok(())
 }
+/// The round-local pair a compact list entry (one [`GpuManifold`]'s bytes) names.
+#[inline]
+fn listed_pair(entry: &[u8]) -> u32 {
+    let at = std::mem::offset_of!(GpuManifold, pair);
+    bytemuck::pod_read_unaligned(&entry[at..at + 4])
+}
+
 /// Step 4 for a compact list: for each of the round's `pairs` (the first is pair `first` of the
 /// batch), the index of its entry in `list` (u32::MAX when it has none), built on all threads.
 /// [`GpuError::BadResult`] when an entry names a pair outside the round or a pair listed twice.
 fn list_entries(list: &[u8], pairs: usize, first: usize) -> Result<Vec<AtomicU32>, GpuError> {
     let entries: Vec<AtomicU32> = (0..pairs).map(|_| AtomicU32::new(u32::MAX)).collect();
-    let pair_at = std::mem::offset_of!(GpuManifold, pair);
     list.par_chunks_exact(size_of::<GpuManifold>())
         .with_min_len(PAIRS_PER_TASK)
         .enumerate()
         .try_for_each(|(entry, raw)| {
-            let pair = bytemuck::pod_read_unaligned::<u32>(&raw[pair_at..pair_at + 4]) as usize;
+            let pair = listed_pair(raw) as usize;
             let Some(slot) = entries.get(pair) else {
                 return Err(GpuError::BadResult {
                     pair: first,
