@@ -113,6 +113,12 @@ fn verbose_reports_on_stderr_only() {
         "{}",
         stderr(&output)
     );
+    // Two pairs: auto takes the CPU, below the GPU's crossover, and says so.
+    assert!(
+        stderr(&output).contains("backend: cpu (auto: 2 pairs are fewer than the GPU's crossover, "),
+        "{}",
+        stderr(&output)
+    );
     let results: Value = serde_json::from_slice(&output.stdout).unwrap();
     check_box_on_box_results(&results);
 }

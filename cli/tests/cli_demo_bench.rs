@@ -37,6 +37,7 @@ fn no_gpu(why: &str) {
 
 #[test]
 fn demo_reports_counts_times_and_the_backend_check() {
+    // 500 bodies: too few pairs for the GPU, so auto takes the CPU without making a device.
     let auto = hullsat(&["demo", "--bodies", "500", "--seed", "3"]);
     assert!(auto.status.success(), "{}", stderr(&auto));
     let report = stdout(&auto);
@@ -45,7 +46,21 @@ fn demo_reports_counts_times_and_the_backend_check() {
         "{report}"
     );
     let pairs = check_report_counts(&report);
-    if report.contains("backend: gpu, adapter ") {
+    assert!(
+        report.contains(&format!(
+            "threads; auto: {pairs} pairs are fewer than the GPU's crossover, "
+        )),
+        "{report}"
+    );
+    assert!(auto.stderr.is_empty(), "{}", stderr(&auto));
+
+    // The GPU when asked for, judged by the contract against the CPU on the same pairs.
+    let gpu = hullsat(&["demo", "--bodies", "500", "--seed", "3", "--backend", "gpu"]);
+    if gpu.status.success() {
+        let report = stdout(&gpu);
+        assert!(report.contains("backend: gpu, adapter "), "{report}");
+        assert!(report.contains("; --backend gpu\n"), "{report}");
+        assert_eq!(check_report_counts(&report), pairs);
         for needle in [
             "gpu stages: setup ",
             ", upload ",
@@ -60,9 +75,8 @@ fn demo_reports_counts_times_and_the_backend_check() {
             "{report}"
         );
     } else {
-        assert!(report.contains("backend: cpu ("), "{report}");
-        assert!(stderr(&auto).contains("note: using the CPU"), "{}", stderr(&auto));
-        no_gpu(&stderr(&auto));
+        assert_eq!(gpu.status.code(), Some(1), "{}", stderr(&gpu));
+        no_gpu(&stderr(&gpu));
     }
 
     // The CPU alone sees the same scene and pairs, and says that nothing was compared.
@@ -73,6 +87,48 @@ fn demo_reports_counts_times_and_the_backend_check() {
     assert_eq!(check_report_counts(&report), pairs);
     assert!(report.contains("check: only the CPU ran"), "{report}");
     assert!(cpu.stderr.is_empty(), "{}", stderr(&cpu));
+}
+
+/// Above the crossover, auto looks at the adapter: the CPU on a software one (lavapipe), the GPU
+/// on hardware, and the report says which and why.
+#[test]
+fn demo_auto_takes_the_cpu_on_a_software_adapter_and_says_why() {
+    let output = hullsat(&["demo", "--bodies", "20000"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report = stdout(&output);
+    let pairs = check_report_counts(&report);
+    let crossover = 3_000 * std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let adapter = hullsat::gpu::shared_context().map(|c| c.adapter_info().clone());
+    match adapter {
+        _ if pairs < crossover => assert!(
+            report.contains(&format!(
+                "auto: {pairs} pairs are fewer than the GPU's crossover, {crossover}"
+            )),
+            "{report}"
+        ),
+        Ok(info) if info.device_type == wgpu::DeviceType::Cpu => {
+            let why = format!(
+                "auto: {pairs} pairs reach the GPU's crossover, {crossover}, but the adapter {} is a software \
+                 renderer running on the CPU)",
+                info.name
+            );
+            assert!(report.contains("backend: cpu ("), "{report}");
+            assert!(report.contains(&why), "{report}");
+            assert!(output.stderr.is_empty(), "{}", stderr(&output));
+        }
+        Ok(info) => {
+            let why = format!(
+                "auto: {pairs} pairs reach the GPU's crossover, {crossover}, on the adapter {}",
+                info.name
+            );
+            assert!(report.contains("backend: gpu, adapter "), "{report}");
+            assert!(report.contains(&why), "{report}");
+        }
+        Err(err) => {
+            assert!(report.contains(&format!("auto: {err}")), "{report}");
+            no_gpu(&stderr(&output));
+        }
+    }
 }
 
 #[test]

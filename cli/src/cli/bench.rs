@@ -24,9 +24,10 @@ use serde_json::json;
 
 use hullsat::contract::{Agreement, AgreementTally, verdict_tie};
 
+use super::backend::adapter_description;
 use super::{
-    CliError, Shapes, adapter_description, check_contract, cpu_model, describe_tally, generate_scene, output,
-    read_scene, scene_pairs,
+    CliError, Shapes, check_contract, cpu_model, describe_tally, generate_scene, output, read_scene,
+    scene_pairs,
 };
 
 mod frames;

@@ -16,7 +16,8 @@ use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
-use super::{Backend, CliError, adapter_description, gpu_failed, output, read_scene, scene_batch, start_gpu};
+use super::backend::{Backend, adapter_description, gpu_failed, start_gpu};
+use super::{CliError, output, read_scene, scene_batch};
 
 pub(super) const ABOUT: &str = "Computes contact manifolds for the body pairs of a JSON scene";
 
@@ -66,8 +67,10 @@ EXIT STATUS:
   bodies[3].rotation), or more broadphase pairs than --max-pairs. Errors are one line on stderr,
   input text in them quoted and escaped. Nothing is written on failure: --out is written to a
   temporary file beside it and renamed into place when complete, so an existing file stays as
-  it was. Under --backend auto, a GPU that cannot run is one note on stderr and the CPU runs
-  instead; under --backend gpu it is exit status 1.";
+  it was. Under --backend auto, the CPU runs batches of fewer than 3000 pairs per CPU thread
+  (the GPU's measured crossover) and on software adapters such as lavapipe, and a GPU that
+  cannot run is one note on stderr and the CPU runs instead (--verbose says which and why);
+  under --backend gpu it is exit status 1.";
 
 pub(super) const AFTER_HELP: &str =
     "EXAMPLE:\n  hullsat collide examples/box_stack.json --out results.json --verbose";
@@ -80,8 +83,8 @@ pub(super) struct CollideArgs {
     /// Write the results here instead of to stdout.
     #[arg(long, value_name = "RESULTS.json")]
     out: Option<PathBuf>,
-    /// Where to run: auto (the GPU when available, else the CPU, with a note on stderr), gpu,
-    /// or cpu.
+    /// Where to run: auto (the CPU for small batches and software adapters, else the GPU when
+    /// available; --verbose says why), gpu, or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
     /// Where the GPU backend turns SAT results into manifolds: gpu (the clip kernel; pairs it
@@ -168,7 +171,12 @@ fn collide_on(
     batch: &ValidatedBatch,
     verbose: bool,
 ) -> Result<(Vec<Option<Manifold>>, &'static str), CliError> {
-    if let Some(mut gpu) = start_gpu(backend, batch.shapes())? {
+    let (gpu, why) = start_gpu(backend, batch.shapes(), batch.given_pairs().len())?;
+    if verbose {
+        let name = if gpu.is_some() { "gpu" } else { "cpu" };
+        output::note(&format!("backend: {name} ({why})"));
+    }
+    if let Some(mut gpu) = gpu {
         if verbose {
             output::note(&format!("adapter: {}", adapter_description(&gpu)));
         }

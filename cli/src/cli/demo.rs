@@ -4,7 +4,7 @@
 //! 1. Generate the seeded particle scene.
 //! 2. Check the bodies, find candidate pairs with the broadphase over them, check the pairs:
 //!    the batch's one validation, shared by both backends.
-//! 3. Run the narrowphase on the best backend (the GPU when an adapter exists).
+//! 3. Run the narrowphase on the chosen backend (`auto`: the faster, see [`super::backend`]).
 //! 4. When the GPU ran, run the CPU reference on the same pairs and judge the GPU's results by
 //!    the GPU = CPU contract ([`hullsat::contract`]); a pair outside it is an error.
 //! 5. Print counts and stage times (collected, then written at once: [`output::print_lines`]).
@@ -16,19 +16,18 @@ use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
+use super::backend::{Backend, adapter_description, gpu_failed, start_gpu};
 use super::collide::Clip;
-use super::{
-    Backend, CliError, Shapes, adapter_description, check_contract, describe_tally, generate_scene,
-    gpu_failed, output, start_gpu,
-};
+use super::{CliError, Shapes, check_contract, describe_tally, generate_scene, output};
 
 pub(super) const ABOUT: &str =
     "Generates a particle scene, runs broadphase and narrowphase, and reports counts and times";
 
 pub(super) const LONG_ABOUT: &str = "\
 Generates a seeded scene of convex particles scattered in a cube, finds candidate pairs with the
-broadphase, computes their contact manifolds on the best backend (the GPU when a wgpu adapter
-exists, else the CPU, with a note) and prints a short report on stdout: backend and adapter,
+broadphase, computes their contact manifolds on the chosen backend (auto: the CPU for batches under
+3000 pairs per CPU thread and for software adapters such as lavapipe, else the GPU when a wgpu
+adapter exists; the report says why) and prints a short report on stdout: backend and adapter,
 bodies, candidate pairs, touching pairs (manifolds), contact points, and the time of each stage.
 When the GPU ran, the CPU reference runs too and every pair is judged by the GPU = CPU contract
 (docs/gpu-cpu-contract.md): the report counts the pairs equal to rounding, within their
@@ -56,7 +55,8 @@ pub(super) struct DemoArgs {
     /// Speculative margin, length units (particles are about one unit across), >= 0.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     margin: f32,
-    /// Where the narrowphase runs: auto (the GPU when available, else the CPU), gpu, or cpu.
+    /// Where the narrowphase runs: auto (the CPU for small batches and software adapters, else
+    /// the GPU when available), gpu, or cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
     /// Where the GPU clips: gpu (the clip kernel) or cpu (CPU clipping of the GPU's SAT).
@@ -98,10 +98,12 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     let batch = checked.with_pairs(&pairs)?;
     validation_time += t.elapsed();
 
-    // Step 3: the GPU when asked for and available; the CPU otherwise, both on the batch.
+    // Step 3: the GPU when asked for (or chosen by auto) and available; the CPU otherwise, both
+    // on the batch.
     let mut gpu_run = None;
     let t = Instant::now();
-    if let Some(mut gpu) = start_gpu(args.backend, &scene.shapes)? {
+    let (gpu, mut why) = start_gpu(args.backend, &scene.shapes, pairs.len())?;
+    if let Some(mut gpu) = gpu {
         let setup_time = t.elapsed();
         let t = Instant::now();
         let run = gpu
@@ -113,7 +115,10 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 let time = validation_time + t.elapsed();
                 gpu_run = Some((adapter, results, setup_time, time, gpu.timings()));
             }
-            Err(err) => gpu_failed(args.backend, &err)?,
+            Err(err) => {
+                gpu_failed(args.backend, &err)?;
+                why = format!("auto: the GPU failed: {err}");
+            }
         }
     }
     let cpu = CpuNarrowphase::new(scene.shapes.clone());
@@ -140,7 +145,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     };
     match gpu_run {
         Some((adapter, gpu_results, setup_time, gpu_time, timings)) => {
-            report.push(format!("backend: gpu, adapter {adapter}"));
+            report.push(format!("backend: gpu, adapter {adapter}; {why}"));
             report.extend(counts(&pairs, &gpu_results));
             report.push(stage_times(gpu_time));
             report.push(format!(
@@ -180,7 +185,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
         }
         None => {
             let (cpu_results, cpu_time) = cpu_collide()?;
-            report.push(format!("backend: cpu ({threads} threads)"));
+            report.push(format!("backend: cpu ({threads} threads; {why})"));
             report.extend(counts(&pairs, &cpu_results));
             report.push(stage_times(cpu_time));
             report.push("check: only the CPU ran, so there is no GPU result to compare with".into());

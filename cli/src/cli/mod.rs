@@ -12,6 +12,7 @@
 //! Every error is one line on stderr: input text in it is quoted and escaped, and the line as a
 //! whole has its control characters escaped ([`output::note`]).
 
+mod backend;
 mod bench;
 mod collide;
 mod demo;
@@ -25,7 +26,7 @@ use hullsat::broadphase::{TooManyPairs, candidate_pairs_at_most};
 use hullsat::contract::{AgreementTally, compare_batch};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::json::one_line;
-use hullsat::{GpuError, GpuNarrowphase, InputError, Manifold, Scene, ValidatedBatch};
+use hullsat::{InputError, Manifold, Scene, ValidatedBatch};
 
 /// Batch narrowphase collision detection between convex shapes.
 #[derive(Debug, Parser)]
@@ -49,17 +50,6 @@ enum Command {
     Bench(bench::BenchArgs),
     #[command(about = raycast::ABOUT, long_about = raycast::LONG_ABOUT, after_help = raycast::AFTER_HELP)]
     Raycast(raycast::RaycastArgs),
-}
-
-/// The backend a batch runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Backend {
-    /// The GPU when one is available, else the CPU.
-    Auto,
-    /// The GPU only (fails when it is unavailable).
-    Gpu,
-    /// The CPU reference path (rayon).
-    Cpu,
 }
 
 /// The shape mix of a generated particle scene (presets of [`ShapeMix::preset`]).
@@ -212,44 +202,6 @@ fn generate_scene(config: &ParticleSceneConfig) -> Result<Scene, CliError> {
         let flag = e.path.split('.').next().unwrap_or(&e.path);
         CliError::Input(InputError::new(format!("--{flag}"), e.message))
     })
-}
-
-/// The GPU narrowphase for `shapes` under `backend`: `None` for `cpu`; for `auto`, `None` after
-/// one line on stderr saying why the GPU cannot run; for `gpu`, that reason as an error.
-fn start_gpu(backend: Backend, shapes: &[hullsat::Shape]) -> Result<Option<GpuNarrowphase>, CliError> {
-    if backend == Backend::Cpu {
-        return Ok(None);
-    }
-    match GpuNarrowphase::new(shapes) {
-        Ok(gpu) => Ok(Some(gpu)),
-        Err(err) => {
-            gpu_failed(backend, &err)?;
-            Ok(None)
-        }
-    }
-}
-
-/// After a GPU failure: under `auto`, one line on stderr and `Ok` (the caller uses the CPU);
-/// under `gpu`, the error (input problems keep exit code 2).
-fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliError> {
-    match err {
-        GpuError::Input(input) => Err(CliError::Input(input.clone())),
-        _ if backend == Backend::Gpu => Err(CliError::Backend(format!("GPU backend failed: {err}"))),
-        GpuError::NoAdapter(_) => {
-            output::note(&format!("note: using the CPU: {err}"));
-            Ok(())
-        }
-        _ => {
-            output::note(&format!("note: GPU backend failed, using the CPU instead: {err}"));
-            Ok(())
-        }
-    }
-}
-
-/// `name (backend, device type)` of the GPU's adapter.
-fn adapter_description(gpu: &GpuNarrowphase) -> String {
-    let info = gpu.adapter_info();
-    format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type)
 }
 
 /// The CPU's model name from `/proc/cpuinfo`, or "unknown CPU" when it is not readable.

@@ -10,7 +10,8 @@ use clap::Args;
 use hullsat::raycast::json::{RayScene, parse_ray_scene_json, write_hits_json};
 use hullsat::{CpuRaycaster, GpuRaycaster, RayHit};
 
-use super::{Backend, CliError, gpu_failed, output};
+use super::backend::{Backend, auto_casts_on_gpu, gpu_failed};
+use super::{CliError, output};
 
 pub(super) const ABOUT: &str = "Casts the rays of a JSON scene at its bodies";
 
@@ -40,8 +41,9 @@ HITS FORMAT:
 EXIT STATUS:
   0 success; 1 backend or output failure; 2 bad input: an unreadable scene file or a problem in
   it, reported as one line on stderr naming the JSON path (e.g. rays[3].direction). Nothing is
-  written on failure. Under --backend auto, a GPU that cannot run is one note on stderr and the
-  CPU runs instead; under --backend gpu it is exit status 1.";
+  written on failure. Under --backend auto, the CPU runs when the only adapter is a software one
+  (such as lavapipe), and a GPU that cannot run is one note on stderr and the CPU runs instead;
+  under --backend gpu it is exit status 1.";
 
 pub(super) const AFTER_HELP: &str = "EXAMPLE:\n  hullsat raycast examples/rays.json --closest";
 
@@ -53,8 +55,8 @@ pub(super) struct RaycastArgs {
     /// Write the hits here instead of to stdout.
     #[arg(long, value_name = "HITS.json")]
     out: Option<PathBuf>,
-    /// Where to run: auto (the GPU when available, else the CPU, with a note on stderr), gpu,
-    /// or cpu.
+    /// Where to run: auto (the GPU when a hardware adapter is available, else the CPU), gpu, or
+    /// cpu.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
     /// Keep at most the nearest hit of each ray.
@@ -72,10 +74,15 @@ pub(super) fn run(args: &RaycastArgs) -> Result<(), CliError> {
     output::write_text(args.out.as_deref(), &write_hits_json(&hits))
 }
 
-/// Casts the scene's rays on `backend`; `auto` falls back to the CPU, with one line on
-/// stderr, when the GPU cannot run.
+/// Casts the scene's rays on `backend`; `auto` takes the CPU on a software adapter, and falls
+/// back to it, with one line on stderr, when the GPU cannot run.
 fn cast_on(backend: Backend, scene: &RayScene, closest: bool) -> Result<Vec<Vec<RayHit>>, CliError> {
-    if backend != Backend::Cpu {
+    let gpu = match backend {
+        Backend::Cpu => false,
+        Backend::Gpu => true,
+        Backend::Auto => auto_casts_on_gpu()?,
+    };
+    if gpu {
         match GpuRaycaster::new(&scene.shapes)
             .and_then(|mut gpu| gpu.cast(&scene.bodies, &scene.rays, closest))
         {
