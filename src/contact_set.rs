@@ -13,6 +13,9 @@ use rayon::prelude::*;
 
 use crate::manifold::Manifold;
 
+/// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
+const OPTIONS_PER_TASK: usize = 4096;
+
 /// The pairs in contact of one batch call: for each, its index in the call's pair list and its
 /// [`Manifold`] (as the backends' `collide` returns it: normal unit, world space, from the
 /// pair's first body toward its second; separation in length units, negative when penetrating;
@@ -109,14 +112,31 @@ impl ContactSet {
 
     /// One entry per pair of a call of `pair_count` pairs, as `collide` returns it: the
     /// manifold of each pair in the set, `None` for the others. Pairs at or past `pair_count`
-    /// are left out.
+    /// are left out. Built on all threads, each slot written once.
     pub fn to_options(&self, pair_count: usize) -> Vec<Option<Manifold>> {
-        let mut options = vec![None; pair_count];
-        for (pair, manifold) in self.iter() {
-            if let Some(slot) = options.get_mut(pair as usize) {
-                *slot = Some(*manifold);
-            }
-        }
+        let mut options = Vec::with_capacity(pair_count);
+        options.spare_capacity_mut()[..pair_count]
+            .par_chunks_mut(OPTIONS_PER_TASK)
+            .enumerate()
+            .for_each(|(task, slots)| {
+                let first = task * OPTIONS_PER_TASK;
+                // The set's entries from `first` on, merged with the slots in pair order.
+                let mut next = self.pairs.partition_point(|&pair| (pair as usize) < first);
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    if self
+                        .pairs
+                        .get(next)
+                        .is_some_and(|&pair| pair as usize == first + i)
+                    {
+                        slot.write(Some(self.manifolds[next]));
+                        next += 1;
+                    } else {
+                        slot.write(None);
+                    }
+                }
+            });
+        // SAFETY: every one of the first `pair_count` slots was written above.
+        unsafe { options.set_len(pair_count) };
         options
     }
 

@@ -1,6 +1,7 @@
 //! `collide_into` and [`ContactSet`] on both backends: the set holds exactly the touching pairs
-//! of `collide`, bit for bit (the GPU's against the GPU's own `collide`, which reads the same
-//! kernel output, under both clipping modes), in pair order, on the shared test scenes
+//! of `collide`, bit for bit (the GPU's against the GPU's own `collide`, which is built from the
+//! same set, under both clipping modes; the GPU = CPU contract is tests/contract.rs'), in pair
+//! order, on the shared test scenes
 //! (tests/support/suites.rs) with pairs given in either order; empty batches; one set reused
 //! across calls of different sizes; and a refused call leaves the set empty.
 //!

@@ -273,16 +273,6 @@ pub(crate) fn restore_pair_order([a, b]: [u32; 2], result: &mut Option<Manifold>
     }
 }
 
-/// [`restore_pair_order`] for every result, on all threads: for backends that cannot restore a
-/// result as they compute it (the GPU backend's results come back in bulk).
-pub(crate) fn restore_order(given: &[[u32; 2]], results: &mut [Option<Manifold>]) {
-    results
-        .par_iter_mut()
-        .with_min_len(CHECKS_PER_TASK)
-        .zip(given)
-        .for_each(|(result, &pair)| restore_pair_order(pair, result));
-}
-
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
 /// rotations: [`ValidatedBatch::new`] for callers that only need the bodies.
 pub fn validate_batch(
@@ -326,17 +316,17 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
 /// not be normalized, the rule reads only shape indices).
 pub(crate) struct PairRule<'b> {
     bodies: &'b [Body],
-    /// Per shape, whether it is a half-space; `None` when none is (the rule then reads no body).
-    half_spaces: Option<Vec<bool>>,
+    /// The shapes, when one of them is a half-space (else the rule reads no body).
+    half_spaces: Option<&'b [Shape]>,
 }
 
 impl<'b> PairRule<'b> {
     /// The rule for pairs of `bodies` (checked against `shapes`).
-    pub(crate) fn new(shapes: &[Shape], bodies: &'b [Body]) -> Self {
-        let half_spaces: Vec<bool> = shapes.iter().map(|s| matches!(s, Shape::HalfSpace(_))).collect();
+    pub(crate) fn new(shapes: &'b [Shape], bodies: &'b [Body]) -> Self {
+        let any = shapes.iter().any(|s| matches!(s, Shape::HalfSpace(_)));
         PairRule {
             bodies,
-            half_spaces: half_spaces.contains(&true).then_some(half_spaces),
+            half_spaces: any.then_some(shapes),
         }
     }
 
@@ -367,8 +357,13 @@ impl<'b> PairRule<'b> {
         if a == b {
             return Some(PairProblem::SelfPair(a));
         }
-        let half_spaces = self.half_spaces.as_deref()?;
-        let is_half_space = |body: u32| half_spaces[self.bodies[body as usize].shape as usize];
+        let shapes = self.half_spaces?;
+        let is_half_space = |body: u32| {
+            matches!(
+                shapes[self.bodies[body as usize].shape as usize],
+                Shape::HalfSpace(_)
+            )
+        };
         (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
     }
 }

@@ -11,7 +11,8 @@
 //! 4. Read back: the SAT results, or the clip kernel's compact list of pairs in contact.
 //! 5. Finish each pair on the host: move it to world space, or clip or run it on the CPU where
 //!    the GPU left it (`finish`).
-//! 6. Restore the pair order the caller gave.
+//! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
+//!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
 //!
 //! The kernels are compiled once per device (`kernels`); the hulls are uploaded once per
 //! narrowphase (`geometry`). [`GpuNarrowphase::encode`] and [`GpuNarrowphase::encode_resident`]
@@ -83,6 +84,9 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
+    /// The touching pairs [`Self::collide`] reads before building its one entry per pair, kept
+    /// for the next call.
+    touching: ContactSet,
 }
 
 impl GpuNarrowphase {
@@ -119,6 +123,7 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
+            touching: ContactSet::new(),
         })
     }
 
@@ -184,11 +189,9 @@ impl GpuNarrowphase {
             margin,
         };
         let counts = FinishCounts::default();
-        let (results, timings, _) =
-            self.runner
-                .run(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
-                    counts.sat_result(batch, pair, raw)
-                })?;
+        let (results, timings) = self.runner.run_sat(&self.shapes, input, |batch, pair, raw| {
+            counts.sat_result(batch, pair, raw)
+        })?;
         // No clipping here: reading the results counts as readback.
         self.timings = counts.add_to(GpuTimings {
             dispatch_readback: timings.dispatch_readback + timings.cpu_clipping,
@@ -290,23 +293,18 @@ impl GpuNarrowphase {
         }
     }
 
-    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`].
+    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`]: the
+    /// touching pairs into the narrowphase's own set, then one entry per pair built from it on
+    /// all threads (its time counts as `cpu_clipping`).
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
-        let counts = FinishCounts::default();
-        let shapes = &self.shapes;
-        // Steps 1 to 5.
-        let (mut results, timings, batch) = match self.clipping {
-            Clipping::Gpu => self.runner.run(shapes, input, |batch, pair, raw: &GpuManifold| {
-                counts.clipped_on_gpu(batch, pair, raw)
-            }),
-            Clipping::Cpu => self.runner.run(shapes, input, |batch, pair, raw: &GpuSatResult| {
-                counts.clipped_on_cpu(batch, pair, raw)
-            }),
-        }?;
-        // Step 6.
-        batch.restore_order(&mut results);
-        self.timings = counts.add_to(timings);
-        Ok(results)
+        let pair_count = input.pair_count();
+        let mut touching = std::mem::take(&mut self.touching);
+        let ran = self.collide_input_into(input, &mut touching);
+        let t = std::time::Instant::now();
+        let results = ran.map(|()| touching.to_options(pair_count));
+        self.timings.cpu_clipping += t.elapsed();
+        self.touching = touching;
+        results
     }
 
     /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one

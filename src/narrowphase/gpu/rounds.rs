@@ -14,14 +14,12 @@
 //!    copied by a second submission once the count is known: one more round trip, only when
 //!    the share of listed pairs grew past the headroom. Bytes per round: 16 + 112 × (listed
 //!    pairs + headroom), against 112 × pairs for a dense list.
-//! 4. Finishing a round reads the mapped records on all threads, in pair order: each listed
-//!    entry's pair index is checked (in the round, listed once; [`GpuError::BadResult`]
-//!    otherwise), pairs missing from the list read as a zeroed record (status
-//!    `MANIFOLD_SEPARATED`). Into a [`ContactSet`] (`read_listed_into`), only the listed
-//!    entries are read: their pair indices checked the same way and sorted, no work per pair
-//!    left out of the list.
+//! 4. Finishing a round reads the mapped records on all threads into a [`ContactSet`], in pair
+//!    order: every dense record (`read_dense_into`), or only the listed entries of a compact
+//!    list (`read_listed_into`): their pair indices checked (in the round, listed once;
+//!    [`GpuError::BadResult`] otherwise) and sorted, no work per pair left out of the list.
+//!    `sat` maps every dense record to one result per pair (`read_per_pair`).
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -129,27 +127,26 @@ impl RoundRunner {
     }
 
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
-    /// narrowphase's), runs the kernels round by round, and maps every pair's record through
-    /// `per_pair(batch, pair index, record)` on all threads, in pair order. Returns them with
-    /// the timings (`incomplete_pairs` is left 0) and the staged batch.
-    #[allow(clippy::type_complexity)]
-    pub fn run<'a, T: Readout, R: Send + Default>(
+    /// narrowphase's), runs the SAT kernel round by round, and maps every pair's SAT result
+    /// through `per_pair(batch, pair index, record)` on all threads, in pair order. Returns them
+    /// with the timings (`incomplete_pairs` is left 0).
+    pub fn run_sat<'a, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
-        per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
-    ) -> Result<(Vec<R>, GpuTimings, StagedBatch<'a>), GpuError> {
+        per_pair: impl Fn(&StagedBatch<'a>, usize, &GpuSatResult) -> Result<R, GpuError> + Sync,
+    ) -> Result<(Vec<R>, GpuTimings), GpuError> {
         let mut out = Vec::new();
-        let (timings, batch) = self.run_with::<T>(shapes, input, &mut |batch, round| {
+        let (timings, _) = self.run_with::<GpuSatResult>(shapes, input, &mut |batch, round| {
             if out.capacity() == 0 {
                 out.reserve_exact(batch.pair_count());
             }
             read_per_pair(batch, round, &per_pair, &mut out)
         })?;
-        Ok((out, timings, batch))
+        Ok((out, timings))
     }
 
-    /// Stages the batch and runs it as [`Self::run`] does, handing each round's mapped records
+    /// Stages the batch and runs it as [`Self::run_sat`] does, handing each round's mapped records
     /// to `read(batch, round)` in round order (pair order). Returns the timings (the reading
     /// counts as `cpu_clipping`; `incomplete_pairs` is left 0) and the staged batch.
     pub fn run_with<'a, T: Readout>(
@@ -420,36 +417,23 @@ impl FirstError {
     }
 }
 
-/// Step 4 for [`RoundRunner::run`]: maps every pair's record of a round through `per_pair` on
-/// all threads straight into `out` (in pair order). Compact lists: pairs missing from the list
-/// read as a zeroed record. A failing pair leaves its default; the error of the lowest failing
-/// pair is returned.
-fn read_per_pair<'a, T: Readout, R: Send + Default>(
+/// Step 4 for [`RoundRunner::run_sat`]: maps every pair's SAT result of a round through
+/// `per_pair` on all threads straight into `out` (in pair order). A failing pair leaves its
+/// default; the error of the lowest failing pair is returned.
+fn read_per_pair<'a, R: Send + Default>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
-    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuSatResult) -> Result<R, GpuError> + Sync),
     out: &mut Vec<R>,
 ) -> Result<(), GpuError> {
     let errors = FirstError::default();
-    // Compact: the list entry of each pair of the round (u32::MAX when not listed).
-    let entries = match round.listed {
-        Some(_) => Some(list_entries(round.records, round.pairs, round.first)?),
-        None => None,
-    };
     out.par_extend(
         (0..round.pairs)
             .into_par_iter()
             .with_min_len(PAIRS_PER_TASK)
             .map(|i| {
                 let pair = round.first + i;
-                let raw = match &entries {
-                    None => round.record::<T>(i),
-                    Some(entries) => match entries[i].load(Ordering::Relaxed) {
-                        u32::MAX => T::zeroed(),
-                        entry => round.record::<T>(entry as usize),
-                    },
-                };
-                per_pair(batch, pair, &raw).unwrap_or_else(|e| {
+                per_pair(batch, pair, &round.record::<GpuSatResult>(i)).unwrap_or_else(|e| {
                     errors.fail(pair, e);
                     R::default()
                 })
@@ -485,7 +469,7 @@ pub(super) fn read_dense_into<'a, T: Readout>(
 }
 
 /// Step 4 into a [`ContactSet`], compact list: only the listed entries are read. Their pair
-/// indices are checked (in the round, each listed once: the checks of [`list_entries`]) and
+/// indices are checked (in the round, each listed once: [`keys_checked`]) and
 /// sorted (8-byte keys, kept in `out` between calls); then each entry goes through `per_pair`
 /// on all threads and the touching pairs are appended to `out` in pair order, the given pair
 /// order restored. Work O(listed log listed), none per pair left out of the list.
@@ -531,8 +515,8 @@ pub(super) fn read_listed_into<'a>(
 }
 
 /// Checks a compact list's (pair, entry) keys for a round of `pairs` pairs starting at batch
-/// pair `first` (every pair in the round, none listed twice: [`GpuError::BadResult`] as
-/// [`list_entries`] reports it) and sorts them by pair.
+/// pair `first` and sorts them by pair: [`GpuError::BadResult`] naming the round's first pair
+/// for an entry naming a pair outside the round, and the pair for one listed twice.
 fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(), GpuError> {
     if let Some(&(pair, entry)) = keys.par_iter().find_first(|(pair, _)| *pair as usize >= pairs) {
         return Err(GpuError::BadResult {
@@ -549,37 +533,12 @@ fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(
     }
     Ok(())
 }
+
 /// The round-local pair a compact list entry (one [`GpuManifold`]'s bytes) names.
 #[inline]
 fn listed_pair(entry: &[u8]) -> u32 {
     let at = std::mem::offset_of!(GpuManifold, pair);
     bytemuck::pod_read_unaligned(&entry[at..at + 4])
-}
-
-/// Step 4 for a compact list: for each of the round's `pairs` (the first is pair `first` of the
-/// batch), the index of its entry in `list` (u32::MAX when it has none), built on all threads.
-/// [`GpuError::BadResult`] when an entry names a pair outside the round or a pair listed twice.
-fn list_entries(list: &[u8], pairs: usize, first: usize) -> Result<Vec<AtomicU32>, GpuError> {
-    let entries: Vec<AtomicU32> = (0..pairs).map(|_| AtomicU32::new(u32::MAX)).collect();
-    list.par_chunks_exact(size_of::<GpuManifold>())
-        .with_min_len(PAIRS_PER_TASK)
-        .enumerate()
-        .try_for_each(|(entry, raw)| {
-            let pair = listed_pair(raw) as usize;
-            let Some(slot) = entries.get(pair) else {
-                return Err(GpuError::BadResult {
-                    pair: first,
-                    what: format!("manifold list entry {entry} names pair {pair} of a round of {pairs}"),
-                });
-            };
-            slot.compare_exchange(u32::MAX, entry as u32, Ordering::Relaxed, Ordering::Relaxed)
-                .map(drop)
-                .map_err(|_| GpuError::BadResult {
-                    pair: first + pair,
-                    what: "listed twice in the manifold list".into(),
-                })
-        })?;
-    Ok(entries)
 }
 
 #[cfg(test)]
@@ -598,20 +557,28 @@ mod tests {
         bytemuck::cast_slice(&entries).to_vec()
     }
 
+    /// The (pair, entry) keys of a list, as `read_listed_into` builds them.
+    fn keys(list: &[u8]) -> Vec<(u32, u32)> {
+        list.chunks_exact(size_of::<GpuManifold>())
+            .enumerate()
+            .map(|(entry, raw)| (listed_pair(raw), entry as u32))
+            .collect()
+    }
+
     #[test]
-    fn list_entries_map_pairs_to_entries_and_reject_bad_indices() {
-        let entries = list_entries(&list(&[3, 0, 2]), 5, 100).expect("valid list");
-        let slots: Vec<u32> = entries.iter().map(|e| e.load(Ordering::Relaxed)).collect();
-        assert_eq!(slots, [1, u32::MAX, 2, 0, u32::MAX]);
+    fn list_keys_sort_by_pair_and_reject_bad_indices() {
+        let mut sorted = keys(&list(&[3, 0, 2]));
+        keys_checked(&mut sorted, 5, 100).expect("valid list");
+        assert_eq!(sorted, [(0, 1), (2, 2), (3, 0)]);
         assert_eq!(
-            list_entries(&list(&[1, 5]), 5, 100).map(drop),
+            keys_checked(&mut keys(&list(&[1, 5])), 5, 100),
             Err(GpuError::BadResult {
                 pair: 100,
                 what: "manifold list entry 1 names pair 5 of a round of 5".into()
             })
         );
         assert_eq!(
-            list_entries(&list(&[4, 2, 4]), 5, 100).map(drop),
+            keys_checked(&mut keys(&list(&[4, 2, 4])), 5, 100),
             Err(GpuError::BadResult {
                 pair: 104,
                 what: "listed twice in the manifold list".into()

@@ -30,8 +30,7 @@ use super::layout::GpuBody;
 use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
-    CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error,
-    normalized, restore_order,
+    CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error, normalized,
 };
 use crate::pose::Pose;
 use crate::scene::{Body, unit_pose};
@@ -49,6 +48,16 @@ pub(super) enum BatchInput<'a> {
         /// Speculative margin, length units.
         margin: f32,
     },
+}
+
+impl BatchInput<'_> {
+    /// The number of pairs given.
+    pub(super) fn pair_count(&self) -> usize {
+        match self {
+            BatchInput::Validated(batch) => batch.given_pairs().len(),
+            BatchInput::Unchecked { pairs, .. } => pairs.len(),
+        }
+    }
 }
 
 /// The order in which pairs reach the kernels.
@@ -72,9 +81,6 @@ pub(super) struct StagedBatch<'a> {
     order: PairOrder,
     /// The pair checks, for pairs the caller did not validate.
     rule: Option<PairRule<'a>>,
-    /// Set by a staged pair given with its higher body index first (under
-    /// [`PairOrder::Canonical`]).
-    swapped: AtomicBool,
     /// Set by a staged pair that failed its checks.
     failed: AtomicBool,
 }
@@ -124,7 +130,6 @@ impl<'a> StagedBatch<'a> {
             margin,
             order,
             rule: (!validated).then(|| PairRule::new(shapes, bodies)),
-            swapped: AtomicBool::new(false),
             failed: AtomicBool::new(false),
         })
     }
@@ -147,13 +152,10 @@ impl<'a> StagedBatch<'a> {
                 self.failed.store(true, Ordering::Relaxed);
                 return [0, 0];
             }
-            if self.order == PairOrder::Given {
-                return pair;
+            match self.order {
+                PairOrder::Given => pair,
+                PairOrder::Canonical => canonical(pair),
             }
-            if pair[0] > pair[1] {
-                self.swapped.store(true, Ordering::Relaxed);
-            }
-            canonical(pair)
         };
         Round {
             pair_count: count,
@@ -229,14 +231,6 @@ impl<'a> StagedBatch<'a> {
         let [a, b] = self.pairs[i];
         if self.order == PairOrder::Canonical && a > b {
             manifold.swap();
-        }
-    }
-
-    /// Turns results computed for the staged pairs into results for the given pairs (see
-    /// [`ValidatedBatch`]'s pair order).
-    pub(super) fn restore_order(&self, results: &mut [Option<Manifold>]) {
-        if self.swapped.load(Ordering::Relaxed) {
-            restore_order(self.pairs, results);
         }
     }
 }

@@ -1,0 +1,112 @@
+//! What `collide_into` allocates once its [`ContactSet`] is warm, counted by a global allocator
+//! over every thread (rayon's included): on the CPU nothing at all; on the GPU nothing that
+//! grows with the batch (wgpu's per-submission bookkeeping, a few KB, is counted and bounded).
+//! One test in its own binary, so no other test allocates while it counts.
+
+mod support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hullsat::{Body, ContactSet, CpuNarrowphase, Shape};
+use support::suites::{random_hull_pairs, shape_library};
+use support::{gpu_or_skip, seeded_rng};
+
+/// Counts allocations and allocated bytes (reallocations as one of their new size).
+struct Counting;
+
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// (allocations, bytes) made while `f` runs.
+fn counted(f: impl FnOnce()) -> (usize, usize) {
+    let (calls, bytes) = (CALLS.load(Ordering::SeqCst), BYTES.load(Ordering::SeqCst));
+    f();
+    (
+        CALLS.load(Ordering::SeqCst) - calls,
+        BYTES.load(Ordering::SeqCst) - bytes,
+    )
+}
+
+/// Bytes a warm GPU call may allocate whatever its size: wgpu's command encoder, bind groups
+/// and submission tracking, and the call's few `Vec`s of round state (measured about 20 KB on
+/// lavapipe); a batch of `PAIRS` would need over 1 MB for its results alone.
+const GPU_CALL_BYTES: usize = 64 * 1024;
+
+/// Pairs per batch, about half of them touching.
+const PAIRS: usize = 20_000;
+
+fn batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
+    let mut rng = seeded_rng(0xa110c);
+    let shapes = shape_library(&mut rng);
+    let (bodies, pairs, _) = random_hull_pairs(&mut rng, &shapes, PAIRS);
+    (shapes, bodies, pairs)
+}
+
+#[test]
+fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
+    let (shapes, bodies, pairs) = batch();
+    let margin = 0.02;
+
+    // CPU: a warm set and warm rayon threads allocate nothing, on the full batch or a prefix.
+    let cpu = CpuNarrowphase::new(&shapes);
+    let mut set = ContactSet::new();
+    for _ in 0..3 {
+        cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
+    }
+    let touching = set.len();
+    assert!(
+        touching > PAIRS / 10 && touching < PAIRS,
+        "{touching} touching pairs"
+    );
+    for n in [PAIRS, PAIRS / 2, PAIRS] {
+        let made = counted(|| cpu.collide_into(&bodies, &pairs[..n], margin, &mut set).unwrap());
+        assert_eq!(
+            made,
+            (0, 0),
+            "CPU collide_into of {n} pairs: (allocations, bytes)"
+        );
+    }
+
+    // GPU: a few KB per call for wgpu's bookkeeping, the same for 2,000 pairs as for 20,000.
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let mut set = ContactSet::new();
+    for n in [PAIRS, PAIRS / 10] {
+        for _ in 0..3 {
+            gpu.collide_into(&bodies, &pairs[..n], margin, &mut set).unwrap();
+        }
+        let (calls, bytes) = counted(|| gpu.collide_into(&bodies, &pairs[..n], margin, &mut set).unwrap());
+        eprintln!("GPU collide_into of {n} pairs: {calls} allocations, {bytes} bytes");
+        assert!(
+            bytes < GPU_CALL_BYTES,
+            "GPU collide_into of {n} pairs allocated {bytes} bytes in {calls} allocations"
+        );
+    }
+}
