@@ -24,7 +24,7 @@ pub struct GpuTimings {
     /// Under [`Clipping::Gpu`](super::Clipping::Gpu): pairs the clip kernel left to the host (see
     /// [`super::layout::MANIFOLD_HOST`]), computed by the CPU path; their time is in `cpu_clipping`.
     pub host_pairs: usize,
-    /// Bytes copied from the device into mapped readback memory, summed over rounds: 32 per
+    /// Bytes copied from the device into mapped readback memory, summed over rounds: 48 per
     /// pair under [`Clipping::Cpu`](super::Clipping::Cpu); under [`Clipping::Gpu`](super::Clipping::Gpu), each round's manifold list head
     /// (16) plus 112 per listed pair and per entry of headroom (see the module docs).
     pub readback_bytes: u64,
