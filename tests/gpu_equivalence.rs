@@ -288,6 +288,18 @@ fn gpu_collide_fills_timings_grows_buffers_and_accepts_an_empty_batch() {
                 && timings.cpu_clipping > Duration::ZERO,
             "{timings:?}"
         );
+        // Device times where the device has timestamps: the kernels take time, and the device's
+        // share cannot exceed the submit-to-mapped wall time it is part of.
+        assert_eq!(
+            timings.gpu.is_some(),
+            gpu.context().has_timestamps(),
+            "{timings:?}"
+        );
+        assert_eq!(timings.gpu_copy_back.is_some(), gpu.context().has_timestamps());
+        if let (Some(kernels), Some(copy_back)) = (timings.gpu, timings.gpu_copy_back) {
+            assert!(kernels > Duration::ZERO, "{timings:?}");
+            assert!(kernels + copy_back <= timings.dispatch_readback, "{timings:?}");
+        }
         assert_eq!(manifolds.len(), count);
         let (sat, compared) = check_hull_batch(&mut gpu, &cpu, bodies, pairs, 0.0);
         assert_eq!(sat.pairs, count);

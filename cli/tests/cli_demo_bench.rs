@@ -190,6 +190,19 @@ fn bench_json_has_one_entry_per_backend() {
             for key in ["upload_s", "dispatch_readback_s", "cpu_clipping_s"] {
                 assert!(gpu[key].as_f64().unwrap() >= 0.0, "{key} in {gpu}");
             }
+            // The GPU's own times (where the device has timestamps) are part of each run's
+            // dispatch + readback, so each median is at most its median, their sum at most twice.
+            let has_timestamps = hullsat::gpu::shared_context().is_ok_and(|c| c.has_timestamps());
+            assert_eq!(gpu["gpu_s"].is_f64(), has_timestamps, "{gpu}");
+            assert_eq!(gpu["gpu_copy_back_s"].is_f64(), has_timestamps, "{gpu}");
+            if has_timestamps {
+                let device = gpu["gpu_s"].as_f64().unwrap() + gpu["gpu_copy_back_s"].as_f64().unwrap();
+                assert!(device > 0.0, "{gpu}");
+                assert!(
+                    device <= 2.0 * gpu["dispatch_readback_s"].as_f64().unwrap(),
+                    "{gpu}"
+                );
+            }
             assert!(gpu["host_pairs"].as_u64().unwrap() <= pairs, "{gpu}");
             // Judged pair by pair by the GPU = CPU contract: counts differ only by verdict ties.
             let contract = &gpu["contract"];

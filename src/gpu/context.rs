@@ -31,6 +31,10 @@ pub const READBACK_TIMEOUT: Duration = Duration::from_secs(120);
 /// most any kernel binds (the narrowphase's clip kernel).
 const MAX_STORAGE_BUFFERS: u32 = 9;
 
+/// The features GPU timestamps need: queries written between commands of an encoder.
+pub(crate) const TIMESTAMP_FEATURES: wgpu::Features =
+    wgpu::Features::TIMESTAMP_QUERY.union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+
 /// The device limits hullsat checks against, in bytes or workgroups.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DeviceLimits {
@@ -98,8 +102,15 @@ impl GpuContext {
                 .max(wgpu::Limits::default().max_storage_buffers_per_shader_stage),
             ..wgpu::Limits::default()
         };
+        // Timestamps where the adapter has them, for GpuTimings' device times.
+        let required_features = if adapter.features().contains(TIMESTAMP_FEATURES) {
+            TIMESTAMP_FEATURES
+        } else {
+            wgpu::Features::empty()
+        };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("hullsat"),
+            required_features,
             required_limits,
             ..Default::default()
         }))
@@ -180,6 +191,12 @@ impl GpuContext {
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.adapter_info
+    }
+
+    /// True when the device has timestamp queries inside encoders (the shared context asks for
+    /// them where the adapter has them; a caller's device has what the caller asked for).
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(TIMESTAMP_FEATURES)
     }
 
     /// Step 5: the kernels of type `K` compiled on this device, built by `compile` on the first

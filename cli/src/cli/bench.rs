@@ -82,7 +82,9 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   adapter is the GPU adapter's name or the CPU model; GPU objects add upload_s (validation and
   staging on the host, summed over rounds; kernel time excluded), dispatch_readback_s (submit,
   wait, copy, map), cpu_clipping_s (reading the results, CPU clipping and the CPU path for pairs
-  the GPU left to the host) as medians, host_pairs (of the warm-up run) and readback_bytes
+  the GPU left to the host) as medians, where the device has timestamps gpu_s (GPU time of the
+  staged copies and kernels) and gpu_copy_back_s (of the copy back), both part of
+  dispatch_readback_s, host_pairs (of the warm-up run) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident, which adds
   \"timing\"), and \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
   conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
@@ -202,6 +204,10 @@ struct Measurement {
     threads: Option<usize>,
     /// Medians of the GPU's upload, dispatch + readback and CPU clipping.
     gpu_split: Option<[Duration; 3]>,
+    /// Medians of the GPU timestamps' share of dispatch + readback: the commands before the
+    /// copy back (staged data into device buffers, kernels), and the copy back. `None` without
+    /// timestamps on the device.
+    gpu_device_split: Option<[Duration; 2]>,
     /// Pairs a GPU backend left to the host (warm-up run; gpu-resident: its list after timing).
     host_pairs: Option<usize>,
     /// How gpu-resident was timed.
@@ -321,6 +327,7 @@ fn measure_backend(
                 device: cpu_model(),
                 threads: backend.cpu_threads(),
                 gpu_split: None,
+                gpu_device_split: None,
                 host_pairs: None,
                 timing: None,
                 readback_bytes: None,
@@ -341,6 +348,7 @@ fn measure_backend(
                 device: runs.device,
                 threads: None,
                 gpu_split: None,
+                gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
                 timing: Some(runs.timing),
                 readback_bytes: Some(0),
@@ -384,6 +392,16 @@ fn measure_backend(
                     split(|t| t.dispatch_readback),
                     split(|t| t.cpu_clipping),
                 ]),
+                gpu_device_split: runs
+                    .gpu
+                    .iter()
+                    .all(|t| t.gpu.is_some() && t.gpu_copy_back.is_some())
+                    .then(|| {
+                        [
+                            split(|t| t.gpu.unwrap_or_default()),
+                            split(|t| t.gpu_copy_back.unwrap_or_default()),
+                        ]
+                    }),
                 host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
                 timing: None,
                 readback_bytes: runs.gpu.last().map(|t| t.readback_bytes),
@@ -585,6 +603,10 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
         object["dispatch_readback_s"] = json!(dispatch_readback.as_secs_f64());
         object["cpu_clipping_s"] = json!(cpu_clipping.as_secs_f64());
     }
+    if let Some([commands, copy_back]) = m.gpu_device_split {
+        object["gpu_s"] = json!(commands.as_secs_f64());
+        object["gpu_copy_back_s"] = json!(copy_back.as_secs_f64());
+    }
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
@@ -647,6 +669,15 @@ fn table(
                 cpu_clipping.as_secs_f64() * 1e3,
                 m.host_pairs.unwrap_or(0),
                 m.readback_bytes.unwrap_or(0) as f64 / pairs.max(1) as f64
+            ));
+        }
+        if let Some([commands, copy_back]) = m.gpu_device_split {
+            lines.push(format!(
+                "{} on the GPU (timestamps, medians; part of dispatch+readback): staged copies and kernels \
+                 {:.3} ms, copy back {:.3} ms",
+                m.backend.name(),
+                commands.as_secs_f64() * 1e3,
+                copy_back.as_secs_f64() * 1e3
             ));
         }
         if let Some(timing) = m.timing {

@@ -157,6 +157,13 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ms(timings.dispatch_readback),
                 ms(timings.cpu_clipping)
             ));
+            if let (Some(commands), Some(copy_back)) = (timings.gpu, timings.gpu_copy_back) {
+                report.push(format!(
+                    "gpu timestamps (part of dispatch+readback): staged copies and kernels {}, copy back {}",
+                    ms(commands),
+                    ms(copy_back)
+                ));
+            }
             report.push(args.clip.describe(timings.host_pairs));
             if timings.incomplete_pairs > 0 {
                 report.push(format!(

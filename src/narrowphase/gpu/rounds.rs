@@ -14,6 +14,8 @@
 //!    copied by a second submission once the count is known: one more round trip, only when
 //!    the share of listed pairs grew past the headroom. Bytes per round: 16 + 112 × (listed
 //!    pairs + headroom), against 112 × pairs for a dense list.
+//!    Where the device has timestamps, each round's commands are timed on the GPU: up to the
+//!    copy back (staged data into device buffers, the kernels), and the copy back.
 //! 4. Finishing a round reads the mapped records on all threads into a [`ContactSet`], in pair
 //!    order: every dense record (`read_dense_into`), or only the listed entries of a compact
 //!    list (`read_listed_into`): their pair indices checked (in the round, listed once;
@@ -21,7 +23,7 @@
 //!    `sat` maps every dense record to one result per pair (`read_per_pair`).
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 use rayon::prelude::*;
@@ -35,6 +37,7 @@ use super::timings::GpuTimings;
 use crate::contact_set::ContactSet;
 use crate::gpu::buffers::{GrowBuffer, check_limit};
 use crate::gpu::context::ErrorScopes;
+use crate::gpu::timestamps::Timestamps;
 use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
 use crate::shape::Shape;
@@ -79,6 +82,9 @@ pub(super) struct RoundRunner {
     pub buffers: CallBuffers,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
     readback: [GrowBuffer; 2],
+    /// Per slot, timestamps at the start of a round's commands, before its copy back and after
+    /// it (`None` without timestamps on the device).
+    timestamps: [Option<Timestamps>; 2],
     /// Listed (not separated) pairs per pair of the last round read back: sizes the prefix of
     /// the next manifold list copied with its count (step 3; 1 at first).
     listed_share: f64,
@@ -115,6 +121,7 @@ impl RoundRunner {
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             )
         });
+        let timestamps = [0, 1].map(|_| Timestamps::new(&context, 3));
         scopes.pop()?;
         Ok(RoundRunner {
             context,
@@ -122,6 +129,7 @@ impl RoundRunner {
             geometry,
             buffers,
             readback,
+            timestamps,
             listed_share: 1.0,
         })
     }
@@ -162,7 +170,12 @@ impl RoundRunner {
         } else {
             None
         };
-        let mut timings = GpuTimings::default();
+        let has_timestamps = self.timestamps[0].is_some();
+        let mut timings = GpuTimings {
+            gpu: has_timestamps.then_some(Duration::ZERO),
+            gpu_copy_back: has_timestamps.then_some(Duration::ZERO),
+            ..GpuTimings::default()
+        };
         self.context.check_health()?;
         let t = Instant::now();
         let batch = StagedBatch::stage_bodies(
@@ -189,6 +202,7 @@ impl RoundRunner {
             for readback in &self.readback {
                 readback.buffer.unmap();
             }
+            self.timestamps.iter_mut().flatten().for_each(Timestamps::cancel);
             let _ = scopes.pop();
         }
         ran?;
@@ -217,8 +231,15 @@ impl RoundRunner {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
             let round = batch.round((first, pairs), clip, slot);
             let (context, kernels) = (&self.context, &self.kernels);
+            let timestamps = self.timestamps[slot].as_ref();
+            if let Some(timestamps) = timestamps {
+                timestamps.write(&mut encoder, 0);
+            }
             self.buffers
                 .encode(context, kernels, &mut encoder, &self.geometry, round)?;
+            if let Some(timestamps) = timestamps {
+                timestamps.write(&mut encoder, 1);
+            }
             batch.pairs_passed()?;
             timings.upload += t.elapsed();
             let t = Instant::now();
@@ -261,7 +282,15 @@ impl RoundRunner {
         // Room for the whole list, so a second copy (step 3) lands in the same buffer.
         readback.reserve(device, capacity, limits.max_buffer);
         encoder.copy_buffer_to_buffer(source, 0, &readback.buffer, 0, copied);
+        let timestamps = &mut self.timestamps[slot];
+        if let Some(timestamps) = timestamps {
+            timestamps.write(&mut encoder, 2);
+            timestamps.resolve(&mut encoder);
+        }
         let submission = self.context.queue().submit([encoder.finish()]);
+        if let Some(timestamps) = timestamps {
+            timestamps.map();
+        }
         self.buffers.after_submit(slot);
         let (sender, receiver) = std::sync::mpsc::channel();
         readback
@@ -338,6 +367,11 @@ impl RoundRunner {
     ) -> Result<(), GpuError> {
         let t = Instant::now();
         self.context.wait(round.submission.clone(), &round.mapped)?;
+        if let Some(timestamps) = &mut self.timestamps[round.slot] {
+            let times = timestamps.read(&self.context, round.submission.clone())?;
+            add_time(&mut timings.gpu, times[0]);
+            add_time(&mut timings.gpu_copy_back, times[1]);
+        }
         let listed = if T::COMPACT {
             Some(self.complete_list(&round, timings)?)
         } else {
@@ -370,6 +404,13 @@ impl RoundRunner {
         read?;
         timings.cpu_clipping += t.elapsed();
         Ok(())
+    }
+}
+
+/// Adds `time` to a GPU time that is measured (`Some`).
+fn add_time(total: &mut Option<Duration>, time: Duration) {
+    if let Some(total) = total {
+        *total += time;
     }
 }
 

@@ -12,6 +12,14 @@ pub struct GpuTimings {
     /// Submitting, waiting for the kernel, copying the results and mapping them for reading
     /// (for `sat`, also reading them: see `cpu_clipping`).
     pub dispatch_readback: Duration,
+    /// GPU time of the call's commands before the copy back (the staged bodies and pairs copied
+    /// into device buffers, the kernels), summed over rounds, from GPU timestamps: part of
+    /// `dispatch_readback`. `None` where the device has no timestamps inside encoders
+    /// ([`crate::gpu::GpuContext::has_timestamps`]).
+    pub gpu: Option<Duration>,
+    /// GPU time of the copy of the results into readback memory (each round's first copy),
+    /// from GPU timestamps: part of `dispatch_readback`; `None` as for `gpu`.
+    pub gpu_copy_back: Option<Duration>,
     /// `collide` only (zero for `sat`): reading the mapped results (bounds checks, the CPU SAT
     /// for pairs the driver cut short), CPU clipping of hull pairs and the CPU path for the
     /// other pairs, on all threads.
