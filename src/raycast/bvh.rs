@@ -8,7 +8,9 @@
 //! 2. Build top-down: split the bodies of a node at the median of their box centres along the
 //!    axis where the centres spread most, until at most [`BVH_LEAF_SIZE`] remain. The two
 //!    children of a node are adjacent in [`Bvh::nodes`] (depth at most ~log2(bodies), so a
-//!    traversal stack of [`BVH_STACK_SIZE`] entries always suffices).
+//!    traversal stack of [`BVH_STACK_SIZE`] entries always suffices). The tree's shape depends
+//!    on the body count alone, so every subtree's place in the arrays is known before it is
+//!    built, and the two halves of a large node are built on two threads.
 //! 3. Traverse with a stack, from the root: a node whose box the ray misses within its current
 //!    limit is skipped; a leaf's bodies are tested exactly; an inner node pushes its far child,
 //!    then its near one (by the children's box centres along the ray), so the near one is next.
@@ -49,6 +51,9 @@ pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
 
 /// Fewest bodies a rayon task boxes in step 1.
 const BOXES_PER_TASK: usize = 256;
+
+/// Fewest bodies of a node whose two children are built on two threads in step 2.
+const PARALLEL_SPLIT: usize = 4096;
 
 /// A BVH node in the BVH frame; must match `BvhNode` in `shaders/raycast/raycast.wgsl`.
 #[repr(C)]
@@ -121,8 +126,15 @@ pub struct Bvh {
 }
 
 impl Bvh {
-    /// Builds the hierarchy over `bodies` (indices into `shapes` already checked).
+    /// Builds the hierarchy over `bodies` (indices into `shapes` already checked), on all
+    /// threads.
     pub fn build(shapes: &[Shape], bodies: &[Body]) -> Bvh {
+        Self::build_split_from(shapes, bodies, PARALLEL_SPLIT)
+    }
+
+    /// [`Self::build`], splitting nodes of at least `parallel_from` bodies on two threads: the
+    /// same hierarchy whatever `parallel_from` is.
+    fn build_split_from(shapes: &[Shape], bodies: &[Body], parallel_from: usize) -> Bvh {
         let mut unbounded = Vec::new();
         let mut bounded = Vec::with_capacity(bodies.len());
         for (i, body) in bodies.iter().enumerate() {
@@ -151,48 +163,27 @@ impl Bvh {
             .map(|&(i, body)| (i, body_box(&shapes[body.shape as usize], body, origin)))
             .collect();
         // Step 2.
-        let mut bvh = Bvh {
+        let counts = NodeCounts::new(leaves.len());
+        // No root when no body is bounded.
+        let node_count = if leaves.is_empty() { 0 } else { counts.nodes(leaves.len()) };
+        let mut nodes = vec![BvhNode::default(); node_count];
+        let mut leaf_bodies = vec![0u32; leaves.len()];
+        if let Some((root, below)) = nodes.split_first_mut() {
+            let subtree = Subtree {
+                node: root,
+                below,
+                below_first: 1,
+                bodies: &mut leaf_bodies,
+                bodies_first: 0,
+            };
+            subtree.fill(&mut leaves, &counts, parallel_from);
+        }
+        Bvh {
             origin,
-            nodes: Vec::with_capacity(2 * leaves.len().div_ceil(BVH_LEAF_SIZE)),
-            bodies: Vec::with_capacity(leaves.len()),
+            nodes,
+            bodies: leaf_bodies,
             unbounded,
-        };
-        if !leaves.is_empty() {
-            bvh.nodes.push(BvhNode::default());
-            bvh.split(0, &mut leaves);
         }
-        bvh
-    }
-
-    /// Fills node `node` with `leaves` (step 2), recursing into its children.
-    fn split(&mut self, node: usize, leaves: &mut [(u32, BvhNode)]) {
-        let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-        let (mut centre_min, mut centre_max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-        for (_, b) in leaves.iter() {
-            min = min.min(b.min.into());
-            max = max.max(b.max.into());
-            centre_min = centre_min.min(b.centre());
-            centre_max = centre_max.max(b.centre());
-        }
-        self.nodes[node].min = min.to_array();
-        self.nodes[node].max = max.to_array();
-        if leaves.len() <= BVH_LEAF_SIZE {
-            self.nodes[node].first = self.bodies.len() as u32;
-            self.nodes[node].count = leaves.len() as u32;
-            self.bodies.extend(leaves.iter().map(|(i, _)| *i));
-            return;
-        }
-        let axis = (centre_max - centre_min).max_position();
-        let middle = leaves.len() / 2;
-        leaves.select_nth_unstable_by(middle, |(i, a), (j, b)| {
-            a.centre()[axis].total_cmp(&b.centre()[axis]).then(i.cmp(j))
-        });
-        let first = self.nodes.len();
-        self.nodes[node].first = first as u32;
-        self.nodes.extend([BvhNode::default(); 2]);
-        let (left, right) = leaves.split_at_mut(middle);
-        self.split(first, left);
-        self.split(first + 1, right);
     }
 
     /// Visits every body whose box a ray (world origin, unit direction) reaches within
@@ -229,6 +220,122 @@ impl Bvh {
             len += 2;
         }
         self.unbounded.iter().for_each(|&b| visit(b));
+    }
+}
+
+/// Step 2's node counts: a subtree over `n` bodies has `nodes(n)` nodes (the median split makes
+/// the shape of the tree a function of `n` alone). Its children hold floor(n / 2) and
+/// ceil(n / 2) bodies, so one depth of the tree has at most two sizes: about 2 log2(n) entries.
+struct NodeCounts(Vec<(usize, usize)>);
+
+impl NodeCounts {
+    /// The counts of every subtree size a tree over `n` bodies has, sorted by size.
+    fn new(n: usize) -> Self {
+        let mut sizes = vec![n];
+        let mut depth = vec![n];
+        while depth.iter().any(|&m| m > BVH_LEAF_SIZE) {
+            let mut next: Vec<usize> = depth
+                .iter()
+                .filter(|&&m| m > BVH_LEAF_SIZE)
+                .flat_map(|&m| [m / 2, m - m / 2])
+                .collect();
+            next.sort_unstable();
+            next.dedup();
+            sizes.extend(&next);
+            depth = next;
+        }
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut counts: Vec<(usize, usize)> = Vec::with_capacity(sizes.len());
+        for m in sizes {
+            let nodes = if m <= BVH_LEAF_SIZE {
+                1
+            } else {
+                let of = |k: usize| counts[counts.partition_point(|&(size, _)| size < k)].1;
+                1 + of(m / 2) + of(m - m / 2)
+            };
+            counts.push((m, nodes));
+        }
+        NodeCounts(counts)
+    }
+
+    /// Nodes of a subtree over `n` bodies (a size the tree has).
+    fn nodes(&self, n: usize) -> usize {
+        self.0[self.0.partition_point(|&(size, _)| size < n)].1
+    }
+}
+
+/// Where step 2 writes one subtree: its node, the block after it holding its descendants (the
+/// children as a pair, then the left child's descendants, then the right's: the order of a
+/// depth-first build that appends each node's children), and its bodies in leaf order.
+struct Subtree<'a> {
+    node: &'a mut BvhNode,
+    below: &'a mut [BvhNode],
+    /// Index of `below[0]` in the node array.
+    below_first: usize,
+    bodies: &'a mut [u32],
+    /// Index of `bodies[0]` in the body list.
+    bodies_first: usize,
+}
+
+impl Subtree<'_> {
+    /// Step 2 for `leaves` (this subtree's bodies and boxes), recursing into the children, on two
+    /// threads from `parallel_from` bodies.
+    fn fill(self, leaves: &mut [(u32, BvhNode)], counts: &NodeCounts, parallel_from: usize) {
+        let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        let (mut centre_min, mut centre_max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for (_, b) in leaves.iter() {
+            min = min.min(b.min.into());
+            max = max.max(b.max.into());
+            centre_min = centre_min.min(b.centre());
+            centre_max = centre_max.max(b.centre());
+        }
+        self.node.min = min.to_array();
+        self.node.max = max.to_array();
+        if leaves.len() <= BVH_LEAF_SIZE {
+            self.node.first = self.bodies_first as u32;
+            self.node.count = leaves.len() as u32;
+            for (slot, (i, _)) in self.bodies.iter_mut().zip(leaves.iter()) {
+                *slot = *i;
+            }
+            return;
+        }
+        // Split at the median centre along the axis where the centres spread most.
+        let axis = (centre_max - centre_min).max_position();
+        let middle = leaves.len() / 2;
+        leaves.select_nth_unstable_by(middle, |(i, a), (j, b)| {
+            a.centre()[axis].total_cmp(&b.centre()[axis]).then(i.cmp(j))
+        });
+        self.node.first = self.below_first as u32;
+        let (pair, rest) = self.below.split_at_mut(2);
+        let (left_below, right_below) = rest.split_at_mut(counts.nodes(middle) - 1);
+        let (left_node, right_node) = pair.split_at_mut(1);
+        let (left_bodies, right_bodies) = self.bodies.split_at_mut(middle);
+        let in_parallel = leaves.len() >= parallel_from;
+        let (left_leaves, right_leaves) = leaves.split_at_mut(middle);
+        let left = Subtree {
+            node: &mut left_node[0],
+            below: left_below,
+            below_first: self.below_first + 2,
+            bodies: left_bodies,
+            bodies_first: self.bodies_first,
+        };
+        let right = Subtree {
+            node: &mut right_node[0],
+            below: right_below,
+            below_first: self.below_first + 1 + counts.nodes(middle),
+            bodies: right_bodies,
+            bodies_first: self.bodies_first + middle,
+        };
+        if in_parallel {
+            rayon::join(
+                || left.fill(left_leaves, counts, parallel_from),
+                || right.fill(right_leaves, counts, parallel_from),
+            );
+        } else {
+            left.fill(left_leaves, counts, parallel_from);
+            right.fill(right_leaves, counts, parallel_from);
+        }
     }
 }
 
@@ -289,6 +396,27 @@ mod tests {
                 assert!(Vec3::from(child.min).cmpge(node.min.into()).all());
                 assert!(Vec3::from(child.max).cmple(node.max.into()).all());
             }
+        }
+    }
+
+    #[test]
+    fn the_parallel_build_is_the_sequential_one() {
+        let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
+        for n in [0, 1, 4, 5, 9, 100, 1000, 4099] {
+            let bodies: Vec<Body> = (0..n)
+                .map(|i| Body {
+                    shape: 0,
+                    pose: Pose::new(
+                        Vec3::new((i * 37 % 101) as f32, (i * 11 % 13) as f32, (i % 7) as f32 * 0.5),
+                        Quat::IDENTITY,
+                    ),
+                })
+                .collect();
+            let sequential = Bvh::build_split_from(&shapes, &bodies, usize::MAX);
+            assert_eq!(Bvh::build_split_from(&shapes, &bodies, 1), sequential, "{n} bodies");
+            // As many nodes as the tree has: every node written, none left over.
+            let leaves = sequential.nodes.iter().filter(|node| node.is_leaf()).count();
+            assert_eq!(sequential.nodes.len(), (2 * leaves).saturating_sub(1), "{n} bodies");
         }
     }
 
