@@ -3,12 +3,14 @@
 //!
 //! 1. Construction uploads the shape table and the hull face planes once ([`ShapeTables`]).
 //! 2. Each call validates the bodies ([`validate_batch`], the CPU path's messages), builds the
-//!    [`Bvh`] on the CPU (the same one the CPU batch traverses) and writes bodies, nodes, body
-//!    lists and rays into buffers that are reused and grown, never shrunk.
+//!    [`Bvh`] on the CPU on all threads (the same one the CPU batch traverses) and writes
+//!    bodies and rays into mapped staging memory on all threads, nodes and body lists through
+//!    the queue; every buffer is reused and grown, never shrunk.
 //! 3. The kernel writes, per ray, a [`GpuRayCount`] and up to `hit_slots` [`GpuRayHit`]s sorted
 //!    by distance then body ([`GPU_HIT_SLOTS`]; 1 with `closest`). Batches beyond one binding or
 //!    one dispatch are split into chunks bound at offsets.
-//! 4. The host reads them back and builds [`RayHit`]s (world points from the f64 origin). Rays
+//! 4. The host builds [`RayHit`]s straight from the mapped slots, on all threads (world points
+//!    from the f64 origin). Rays
 //!    that entered more bodies than their slots, or that the driver cut short
 //!    ([`INCOMPLETE_BIT`], llvmpipe's loop budget, see [`crate::gpu`]), are recomputed by the
 //!    CPU batch's routine and counted in [`RayTimings::cpu_rays`].
@@ -19,7 +21,7 @@
 //! handler); readback waits are bounded by [`crate::gpu::READBACK_TIMEOUT`]. Calls take `&mut self`; the type is `Send + Sync`.
 //! Timings on Mesa lavapipe (a CPU driver) say nothing about GPU speed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use encase::ShaderType;
@@ -33,7 +35,7 @@ use super::layout::{
     STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, StagingBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
@@ -79,6 +81,12 @@ pub struct GpuRaycaster {
     counts: GrowBuffer,
     hits: GrowBuffer,
     readback: GrowBuffer,
+    /// Mapped upload memory the bodies and rays are written into on all threads, copied to
+    /// `bodies` and `rays` by the call's encoder (in a mutex only to keep the type `Sync`: calls
+    /// take `&mut self` and never lock it).
+    staging: Mutex<[StagingBuffer; 2]>,
+    /// Bytes of bodies and rays staged for the next call's copies.
+    staged: [u64; 2],
     timings: RayTimings,
 }
 
@@ -175,6 +183,11 @@ impl GpuRaycaster {
                 "ray readback",
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             ),
+            staging: Mutex::new([
+                StagingBuffer::new(device, "ray body staging"),
+                StagingBuffer::new(device, "ray staging"),
+            ]),
+            staged: [0; 2],
             params,
             pipeline,
             shape_group,
@@ -231,35 +244,58 @@ impl GpuRaycaster {
         let slots = if closest { 1 } else { GPU_HIT_SLOTS };
         self.upload(&bodies, &bvh, rays, slots, closest)?;
         let upload = start.elapsed();
+        if rays.is_empty() {
+            self.timings = RayTimings {
+                bvh_build,
+                upload,
+                ..RayTimings::default()
+            };
+            return Ok(Vec::new());
+        }
         // Step 3.
         let start = Instant::now();
-        let (counts, slot_hits) = self.dispatch_and_read(rays.len() as u64, slots)?;
+        let mapped = self.dispatch(rays.len() as u64, slots)?;
         let dispatch_readback = start.elapsed();
-        // Step 4.
+        // Step 4, read straight from the mapped slots on all threads.
         let start = Instant::now();
-        let slots = slots as usize;
-        let out: Vec<(Vec<RayHit>, bool)> = rays
-            .par_iter()
-            .enumerate()
-            .map(|(i, ray)| {
-                let count = counts[i];
-                let overflow = !closest && count.hits as usize > slots;
-                if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
-                    return (cast_one(&self.shapes, &bodies, &bvh, ray, closest), true);
-                }
-                let kept = (count.hits as usize).min(slots);
-                let hits = slot_hits[i * slots..i * slots + kept]
-                    .iter()
-                    .map(|h| RayHit {
-                        body: h.body,
-                        distance: h.distance,
-                        point: ray.point_at(h.distance),
-                        normal: h.normal.into(),
-                    })
-                    .collect();
-                (hits, false)
-            })
-            .collect();
+        let view = self
+            .readback
+            .buffer
+            .get_mapped_range(0..mapped)
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        let out = view.map(|view| {
+            let (counts, slot_hits) = view.split_at(rays.len() * size_of::<GpuRayCount>());
+            let slots = slots as usize;
+            let hit_at = |i: usize| -> GpuRayHit {
+                let at = i * size_of::<GpuRayHit>();
+                bytemuck::pod_read_unaligned(&slot_hits[at..at + size_of::<GpuRayHit>()])
+            };
+            rays.par_iter()
+                .enumerate()
+                .map(|(i, ray)| {
+                    let at = i * size_of::<GpuRayCount>();
+                    let count: GpuRayCount =
+                        bytemuck::pod_read_unaligned(&counts[at..at + size_of::<GpuRayCount>()]);
+                    let overflow = !closest && count.hits as usize > slots;
+                    if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
+                        return (cast_one(&self.shapes, &bodies, &bvh, ray, closest), true);
+                    }
+                    let kept = (count.hits as usize).min(slots);
+                    let hits = (i * slots..i * slots + kept)
+                        .map(hit_at)
+                        .map(|h| RayHit {
+                            body: h.body,
+                            distance: h.distance,
+                            point: ray.point_at(h.distance),
+                            normal: h.normal.into(),
+                        })
+                        .collect();
+                    (hits, false)
+                })
+                .collect::<Vec<(Vec<RayHit>, bool)>>()
+        });
+        self.readback.buffer.unmap();
+        let out = out?;
         let cpu_rays = out.iter().filter(|(_, cpu)| *cpu).count();
         self.timings = RayTimings {
             bvh_build,
@@ -280,12 +316,7 @@ impl GpuRaycaster {
         slots: u32,
         closest: bool,
     ) -> Result<(), GpuError> {
-        let gpu_bodies: Vec<GpuRayBody> = bodies
-            .iter()
-            .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
-            .collect();
         let body_lists: Vec<u32> = bvh.bodies.iter().chain(&bvh.unbounded).copied().collect();
-        let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
         let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
         let params = GpuRayParams {
             bvh_origin_hi: WgslVec3(bvh_origin_hi),
@@ -297,26 +328,19 @@ impl GpuRaycaster {
             unbounded_first: bvh.bodies.len() as u32,
         };
         let limits = self.context.limits;
-        let whole: [(&str, &[u8]); 3] = [
-            ("ray bodies", bytemuck::cast_slice(&gpu_bodies)),
+        let body_bytes = (bodies.len() * size_of::<GpuRayBody>()) as u64;
+        let whole: [(&str, &[u8]); 2] = [
             ("bvh nodes", bytemuck::cast_slice::<BvhNode, u8>(&bvh.nodes)),
             ("bvh body lists", bytemuck::cast_slice(&body_lists)),
         ];
+        let binding_limit = "max_storage_buffer_binding_size";
+        check_limit("ray bodies", body_bytes, limits.max_binding, binding_limit)?;
         for (what, bytes) in whole {
-            check_limit(
-                what,
-                bytes.len() as u64,
-                limits.max_binding,
-                "max_storage_buffer_binding_size",
-            )?;
+            check_limit(what, bytes.len() as u64, limits.max_binding, binding_limit)?;
         }
         let count = rays.len() as u64;
-        check_limit(
-            "rays",
-            count * size_of::<GpuRay>() as u64,
-            limits.max_buffer,
-            "max_buffer_size",
-        )?;
+        let ray_bytes = count * size_of::<GpuRay>() as u64;
+        check_limit("rays", ray_bytes, limits.max_buffer, "max_buffer_size")?;
         check_limit(
             "ray hits",
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
@@ -325,11 +349,20 @@ impl GpuRaycaster {
         )?;
         let (device, queue, max) = (self.context.device(), self.context.queue(), limits.max_buffer);
         let scopes = ErrorScopes::push(device);
-        self.bodies.write(device, queue, whole[0].1, max);
-        self.nodes.write(device, queue, whole[1].1, max);
-        self.body_lists.write(device, queue, whole[2].1, max);
-        self.rays
-            .write(device, queue, bytemuck::cast_slice(&gpu_rays), max);
+        self.bodies.reserve(device, body_bytes, max);
+        self.rays.reserve(device, ray_bytes, max);
+        // Bodies and rays straight into mapped memory on all threads; the call's encoder copies
+        // them (dispatch).
+        let context = &self.context;
+        let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let staged = body_staging
+            .write(context, bodies.len(), |i| {
+                GpuRayBody::from_pose(bodies[i].shape, &bodies[i].pose)
+            })
+            .and_then(|()| ray_staging.write(context, rays.len(), |i| GpuRay::from_ray(&rays[i])));
+        self.staged = [body_bytes, ray_bytes];
+        self.nodes.write(device, queue, whole[0].1, max);
+        self.body_lists.write(device, queue, whole[1].1, max);
         self.counts
             .reserve(device, count * size_of::<GpuRayCount>() as u64, max);
         self.hits.reserve(
@@ -338,18 +371,15 @@ impl GpuRaycaster {
             max,
         );
         queue.write_buffer(&self.params, 0, &uniform_bytes(&params)?);
-        scopes.pop()
+        let popped = scopes.pop();
+        staged?;
+        popped
     }
 
-    /// Records the kernel in chunks, submits, waits (bounded) and reads counts and slots back.
-    fn dispatch_and_read(
-        &mut self,
-        count: u64,
-        slots: u32,
-    ) -> Result<(Vec<GpuRayCount>, Vec<GpuRayHit>), GpuError> {
-        if count == 0 {
-            return Ok((Vec::new(), Vec::new()));
-        }
+    /// Records the staged copies and the kernel in chunks, submits, and waits (bounded) until
+    /// the counts and slots are copied back and mapped: the readback buffer holds `count` (at
+    /// least 1) counts then their slots, mapped over the returned bytes.
+    fn dispatch(&mut self, count: u64, slots: u32) -> Result<u64, GpuError> {
         let ray_size = size_of::<GpuRay>() as u64;
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
@@ -361,6 +391,10 @@ impl GpuRaycaster {
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("raycast"),
         });
+        let [body_bytes, ray_bytes] = self.staged;
+        let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
+        body_staging.record_copy(&mut encoder, &self.bodies.buffer, body_bytes);
+        ray_staging.record_copy(&mut encoder, &self.rays.buffer, ray_bytes);
         {
             let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
                 .step_by(chunk as usize)
@@ -409,6 +443,8 @@ impl GpuRaycaster {
             hit_bytes,
         );
         let submission = self.context.queue().submit([encoder.finish()]);
+        body_staging.remap_after_submit();
+        ray_staging.remap_after_submit();
         let total = count_bytes + hit_bytes;
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback
@@ -420,25 +456,7 @@ impl GpuRaycaster {
             self.readback.buffer.unmap();
             return Err(e);
         }
-        let result = {
-            let view = self
-                .readback
-                .buffer
-                .get_mapped_range(0..total)
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            let (counts, hits) = view.split_at(count_bytes as usize);
-            (
-                counts
-                    .chunks_exact(count_size as usize)
-                    .map(bytemuck::pod_read_unaligned)
-                    .collect(),
-                hits.chunks_exact(size_of::<GpuRayHit>())
-                    .map(bytemuck::pod_read_unaligned)
-                    .collect(),
-            )
-        };
-        self.readback.buffer.unmap();
-        Ok(result)
+        Ok(total)
     }
 }
 
