@@ -10,7 +10,7 @@ use hullsat::constants::{
 use hullsat::gpu::QUAT_WGSL;
 use hullsat::internals::{
     COOP_EDGE_PAIRS, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE, SAT_BOUND_SLACK,
-    WORKGROUP_SIZE,
+    SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
 };
 use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
@@ -91,6 +91,21 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
         files.iter().any(|f| f.ends_with("narrowphase/sat.wgsl")),
         "sat.wgsl not found under shaders/: {files:?}"
     );
+}
+
+/// The SAT kernel's entry points, each a pipeline the host builds (`SatKernel`: one pair per
+/// invocation, one pair per workgroup), validate with the module (above) and run workgroups of
+/// `WORKGROUP_SIZE`, the size the host's dispatch counts assume.
+#[test]
+fn sat_entry_points_are_the_hosts_with_its_workgroup_size() {
+    let module = sat_module();
+    let mut names: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["main", "main_pair_per_workgroup"]);
+    for entry in &module.entry_points {
+        assert_eq!(entry.stage, naga::ShaderStage::Compute, "{}", entry.name);
+        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", entry.name);
+    }
 }
 
 /// One text per shared struct and helper: every kernel is compiled after `quat.wgsl` and
@@ -307,6 +322,11 @@ fn wgsl_constants_equal_the_rust_ones() {
     // The cooperative path's threshold (an override: its default) and its switch.
     assert_eq!(override_default(&module, "COOP_EDGE_PAIRS"), U32(COOP_EDGE_PAIRS));
     assert_eq!(override_default(&module, "COOP_PATH"), naga::Literal::Bool(true));
+    // One workgroup per pair's split threshold (an override: its default).
+    assert_eq!(
+        override_default(&module, "SPLIT_EDGE_PAIRS"),
+        U32(SPLIT_EDGE_PAIRS)
+    );
     // The kept-edge bit set of the bounded edge query: 256 edges, B hulls of up to 87 vertices
     // (edges <= 3V - 6); larger ones keep every edge.
     assert_consts(&module, &[("KEPT_WORDS", U32(8))]);
@@ -445,8 +465,9 @@ fn clip_kernel_barriers_are_reached_by_the_whole_workgroup() {
 fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memory() {
     // The SAT pipeline built with COOP_PATH = false (sat.rs) must leave nothing of the
     // cooperative path to run, nor workgroup memory to zero: every barrier, workgroup-memory
-    // access and `is_big` test that `main` can reach sits in a branch taken only when the
-    // override COOP_PATH is true (`if COOP_PATH { .. }`), in `main` or in a function it calls.
+    // access and `is_big` test that an entry point (`main`, `main_pair_per_workgroup`) can
+    // reach sits in a branch taken only when the override COOP_PATH is true
+    // (`if COOP_PATH { .. }`), in the entry point or in a function it calls.
     use naga::{Expression as E, Statement as S};
     let module = sat_module();
     let coop_path = module
@@ -466,17 +487,12 @@ fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memor
     // it true.
     let mut reaching = std::collections::HashSet::from([is_big]);
     let mut reaching_coop = reaching.clone();
-    let mut skipped_in_main = 0;
-    let main = module
-        .entry_points
-        .iter()
-        .find(|e| e.name == "main")
-        .expect("main");
+    let mut skipped = std::collections::BTreeMap::new();
     let functions = module
         .functions
         .iter()
         .map(|(h, f)| (Some(h), f))
-        .chain([(None, &main.function)]);
+        .chain(module.entry_points.iter().map(|e| (None, &e.function)));
     for (handle, function) in functions {
         let workgroup_pointer = |pointer| {
             reaches_global(function, pointer)
@@ -493,7 +509,8 @@ fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memor
             _ => false,
         };
         let guarded = |s: &S| matches!(s, S::If { condition, .. } if matches!(function.expressions[*condition], E::Override(o) if o == coop_path));
-        let (without, skipped) = walk_unguarded(&function.body, &guarded, &|s| reaches(s, &reaching));
+        let (without, guarded_branches) =
+            walk_unguarded(&function.body, &guarded, &|s| reaches(s, &reaching));
         let with = function
             .body
             .iter()
@@ -508,17 +525,19 @@ fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memor
                 }
             }
             None => {
+                let name = function.name.clone().unwrap_or_default();
                 assert!(
                     !without,
-                    "main reaches a barrier, workgroup memory or is_big without COOP_PATH"
+                    "{name} reaches a barrier, workgroup memory or is_big without COOP_PATH"
                 );
-                assert!(with, "main reaches them with COOP_PATH");
-                skipped_in_main = skipped;
+                assert!(with, "{name} reaches them with COOP_PATH");
+                skipped.insert(name, guarded_branches);
             }
         }
     }
     // The check is not empty: the cooperative path's functions reach them, only through
-    // COOP_PATH branches (main's opening barrier, list_if_big, run_listed; kept_word's read).
+    // COOP_PATH branches (main's opening barrier, list_if_big, run_listed;
+    // main_pair_per_workgroup's run_split; kept_word's read).
     let names = |set: &std::collections::HashSet<naga::Handle<naga::Function>>| {
         let mut names: Vec<_> = set
             .iter()
@@ -534,11 +553,16 @@ fn sat_kernel_without_the_cooperative_path_reaches_no_barrier_or_workgroup_memor
         "reduce_faces",
         "kept_word",
         "scan_kept",
+        "run_split",
     ] {
         assert!(names(&reaching_coop).contains(&name.to_string()), "{name}");
     }
     assert!(!names(&reaching).contains(&"sat_serial".to_string()));
-    assert_eq!(skipped_in_main, 3);
+    let expected = [
+        ("main".to_string(), 3),
+        ("main_pair_per_workgroup".to_string(), 1),
+    ];
+    assert_eq!(skipped, std::collections::BTreeMap::from(expected));
 }
 
 /// The global variable a pointer expression points into (through `Access` / `AccessIndex`).

@@ -8,13 +8,19 @@ mod support;
 
 use glam::{Quat, Vec3};
 use hullsat::contract::sat::{SatTally, axis_separation, compare_sat};
-use hullsat::internals::{COOP_EDGE_PAIRS, GpuParams, HullTables, WORKGROUP_SIZE};
+use hullsat::internals::{
+    COOP_EDGE_PAIRS, GpuParams, HullTables, PAIR_PER_WORKGROUP_PAIRS, SPLIT_EDGE_PAIRS, SatMapping,
+    WORKGROUP_SIZE, sat_mapping,
+};
 use hullsat::narrowphase::gpu::SAT_WGSL;
 use hullsat::narrowphase::gpu::layout::{GpuBody, GpuSatResult};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
-use hullsat::{Body, ConvexHull, Cuboid, GpuError, GpuNarrowphase, Pose, Shape, Sphere};
+use hullsat::{
+    Body, Capsule, ConvexHull, Cuboid, GpuError, GpuNarrowphase, HalfSpace, Pose, Shape, Sphere,
+    ValidatedBatch,
+};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use support::{
@@ -369,33 +375,9 @@ fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
         return;
     };
     let expected = gpu.sat(&bodies, &pairs, 0.0).expect("GPU SAT runs");
-    let device = gpu.device().clone();
-    let queue = gpu.queue().clone();
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let results = gpu
-        .encode(&mut encoder, &bodies, &pairs, 0.0)
-        .expect("encodes")
-        .clone();
-    let bytes = (pairs.len() * size_of::<GpuSatResult>()) as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test readback"),
-        size: bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
-    let submission = queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: Some(std::time::Duration::from_secs(60)),
-        })
-        .expect("finishes");
-    let view = staging.get_mapped_range(..).expect("mapped");
-    let encoded: Vec<Option<SatResult>> = view
-        .chunks_exact(size_of::<GpuSatResult>())
-        .map(|raw| bytemuck::pod_read_unaligned::<GpuSatResult>(raw).to_sat())
+    let encoded: Vec<Option<SatResult>> = encoded_results(&mut gpu, &bodies, &pairs, 0.0)
+        .iter()
+        .map(GpuSatResult::to_sat)
         .collect();
     assert_eq!(encoded, expected);
 }
@@ -449,11 +431,29 @@ enum Coop {
     /// None, the cooperative path compiled out (`COOP_PATH` = false, workgroup memory not
     /// zeroed: the narrowphase's pipeline for the other shapes).
     CompiledOut,
+    /// One workgroup per pair (`main_pair_per_workgroup`), every pair that is not two boxes
+    /// split over it (`SPLIT_EDGE_PAIRS` = 0).
+    WorkgroupSplitAll,
+    /// One workgroup per pair, every pair on its lane 0 (`SPLIT_EDGE_PAIRS` = `u32::MAX`).
+    WorkgroupSplitNone,
+    /// One workgroup per pair with the defaults (the narrowphase's pipeline for small calls).
+    Workgroup,
 }
 
-/// The SAT kernel (`SAT_WGSL`) compiled with its pipeline-overridable constants set for `coop`
-/// and run once on `pairs`: the raw results. Built here rather than through `GpuNarrowphase`
-/// (which picks its pipeline from the shapes) so the test chooses the path pairs take.
+impl Coop {
+    /// True for the one-workgroup-per-pair entry point.
+    fn per_workgroup(self) -> bool {
+        matches!(
+            self,
+            Coop::WorkgroupSplitAll | Coop::WorkgroupSplitNone | Coop::Workgroup
+        )
+    }
+}
+
+/// The SAT kernel (`SAT_WGSL`) compiled with its entry point and pipeline-overridable constants
+/// set for `coop` and run once on `pairs`: the raw results. Built here rather than through
+/// `GpuNarrowphase` (which picks its pipeline from the shapes and the call) so the test chooses
+/// the path pairs take.
 fn run_sat_kernel(
     gpu: &GpuNarrowphase,
     shapes: &[Shape],
@@ -557,7 +557,11 @@ fn run_sat_kernel(
             immediate_size: 0,
         })),
         module: &module,
-        entry_point: Some("main"),
+        entry_point: Some(if coop.per_workgroup() {
+            "main_pair_per_workgroup"
+        } else {
+            "main"
+        }),
         compilation_options: match coop {
             Coop::All => wgpu::PipelineCompilationOptions {
                 constants: &[("COOP_EDGE_PAIRS", 0.0)],
@@ -571,6 +575,19 @@ fn run_sat_kernel(
             Coop::CompiledOut => wgpu::PipelineCompilationOptions {
                 constants: &[("COOP_PATH", 0.0)],
                 zero_initialize_workgroup_memory: false,
+            },
+            // As the narrowphase builds it: workgroup memory not zeroed.
+            Coop::WorkgroupSplitAll => wgpu::PipelineCompilationOptions {
+                constants: &[("SPLIT_EDGE_PAIRS", 0.0)],
+                zero_initialize_workgroup_memory: false,
+            },
+            Coop::WorkgroupSplitNone => wgpu::PipelineCompilationOptions {
+                constants: &[("SPLIT_EDGE_PAIRS", u32::MAX as f64)],
+                zero_initialize_workgroup_memory: false,
+            },
+            Coop::Workgroup => wgpu::PipelineCompilationOptions {
+                zero_initialize_workgroup_memory: false,
+                ..Default::default()
             },
         },
         cache: None,
@@ -587,7 +604,12 @@ fn run_sat_kernel(
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &groups[0], &[]);
         pass.set_bind_group(1, &groups[1], &[]);
-        pass.dispatch_workgroups(pairs.len().div_ceil(WORKGROUP_SIZE as usize) as u32, 1, 1);
+        let per_workgroup = if coop.per_workgroup() {
+            1
+        } else {
+            WORKGROUP_SIZE as usize
+        };
+        pass.dispatch_workgroups(pairs.len().div_ceil(per_workgroup) as u32, 1, 1);
     }
     encoder.copy_buffer_to_buffer(&call[2], 0, &readback, 0, results_bytes);
     let submission = queue.submit([encoder.finish()]);
@@ -784,4 +806,235 @@ fn pipeline_without_the_cooperative_path_returns_the_same_bits_on_small_shapes()
         };
         assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
     }
+}
+
+/// Shapes of every kind for the one-workgroup-per-pair tests: hulls of 4 (a tetrahedron: 36 edge
+/// pairs with itself, below `SPLIT_EDGE_PAIRS`), 8, 32 and 64 points on ellipsoids, boxes,
+/// a sphere and a capsule (CPU-routed); the half-space is added by `mixed_batch`.
+fn mixed_shapes(rng: &mut Pcg64) -> Vec<Shape> {
+    let mut shapes: Vec<Shape> = [4, 8, 8, 32, 32, 64, 64]
+        .into_iter()
+        .map(|count| {
+            let axes = Vec3::new(
+                rng.random_range(0.4..1.0),
+                rng.random_range(0.4..1.0),
+                rng.random_range(0.4..1.0),
+            );
+            surface_hull(rng, count, axes)
+        })
+        .collect();
+    shapes.extend(random_boxes(rng, 3));
+    shapes.push(Shape::Sphere(Sphere::new(0.5).expect("valid sphere")));
+    shapes.push(Shape::Capsule(Capsule::new(0.4, 0.3).expect("valid capsule")));
+    shapes
+}
+
+/// A batch over `shapes` plus a half-space (appended to the shapes): `count` pairs placed to
+/// touch or nearly (reach 0.2 to 1.1 of the radii), a quarter as many apart (reach 1.05 to 2,
+/// most separated by a face early), and every 50th body against the half-space.
+fn mixed_batch(rng: &mut Pcg64, shapes: &mut Vec<Shape>, count: usize) -> (Vec<Body>, Vec<[u32; 2]>) {
+    let (mut bodies, mut pairs) = random_pairs(rng, shapes, count, 0.2..1.1);
+    let (far_bodies, far_pairs) = random_pairs(rng, shapes, count / 4, 1.05..2.0);
+    let offset = bodies.len() as u32;
+    bodies.extend(far_bodies);
+    pairs.extend(far_pairs.iter().map(|&[a, b]| [a + offset, b + offset]));
+    shapes.push(Shape::HalfSpace(
+        HalfSpace::new(Vec3::Y, 0.0).expect("valid half-space"),
+    ));
+    let ground = bodies.len() as u32;
+    bodies.push(Body {
+        shape: shapes.len() as u32 - 1,
+        pose: Pose::IDENTITY,
+    });
+    pairs.extend((0..ground).step_by(50).map(|i| [i, ground]));
+    (bodies, pairs)
+}
+
+/// One workgroup per pair (`main_pair_per_workgroup`) returns what one pair per invocation
+/// returns, bit for bit: with every pair that is not two boxes split over the workgroup
+/// (`SPLIT_EDGE_PAIRS` = 0), every pair on lane 0 (`u32::MAX`) and the default, on hulls of 4 to
+/// 64 points, boxes, spheres, capsules and a half-space (CPU-routed: `AXIS_NONE` on every path),
+/// touching and apart, margins 0 and 0.05. Pairs the driver cut short in a run are left out and
+/// must be few; none on a one-workgroup-per-pair run.
+#[test]
+fn one_workgroup_per_pair_returns_the_one_per_invocation_bits() {
+    let mut rng = seeded_rng(0x0e_9a1e);
+    let mut shapes = mixed_shapes(&mut rng);
+    let base = shapes.len();
+    let (bodies, pairs) = mixed_batch(&mut rng, &mut shapes, 1_600);
+    assert_eq!(shapes.len(), base + 1);
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let kinds = |pair: &[u32; 2]| pair.map(|i| &shapes[bodies[i as usize].shape as usize]);
+    let cpu_routed = pairs
+        .iter()
+        .filter(|p| kinds(p).iter().any(|s| s.as_hull().is_none()))
+        .count();
+    let split = pairs
+        .iter()
+        .filter(|p| match kinds(p) {
+            [Shape::Cuboid(_), Shape::Cuboid(_)] => false,
+            [a, b] => match (a.as_hull(), b.as_hull()) {
+                (Some(a), Some(b)) => a.edges().len() * b.edges().len() >= SPLIT_EDGE_PAIRS as usize,
+                _ => false,
+            },
+        })
+        .count();
+    for margin in [0.0, 0.05] {
+        let runs = [
+            Coop::None,
+            Coop::WorkgroupSplitAll,
+            Coop::WorkgroupSplitNone,
+            Coop::Workgroup,
+        ]
+        .map(|coop| run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, coop));
+        let [reference, per_workgroup @ ..] = &runs;
+        let (mut compared, mut separated, mut none) = (0, 0, 0);
+        for i in 0..pairs.len() {
+            if runs.iter().any(|r| r[i].is_incomplete()) {
+                continue;
+            }
+            compared += 1;
+            for (k, run) in per_workgroup.iter().enumerate() {
+                assert_eq!(
+                    bytemuck::bytes_of(&run[i]),
+                    bytemuck::bytes_of(&reference[i]),
+                    "pairs[{i}], run {k}: one workgroup per pair {:?}, one per invocation {:?}",
+                    run[i],
+                    reference[i]
+                );
+            }
+            match reference[i].to_sat() {
+                None => none += 1,
+                Some(sat) if sat.is_separated(margin) => separated += 1,
+                Some(_) => {}
+            }
+        }
+        let cut: [usize; 4] = runs
+            .each_ref()
+            .map(|r| r.iter().filter(|s| s.is_incomplete()).count());
+        eprintln!(
+            "margin {margin}: {} pairs ({split} split by default, {cpu_routed} CPU-routed), {compared} compared bit for bit, {separated} separated, {none} left to the CPU; cut short (per invocation, split all, split none, default): {cut:?}",
+            pairs.len()
+        );
+        assert!(compared > pairs.len() * 9 / 10, "{compared} of {}", pairs.len());
+        assert_eq!(none, cpu_routed, "CPU-routed pairs come back AXIS_NONE");
+        assert!(cpu_routed > pairs.len() / 20 && split > pairs.len() / 4);
+        assert!(
+            pairs.len() - split - cpu_routed > pairs.len() / 40,
+            "pairs on lane 0"
+        );
+        assert!(separated > pairs.len() / 10 && separated < pairs.len() * 9 / 10);
+        assert_eq!(
+            cut[1..],
+            [0, 0, 0],
+            "one pair per workgroup stays below the loop cap"
+        );
+    }
+}
+
+/// The host's choice of mapping: a small call over hull32 shapes takes one workgroup per pair,
+/// a call of `PAIR_PER_WORKGROUP_PAIRS` pairs and any call over boxes only one pair per
+/// invocation. The small call through the host (`GpuNarrowphase::encode`, with CPU-routed pairs
+/// and a half-space) returns the one-per-invocation kernel's bits, and `sat` the CPU's results.
+#[test]
+fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
+    use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
+    let config = ParticleSceneConfig {
+        bodies: 2_000,
+        mix: ShapeMix::hulls_only(32),
+        ..Default::default()
+    };
+    let scene = generate_particle_scene_with_pairs(&config).expect("scene");
+    let scene_pairs = scene.pairs.clone().expect("broadphase pairs");
+    let Some(gpu) = gpu_or_skip(&scene.shapes) else {
+        return;
+    };
+    let small = scene_pairs.len();
+    assert!(
+        small > 500 && small < PAIR_PER_WORKGROUP_PAIRS as usize,
+        "{small} pairs"
+    );
+    assert_eq!(sat_mapping(&gpu, small), SatMapping::PerWorkgroup);
+    assert_eq!(sat_mapping(&gpu, 1), SatMapping::PerWorkgroup);
+    // 32-vertex hulls form no big pair: the big call takes the pipeline without the cooperative path.
+    assert_eq!(
+        sat_mapping(&gpu, PAIR_PER_WORKGROUP_PAIRS as usize),
+        SatMapping::PerInvocation { cooperative: false }
+    );
+    let mut rng = seeded_rng(0xb0c5_0e17);
+    let boxes = gpu_or_skip(&random_boxes(&mut rng, 8)).expect("the adapter exists");
+    assert_eq!(
+        sat_mapping(&boxes, 100),
+        SatMapping::PerInvocation { cooperative: false }
+    );
+
+    // The host's small call: the scene's pairs, then the CPU's results.
+    let Some(stats) = check_batch(&scene.shapes, &scene.bodies, &scene_pairs, scene.margin) else {
+        return;
+    };
+    eprintln!("{small} hull32 pairs through the host: {stats:?}");
+    assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    assert!(stats.separated < stats.pairs, "{stats:?}");
+
+    // Mixed shapes through the host's encode: its raw results are the one-per-invocation bits.
+    let mut shapes = mixed_shapes(&mut rng);
+    let (bodies, pairs) = mixed_batch(&mut rng, &mut shapes, 600);
+    let mut gpu = gpu_or_skip(&shapes).expect("the adapter exists");
+    assert_eq!(sat_mapping(&gpu, pairs.len()), SatMapping::PerWorkgroup);
+    // The host normalizes rotations as it stages the bodies; the reference runs on the same.
+    let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.02).expect("a valid batch");
+    let unit_bodies = batch.normalized_bodies();
+    let reference = run_sat_kernel(&gpu, &shapes, &unit_bodies, &pairs, 0.02, Coop::None);
+    let encoded = encoded_results(&mut gpu, &bodies, &pairs, 0.02);
+    let mut compared = 0;
+    for i in 0..pairs.len() {
+        if reference[i].is_incomplete() || encoded[i].is_incomplete() {
+            continue;
+        }
+        compared += 1;
+        assert_eq!(
+            bytemuck::bytes_of(&encoded[i]),
+            bytemuck::bytes_of(&reference[i]),
+            "pairs[{i}]: host {:?}, one per invocation {:?}",
+            encoded[i],
+            reference[i]
+        );
+    }
+    assert!(compared > pairs.len() * 9 / 10, "{compared} of {}", pairs.len());
+}
+
+/// The raw results `GpuNarrowphase::encode` leaves for `pairs` (the host's mapping).
+fn encoded_results(
+    gpu: &mut GpuNarrowphase,
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+) -> Vec<GpuSatResult> {
+    let device = gpu.device().clone();
+    let queue = gpu.queue().clone();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let results = gpu
+        .encode(&mut encoder, bodies, pairs, margin)
+        .expect("encodes")
+        .clone();
+    let bytes = (pairs.len() * size_of::<GpuSatResult>()) as u64;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&results, 0, &staging, 0, bytes);
+    let submission = queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(std::time::Duration::from_secs(120)),
+        })
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    bytemuck::pod_collect_to_vec(&view)
 }

@@ -1,5 +1,6 @@
 // Separating axis test between two convex hulls, in hull A's frame: one body pair per
-// invocation, or for big hulls one pair per workgroup (the cooperative path, below sat_serial).
+// invocation (`main`), or for big hulls one pair per workgroup (the cooperative path, below
+// sat_serial); small calls take one pair per workgroup for every pair (`main_pair_per_workgroup`).
 // Rust twin: src/query/sat.rs (the reference) with src/query/bounds.rs; keep them in step.
 //
 // 1. Bounds guard (pair_in_range); pairs not both hulls (or boxes) get AXIS_NONE: the CPU's.
@@ -661,14 +662,19 @@ const COOP_KEPT_WORDS: u32 = 32u;
 // The kept-edge bit set of the bounded edge query's step 3, filled by all invocations.
 var<workgroup> coop_kept: array<atomic<u32>, COOP_KEPT_WORDS>;
 
-// True when pair `index` (which runs here) has COOP_EDGE_PAIRS edge pairs or more and is not
-// two boxes.
-fn is_big(index: u32) -> bool {
+// True when pair `index` (which runs here) has `least` edge pairs or more and is not two boxes
+// (those take the box SAT, which has nothing to split).
+fn has_edge_pairs(index: u32, least: u32) -> bool {
     let pair = pairs[index];
     let a = shapes[bodies[pair.x].shape];
     let b = shapes[bodies[pair.y].shape];
     let boxes = a.kind == SHAPE_BOX && b.kind == SHAPE_BOX;
-    return !boxes && a.edge_count * b.edge_count >= COOP_EDGE_PAIRS;
+    return !boxes && a.edge_count * b.edge_count >= least;
+}
+
+// True when pair `index` (which runs here) goes cooperative in `main`.
+fn is_big(index: u32) -> bool {
+    return has_edge_pairs(index, COOP_EDGE_PAIRS);
 }
 
 // The reduction's order by separation (see above), shared by faces and edge pairs: 1 when the
@@ -941,5 +947,60 @@ fn run_listed(lane: u32) {
         if lane == 0u {
             write_result(pair_index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE * (k + 1u));
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One pair per workgroup, for small calls (the host's choice: SatMapping in
+// src/narrowphase/gpu/kernels.rs): workgroup w takes pair w with all WORKGROUP_SIZE invocations,
+// so a call of few pairs keeps 64 lanes busy per pair instead of one.
+
+// Edge pairs from which main_pair_per_workgroup splits a pair over its workgroup (sat_coop);
+// smaller pairs and two boxes run on lane 0 (sat_serial). Mirrors
+// crate::narrowphase::gpu::kernel_layout::SPLIT_EDGE_PAIRS; overridable so the tests can run
+// every pair either way (tests/gpu_sat.rs). The results do not depend on it.
+override SPLIT_EDGE_PAIRS: u32 = 64u;
+
+// Pair `workgroup.x` by the whole workgroup. Every branch below depends only on the workgroup's
+// pair (uniform), so the barriers of sat_coop stay in uniform control flow. Without COOP_PATH
+// every pair runs on lane 0 and no workgroup memory is reached.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main_pair_per_workgroup(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+    // 1. Bounds guard, CPU-routed pairs.
+    let index = workgroup.x;
+    if index >= params.pair_count {
+        return;
+    }
+    if !runs_here(index) {
+        if lane == 0u {
+            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u, AXIS_NONE, 0u, 0u, 0u);
+        }
+        return;
+    }
+    if COOP_PATH {
+        if has_edge_pairs(index, SPLIT_EDGE_PAIRS) {
+            run_split(index, lane);
+            return;
+        }
+    }
+    if lane == 0u {
+        write_result(index, sat_serial(index), loops_cut_short());
+    }
+}
+
+// Pair `index` by sat_coop, stored by lane 0; complete (as in run_listed) when every invocation
+// finished it with no loop cut short. Called by every invocation.
+fn run_split(index: u32, lane: u32) {
+    if lane == 0u {
+        atomicStore(&coop_done, 0u);
+    }
+    // sat_coop's first barrier orders the store before every invocation's add.
+    let out = sat_coop(index, lane);
+    if !loops_cut_short() {
+        atomicAdd(&coop_done, 1u);
+    }
+    workgroupBarrier();
+    if lane == 0u {
+        write_result(index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE);
     }
 }

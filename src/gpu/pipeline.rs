@@ -7,7 +7,7 @@
 //! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
 //!    over the given bind group layouts, group 0 first ([`compute_pipeline_with_gaps`] when
 //!    some group indices are unused, [`compute_pipeline_variants`] for several pipelines of one
-//!    module that differ in their override constants).
+//!    module that differ in their entry point or override constants).
 
 /// A storage buffer binding type (no dynamic offset, no minimum size).
 pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
@@ -62,19 +62,20 @@ pub(crate) fn compute_pipeline_with_gaps(
     source: &'static str,
     groups: &[Option<&wgpu::BindGroupLayout>],
 ) -> wgpu::ComputePipeline {
-    let [pipeline] = compute_pipeline_variants(device, file, source, groups, [(label, Default::default())]);
+    let variant = (label, "main", Default::default());
+    let [pipeline] = compute_pipeline_variants(device, file, source, groups, [variant]);
     pipeline
 }
 
-/// One compute pipeline per `(label, options)` of `variants` (override constants, workgroup
-/// memory zeroing) from one WGSL `source` (module labelled `file`, parsed once, entry point
-/// `main`), all over the same bind group layouts (`None` for unused group indices).
+/// One compute pipeline per `(label, entry point, options)` of `variants` (override constants,
+/// workgroup memory zeroing) from one WGSL `source` (module labelled `file`, parsed once), all
+/// over the same bind group layouts (`None` for unused group indices).
 pub(crate) fn compute_pipeline_variants<const N: usize>(
     device: &wgpu::Device,
     file: &str,
     source: &'static str,
     groups: &[Option<&wgpu::BindGroupLayout>],
-    variants: [(&str, wgpu::PipelineCompilationOptions); N],
+    variants: [(&str, &str, wgpu::PipelineCompilationOptions); N],
 ) -> [wgpu::ComputePipeline; N] {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(file),
@@ -85,12 +86,12 @@ pub(crate) fn compute_pipeline_variants<const N: usize>(
         bind_group_layouts: groups,
         immediate_size: 0,
     });
-    variants.map(|(label, compilation_options)| {
+    variants.map(|(label, entry_point, compilation_options)| {
         device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(label),
             layout: Some(&pipeline_layout),
             module: &module,
-            entry_point: Some("main"),
+            entry_point: Some(entry_point),
             compilation_options,
             cache: None,
         })

@@ -10,7 +10,9 @@
 //!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
 //!    the pair and result buffers at a [`PARAMS_STRIDE`]-byte dynamic offset of its
 //!    [`GpuParams`]. The windows depend only on the buffers, so the bind groups are built once
-//!    and reused until a buffer grows.
+//!    and reused until a buffer grows. The SAT kernel runs one pair per invocation, or one
+//!    workgroup per pair for a small round whose shapes can form a pair worth splitting
+//!    ([`super::kernels::SatMapping`]; its workgroups fit one dispatch dimension).
 //! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
 //!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
@@ -204,12 +206,23 @@ impl CallBuffers {
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
+        // The SAT kernel's mapping, from the round's pairs (a call's, below the rounds' size)
+        // and the shapes; its workgroups per chunk stay within one dispatch dimension.
+        let mapping = geometry.sat_mapping(count, limits);
+        let per_workgroup = mapping.pairs_per_workgroup();
         let passes = [
-            Some((kernels.sat.pipeline(geometry.cooperative), &self.groups, "sat")),
-            clip.map(|clip| (&clip.pipeline, &self.clip_groups[slot], "clip")),
+            Some((kernels.sat.pipeline(mapping), &self.groups, "sat", per_workgroup)),
+            clip.map(|clip| {
+                (
+                    &clip.pipeline,
+                    &self.clip_groups[slot],
+                    "clip",
+                    u64::from(WORKGROUP_SIZE),
+                )
+            }),
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.
-        for (pipeline, groups, label) in passes.into_iter().flatten() {
+        for (pipeline, groups, label, per_workgroup) in passes.into_iter().flatten() {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(label),
                 timestamp_writes: None,
@@ -219,7 +232,7 @@ impl CallBuffers {
             for k in 0..chunks {
                 let len = chunk.min(count - k * chunk);
                 pass.set_bind_group(1, &groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
-                pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+                pass.dispatch_workgroups(len.div_ceil(per_workgroup) as u32, 1, 1);
             }
         }
         scopes.pop()

@@ -2,8 +2,11 @@
 //! planes, edges and face loops ([`HullTables`]), uploaded once and bound as group 0 of the SAT
 //! and clip kernels, and which SAT pipeline its calls take.
 
-use super::kernel_layout::{COOP_EDGE_PAIRS, GpuShape, HullTables};
+use super::kernel_layout::{COOP_EDGE_PAIRS, GpuShape, HullTables, SPLIT_EDGE_PAIRS};
+use super::kernels::SatMapping;
+use super::layout::SHAPE_HULL;
 use crate::gpu::buffers::{binding, check_limit, create_buffer};
+use crate::gpu::context::DeviceLimits;
 use crate::gpu::{GpuContext, GpuError};
 
 /// One narrowphase's hull geometry on the device and the SAT pipeline its calls take.
@@ -14,6 +17,10 @@ pub(crate) struct HullGeometry {
     /// edge pairs or more ([`may_form_big_pairs`]): calls take the SAT pipeline with the cooperative
     /// path, else the one without ([`super::kernels::SatKernel`]).
     pub cooperative: bool,
+    /// True when two of the shapes can form a pair worth splitting over a workgroup
+    /// ([`may_form_split_pairs`]): small calls then take one workgroup per pair
+    /// ([`SatMapping::choose`]).
+    pub splittable: bool,
 }
 
 /// True when some pair of `shapes`, a shape with itself included (two bodies may share one),
@@ -28,6 +35,18 @@ pub(crate) fn may_form_big_pairs(shapes: &[GpuShape]) -> bool {
         .max()
         .unwrap_or(0);
     most * most >= u64::from(COOP_EDGE_PAIRS)
+}
+
+/// True when some pair of `shapes` that is not two boxes, a shape with itself included, has
+/// [`SPLIT_EDGE_PAIRS`] edge pairs or more: the largest hull's edge count times the largest of
+/// any hull or box reaches it. Boxes only (and spheres, capsules, half-spaces): never, as two
+/// boxes take the box SAT, which has nothing to split.
+pub(crate) fn may_form_split_pairs(shapes: &[GpuShape]) -> bool {
+    let most = |keep: fn(&GpuShape) -> bool| {
+        let counts = shapes.iter().filter(|s| keep(s)).map(|s| u64::from(s.edge_count));
+        counts.max().unwrap_or(0)
+    };
+    most(|s| s.kind == SHAPE_HULL) * most(GpuShape::is_hull) >= u64::from(SPLIT_EDGE_PAIRS)
 }
 
 impl HullGeometry {
@@ -80,7 +99,21 @@ impl HullGeometry {
         Ok(HullGeometry {
             group,
             cooperative: may_form_big_pairs(&tables.shapes),
+            splittable: may_form_split_pairs(&tables.shapes),
         })
+    }
+
+    /// The SAT mapping of a host dispatch of `pairs` pairs on a device of `limits`.
+    pub fn sat_mapping(&self, pairs: u64, limits: DeviceLimits) -> SatMapping {
+        SatMapping::choose(pairs, self.cooperative, self.splittable, limits.max_workgroups)
+    }
+
+    /// The SAT mapping of the resident path: one pair per invocation whatever the count (its
+    /// dispatch sizes come from the GPU).
+    pub fn resident_sat_mapping(&self) -> SatMapping {
+        SatMapping::PerInvocation {
+            cooperative: self.cooperative,
+        }
     }
 }
 
@@ -114,5 +147,43 @@ mod tests {
         ]);
         assert!(!may_form_big_pairs(&tables.shapes));
         assert!(!may_form_big_pairs(&[]));
+    }
+
+    #[test]
+    fn split_pairs_need_a_hull_and_enough_edge_pairs() {
+        let boxed = |edges: u32| GpuShape {
+            kind: super::super::layout::SHAPE_BOX,
+            ..hull(edges)
+        };
+        // A tetrahedron (6 edges) with itself: 36 edge pairs; a box (12) with it: 72.
+        assert!(!may_form_split_pairs(&[hull(6)]));
+        assert!(may_form_split_pairs(&[hull(6), boxed(12)]));
+        assert!(
+            may_form_split_pairs(&[hull(8)]),
+            "8 x 8 = 64, one hull, two bodies"
+        );
+        assert_eq!(8 * 8, SPLIT_EDGE_PAIRS);
+        // Boxes only: every pair takes the box SAT, whatever the edge counts.
+        assert!(!may_form_split_pairs(&[boxed(12), boxed(12)]));
+        assert!(!may_form_split_pairs(&[]));
+    }
+
+    #[test]
+    fn small_calls_of_splittable_shapes_take_one_workgroup_per_pair() {
+        use super::super::kernel_layout::PAIR_PER_WORKGROUP_PAIRS;
+        let limit = u64::from(PAIR_PER_WORKGROUP_PAIRS);
+        let per_invocation = |cooperative| SatMapping::PerInvocation { cooperative };
+        for cooperative in [false, true] {
+            let choose = |pairs, splittable, max| SatMapping::choose(pairs, cooperative, splittable, max);
+            assert_eq!(choose(1, true, 65_535), SatMapping::PerWorkgroup);
+            assert_eq!(choose(limit - 1, true, 65_535), SatMapping::PerWorkgroup);
+            assert_eq!(choose(limit, true, 65_535), per_invocation(cooperative));
+            assert_eq!(choose(10, false, 65_535), per_invocation(cooperative));
+            // A device whose dispatch dimension cannot hold one workgroup per pair.
+            assert_eq!(choose(1_000, true, 999), per_invocation(cooperative));
+            assert_eq!(choose(999, true, 999), SatMapping::PerWorkgroup);
+        }
+        assert_eq!(SatMapping::PerWorkgroup.pairs_per_workgroup(), 1);
+        assert_eq!(per_invocation(true).pairs_per_workgroup(), 64);
     }
 }

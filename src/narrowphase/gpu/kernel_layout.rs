@@ -22,6 +22,24 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// boxes never do (they take the box SAT).
 pub const COOP_EDGE_PAIRS: u32 = 65_536;
 
+/// Pairs below which a host round's SAT dispatch takes one workgroup per pair (sat.wgsl
+/// `main_pair_per_workgroup`) when its shapes can form a pair of [`SPLIT_EDGE_PAIRS`]: on a GPU
+/// of L resident lanes the split pairs' total work (hull32: 18,013 lane-dot-products each) then
+/// ends before one warp's slowest serial pair (13,297) while pairs < 0.71 L, 192k on an H100 and
+/// 23k on 32,768 lanes (counted, not measured: docs/design/gpu-narrowphase.md). At most 65,535,
+/// WebGPU's default `max_compute_workgroups_per_dimension` (the choice also checks the device's),
+/// so one dimension holds the workgroups.
+pub const PAIR_PER_WORKGROUP_PAIRS: u32 = 16_384;
+
+/// Edge pairs (A's edges × B's edges) from which one workgroup per pair splits its pair over
+/// the workgroup (sat.wgsl's cooperative path); smaller pairs and two boxes run on lane 0:
+/// below it the serial edge query (6 dot products per edge pair) is no longer than the split
+/// path's 66 barriers (counted, not measured: docs/design/gpu-narrowphase.md). Must match the
+/// default of sat.wgsl's `override SPLIT_EDGE_PAIRS`.
+pub const SPLIT_EDGE_PAIRS: u32 = 64;
+
+const _: () = assert!(PAIR_PER_WORKGROUP_PAIRS <= 65_535);
+
 /// One shape of the narrowphase (index = the shape's index in the list it was built with, as
 /// [`crate::scene::Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry
 /// buffers (zero counts for the other kinds); must match geometry.wgsl `GpuShape`.

@@ -1,13 +1,14 @@
 //! The narrowphase's kernels, compiled once per device and kept with its context
-//! ([`GpuContext::kernels`]): the SAT kernel (`shaders/narrowphase/sat.wgsl`, two pipelines of
-//! one module) and the clip kernel (`shaders/narrowphase/clip.wgsl` with `gjk.wgsl` and
-//! `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is shared by both.
+//! ([`GpuContext::kernels`]): the SAT kernel (`shaders/narrowphase/sat.wgsl`, three pipelines of
+//! one module, one per [`SatMapping`]) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
+//! `gjk.wgsl` and `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is
+//! shared by both.
 
 use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::kernel_layout::GpuParams;
+use super::kernel_layout::{GpuParams, PAIR_PER_WORKGROUP_PAIRS, WORKGROUP_SIZE};
 use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
 
@@ -62,13 +63,53 @@ impl NarrowphaseKernels {
     }
 }
 
+/// How one SAT dispatch maps pairs to invocations (chosen per host round by `SatMapping::choose`;
+/// docs/design/gpu-narrowphase.md counts the choice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SatMapping {
+    /// One pair per invocation (sat.wgsl `main`); with `cooperative`, its big pairs are listed
+    /// per workgroup and run by the whole workgroup.
+    PerInvocation {
+        /// Whether the pipeline has the cooperative path (`COOP_PATH`).
+        cooperative: bool,
+    },
+    /// One pair per workgroup (sat.wgsl `main_pair_per_workgroup`), for small calls.
+    PerWorkgroup,
+}
+
+impl SatMapping {
+    /// The mapping of a dispatch of `pairs` pairs over shapes that can form a big pair
+    /// (`cooperative`, [`super::geometry::may_form_big_pairs`]) or a pair worth splitting
+    /// (`splittable`, [`super::geometry::may_form_split_pairs`]), on a device of at most
+    /// `max_workgroups` workgroups per dimension: one workgroup per pair when the call has
+    /// fewer than [`PAIR_PER_WORKGROUP_PAIRS`] pairs, its shapes can form a pair worth splitting
+    /// and its workgroups fit one dimension; else one pair per invocation.
+    pub(crate) fn choose(pairs: u64, cooperative: bool, splittable: bool, max_workgroups: u64) -> Self {
+        if splittable && pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups {
+            SatMapping::PerWorkgroup
+        } else {
+            SatMapping::PerInvocation { cooperative }
+        }
+    }
+
+    /// Pairs one workgroup of this mapping runs (its dispatch is ⌈pairs / this⌉ workgroups).
+    pub(crate) fn pairs_per_workgroup(self) -> u64 {
+        match self {
+            SatMapping::PerInvocation { .. } => u64::from(WORKGROUP_SIZE),
+            SatMapping::PerWorkgroup => 1,
+        }
+    }
+}
+
 /// The compiled SAT pipelines and their bind group layouts (one per device): `cooperative` with
 /// sat.wgsl's cooperative path (`COOP_PATH` true, the WGSL default) and `serial` without it, for
 /// narrowphases whose shapes can form no big pair (docs/design/gpu-narrowphase.md counts what
-/// `serial` leaves out).
+/// `serial` leaves out), both one pair per invocation (`main`); `per_workgroup` one pair per
+/// workgroup (`main_pair_per_workgroup`).
 pub(crate) struct SatKernel {
     pub cooperative: wgpu::ComputePipeline,
     pub serial: wgpu::ComputePipeline,
+    pub per_workgroup: wgpu::ComputePipeline,
     pub geometry_layout: wgpu::BindGroupLayout,
     pub call_layout: wgpu::BindGroupLayout,
 }
@@ -97,27 +138,42 @@ impl SatKernel {
             // COOP_PATH), so zeroing them would be work for nothing.
             zero_initialize_workgroup_memory: false,
         };
-        let [cooperative, serial] = compute_pipeline_variants(
+        let per_workgroup = wgpu::PipelineCompilationOptions {
+            // Every workgroup variable it reads it writes first (run_split's count, the
+            // reductions' slots, the kept-edge bits): zeroing them per pair would be wasted.
+            zero_initialize_workgroup_memory: false,
+            ..Default::default()
+        };
+        let [cooperative, serial, per_workgroup] = compute_pipeline_variants(
             device,
             "sat.wgsl",
             SAT_WGSL,
             &[Some(&geometry_layout), Some(&call_layout)],
-            [("sat", Default::default()), ("sat (no cooperative path)", serial)],
+            [
+                ("sat", "main", Default::default()),
+                ("sat (no cooperative path)", "main", serial),
+                (
+                    "sat (one pair per workgroup)",
+                    "main_pair_per_workgroup",
+                    per_workgroup,
+                ),
+            ],
         );
         SatKernel {
             cooperative,
             serial,
+            per_workgroup,
             geometry_layout,
             call_layout,
         }
     }
 
-    /// The pipeline with the cooperative path, or without it (see [`super::geometry::HullGeometry`]).
-    pub fn pipeline(&self, cooperative: bool) -> &wgpu::ComputePipeline {
-        if cooperative {
-            &self.cooperative
-        } else {
-            &self.serial
+    /// The pipeline of `mapping`.
+    pub fn pipeline(&self, mapping: SatMapping) -> &wgpu::ComputePipeline {
+        match mapping {
+            SatMapping::PerInvocation { cooperative: true } => &self.cooperative,
+            SatMapping::PerInvocation { cooperative: false } => &self.serial,
+            SatMapping::PerWorkgroup => &self.per_workgroup,
         }
     }
 }

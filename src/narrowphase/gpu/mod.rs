@@ -1,6 +1,6 @@
 //! The GPU batch narrowphase: the separating axis test and the clipping and reduction of
 //! contacts in WGSL compute shaders (`shaders/narrowphase/`), one pair per invocation (a whole
-//! workgroup on each SAT of big hulls), in A's frame. Its twin is the CPU path
+//! workgroup on each SAT of big hulls, and on every SAT of a small call), in A's frame. Its twin is the CPU path
 //! ([`crate::narrowphase::CpuNarrowphase`]); they agree within the GPU = CPU contract
 //! ([`crate::contract`]). A call runs in this order:
 //!
@@ -23,7 +23,7 @@ mod call_buffers;
 mod finish;
 mod geometry;
 pub(crate) mod kernel_layout;
-mod kernels;
+pub(crate) mod kernels;
 pub mod layout;
 mod resident;
 mod rounds;
@@ -130,6 +130,13 @@ impl GpuNarrowphase {
     /// The context this narrowphase runs on.
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.runner.context
+    }
+
+    /// The SAT kernel's mapping of a host call of `pairs` pairs (one round) on this
+    /// narrowphase: the choice [`Self::sat`], [`Self::collide`] and [`Self::encode`] make.
+    pub(crate) fn sat_mapping(&self, pairs: usize) -> kernels::SatMapping {
+        let limits = self.runner.context.limits;
+        self.runner.geometry.sat_mapping(pairs as u64, limits)
     }
 
     /// The adapter the device came from (name, backend, device type).

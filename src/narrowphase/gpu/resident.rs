@@ -10,8 +10,9 @@
 //!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments.
 //! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
 //!    over windows of the caller's pair buffer (enough chunks recorded for `max_pairs`; chunks
-//!    past the count dispatch no workgroup). The clip kernel appends to one list whose count
-//!    the encoder zeroes first.
+//!    past the count dispatch no workgroup). The SAT kernel runs one pair per invocation
+//!    whatever the count (only the GPU knows it). The clip kernel appends to one list whose
+//!    count the encoder zeroes first.
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
 
@@ -247,7 +248,7 @@ impl ResidentState {
             // Step 3: one pass per kernel, the clip pass reading what the SAT pass wrote.
             let passes = [
                 (
-                    kernels.sat.pipeline(geometry.cooperative),
+                    kernels.sat.pipeline(geometry.resident_sat_mapping()),
                     &groups.sat,
                     "resident sat",
                 ),
