@@ -70,9 +70,7 @@ pub struct GpuRaycaster {
     /// The device, its queue, limits and health (the process-wide context unless handed one).
     context: Arc<GpuContext>,
     shapes: Vec<Shape>,
-    pipeline: wgpu::ComputePipeline,
-    shape_group: wgpu::BindGroup,
-    call_layout: wgpu::BindGroupLayout,
+    kernel: CastKernel,
     params: wgpu::Buffer,
     bodies: GrowBuffer,
     nodes: GrowBuffer,
@@ -189,9 +187,11 @@ impl GpuRaycaster {
             ]),
             staged: [0; 2],
             params,
-            pipeline,
-            shape_group,
-            call_layout,
+            kernel: CastKernel {
+                pipeline,
+                shape_group,
+                call_layout,
+            },
             shapes: shapes.to_vec(),
             context,
             timings: RayTimings::default(),
@@ -380,14 +380,11 @@ impl GpuRaycaster {
     /// the counts and slots are copied back and mapped: the readback buffer holds `count` (at
     /// least 1) counts then their slots, mapped over the returned bytes.
     fn dispatch(&mut self, count: u64, slots: u32) -> Result<u64, GpuError> {
-        let ray_size = size_of::<GpuRay>() as u64;
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
         let limits = self.context.limits;
-        let chunk = chunk_rays(limits.max_binding, limits.max_workgroups, hits_size);
         let device = self.context.device();
         let scopes = ErrorScopes::push(device);
-        let fixed = [&self.bodies.buffer, &self.nodes.buffer, &self.body_lists.buffer];
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("raycast"),
         });
@@ -395,41 +392,17 @@ impl GpuRaycaster {
         let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
         body_staging.record_copy(&mut encoder, &self.bodies.buffer, body_bytes);
         ray_staging.record_copy(&mut encoder, &self.rays.buffer, ray_bytes);
-        {
-            let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
-                .step_by(chunk as usize)
-                .map(|first| {
-                    let len = chunk.min(count - first);
-                    let mut entries: Vec<wgpu::BindGroupEntry> = fixed
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| binding(i as u32, b, 0, b.size()))
-                        .collect();
-                    entries.extend([
-                        binding(3, &self.rays.buffer, first * ray_size, len * ray_size),
-                        binding(4, &self.counts.buffer, first * count_size, len * count_size),
-                        binding(5, &self.hits.buffer, first * hits_size, len * hits_size),
-                        binding(6, &self.params, 0, GpuRayParams::min_size().get()),
-                    ]);
-                    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some("ray call"),
-                        layout: &self.call_layout,
-                        entries: &entries,
-                    });
-                    (group, len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32)
-                })
-                .collect();
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("raycast"),
-                timestamp_writes: None,
-            });
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &self.shape_group, &[]);
-            for (group, workgroups) in &groups {
-                pass.set_bind_group(1, group, &[]);
-                pass.dispatch_workgroups(*workgroups, 1, 1);
-            }
-        }
+        let buffers = CastBuffers {
+            bodies: &self.bodies.buffer,
+            nodes: &self.nodes.buffer,
+            body_list: &self.body_lists.buffer,
+            rays: &self.rays.buffer,
+            counts: &self.counts.buffer,
+            hits: &self.hits.buffer,
+            params: &self.params,
+        };
+        self.kernel
+            .record(&self.context, &mut encoder, &buffers, count, slots);
         let count_bytes = count * count_size;
         let hit_bytes = count * hits_size;
         self.readback
@@ -457,6 +430,77 @@ impl GpuRaycaster {
             return Err(e);
         }
         Ok(total)
+    }
+}
+
+/// The traversal kernel (`raycast.wgsl`): its pipeline and the shapes it binds as group 0.
+pub(super) struct CastKernel {
+    pipeline: wgpu::ComputePipeline,
+    shape_group: wgpu::BindGroup,
+    call_layout: wgpu::BindGroupLayout,
+}
+
+/// What one cast of `count` rays binds as group 1 (`raycast.wgsl` bindings 0 to 6): bodies
+/// (`GpuRayBody`), BVH nodes and body list, rays (`GpuRay`), and where the kernel writes a
+/// `GpuRayCount` and the hit slots of each ray, and the `GpuRayParams` uniform.
+pub(super) struct CastBuffers<'b> {
+    pub bodies: &'b wgpu::Buffer,
+    pub nodes: &'b wgpu::Buffer,
+    pub body_list: &'b wgpu::Buffer,
+    pub rays: &'b wgpu::Buffer,
+    pub counts: &'b wgpu::Buffer,
+    pub hits: &'b wgpu::Buffer,
+    pub params: &'b wgpu::Buffer,
+}
+
+impl CastKernel {
+    /// Records the kernel over `count` rays with `slots` hit slots each into `encoder`, in
+    /// chunks that fit one binding and one dispatch (bound at offsets of the ray, count and hit
+    /// buffers).
+    pub fn record(
+        &self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        buffers: &CastBuffers,
+        count: u64,
+        slots: u32,
+    ) {
+        let ray_size = size_of::<GpuRay>() as u64;
+        let count_size = size_of::<GpuRayCount>() as u64;
+        let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
+        let limits = context.limits;
+        let chunk = chunk_rays(limits.max_binding, limits.max_workgroups, hits_size);
+        let groups: Vec<(wgpu::BindGroup, u32)> = (0..count)
+            .step_by(chunk as usize)
+            .map(|first| {
+                let len = chunk.min(count - first);
+                let entries = [
+                    binding(0, buffers.bodies, 0, buffers.bodies.size()),
+                    binding(1, buffers.nodes, 0, buffers.nodes.size()),
+                    binding(2, buffers.body_list, 0, buffers.body_list.size()),
+                    binding(3, buffers.rays, first * ray_size, len * ray_size),
+                    binding(4, buffers.counts, first * count_size, len * count_size),
+                    binding(5, buffers.hits, first * hits_size, len * hits_size),
+                    binding(6, buffers.params, 0, GpuRayParams::min_size().get()),
+                ];
+                let group = context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("ray call"),
+                    layout: &self.call_layout,
+                    entries: &entries,
+                });
+                (group, len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32)
+            })
+            .collect();
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("raycast"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.shape_group, &[]);
+        for (group, workgroups) in &groups {
+            pass.set_bind_group(1, group, &[]);
+            pass.dispatch_workgroups(*workgroups, 1, 1);
+        }
     }
 }
 
