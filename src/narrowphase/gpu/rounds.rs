@@ -555,17 +555,19 @@ pub(super) fn read_listed_into<'a>(
     checked
 }
 
-/// Checks a compact list's (pair, entry) keys for a round of `pairs` pairs starting at batch
-/// pair `first` and sorts them by pair: [`GpuError::BadResult`] naming the round's first pair
-/// for an entry naming a pair outside the round, and the pair for one listed twice.
+/// Sorts a compact list's (pair, entry) keys by pair and checks them for a round of `pairs`
+/// pairs starting at batch pair `first`: [`GpuError::BadResult`] naming the round's first pair
+/// for an entry naming a pair outside the round (the largest), and the pair for one listed
+/// twice.
 fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(), GpuError> {
-    if let Some(&(pair, entry)) = keys.par_iter().find_first(|(pair, _)| *pair as usize >= pairs) {
+    keys.par_sort_unstable();
+    // Sorted, the largest pair is last: one look instead of a pass.
+    if let Some(&(pair, entry)) = keys.last().filter(|(pair, _)| *pair as usize >= pairs) {
         return Err(GpuError::BadResult {
             pair: first,
             what: format!("manifold list entry {entry} names pair {pair} of a round of {pairs}"),
         });
     }
-    keys.par_sort_unstable();
     if let Some(twice) = keys.par_windows(2).find_first(|w| w[0].0 == w[1].0) {
         return Err(GpuError::BadResult {
             pair: first + twice[0].0 as usize,
