@@ -276,7 +276,8 @@ impl GpuBvhBuilder {
     /// (a STORAGE buffer of [`GpuRayBody`], unit rotations, shape indices below the shape
     /// count), boxes relative to the f64 world point `origin` (length units). Returns its nodes
     /// and leaf body list, valid once the encoder is submitted. The parameters go through the
-    /// queue: submit the encoder before the next `encode`.
+    /// queue: submit the encoder before the next `encode`. Boxes are padded in proportion to
+    /// their BVH-frame coordinates: pick `origin` near the bodies (their translations' centre).
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -304,6 +305,12 @@ impl GpuBvhBuilder {
             ("bvh body list", list_bytes),
         ] {
             check_limit(what, bytes, limits.max_binding, binding_limit)?;
+        }
+        // The sort's power of two and every node index stay within u32.
+        if body_count > 1 << 31 {
+            return Err(GpuError::Unsupported(format!(
+                "{body_count} bodies: the GPU BVH builds over at most 2^31"
+            )));
         }
         if body_bytes > bodies.size() {
             return Err(GpuError::Unsupported(format!(
@@ -397,7 +404,7 @@ impl GpuBvhBuilder {
     }
 }
 
-/// Not API (reached through [`crate::internals`] by the tests): a [`GpuBvhBuilder`] fed from
+/// Not API (reached through [`crate::internals`] by the tests): a `GpuBvhBuilder` fed from
 /// host bodies, its result read back.
 pub struct GpuBvhProbe {
     context: Arc<GpuContext>,
