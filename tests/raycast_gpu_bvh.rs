@@ -329,10 +329,17 @@ fn only_half_spaces_and_no_bodies() {
             pose: Pose::from_translation(Vec3::new(i as f32, -(i as f32), 0.5)),
         })
         .collect();
-    let rays: Vec<Ray> = [Vec3::NEG_Y, Vec3::X, Vec3::new(0.3, -0.9, 0.1).normalize()]
-        .iter()
-        .map(|&d| Ray::new(DVec3::new(0.0, 5.0, 0.0), d, None).unwrap())
-        .collect();
+    // The last one grazes the ground, hitting it 5e8 away: inside the half-space's finite box.
+    let grazing = Vec3::new(1.0, -1.0e-8, 0.0).normalize();
+    let rays: Vec<Ray> = [
+        Vec3::NEG_Y,
+        Vec3::X,
+        Vec3::new(0.3, -0.9, 0.1).normalize(),
+        grazing,
+    ]
+    .iter()
+    .map(|&d| Ray::new(DVec3::new(0.0, 5.0, 0.0), d, None).unwrap())
+    .collect();
     build_and_check(&mut probe, &shapes, &bodies, DVec3::ZERO, &rays, "6 half-spaces");
     let bvh = build_and_check(&mut probe, &shapes, &[], DVec3::ZERO, &[], "no bodies");
     assert!(bvh.nodes.is_empty());

@@ -25,7 +25,7 @@ const BVH_PADDING: f32 = 1e-5;
 // Must match crate::raycast::gpu_bvh::SPLIT_PADDING.
 const SPLIT_PADDING: f32 = 0x1p-44f;
 // Must match crate::raycast::gpu_bvh::UNBOUNDED_EXTENT.
-const UNBOUNDED_EXTENT: f32 = 1e30;
+const UNBOUNDED_EXTENT: f32 = 1e18;
 // Must match crate::raycast::gpu_bvh::UNBOUNDED_CODE: after every 30-bit Morton code.
 const UNBOUNDED_CODE: u32 = 0xffffffffu;
 
@@ -108,7 +108,7 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     let body = bodies[i];
     let shape = shapes[body.shape];
     if shape.unbounded != 0u {
-        // Step 1, half-space: a box every ray enters (its centre 0, no overflow in unions).
+        // Step 1, half-space: a box every ray enters (slab distances stay finite, centre 0).
         boxes[i] = BvhNode(vec3<f32>(-UNBOUNDED_EXTENT), i, vec3<f32>(UNBOUNDED_EXTENT), 0u);
         return;
     }

@@ -54,10 +54,13 @@ pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
 /// Must match `SPLIT_PADDING` in bvh_build.wgsl.
 pub const SPLIT_PADDING: f32 = 1.0 / (1u64 << 44) as f32;
 
-/// Half side of a half-space's box, length units: every ray the kernel tests enters it (the
-/// slab distances overflow to ±inf, never NaN), and the union of two such boxes has centre 0.
-/// Must match `UNBOUNDED_EXTENT` in bvh_build.wgsl.
-pub const UNBOUNDED_EXTENT: f32 = 1.0e30;
+/// Half side of a half-space's box about the BVH origin, length units. Large enough that a ray
+/// misses it only where its hit on the half-space lies beyond 1e18 (the CPU's unbounded list
+/// would find that hit; no scene of coordinates up to `MAX_POSITION` = 1e12 meets one but at a
+/// grazing angle under 2e-6 radians); small enough that the kernel's slab distances stay finite:
+/// (1e18 + 2e12) × 1e20 (the inverse of [`super::MIN_DIRECTION_COMPONENT`]) < `f32::MAX`, as
+/// WGSL does not promise infinities. Must match `UNBOUNDED_EXTENT` in bvh_build.wgsl.
+pub const UNBOUNDED_EXTENT: f32 = 1.0e18;
 
 /// Sort code of a half-space: after every 30-bit Morton code, so half-spaces share the last
 /// leaves. Must match `UNBOUNDED_CODE` in bvh_build.wgsl.
