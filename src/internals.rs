@@ -17,3 +17,21 @@ pub use crate::query::sat::exhaustive::{
 pub fn sat_mapping(gpu: &crate::GpuNarrowphase, pairs: usize) -> SatMapping {
     gpu.sat_mapping(pairs)
 }
+
+pub use crate::raycast::gpu_bvh::{
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhParams, GpuBvhProbe, GpuBvhShape, SPLIT_PADDING,
+    UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+};
+
+/// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every
+/// body `ray` enters, nearest first, or with `closest` the nearest. `bodies` checked, `bvh` over
+/// them (any hierarchy in [`crate::raycast::Bvh`]'s layout, such as one built on the GPU).
+pub fn cast_through_bvh(
+    shapes: &[crate::Shape],
+    bodies: &[crate::Body],
+    bvh: &crate::raycast::Bvh,
+    ray: &crate::Ray,
+    closest: bool,
+) -> Vec<crate::RayHit> {
+    crate::raycast::cast_one(shapes, bodies, bvh, ray, closest)
+}

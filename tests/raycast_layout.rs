@@ -1,12 +1,17 @@
-//! `shaders/raycast/raycast.wgsl` parses and validates, and every struct and constant it shares with
-//! Rust has the same layout and value on both sides. No device needed.
+//! `shaders/raycast/raycast.wgsl` and `shaders/raycast/bvh_build.wgsl` parse and validate, and
+//! every struct and constant they share with Rust has the same layout and value on both sides.
+//! No device needed.
 
+use hullsat::internals::{
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhParams, GpuBvhShape, SPLIT_PADDING, UNBOUNDED_CODE,
+    UNBOUNDED_EXTENT,
+};
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
     GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
     SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
-use hullsat::raycast::{BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
+use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
 
 mod support;
 use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
@@ -124,4 +129,95 @@ fn wgsl_constants_equal_the_rust_ones() {
     ];
     assert_consts(&module, &expected);
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
+}
+
+/// `shaders/raycast/bvh_build.wgsl` as compiled: the quaternion helpers, then the file.
+fn bvh_build_module() -> naga::Module {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/shaders/raycast/bvh_build.wgsl"
+    ))
+    .expect("bvh_build.wgsl is readable");
+    assert_eq!(
+        BVH_BUILD_WGSL,
+        hullsat::gpu::QUAT_WGSL.to_string() + &source,
+        "the embedded shader is the file"
+    );
+    parse("bvh_build.wgsl", BVH_BUILD_WGSL)
+}
+
+#[test]
+fn the_bvh_build_kernels_parse_and_validate() {
+    validate("bvh_build.wgsl", &bvh_build_module());
+}
+
+#[test]
+fn bvh_build_structs_and_constants_match_the_rust_ones() {
+    use naga::Literal::{F32, U32};
+    let module = bvh_build_module();
+    let cases = [
+        (
+            "GpuBvhShape",
+            rust_layout!(GpuBvhShape {
+                centre,
+                radius,
+                half,
+                unbounded
+            }),
+        ),
+        (
+            "GpuRayBody",
+            rust_layout!(GpuRayBody {
+                rotation,
+                translation_hi,
+                shape,
+                translation_lo,
+                _pad
+            }),
+        ),
+        (
+            "BvhNode",
+            rust_layout!(BvhNode {
+                min,
+                first,
+                max,
+                count
+            }),
+        ),
+        (
+            "GpuBvhParams",
+            encase_layout!(GpuBvhParams {
+                origin_hi,
+                body_count,
+                origin_lo,
+                leaf_count,
+                sort_count,
+                sort_block,
+                sort_distance,
+                level_first,
+                level_count
+            }),
+        ),
+    ];
+    for (name, rust) in cases {
+        assert_same_layout(&module, name, rust);
+    }
+    let expected = [
+        ("WORKGROUP_SIZE", U32(BVH_BUILD_WORKGROUP_SIZE)),
+        ("BVH_LEAF_SIZE", U32(BVH_LEAF_SIZE as u32)),
+        ("BVH_PADDING", F32(BVH_PADDING)),
+        ("SPLIT_PADDING", F32(SPLIT_PADDING)),
+        ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),
+        ("UNBOUNDED_CODE", U32(UNBOUNDED_CODE)),
+    ];
+    assert_consts(&module, &expected);
+    for entry in &module.entry_points {
+        assert_eq!(
+            entry.workgroup_size,
+            [BVH_BUILD_WORKGROUP_SIZE, 1, 1],
+            "{}",
+            entry.name
+        );
+    }
+    assert_eq!(module.entry_points.len(), 5);
 }

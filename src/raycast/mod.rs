@@ -23,6 +23,7 @@ mod cast_sphere;
 mod clip;
 mod cpu;
 pub mod gpu;
+pub(crate) mod gpu_bvh;
 pub mod json;
 pub mod layout;
 mod ray;
@@ -39,6 +40,7 @@ pub use cast_hull::cast_hull;
 pub use cast_shape::{cast_body, cast_shape};
 pub use cast_sphere::cast_sphere;
 pub use cpu::CpuRaycaster;
+pub(crate) use cpu::cast_one;
 pub use gpu::{GpuRaycaster, RayTimings};
 pub use ray::{LocalHit, LocalRay, Ray, RayError, RayHit};
 

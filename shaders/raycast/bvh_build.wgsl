@@ -1,0 +1,247 @@
+// Builds the ray-cast BVH on the GPU from bodies already in a GPU buffer. Host (Rust twin):
+// src/raycast/gpu_bvh.rs. Every struct and constant mirrors gpu_bvh.rs or bvh.rs ("must match";
+// checked by tests/raycast_layout.rs). The output is crate::raycast::BvhNode, traversed
+// unchanged by raycast.wgsl. One entry point per step, one dispatch each (the sort and the inner
+// levels: one per step, their numbers in `params` at a dynamic offset):
+// 1. `boxes`: each body's box in the BVH frame (world minus the origin), grown to contain the
+//    exact (f64) box; half-spaces get a huge box. Bounds of the bounded box centres, by atomic
+//    max on order-preserving u32 encodings (deterministic).
+// 2. `codes`: each body's 30-bit Morton code in those bounds (half-spaces: past every code),
+//    paired with its index; the pairs beyond the body count sort last.
+// 3. `sort_step`: one compare-exchange step of a bitonic sort of the (code, index) pairs.
+// 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
+//    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
+//    the union of their boxes, and their indices in the body list.
+// 5. `inner`: one tree level of inner nodes, each the union of its two children.
+//
+// Compiled after shaders/common/quat.wgsl (quat_rotate; see BVH_BUILD_WGSL).
+
+// Must match crate::raycast::gpu_bvh::BVH_BUILD_WORKGROUP_SIZE.
+const WORKGROUP_SIZE: u32 = 64u;
+// Must match crate::raycast::BVH_LEAF_SIZE.
+const BVH_LEAF_SIZE: u32 = 4u;
+// Must match crate::raycast::BVH_PADDING.
+const BVH_PADDING: f32 = 1e-5;
+// Must match crate::raycast::gpu_bvh::SPLIT_PADDING.
+const SPLIT_PADDING: f32 = 0x1p-44f;
+// Must match crate::raycast::gpu_bvh::UNBOUNDED_EXTENT.
+const UNBOUNDED_EXTENT: f32 = 1e18;
+// Must match crate::raycast::gpu_bvh::UNBOUNDED_CODE: after every 30-bit Morton code.
+const UNBOUNDED_CODE: u32 = 0xffffffffu;
+
+// Must match crate::raycast::gpu_bvh::GpuBvhShape (shape frame).
+struct GpuBvhShape {
+    centre: vec3<f32>,
+    radius: f32,
+    half: vec3<f32>,
+    unbounded: u32,
+}
+
+// Must match crate::raycast::layout::GpuRayBody (world pose, translation split hi + lo).
+struct GpuRayBody {
+    rotation: vec4<f32>,
+    translation_hi: vec3<f32>,
+    shape: u32,
+    translation_lo: vec3<f32>,
+    _pad: u32,
+}
+
+// Must match crate::raycast::BvhNode (BVH frame).
+struct BvhNode {
+    min: vec3<f32>,
+    first: u32,
+    max: vec3<f32>,
+    count: u32,
+}
+
+// Must match crate::raycast::gpu_bvh::GpuBvhParams (one per dispatch, at a dynamic offset).
+struct GpuBvhParams {
+    origin_hi: vec3<f32>,
+    body_count: u32,
+    origin_lo: vec3<f32>,
+    leaf_count: u32,
+    sort_count: u32,
+    sort_block: u32,
+    sort_distance: u32,
+    level_first: u32,
+    level_count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
+@group(0) @binding(1) var<storage, read> bodies: array<GpuRayBody>;
+// Step 1's body boxes, BVH frame (`first` = body index, `count` unused).
+@group(0) @binding(2) var<storage, read_write> boxes: array<BvhNode>;
+// Encoded centre bounds: 0..3 hold ~encode(min) per axis, 3..6 encode(max) (cleared to 0).
+@group(0) @binding(3) var<storage, read_write> bounds: array<atomic<u32>>;
+// (Morton code, body index) pairs, `sort_count` of them.
+@group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read_write> nodes: array<BvhNode>;
+@group(0) @binding(6) var<storage, read_write> body_list: array<u32>;
+@group(0) @binding(7) var<uniform> params: GpuBvhParams;
+
+// The invocation's index in a 2-D grid of workgroups (x first).
+fn linear_id(id: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return id.y * groups.x * WORKGROUP_SIZE + id.x;
+}
+
+// f32 -> u32 preserving order: flip every bit of a negative, the sign bit of a positive.
+fn order_encode(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+fn order_decode(e: u32) -> f32 {
+    return bitcast<f32>(select(~e, e & 0x7fffffffu, (e & 0x80000000u) != 0u));
+}
+
+fn max_abs(v: vec3<f32>) -> f32 {
+    let a = abs(v);
+    return max(a.x, max(a.y, a.z));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = linear_id(id, groups);
+    if i >= params.body_count {
+        return;
+    }
+    let body = bodies[i];
+    let shape = shapes[body.shape];
+    if shape.unbounded != 0u {
+        // Step 1, half-space: a box every ray enters (slab distances stay finite, centre 0).
+        boxes[i] = BvhNode(vec3<f32>(-UNBOUNDED_EXTENT), i, vec3<f32>(UNBOUNDED_EXTENT), 0u);
+        return;
+    }
+    // Translation in the BVH frame: the hi parts' difference first (exact when close).
+    let offset = (body.translation_hi - params.origin_hi) + (body.translation_lo - params.origin_lo);
+    let q = body.rotation;
+    // Rotated local box: centre R c, half |R| h (|R| element-wise), plus the radius.
+    let centre = offset + quat_rotate(q, shape.centre);
+    let half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x
+        + abs(quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0))) * shape.half.y
+        + abs(quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0))) * shape.half.z + vec3<f32>(shape.radius);
+    let lo = centre - half;
+    let hi = centre + half;
+    // The CPU's padding (bvh.rs step 1) plus the f32 error of rotating the local centre and of
+    // the split translations (2^-48 of each, see split_translation).
+    let extent = hi - lo;
+    let scale = max(max_abs(lo), max_abs(hi)) + max(extent.x, max(extent.y, extent.z)) + length(shape.centre);
+    let pad = BVH_PADDING * scale + SPLIT_PADDING * (max_abs(body.translation_hi) + max_abs(params.origin_hi));
+    boxes[i] = BvhNode(lo - pad, i, hi + pad, 0u);
+    // Centre bounds: max of ~encode gives the min, max of encode the max.
+    for (var axis = 0u; axis < 3u; axis++) {
+        let e = order_encode(centre[axis]);
+        atomicMax(&bounds[axis], ~e);
+        atomicMax(&bounds[3u + axis], e);
+    }
+}
+
+// Spreads the low 10 bits of v two bits apart (bit b to bit 3b).
+fn spread_bits(v: u32) -> u32 {
+    var x = v & 0x3ffu;
+    x = (x | (x << 16u)) & 0x030000ffu;
+    x = (x | (x << 8u)) & 0x0300f00fu;
+    x = (x | (x << 4u)) & 0x030c30c3u;
+    x = (x | (x << 2u)) & 0x09249249u;
+    return x;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = linear_id(id, groups);
+    if i >= params.sort_count {
+        return;
+    }
+    if i >= params.body_count {
+        // Padding to the sort's power of two: after every body.
+        keys[i] = vec2<u32>(UNBOUNDED_CODE, 0xffffffffu);
+        return;
+    }
+    let b = boxes[i];
+    let shape = shapes[bodies[i].shape];
+    if shape.unbounded != 0u {
+        keys[i] = vec2<u32>(UNBOUNDED_CODE, i);
+        return;
+    }
+    let lo = vec3<f32>(
+        order_decode(~atomicLoad(&bounds[0])),
+        order_decode(~atomicLoad(&bounds[1])),
+        order_decode(~atomicLoad(&bounds[2])),
+    );
+    let hi = vec3<f32>(
+        order_decode(atomicLoad(&bounds[3])),
+        order_decode(atomicLoad(&bounds[4])),
+        order_decode(atomicLoad(&bounds[5])),
+    );
+    // The box centre (step 1's, padded symmetrically), 10 bits per axis of the bounds.
+    let centre = (b.min + b.max) * 0.5;
+    let extent = hi - lo;
+    let unit = select(vec3<f32>(0.0), (centre - lo) / extent, extent > vec3<f32>(0.0));
+    let cell = vec3<u32>(clamp(unit * 1024.0, vec3<f32>(0.0), vec3<f32>(1023.0)));
+    let code = (spread_bits(cell.x) << 2u) | (spread_bits(cell.y) << 1u) | spread_bits(cell.z);
+    keys[i] = vec2<u32>(code, i);
+}
+
+// (code, index) lexicographic order.
+fn key_greater(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    // One invocation per compared pair (i, i + distance), i with the distance bit clear.
+    let t = linear_id(id, groups);
+    if t >= params.sort_count / 2u {
+        return;
+    }
+    let distance = params.sort_distance;
+    let i = (t / distance) * 2u * distance + t % distance;
+    let l = i + distance;
+    // Ascending in blocks whose `sort_block` bit is clear, descending in the others.
+    let ascending = (i & params.sort_block) == 0u;
+    let a = keys[i];
+    let b = keys[l];
+    if key_greater(a, b) == ascending {
+        keys[i] = b;
+        keys[l] = a;
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn leaves_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = linear_id(id, groups);
+    let leaves = params.leaf_count;
+    if t >= leaves {
+        return;
+    }
+    // Leaf node t + leaves - 1; the deepest level starts at node 2^depth - 1 and holds the
+    // first leaves in order, the level above the rest.
+    let node = leaves - 1u + t;
+    let deepest = (1u << firstLeadingBit(2u * leaves - 1u)) - 1u;
+    let rank = select((2u * leaves - 1u - deepest) + t, node - deepest, node >= deepest);
+    let first = rank * BVH_LEAF_SIZE;
+    let count = min(BVH_LEAF_SIZE, params.body_count - first);
+    var lo = vec3<f32>(3.0e38);
+    var hi = vec3<f32>(-3.0e38);
+    for (var k = 0u; k < count; k++) {
+        let body = keys[first + k].y;
+        let b = boxes[body];
+        lo = min(lo, b.min);
+        hi = max(hi, b.max);
+        body_list[first + k] = body;
+    }
+    nodes[node] = BvhNode(lo, first, hi, count);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn inner_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = linear_id(id, groups);
+    if t >= params.level_count {
+        return;
+    }
+    // Node k's children are 2k + 1 and 2k + 2, adjacent as BvhNode::first needs.
+    let k = params.level_first + t;
+    let a = nodes[2u * k + 1u];
+    let b = nodes[2u * k + 2u];
+    nodes[k] = BvhNode(min(a.min, b.min), 2u * k + 1u, max(a.max, b.max), 0u);
+}

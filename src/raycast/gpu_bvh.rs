@@ -1,0 +1,606 @@
+//! The ray-cast BVH built on the GPU from bodies already in a GPU buffer (no readback, sized on
+//! the host by the body count alone), in the layout [`super::Bvh`] has, so `raycast.wgsl`
+//! traverses it unchanged (with no unbounded list: half-spaces are in the tree). WGSL twin:
+//! `shaders/raycast/bvh_build.wgsl`, one entry point per step:
+//!
+//! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units): its shape's
+//!    local box ([`GpuBvhShape`], from [`world_aabb`] at the identity, once per shape) rotated
+//!    (centre R·c, half |R|·h, plus a sphere's or capsule's radius) and translated, grown by
+//!    [`BVH_PADDING`](super::BVH_PADDING) as the CPU grows its boxes plus the f32 error of the split translations,
+//!    so it contains the exact (f64) box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
+//!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings.
+//! 2. Each body's 30-bit Morton code in those bounds ([`UNBOUNDED_CODE`] for half-spaces).
+//! 3. A bitonic sort of the (code, body index) pairs over the body count padded to a power of
+//!    two, one dispatch per step: ties go by index, so the build is deterministic.
+//! 4. An implicit complete binary tree in heap order over L = ceil(n / [`BVH_LEAF_SIZE`])
+//!    leaves (2L - 1 nodes, children of k at 2k + 1 and 2k + 2): leaf i in order holds sorted
+//!    bodies `i * BVH_LEAF_SIZE..`, its box their union.
+//! 5. Inner nodes, one dispatch per tree level from the bottom up: the union of the children.
+//!
+//! Design notes, cost and what it leaves out: `docs/design/gpu-bvh.md`.
+
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
+use glam::{DVec3, Vec3};
+
+use super::bvh::{BVH_LEAF_SIZE, BvhNode};
+use super::layout::GpuRayBody;
+use crate::broadphase::world_aabb;
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
+use crate::gpu::{GpuContext, GpuError};
+use crate::pose::Pose;
+use crate::scene::Body;
+use crate::shape::Shape;
+
+/// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
+/// then `shaders/raycast/bvh_build.wgsl`.
+pub const BVH_BUILD_WGSL: &str = concat!(
+    include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/raycast/bvh_build.wgsl")
+);
+
+/// Invocations per workgroup of every build kernel; must match `WORKGROUP_SIZE` in
+/// bvh_build.wgsl.
+pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
+
+/// Extra growth of each body box, relative (dimensionless) to the largest coordinate magnitude
+/// of the body's and the origin's high translation parts: the split `hi + lo` carries a world
+/// translation to 2^-48 of its size ([`split_translation`]), 2^-44 covers both with room.
+/// Must match `SPLIT_PADDING` in bvh_build.wgsl.
+pub const SPLIT_PADDING: f32 = 1.0 / (1u64 << 44) as f32;
+
+/// Half side of a half-space's box about the BVH origin, length units. Large enough that a ray
+/// misses it only where its hit on the half-space lies beyond 1e18 (the CPU's unbounded list
+/// would find that hit; no scene of coordinates up to `MAX_POSITION` = 1e12 meets one but at a
+/// grazing angle under 2e-6 radians); small enough that the kernel's slab distances stay finite:
+/// (1e18 + 2e12) × 1e20 (the inverse of [`super::MIN_DIRECTION_COMPONENT`]) < `f32::MAX`, as
+/// WGSL does not promise infinities. Must match `UNBOUNDED_EXTENT` in bvh_build.wgsl.
+pub const UNBOUNDED_EXTENT: f32 = 1.0e18;
+
+/// Sort code of a half-space: after every 30-bit Morton code, so half-spaces share the last
+/// leaves. Must match `UNBOUNDED_CODE` in bvh_build.wgsl.
+pub const UNBOUNDED_CODE: u32 = u32::MAX;
+
+/// Bytes between two dispatches' [`GpuBvhParams`] in the parameter buffer: the largest
+/// `min_uniform_buffer_offset_alignment` wgpu allows.
+const PARAMS_STRIDE: u64 = 256;
+
+/// A shape's local box, shape frame, length units: the box `centre ± half` grown by `radius`
+/// on every side (a sphere or capsule keeps its radius apart so its rotated box stays tight);
+/// must match `GpuBvhShape` in bvh_build.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBvhShape {
+    /// Centre of the core box, shape frame.
+    pub centre: [f32; 3],
+    /// Growth on every side after rotation (sphere, capsule radius; 0 otherwise).
+    pub radius: f32,
+    /// Half extents of the core box, shape frame.
+    pub half: [f32; 3],
+    /// 1 for a half-space (no box), 0 otherwise.
+    pub unbounded: u32,
+}
+
+const _: () = assert!(size_of::<GpuBvhShape>() == 32);
+
+impl GpuBvhShape {
+    /// The local box of `shape`.
+    pub fn new(shape: &Shape) -> GpuBvhShape {
+        let (centre, half, radius, unbounded) = match shape {
+            Shape::Sphere(s) => (Vec3::ZERO, Vec3::ZERO, s.radius, 0),
+            Shape::Capsule(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height, 0.0), c.radius, 0),
+            Shape::HalfSpace(_) => (Vec3::ZERO, Vec3::ZERO, 0.0, 1),
+            Shape::Hull(_) | Shape::Cuboid(_) => {
+                let b = world_aabb(shape, &Pose::IDENTITY);
+                // Centre and half rounded up so that centre ± half still covers min..max.
+                let centre = (b.min + b.max) * 0.5;
+                let half = (b.max - centre).max(centre - b.min);
+                (centre, half.map(f32::next_up), 0.0, 0)
+            }
+        };
+        GpuBvhShape {
+            centre: centre.to_array(),
+            radius,
+            half: half.to_array(),
+            unbounded,
+        }
+    }
+}
+
+/// Per-dispatch parameters (uniform at a dynamic offset, written with encase); must match
+/// `GpuBvhParams` in bvh_build.wgsl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
+pub struct GpuBvhParams {
+    /// World position of the BVH frame's origin, high part ([`split_translation`]).
+    pub origin_hi: WgslVec3,
+    /// Bodies in the tree.
+    pub body_count: u32,
+    /// World position of the BVH frame's origin, low part.
+    pub origin_lo: WgslVec3,
+    /// Leaves: ceil(body_count / [`BVH_LEAF_SIZE`]).
+    pub leaf_count: u32,
+    /// Sorted (code, index) pairs: body_count rounded up to a power of two.
+    pub sort_count: u32,
+    /// Sort step: size of the bitonic blocks being merged (a power of two).
+    pub sort_block: u32,
+    /// Sort step: distance between the compared pairs (a power of two below `sort_block`).
+    pub sort_distance: u32,
+    /// Inner step: first node of the tree level.
+    pub level_first: u32,
+    /// Inner step: inner nodes of the level.
+    pub level_count: u32,
+}
+
+/// The entry points of bvh_build.wgsl, in step order.
+const ENTRY_POINTS: [&str; 5] = [
+    "boxes_main",
+    "codes_main",
+    "sort_step_main",
+    "leaves_main",
+    "inner_main",
+];
+
+/// The build kernels, compiled once per device ([`GpuContext::kernels`]).
+struct BvhBuildKernels {
+    layout: wgpu::BindGroupLayout,
+    /// One per [`ENTRY_POINTS`] entry.
+    pipelines: [wgpu::ComputePipeline; 5],
+}
+
+impl BvhBuildKernels {
+    fn compile(context: &GpuContext) -> BvhBuildKernels {
+        let device = context.device();
+        let uniform = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: true,
+            min_binding_size: Some(GpuBvhParams::min_size()),
+        };
+        let layout = bind_group_layout(
+            device,
+            "bvh build",
+            &[
+                storage(true),
+                storage(true),
+                storage(false),
+                storage(false),
+                storage(false),
+                storage(false),
+                storage(false),
+                uniform,
+            ],
+        );
+        let variants = ENTRY_POINTS.map(|entry| (entry, entry, wgpu::PipelineCompilationOptions::default()));
+        let pipelines = compute_pipeline_variants(
+            device,
+            "bvh_build.wgsl",
+            BVH_BUILD_WGSL,
+            &[Some(&layout)],
+            variants,
+        );
+        BvhBuildKernels { layout, pipelines }
+    }
+}
+
+/// One dispatch of the build: which kernel, its parameters, how many invocations.
+struct Step {
+    kernel: usize,
+    params: GpuBvhParams,
+    threads: u32,
+}
+
+/// Builds BVHs on the GPU over bodies in a GPU buffer (see the module docs). Its buffers grow
+/// with the body count and are reused; a build is valid until the next [`Self::encode`].
+pub(crate) struct GpuBvhBuilder {
+    kernels: Arc<BvhBuildKernels>,
+    /// One [`GpuBvhShape`] per shape.
+    shapes: wgpu::Buffer,
+    /// Step 1's body boxes ([`BvhNode`], `first` = body index).
+    boxes: GrowBuffer,
+    /// Step 1's encoded centre bounds (6 u32).
+    bounds: wgpu::Buffer,
+    /// Steps 2 and 3's (code, index) pairs.
+    keys: GrowBuffer,
+    /// The tree ([`BvhNode`]).
+    nodes: GrowBuffer,
+    /// Leaf body lists (u32 body indices).
+    body_list: GrowBuffer,
+    /// One [`GpuBvhParams`] per dispatch, [`PARAMS_STRIDE`] apart.
+    params: GrowBuffer,
+}
+
+/// A BVH recorded by [`GpuBvhBuilder::encode`], valid once its encoder is submitted: the
+/// layout of [`super::Bvh`] (root node 0, no unbounded list).
+pub(crate) struct GpuBvh<'a> {
+    /// [`BvhNode`]s, BVH frame, `node_count` of them (0 for no body).
+    pub nodes: &'a wgpu::Buffer,
+    /// Nodes written.
+    pub node_count: u32,
+    /// Body indices (u32) in leaf order, one per body.
+    pub body_list: &'a wgpu::Buffer,
+}
+
+impl GpuBvhBuilder {
+    /// Compiles the kernels on `context`'s device (once per device) and uploads each shape's
+    /// local box.
+    pub fn new(context: &GpuContext, shapes: &[Shape]) -> Result<Self, GpuError> {
+        let kernels = context.kernels(BvhBuildKernels::compile)?;
+        let device = context.device();
+        let local: Vec<GpuBvhShape> = shapes.iter().map(GpuBvhShape::new).collect();
+        let bytes: &[u8] = bytemuck::cast_slice(&local);
+        let binding_limit = "max_storage_buffer_binding_size";
+        check_limit(
+            "bvh shapes",
+            bytes.len() as u64,
+            context.limits.max_binding,
+            binding_limit,
+        )?;
+        let scopes = ErrorScopes::push(device);
+        let mut contents = bytes.to_vec();
+        contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
+        let shapes_buffer = wgpu::util::DeviceExt::create_buffer_init(
+            device,
+            &wgpu::util::BufferInitDescriptor {
+                label: Some("bvh shapes"),
+                contents: &contents,
+                usage: wgpu::BufferUsages::STORAGE,
+            },
+        );
+        let work = wgpu::BufferUsages::STORAGE;
+        let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let builder = GpuBvhBuilder {
+            kernels,
+            shapes: shapes_buffer,
+            boxes: GrowBuffer::new(device, "bvh body boxes", work),
+            bounds: crate::gpu::buffers::create_buffer(
+                device,
+                "bvh centre bounds",
+                MIN_BUFFER_BYTES,
+                work | wgpu::BufferUsages::COPY_DST,
+            ),
+            keys: GrowBuffer::new(device, "bvh sort keys", work),
+            nodes: GrowBuffer::new(device, "bvh nodes", out),
+            body_list: GrowBuffer::new(device, "bvh body list", out),
+            params: GrowBuffer::new(
+                device,
+                "bvh build params",
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+        };
+        scopes.pop()?;
+        Ok(builder)
+    }
+
+    /// Records into `encoder` the build of a BVH over the first `body_count` bodies of `bodies`
+    /// (a STORAGE buffer of [`GpuRayBody`], unit rotations, shape indices below the shape
+    /// count), boxes relative to the f64 world point `origin` (length units). Returns its nodes
+    /// and leaf body list, valid once the encoder is submitted. The parameters go through the
+    /// queue: submit the encoder before the next `encode`. Boxes are padded in proportion to
+    /// their BVH-frame coordinates: pick `origin` near the bodies (their translations' centre).
+    pub fn encode(
+        &mut self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        bodies: &wgpu::Buffer,
+        body_count: u32,
+        origin: DVec3,
+    ) -> Result<GpuBvh<'_>, GpuError> {
+        let n = u64::from(body_count);
+        let leaves = n.div_ceil(BVH_LEAF_SIZE as u64);
+        let node_count = (2 * leaves).saturating_sub(1);
+        let sort_count = n.next_power_of_two();
+        let limits = context.limits;
+        let binding_limit = "max_storage_buffer_binding_size";
+        let body_bytes = n * size_of::<GpuRayBody>() as u64;
+        let box_bytes = n * size_of::<BvhNode>() as u64;
+        let key_bytes = sort_count * 8;
+        let node_bytes = node_count * size_of::<BvhNode>() as u64;
+        let list_bytes = n * 4;
+        for (what, bytes) in [
+            ("ray bodies", body_bytes),
+            ("bvh body boxes", box_bytes),
+            ("bvh sort keys", key_bytes),
+            ("bvh nodes", node_bytes),
+            ("bvh body list", list_bytes),
+        ] {
+            check_limit(what, bytes, limits.max_binding, binding_limit)?;
+        }
+        // The sort's power of two and every node index stay within u32.
+        if body_count > 1 << 31 {
+            return Err(GpuError::Unsupported(format!(
+                "{body_count} bodies: the GPU BVH builds over at most 2^31"
+            )));
+        }
+        if body_bytes > bodies.size() {
+            return Err(GpuError::Unsupported(format!(
+                "the body buffer holds {} bytes, {body_count} bodies need {body_bytes}",
+                bodies.size()
+            )));
+        }
+        let steps = plan(body_count, origin);
+        let params_bytes = steps.len() as u64 * PARAMS_STRIDE;
+        check_limit(
+            "bvh build params",
+            params_bytes,
+            limits.max_buffer,
+            "max_buffer_size",
+        )?;
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let max = limits.max_buffer;
+        self.boxes.reserve(device, box_bytes, max);
+        self.keys.reserve(device, key_bytes, max);
+        self.nodes.reserve(device, node_bytes, max);
+        self.body_list.reserve(device, list_bytes, max);
+        self.params.reserve(device, params_bytes, max);
+        let mut recorded = Ok(());
+        if !steps.is_empty() {
+            recorded = self.record(context, encoder, bodies, body_bytes, &steps);
+        }
+        let popped = scopes.pop();
+        recorded?;
+        popped?;
+        Ok(GpuBvh {
+            nodes: &self.nodes.buffer,
+            node_count: node_count as u32,
+            body_list: &self.body_list.buffer,
+        })
+    }
+
+    /// Writes the steps' parameters and records the bounds clear and every dispatch.
+    fn record(
+        &self,
+        context: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        bodies: &wgpu::Buffer,
+        body_bytes: u64,
+        steps: &[Step],
+    ) -> Result<(), GpuError> {
+        let mut bytes = vec![0u8; steps.len() * PARAMS_STRIDE as usize];
+        for (step, slot) in steps.iter().zip(bytes.chunks_exact_mut(PARAMS_STRIDE as usize)) {
+            write_uniform(&step.params, slot)?;
+        }
+        context.queue().write_buffer(&self.params.buffer, 0, &bytes);
+        let group = context.device().create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("bvh build"),
+            layout: &self.kernels.layout,
+            entries: &[
+                binding(0, &self.shapes, 0, self.shapes.size()),
+                binding(1, bodies, 0, body_bytes),
+                binding(2, &self.boxes.buffer, 0, self.boxes.buffer.size()),
+                binding(3, &self.bounds, 0, self.bounds.size()),
+                binding(4, &self.keys.buffer, 0, self.keys.buffer.size()),
+                binding(5, &self.nodes.buffer, 0, self.nodes.buffer.size()),
+                binding(6, &self.body_list.buffer, 0, self.body_list.buffer.size()),
+                binding(7, &self.params.buffer, 0, GpuBvhParams::min_size().get()),
+            ],
+        });
+        // Step 1's atomics start from 0 (no centre seen).
+        encoder.clear_buffer(&self.bounds, 0, None);
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("bvh build"),
+            timestamp_writes: None,
+        });
+        let max_groups = context.limits.max_workgroups;
+        for (i, step) in steps.iter().enumerate() {
+            // A 2-D grid when one dimension cannot hold the workgroups.
+            let groups = u64::from(step.threads.div_ceil(BVH_BUILD_WORKGROUP_SIZE)).max(1);
+            let x = groups.min(max_groups);
+            let y = groups.div_ceil(x);
+            if y > max_groups {
+                return Err(GpuError::TooLarge {
+                    what: "bvh build dispatch",
+                    bytes: groups,
+                    limit: max_groups * max_groups,
+                    limit_name: "max_compute_workgroups_per_dimension squared",
+                });
+            }
+            pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
+            pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
+            pass.dispatch_workgroups(x as u32, y as u32, 1);
+        }
+        Ok(())
+    }
+}
+
+/// Not API (reached through [`crate::internals`] by the tests): a `GpuBvhBuilder` fed from
+/// host bodies, its result read back.
+pub struct GpuBvhProbe {
+    context: Arc<GpuContext>,
+    builder: GpuBvhBuilder,
+    bodies: GrowBuffer,
+    readback: GrowBuffer,
+}
+
+impl GpuBvhProbe {
+    /// A builder for `shapes` on `context`.
+    pub fn new(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
+        let builder = GpuBvhBuilder::new(&context, shapes)?;
+        let device = context.device();
+        let bodies = GrowBuffer::new(
+            device,
+            "bvh probe bodies",
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        );
+        let readback = GrowBuffer::new(
+            device,
+            "bvh probe readback",
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        Ok(GpuBvhProbe {
+            context,
+            builder,
+            bodies,
+            readback,
+        })
+    }
+
+    /// Uploads `bodies` (checked: shape indices valid, unit rotations), builds their BVH at
+    /// `origin` on the GPU and reads back its nodes and leaf body list.
+    pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<(Vec<BvhNode>, Vec<u32>), GpuError> {
+        let context = &*self.context;
+        let device = context.device();
+        let gpu_bodies: Vec<GpuRayBody> = bodies
+            .iter()
+            .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+            .collect();
+        let max = context.limits.max_buffer;
+        let body_count = u32::try_from(bodies.len())
+            .map_err(|_| GpuError::Unsupported(format!("{} bodies: more than u32::MAX", bodies.len())))?;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("bvh probe"),
+        });
+        let scopes = ErrorScopes::push(device);
+        self.bodies
+            .write(device, context.queue(), bytemuck::cast_slice(&gpu_bodies), max);
+        let built = self
+            .builder
+            .encode(context, &mut encoder, &self.bodies.buffer, body_count, origin);
+        let (node_bytes, list_bytes) = match &built {
+            Ok(bvh) => {
+                let node_bytes = u64::from(bvh.node_count) * size_of::<BvhNode>() as u64;
+                let list_bytes = u64::from(body_count) * 4;
+                self.readback.reserve(device, node_bytes + list_bytes, max);
+                if node_bytes > 0 {
+                    encoder.copy_buffer_to_buffer(bvh.nodes, 0, &self.readback.buffer, 0, node_bytes);
+                    encoder.copy_buffer_to_buffer(
+                        bvh.body_list,
+                        0,
+                        &self.readback.buffer,
+                        node_bytes,
+                        list_bytes,
+                    );
+                }
+                (node_bytes, list_bytes)
+            }
+            Err(_) => (0, 0),
+        };
+        let popped = scopes.pop();
+        built?;
+        popped?;
+        let submission = context.queue().submit([encoder.finish()]);
+        let total = node_bytes + list_bytes;
+        if total == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback
+            .buffer
+            .map_async(wgpu::MapMode::Read, 0..total, move |r| drop(sender.send(r)));
+        if let Err(e) = context.wait(submission, &receiver) {
+            self.readback.buffer.unmap();
+            return Err(e);
+        }
+        let read = self
+            .readback
+            .buffer
+            .get_mapped_range(0..total)
+            .map(|view| {
+                let (nodes, list) = view.split_at(node_bytes as usize);
+                (
+                    bytemuck::pod_collect_to_vec(nodes),
+                    bytemuck::pod_collect_to_vec(list),
+                )
+            })
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        self.readback.buffer.unmap();
+        read
+    }
+}
+
+/// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body).
+fn plan(body_count: u32, origin: DVec3) -> Vec<Step> {
+    if body_count == 0 {
+        return Vec::new();
+    }
+    let n = body_count;
+    let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
+    let sort_count = n.next_power_of_two();
+    let (origin_hi, origin_lo) = split_translation(origin);
+    let base = GpuBvhParams {
+        origin_hi: WgslVec3(origin_hi),
+        body_count: n,
+        origin_lo: WgslVec3(origin_lo),
+        leaf_count: leaves,
+        sort_count,
+        ..GpuBvhParams::default()
+    };
+    let step = |kernel: usize, threads: u32, params: GpuBvhParams| Step {
+        kernel,
+        params,
+        threads,
+    };
+    let mut steps = vec![step(0, n, base), step(1, sort_count, base)];
+    // Bitonic: merge blocks of 2, 4, .. sort_count; each merge halves its distance down to 1.
+    let mut block = 2;
+    while block <= sort_count {
+        let mut distance = block / 2;
+        while distance > 0 {
+            let params = GpuBvhParams {
+                sort_block: block,
+                sort_distance: distance,
+                ..base
+            };
+            steps.push(step(2, sort_count / 2, params));
+            distance /= 2;
+        }
+        block *= 2;
+    }
+    steps.push(step(3, leaves, base));
+    // Levels above the deepest (depth = floor(log2(2L - 1))), bottom up; level l holds nodes
+    // 2^l - 1 ..= 2^(l+1) - 2, of which those below L - 1 are inner.
+    let depth = (2 * leaves - 1).ilog2();
+    for level in (0..depth).rev() {
+        let first = (1u32 << level) - 1;
+        let last = ((1u32 << (level + 1)) - 2).min(leaves - 2);
+        let count = last - first + 1;
+        let params = GpuBvhParams {
+            level_first: first,
+            level_count: count,
+            ..base
+        };
+        steps.push(step(4, count, params));
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_levels_cover_every_inner_node_once_children_first() {
+        for n in [1u32, 4, 5, 8, 9, 17, 1000, 4097] {
+            let steps = plan(n, DVec3::ZERO);
+            let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
+            let mut done = vec![false; (2 * leaves - 1) as usize];
+            done[(leaves - 1) as usize..].iter_mut().for_each(|d| *d = true);
+            for step in steps.iter().filter(|s| s.kernel == 4) {
+                let p = step.params;
+                for k in p.level_first..p.level_first + p.level_count {
+                    let k = k as usize;
+                    assert!(
+                        !done[k] && done[2 * k + 1] && done[2 * k + 2],
+                        "{n} bodies, node {k}"
+                    );
+                    done[k] = true;
+                }
+            }
+            assert!(done.iter().all(|&d| d), "{n} bodies");
+        }
+    }
+
+    #[test]
+    fn local_boxes_cover_the_shapes() {
+        let hull = crate::hull::ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
+        let local = GpuBvhShape::new(&Shape::Hull(hull.clone()));
+        for &v in hull.vertices() {
+            let d = (v - Vec3::from(local.centre)).abs();
+            assert!(d.cmple(local.half.into()).all());
+        }
+    }
+}
