@@ -165,7 +165,11 @@ impl Bvh {
         // Step 2.
         let counts = NodeCounts::new(leaves.len());
         // No root when no body is bounded.
-        let node_count = if leaves.is_empty() { 0 } else { counts.nodes(leaves.len()) };
+        let node_count = if leaves.is_empty() {
+            0
+        } else {
+            counts.nodes(leaves.len())
+        };
         let mut nodes = vec![BvhNode::default(); node_count];
         let mut leaf_bodies = vec![0u32; leaves.len()];
         if let Some((root, below)) = nodes.split_first_mut() {
@@ -413,10 +417,18 @@ mod tests {
                 })
                 .collect();
             let sequential = Bvh::build_split_from(&shapes, &bodies, usize::MAX);
-            assert_eq!(Bvh::build_split_from(&shapes, &bodies, 1), sequential, "{n} bodies");
+            assert_eq!(
+                Bvh::build_split_from(&shapes, &bodies, 1),
+                sequential,
+                "{n} bodies"
+            );
             // As many nodes as the tree has: every node written, none left over.
             let leaves = sequential.nodes.iter().filter(|node| node.is_leaf()).count();
-            assert_eq!(sequential.nodes.len(), (2 * leaves).saturating_sub(1), "{n} bodies");
+            assert_eq!(
+                sequential.nodes.len(),
+                (2 * leaves).saturating_sub(1),
+                "{n} bodies"
+            );
         }
     }
 

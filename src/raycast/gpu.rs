@@ -35,6 +35,7 @@ use super::layout::{
     STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
+use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, StagingBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -85,6 +86,8 @@ pub struct GpuRaycaster {
     staging: Mutex<[StagingBuffer; 2]>,
     /// Bytes of bodies and rays staged for the next call's copies.
     staged: [u64; 2],
+    /// The resident API's BVH builder and buffers, made by the first [`Self::encode_resident`].
+    resident: Option<ResidentRayState>,
     timings: RayTimings,
 }
 
@@ -186,6 +189,7 @@ impl GpuRaycaster {
                 StagingBuffer::new(device, "ray staging"),
             ]),
             staged: [0; 2],
+            resident: None,
             params,
             kernel: CastKernel {
                 pipeline,
@@ -305,6 +309,29 @@ impl GpuRaycaster {
             cpu_rays,
         };
         Ok(out.into_iter().map(|(hits, _)| hits).collect())
+    }
+
+    /// The resident API: records into the caller's `encoder` the build of a BVH over bodies
+    /// already on the GPU and the casts of rays already there (both in the caller's buffers,
+    /// see [`ResidentRays`]), and returns where the hits will be once it is submitted
+    /// ([`ResidentHits`], which documents the layouts). Nothing is read back and the host
+    /// writes nothing per body or ray. The same hits as [`Self::cast`] except for rays the
+    /// result flags for recomputation (more hits than slots, or cut short by a software
+    /// driver). Parameters are written through the queue, so they take effect at the next
+    /// submission: record one `encode_resident` per submission. [`GpuError::Input`] names a
+    /// field the host can check that is wrong (a buffer without `STORAGE` usage or too small
+    /// for its count, an origin that is not finite).
+    pub fn encode_resident(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        batch: &ResidentRays<'_>,
+    ) -> Result<ResidentHits, GpuError> {
+        self.context.check_health()?;
+        let state = match &mut self.resident {
+            Some(state) => state,
+            empty => empty.insert(ResidentRayState::new(&self.context, &self.shapes)?),
+        };
+        state.encode(&self.context, &self.kernel, encoder, batch)
     }
 
     /// Writes bodies, BVH, rays and parameters.

@@ -7,7 +7,9 @@
 //! 3. Each candidate is hit exactly in its body's frame ([`cast_shape`]); a ray that starts inside
 //!    a body hits it at distance 0 with the normal opposite to its direction.
 //! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
-//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists.
+//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists. The resident
+//!    API ([`GpuRaycaster::encode_resident`]) builds the BVH on the GPU from bodies already
+//!    there and leaves the hits there.
 //!
 //! Distances are along the unit direction, length units, `0 <= distance <= max_distance`; hit
 //! points are world space (f64); normals are unit, world space, pointing out of the body.
@@ -27,6 +29,7 @@ pub(crate) mod gpu_bvh;
 pub mod json;
 pub mod layout;
 mod ray;
+mod resident;
 #[cfg(feature = "generate")]
 pub mod workload;
 
@@ -43,6 +46,7 @@ pub use cpu::CpuRaycaster;
 pub(crate) use cpu::cast_one;
 pub use gpu::{GpuRaycaster, RayTimings};
 pub use ray::{LocalHit, LocalRay, Ray, RayError, RayHit};
+pub use resident::{ResidentHits, ResidentRays};
 
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;

@@ -1,0 +1,293 @@
+//! The resident ray API (`GpuRaycaster::encode_resident`): bodies and rays in our own GPU
+//! buffers, the BVH built on the GPU, the hits read back here and judged against the CPU caster
+//! by the GPU = CPU contract for rays ([`hullsat::contract::rays`]): a random scene with a
+//! half-space (every hit and closest), the same scene 1e6 from the world origin with the BVH
+//! origin near it and at zero, many bodies at one point, empty inputs, and the host's checks of
+//! the caller's buffers.
+//!
+//! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
+//! and return, unless `HULLSAT_REQUIRE_GPU=1`.
+
+mod raycast_common;
+mod support;
+
+use glam::{DVec3, Quat, Vec3};
+use hullsat::contract::rays::compare_ray_hits;
+use hullsat::raycast::layout::{
+    GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, INCOMPLETE_BIT, STACK_OVERFLOW_BIT,
+};
+use hullsat::raycast::{ResidentHits, ResidentRays};
+use hullsat::scene::validate_batch;
+use hullsat::{Body, CpuRaycaster, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere};
+use raycast_common::{random_rays, random_scene};
+use support::{gpu_required, seeded_rng};
+use wgpu::util::DeviceExt;
+
+/// The GPU ray caster, or `None` (after printing why) without an adapter unless
+/// `HULLSAT_REQUIRE_GPU=1`.
+fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
+    match GpuRaycaster::new(shapes) {
+        Ok(gpu) => Some(gpu),
+        Err(GpuError::NoAdapter(why)) => {
+            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
+            eprintln!("skipping GPU test: no adapter ({why})");
+            None
+        }
+        Err(e) => panic!("GPU ray caster could not start: {e}"),
+    }
+}
+
+/// A storage buffer holding `contents` (at least 48 bytes, as wgpu wants no empty binding).
+fn storage(gpu: &GpuRaycaster, contents: &[u8]) -> wgpu::Buffer {
+    gpu.device()
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("test resident input"),
+            contents: if contents.is_empty() { &[0; 48] } else { contents },
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+}
+
+/// `bytes` of `buffer` read back.
+fn read(gpu: &GpuRaycaster, buffer: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
+    if bytes == 0 {
+        return Vec::new();
+    }
+    let device = gpu.device();
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+    gpu.queue().submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("mapped"));
+    device
+        .poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(hullsat::gpu::READBACK_TIMEOUT),
+        })
+        .expect("the GPU finishes");
+    staging.get_mapped_range(..).expect("mapped range").to_vec()
+}
+
+/// Casts `rays` at `bodies` through `encode_resident` (BVH frame at `origin`) and builds the
+/// hit lists a consumer would: the GPU's, and the CPU caster's for the rays it lists as
+/// incomplete (more hits than slots, or cut short by the driver). Returns them with the number
+/// of such rays.
+fn cast_resident(
+    gpu: &mut GpuRaycaster,
+    shapes: &[Shape],
+    bodies: &[Body],
+    rays: &[Ray],
+    origin: DVec3,
+    closest: bool,
+) -> (Vec<Vec<RayHit>>, usize) {
+    let normalized = validate_batch(shapes, bodies, &[], 0.0).unwrap();
+    let gpu_bodies: Vec<GpuRayBody> = normalized
+        .iter()
+        .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+        .collect();
+    let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
+    let (body_buffer, ray_buffer) = (
+        storage(gpu, bytemuck::cast_slice(&gpu_bodies)),
+        storage(gpu, bytemuck::cast_slice(&gpu_rays)),
+    );
+    let batch = ResidentRays {
+        bodies: &body_buffer,
+        body_count: bodies.len() as u32,
+        rays: &ray_buffer,
+        ray_count: rays.len() as u32,
+        origin,
+        closest,
+    };
+    let mut encoder = gpu.device().create_command_encoder(&Default::default());
+    let ResidentHits { counts, hits, slots } =
+        gpu.encode_resident(&mut encoder, &batch).expect("resident cast");
+    gpu.queue().submit([encoder.finish()]);
+    let count_bytes = read(gpu, &counts, (rays.len() * size_of::<GpuRayCount>()) as u64);
+    let hit_bytes = read(
+        gpu,
+        &hits,
+        (rays.len() * slots as usize * size_of::<GpuRayHit>()) as u64,
+    );
+    let cpu = CpuRaycaster::new(shapes);
+    let mut recomputed = 0;
+    let lists = rays
+        .iter()
+        .enumerate()
+        .map(|(i, ray)| {
+            let count: GpuRayCount = bytemuck::pod_read_unaligned(&count_bytes[i * 8..i * 8 + 8]);
+            let overflow = !closest && count.hits > slots;
+            if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
+                recomputed += 1;
+                return cpu
+                    .cast(bodies, std::slice::from_ref(ray), closest)
+                    .unwrap()
+                    .remove(0);
+            }
+            (0..count.hits.min(slots) as usize)
+                .map(|k| {
+                    let at = (i * slots as usize + k) * size_of::<GpuRayHit>();
+                    let hit: GpuRayHit =
+                        bytemuck::pod_read_unaligned(&hit_bytes[at..at + size_of::<GpuRayHit>()]);
+                    RayHit {
+                        body: hit.body,
+                        distance: hit.distance,
+                        point: ray.point_at(hit.distance),
+                        normal: hit.normal.into(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    (lists, recomputed)
+}
+
+/// Casts resident and on the CPU and judges the two by the contract; returns (hits, ties,
+/// rays recomputed).
+fn check_scene(
+    shapes: &[Shape],
+    bodies: &[Body],
+    rays: &[Ray],
+    origin: DVec3,
+    closest: bool,
+) -> Option<(usize, usize, usize)> {
+    let mut gpu = gpu_or_skip(shapes)?;
+    let (got, recomputed) = cast_resident(&mut gpu, shapes, bodies, rays, origin, closest);
+    let expected = CpuRaycaster::new(shapes).cast(bodies, rays, closest).unwrap();
+    let tally =
+        compare_ray_hits(shapes, bodies, rays, closest, &got, &expected).unwrap_or_else(|e| panic!("{e}"));
+    Some((tally.hits, tally.ties(), recomputed))
+}
+
+#[test]
+fn a_random_scene_with_a_half_space_gives_the_cpu_hits() {
+    let mut rng = seeded_rng(31);
+    let (shapes, bodies) = random_scene(&mut rng, 2000, 50.0, Vec3::ZERO);
+    let rays = random_rays(&mut rng, 20_000, 50.0, Vec3::ZERO);
+    for closest in [false, true] {
+        let Some((hits, ties, recomputed)) =
+            check_scene(&shapes, &bodies, &rays, DVec3::splat(25.0), closest)
+        else {
+            return;
+        };
+        eprintln!("closest {closest}: {hits} hits, {ties} ties, {recomputed} rays recomputed");
+        assert!(hits > rays.len() / 3, "{hits} hits");
+        assert!(
+            ties <= hits / 1000 && recomputed < rays.len() / 100,
+            "{ties} ties, {recomputed} recomputed"
+        );
+    }
+}
+
+#[test]
+fn far_from_the_origin_any_bvh_origin_is_correct() {
+    let mut rng = seeded_rng(32);
+    let offset = Vec3::new(1.0e6, 2.0e5, -1.0e6);
+    let (shapes, bodies) = random_scene(&mut rng, 500, 30.0, offset);
+    let rays = random_rays(&mut rng, 5000, 30.0, offset);
+    // Near the scene (tight boxes) and at the world origin (boxes padded by their magnitude).
+    for origin in [offset.as_dvec3() + 15.0, DVec3::ZERO] {
+        let Some((hits, ties, _)) = check_scene(&shapes, &bodies, &rays, origin, false) else {
+            return;
+        };
+        assert!(
+            hits > 1000 && ties <= 5,
+            "origin {origin}: {hits} hits, {ties} ties"
+        );
+    }
+}
+
+#[test]
+fn bodies_at_one_point_and_counts_off_the_leaf_size() {
+    let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
+    let ray = |y: f64| Ray::new(DVec3::new(-5.0, y, 0.0), Vec3::X, None).unwrap();
+    let rays = [ray(0.0), ray(0.4), ray(2.0)];
+    for count in [1, 5, 9, 37] {
+        let bodies = vec![
+            Body {
+                shape: 0,
+                pose: Pose::new(Vec3::ZERO, Quat::IDENTITY),
+            };
+            count
+        ];
+        let Some((hits, _, _)) = check_scene(&shapes, &bodies, &rays, DVec3::ZERO, false) else {
+            return;
+        };
+        // The first two rays enter every body (those past the slots from the CPU), the third none.
+        assert_eq!(hits, 2 * count, "{count} bodies");
+    }
+}
+
+#[test]
+fn empty_inputs_and_bad_buffers() {
+    let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let body = Body {
+        shape: 0,
+        pose: Pose::IDENTITY,
+    };
+    let ray = Ray::new(DVec3::new(-5.0, 0.0, 0.0), Vec3::X, None).unwrap();
+    // No rays; no bodies.
+    assert_eq!(
+        cast_resident(&mut gpu, &shapes, &[body], &[], DVec3::ZERO, false).0,
+        Vec::<Vec<RayHit>>::new()
+    );
+    assert_eq!(
+        cast_resident(&mut gpu, &shapes, &[], &[ray], DVec3::ZERO, false).0,
+        vec![vec![]]
+    );
+
+    let bodies = storage(&gpu, bytemuck::bytes_of(&GpuRayBody::from_pose(0, &body.pose)));
+    let rays = storage(&gpu, bytemuck::bytes_of(&GpuRay::from_ray(&ray)));
+    let uniform = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 64,
+        usage: wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    });
+    let good = ResidentRays {
+        bodies: &bodies,
+        body_count: 1,
+        rays: &rays,
+        ray_count: 1,
+        origin: DVec3::ZERO,
+        closest: false,
+    };
+    let mut error = |batch: ResidentRays| {
+        let mut encoder = gpu.device().create_command_encoder(&Default::default());
+        match gpu.encode_resident(&mut encoder, &batch) {
+            Err(GpuError::Input(e)) => e.to_string(),
+            other => panic!("expected an input error, got {other:?}"),
+        }
+    };
+    assert_eq!(
+        error(ResidentRays {
+            body_count: 2,
+            ..good
+        }),
+        "ResidentRays.bodies: 2 of 48 bytes need 96 bytes; the buffer has 48"
+    );
+    assert_eq!(
+        error(ResidentRays { ray_count: 3, ..good }),
+        "ResidentRays.rays: 3 of 48 bytes need 144 bytes; the buffer has 48"
+    );
+    assert!(
+        error(ResidentRays {
+            rays: &uniform,
+            ..good
+        })
+        .starts_with("ResidentRays.rays: buffer usage"),
+    );
+    assert_eq!(
+        error(ResidentRays {
+            origin: DVec3::new(f64::NAN, 0.0, 0.0),
+            ..good
+        }),
+        "ResidentRays.origin: [NaN, 0, 0] is not finite"
+    );
+}
