@@ -237,7 +237,7 @@ fn bench_times_the_ray_workload() {
         "--repeat",
         "1",
         "--backend",
-        "cpu1,cpu,gpu",
+        "cpu1,cpu,gpu,gpu-resident",
         "--json",
     ]);
     assert!(run.status.success(), "{}", stderr(&run));
@@ -269,23 +269,43 @@ fn bench_times_the_ray_workload() {
     // The CPU backends found the same hits.
     assert_eq!(rows[1]["backend"], "cpu");
     assert_eq!(rows[1]["hits"].as_u64(), Some(hits), "{}", rows[1]);
+    // The GPU = CPU contract lets a body be on one side's list only where the ray grazes it: a
+    // GPU backend's count is the CPU's within the number of such (ray, body) pairs.
+    let grazing: usize = rays
+        .iter()
+        .map(|ray| {
+            (0..scene.bodies.len() as u32)
+                .filter(|&body| ray_grazes(&scene.shapes, &scene.bodies, body, ray))
+                .count()
+        })
+        .sum();
     match rows.iter().find(|r| r["backend"] == "gpu") {
         Some(gpu) => {
             assert!(gpu["dispatch_readback_s"].as_f64().is_some() && gpu["cpu_rays"].as_u64().is_some());
-            // The GPU = CPU contract lets a body be on one side's list only where the ray grazes
-            // it: the GPU's count is the CPU's within the number of such (ray, body) pairs.
-            let grazing: usize = rays
-                .iter()
-                .map(|ray| {
-                    (0..scene.bodies.len() as u32)
-                        .filter(|&body| ray_grazes(&scene.shapes, &scene.bodies, body, ray))
-                        .count()
-                })
-                .sum();
             let gpu_hits = gpu["hits"].as_u64().unwrap();
             assert!(
                 gpu_hits.abs_diff(hits) <= grazing as u64,
                 "gpu {gpu_hits} hits, cpu {hits}, {grazing} grazing (ray, body) pairs"
+            );
+            // The resident API, BVH built on the GPU: the same count by the same rule, and the
+            // same rays past the slots as the whole call recomputed.
+            let resident = rows
+                .iter()
+                .find(|r| r["backend"] == "gpu-resident")
+                .expect("gpu-resident ran");
+            assert!(resident["timing"].is_string(), "{resident}");
+            let (recompute, cpu_rays) = (
+                resident["rays_to_recompute"].as_u64().unwrap(),
+                gpu["cpu_rays"].as_u64().unwrap(),
+            );
+            assert!(
+                recompute.abs_diff(cpu_rays) <= grazing as u64,
+                "{resident}, {gpu}"
+            );
+            let resident_hits = resident["hits"].as_u64().unwrap();
+            assert!(
+                resident_hits.abs_diff(hits) <= grazing as u64,
+                "gpu-resident {resident_hits} hits, cpu {hits}, {grazing} grazing (ray, body) pairs"
             );
         }
         None => assert!(!gpu_required(), "{}", stderr(&run)),

@@ -32,6 +32,7 @@ use super::{
 
 mod frames;
 mod resident;
+mod resident_rays;
 
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
@@ -70,10 +71,13 @@ verdict ties and pairs left to the host. A pair outside the contract is an error
 RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
 random rays (--seed) from points uniform in the box of the body positions, uniform directions,
 each --ray-length long (default 5 length units), every hit or with --closest the nearest.
-Backends cpu1, cpu (CpuRaycaster) and gpu (GpuRaycaster: BVH built on the CPU, traversal and
-exact casts in a WGSL kernel); the table gives rays per second and hits found. JSON objects
-then have \"rays\", \"hits\" and \"rays_per_s\" instead of the pair fields, and gpu ones
-bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays.
+Backends cpu1, cpu (CpuRaycaster), gpu (GpuRaycaster::cast: BVH built on the CPU, traversal and
+exact casts in a WGSL kernel, hits read back) and gpu-resident (GpuRaycaster::encode_resident:
+bodies and rays uploaded once before timing, the BVH built on the GPU, the hits left there; GPU
+timestamps where the adapter has them, else submit-and-wait); the table gives rays per second
+and hits found. JSON objects then have \"rays\", \"hits\" and \"rays_per_s\" instead of the
+pair fields, gpu ones bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays, and
+gpu-resident ones \"timing\" and rays_to_recompute.
 
 JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   {\"backend\": \"cpu1\", \"pairs\": n, \"manifolds\": m, \"runs\": k, \"median_s\": t,
@@ -759,6 +763,10 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
                     object["finish_s"] = json!(t.finish.as_secs_f64());
                     object["cpu_rays"] = json!(t.cpu_rays);
                 }
+                if let Some((timing, recompute)) = m.resident {
+                    object["timing"] = json!(timing.name());
+                    object["rays_to_recompute"] = json!(recompute);
+                }
                 object
             })
             .collect();
@@ -771,7 +779,7 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
         args.ray_length, args.repeat
     ));
     lines.push(format!(
-        "{:<7} {:>9} {:>10} {:>12} {:>12} {:>12} {:>8}  device",
+        "{:<12} {:>9} {:>10} {:>12} {:>12} {:>12} {:>8}  device",
         "backend", "rays", "hits", "median", "p95", "rays/s", "vs cpu1"
     ));
     for (m, name) in &rows {
@@ -780,7 +788,7 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
         });
         let device = device_label(&m.device, m.threads);
         lines.push(format!(
-            "{name:<7} {count:>9} {:>10} {:>9.3} ms {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
+            "{name:<12} {count:>9} {:>10} {:>9.3} ms {:>9.3} ms {:>12.0} {ratio:>8}  {device}",
             m.hits,
             m.median.as_secs_f64() * 1e3,
             m.p95.as_secs_f64() * 1e3,
@@ -794,6 +802,13 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
                 t.dispatch_readback.as_secs_f64() * 1e3,
                 t.finish.as_secs_f64() * 1e3,
                 t.cpu_rays
+            ));
+        }
+        if let Some((timing, recompute)) = m.resident {
+            lines.push(format!(
+                "{name} ({}): bodies and rays stay on the GPU, BVH built there; {recompute} rays to \
+                 recompute (more hits than slots, or cut short by the driver)",
+                timing.name()
             ));
         }
     }
@@ -819,6 +834,9 @@ struct RayMeasurement {
     threads: Option<usize>,
     /// The GPU's split of its last run.
     gpu: Option<RayTimings>,
+    /// gpu-resident: how it was timed, and the rays a consumer would recompute (more hits than
+    /// slots, or cut short by the driver).
+    resident: Option<(resident::ResidentTiming, usize)>,
 }
 
 /// Starts `backend` and times it on `rays`; `None` when it is the GPU and no adapter exists
@@ -859,6 +877,7 @@ fn measure_rays(
                 device: cpu_model(),
                 threads: backend.cpu_threads(),
                 gpu: None,
+                resident: None,
             }
         }
         BenchBackend::GpuCpuclip => {
@@ -866,8 +885,18 @@ fn measure_rays(
             return Ok(None);
         }
         BenchBackend::GpuResident => {
-            output::note("note: skipping backend gpu-resident for rays: it times the narrowphase");
-            return Ok(None);
+            let Some(runs) = resident_rays::measure(scene, rays, closest, args.repeat)? else {
+                return Ok(None);
+            };
+            RayMeasurement {
+                hits: runs.hits,
+                median: runs.median,
+                p95: runs.p95,
+                device: runs.device,
+                threads: None,
+                gpu: None,
+                resident: Some((runs.timing, runs.recompute)),
+            }
         }
         BenchBackend::Gpu => {
             let mut gpu = match GpuRaycaster::new(&scene.shapes) {
@@ -895,6 +924,7 @@ fn measure_rays(
                 device,
                 threads: None,
                 gpu: Some(gpu.timings()),
+                resident: None,
             }
         }
     }))

@@ -3,9 +3,8 @@
 //! simulation would call it.
 //!
 //! 1. Validate the batch once (canonical pairs, normalized poses) and upload bodies, pairs and
-//!    the pair count into buffers of our own, on a device of our own from the shared adapter
-//!    (with timestamp queries where the adapter has them inside encoders), made once per
-//!    process and never dropped.
+//!    the pair count into buffers of our own, on the shared device (which has timestamp queries
+//!    where the adapter has them inside encoders).
 //! 2. Each run records `encode_resident` into one encoder, submits it and waits (bounded). The
 //!    time is the GPU's, from a timestamp written before the resident commands to one after
 //!    them, where the adapter has timestamps; else the wall time from submission to
@@ -13,10 +12,9 @@
 //! 3. After the timing, the list is read back once: the manifolds (clipped entries) and the
 //!    pairs left to the host, by pair, for the check of their verdicts against the CPU's.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use hullsat::gpu::{GpuContext, READBACK_TIMEOUT, shared_context};
+use hullsat::gpu::{READBACK_TIMEOUT, shared_context};
 use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_LIST_HEAD,
@@ -63,46 +61,6 @@ pub(super) struct ResidentRuns {
     pub device: String,
 }
 
-/// A device of our own from the shared adapter: the adapter's buffer limits and storage
-/// buffers (the clip kernel needs 9), and timestamp queries inside encoders where it has them.
-/// Created on the first call and kept until the process exits (a failure is remembered too):
-/// the CLI never drops a device it made (NVIDIA's driver deadlocks when devices are destroyed
-/// while another thread destroys or creates one).
-fn resident_device() -> Result<(wgpu::Device, wgpu::Queue, bool), GpuError> {
-    static DEVICE: OnceLock<Result<(wgpu::Device, wgpu::Queue, bool), GpuError>> = OnceLock::new();
-    DEVICE.get_or_init(create_resident_device).clone()
-}
-
-/// [`resident_device`]'s device, made once.
-fn create_resident_device() -> Result<(wgpu::Device, wgpu::Queue, bool), GpuError> {
-    let context = shared_context()?;
-    let Some(adapter) = context.adapter() else {
-        let (device, queue) = (context.device().clone(), context.queue().clone());
-        return Ok((device, queue, false));
-    };
-    let timestamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-    let has_timestamps = adapter.features().contains(timestamps);
-    let limits = adapter.limits();
-    let required_limits = wgpu::Limits {
-        max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
-        max_buffer_size: limits.max_buffer_size,
-        max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
-        ..wgpu::Limits::default()
-    };
-    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-        label: Some("hullsat bench gpu-resident"),
-        required_features: if has_timestamps {
-            timestamps
-        } else {
-            wgpu::Features::empty()
-        },
-        required_limits,
-        ..Default::default()
-    }))
-    .map_err(|e| GpuError::RequestDevice(e.to_string()))?;
-    Ok((device, queue, has_timestamps))
-}
-
 /// Steps 1 to 3 for `scene`'s `pairs`; `None` (after a note) when the machine has no adapter.
 pub(super) fn measure(
     scene: &Scene,
@@ -113,15 +71,16 @@ pub(super) fn measure(
         GpuError::Input(input) => CliError::Input(input),
         err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
     };
-    let (device, queue, has_timestamps) = match resident_device() {
-        Ok(device) => device,
+    let context = match shared_context() {
+        Ok(context) => context,
         Err(err @ GpuError::NoAdapter(_)) => {
             output::note(&format!("note: skipping backend gpu-resident: {err}"));
             return Ok(None);
         }
         Err(err) => return Err(backend_error(err)),
     };
-    let context = GpuContext::with_device(device.clone(), queue.clone()).map_err(backend_error)?;
+    let (device, queue) = (context.device().clone(), context.queue().clone());
+    let has_timestamps = context.has_timestamps();
     let mut gpu = GpuNarrowphase::with_context(context, &scene.shapes).map_err(backend_error)?;
     let info = gpu.adapter_info();
     let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
@@ -214,7 +173,7 @@ pub(super) fn measure(
 }
 
 /// Waits for `submission`, bounded by [`READBACK_TIMEOUT`].
-fn wait(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), CliError> {
+pub(super) fn wait(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), CliError> {
     device
         .poll(wgpu::PollType::Wait {
             submission_index: Some(submission),
@@ -225,7 +184,7 @@ fn wait(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> Result<(), 
 }
 
 /// Maps `buffer`'s first `bytes` for reading after the queue's work, waiting (bounded).
-fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<(), CliError> {
+pub(super) fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<(), CliError> {
     let (sender, receiver) = std::sync::mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
     device
@@ -282,8 +241,8 @@ fn read_list(
 }
 
 /// Two GPU timestamps around the resident commands, resolved into a buffer read after the run.
-struct Timestamps {
-    queries: wgpu::QuerySet,
+pub(super) struct Timestamps {
+    pub queries: wgpu::QuerySet,
     resolved: wgpu::Buffer,
     readback: wgpu::Buffer,
 }
@@ -292,7 +251,7 @@ struct Timestamps {
 const TIMESTAMP_BYTES: u64 = 2 * size_of::<u64>() as u64;
 
 impl Timestamps {
-    fn new(device: &wgpu::Device) -> Self {
+    pub fn new(device: &wgpu::Device) -> Self {
         let buffer = |label: &str, usage| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -319,13 +278,13 @@ impl Timestamps {
     }
 
     /// Records the resolve and the copy to the readback buffer (after the second timestamp).
-    fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
         encoder.resolve_query_set(&self.queries, 0..2, &self.resolved, 0);
         encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.readback, 0, TIMESTAMP_BYTES);
     }
 
     /// The time between the two timestamps of the finished run.
-    fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Duration, CliError> {
+    pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Duration, CliError> {
         map_read(device, &self.readback, TIMESTAMP_BYTES)?;
         let ticks: [u64; 2] = {
             let view = self

@@ -1,0 +1,172 @@
+//! `hullsat bench --rays N --backend gpu-resident`: the resident ray API
+//! ([`GpuRaycaster::encode_resident`]) with bodies and rays already on the GPU, the BVH built
+//! there and the hits left there, as a renderer or GPU simulation would call it.
+//!
+//! 1. Upload the bodies (normalized poses) and the rays into buffers of our own, once, on the
+//!    shared device (timestamps where the adapter has them).
+//! 2. Each run records `encode_resident` (BVH build and traversal) into one encoder, submits it
+//!    and waits (bounded): timed by GPU timestamps around the commands where the device has
+//!    them, else from submission to completion. One warm-up run, then `repeat` timed runs.
+//! 3. After the timing, the per-ray counts are read back once: the bodies the rays entered, and
+//!    the rays a consumer would recompute (more hits than slots, or cut short by the driver).
+
+use std::time::Instant;
+
+use hullsat::glam::DVec3;
+use hullsat::gpu::shared_context;
+use hullsat::raycast::ResidentRays;
+use hullsat::raycast::layout::{GpuRay, GpuRayBody, GpuRayCount, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
+use hullsat::scene::validate_batch;
+use hullsat::{GpuError, GpuRaycaster, Ray, Scene};
+use wgpu::util::DeviceExt;
+
+use super::resident::{ResidentTiming, Timestamps, map_read, wait};
+use super::{CliError, median, output, percentile_95};
+
+/// What the resident ray runs gave.
+pub(super) struct ResidentRayRuns {
+    pub median: std::time::Duration,
+    pub p95: std::time::Duration,
+    /// Bodies entered, summed over the rays (every hit, or at most one a ray with `closest`).
+    pub hits: usize,
+    /// Rays with more hits than slots or flagged: a consumer recomputes them.
+    pub recompute: usize,
+    pub timing: ResidentTiming,
+    /// The adapter, in words.
+    pub device: String,
+}
+
+/// Steps 1 to 3; `None` (after a note) when the machine has no adapter.
+pub(super) fn measure(
+    scene: &Scene,
+    rays: &[Ray],
+    closest: bool,
+    repeat: u32,
+) -> Result<Option<ResidentRayRuns>, CliError> {
+    let backend_error = |err: GpuError| match err {
+        GpuError::Input(input) => CliError::Input(input),
+        err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
+    };
+    let context = match shared_context() {
+        Ok(context) => context,
+        Err(err @ GpuError::NoAdapter(_)) => {
+            output::note(&format!("note: skipping backend gpu-resident: {err}"));
+            return Ok(None);
+        }
+        Err(err) => return Err(backend_error(err)),
+    };
+    let (device, queue) = (context.device().clone(), context.queue().clone());
+    let has_timestamps = context.has_timestamps();
+    let mut gpu = GpuRaycaster::with_context(context, &scene.shapes).map_err(backend_error)?;
+    let info = gpu.adapter_info();
+    let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+
+    // Step 1.
+    let bodies = validate_batch(&scene.shapes, &scene.bodies, &[], 0.0)?;
+    let gpu_bodies: Vec<GpuRayBody> = bodies
+        .iter()
+        .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+        .collect();
+    let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
+    let upload = |label: &str, contents: &[u8]| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: if contents.is_empty() { &[0; 48] } else { contents },
+            usage: wgpu::BufferUsages::STORAGE,
+        })
+    };
+    let body_buffer = upload("bench ray bodies", bytemuck::cast_slice(&gpu_bodies));
+    let ray_buffer = upload("bench rays", bytemuck::cast_slice(&gpu_rays));
+    let count = |n: usize, what: &str| {
+        u32::try_from(n).map_err(|_| CliError::Backend(format!("gpu-resident casts at most u32::MAX {what}")))
+    };
+    // The BVH frame's origin: the centre of the translations' range (as the CPU build takes).
+    let (lo, hi) = bodies
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), b| {
+            (lo.min(b.pose.translation), hi.max(b.pose.translation))
+        });
+    let batch = ResidentRays {
+        bodies: &body_buffer,
+        body_count: count(bodies.len(), "bodies")?,
+        rays: &ray_buffer,
+        ray_count: count(rays.len(), "rays")?,
+        origin: if bodies.is_empty() {
+            DVec3::ZERO
+        } else {
+            (lo + hi) * 0.5
+        },
+        closest,
+    };
+    let timer = has_timestamps.then(|| Timestamps::new(&device));
+
+    // Step 2.
+    let mut run = || -> Result<(std::time::Duration, wgpu::Buffer, u32), CliError> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("bench gpu-resident rays"),
+        });
+        if let Some(timer) = &timer {
+            encoder.write_timestamp(&timer.queries, 0);
+        }
+        let out = gpu.encode_resident(&mut encoder, &batch).map_err(backend_error)?;
+        if let Some(timer) = &timer {
+            encoder.write_timestamp(&timer.queries, 1);
+            timer.resolve(&mut encoder);
+        }
+        let start = Instant::now();
+        let submission = queue.submit([encoder.finish()]);
+        wait(&device, submission)?;
+        let wall = start.elapsed();
+        let time = match &timer {
+            Some(timer) => timer.read(&device, &queue)?,
+            None => wall,
+        };
+        Ok((time, out.counts, out.slots))
+    };
+    run()?;
+    let mut times = Vec::with_capacity(repeat as usize);
+    let mut last = None;
+    for _ in 0..repeat {
+        let (time, counts, slots) = run()?;
+        times.push(time);
+        last = Some((counts, slots));
+    }
+    let (counts, slots) = last.expect("at least one timed run");
+
+    // Step 3.
+    let bytes = (rays.len() * size_of::<GpuRayCount>()) as u64;
+    let (mut hits, mut recompute) = (0, 0);
+    if bytes > 0 {
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bench ray counts readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&counts, 0, &staging, 0, bytes);
+        queue.submit([encoder.finish()]);
+        map_read(&device, &staging, bytes)?;
+        let view = staging
+            .get_mapped_range(..)
+            .map_err(|e| CliError::Backend(format!("GPU readback failed: {e}")))?;
+        for raw in view.chunks_exact(size_of::<GpuRayCount>()) {
+            let count: GpuRayCount = bytemuck::pod_read_unaligned(raw);
+            hits += if closest { count.hits.min(1) } else { count.hits } as usize;
+            let flagged = count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0;
+            recompute += usize::from(flagged || (!closest && count.hits > slots));
+        }
+    }
+    Ok(Some(ResidentRayRuns {
+        median: median(&times),
+        p95: percentile_95(&times),
+        hits,
+        recompute,
+        timing: if has_timestamps {
+            ResidentTiming::Timestamps
+        } else {
+            ResidentTiming::SubmitAndWait
+        },
+        device: device_name,
+    }))
+}
