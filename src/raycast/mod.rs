@@ -4,7 +4,7 @@
 //! 1. A [`Ray`] is checked and normalized when built; ray origins are f64, like world positions.
 //! 2. A [`Bvh`] over the bodies' world AABBs picks each ray's candidate bodies; half-spaces are
 //!    tested by every ray.
-//! 3. Each candidate is hit exactly in its body's frame ([`cast_shape`]); a ray that starts inside
+//! 3. Each candidate is hit exactly in its body's frame ([`cast_shape()`]); a ray that starts inside
 //!    a body hits it at distance 0 with the normal opposite to its direction.
 //! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
 //!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists. The resident

@@ -209,7 +209,7 @@ impl RoundRunner {
         Ok((timings, batch))
     }
 
-    /// The rounds of [`Self::run`], each staged (its pairs checked) and submitted before the
+    /// The rounds of [`Self::run_with`], each staged (its pairs checked) and submitted before the
     /// previous one is finished.
     fn run_rounds<'a, T: Readout>(
         &mut self,
