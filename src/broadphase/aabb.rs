@@ -1,0 +1,80 @@
+//! World axis-aligned bounding boxes of posed shapes, tight and rounded outward to f32.
+
+use glam::{DVec3, Mat3, Vec3};
+
+use crate::pose::Pose;
+use crate::shape::Shape;
+
+/// An axis-aligned box in world space, length units. `min <= max` on every axis for bounded
+/// shapes; a half-space's box is the whole space (`-inf..inf`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aabb {
+    /// Lower corner.
+    pub min: Vec3,
+    /// Upper corner.
+    pub max: Vec3,
+}
+
+impl Aabb {
+    /// True when the gap between the two boxes along every axis is at most `margin` (length
+    /// units, >= 0): the boxes overlap once each is grown by `margin / 2` on every side. A gap
+    /// larger than `margin` on one axis proves the shapes are farther apart than `margin`.
+    #[inline]
+    pub fn overlaps(&self, other: &Aabb, margin: f32) -> bool {
+        // Same form as the sweep's reach test (`min <= max + margin`), so rounding agrees.
+        self.min.cmple(other.max + margin).all() && other.min.cmple(self.max + margin).all()
+    }
+}
+
+impl Aabb {
+    /// The smallest f32 box that contains the f64 box `min..max` (each bound rounded outward).
+    pub fn enclosing(min: DVec3, max: DVec3) -> Aabb {
+        let down = |x: f64| {
+            let r = x as f32;
+            if f64::from(r) > x { r.next_down() } else { r }
+        };
+        let up = |x: f64| {
+            let r = x as f32;
+            if f64::from(r) < x { r.next_up() } else { r }
+        };
+        Aabb {
+            min: Vec3::new(down(min.x), down(min.y), down(min.z)),
+            max: Vec3::new(up(max.x), up(max.y), up(max.z)),
+        }
+    }
+}
+
+/// World AABB of `shape` placed at `pose`. Tight for hulls (every vertex transformed), boxes
+/// (rotated half extents), spheres and capsules (the world core segment grown by the radius),
+/// computed in f64 and rounded outward to f32. A half-space is unbounded: its box is
+/// `-inf..inf` on every axis.
+pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
+    let around =
+        |centre: DVec3, half: Vec3| Aabb::enclosing(centre - half.as_dvec3(), centre + half.as_dvec3());
+    match shape {
+        Shape::Hull(hull) => {
+            let mut min = DVec3::INFINITY;
+            let mut max = DVec3::NEG_INFINITY;
+            for &v in hull.vertices() {
+                let p = pose.transform_point(v);
+                min = min.min(p);
+                max = max.max(p);
+            }
+            Aabb::enclosing(min, max)
+        }
+        Shape::Cuboid(cuboid) => {
+            // Half extent along world axis i is sum_j |R_ij| h_j.
+            let abs_rotation = Mat3::from_quat(pose.rotation).abs();
+            around(pose.translation, abs_rotation * cuboid.half_extents())
+        }
+        Shape::Sphere(sphere) => around(pose.translation, Vec3::splat(sphere.radius)),
+        Shape::Capsule(capsule) => {
+            let axis = pose.transform_vector(Vec3::new(0.0, capsule.half_height, 0.0));
+            around(pose.translation, axis.abs() + capsule.radius)
+        }
+        Shape::HalfSpace(_) => Aabb {
+            min: Vec3::NEG_INFINITY,
+            max: Vec3::INFINITY,
+        },
+    }
+}
