@@ -157,6 +157,71 @@ fn candidate_pairs_match_brute_force_with_half_spaces_and_mixed_sizes() {
     }
 }
 
+/// Boxes spanning much of the scene among many small ones: the sweep's grid must cut the second
+/// cross axis into fewer slabs (down to one) to keep the copies of the boxes bounded, and still
+/// find every pair once. A long thin box crossing everything, and many bodies at one point.
+#[test]
+fn candidate_pairs_match_brute_force_when_big_boxes_coarsen_the_grid() {
+    let mut rng = seeded_rng(15);
+    for (big, small) in [(40, 3000), (600, 1200)] {
+        let mut shapes = Vec::new();
+        let mut bodies = Vec::new();
+        for i in 0..big + small {
+            let scale = if i < big { 8.0 } else { 0.1 };
+            shapes.push(random_bounded_shape(&mut rng, scale));
+            bodies.push(body(
+                i as u32,
+                random_vec3(&mut rng, 10.0),
+                random_rotation(&mut rng),
+            ));
+        }
+        // A long thin box along a diagonal-ish axis, and 30 bodies at one point.
+        shapes.push(Shape::Cuboid(Cuboid::new(Vec3::new(20.0, 0.05, 0.05)).unwrap()));
+        bodies.push(body(
+            shapes.len() as u32 - 1,
+            Vec3::ZERO,
+            random_rotation(&mut rng),
+        ));
+        for _ in 0..30 {
+            bodies.push(body(big as u32, Vec3::new(1.0, 2.0, 3.0), Quat::IDENTITY));
+        }
+        let found = assert_matches_brute_force(&shapes, &bodies, 0.01);
+        assert!(found > big * big / 4, "{big} big boxes: only {found} pairs");
+    }
+}
+
+/// The hull box is the exact f32 enclosure of the hull's transformed vertices (f32 rotation, f64
+/// translation), also far from the origin.
+#[test]
+fn world_aabb_of_a_hull_encloses_its_transformed_vertices_exactly() {
+    let mut rng = seeded_rng(16);
+    for _ in 0..200 {
+        let Shape::Hull(hull) = random_bounded_shape_hull(&mut rng) else {
+            unreachable!()
+        };
+        let offset = random_vec3(&mut rng, 1.0e6);
+        let pose = Pose::new(offset, random_rotation(&mut rng));
+        let points: Vec<glam::DVec3> = hull.vertices().iter().map(|&v| pose.transform_point(v)).collect();
+        let min = points
+            .iter()
+            .copied()
+            .fold(glam::DVec3::INFINITY, glam::DVec3::min);
+        let max = points
+            .iter()
+            .copied()
+            .fold(glam::DVec3::NEG_INFINITY, glam::DVec3::max);
+        let shape = Shape::Hull(hull);
+        assert_eq!(world_aabb(&shape, &pose), Aabb::enclosing(min, max));
+    }
+}
+
+/// A random hull of 4 to 40 points.
+fn random_bounded_shape_hull(rng: &mut Pcg64) -> Shape {
+    let count = rng.random_range(4..=40);
+    let points: Vec<Vec3> = (0..count).map(|_| random_vec3(rng, 2.0)).collect();
+    Shape::Hull(ConvexHull::from_points(&points).unwrap())
+}
+
 #[test]
 fn candidate_pairs_of_tiny_inputs() {
     let shapes = [Shape::Sphere(Sphere::new(1.0).unwrap())];

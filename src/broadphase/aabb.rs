@@ -53,14 +53,20 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
         |centre: DVec3, half: Vec3| Aabb::enclosing(centre - half.as_dvec3(), centre + half.as_dvec3());
     match shape {
         Shape::Hull(hull) => {
-            let mut min = DVec3::INFINITY;
-            let mut max = DVec3::NEG_INFINITY;
+            // The extremes of the rotated vertices (f32, as `Pose::transform_point` rotates),
+            // then the f64 translation once: rounded addition is monotonic, so this is the box
+            // of the transformed points exactly.
+            let mut min = Vec3::INFINITY;
+            let mut max = Vec3::NEG_INFINITY;
             for &v in hull.vertices() {
-                let p = pose.transform_point(v);
+                let p = pose.rotation * v;
                 min = min.min(p);
                 max = max.max(p);
             }
-            Aabb::enclosing(min, max)
+            Aabb::enclosing(
+                min.as_dvec3() + pose.translation,
+                max.as_dvec3() + pose.translation,
+            )
         }
         Shape::Cuboid(cuboid) => {
             // Half extent along world axis i is sum_j |R_ij| h_j.

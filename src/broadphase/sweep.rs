@@ -2,11 +2,13 @@
 //!
 //! 1. Compute every bounded body's world AABB ([`world_aabb`]) in parallel.
 //! 2. Sort the boxes by their lower bound on the axis along which the AABB centres vary most
-//!    (sweep and prune), and cut the scene into slabs across the axis of second most variance;
-//!    each slab lists the boxes that reach into it.
-//! 3. In each slab, for each box, in parallel, walk the boxes after it while their lower bound
+//!    (sweep and prune), and cut the scene into a grid of cells across the two other axes, each
+//!    cell about twice the mean box width (fewer across the second cross axis while the boxes
+//!    would be copied into more than [`COPIES_PER_BOX`] cells each). Each cell holds, in sweep
+//!    order and contiguous, a copy of every box that reaches into it.
+//! 3. In each cell, for each box, in parallel, walk the boxes after it while their lower bound
 //!    is within reach (its upper bound plus the margin), and keep those within the margin along
-//!    the other two axes as well, counting each pair in one slab only.
+//!    the other two axes as well, counting each pair in one cell only.
 //! 4. Pair each half-space with every bounded body whose AABB comes within the margin of it.
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 //!
@@ -94,50 +96,72 @@ pub fn candidate_pairs_at_most(
     // Step 2: sort along the axis of largest variance; cut slabs across the second largest.
     let [axis, u, v] = axes_by_variance(&boxes);
     boxes.par_sort_unstable_by(|(ia, a), (ib, b)| a.min[axis].total_cmp(&b.min[axis]).then(ia.cmp(ib)));
-    let slabs = Slabs::new(&boxes, u, margin);
-    // Each slab lists the (sorted) boxes that reach into it, in sorted order.
-    let mut members = vec![Vec::new(); slabs.count];
-    for (i, (_, b)) in boxes.iter().enumerate() {
-        for slab in &mut members[slabs.index(b.min[u])..=slabs.index(b.max[u] + margin)] {
-            slab.push(i as u32);
-        }
+    let cells = Cells::new(&boxes, [u, v], margin);
+    // Each cell holds, in sweep order, a copy of what the sweep reads of every box reaching into
+    // it, contiguous so a window is read in order: cell `c` is `entries[starts[c]..starts[c + 1]]`.
+    let counts = boxes
+        .par_iter()
+        .fold(
+            || vec![0usize; cells.count()],
+            |mut counts, (_, b)| {
+                cells.for_each_cell(b, margin, |c| counts[c] += 1);
+                counts
+            },
+        )
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        })
+        .unwrap_or_default();
+    let mut starts = Vec::with_capacity(cells.count() + 1);
+    starts.push(0);
+    for count in &counts {
+        starts.push(starts.last().copied().unwrap_or(0) + count);
     }
-    // The inner loop reads the lower bounds on the sweep axis, then one packed vector per box
-    // for the other two axes: `(max_u + m, max_v + m, -min_u, -min_v)`. Boxes a and b are within
-    // the margin on u and v iff `cross_probe(a) <= cross_key(b)` lane by lane (negation is
+    let mut entries = vec![SlabEntry::default(); starts.last().copied().unwrap_or(0)];
+    let mut next = starts.clone();
+    for &(body, b) in &boxes {
+        let key = Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]);
+        let entry = SlabEntry {
+            key,
+            lower: b.min[axis],
+            reach: b.max[axis] + margin,
+            body,
+        };
+        cells.for_each_cell(&b, margin, |c| {
+            entries[next[c]] = entry;
+            next[c] += 1;
+        });
+    }
+    let members = |c: usize| &entries[starts[c]..starts[c + 1]];
+    // Boxes a and b are within the margin on u and v iff `probe(a) <= b.key` lane by lane, where
+    // `probe(a) = (min_u, min_v, -(max_u + m), -(max_v + m))`, `-key(a)` swizzled (negation is
     // exact, so this is the same test as `Aabb::overlaps`).
-    let lower: Vec<f32> = boxes.iter().map(|(_, b)| b.min[axis]).collect();
-    let cross_key: Vec<Vec4> = boxes
-        .iter()
-        .map(|(_, b)| Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]))
-        .collect();
-    let cross_probe = |a: &Aabb| Vec4::new(a.min[u], a.min[v], -(a.max[u] + margin), -(a.max[v] + margin));
+    let probe = |key: Vec4| -Vec4::new(key.z, key.w, key.x, key.y);
 
     // Step 3: the sweep. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep axis, so
     // the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept only in the
-    // slab holding `max(a.min_u, b.min_u)`, which both boxes reach, so once. The window of the
-    // `k`-th box of a slab is the `window_len` boxes after it that reach it on the sweep axis;
-    // `sweep_pairs` keeps those near it on the other two axes.
-    let (boxes, lower, cross_key, slabs, members) = (&boxes, &lower, &cross_key, &slabs, &members);
-    let window_len = move |s: usize, k: usize| {
-        let slab = &members[s];
-        let reach = boxes[slab[k] as usize].1.max[axis] + margin;
-        slab[k + 1..].partition_point(|&j| lower[j as usize] <= reach)
+    // cell holding `(max(a.min_u, b.min_u), max(a.min_v, b.min_v))`, which both boxes reach, so
+    // once. The window of the `k`-th entry of a cell is the entries after it that reach it on
+    // the sweep axis: `window_len` counts them (a binary search, for the bound), `sweep_pairs`
+    // walks them.
+    let cells = &cells;
+    let window_len = move |c: usize, k: usize| {
+        let cell = members(c);
+        let reach = cell[k].reach;
+        cell[k + 1..].partition_point(|e| e.lower <= reach)
     };
-    let sweep_pairs = move |s: usize, k: usize| {
-        let slab = &members[s];
-        let (ia, a) = boxes[slab[k] as usize];
-        let probe = cross_probe(&a);
-        slab[k + 1..k + 1 + window_len(s, k)]
+    let sweep_pairs = move |c: usize, k: usize| {
+        let cell = members(c);
+        let a = cell[k];
+        let probe = probe(a.key);
+        cell[k + 1..]
             .iter()
-            .map(|&j| j as usize)
-            .filter(move |&j| {
-                probe.cmple(cross_key[j]).all() && slabs.index(a.min[u].max(boxes[j].1.min[u])) == s
+            .take_while(move |e| e.lower <= a.reach)
+            .filter(move |e| {
+                probe.cmple(e.key).all() && cells.holding(probe.x.max(-e.key.z), probe.y.max(-e.key.w)) == c
             })
-            .map(move |j| {
-                let ib = boxes[j].0;
-                [ia.min(ib), ia.max(ib)]
-            })
+            .map(move |e| [a.body.min(e.body), a.body.max(e.body)])
     };
     // Step 4's test: the pair of half-space `h` with bounded body `ib`, when the lowest point of
     // the body's box along the plane normal is within the margin of the plane.
@@ -150,19 +174,18 @@ pub fn candidate_pairs_at_most(
 
     // Before listing anything: bound the count by the sweep windows, and where the bound is
     // over the limit count the pairs exactly, stopping once the count passes it.
-    let bound = members
-        .par_iter()
-        .enumerate()
-        .map(|(s, slab)| (0..slab.len()).map(|k| window_len(s, k)).sum::<usize>())
+    let bound = (0..cells.count())
+        .into_par_iter()
+        .map(|c| (0..members(c).len()).map(|k| window_len(c, k)).sum::<usize>())
         .reduce(|| 0, usize::saturating_add)
         .saturating_add(half_spaces.len().saturating_mul(boxes.len()));
     if bound > max_pairs {
         let counted = AtomicUsize::new(0);
         let add = |n: usize| counted.fetch_add(n, Ordering::Relaxed).saturating_add(n) > max_pairs;
-        let over = members.par_iter().enumerate().any(|(s, slab)| {
-            (0..slab.len())
+        let over = (0..cells.count()).into_par_iter().any(|c| {
+            (0..members(c).len())
                 .into_par_iter()
-                .any(|k| add(sweep_pairs(s, k).count()))
+                .any(|k| add(sweep_pairs(c, k).count()))
         }) || half_spaces.par_iter().any(|h| {
             add(boxes
                 .par_iter()
@@ -177,13 +200,12 @@ pub fn candidate_pairs_at_most(
         }
     }
 
-    let mut pairs: Vec<[u32; 2]> = members
-        .par_iter()
-        .enumerate()
-        .flat_map(|(s, slab)| {
-            (0..slab.len())
+    let mut pairs: Vec<[u32; 2]> = (0..cells.count())
+        .into_par_iter()
+        .flat_map(|c| {
+            (0..members(c).len())
                 .into_par_iter()
-                .flat_map_iter(move |k| sweep_pairs(s, k))
+                .flat_map_iter(move |k| sweep_pairs(c, k))
         })
         .collect();
 
@@ -195,6 +217,20 @@ pub fn candidate_pairs_at_most(
     // Step 5: deterministic order.
     pairs.par_sort_unstable();
     Ok(pairs)
+}
+
+/// A box's copy in one cell (step 2): what the sweep reads of a box, as the one whose window is
+/// walked and as one in another's window.
+#[derive(Clone, Copy, Debug, Default)]
+struct SlabEntry {
+    /// `(max_u + margin, max_v + margin, -min_u, -min_v)` on the two cross axes.
+    key: Vec4,
+    /// Lower bound on the sweep axis.
+    lower: f32,
+    /// Upper bound on the sweep axis plus the margin: the end of its window.
+    reach: f32,
+    /// The body.
+    body: u32,
 }
 
 /// Most slabs the sweep cuts the scene into; bounds the copies of a box spanning them all.
@@ -241,11 +277,95 @@ impl Slabs {
         }
     }
 
+    /// Half as many slabs over the same span (at least one).
+    fn coarser(&self) -> Slabs {
+        let count = self.count.div_ceil(2);
+        Slabs {
+            origin: self.origin,
+            per_length: self.per_length * count as f32 / self.count as f32,
+            count,
+        }
+    }
+
     /// The slab holding coordinate `x`; non-decreasing in `x`, clamped to the existing slabs.
     #[inline]
     fn index(&self, x: f32) -> usize {
         // `as` saturates: coordinates below the origin land in slab 0.
         (((x - self.origin) * self.per_length) as usize).min(self.count - 1)
+    }
+}
+
+/// Most copies of the boxes the cells may hold, per box: past it the cross axis is cut into
+/// fewer slabs (down to one, the plain slabs of the first cross axis), so boxes spanning many
+/// cells cannot multiply memory.
+const COPIES_PER_BOX: usize = 4;
+
+/// The grid of step 2: slabs across the two cross axes `[u, v]`; cell `(su, sv)` is
+/// `su * v.count + sv`.
+struct Cells {
+    u: Slabs,
+    v: Slabs,
+    axes: [usize; 2],
+}
+
+impl Cells {
+    /// Slabs about twice the mean box width on each cross axis, with fewer on `v` while the
+    /// boxes would be copied into more than [`COPIES_PER_BOX`] cells each on average.
+    fn new(boxes: &[(u32, Aabb)], axes: [usize; 2], margin: f32) -> Cells {
+        let mut u = Slabs::new(boxes, axes[0], margin);
+        let mut v = Slabs::new(boxes, axes[1], margin);
+        let budget = COPIES_PER_BOX.saturating_mul(boxes.len());
+        loop {
+            let cells = Cells { u, v, axes };
+            let copies: usize = boxes
+                .par_iter()
+                .map(|(_, b)| {
+                    let ([u0, u1], [v0, v1]) = cells.span(b, margin);
+                    (u1 - u0 + 1) * (v1 - v0 + 1)
+                })
+                .sum();
+            if copies <= budget || cells.v.count == 1 {
+                return cells;
+            }
+            (u, v) = (cells.u, cells.v.coarser());
+        }
+    }
+
+    /// Number of cells.
+    fn count(&self) -> usize {
+        self.u.count * self.v.count
+    }
+
+    /// The cell `(su, sv)`.
+    #[inline]
+    fn cell(&self, su: usize, sv: usize) -> usize {
+        su * self.v.count + sv
+    }
+
+    /// The cell holding cross coordinates `(x_u, x_v)`.
+    #[inline]
+    fn holding(&self, x_u: f32, x_v: f32) -> usize {
+        self.cell(self.u.index(x_u), self.v.index(x_v))
+    }
+
+    /// Calls `f` with every cell a box reaches, grown by `margin` on its upper side.
+    #[inline]
+    fn for_each_cell(&self, b: &Aabb, margin: f32, mut f: impl FnMut(usize)) {
+        let ([u0, u1], [v0, v1]) = self.span(b, margin);
+        for su in u0..=u1 {
+            (self.cell(su, v0)..=self.cell(su, v1)).for_each(&mut f);
+        }
+    }
+
+    /// The slabs `[first, last]` on `u` and on `v` a box reaches, grown by `margin` on its upper
+    /// side.
+    #[inline]
+    fn span(&self, b: &Aabb, margin: f32) -> ([usize; 2], [usize; 2]) {
+        let [u, v] = self.axes;
+        (
+            [self.u.index(b.min[u]), self.u.index(b.max[u] + margin)],
+            [self.v.index(b.min[v]), self.v.index(b.max[v] + margin)],
+        )
     }
 }
 
