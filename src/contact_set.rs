@@ -12,6 +12,7 @@
 use rayon::prelude::*;
 
 use crate::manifold::Manifold;
+use crate::parallel::SharedPtr;
 
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
@@ -40,21 +41,6 @@ pub(crate) struct RunBuffer {
     manifolds: Vec<Manifold>,
     /// Where its entries go in the set (set while appending).
     offset: usize,
-}
-
-/// A pointer the gathering threads write through, each to its own range.
-#[derive(Clone, Copy)]
-struct SharedPtr<T>(*mut T);
-
-// SAFETY: used only by `ContactSet::append_chunked`, whose threads write disjoint ranges.
-unsafe impl<T: Send> Send for SharedPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for SharedPtr<T> {}
-
-impl<T> SharedPtr<T> {
-    fn get(self) -> *mut T {
-        self.0
-    }
 }
 
 impl RunBuffer {

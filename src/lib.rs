@@ -52,6 +52,7 @@ pub mod hull;
 pub mod internals;
 pub mod manifold;
 pub mod narrowphase;
+mod parallel;
 pub mod pose;
 pub mod query;
 pub mod raycast;

@@ -24,6 +24,7 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 use super::aabb::{Aabb, world_aabb};
+use crate::parallel::SharedPtr;
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
@@ -99,40 +100,52 @@ pub fn candidate_pairs_at_most(
     let cells = Cells::new(&boxes, [u, v], margin);
     // Each cell holds, in sweep order, a copy of what the sweep reads of every box reaching into
     // it, contiguous so a window is read in order: cell `c` is `entries[starts[c]..starts[c + 1]]`.
-    let counts = boxes
-        .par_iter()
-        .fold(
-            || vec![0usize; cells.count()],
-            |mut counts, (_, b)| {
+    // Filled on all threads: runs of the sorted boxes count their copies per cell, the counts
+    // give each run its place in each cell (runs in order, so a cell stays in sweep order), and
+    // each run writes its copies there.
+    let runs = (rayon::current_num_threads() * 2).min(boxes.len()).max(1);
+    let run_len = boxes.len().div_ceil(runs);
+    let mut places: Vec<Vec<usize>> = boxes
+        .par_chunks(run_len.max(1))
+        .map(|run| {
+            let mut counts = vec![0usize; cells.count()];
+            for (_, b) in run {
                 cells.for_each_cell(b, margin, |c| counts[c] += 1);
-                counts
-            },
-        )
-        .reduce_with(|mut a, b| {
-            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-            a
+            }
+            counts
         })
-        .unwrap_or_default();
+        .collect();
     let mut starts = Vec::with_capacity(cells.count() + 1);
-    starts.push(0);
-    for count in &counts {
-        starts.push(starts.last().copied().unwrap_or(0) + count);
+    let mut total = 0;
+    for c in 0..cells.count() {
+        starts.push(total);
+        for run in &mut places {
+            (run[c], total) = (total, total + run[c]);
+        }
     }
-    let mut entries = vec![SlabEntry::default(); starts.last().copied().unwrap_or(0)];
-    let mut next = starts.clone();
-    for &(body, b) in &boxes {
-        let key = Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]);
-        let entry = SlabEntry {
-            key,
-            lower: b.min[axis],
-            reach: b.max[axis] + margin,
-            body,
-        };
-        cells.for_each_cell(&b, margin, |c| {
-            entries[next[c]] = entry;
-            next[c] += 1;
+    starts.push(total);
+    let mut entries = vec![SlabEntry::default(); total];
+    let out = SharedPtr(entries.as_mut_ptr());
+    boxes
+        .par_chunks(run_len.max(1))
+        .zip(places.par_iter_mut())
+        .for_each(|(run, next)| {
+            for &(body, b) in run {
+                let entry = SlabEntry {
+                    key: Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]),
+                    lower: b.min[axis],
+                    reach: b.max[axis] + margin,
+                    body,
+                };
+                cells.for_each_cell(&b, margin, |c| {
+                    // SAFETY: `next[c]` runs over this run's own places in cell `c`, disjoint
+                    // from every other run's and below `total`, the length of `entries`, which
+                    // nothing reads until every run is done.
+                    unsafe { out.get().add(next[c]).write(entry) };
+                    next[c] += 1;
+                });
+            }
         });
-    }
     let members = |c: usize| &entries[starts[c]..starts[c + 1]];
     // Boxes a and b are within the margin on u and v iff `probe(a) <= b.key` lane by lane, where
     // `probe(a) = (min_u, min_v, -(max_u + m), -(max_v + m))`, `-key(a)` swizzled (negation is
