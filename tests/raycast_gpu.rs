@@ -17,22 +17,8 @@ use hullsat::raycast::layout::GPU_HIT_SLOTS;
 use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use raycast_common::{random_rays, random_scene};
-use support::{gpu_required, seeded_rng};
-
-/// The GPU ray caster, or `None` (after printing why) without an adapter unless
-/// `HULLSAT_REQUIRE_GPU=1`.
-fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
-    match GpuRaycaster::new(shapes) {
-        Ok(gpu) => Some(gpu),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU ray caster could not start: {e}"),
-    }
-}
+use raycast_common::{gpu_or_skip, random_rays, random_scene};
+use support::seeded_rng;
 
 /// The GPU's lists judged against the CPU's by the GPU = CPU contract for rays
 /// ([`hullsat::contract::rays`]); panics naming the ray outside it.

@@ -19,23 +19,9 @@ use hullsat::raycast::layout::{
 use hullsat::raycast::{ResidentHits, ResidentRays};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, CpuRaycaster, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere};
-use raycast_common::{random_rays, random_scene};
-use support::{gpu_required, seeded_rng};
+use raycast_common::{gpu_or_skip, random_rays, random_scene};
+use support::seeded_rng;
 use wgpu::util::DeviceExt;
-
-/// The GPU ray caster, or `None` (after printing why) without an adapter unless
-/// `HULLSAT_REQUIRE_GPU=1`.
-fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
-    match GpuRaycaster::new(shapes) {
-        Ok(gpu) => Some(gpu),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU ray caster could not start: {e}"),
-    }
-}
 
 /// A storage buffer holding `contents` (at least 48 bytes, as wgpu wants no empty binding).
 fn storage(gpu: &GpuRaycaster, contents: &[u8]) -> wgpu::Buffer {

@@ -7,7 +7,7 @@
 //!   feature's compiled kernels, so every kernel is compiled once per device.
 //! - `buffers`: device buffers that persist and grow, mapped staging written on all threads.
 //! - `pipeline`: compute pipelines and bind group layouts, built the same way for every kernel.
-//! - `timestamps`: GPU timestamps around a submission's commands, read back with it.
+//! - [`Timestamps`]: GPU timestamps around a submission's commands, read back with it.
 //! - [`layout`]: the encodings every kernel shares (quaternions, split f64 translations).
 //! - [`GpuError`]: why a GPU call failed; never a panic.
 
@@ -16,8 +16,9 @@ pub(crate) mod context;
 mod error;
 pub mod layout;
 pub(crate) mod pipeline;
-pub(crate) mod timestamps;
+mod timestamps;
 
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 pub use error::GpuError;
 pub use layout::QUAT_WGSL;
+pub use timestamps::Timestamps;

@@ -18,8 +18,9 @@ use super::{GpuContext, GpuError};
 /// Bytes of one resolved timestamp.
 const TIMESTAMP_BYTES: u64 = size_of::<u64>() as u64;
 
-/// A query set of `count` timestamps with its resolve and readback buffers.
-pub(crate) struct Timestamps {
+/// A query set of `count` timestamps with its resolve and readback buffers (see the module
+/// docs): what hullsat's host calls and benchmarks time the GPU's own work with.
+pub struct Timestamps {
     queries: wgpu::QuerySet,
     count: u32,
     resolve: wgpu::Buffer,

@@ -35,9 +35,9 @@ use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_BYTES,
 use super::staged::{BatchInput, PairOrder, StagedBatch};
 use super::timings::GpuTimings;
 use crate::contact_set::ContactSet;
+use crate::gpu::Timestamps;
 use crate::gpu::buffers::{GrowBuffer, check_limit};
 use crate::gpu::context::ErrorScopes;
-use crate::gpu::timestamps::Timestamps;
 use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
 use crate::shape::Shape;

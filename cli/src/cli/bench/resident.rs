@@ -14,7 +14,9 @@
 
 use std::time::{Duration, Instant};
 
-use hullsat::gpu::{READBACK_TIMEOUT, shared_context};
+use std::sync::Arc;
+
+use hullsat::gpu::{GpuContext, READBACK_TIMEOUT, Timestamps, shared_context};
 use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_LIST_HEAD,
@@ -34,6 +36,15 @@ pub(super) enum ResidentTiming {
 }
 
 impl ResidentTiming {
+    /// How runs on `context` are timed.
+    pub(super) fn of(context: &GpuContext) -> Self {
+        if context.has_timestamps() {
+            ResidentTiming::Timestamps
+        } else {
+            ResidentTiming::SubmitAndWait
+        }
+    }
+
     pub(super) fn name(self) -> &'static str {
         match self {
             ResidentTiming::Timestamps => "gpu-timestamps",
@@ -67,21 +78,12 @@ pub(super) fn measure(
     pairs: &[[u32; 2]],
     repeat: u32,
 ) -> Result<Option<ResidentRuns>, CliError> {
-    let backend_error = |err: GpuError| match err {
-        GpuError::Input(input) => CliError::Input(input),
-        err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
-    };
-    let context = match shared_context() {
-        Ok(context) => context,
-        Err(err @ GpuError::NoAdapter(_)) => {
-            output::note(&format!("note: skipping backend gpu-resident: {err}"));
-            return Ok(None);
-        }
-        Err(err) => return Err(backend_error(err)),
+    let Some(context) = start_resident()? else {
+        return Ok(None);
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
-    let has_timestamps = context.has_timestamps();
-    let mut gpu = GpuNarrowphase::with_context(context, &scene.shapes).map_err(backend_error)?;
+    let mut timer = Timestamps::new(&context, 2);
+    let mut gpu = GpuNarrowphase::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
     let info = gpu.adapter_info();
     let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
 
@@ -109,32 +111,13 @@ pub(super) fn measure(
         max_pairs,
         margin: batch.margin(),
     };
-    let timer = has_timestamps.then(|| Timestamps::new(&device));
 
     // Step 2.
-    let mut run = || -> Result<(Duration, wgpu::Buffer), CliError> {
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("bench gpu-resident"),
-        });
-        if let Some(timer) = &timer {
-            encoder.write_timestamp(&timer.queries, 0);
-        }
-        let out = gpu
-            .encode_resident(&mut encoder, &resident)
-            .map_err(backend_error)?;
-        if let Some(timer) = &timer {
-            encoder.write_timestamp(&timer.queries, 1);
-            timer.resolve(&mut encoder);
-        }
-        let start = Instant::now();
-        let submission = queue.submit([encoder.finish()]);
-        wait(&device, submission)?;
-        let wall = start.elapsed();
-        let time = match &timer {
-            Some(timer) => timer.read(&device, &queue)?,
-            None => wall,
-        };
-        Ok((time, out.list))
+    let mut run = || {
+        timed_run(&context, &mut timer, |encoder| {
+            let out = gpu.encode_resident(encoder, &resident).map_err(backend_error)?;
+            Ok(out.list)
+        })
     };
     run()?;
     let mut times = Vec::with_capacity(repeat as usize);
@@ -163,13 +146,65 @@ pub(super) fn measure(
         host_pairs: left_to_host.len(),
         listed,
         left_to_host,
-        timing: if has_timestamps {
-            ResidentTiming::Timestamps
-        } else {
-            ResidentTiming::SubmitAndWait
-        },
+        timing: ResidentTiming::of(&context),
         device: device_name,
     }))
+}
+
+/// A GPU backend's failure as the command's error (input problems keep exit status 2).
+pub(super) fn backend_error(err: GpuError) -> CliError {
+    match err {
+        GpuError::Input(input) => CliError::Input(input),
+        err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
+    }
+}
+
+/// The shared context for a resident backend, or `None` after a note when the machine has no
+/// adapter.
+pub(super) fn start_resident() -> Result<Option<Arc<GpuContext>>, CliError> {
+    match shared_context() {
+        Ok(context) => Ok(Some(context)),
+        Err(err @ GpuError::NoAdapter(_)) => {
+            output::note(&format!("note: skipping backend gpu-resident: {err}"));
+            Ok(None)
+        }
+        Err(err) => Err(backend_error(err)),
+    }
+}
+
+/// One timed run: `record` fills an encoder, which is submitted and waited for (bounded). The
+/// time is the GPU's, between timestamps around the recorded commands, with `timer`; else the
+/// wall time from submission to completion.
+pub(super) fn timed_run<T>(
+    context: &GpuContext,
+    timer: &mut Option<Timestamps>,
+    record: impl FnOnce(&mut wgpu::CommandEncoder) -> Result<T, CliError>,
+) -> Result<(Duration, T), CliError> {
+    let mut encoder = context
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("bench gpu-resident"),
+        });
+    if let Some(timer) = timer {
+        timer.write(&mut encoder, 0);
+    }
+    let out = record(&mut encoder)?;
+    if let Some(timer) = timer {
+        timer.write(&mut encoder, 1);
+        timer.resolve(&mut encoder);
+    }
+    let start = Instant::now();
+    let submission = context.queue().submit([encoder.finish()]);
+    if let Some(timer) = timer {
+        timer.map();
+    }
+    wait(context.device(), submission.clone())?;
+    let wall = start.elapsed();
+    let time = match timer {
+        Some(timer) => timer.read(context, submission).map_err(backend_error)?[0],
+        None => wall,
+    };
+    Ok((time, out))
 }
 
 /// Waits for `submission`, bounded by [`READBACK_TIMEOUT`].
@@ -238,63 +273,4 @@ fn read_list(
         .chunks_exact(size_of::<GpuManifold>())
         .map(bytemuck::pod_read_unaligned)
         .collect())
-}
-
-/// Two GPU timestamps around the resident commands, resolved into a buffer read after the run.
-pub(super) struct Timestamps {
-    pub queries: wgpu::QuerySet,
-    resolved: wgpu::Buffer,
-    readback: wgpu::Buffer,
-}
-
-/// Bytes of the two resolved timestamps.
-const TIMESTAMP_BYTES: u64 = 2 * size_of::<u64>() as u64;
-
-impl Timestamps {
-    pub fn new(device: &wgpu::Device) -> Self {
-        let buffer = |label: &str, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: TIMESTAMP_BYTES,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        Timestamps {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("bench timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolved: buffer(
-                "bench timestamps resolved",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            readback: buffer(
-                "bench timestamps readback",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
-        }
-    }
-
-    /// Records the resolve and the copy to the readback buffer (after the second timestamp).
-    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.resolve_query_set(&self.queries, 0..2, &self.resolved, 0);
-        encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.readback, 0, TIMESTAMP_BYTES);
-    }
-
-    /// The time between the two timestamps of the finished run.
-    pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Duration, CliError> {
-        map_read(device, &self.readback, TIMESTAMP_BYTES)?;
-        let ticks: [u64; 2] = {
-            let view = self
-                .readback
-                .get_mapped_range(..)
-                .map_err(|e| CliError::Backend(format!("GPU readback failed: {e}")))?;
-            bytemuck::pod_read_unaligned(&view)
-        };
-        self.readback.unmap();
-        let nanoseconds = ticks[1].saturating_sub(ticks[0]) as f64 * f64::from(queue.get_timestamp_period());
-        Ok(Duration::from_secs_f64(nanoseconds * 1e-9))
-    }
 }

@@ -10,18 +10,18 @@
 //! 3. After the timing, the per-ray counts are read back once: the bodies the rays entered, and
 //!    the rays a consumer would recompute (more hits than slots, or cut short by the driver).
 
-use std::time::Instant;
+use std::sync::Arc;
 
 use hullsat::glam::DVec3;
-use hullsat::gpu::shared_context;
+use hullsat::gpu::Timestamps;
 use hullsat::raycast::ResidentRays;
 use hullsat::raycast::layout::{GpuRay, GpuRayBody, GpuRayCount, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
 use hullsat::scene::validate_batch;
-use hullsat::{GpuError, GpuRaycaster, Ray, Scene};
+use hullsat::{GpuRaycaster, Ray, Scene};
 use wgpu::util::DeviceExt;
 
-use super::resident::{ResidentTiming, Timestamps, map_read, wait};
-use super::{CliError, median, output, percentile_95};
+use super::resident::{ResidentTiming, backend_error, map_read, start_resident, timed_run};
+use super::{CliError, median, percentile_95};
 
 /// What the resident ray runs gave.
 pub(super) struct ResidentRayRuns {
@@ -43,21 +43,12 @@ pub(super) fn measure(
     closest: bool,
     repeat: u32,
 ) -> Result<Option<ResidentRayRuns>, CliError> {
-    let backend_error = |err: GpuError| match err {
-        GpuError::Input(input) => CliError::Input(input),
-        err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
-    };
-    let context = match shared_context() {
-        Ok(context) => context,
-        Err(err @ GpuError::NoAdapter(_)) => {
-            output::note(&format!("note: skipping backend gpu-resident: {err}"));
-            return Ok(None);
-        }
-        Err(err) => return Err(backend_error(err)),
+    let Some(context) = start_resident()? else {
+        return Ok(None);
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
-    let has_timestamps = context.has_timestamps();
-    let mut gpu = GpuRaycaster::with_context(context, &scene.shapes).map_err(backend_error)?;
+    let mut timer = Timestamps::new(&context, 2);
+    let mut gpu = GpuRaycaster::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
     let info = gpu.adapter_info();
     let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
 
@@ -98,36 +89,19 @@ pub(super) fn measure(
         },
         closest,
     };
-    let timer = has_timestamps.then(|| Timestamps::new(&device));
 
     // Step 2.
-    let mut run = || -> Result<(std::time::Duration, wgpu::Buffer, u32), CliError> {
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("bench gpu-resident rays"),
-        });
-        if let Some(timer) = &timer {
-            encoder.write_timestamp(&timer.queries, 0);
-        }
-        let out = gpu.encode_resident(&mut encoder, &batch).map_err(backend_error)?;
-        if let Some(timer) = &timer {
-            encoder.write_timestamp(&timer.queries, 1);
-            timer.resolve(&mut encoder);
-        }
-        let start = Instant::now();
-        let submission = queue.submit([encoder.finish()]);
-        wait(&device, submission)?;
-        let wall = start.elapsed();
-        let time = match &timer {
-            Some(timer) => timer.read(&device, &queue)?,
-            None => wall,
-        };
-        Ok((time, out.counts, out.slots))
+    let mut run = || {
+        timed_run(&context, &mut timer, |encoder| {
+            let out = gpu.encode_resident(encoder, &batch).map_err(backend_error)?;
+            Ok((out.counts, out.slots))
+        })
     };
     run()?;
     let mut times = Vec::with_capacity(repeat as usize);
     let mut last = None;
     for _ in 0..repeat {
-        let (time, counts, slots) = run()?;
+        let (time, (counts, slots)) = run()?;
         times.push(time);
         last = Some((counts, slots));
     }
@@ -162,11 +136,7 @@ pub(super) fn measure(
         p95: percentile_95(&times),
         hits,
         recompute,
-        timing: if has_timestamps {
-            ResidentTiming::Timestamps
-        } else {
-            ResidentTiming::SubmitAndWait
-        },
+        timing: ResidentTiming::of(&context),
         device: device_name,
     }))
 }
