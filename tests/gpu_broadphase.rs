@@ -460,7 +460,7 @@ fn resident_pairs_feed_the_resident_narrowphase_in_one_encoder() {
         let touching_gpu: HashSet<[u32; 2]> = bytes[2][MANIFOLD_LIST_HEAD as usize..]
             .chunks_exact(size_of::<GpuManifold>())
             .take(head.count as usize)
-            .map(|e| bytemuck::pod_read_unaligned::<GpuManifold>(e))
+            .map(bytemuck::pod_read_unaligned::<GpuManifold>)
             .map(|m| gpu_pairs[m.pair as usize])
             .collect();
         let cpu = CpuNarrowphase::new(shapes.clone())

@@ -48,9 +48,10 @@ pub const BROADPHASE_WORKGROUP_SIZE: u32 = 64;
 /// Growth of every body box, relative (dimensionless) to a bound on its largest world
 /// coordinate magnitude: the CPU rounds each world bound outward to f32 (one ulp, at most 2^-23
 /// of the coordinate) and adds the margin in f32, so its boxes of two bodies can be up to
-/// 2^-22 of their coordinates farther apart than the exact ones; 2^-21 covers that with room.
-/// Passed to the BVH builder (no WGSL constant).
-pub const WORLD_PADDING: f32 = 1.0 / (1u32 << 21) as f32;
+/// 1.5 × 2^-23 of each box's coordinates farther apart than the exact ones; 2^-22 per box covers
+/// that (the bound on the coordinates it multiplies is itself generous). Passed to the BVH
+/// builder (no WGSL constant).
+pub const WORLD_PADDING: f32 = 1.0 / (1u32 << 22) as f32;
 
 /// Slack of the half-space test, relative (dimensionless) to a bound on the world coordinates
 /// involved (the body's, the plane's translation and offset): covers the CPU's f32 world
@@ -680,6 +681,11 @@ pub fn scene_centre(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
     }
 }
 
+/// A bind group entry for the whole of `buffer`.
+fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    binding(index, buffer, 0, buffer.size())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,9 +698,4 @@ mod tests {
         // log2(N)(log2(N) + 1) / 2 steps.
         assert_eq!(sort_plan(1 << 20).len(), 210);
     }
-}
-
-/// A bind group entry for the whole of `buffer`.
-fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    binding(index, buffer, 0, buffer.size())
 }
