@@ -18,9 +18,9 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, pairs: usize) -> SatMapping {
     gpu.sat_mapping(pairs)
 }
 
-pub use crate::raycast::gpu_bvh::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhParams, GpuBvhProbe, GpuBvhShape, SPLIT_PADDING,
-    UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+pub use crate::bvh::gpu::{
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhProbe, GpuBvhShape,
+    SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 
 /// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every

@@ -40,6 +40,7 @@
 //!   ([`Manifold::swapped`]); ids: [`FeatureId`].
 
 pub mod broadphase;
+mod bvh;
 pub mod cache;
 pub mod constants;
 pub mod contact;

@@ -1,10 +1,10 @@
-//! `shaders/raycast/raycast.wgsl` and `shaders/raycast/bvh_build.wgsl` parse and validate, and
+//! `shaders/raycast/raycast.wgsl` and `shaders/bvh/bvh_build.wgsl` parse and validate, and
 //! every struct and constant they share with Rust has the same layout and value on both sides.
 //! No device needed.
 
 use hullsat::internals::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhParams, GpuBvhShape, SPLIT_PADDING, UNBOUNDED_CODE,
-    UNBOUNDED_EXTENT,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhShape, SPLIT_PADDING,
+    UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
@@ -131,13 +131,10 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
-/// `shaders/raycast/bvh_build.wgsl` as compiled: the quaternion helpers, then the file.
+/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, then the file.
 fn bvh_build_module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/shaders/raycast/bvh_build.wgsl"
-    ))
-    .expect("bvh_build.wgsl is readable");
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/bvh/bvh_build.wgsl"))
+        .expect("bvh_build.wgsl is readable");
     assert_eq!(
         BVH_BUILD_WGSL,
         hullsat::gpu::QUAT_WGSL.to_string() + &source,
@@ -166,8 +163,8 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
             }),
         ),
         (
-            "GpuRayBody",
-            rust_layout!(GpuRayBody {
+            "GpuBvhBody",
+            rust_layout!(GpuBvhBody {
                 rotation,
                 translation_hi,
                 shape,
@@ -195,7 +192,8 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 sort_block,
                 sort_distance,
                 level_first,
-                level_count
+                level_count,
+                world_padding
             }),
         ),
     ];

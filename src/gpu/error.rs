@@ -54,6 +54,20 @@ pub enum GpuError {
     /// The device cannot run what was asked for.
     #[error("{0}")]
     Unsupported(String),
+    /// The GPU broadphase found more candidate pairs than allowed (`--max-pairs`, or the
+    /// `max_pairs` of [`crate::broadphase::GpuBroadphase::candidate_pairs_at_most`]).
+    #[error(
+        "the broadphase finds more than {limit} candidate pairs (the GPU counts {}{count})",
+        if *at_least { "at least " } else { "" }
+    )]
+    TooManyPairs {
+        /// The limit that was exceeded.
+        limit: usize,
+        /// The pairs the GPU counted: all of them, or a lower bound when `at_least`.
+        count: u64,
+        /// The count stopped at 2^31 (the counter never wraps): the true count is larger.
+        at_least: bool,
+    },
     /// The batch was rejected before upload (same message as the CPU path).
     #[error(transparent)]
     Input(#[from] InputError),

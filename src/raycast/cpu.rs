@@ -13,9 +13,9 @@ use std::cell::Cell;
 
 use rayon::prelude::*;
 
-use super::bvh::Bvh;
 use super::cast_shape::cast_body;
 use super::ray::{Ray, RayHit};
+use crate::bvh::Bvh;
 use crate::scene::{Body, InputError, validate_batch};
 use crate::shape::Shape;
 

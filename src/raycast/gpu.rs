@@ -28,7 +28,6 @@ use encase::ShaderType;
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
-use super::bvh::{Bvh, BvhNode};
 use super::cpu::cast_one;
 use super::layout::{
     GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT,
@@ -36,6 +35,7 @@ use super::layout::{
 };
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
+use crate::bvh::{Bvh, BvhNode};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, StagingBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};

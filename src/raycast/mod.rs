@@ -15,7 +15,6 @@
 //! points are world space (f64); normals are unit, world space, pointing out of the body.
 //! "Enters": the ray's closed segment meets the closed body; grazing counts, up to f32 rounding.
 
-mod bvh;
 mod cast_box;
 mod cast_capsule;
 mod cast_half_space;
@@ -25,7 +24,6 @@ mod cast_sphere;
 mod clip;
 mod cpu;
 pub mod gpu;
-pub(crate) mod gpu_bvh;
 pub mod json;
 pub mod layout;
 mod ray;
@@ -33,7 +31,7 @@ mod resident;
 #[cfg(feature = "generate")]
 pub mod workload;
 
-pub use bvh::{
+pub use crate::bvh::{
     BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction,
 };
 pub use cast_box::cast_box;

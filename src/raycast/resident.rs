@@ -3,7 +3,7 @@
 //!
 //! 1. Check what the host can: buffer usages and sizes against the counts ([`GpuError::Input`]
 //!    naming the field).
-//! 2. Record the BVH build over the bodies (`gpu_bvh`: boxes relative to the caller's origin,
+//! 2. Record the BVH build over the bodies (`crate::bvh`'s GPU builder: boxes relative to the caller's origin,
 //!    Morton order, an implicit tree), nothing read back.
 //! 3. Write the parameters and record the traversal kernel ([`super::gpu::CastKernel`]) over the
 //!    caller's rays into this state's count and hit buffers.
@@ -11,9 +11,9 @@
 use glam::DVec3;
 
 use super::gpu::{CastBuffers, CastKernel};
-use super::gpu_bvh::GpuBvhBuilder;
 use super::layout::{GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams};
 use crate::InputError;
+use crate::bvh::gpu::GpuBvhBuilder;
 use crate::gpu::buffers::{GrowBuffer, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -114,7 +114,14 @@ impl ResidentRayState {
         // Step 2.
         let recorded = self
             .builder
-            .encode(context, encoder, batch.bodies, batch.body_count, batch.origin)
+            .encode(
+                context,
+                encoder,
+                batch.bodies,
+                batch.body_count,
+                batch.origin,
+                0.0,
+            )
             .and_then(|bvh| {
                 // Step 3: every body is in the tree (half-spaces under boxes no ray misses).
                 let (origin_hi, origin_lo) = split_translation(batch.origin);

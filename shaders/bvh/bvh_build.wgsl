@@ -1,6 +1,6 @@
 // Builds the ray-cast BVH on the GPU from bodies already in a GPU buffer. Host (Rust twin):
-// src/raycast/gpu_bvh.rs. Every struct and constant mirrors gpu_bvh.rs or bvh.rs ("must match";
-// checked by tests/raycast_layout.rs). The output is crate::raycast::BvhNode, traversed
+// src/bvh/gpu.rs. Every struct and constant mirrors src/bvh/gpu.rs or src/bvh/cpu.rs ("must match";
+// checked by tests/raycast_layout.rs). The output is crate::bvh::BvhNode, traversed
 // unchanged by raycast.wgsl. One entry point per step, one dispatch each (the sort and the inner
 // levels: one per step, their numbers in `params` at a dynamic offset):
 // 1. `boxes`: each body's box in the BVH frame (world minus the origin), grown to contain the
@@ -16,20 +16,21 @@
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate; see BVH_BUILD_WGSL).
 
-// Must match crate::raycast::gpu_bvh::BVH_BUILD_WORKGROUP_SIZE.
+// Must match crate::bvh::gpu::BVH_BUILD_WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Must match crate::raycast::BVH_LEAF_SIZE.
+// Must match crate::bvh::BVH_LEAF_SIZE.
 const BVH_LEAF_SIZE: u32 = 4u;
-// Must match crate::raycast::BVH_PADDING.
+// Must match crate::bvh::BVH_PADDING.
 const BVH_PADDING: f32 = 1e-5;
-// Must match crate::raycast::gpu_bvh::SPLIT_PADDING.
+// Must match crate::bvh::gpu::SPLIT_PADDING.
 const SPLIT_PADDING: f32 = 0x1p-44f;
-// Must match crate::raycast::gpu_bvh::UNBOUNDED_EXTENT.
+// Must match crate::bvh::gpu::UNBOUNDED_EXTENT.
 const UNBOUNDED_EXTENT: f32 = 1e18;
-// Must match crate::raycast::gpu_bvh::UNBOUNDED_CODE: after every 30-bit Morton code.
+// Must match crate::bvh::gpu::UNBOUNDED_CODE: after every 30-bit Morton code.
 const UNBOUNDED_CODE: u32 = 0xffffffffu;
 
-// Must match crate::raycast::gpu_bvh::GpuBvhShape (shape frame).
+// Must match crate::bvh::gpu::GpuBvhShape (shape frame).
+// Half-spaces: `centre` holds the local normal, `radius` the offset.
 struct GpuBvhShape {
     centre: vec3<f32>,
     radius: f32,
@@ -37,8 +38,8 @@ struct GpuBvhShape {
     unbounded: u32,
 }
 
-// Must match crate::raycast::layout::GpuRayBody (world pose, translation split hi + lo).
-struct GpuRayBody {
+// Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo).
+struct GpuBvhBody {
     rotation: vec4<f32>,
     translation_hi: vec3<f32>,
     shape: u32,
@@ -46,7 +47,7 @@ struct GpuRayBody {
     _pad: u32,
 }
 
-// Must match crate::raycast::BvhNode (BVH frame).
+// Must match crate::bvh::BvhNode (BVH frame).
 struct BvhNode {
     min: vec3<f32>,
     first: u32,
@@ -54,7 +55,7 @@ struct BvhNode {
     count: u32,
 }
 
-// Must match crate::raycast::gpu_bvh::GpuBvhParams (one per dispatch, at a dynamic offset).
+// Must match crate::bvh::gpu::GpuBvhParams (one per dispatch, at a dynamic offset).
 struct GpuBvhParams {
     origin_hi: vec3<f32>,
     body_count: u32,
@@ -65,10 +66,11 @@ struct GpuBvhParams {
     sort_distance: u32,
     level_first: u32,
     level_count: u32,
+    world_padding: f32,
 }
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
-@group(0) @binding(1) var<storage, read> bodies: array<GpuRayBody>;
+@group(0) @binding(1) var<storage, read> bodies: array<GpuBvhBody>;
 // Step 1's body boxes, BVH frame (`first` = body index, `count` unused).
 @group(0) @binding(2) var<storage, read_write> boxes: array<BvhNode>;
 // Encoded centre bounds: 0..3 hold ~encode(min) per axis, 3..6 encode(max) (cleared to 0).
@@ -126,7 +128,10 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     // the split translations (2^-48 of each, see split_translation).
     let extent = hi - lo;
     let scale = max(max_abs(lo), max_abs(hi)) + max(extent.x, max(extent.y, extent.z)) + length(shape.centre);
-    let pad = BVH_PADDING * scale + SPLIT_PADDING * (max_abs(body.translation_hi) + max_abs(params.origin_hi));
+    // The caller's world padding (0 for rays) scales with a bound on the world coordinates.
+    let world = max_abs(body.translation_hi) + max_abs(half) + length(shape.centre);
+    let pad = BVH_PADDING * scale + SPLIT_PADDING * (max_abs(body.translation_hi) + max_abs(params.origin_hi))
+        + params.world_padding * world;
     boxes[i] = BvhNode(lo - pad, i, hi + pad, 0u);
     // Centre bounds: max of ~encode gives the min, max of encode the max.
     for (var axis = 0u; axis < 3u; axis++) {

@@ -55,7 +55,8 @@ const BOXES_PER_TASK: usize = 256;
 /// Fewest bodies of a node whose two children are built on two threads in step 2.
 const PARALLEL_SPLIT: usize = 4096;
 
-/// A BVH node in the BVH frame; must match `BvhNode` in `shaders/raycast/raycast.wgsl`.
+/// A BVH node in the BVH frame; must match `BvhNode` in `shaders/raycast/raycast.wgsl`
+/// and `shaders/bvh/bvh_build.wgsl`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BvhNode {

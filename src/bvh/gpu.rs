@@ -1,7 +1,7 @@
 //! The ray-cast BVH built on the GPU from bodies already in a GPU buffer (no readback, sized on
 //! the host by the body count alone), in the layout [`super::Bvh`] has, so `raycast.wgsl`
 //! traverses it unchanged (with no unbounded list: half-spaces are in the tree). WGSL twin:
-//! `shaders/raycast/bvh_build.wgsl`, one entry point per step:
+//! `shaders/bvh/bvh_build.wgsl`, one entry point per step:
 //!
 //! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units): its shape's
 //!    local box ([`GpuBvhShape`], from [`world_aabb`] at the identity, once per shape) rotated
@@ -25,8 +25,7 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::{DVec3, Vec3};
 
-use super::bvh::{BVH_LEAF_SIZE, BvhNode};
-use super::layout::GpuRayBody;
+use super::cpu::{BVH_LEAF_SIZE, BvhNode};
 use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
@@ -38,10 +37,10 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 /// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
-/// then `shaders/raycast/bvh_build.wgsl`.
+/// then `shaders/bvh/bvh_build.wgsl`.
 pub const BVH_BUILD_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
-    include_str!("../../shaders/raycast/bvh_build.wgsl")
+    include_str!("../../shaders/bvh/bvh_build.wgsl")
 );
 
 /// Invocations per workgroup of every build kernel; must match `WORKGROUP_SIZE` in
@@ -76,9 +75,10 @@ const PARAMS_STRIDE: u64 = 256;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuBvhShape {
-    /// Centre of the core box, shape frame.
+    /// Centre of the core box, shape frame. Half-space: its unit outward normal, shape frame.
     pub centre: [f32; 3],
-    /// Growth on every side after rotation (sphere, capsule radius; 0 otherwise).
+    /// Growth on every side after rotation (sphere, capsule radius; 0 otherwise). Half-space:
+    /// its offset (the plane is `normal · x = offset`, shape frame, length units).
     pub radius: f32,
     /// Half extents of the core box, shape frame.
     pub half: [f32; 3],
@@ -88,13 +88,48 @@ pub struct GpuBvhShape {
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 32);
 
+/// A body's world pose and shape: the layout of the narrowphase's `GpuBody` and the ray
+/// caster's `GpuRayBody` (one body buffer serves every GPU feature); must match `GpuBvhBody` in
+/// bvh_build.wgsl. The translation is split as in [`split_translation`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBvhBody {
+    /// Unit rotation quaternion, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+    /// World translation, high part, length units.
+    pub translation_hi: [f32; 3],
+    /// Index into the shape table.
+    pub shape: u32,
+    /// World translation, low part.
+    pub translation_lo: [f32; 3],
+    /// Padding.
+    pub _pad: u32,
+}
+
+const _: () = assert!(size_of::<GpuBvhBody>() == 48);
+
+impl GpuBvhBody {
+    /// The GPU form of a body of shape `shape` at `pose`.
+    pub fn from_pose(shape: u32, pose: &Pose) -> GpuBvhBody {
+        let (translation_hi, translation_lo) = split_translation(pose.translation);
+        GpuBvhBody {
+            rotation: pose.rotation.to_array(),
+            translation_hi,
+            shape,
+            translation_lo,
+            _pad: 0,
+        }
+    }
+}
+
 impl GpuBvhShape {
     /// The local box of `shape`.
     pub fn new(shape: &Shape) -> GpuBvhShape {
         let (centre, half, radius, unbounded) = match shape {
             Shape::Sphere(s) => (Vec3::ZERO, Vec3::ZERO, s.radius, 0),
             Shape::Capsule(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height, 0.0), c.radius, 0),
-            Shape::HalfSpace(_) => (Vec3::ZERO, Vec3::ZERO, 0.0, 1),
+            // No box: the fields carry the plane (local normal, offset) for the broadphase.
+            Shape::HalfSpace(h) => (h.normal, Vec3::ZERO, h.offset, 1),
             Shape::Hull(_) | Shape::Cuboid(_) => {
                 let b = world_aabb(shape, &Pose::IDENTITY);
                 // Centre and half rounded up so that centre ± half still covers min..max.
@@ -134,6 +169,10 @@ pub struct GpuBvhParams {
     pub level_first: u32,
     /// Inner step: inner nodes of the level.
     pub level_count: u32,
+    /// Extra growth of each bounded box, relative (dimensionless) to a bound on its largest
+    /// world coordinate magnitude (|translation| + |rotated local centre| + half extent): 0 for
+    /// the ray BVH; the broadphase's `WORLD_PADDING` covers the CPU's f32 world boxes.
+    pub world_padding: f32,
 }
 
 /// The entry points of bvh_build.wgsl, in step order.
@@ -216,6 +255,10 @@ pub(crate) struct GpuBvhBuilder {
 /// A BVH recorded by [`GpuBvhBuilder::encode`], valid once its encoder is submitted: the
 /// layout of [`super::Bvh`] (root node 0, no unbounded list).
 pub(crate) struct GpuBvh<'a> {
+    /// One [`GpuBvhShape`] per shape (half-spaces carry their plane).
+    pub shapes: &'a wgpu::Buffer,
+    /// Each body's box, BVH frame ([`BvhNode`], `first` = body index), by body index.
+    pub boxes: &'a wgpu::Buffer,
     /// [`BvhNode`]s, BVH frame, `node_count` of them (0 for no body).
     pub nodes: &'a wgpu::Buffer,
     /// Nodes written.
@@ -276,7 +319,7 @@ impl GpuBvhBuilder {
     }
 
     /// Records into `encoder` the build of a BVH over the first `body_count` bodies of `bodies`
-    /// (a STORAGE buffer of [`GpuRayBody`], unit rotations, shape indices below the shape
+    /// (a STORAGE buffer of [`GpuBvhBody`], unit rotations, shape indices below the shape
     /// count), boxes relative to the f64 world point `origin` (length units). Returns its nodes
     /// and leaf body list, valid once the encoder is submitted. The parameters go through the
     /// queue: submit the encoder before the next `encode`. Boxes are padded in proportion to
@@ -288,6 +331,7 @@ impl GpuBvhBuilder {
         bodies: &wgpu::Buffer,
         body_count: u32,
         origin: DVec3,
+        world_padding: f32,
     ) -> Result<GpuBvh<'_>, GpuError> {
         let n = u64::from(body_count);
         let leaves = n.div_ceil(BVH_LEAF_SIZE as u64);
@@ -295,7 +339,7 @@ impl GpuBvhBuilder {
         let sort_count = n.next_power_of_two();
         let limits = context.limits;
         let binding_limit = "max_storage_buffer_binding_size";
-        let body_bytes = n * size_of::<GpuRayBody>() as u64;
+        let body_bytes = n * size_of::<GpuBvhBody>() as u64;
         let box_bytes = n * size_of::<BvhNode>() as u64;
         let key_bytes = sort_count * 8;
         let node_bytes = node_count * size_of::<BvhNode>() as u64;
@@ -321,7 +365,7 @@ impl GpuBvhBuilder {
                 bodies.size()
             )));
         }
-        let steps = plan(body_count, origin);
+        let steps = plan(body_count, origin, world_padding);
         let params_bytes = steps.len() as u64 * PARAMS_STRIDE;
         check_limit(
             "bvh build params",
@@ -345,6 +389,8 @@ impl GpuBvhBuilder {
         recorded?;
         popped?;
         Ok(GpuBvh {
+            shapes: &self.shapes,
+            boxes: &self.boxes.buffer,
             nodes: &self.nodes.buffer,
             node_count: node_count as u32,
             body_list: &self.body_list.buffer,
@@ -444,9 +490,9 @@ impl GpuBvhProbe {
     pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<(Vec<BvhNode>, Vec<u32>), GpuError> {
         let context = &*self.context;
         let device = context.device();
-        let gpu_bodies: Vec<GpuRayBody> = bodies
+        let gpu_bodies: Vec<GpuBvhBody> = bodies
             .iter()
-            .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+            .map(|b| GpuBvhBody::from_pose(b.shape, &b.pose))
             .collect();
         let max = context.limits.max_buffer;
         let body_count = u32::try_from(bodies.len())
@@ -457,9 +503,14 @@ impl GpuBvhProbe {
         let scopes = ErrorScopes::push(device);
         self.bodies
             .write(device, context.queue(), bytemuck::cast_slice(&gpu_bodies), max);
-        let built = self
-            .builder
-            .encode(context, &mut encoder, &self.bodies.buffer, body_count, origin);
+        let built = self.builder.encode(
+            context,
+            &mut encoder,
+            &self.bodies.buffer,
+            body_count,
+            origin,
+            0.0,
+        );
         let (node_bytes, list_bytes) = match &built {
             Ok(bvh) => {
                 let node_bytes = u64::from(bvh.node_count) * size_of::<BvhNode>() as u64;
@@ -513,7 +564,7 @@ impl GpuBvhProbe {
 }
 
 /// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body).
-fn plan(body_count: u32, origin: DVec3) -> Vec<Step> {
+fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     if body_count == 0 {
         return Vec::new();
     }
@@ -527,6 +578,7 @@ fn plan(body_count: u32, origin: DVec3) -> Vec<Step> {
         origin_lo: WgslVec3(origin_lo),
         leaf_count: leaves,
         sort_count,
+        world_padding,
         ..GpuBvhParams::default()
     };
     let step = |kernel: usize, threads: u32, params: GpuBvhParams| Step {
@@ -575,7 +627,7 @@ mod tests {
     #[test]
     fn the_levels_cover_every_inner_node_once_children_first() {
         for n in [1u32, 4, 5, 8, 9, 17, 1000, 4097] {
-            let steps = plan(n, DVec3::ZERO);
+            let steps = plan(n, DVec3::ZERO, 0.0);
             let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
             let mut done = vec![false; (2 * leaves - 1) as usize];
             done[(leaves - 1) as usize..].iter_mut().for_each(|d| *d = true);

@@ -1,0 +1,701 @@
+//! The GPU broadphase: candidate pairs from bodies already in a GPU buffer, left in GPU buffers
+//! that [`crate::GpuNarrowphase::encode_resident`] reads through its indirect dispatch; nothing
+//! is read back. WGSL twin: `shaders/broadphase/pairs.wgsl`; the CPU reference is
+//! [`super::candidate_pairs`]. Per frame, into the caller's encoder:
+//!
+//! 1. The BVH build over the bodies (`crate::bvh`'s GPU builder: padded boxes in a frame
+//!    centred on the caller's f64 `origin`, Morton codes, a bitonic sort, an implicit tree),
+//!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
+//!    box the CPU computes in f32 world coordinates.
+//! 2. One traversal per bounded body, its box grown by the margin: each other body j in an
+//!    overlapping leaf gives `[min, max]` when j is bounded, j > i and the boxes overlap, or when
+//!    j is a half-space and the box comes within the margin of its plane (the CPU's rule plus
+//!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter: past the capacity they
+//!    are counted, not written, so [`GpuPairCount::count`] is the true count.
+//! 3. Optionally, a bitonic sort of the written pairs (slots past the count hold
+//!    `[u32::MAX; 2]` and sort last), so a frame's output is deterministic: the CPU's order.
+//!
+//! The pairs are a superset of the CPU's (never one missing), the extra ones within the
+//! padding; method, costs and the contract: `docs/design/gpu-broadphase.md`.
+
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
+use glam::DVec3;
+
+use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
+use crate::gpu::{GpuContext, GpuError, shared_context};
+use crate::narrowphase::validate::validate_batch;
+use crate::scene::{Body, InputError};
+use crate::shape::Shape;
+
+/// The WGSL source of the broadphase kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
+/// then `shaders/broadphase/pairs.wgsl`.
+pub const BROADPHASE_WGSL: &str = concat!(
+    include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/broadphase/pairs.wgsl")
+);
+
+/// Invocations per workgroup of the broadphase kernels; must match `WORKGROUP_SIZE` in
+/// pairs.wgsl.
+pub const BROADPHASE_WORKGROUP_SIZE: u32 = 64;
+
+/// Growth of every body box, relative (dimensionless) to a bound on its largest world
+/// coordinate magnitude: the CPU rounds each world bound outward to f32 (one ulp, at most 2^-23
+/// of the coordinate) and adds the margin in f32, so its boxes of two bodies can be up to
+/// 1.5 × 2^-23 of each box's coordinates farther apart than the exact ones; 2^-22 per box covers
+/// that (the bound on the coordinates it multiplies is itself generous). Passed to the BVH
+/// builder (no WGSL constant).
+pub const WORLD_PADDING: f32 = 1.0 / (1u32 << 22) as f32;
+
+/// Slack of the half-space test, relative (dimensionless) to a bound on the world coordinates
+/// involved (the body's, the plane's translation and offset): covers the CPU's f32 world
+/// arithmetic (a few ulps each) and the two sides' f32 plane normals. Must match
+/// `HALF_SPACE_SLACK` in pairs.wgsl.
+pub const HALF_SPACE_SLACK: f32 = 1.0 / (1u32 << 16) as f32;
+
+/// Relative growth of the margin on the GPU, covering the f32 rounding of `margin + bound`.
+pub const MARGIN_GROWTH: f32 = 1.0 / (1u32 << 20) as f32;
+
+/// A count at or above this stops every traversal (the atomic counter never wraps); the count
+/// then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
+/// pairs.wgsl.
+pub const COUNT_SATURATED: u32 = 1 << 31;
+
+/// [`GpuPairCount::flags`] bit: the driver cut a traversal short (llvmpipe's loop budget, see
+/// [`crate::gpu`]): pairs may be missing. Must match `INCOMPLETE_BIT` in pairs.wgsl.
+pub const INCOMPLETE_BIT: u32 = 1;
+/// [`GpuPairCount::flags`] bit: a traversal stack was full (never for the builder's trees,
+/// whose depth is at most 32). Must match `STACK_OVERFLOW_BIT` in pairs.wgsl.
+pub const STACK_OVERFLOW_BIT: u32 = 2;
+/// [`GpuPairCount::flags`] bit: the count reached [`COUNT_SATURATED`]. Must match
+/// `SATURATED_BIT` in pairs.wgsl.
+pub const SATURATED_BIT: u32 = 4;
+
+/// The pair count the kernels leave on the GPU (16 bytes at [`ResidentPairs::pair_count_offset`]);
+/// must match `GpuPairCount` in pairs.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuPairCount {
+    /// Pairs found (all of them, also those past the capacity, which are not written).
+    pub count: u32,
+    /// `*_BIT` flags; 0 when the count is exact and complete.
+    pub flags: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+const _: () = assert!(size_of::<GpuPairCount>() == 16);
+
+/// Per-dispatch parameters (uniform at a dynamic offset, written with encase); must match
+/// `GpuBroadphaseParams` in pairs.wgsl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
+pub struct GpuBroadphaseParams {
+    /// World position of the BVH frame's origin, high part ([`split_translation`]).
+    pub origin_hi: WgslVec3,
+    /// Bodies.
+    pub body_count: u32,
+    /// World position of the BVH frame's origin, low part.
+    pub origin_lo: WgslVec3,
+    /// Nodes of the tree.
+    pub node_count: u32,
+    /// The margin grown by [`MARGIN_GROWTH`], length units.
+    pub margin: f32,
+    /// Pair slots written at most.
+    pub capacity: u32,
+    /// The capacity rounded up to a power of two when sorting, else 0.
+    pub sort_count: u32,
+    /// Sort step: size of the bitonic blocks being merged.
+    pub sort_block: u32,
+    /// Sort step: distance between the compared slots.
+    pub sort_distance: u32,
+    /// `max_compute_workgroups_per_dimension`, for the sort's indirect arguments.
+    pub max_groups: u32,
+}
+
+/// Bytes between two dispatches' parameters: the largest `min_uniform_buffer_offset_alignment`.
+const PARAMS_STRIDE: u64 = 256;
+
+/// Bytes of one indirect dispatch's arguments.
+const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
+
+/// Bodies on the GPU for [`GpuBroadphase::encode_resident`]: the caller's buffer on the
+/// broadphase's device, with [`wgpu::BufferUsages::STORAGE`].
+#[derive(Clone, Copy, Debug)]
+pub struct ResidentBodies<'a> {
+    /// `array<GpuBody>` from byte 0 (the narrowphase's `GpuBody` layout, 48 bytes: unit
+    /// rotation, world translation split high + low, shape index), so one buffer serves the
+    /// broadphase, the narrowphase and the ray caster. Shape indices must be valid.
+    pub bodies: &'a wgpu::Buffer,
+    /// Bodies in the scene (the first `body_count` of `bodies`).
+    pub body_count: u32,
+    /// A world point near the bodies (f64, length units; their translations' centre): boxes are
+    /// built in f32 relative to it, so far scenes keep tight boxes (any point is correct).
+    pub origin: DVec3,
+    /// Pairs within this gap of each other's boxes, length units (finite, >= 0).
+    pub margin: f32,
+    /// Pair slots: more pairs are counted, not written.
+    pub max_pairs: u32,
+    /// Sort the written pairs (`[a, b]` lexicographic), so a frame's output is deterministic.
+    pub sort: bool,
+}
+
+/// Where [`GpuBroadphase::encode_resident`] leaves the pairs once the encoder is submitted,
+/// named as [`crate::narrowphase::gpu::ResidentBatch`]'s fields: `pairs` holds
+/// `min(count, max_pairs)` pairs `[a, b]` (`array<vec2<u32>>`, `a < b`), where `count` is the
+/// first `u32` of the [`GpuPairCount`] at `pair_count_offset` of `pair_count`: the true number
+/// of pairs, which may exceed `max_pairs` (read it to detect overflow; its `flags` say whether
+/// it is complete). Buffers are reused by the next call unless it needs larger ones.
+#[derive(Clone, Debug)]
+pub struct ResidentPairs {
+    /// The pairs, `array<vec2<u32>>` from byte 0.
+    pub pairs: wgpu::Buffer,
+    /// The [`GpuPairCount`].
+    pub pair_count: wgpu::Buffer,
+    /// Byte offset of the count in `pair_count`.
+    pub pair_count_offset: u64,
+    /// Pair slots: the pairs written are at most this many.
+    pub max_pairs: u32,
+}
+
+/// The kernels, compiled once per device.
+struct BroadphaseKernels {
+    layout: wgpu::BindGroupLayout,
+    args_layout: wgpu::BindGroupLayout,
+    /// pairs, pad, sort step.
+    pipelines: [wgpu::ComputePipeline; 3],
+    prepare: wgpu::ComputePipeline,
+}
+
+impl BroadphaseKernels {
+    fn compile(context: &GpuContext) -> BroadphaseKernels {
+        let device = context.device();
+        let layout = bind_group_layout(
+            device,
+            "broadphase",
+            &[
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(true),
+                storage(false),
+                storage(false),
+                wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: Some(GpuBroadphaseParams::min_size()),
+                },
+            ],
+        );
+        let args_layout = bind_group_layout(device, "broadphase sort args", &[storage(false)]);
+        let variant = |label, entry| (label, entry, Default::default());
+        let pipelines = compute_pipeline_variants(
+            device,
+            "pairs.wgsl",
+            BROADPHASE_WGSL,
+            &[Some(&layout)],
+            [
+                variant("broadphase pairs", "pairs_main"),
+                variant("broadphase pad", "pad_main"),
+                variant("broadphase sort step", "sort_step_main"),
+            ],
+        );
+        let [prepare] = compute_pipeline_variants(
+            device,
+            "pairs.wgsl",
+            BROADPHASE_WGSL,
+            &[Some(&layout), Some(&args_layout)],
+            [variant("broadphase sort prepare", "sort_prepare_main")],
+        );
+        BroadphaseKernels {
+            layout,
+            args_layout,
+            pipelines,
+            prepare,
+        }
+    }
+}
+
+/// Candidate pairs on the GPU (see the module docs): the BVH builder over the shapes, and the
+/// pair, count and parameter buffers, allocated once per capacity and reused across frames.
+pub struct GpuBroadphase {
+    context: Arc<GpuContext>,
+    shapes: Vec<Shape>,
+    kernels: Arc<BroadphaseKernels>,
+    builder: GpuBvhBuilder,
+    pairs: GrowBuffer,
+    count: wgpu::Buffer,
+    args: GrowBuffer,
+    params: GrowBuffer,
+    /// Host calls: uploaded bodies, the readback buffer, the last capacity used.
+    bodies: GrowBuffer,
+    readback: GrowBuffer,
+    host_capacity: u32,
+}
+
+impl GpuBroadphase {
+    /// A broadphase over `shapes` on the process-wide device ([`shared_context`]).
+    ///
+    /// # Errors
+    /// [`GpuError`] when no device starts or the kernels do not build.
+    pub fn new(shapes: impl AsRef<[Shape]>) -> Result<Self, GpuError> {
+        Self::with_context(shared_context()?, shapes.as_ref())
+    }
+
+    /// A broadphase over `shapes` on `context`'s device (a renderer's, say); the kernels are
+    /// compiled once per device.
+    ///
+    /// # Errors
+    /// [`GpuError`] when the device is lost or the kernels do not build.
+    pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
+        context.check_health()?;
+        let kernels = context.kernels(BroadphaseKernels::compile)?;
+        let builder = GpuBvhBuilder::new(&context, shapes)?;
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let storage_usage = wgpu::BufferUsages::STORAGE;
+        let copy = wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let broadphase = GpuBroadphase {
+            shapes: shapes.to_vec(),
+            kernels,
+            builder,
+            pairs: GrowBuffer::new(device, "broadphase pairs", storage_usage | copy),
+            count: create_buffer(
+                device,
+                "broadphase pair count",
+                MIN_BUFFER_BYTES,
+                storage_usage | copy,
+            ),
+            args: GrowBuffer::new(
+                device,
+                "broadphase sort dispatch",
+                storage_usage | wgpu::BufferUsages::INDIRECT,
+            ),
+            params: GrowBuffer::new(
+                device,
+                "broadphase params",
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            ),
+            bodies: GrowBuffer::new(
+                device,
+                "broadphase host bodies",
+                storage_usage | wgpu::BufferUsages::COPY_DST,
+            ),
+            readback: GrowBuffer::new(
+                device,
+                "broadphase readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            host_capacity: 0,
+            context,
+        };
+        scopes.pop()?;
+        Ok(broadphase)
+    }
+
+    /// The context this broadphase runs on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.context
+    }
+
+    /// Records into `encoder` the broadphase over `frame`'s bodies (steps 1 to 3 of the module
+    /// docs) and returns where the pairs and their count will be once it is submitted. The
+    /// parameters go through the queue: submit the encoder before the next call. To run the
+    /// narrowphase on the pairs in the same encoder:
+    ///
+    /// ```no_run
+    /// # fn frame(
+    /// #     broadphase: &mut hullsat::broadphase::GpuBroadphase,
+    /// #     narrowphase: &mut hullsat::GpuNarrowphase,
+    /// #     bodies: &wgpu::Buffer,
+    /// #     body_count: u32,
+    /// #     encoder: &mut wgpu::CommandEncoder,
+    /// # ) -> Result<(), hullsat::GpuError> {
+    /// use hullsat::broadphase::ResidentBodies;
+    /// use hullsat::narrowphase::gpu::ResidentBatch;
+    ///
+    /// let margin = 0.01;
+    /// let frame = ResidentBodies {
+    ///     bodies,
+    ///     body_count,
+    ///     origin: hullsat::glam::DVec3::ZERO,
+    ///     margin,
+    ///     max_pairs: 1 << 20,
+    ///     sort: false,
+    /// };
+    /// let pairs = broadphase.encode_resident(encoder, &frame)?;
+    /// let manifolds = narrowphase.encode_resident(
+    ///     encoder,
+    ///     &ResidentBatch {
+    ///         bodies,
+    ///         pairs: &pairs.pairs,
+    ///         pair_count: &pairs.pair_count,
+    ///         pair_count_offset: pairs.pair_count_offset,
+    ///         max_pairs: pairs.max_pairs,
+    ///         margin,
+    ///     },
+    /// )?;
+    /// # let _ = manifolds;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`GpuError::Input`] naming the [`ResidentBodies`] field (a margin not finite or negative,
+    /// a body buffer without `STORAGE` or too small), [`GpuError::TooLarge`] past a device
+    /// limit, [`GpuError::Wgpu`] when wgpu rejects the commands.
+    pub fn encode_resident(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &ResidentBodies<'_>,
+    ) -> Result<ResidentPairs, GpuError> {
+        self.context.check_health()?;
+        check_frame(frame)?;
+        let context = &*self.context;
+        let limits = context.limits;
+        let capacity = u64::from(frame.max_pairs);
+        let sort_count = if frame.sort {
+            capacity.next_power_of_two()
+        } else {
+            0
+        };
+        let pair_bytes = capacity.max(sort_count) * 8;
+        check_limit(
+            "broadphase pairs",
+            pair_bytes,
+            limits.max_binding,
+            "max_storage_buffer_binding_size",
+        )?;
+        let sort_steps = sort_plan(sort_count);
+        let device = context.device();
+        let scopes = ErrorScopes::push(device);
+        let max = limits.max_buffer;
+        self.pairs.reserve(device, pair_bytes, max);
+        self.args
+            .reserve(device, sort_steps.len() as u64 * DISPATCH_BYTES, max);
+        self.params
+            .reserve(device, (1 + sort_steps.len() as u64) * PARAMS_STRIDE, max);
+        let recorded = self.record(encoder, frame, sort_count, &sort_steps);
+        let popped = scopes.pop();
+        recorded?;
+        popped?;
+        Ok(ResidentPairs {
+            pairs: self.pairs.buffer.clone(),
+            pair_count: self.count.clone(),
+            pair_count_offset: 0,
+            max_pairs: frame.max_pairs,
+        })
+    }
+
+    /// Step 1 (the builder), then the parameters and steps 2 and 3.
+    fn record(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &ResidentBodies<'_>,
+        sort_count: u64,
+        sort_steps: &[(u32, u32)],
+    ) -> Result<(), GpuError> {
+        let context = &*self.context;
+        // The count starts at 0 whatever happens below.
+        encoder.clear_buffer(&self.count, 0, None);
+        if frame.body_count == 0 {
+            return Ok(());
+        }
+        let bvh = self.builder.encode(
+            context,
+            encoder,
+            frame.bodies,
+            frame.body_count,
+            frame.origin,
+            WORLD_PADDING,
+        )?;
+        let (origin_hi, origin_lo) = split_translation(frame.origin);
+        let max_groups = context.limits.max_workgroups;
+        let base = GpuBroadphaseParams {
+            origin_hi: WgslVec3(origin_hi),
+            body_count: frame.body_count,
+            origin_lo: WgslVec3(origin_lo),
+            node_count: bvh.node_count,
+            margin: frame.margin * (1.0 + MARGIN_GROWTH),
+            capacity: frame.max_pairs,
+            sort_count: sort_count as u32,
+            max_groups: max_groups.min(u64::from(u32::MAX)) as u32,
+            ..GpuBroadphaseParams::default()
+        };
+        let mut bytes = vec![0u8; (1 + sort_steps.len()) * PARAMS_STRIDE as usize];
+        let mut slots = bytes.chunks_exact_mut(PARAMS_STRIDE as usize);
+        write_uniform(&base, slots.next().expect("one slot per step"))?;
+        for (&(block, distance), slot) in sort_steps.iter().zip(slots) {
+            let params = GpuBroadphaseParams {
+                sort_block: block,
+                sort_distance: distance,
+                ..base
+            };
+            write_uniform(&params, slot)?;
+        }
+        context.queue().write_buffer(&self.params.buffer, 0, &bytes);
+        let body_bytes = u64::from(frame.body_count) * size_of::<GpuBvhBody>() as u64;
+        let device = context.device();
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("broadphase"),
+            layout: &self.kernels.layout,
+            entries: &[
+                whole(0, bvh.shapes),
+                binding(1, frame.bodies, 0, body_bytes),
+                whole(2, bvh.boxes),
+                whole(3, bvh.nodes),
+                whole(4, bvh.body_list),
+                whole(5, &self.pairs.buffer),
+                whole(6, &self.count),
+                binding(7, &self.params.buffer, 0, GpuBroadphaseParams::min_size().get()),
+            ],
+        });
+        let args_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("broadphase sort args"),
+            layout: &self.kernels.args_layout,
+            entries: &[whole(0, &self.args.buffer)],
+        });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("broadphase"),
+            timestamp_writes: None,
+        });
+        let [pairs, pad, sort_step] = &self.kernels.pipelines;
+        pass.set_bind_group(0, &group, &[0]);
+        pass.set_pipeline(pairs);
+        let (x, y) = grid(u64::from(frame.body_count), max_groups)?;
+        pass.dispatch_workgroups(x, y, 1);
+        if sort_count > 0 {
+            pass.set_pipeline(pad);
+            let (x, y) = grid(sort_count, max_groups)?;
+            pass.dispatch_workgroups(x, y, 1);
+            pass.set_pipeline(&self.kernels.prepare);
+            pass.set_bind_group(1, &args_group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+            pass.set_pipeline(sort_step);
+            for step in 0..sort_steps.len() as u64 {
+                let offset = ((1 + step) * PARAMS_STRIDE) as u32;
+                pass.set_bind_group(0, &group, &[offset]);
+                pass.dispatch_workgroups_indirect(&self.args.buffer, step * DISPATCH_BYTES);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every candidate pair of `bodies` within `margin` (length units, finite, >= 0), as
+    /// [`super::candidate_pairs_at_most`] lists them: `[a, b]` with `a < b`, sorted, a superset
+    /// of the CPU's list (the extra pairs within the padding of `docs/design/gpu-broadphase.md`).
+    /// Uploads the bodies, runs [`Self::encode_resident`] (sorted) and reads back; when the
+    /// pairs outgrow the slots of the last call it runs again with as many slots as the count.
+    ///
+    /// # Errors
+    /// [`GpuError::Input`] for bad bodies or margin (the CPU's messages);
+    /// [`GpuError::TooManyPairs`] naming the true count when it exceeds `max_pairs`;
+    /// [`GpuError::Unsupported`] when the driver cut the traversal short; device errors.
+    pub fn candidate_pairs_at_most(
+        &mut self,
+        bodies: &[Body],
+        margin: f32,
+        max_pairs: usize,
+    ) -> Result<Vec<[u32; 2]>, GpuError> {
+        let checked = validate_batch(&self.shapes, bodies, &[], margin)?;
+        let body_count = u32::try_from(checked.len())
+            .map_err(|_| GpuError::Unsupported(format!("{} bodies: more than u32::MAX", checked.len())))?;
+        let gpu_bodies: Vec<GpuBvhBody> = checked
+            .iter()
+            .map(|b| GpuBvhBody::from_pose(b.shape, &b.pose))
+            .collect();
+        let origin = scene_centre(&self.shapes, &checked);
+        let limit = u32::try_from(max_pairs)
+            .unwrap_or(u32::MAX)
+            .min(COUNT_SATURATED - 1);
+        let mut capacity = self
+            .host_capacity
+            .max(body_count.saturating_mul(4))
+            .clamp(1, limit.max(1));
+        {
+            let context = &*self.context;
+            self.bodies.write(
+                context.device(),
+                context.queue(),
+                bytemuck::cast_slice(&gpu_bodies),
+                context.limits.max_buffer,
+            );
+        }
+        loop {
+            let (count, pairs) = self.run_host(body_count, origin, margin, capacity)?;
+            if count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
+                return Err(GpuError::Unsupported(format!(
+                    "the GPU broadphase's traversal was cut short (flags {:#x}): a software \
+                     driver's loop budget; use the CPU broadphase",
+                    count.flags
+                )));
+            }
+            let saturated = count.flags & SATURATED_BIT != 0;
+            if saturated || count.count as usize > max_pairs {
+                return Err(GpuError::TooManyPairs {
+                    limit: max_pairs,
+                    count: u64::from(count.count),
+                    at_least: saturated,
+                });
+            }
+            if count.count <= capacity {
+                self.host_capacity = capacity;
+                return Ok(pairs);
+            }
+            capacity = count.count;
+        }
+    }
+
+    /// One host frame: encode over the uploaded bodies, read back the count and the pairs.
+    fn run_host(
+        &mut self,
+        body_count: u32,
+        origin: DVec3,
+        margin: f32,
+        capacity: u32,
+    ) -> Result<(GpuPairCount, Vec<[u32; 2]>), GpuError> {
+        let context = Arc::clone(&self.context);
+        let device = context.device();
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("broadphase host"),
+        });
+        let bodies = self.bodies.buffer.clone();
+        let frame = ResidentBodies {
+            bodies: &bodies,
+            body_count,
+            origin,
+            margin,
+            max_pairs: capacity,
+            sort: true,
+        };
+        let out = self.encode_resident(&mut encoder, &frame)?;
+        let pair_bytes = u64::from(capacity) * 8;
+        let total = 16 + pair_bytes;
+        let scopes = ErrorScopes::push(device);
+        self.readback.reserve(device, total, context.limits.max_buffer);
+        encoder.copy_buffer_to_buffer(&out.pair_count, 0, &self.readback.buffer, 0, 16);
+        encoder.copy_buffer_to_buffer(&out.pairs, 0, &self.readback.buffer, 16, pair_bytes);
+        scopes.pop()?;
+        let submission = context.queue().submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback
+            .buffer
+            .map_async(wgpu::MapMode::Read, 0..total, move |r| drop(sender.send(r)));
+        if let Err(e) = context.wait(submission, &receiver) {
+            self.readback.buffer.unmap();
+            return Err(e);
+        }
+        let read = self
+            .readback
+            .buffer
+            .get_mapped_range(0..total)
+            .map(|view| {
+                let count: GpuPairCount = bytemuck::pod_read_unaligned(&view[..16]);
+                let written = (count.count.min(capacity) as usize) * 8;
+                let pairs: Vec<[u32; 2]> = bytemuck::pod_collect_to_vec(&view[16..16 + written]);
+                (count, pairs)
+            })
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        self.readback.buffer.unmap();
+        read
+    }
+}
+
+/// The host checks of a frame.
+fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
+    if !frame.margin.is_finite() || frame.margin < 0.0 {
+        return Err(InputError::new("margin", "expected a finite number >= 0").into());
+    }
+    if !frame.bodies.usage().contains(wgpu::BufferUsages::STORAGE) {
+        return Err(InputError::new("bodies", "the buffer needs BufferUsages::STORAGE").into());
+    }
+    let need = u64::from(frame.body_count) * size_of::<GpuBvhBody>() as u64;
+    if need > frame.bodies.size() {
+        return Err(InputError::new(
+            "bodies",
+            format!(
+                "the buffer holds {} bytes, {} bodies need {need}",
+                frame.bodies.size(),
+                frame.body_count
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The sort's steps `(block, distance)` over `sort_count` slots (a power of two, or 0 for no
+/// sort), in the order `sort_prepare_main` writes their arguments.
+fn sort_plan(sort_count: u64) -> Vec<(u32, u32)> {
+    let mut steps = Vec::new();
+    let mut block = 2;
+    while block <= sort_count {
+        let mut distance = block / 2;
+        while distance > 0 {
+            steps.push((block as u32, distance as u32));
+            distance /= 2;
+        }
+        block *= 2;
+    }
+    steps
+}
+
+/// Workgroups for `threads` invocations as a 2-D grid within `max_groups` per dimension.
+fn grid(threads: u64, max_groups: u64) -> Result<(u32, u32), GpuError> {
+    let groups = threads.div_ceil(u64::from(BROADPHASE_WORKGROUP_SIZE)).max(1);
+    let x = groups.min(max_groups);
+    let y = groups.div_ceil(x);
+    if y > max_groups {
+        return Err(GpuError::TooLarge {
+            what: "broadphase dispatch",
+            bytes: groups,
+            limit: max_groups * max_groups,
+            limit_name: "max_compute_workgroups_per_dimension squared",
+        });
+    }
+    Ok((x as u32, y as u32))
+}
+
+/// The centre of the bounded bodies' translations (f64 world, length units; the world origin
+/// when there is none): the BVH frame's origin for host calls.
+pub fn scene_centre(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
+    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    for body in bodies {
+        if !matches!(shapes.get(body.shape as usize), Some(Shape::HalfSpace(_))) {
+            lo = lo.min(body.pose.translation);
+            hi = hi.max(body.pose.translation);
+        }
+    }
+    if lo.cmple(hi).all() {
+        (lo + hi) * 0.5
+    } else {
+        DVec3::ZERO
+    }
+}
+
+/// A bind group entry for the whole of `buffer`.
+fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    binding(index, buffer, 0, buffer.size())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sort_plan_has_every_bitonic_step() {
+        assert!(sort_plan(0).is_empty());
+        assert!(sort_plan(1).is_empty());
+        assert_eq!(sort_plan(4), vec![(2, 1), (4, 2), (4, 1)]);
+        // log2(N)(log2(N) + 1) / 2 steps.
+        assert_eq!(sort_plan(1 << 20).len(), 210);
+    }
+}
