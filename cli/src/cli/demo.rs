@@ -3,7 +3,8 @@
 //!
 //! 1. Generate the seeded particle scene.
 //! 2. Check the bodies, find candidate pairs with the broadphase over them, check the pairs:
-//!    the batch's one validation, shared by both backends.
+//!    the batch's one validation, shared by both backends. Under `--backend gpu` the GPU
+//!    broadphase's list, which must hold every pair of the CPU's.
 //! 3. Run the narrowphase on the chosen backend (`auto`: the faster, see [`super::backend`]).
 //! 4. When the GPU ran, run the CPU reference on the same pairs and judge the GPU's results by
 //!    the GPU = CPU contract ([`hullsat::contract`]); a pair outside it is an error.
@@ -12,11 +13,11 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use hullsat::broadphase::candidate_pairs;
+use hullsat::broadphase::{DEFAULT_MAX_CANDIDATE_PAIRS, GpuBroadphase, candidate_pairs};
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
 
-use super::backend::{Backend, adapter_description, gpu_failed, start_gpu};
+use super::backend::{Backend, adapter_description, gpu_error, gpu_failed, start_gpu};
 use super::collide::Clip;
 use super::{CliError, Shapes, check_contract, describe_tally, generate_scene, output};
 
@@ -29,7 +30,10 @@ broadphase, computes their contact manifolds on the chosen backend (auto: the CP
 3000 pairs per CPU thread and for software adapters such as lavapipe, else the GPU when a wgpu
 adapter exists; the report says why) and prints a short report on stdout: backend and adapter,
 bodies, candidate pairs, touching pairs (manifolds), contact points, and the time of each stage.
-When the GPU ran, the CPU reference runs too and every pair is judged by the GPU = CPU contract
+Under --backend gpu the broadphase runs on the GPU too (GpuBroadphase), its list checked to hold
+every pair of the CPU broadphase's (its padded boxes may add some, which the narrowphase finds
+apart), and the narrowphase runs on its list. When the GPU ran, the CPU reference runs too and
+every pair is judged by the GPU = CPU contract
 (docs/gpu-cpu-contract.md): the report counts the pairs equal to rounding, within their
 conditioning and at counted ties; a pair outside the contract is an error that names it.
 
@@ -92,10 +96,22 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     let checked = ValidatedBatch::new(&scene.shapes, &scene.bodies, &[], scene.margin)?;
     let mut validation_time = t.elapsed();
     let t = Instant::now();
-    let pairs = candidate_pairs(&scene.shapes, &checked.normalized_bodies(), scene.margin);
-    let broadphase_time = t.elapsed();
+    let cpu_pairs = candidate_pairs(&scene.shapes, &checked.normalized_bodies(), scene.margin);
+    let mut broadphase_time = t.elapsed();
+    // Under --backend gpu the GPU broadphase finds the pairs the narrowphase runs on; the CPU's
+    // are the reference its list must contain.
+    let mut broadphase_report = None;
+    let gpu_pairs = if args.backend == Backend::Gpu {
+        let (found, times) = gpu_broadphase(&scene)?;
+        broadphase_report = Some(check_broadphase(&cpu_pairs, &found, times, broadphase_time)?);
+        broadphase_time = times[1];
+        Some(found)
+    } else {
+        None
+    };
+    let pairs = gpu_pairs.as_ref().unwrap_or(&cpu_pairs);
     let t = Instant::now();
-    let batch = checked.with_pairs(&pairs)?;
+    let batch = checked.with_pairs(pairs)?;
     validation_time += t.elapsed();
 
     // Step 3: the GPU when asked for (or chosen by auto) and available; the CPU otherwise, both
@@ -146,7 +162,8 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
     match gpu_run {
         Some((adapter, gpu_results, setup_time, gpu_time, timings)) => {
             report.push(format!("backend: gpu, adapter {adapter}; {why}"));
-            report.extend(counts(&pairs, &gpu_results));
+            report.extend(broadphase_report);
+            report.extend(counts(pairs, &gpu_results));
             report.push(stage_times(gpu_time));
             report.push(format!(
                 "gpu stages: setup {} (device, shader, hulls; not in narrowphase), validation {}, \
@@ -173,7 +190,7 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
                 ));
             }
             let (cpu_results, cpu_time) = cpu_collide()?;
-            let check = check_contract("gpu", &scene, &pairs, &gpu_results, &cpu_results);
+            let check = check_contract("gpu", &scene, pairs, &gpu_results, &cpu_results);
             let verdict = match &check {
                 Ok(tally) => describe_tally(tally),
                 Err(_) => {
@@ -193,12 +210,55 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
         None => {
             let (cpu_results, cpu_time) = cpu_collide()?;
             report.push(format!("backend: cpu ({threads} threads; {why})"));
-            report.extend(counts(&pairs, &cpu_results));
+            report.extend(counts(pairs, &cpu_results));
             report.push(stage_times(cpu_time));
             report.push("check: only the CPU ran, so there is no GPU result to compare with".into());
         }
     }
     output::print_lines(&report)
+}
+
+/// The GPU broadphase's pairs for `scene` (`--backend gpu`) and its times: setup (device,
+/// kernels, shapes) and the call (upload, build, traversal, sort, read back).
+fn gpu_broadphase(scene: &hullsat::Scene) -> Result<(Vec<[u32; 2]>, [Duration; 2]), CliError> {
+    let t = Instant::now();
+    let mut broadphase = GpuBroadphase::new(&scene.shapes).map_err(|err| gpu_error(&err))?;
+    let setup = t.elapsed();
+    let t = Instant::now();
+    let found = broadphase
+        .candidate_pairs_at_most(&scene.bodies, scene.margin, DEFAULT_MAX_CANDIDATE_PAIRS)
+        .map_err(|err| gpu_error(&err))?;
+    Ok((found, [setup, t.elapsed()]))
+}
+
+/// Checks that the GPU broadphase's pairs hold every pair of the CPU's (both sorted; the GPU's
+/// padded boxes may add pairs: docs/design/gpu-broadphase.md) and says so in one report line;
+/// a CPU pair the GPU missed is [`CliError::Disagreement`] naming it.
+fn check_broadphase(
+    cpu: &[[u32; 2]],
+    gpu: &[[u32; 2]],
+    [setup, time]: [Duration; 2],
+    cpu_time: Duration,
+) -> Result<String, CliError> {
+    let mut rest = gpu.iter().peekable();
+    for pair in cpu {
+        while rest.next_if(|found| *found < pair).is_some() {}
+        if rest.next_if(|found| *found == pair).is_none() {
+            return Err(CliError::Disagreement {
+                backend: "gpu broadphase".into(),
+                disagreement: format!("the CPU's candidate pair {pair:?} is missing from the GPU's list"),
+            });
+        }
+    }
+    Ok(format!(
+        "broadphase: gpu {} (setup {}, not in the time), CPU reference {}: all {} CPU pairs found, \
+         {} more within the GPU's box padding",
+        ms(time),
+        ms(setup),
+        ms(cpu_time),
+        cpu.len(),
+        gpu.len() - cpu.len()
+    ))
 }
 
 /// Report lines: candidate pairs, touching pairs and contact points.
