@@ -9,9 +9,9 @@ mod support;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use glam::{DVec3, Mat3, Quat, Vec3};
+use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::gpu::scene_centre;
-use hullsat::broadphase::{Aabb, GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
+use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::internals::GpuBvhBody;
 use hullsat::narrowphase::gpu::Clipping;
@@ -37,30 +37,23 @@ fn broadphase_or_skip(shapes: &[Shape]) -> Option<GpuBroadphase> {
     }
 }
 
-/// The world box as the GPU bounds it (docs/design/gpu-broadphase.md): the CPU's, except a
-/// hull's, which is its local box (at the identity) rotated, up to √3 times larger.
-fn gpu_style_box(shape: &Shape, pose: &Pose) -> Aabb {
-    if !matches!(shape, Shape::Hull(_)) {
-        return world_aabb(shape, pose);
-    }
-    let local = world_aabb(shape, &Pose::IDENTITY);
-    let (c, h) = ((local.min + local.max) * 0.5, (local.max - local.min) * 0.5);
-    let centre = pose.translation + pose.rotation.mul_vec3(c).as_dvec3();
-    let half = (Mat3::from_quat(pose.rotation).abs() * h).as_dvec3();
-    Aabb::enclosing(centre - half, centre + half)
-}
-
 /// The documented padding of body `i`'s box (docs/design/gpu-broadphase.md): relative to its
-/// coordinates about the scene centre, its extent, and its world coordinates.
+/// coordinates about the scene centre, its extent, a hull's reach (its largest vertex distance
+/// from its own origin: the rotation's rounding scales with it), and its world coordinates.
 fn padding(shapes: &[Shape], body: &Body, centre: DVec3) -> f32 {
-    let b = gpu_style_box(&shapes[body.shape as usize], &body.pose);
+    let shape = &shapes[body.shape as usize];
+    let b = world_aabb(shape, &body.pose);
     let relative = (b.min.as_dvec3() - centre)
         .abs()
         .max((b.max.as_dvec3() - centre).abs())
         .max_element() as f32;
     let extent = (b.max - b.min).max_element();
+    let reach = match shape {
+        Shape::Hull(hull) => hull.vertices().iter().map(|v| v.length()).fold(0.0, f32::max),
+        _ => 0.0,
+    };
     let world = b.min.abs().max(b.max.abs()).max_element();
-    3e-5 * (relative + 2.0 * extent) + 1e-6 * world
+    3e-5 * (relative + 2.0 * extent + reach) + 1e-6 * world
 }
 
 /// Checks `gpu` against the CPU's pairs by the contract; returns (CPU pairs, extra GPU pairs).
@@ -94,7 +87,7 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
                 };
                 let normal = plane.pose.transform_vector(h.normal).as_dvec3();
                 let offset = f64::from(h.offset) + normal.dot(plane.pose.translation);
-                let x = gpu_style_box(&shapes[body.shape as usize], &body.pose);
+                let x = world_aabb(&shapes[body.shape as usize], &body.pose);
                 let (c, e) = ((x.min + x.max).as_dvec3() * 0.5, (x.max - x.min).as_dvec3() * 0.5);
                 let lowest = normal.dot(c) - normal.abs().dot(e);
                 let world = x.min.abs().max(x.max.abs()).max_element() as f64
@@ -108,7 +101,7 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
                 );
             }
             _ => {
-                let (x, y) = (gpu_style_box(sa, &ba.pose), gpu_style_box(sb, &bb.pose));
+                let (x, y) = (world_aabb(sa, &ba.pose), world_aabb(sb, &bb.pose));
                 let gap = (x.min - y.max).max(y.min - x.max).max_element();
                 assert!(
                     gap <= margin * 1.000_01 + pad,

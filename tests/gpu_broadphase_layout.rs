@@ -42,7 +42,11 @@ fn broadphase_structs_and_constants_match_the_rust_ones() {
                 centre,
                 radius,
                 half,
-                unbounded
+                unbounded,
+                first_vertex,
+                vertex_count,
+                reach,
+                _pad
             }),
         ),
         (

@@ -159,7 +159,11 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 centre,
                 radius,
                 half,
-                unbounded
+                unbounded,
+                first_vertex,
+                vertex_count,
+                reach,
+                _pad
             }),
         ),
         (

@@ -35,6 +35,10 @@ struct GpuBvhShape {
     radius: f32,
     half: vec3<f32>,
     unbounded: u32,
+    first_vertex: u32,
+    vertex_count: u32,
+    reach: f32,
+    _pad: u32,
 }
 
 // Must match crate::bvh::gpu::GpuBvhBody (the narrowphase's GpuBody layout).

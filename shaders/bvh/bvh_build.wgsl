@@ -3,8 +3,9 @@
 // checked by tests/raycast_layout.rs). The output is crate::bvh::BvhNode, traversed
 // unchanged by raycast.wgsl. One entry point per step, one dispatch each (the sort and the inner
 // levels: one per step, their numbers in `params` at a dynamic offset):
-// 1. `boxes`: each body's box in the BVH frame (world minus the origin), grown to contain the
-//    exact (f64) box; half-spaces get a huge box. Bounds of the bounded box centres, by atomic
+// 1. `boxes`: each body's box in the BVH frame (world minus the origin): a boxed hull's over its
+//    rotated vertices, another shape's its local box rotated; grown to contain the CPU's box
+//    (world_aabb, f64 translation); half-spaces get a huge box. Bounds of the bounded box centres, by atomic
 //    max on order-preserving u32 encodings (deterministic).
 // 2. `codes`: each body's 30-bit Morton code in those bounds (half-spaces: past every code),
 //    paired with its index; the pairs beyond the body count sort last.
@@ -30,12 +31,17 @@ const UNBOUNDED_EXTENT: f32 = 1e18;
 const UNBOUNDED_CODE: u32 = 0xffffffffu;
 
 // Must match crate::bvh::gpu::GpuBvhShape (shape frame).
-// Half-spaces: `centre` holds the local normal, `radius` the offset.
+// Half-spaces: `centre` holds the local normal, `radius` the offset. Boxed hulls:
+// `vertex_count` > 0 vertices from `first_vertex` in `vertices`, `reach` their largest |v|.
 struct GpuBvhShape {
     centre: vec3<f32>,
     radius: f32,
     half: vec3<f32>,
     unbounded: u32,
+    first_vertex: u32,
+    vertex_count: u32,
+    reach: f32,
+    _pad: u32,
 }
 
 // Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo).
@@ -80,6 +86,8 @@ struct GpuBvhParams {
 @group(0) @binding(5) var<storage, read_write> nodes: array<BvhNode>;
 @group(0) @binding(6) var<storage, read_write> body_list: array<u32>;
 @group(0) @binding(7) var<uniform> params: GpuBvhParams;
+// Boxed hulls' vertices, shape frame (xyz; w unused), ranges in GpuBvhShape.
+@group(0) @binding(8) var<storage, read> vertices: array<vec4<f32>>;
 
 // The invocation's index in a 2-D grid of workgroups (x first).
 fn linear_id(id: vec3<u32>, groups: vec3<u32>) -> u32 {
@@ -117,23 +125,48 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     // Translation in the BVH frame: the hi parts' difference first (exact when close).
     let offset = (body.translation_hi - params.origin_hi) + (body.translation_lo - params.origin_lo);
     let q = body.rotation;
-    // Rotated local box: centre R c, half |R| h (|R| element-wise), plus the radius.
-    let centre = offset + quat_rotate(q, shape.centre);
-    let half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x
-        + abs(quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0))) * shape.half.y
-        + abs(quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0))) * shape.half.z + vec3<f32>(shape.radius);
-    let lo = centre - half;
-    let hi = centre + half;
-    // The CPU's padding (bvh.rs step 1) plus the f32 error of rotating the local centre and of
-    // the split translations (2^-48 of each, see split_translation).
+    var lo: vec3<f32>;
+    var hi: vec3<f32>;
+    // Scale of the rotation's f32 error (length units), and a bound on |rotated coordinates|.
+    var turned: f32;
+    var rotated: f32;
+    if shape.vertex_count > 0u {
+        // Boxed hull: the extremes of its vertices rotated by glam's formula (as world_aabb),
+        // then the translation. At most MAX_BOXED_VERTICES iterations (llvmpipe's loop budget).
+        var vmin = vec3<f32>(3.0e38);
+        var vmax = vec3<f32>(-3.0e38);
+        for (var k = 0u; k < shape.vertex_count; k++) {
+            let p = quat_rotate(q, vertices[shape.first_vertex + k].xyz);
+            vmin = min(vmin, p);
+            vmax = max(vmax, p);
+        }
+        lo = offset + vmin;
+        hi = offset + vmax;
+        turned = shape.reach;
+        rotated = max(max_abs(vmin), max_abs(vmax));
+    } else {
+        // Rotated local box: centre R c, half |R| h (|R| element-wise), plus the radius.
+        let centre = offset + quat_rotate(q, shape.centre);
+        let half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x
+            + abs(quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0))) * shape.half.y
+            + abs(quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0))) * shape.half.z + vec3<f32>(shape.radius);
+        lo = centre - half;
+        hi = centre + half;
+        turned = length(shape.centre);
+        rotated = max_abs(half) + length(shape.centre);
+    }
+    // The CPU's padding (bvh.rs step 1) plus the f32 error of the rotation (this one against
+    // the CPU's: under 2^-18 of each vertex's |v|, docs/design/gpu-bvh.md; or of rotating the
+    // local centre) and of the split translations (2^-48 of each, see split_translation).
     let extent = hi - lo;
-    let scale = max(max_abs(lo), max_abs(hi)) + max(extent.x, max(extent.y, extent.z)) + length(shape.centre);
+    let scale = max(max_abs(lo), max_abs(hi)) + max(extent.x, max(extent.y, extent.z)) + turned;
     // The caller's world padding (0 for rays) scales with a bound on the world coordinates.
-    let world = max_abs(body.translation_hi) + max_abs(half) + length(shape.centre);
+    let world = max_abs(body.translation_hi) + rotated;
     let pad = BVH_PADDING * scale + SPLIT_PADDING * (max_abs(body.translation_hi) + max_abs(params.origin_hi))
         + params.world_padding * world;
     boxes[i] = BvhNode(lo - pad, i, hi + pad, 0u);
     // Centre bounds: max of ~encode gives the min, max of encode the max.
+    let centre = (lo + hi) * 0.5;
     for (var axis = 0u; axis < 3u; axis++) {
         let e = order_encode(centre[axis]);
         atomicMax(&bounds[axis], ~e);

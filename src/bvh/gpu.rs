@@ -3,11 +3,13 @@
 //! traverses it unchanged (with no unbounded list: half-spaces are in the tree). WGSL twin:
 //! `shaders/bvh/bvh_build.wgsl`, one entry point per step:
 //!
-//! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units): its shape's
-//!    local box ([`GpuBvhShape`], from [`world_aabb`] at the identity, once per shape) rotated
-//!    (centre R·c, half |R|·h, plus a sphere's or capsule's radius) and translated, grown by
-//!    [`BVH_PADDING`](super::BVH_PADDING) as the CPU grows its boxes plus the f32 error of the split translations,
-//!    so it contains the exact (f64) box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
+//! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units). A hull of at
+//!    most [`MAX_BOXED_VERTICES`] vertices: the extremes of its vertices rotated as the CPU's
+//!    [`world_aabb`] rotates them, translated. Other shapes: their local box ([`GpuBvhShape`],
+//!    from [`world_aabb`] at the identity, once per shape) rotated (centre R·c, half |R|·h, plus
+//!    a sphere's or capsule's radius) and translated. Grown by [`BVH_PADDING`](super::BVH_PADDING)
+//!    as the CPU grows its boxes plus the f32 error of the rotation and of the split
+//!    translations, so it contains the CPU's box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
 //!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings.
 //! 2. Each body's 30-bit Morton code in those bounds ([`UNBOUNDED_CODE`] for half-spaces).
 //! 3. A bitonic sort of the (code, body index) pairs over the body count padded to a power of
@@ -32,6 +34,7 @@ use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
+use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
 use crate::scene::Body;
 use crate::shape::Shape;
@@ -53,6 +56,18 @@ pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
 /// Must match `SPLIT_PADDING` in bvh_build.wgsl.
 pub const SPLIT_PADDING: f32 = 1.0 / (1u64 << 44) as f32;
 
+/// Most vertices of a hull whose box step 1 takes over its rotated vertices (one loop iteration
+/// each, in one invocation); a larger hull keeps its rotated local box. llvmpipe silently stops
+/// an invocation group's loops after ~65,535 iterations (see [`crate::gpu`]) and the build has
+/// no flag to report it, so the loop stays far below: every hull today ([`MAX_HULL_VERTICES`]).
+pub const MAX_BOXED_VERTICES: u32 = 4096;
+
+const _: () = assert!(MAX_HULL_VERTICES <= MAX_BOXED_VERTICES as usize);
+
+// Step 1 covers the GPU's rotation against the CPU's, under 2^-18 of each vertex's |v|
+// (docs/design/gpu-bvh.md), with BVH_PADDING × the hull's reach: keep 2x room.
+const _: () = assert!(super::BVH_PADDING >= 2.0 / (1u32 << 18) as f32);
+
 /// Half side of a half-space's box about the BVH origin, length units. Large enough that a ray
 /// misses it only where its hit on the half-space lies beyond 1e18 (the CPU's unbounded list
 /// would find that hit; no scene of coordinates up to `MAX_POSITION` = 1e12 meets one but at a
@@ -70,8 +85,9 @@ pub const UNBOUNDED_CODE: u32 = u32::MAX;
 const PARAMS_STRIDE: u64 = 256;
 
 /// A shape's local box, shape frame, length units: the box `centre ± half` grown by `radius`
-/// on every side (a sphere or capsule keeps its radius apart so its rotated box stays tight);
-/// must match `GpuBvhShape` in bvh_build.wgsl.
+/// on every side (a sphere or capsule keeps its radius apart so its rotated box stays tight),
+/// and a hull's vertex range, boxed vertex by vertex instead; must match `GpuBvhShape` in
+/// bvh_build.wgsl and pairs.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuBvhShape {
@@ -84,9 +100,19 @@ pub struct GpuBvhShape {
     pub half: [f32; 3],
     /// 1 for a half-space (no box), 0 otherwise.
     pub unbounded: u32,
+    /// Hull: index of its first vertex in the builder's vertex buffer; 0 otherwise.
+    pub first_vertex: u32,
+    /// Hull of at most [`MAX_BOXED_VERTICES`] vertices: their number, its box taken over them;
+    /// 0 otherwise (the rotated local box).
+    pub vertex_count: u32,
+    /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
+    /// units; scales the padding for the rotation's f32 error); 0 otherwise.
+    pub reach: f32,
+    /// Padding.
+    pub _pad: u32,
 }
 
-const _: () = assert!(size_of::<GpuBvhShape>() == 32);
+const _: () = assert!(size_of::<GpuBvhShape>() == 48);
 
 /// A body's world pose and shape: the layout of the narrowphase's `GpuBody` and the ray
 /// caster's `GpuRayBody` (one body buffer serves every GPU feature); must match `GpuBvhBody` in
@@ -123,8 +149,9 @@ impl GpuBvhBody {
 }
 
 impl GpuBvhShape {
-    /// The local box of `shape`.
-    pub fn new(shape: &Shape) -> GpuBvhShape {
+    /// The local box of `shape`; a hull of at most [`MAX_BOXED_VERTICES`] vertices also gets
+    /// the range of its vertices, starting at `first_vertex` in the vertex buffer.
+    pub fn new(shape: &Shape, first_vertex: u32) -> GpuBvhShape {
         let (centre, half, radius, unbounded) = match shape {
             Shape::Sphere(s) => (Vec3::ZERO, Vec3::ZERO, s.radius, 0),
             Shape::Capsule(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height, 0.0), c.radius, 0),
@@ -138,12 +165,51 @@ impl GpuBvhShape {
                 (centre, half.map(f32::next_up), 0.0, 0)
             }
         };
+        let (first_vertex, vertex_count, reach) = match shape {
+            Shape::Hull(hull) if hull.vertices().len() <= MAX_BOXED_VERTICES as usize => {
+                let reach = hull
+                    .vertices()
+                    .iter()
+                    .map(|v| v.as_dvec3().length())
+                    .fold(0.0, f64::max);
+                // Rounded up: the padding must not shrink.
+                let reach32 = reach as f32;
+                let reach = if f64::from(reach32) < reach {
+                    reach32.next_up()
+                } else {
+                    reach32
+                };
+                (first_vertex, hull.vertices().len() as u32, reach)
+            }
+            _ => (0, 0, 0.0),
+        };
         GpuBvhShape {
             centre: centre.to_array(),
             radius,
             half: half.to_array(),
             unbounded,
+            first_vertex,
+            vertex_count,
+            reach,
+            _pad: 0,
         }
+    }
+
+    /// The shape table of `shapes` and the vertex buffer's contents: each boxed hull's
+    /// vertices, shape frame, `[x, y, z, 0]`, in shape order.
+    pub fn tables(shapes: &[Shape]) -> (Vec<GpuBvhShape>, Vec<[f32; 4]>) {
+        let mut vertices: Vec<[f32; 4]> = Vec::new();
+        let table = shapes
+            .iter()
+            .map(|shape| {
+                let local = GpuBvhShape::new(shape, vertices.len() as u32);
+                if let (Shape::Hull(hull), true) = (shape, local.vertex_count > 0) {
+                    vertices.extend(hull.vertices().iter().map(|v| v.extend(0.0).to_array()));
+                }
+                local
+            })
+            .collect();
+        (table, vertices)
     }
 }
 
@@ -170,7 +236,8 @@ pub struct GpuBvhParams {
     /// Inner step: inner nodes of the level.
     pub level_count: u32,
     /// Extra growth of each bounded box, relative (dimensionless) to a bound on its largest
-    /// world coordinate magnitude (|translation| + |rotated local centre| + half extent): 0 for
+    /// world coordinate magnitude (|translation| + the largest |coordinate| of the rotated
+    /// vertices of a boxed hull, else |rotated local centre| + half extent): 0 for
     /// the ray BVH; the broadphase's `WORLD_PADDING` covers the CPU's f32 world boxes.
     pub world_padding: f32,
 }
@@ -211,6 +278,7 @@ impl BvhBuildKernels {
                 storage(false),
                 storage(false),
                 uniform,
+                storage(true),
             ],
         );
         let variants = ENTRY_POINTS.map(|entry| (entry, entry, wgpu::PipelineCompilationOptions::default()));
@@ -238,6 +306,8 @@ pub(crate) struct GpuBvhBuilder {
     kernels: Arc<BvhBuildKernels>,
     /// One [`GpuBvhShape`] per shape.
     shapes: wgpu::Buffer,
+    /// The boxed hulls' vertices, shape frame, `[x, y, z, 0]` ([`GpuBvhShape::tables`]).
+    vertices: wgpu::Buffer,
     /// Step 1's body boxes ([`BvhNode`], `first` = body index).
     boxes: GrowBuffer,
     /// Step 1's encoded centre bounds (6 u32).
@@ -269,35 +339,42 @@ pub(crate) struct GpuBvh<'a> {
 
 impl GpuBvhBuilder {
     /// Compiles the kernels on `context`'s device (once per device) and uploads each shape's
-    /// local box.
+    /// local box and the boxed hulls' vertices.
     pub fn new(context: &GpuContext, shapes: &[Shape]) -> Result<Self, GpuError> {
         let kernels = context.kernels(BvhBuildKernels::compile)?;
         let device = context.device();
-        let local: Vec<GpuBvhShape> = shapes.iter().map(GpuBvhShape::new).collect();
-        let bytes: &[u8] = bytemuck::cast_slice(&local);
-        let binding_limit = "max_storage_buffer_binding_size";
-        check_limit(
-            "bvh shapes",
-            bytes.len() as u64,
-            context.limits.max_binding,
-            binding_limit,
-        )?;
+        let (local, vertices) = GpuBvhShape::tables(shapes);
+        let tables: [(&str, &[u8]); 2] = [
+            ("bvh shapes", bytemuck::cast_slice(&local)),
+            ("bvh hull vertices", bytemuck::cast_slice(&vertices)),
+        ];
+        for (what, bytes) in tables {
+            check_limit(
+                what,
+                bytes.len() as u64,
+                context.limits.max_binding,
+                "max_storage_buffer_binding_size",
+            )?;
+        }
         let scopes = ErrorScopes::push(device);
-        let mut contents = bytes.to_vec();
-        contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
-        let shapes_buffer = wgpu::util::DeviceExt::create_buffer_init(
-            device,
-            &wgpu::util::BufferInitDescriptor {
-                label: Some("bvh shapes"),
-                contents: &contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            },
-        );
+        let [shapes_buffer, vertices_buffer] = tables.map(|(label, bytes)| {
+            let mut contents = bytes.to_vec();
+            contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
+            wgpu::util::DeviceExt::create_buffer_init(
+                device,
+                &wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: &contents,
+                    usage: wgpu::BufferUsages::STORAGE,
+                },
+            )
+        });
         let work = wgpu::BufferUsages::STORAGE;
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
         let builder = GpuBvhBuilder {
             kernels,
             shapes: shapes_buffer,
+            vertices: vertices_buffer,
             boxes: GrowBuffer::new(device, "bvh body boxes", work),
             bounds: crate::gpu::buffers::create_buffer(
                 device,
@@ -423,6 +500,7 @@ impl GpuBvhBuilder {
                 binding(5, &self.nodes.buffer, 0, self.nodes.buffer.size()),
                 binding(6, &self.body_list.buffer, 0, self.body_list.buffer.size()),
                 binding(7, &self.params.buffer, 0, GpuBvhParams::min_size().get()),
+                binding(8, &self.vertices, 0, self.vertices.size()),
             ],
         });
         // Step 1's atomics start from 0 (no centre seen).
@@ -649,10 +727,20 @@ mod tests {
     #[test]
     fn local_boxes_cover_the_shapes() {
         let hull = crate::hull::ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
-        let local = GpuBvhShape::new(&Shape::Hull(hull.clone()));
-        for &v in hull.vertices() {
+        let (table, vertices) = GpuBvhShape::tables(&[
+            Shape::Sphere(crate::shape::Sphere::new(1.0).unwrap()),
+            Shape::Hull(hull.clone()),
+        ]);
+        let local = table[1];
+        assert_eq!(
+            (local.first_vertex, local.vertex_count),
+            (0, hull.vertices().len() as u32)
+        );
+        for (&v, w) in hull.vertices().iter().zip(&vertices) {
             let d = (v - Vec3::from(local.centre)).abs();
             assert!(d.cmple(local.half.into()).all());
+            assert_eq!(v.extend(0.0).to_array(), *w);
+            assert!(v.length() <= local.reach);
         }
     }
 }
