@@ -2,12 +2,14 @@
 //! the same layout and value on both sides. No device needed.
 
 use hullsat::FeatureId;
+use hullsat::broadphase::gpu::BROADPHASE_WGSL;
 use hullsat::constants::{
     AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, CAPSULE_PARALLEL_SINE, CLOSEST_FEATURE_COSINE,
     CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE,
     GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::gpu::QUAT_WGSL;
+use hullsat::internals::BVH_BUILD_WGSL;
 use hullsat::internals::{
     COOP_EDGE_PAIRS, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE, SAT_BOUND_SLACK,
     SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
@@ -49,12 +51,14 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 5] = [
+const SOURCES: [(&str, &str); 7] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
+    ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
+    ("BROADPHASE_WGSL", BROADPHASE_WGSL),
 ];
 
 /// The SAT kernel exactly as the host compiles it.
