@@ -1,27 +1,24 @@
 //! `shaders/broadphase/pairs.wgsl` parses and validates, and every struct and constant it shares
-//! with Rust (`hullsat::broadphase::gpu`, `hullsat::internals`) has the same layout and value on
-//! both sides. No device needed.
+//! with `hullsat::broadphase::gpu` has the same layout and value on both sides (the BVH's
+//! structs, `shaders/bvh/layout.wgsl`, are checked by tests/raycast_layout.rs). No device needed.
 
 use hullsat::broadphase::gpu::{
     BROADPHASE_WGSL, BROADPHASE_WORKGROUP_SIZE, COUNT_SATURATED, GpuBroadphaseParams, GpuPairCount,
     HALF_SPACE_SLACK, INCOMPLETE_BIT, SATURATED_BIT, STACK_OVERFLOW_BIT,
 };
-use hullsat::internals::{GpuBvhBody, GpuBvhShape};
-use hullsat::raycast::{BVH_STACK_SIZE, BvhNode};
 
 mod support;
 use support::wgsl::{assert_consts, assert_same_layout, parse, validate};
 
 fn module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/shaders/broadphase/pairs.wgsl"
-    ))
-    .expect("pairs.wgsl is readable");
+    let read = |path: &str| {
+        std::fs::read_to_string(format!("{}/shaders/{path}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
     assert_eq!(
         BROADPHASE_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &source,
-        "the embedded shader is the file"
+        hullsat::gpu::QUAT_WGSL.to_string() + &read("bvh/layout.wgsl") + &read("broadphase/pairs.wgsl"),
+        "the embedded shader is the files"
     );
     parse("pairs.wgsl", BROADPHASE_WGSL)
 }
@@ -36,38 +33,6 @@ fn broadphase_structs_and_constants_match_the_rust_ones() {
     use naga::Literal::{F32, U32};
     let module = module();
     let cases = [
-        (
-            "GpuBvhShape",
-            rust_layout!(GpuBvhShape {
-                centre,
-                radius,
-                half,
-                unbounded,
-                first_vertex,
-                vertex_count,
-                reach,
-                _pad
-            }),
-        ),
-        (
-            "GpuBvhBody",
-            rust_layout!(GpuBvhBody {
-                rotation,
-                translation_hi,
-                shape,
-                translation_lo,
-                _pad
-            }),
-        ),
-        (
-            "BvhNode",
-            rust_layout!(BvhNode {
-                min,
-                first,
-                max,
-                count
-            }),
-        ),
         (
             "GpuPairCount",
             rust_layout!(GpuPairCount {
@@ -98,7 +63,6 @@ fn broadphase_structs_and_constants_match_the_rust_ones() {
     }
     let expected = [
         ("WORKGROUP_SIZE", U32(BROADPHASE_WORKGROUP_SIZE)),
-        ("BVH_STACK_SIZE", U32(BVH_STACK_SIZE as u32)),
         ("HALF_SPACE_SLACK", F32(HALF_SPACE_SLACK)),
         ("COUNT_SATURATED", U32(COUNT_SATURATED)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),

@@ -16,17 +16,18 @@ use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_
 mod support;
 use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
 
+/// The text of `shaders/{path}`.
+fn shader(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/shaders/{path}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 fn module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/shaders/raycast/raycast.wgsl"
-    ))
-    .expect("raycast.wgsl is readable");
-    // The kernel is compiled after the shared quaternion helpers.
+    // The kernel is compiled after the shared quaternion helpers and the BVH's structs.
     assert_eq!(
         RAYCAST_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &source,
-        "the embedded shader is the file"
+        hullsat::gpu::QUAT_WGSL.to_string() + &shader("bvh/layout.wgsl") + &shader("raycast/raycast.wgsl"),
+        "the embedded shader is the files"
     );
     parse("raycast.wgsl", RAYCAST_WGSL)
 }
@@ -131,14 +132,13 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
-/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, then the file.
+/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, the BVH's structs, then
+/// the file.
 fn bvh_build_module() -> naga::Module {
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/bvh/bvh_build.wgsl"))
-        .expect("bvh_build.wgsl is readable");
     assert_eq!(
         BVH_BUILD_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &source,
-        "the embedded shader is the file"
+        hullsat::gpu::QUAT_WGSL.to_string() + &shader("bvh/layout.wgsl") + &shader("bvh/bvh_build.wgsl"),
+        "the embedded shader is the files"
     );
     parse("bvh_build.wgsl", BVH_BUILD_WGSL)
 }

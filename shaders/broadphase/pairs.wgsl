@@ -11,12 +11,11 @@
 //    the pairs actually written (steps of larger blocks dispatch nothing).
 // 4. `sort_step`: one compare-exchange step of a bitonic sort of the pairs (a, then b).
 //
-// Compiled after shaders/common/quat.wgsl (quat_rotate; see BROADPHASE_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
+// BVH's structs; see BROADPHASE_WGSL).
 
 // Must match crate::broadphase::gpu::BROADPHASE_WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Must match crate::bvh::BVH_STACK_SIZE.
-const BVH_STACK_SIZE: u32 = 64u;
 // Must match crate::broadphase::gpu::HALF_SPACE_SLACK.
 const HALF_SPACE_SLACK: f32 = 0x1p-16f;
 // Must match crate::broadphase::gpu::COUNT_SATURATED.
@@ -27,36 +26,6 @@ const INCOMPLETE_BIT: u32 = 1u;
 const STACK_OVERFLOW_BIT: u32 = 2u;
 // Must match crate::broadphase::gpu::SATURATED_BIT.
 const SATURATED_BIT: u32 = 4u;
-
-// Must match crate::bvh::gpu::GpuBvhShape (half-spaces: local normal in `centre`, offset in
-// `radius`).
-struct GpuBvhShape {
-    centre: vec3<f32>,
-    radius: f32,
-    half: vec3<f32>,
-    unbounded: u32,
-    first_vertex: u32,
-    vertex_count: u32,
-    reach: f32,
-    _pad: u32,
-}
-
-// Must match crate::bvh::gpu::GpuBvhBody (the narrowphase's GpuBody layout).
-struct GpuBvhBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
-// Must match crate::bvh::BvhNode (BVH frame).
-struct BvhNode {
-    min: vec3<f32>,
-    first: u32,
-    max: vec3<f32>,
-    count: u32,
-}
 
 // Must match crate::broadphase::gpu::GpuPairCount.
 struct GpuPairCount {

@@ -15,7 +15,8 @@
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
 //
-// Compiled after shaders/common/quat.wgsl (quat_rotate; see BVH_BUILD_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
+// shared structs; see BVH_BUILD_WGSL).
 
 // Must match crate::bvh::gpu::BVH_BUILD_WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -29,37 +30,6 @@ const SPLIT_PADDING: f32 = 0x1p-44f;
 const UNBOUNDED_EXTENT: f32 = 1e18;
 // Must match crate::bvh::gpu::UNBOUNDED_CODE: after every 30-bit Morton code.
 const UNBOUNDED_CODE: u32 = 0xffffffffu;
-
-// Must match crate::bvh::gpu::GpuBvhShape (shape frame).
-// Half-spaces: `centre` holds the local normal, `radius` the offset. Boxed hulls:
-// `vertex_count` > 0 vertices from `first_vertex` in `vertices`, `reach` their largest |v|.
-struct GpuBvhShape {
-    centre: vec3<f32>,
-    radius: f32,
-    half: vec3<f32>,
-    unbounded: u32,
-    first_vertex: u32,
-    vertex_count: u32,
-    reach: f32,
-    _pad: u32,
-}
-
-// Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo).
-struct GpuBvhBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
-// Must match crate::bvh::BvhNode (BVH frame).
-struct BvhNode {
-    min: vec3<f32>,
-    first: u32,
-    max: vec3<f32>,
-    count: u32,
-}
 
 // Must match crate::bvh::gpu::GpuBvhParams (one per dispatch, at a dynamic offset).
 struct GpuBvhParams {

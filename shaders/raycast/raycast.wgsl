@@ -1,5 +1,5 @@
 // Ray casts against posed bodies through a BVH, one ray per invocation. Host: src/raycast/gpu.rs.
-// Every struct and constant mirrors src/raycast/layout.rs or src/raycast/bvh.rs ("must match";
+// Every struct and constant mirrors src/raycast/layout.rs or src/bvh/cpu.rs ("must match";
 // checked by tests/raycast_layout.rs). The steps are the CPU's (src/raycast/cpu.rs, bvh.rs,
 // clip.rs, cast_*.rs), same numbers and names:
 // 1. Bounds guard.
@@ -9,12 +9,11 @@
 // 4. Cast the ray at every unbounded body (half-spaces).
 // 5. Flag a ray whose loops the driver may have cut short, write the hit count.
 //
-// Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate; see RAYCAST_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate) and
+// shaders/bvh/layout.wgsl (BvhNode, BVH_STACK_SIZE; see RAYCAST_WGSL).
 
 // Must match crate::raycast::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Must match crate::raycast::BVH_STACK_SIZE.
-const BVH_STACK_SIZE: u32 = 64u;
 // Must match crate::raycast::MIN_DIRECTION_COMPONENT.
 const MIN_DIRECTION_COMPONENT: f32 = 1e-20;
 // Must match crate::raycast::layout::SHAPE_*.
@@ -55,14 +54,6 @@ struct GpuRayShape {
     first_plane: u32,
     plane_count: u32,
     _pad: u32,
-}
-
-// Must match crate::raycast::BvhNode (BVH frame).
-struct BvhNode {
-    min: vec3<f32>,
-    first: u32,
-    max: vec3<f32>,
-    count: u32,
 }
 
 // Must match crate::raycast::layout::GpuRayHit (normal in world space).

@@ -35,9 +35,10 @@ use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
 /// The WGSL source of the broadphase kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
-/// then `shaders/broadphase/pairs.wgsl`.
+/// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/broadphase/pairs.wgsl`.
 pub const BROADPHASE_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/broadphase/pairs.wgsl")
 );
 

@@ -40,9 +40,10 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 /// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
-/// then `shaders/bvh/bvh_build.wgsl`.
+/// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/bvh/bvh_build.wgsl`.
 pub const BVH_BUILD_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/bvh/bvh_build.wgsl")
 );
 

@@ -45,9 +45,11 @@ use crate::scene::{Body, validate_batch};
 use crate::shape::Shape;
 
 /// The WGSL source of the ray kernel: the narrowphase kernels' quaternion helpers
-/// ([`crate::gpu::QUAT_WGSL`]), then the kernel.
+/// ([`crate::gpu::QUAT_WGSL`]), the BVH's shared structs (`shaders/bvh/layout.wgsl`), then the
+/// kernel.
 pub const RAYCAST_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/raycast/raycast.wgsl")
 );
 

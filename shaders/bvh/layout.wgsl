@@ -1,0 +1,41 @@
+// The BVH's shared layouts: the structs and constants of crate::bvh that the BVH build
+// (bvh_build.wgsl), the ray traversal (raycast/raycast.wgsl) and the broadphase
+// (broadphase/pairs.wgsl) read. Rust twins: src/bvh/cpu.rs (BvhNode, BVH_STACK_SIZE) and
+// src/bvh/gpu.rs (GpuBvhShape, GpuBvhBody); checked by tests/raycast_layout.rs and
+// tests/gpu_broadphase_layout.rs.
+
+// Must match crate::bvh::BVH_STACK_SIZE.
+const BVH_STACK_SIZE: u32 = 64u;
+
+// Must match crate::bvh::gpu::GpuBvhShape (shape frame).
+// Half-spaces: `centre` holds the local normal, `radius` the offset. Boxed hulls:
+// `vertex_count` > 0 vertices from `first_vertex` in `vertices`, `reach` their largest |v|.
+struct GpuBvhShape {
+    centre: vec3<f32>,
+    radius: f32,
+    half: vec3<f32>,
+    unbounded: u32,
+    first_vertex: u32,
+    vertex_count: u32,
+    reach: f32,
+    _pad: u32,
+}
+
+// Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo; the
+// narrowphase's GpuBody layout).
+struct GpuBvhBody {
+    rotation: vec4<f32>,
+    translation_hi: vec3<f32>,
+    shape: u32,
+    translation_lo: vec3<f32>,
+    _pad: u32,
+}
+
+// Must match crate::bvh::BvhNode (BVH frame): an inner node's children at `first` and
+// `first + 1`; a leaf's `count` > 0 bodies from `first` in the body list.
+struct BvhNode {
+    min: vec3<f32>,
+    first: u32,
+    max: vec3<f32>,
+    count: u32,
+}
