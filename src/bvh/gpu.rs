@@ -4,7 +4,7 @@
 //! `shaders/bvh/bvh_build.wgsl`, one entry point per step:
 //!
 //! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units). A hull of at
-//!    most [`MAX_BOXED_VERTICES`] vertices: the extremes of its vertices rotated as the CPU's
+//!    most `MAX_BOXED_VERTICES` (4,096) vertices: the extremes of its vertices rotated as the CPU's
 //!    [`world_aabb`] rotates them, translated. Other shapes: their local box ([`GpuBvhShape`],
 //!    from [`world_aabb`] at the identity, once per shape) rotated (centre R·c, half |R|·h, plus
 //!    a sphere's or capsule's radius) and translated. Grown by [`BVH_PADDING`](super::BVH_PADDING)
@@ -103,7 +103,7 @@ pub struct GpuBvhShape {
     pub unbounded: u32,
     /// Hull: index of its first vertex in the builder's vertex buffer; 0 otherwise.
     pub first_vertex: u32,
-    /// Hull of at most [`MAX_BOXED_VERTICES`] vertices: their number, its box taken over them;
+    /// Hull of at most `MAX_BOXED_VERTICES` (4,096) vertices: their number, its box taken over them;
     /// 0 otherwise (the rotated local box).
     pub vertex_count: u32,
     /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
@@ -150,7 +150,7 @@ impl GpuBvhBody {
 }
 
 impl GpuBvhShape {
-    /// The local box of `shape`; a hull of at most [`MAX_BOXED_VERTICES`] vertices also gets
+    /// The local box of `shape`; a hull of at most `MAX_BOXED_VERTICES` (4,096) vertices also gets
     /// the range of its vertices, starting at `first_vertex` in the vertex buffer.
     pub fn new(shape: &Shape, first_vertex: u32) -> GpuBvhShape {
         let (centre, half, radius, unbounded) = match shape {
