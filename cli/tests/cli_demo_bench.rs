@@ -236,6 +236,43 @@ fn bench_json_has_one_entry_per_backend() {
     }
 }
 
+/// gpu-frame: the GPU broadphase's pairs hold the CPU's, and its narrowphase finds the manifolds
+/// gpu-resident finds on the CPU's pairs, up to gpu-resident's verdict ties.
+#[test]
+fn bench_gpu_frame_runs_the_broadphase_and_narrowphase_on_the_gpu() {
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "400",
+        "--repeat",
+        "1",
+        "--json",
+        "--backend",
+        "gpu-resident,gpu-frame",
+    ]);
+    if !output.status.success() {
+        assert!(stderr(&output).contains("no adapter") || stderr(&output).contains("no backend could run"));
+        no_gpu(&stderr(&output));
+        return;
+    }
+    let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    let pairs = entries[0]["pairs"].as_u64().unwrap();
+    let (resident, frame) = (&entries[0], &entries[1]);
+    assert_eq!(resident["backend"], "gpu-resident", "{resident}");
+    assert_eq!(frame["backend"], "gpu-frame", "{frame}");
+    assert!(frame["timing"].is_string(), "{frame}");
+    assert!(frame["gpu_pairs"].as_u64().unwrap() >= pairs, "{frame}");
+    let ties = resident["contract"]["verdict_ties"].as_u64().unwrap();
+    let (frame_manifolds, resident_manifolds) = (
+        frame["manifolds"].as_u64().unwrap(),
+        resident["manifolds"].as_u64().unwrap(),
+    );
+    assert!(
+        frame_manifolds.abs_diff(resident_manifolds) <= ties,
+        "{frame}, {resident}"
+    );
+}
+
 #[test]
 fn collide_clips_on_the_gpu_or_the_cpu_with_the_same_results_as_the_cpu() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/box_stack.json");

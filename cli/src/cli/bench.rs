@@ -31,6 +31,7 @@ use super::{
 };
 
 mod frames;
+mod gpu_frame;
 mod resident;
 mod resident_rays;
 
@@ -59,6 +60,11 @@ BACKENDS:
          \"gpu-timestamps\"), else from submission to completion (\"submit-and-wait\"). The
          list is read once after timing: its clipped entries are the manifolds, host_pairs the
          pairs the GPU did not finish (see MANIFOLD_HOST; lavapipe's loop cap)
+  gpu-frame
+         a whole frame on the GPU: the bodies uploaded once, then per run the GPU broadphase
+         (GpuBroadphase::encode_resident, pairs sorted) and the resident narrowphase on its
+         pairs in one encoder, timed as gpu-resident; the pair count and the list are read
+         once after timing (generated scenes only: it finds its own pairs)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
   backends are asked for).
 
@@ -89,8 +95,9 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   the GPU left to the host) as medians, where the device has timestamps gpu_s (GPU time of the
   staged copies and kernels) and gpu_copy_back_s (of the copy back), both part of
   dispatch_readback_s, host_pairs (of the warm-up run) and readback_bytes
-  (bytes copied back from the device in the last timed run; 0 for gpu-resident, which adds
-  \"timing\"), and \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
+  (bytes copied back from the device in the last timed run; 0 for gpu-resident and gpu-frame,
+  which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found), and
+  \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
   conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
   the GPU, verdicts only: \"same\" counts pairs both find touching).
 
@@ -111,6 +118,9 @@ enum BenchBackend {
     GpuCpuclip,
     /// The resident API: data on the GPU, manifolds left there.
     GpuResident,
+    /// A whole frame on the GPU: bodies there, the GPU broadphase and the resident narrowphase
+    /// in one encoder.
+    GpuFrame,
 }
 
 impl BenchBackend {
@@ -121,6 +131,7 @@ impl BenchBackend {
             BenchBackend::Gpu => "gpu",
             BenchBackend::GpuCpuclip => "gpu-cpuclip",
             BenchBackend::GpuResident => "gpu-resident",
+            BenchBackend::GpuFrame => "gpu-frame",
         }
     }
 
@@ -129,14 +140,19 @@ impl BenchBackend {
         match self {
             BenchBackend::Cpu1 => Some(1),
             BenchBackend::Cpu => Some(rayon::current_num_threads()),
-            BenchBackend::Gpu | BenchBackend::GpuCpuclip | BenchBackend::GpuResident => None,
+            BenchBackend::Gpu
+            | BenchBackend::GpuCpuclip
+            | BenchBackend::GpuResident
+            | BenchBackend::GpuFrame => None,
         }
     }
 
     /// Where a GPU backend clips.
     fn clipping(self) -> Option<Clipping> {
         match self {
-            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuResident => None,
+            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuResident | BenchBackend::GpuFrame => {
+                None
+            }
             BenchBackend::Gpu => Some(Clipping::Gpu),
             BenchBackend::GpuCpuclip => Some(Clipping::Cpu),
         }
@@ -214,8 +230,10 @@ struct Measurement {
     gpu_device_split: Option<[Duration; 2]>,
     /// Pairs a GPU backend left to the host (warm-up run; gpu-resident: its list after timing).
     host_pairs: Option<usize>,
-    /// How gpu-resident was timed.
+    /// How gpu-resident or gpu-frame was timed.
     timing: Option<resident::ResidentTiming>,
+    /// gpu-frame: the pairs the GPU broadphase found.
+    frame_pairs: Option<u32>,
     /// Bytes a GPU backend copied back from the device in its last timed run.
     readback_bytes: Option<u64>,
     /// The warm-up run's results (CPU and GPU whole-call backends), for the contract check;
@@ -334,8 +352,37 @@ fn measure_backend(
                 gpu_device_split: None,
                 host_pairs: None,
                 timing: None,
+                frame_pairs: None,
                 readback_bytes: None,
                 results: Some(runs.results),
+                resident_lists: None,
+                contract: None,
+            }
+        }
+        BenchBackend::GpuFrame => {
+            if scene.pairs.is_some() {
+                output::note(
+                    "note: skipping backend gpu-frame: it times the broadphase too, and the scene lists its pairs",
+                );
+                return Ok(None);
+            }
+            let Some(runs) = gpu_frame::measure(scene, pairs.len(), repeat)? else {
+                return Ok(None);
+            };
+            Measurement {
+                backend,
+                manifolds: runs.manifolds,
+                median: runs.median,
+                p95: runs.p95,
+                device: runs.device,
+                threads: None,
+                gpu_split: None,
+                gpu_device_split: None,
+                host_pairs: Some(runs.host_pairs),
+                timing: Some(runs.timing),
+                frame_pairs: Some(runs.gpu_pairs),
+                readback_bytes: Some(0),
+                results: None,
                 resident_lists: None,
                 contract: None,
             }
@@ -355,6 +402,7 @@ fn measure_backend(
                 gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
                 timing: Some(runs.timing),
+                frame_pairs: None,
                 readback_bytes: Some(0),
                 results: None,
                 resident_lists: Some((runs.listed, runs.left_to_host)),
@@ -408,6 +456,7 @@ fn measure_backend(
                     }),
                 host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
                 timing: None,
+                frame_pairs: None,
                 readback_bytes: runs.gpu.last().map(|t| t.readback_bytes),
                 results: Some(runs.results),
                 resident_lists: None,
@@ -447,7 +496,7 @@ fn check_contract_of_gpu_backends(
                 let (listed, left) = m.resident_lists.take().expect("gpu-resident lists its pairs");
                 m.contract = Some(check_resident_list(scene, pairs, &listed, &left, &reference)?);
             }
-            BenchBackend::Cpu1 | BenchBackend::Cpu => {}
+            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuFrame => {}
         }
     }
     Ok(())
@@ -614,6 +663,9 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
+    if let Some(gpu_pairs) = m.frame_pairs {
+        object["gpu_pairs"] = json!(gpu_pairs);
+    }
     if let Some(timing) = m.timing {
         object["timing"] = json!(timing.name());
     }
@@ -684,13 +736,22 @@ fn table(
                 copy_back.as_secs_f64() * 1e3
             ));
         }
-        if let Some(timing) = m.timing {
-            lines.push(format!(
+        match (m.timing, m.frame_pairs) {
+            (Some(timing), Some(gpu_pairs)) => lines.push(format!(
+                "{} ({}): bodies on the GPU, broadphase and narrowphase in one submission: {gpu_pairs} \
+                 GPU pairs (the CPU broadphase's {pairs}), {} manifolds, {} pairs left to the host",
+                m.backend.name(),
+                timing.name(),
+                m.manifolds,
+                m.host_pairs.unwrap_or(0)
+            )),
+            (Some(timing), None) => lines.push(format!(
                 "{} ({}): data and manifolds stay on the GPU, {} pairs left to the host",
                 m.backend.name(),
                 timing.name(),
                 m.host_pairs.unwrap_or(0)
-            ));
+            )),
+            (None, _) => {}
         }
     }
     for m in measurements {
@@ -882,6 +943,10 @@ fn measure_rays(
         }
         BenchBackend::GpuCpuclip => {
             output::note("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
+            return Ok(None);
+        }
+        BenchBackend::GpuFrame => {
+            output::note("note: skipping backend gpu-frame for rays: it times the narrowphase frame");
             return Ok(None);
         }
         BenchBackend::GpuResident => {

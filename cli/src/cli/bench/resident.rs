@@ -238,7 +238,7 @@ pub(super) fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64)
 }
 
 /// Step 3: the list's entries, copied back once (count first, then exactly that many).
-fn read_list(
+pub(super) fn read_list(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     list: &wgpu::Buffer,
