@@ -61,15 +61,6 @@ struct GpuBroadphaseParams {
 // Step 3 only (group 1, so the sort steps never bind the buffer they dispatch from).
 @group(1) @binding(0) var<storage, read_write> dispatch_args: array<u32>;
 
-fn linear_id(id: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return id.y * groups.x * WORKGROUP_SIZE + id.x;
-}
-
-fn max_abs(v: vec3<f32>) -> f32 {
-    let a = abs(v);
-    return max(a.x, max(a.y, a.z));
-}
-
 // Step 1's half-space rule (sweep.rs step 4): the lowest point of box `b` (BVH frame) along
 // the world plane normal of half-space body `j` is within the margin of the plane, plus a
 // slack for the CPU's f32 world arithmetic and the two sides' normals.
@@ -205,10 +196,6 @@ fn sort_prepare_main() {
     }
 }
 
-fn pair_greater(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.x > b.x || (a.x == b.x && a.y > b.y);
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     // As bvh_build.wgsl's sort_step, over the first power_of_two(written()) slots (the rest
@@ -217,14 +204,11 @@ fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_wor
     if t >= power_of_two(written()) / 2u {
         return;
     }
-    let distance = params.sort_distance;
-    let i = (t / distance) * 2u * distance + t % distance;
-    let l = i + distance;
-    let ascending = (i & params.sort_block) == 0u;
-    let a = pairs[i];
-    let b = pairs[l];
-    if pair_greater(a, b) == ascending {
-        pairs[i] = b;
-        pairs[l] = a;
+    let at = bitonic_pair(t, params.sort_distance, params.sort_block);
+    let a = pairs[at.x];
+    let b = pairs[at.y];
+    if key_greater(a, b) == (at.z == 1u) {
+        pairs[at.x] = b;
+        pairs[at.y] = a;
     }
 }

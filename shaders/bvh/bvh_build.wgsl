@@ -59,11 +59,6 @@ struct GpuBvhParams {
 // Boxed hulls' vertices, shape frame (xyz; w unused), ranges in GpuBvhShape.
 @group(0) @binding(8) var<storage, read> vertices: array<vec4<f32>>;
 
-// The invocation's index in a 2-D grid of workgroups (x first).
-fn linear_id(id: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return id.y * groups.x * WORKGROUP_SIZE + id.x;
-}
-
 // f32 -> u32 preserving order: flip every bit of a negative, the sign bit of a positive.
 fn order_encode(x: f32) -> u32 {
     let bits = bitcast<u32>(x);
@@ -72,11 +67,6 @@ fn order_encode(x: f32) -> u32 {
 
 fn order_decode(e: u32) -> f32 {
     return bitcast<f32>(select(~e, e & 0x7fffffffu, (e & 0x80000000u) != 0u));
-}
-
-fn max_abs(v: vec3<f32>) -> f32 {
-    let a = abs(v);
-    return max(a.x, max(a.y, a.z));
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -190,11 +180,6 @@ fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     keys[i] = vec2<u32>(code, i);
 }
 
-// (code, index) lexicographic order.
-fn key_greater(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.x > b.x || (a.x == b.x && a.y > b.y);
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     // One invocation per compared pair (i, i + distance), i with the distance bit clear.
@@ -202,16 +187,13 @@ fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_wor
     if t >= params.sort_count / 2u {
         return;
     }
-    let distance = params.sort_distance;
-    let i = (t / distance) * 2u * distance + t % distance;
-    let l = i + distance;
-    // Ascending in blocks whose `sort_block` bit is clear, descending in the others.
-    let ascending = (i & params.sort_block) == 0u;
-    let a = keys[i];
-    let b = keys[l];
-    if key_greater(a, b) == ascending {
-        keys[i] = b;
-        keys[l] = a;
+    // The (code, index) keys in lexicographic order.
+    let at = bitonic_pair(t, params.sort_distance, params.sort_block);
+    let a = keys[at.x];
+    let b = keys[at.y];
+    if key_greater(a, b) == (at.z == 1u) {
+        keys[at.x] = b;
+        keys[at.y] = a;
     }
 }
 

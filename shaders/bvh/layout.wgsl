@@ -1,6 +1,7 @@
 // The BVH's shared layouts: the structs and constants of crate::bvh that the BVH build
 // (bvh_build.wgsl), the ray traversal (raycast/raycast.wgsl) and the broadphase
-// (broadphase/pairs.wgsl) read. Rust twins: src/bvh/cpu.rs (BvhNode, BVH_STACK_SIZE) and
+// (broadphase/pairs.wgsl) read, and the helpers the build and the broadphase share (their grid
+// of workgroups, the bitonic sort's step). Rust twins: src/bvh/cpu.rs (BvhNode, BVH_STACK_SIZE) and
 // src/bvh/gpu.rs (GpuBvhShape, GpuBvhBody); checked by tests/raycast_layout.rs and
 // tests/gpu_broadphase_layout.rs.
 
@@ -38,4 +39,27 @@ struct BvhNode {
     first: u32,
     max: vec3<f32>,
     count: u32,
+}
+
+// The invocation's index in a 2-D grid of workgroups (x first; WORKGROUP_SIZE is the kernel's).
+fn linear_id(id: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return id.y * groups.x * WORKGROUP_SIZE + id.x;
+}
+
+fn max_abs(v: vec3<f32>) -> f32 {
+    let a = abs(v);
+    return max(a.x, max(a.y, a.z));
+}
+
+// Lexicographic order of (first, second) sort keys.
+fn key_greater(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+
+// One bitonic compare-exchange step: invocation `t` compares slots `i` and `i + distance` (`i`
+// with the distance bit clear), ascending in blocks whose `block` bit is clear, descending in
+// the others. Returns (i, i + distance, ascending as 0 or 1).
+fn bitonic_pair(t: u32, distance: u32, block: u32) -> vec3<u32> {
+    let i = (t / distance) * 2u * distance + t % distance;
+    return vec3<u32>(i, i + distance, select(0u, 1u, (i & block) == 0u));
 }
