@@ -19,9 +19,10 @@ use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{GpuBody, MANIFOLD_CLIPPED, MANIFOLD_HOST};
 use hullsat::scene::validate_batch;
 use hullsat::{GpuNarrowphase, Scene};
-use wgpu::util::DeviceExt;
 
-use super::resident::{ResidentTiming, backend_error, map_read, read_list, start_resident, timed_run};
+use super::resident::{
+    ResidentTiming, backend_error, read_back, read_list, start_resident, timed_run, upload,
+};
 use super::{CliError, median, percentile_95};
 
 /// Pair slots beyond twice the CPU's count.
@@ -60,15 +61,7 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
     // Step 1.
     let bodies = validate_batch(&scene.shapes, &scene.bodies, &[], scene.margin)?;
     let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let body_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("bench frame bodies"),
-        contents: if gpu_bodies.is_empty() {
-            &[0; 48]
-        } else {
-            bytemuck::cast_slice(&gpu_bodies)
-        },
-        usage: wgpu::BufferUsages::STORAGE,
-    });
+    let body_buffer = upload(&device, "bench frame bodies", bytemuck::cast_slice(&gpu_bodies));
     let too_many = |what: &str| CliError::Backend(format!("gpu-frame runs at most u32::MAX {what}"));
     let frame = ResidentBodies {
         bodies: &body_buffer,
@@ -111,21 +104,13 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
 
     // Step 3.
     let head = size_of::<GpuPairCount>() as u64;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("bench frame pair count"),
-        size: head,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(&pairs.pair_count, pairs.pair_count_offset, &staging, 0, head);
-    queue.submit([encoder.finish()]);
-    map_read(&device, &staging, head)?;
-    let count: GpuPairCount = bytemuck::pod_read_unaligned(
-        &staging
-            .get_mapped_range(..)
-            .map_err(|e| CliError::Backend(format!("GPU readback failed: {e}")))?,
-    );
+    let count: GpuPairCount = bytemuck::pod_read_unaligned(&read_back(
+        &device,
+        &queue,
+        &pairs.pair_count,
+        pairs.pair_count_offset,
+        head,
+    )?);
     if count.count > pairs.max_pairs || count.flags != 0 {
         return Err(CliError::Backend(format!(
             "gpu-frame: the GPU broadphase found {} pairs (flags {}) for {} slots",

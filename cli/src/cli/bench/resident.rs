@@ -93,16 +93,9 @@ pub(super) fn measure(
     let max_pairs = u32::try_from(canonical_pairs.len())
         .map_err(|_| CliError::Backend("gpu-resident runs at most u32::MAX pairs".into()))?;
     let bodies: Vec<GpuBody> = batch.normalized_bodies().iter().map(GpuBody::from_body).collect();
-    let upload = |label: &str, contents: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: if contents.is_empty() { &[0; 48] } else { contents },
-            usage: wgpu::BufferUsages::STORAGE,
-        })
-    };
-    let body_buffer = upload("bench bodies", bytemuck::cast_slice(&bodies));
-    let pair_buffer = upload("bench pairs", bytemuck::cast_slice(&canonical_pairs));
-    let count_buffer = upload("bench pair count", bytemuck::bytes_of(&max_pairs));
+    let body_buffer = upload(&device, "bench bodies", bytemuck::cast_slice(&bodies));
+    let pair_buffer = upload(&device, "bench pairs", bytemuck::cast_slice(&canonical_pairs));
+    let count_buffer = upload(&device, "bench pair count", bytemuck::bytes_of(&max_pairs));
     let resident = ResidentBatch {
         bodies: &body_buffer,
         pairs: &pair_buffer,
@@ -218,8 +211,44 @@ pub(super) fn wait(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> 
         .map_err(|e| CliError::Backend(format!("GPU backend gpu-resident failed: {e}")))
 }
 
+/// A storage buffer holding `contents` (48 zero bytes when empty: wgpu binds no empty buffer).
+pub(super) fn upload(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: if contents.is_empty() { &[0; 48] } else { contents },
+        usage: wgpu::BufferUsages::STORAGE,
+    })
+}
+
+/// `bytes` bytes of `buffer` from `offset`, copied back once after the queue's work (bounded).
+pub(super) fn read_back(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    bytes: u64,
+) -> Result<Vec<u8>, CliError> {
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench readback"),
+        size: bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+    map_read(device, &staging, bytes)?;
+    let view = staging
+        .get_mapped_range(..)
+        .map_err(|e| CliError::Backend(format!("GPU readback failed: {e}")))?;
+    Ok(view.to_vec())
+}
+
 /// Maps `buffer`'s first `bytes` for reading after the queue's work, waiting (bounded).
-pub(super) fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<(), CliError> {
+fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<(), CliError> {
     let (sender, receiver) = std::sync::mpsc::channel();
     buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
     device
@@ -243,23 +272,8 @@ pub(super) fn read_list(
     queue: &wgpu::Queue,
     list: &wgpu::Buffer,
 ) -> Result<Vec<GpuManifold>, CliError> {
-    let copy = |bytes: u64| -> Result<wgpu::Buffer, CliError> {
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench list readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(list, 0, &staging, 0, bytes);
-        queue.submit([encoder.finish()]);
-        map_read(device, &staging, bytes)?;
-        Ok(staging)
-    };
-    let readback_error = |e: wgpu::MapRangeError| CliError::Backend(format!("GPU readback failed: {e}"));
-    let head = copy(MANIFOLD_LIST_HEAD)?;
-    let count: GpuManifoldCount =
-        bytemuck::pod_read_unaligned(&head.get_mapped_range(..).map_err(readback_error)?);
+    let head = read_back(device, queue, list, 0, MANIFOLD_LIST_HEAD)?;
+    let count: GpuManifoldCount = bytemuck::pod_read_unaligned(&head);
     let bytes = MANIFOLD_LIST_HEAD + u64::from(count.count) * size_of::<GpuManifold>() as u64;
     if bytes > list.size() {
         return Err(CliError::Backend(format!(
@@ -267,9 +281,8 @@ pub(super) fn read_list(
             count.count
         )));
     }
-    let staging = copy(bytes)?;
-    let view = staging.get_mapped_range(..).map_err(readback_error)?;
-    Ok(view[MANIFOLD_LIST_HEAD as usize..]
+    let list = read_back(device, queue, list, 0, bytes)?;
+    Ok(list[MANIFOLD_LIST_HEAD as usize..]
         .chunks_exact(size_of::<GpuManifold>())
         .map(bytemuck::pod_read_unaligned)
         .collect())

@@ -18,9 +18,8 @@ use hullsat::raycast::ResidentRays;
 use hullsat::raycast::layout::{GpuRay, GpuRayBody, GpuRayCount, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
 use hullsat::scene::validate_batch;
 use hullsat::{GpuRaycaster, Ray, Scene};
-use wgpu::util::DeviceExt;
 
-use super::resident::{ResidentTiming, backend_error, map_read, start_resident, timed_run};
+use super::resident::{ResidentTiming, backend_error, read_back, start_resident, timed_run, upload};
 use super::{CliError, median, percentile_95};
 
 /// What the resident ray runs gave.
@@ -59,15 +58,8 @@ pub(super) fn measure(
         .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
         .collect();
     let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
-    let upload = |label: &str, contents: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: if contents.is_empty() { &[0; 48] } else { contents },
-            usage: wgpu::BufferUsages::STORAGE,
-        })
-    };
-    let body_buffer = upload("bench ray bodies", bytemuck::cast_slice(&gpu_bodies));
-    let ray_buffer = upload("bench rays", bytemuck::cast_slice(&gpu_rays));
+    let body_buffer = upload(&device, "bench ray bodies", bytemuck::cast_slice(&gpu_bodies));
+    let ray_buffer = upload(&device, "bench rays", bytemuck::cast_slice(&gpu_rays));
     let count = |n: usize, what: &str| {
         u32::try_from(n).map_err(|_| CliError::Backend(format!("gpu-resident casts at most u32::MAX {what}")))
     };
@@ -110,26 +102,11 @@ pub(super) fn measure(
     // Step 3.
     let bytes = (rays.len() * size_of::<GpuRayCount>()) as u64;
     let (mut hits, mut recompute) = (0, 0);
-    if bytes > 0 {
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench ray counts readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&counts, 0, &staging, 0, bytes);
-        queue.submit([encoder.finish()]);
-        map_read(&device, &staging, bytes)?;
-        let view = staging
-            .get_mapped_range(..)
-            .map_err(|e| CliError::Backend(format!("GPU readback failed: {e}")))?;
-        for raw in view.chunks_exact(size_of::<GpuRayCount>()) {
-            let count: GpuRayCount = bytemuck::pod_read_unaligned(raw);
-            hits += if closest { count.hits.min(1) } else { count.hits } as usize;
-            let flagged = count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0;
-            recompute += usize::from(flagged || (!closest && count.hits > slots));
-        }
+    for raw in read_back(&device, &queue, &counts, 0, bytes)?.chunks_exact(size_of::<GpuRayCount>()) {
+        let count: GpuRayCount = bytemuck::pod_read_unaligned(raw);
+        hits += if closest { count.hits.min(1) } else { count.hits } as usize;
+        let flagged = count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0;
+        recompute += usize::from(flagged || (!closest && count.hits > slots));
     }
     Ok(Some(ResidentRayRuns {
         median: median(&times),
