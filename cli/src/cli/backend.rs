@@ -126,8 +126,7 @@ pub(super) fn auto_casts_on_gpu() -> Result<bool, CliError> {
 /// under `gpu`, the error (input problems keep exit code 2).
 pub(super) fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliError> {
     match err {
-        GpuError::Input(_) => Err(gpu_error(err)),
-        _ if backend == Backend::Gpu => Err(gpu_error(err)),
+        _ if backend == Backend::Gpu || matches!(err, GpuError::Input(_)) => Err(gpu_error(err)),
         GpuError::NoAdapter(_) => {
             output::note(&format!("note: using the CPU: {err}"));
             Ok(())
