@@ -39,11 +39,22 @@ fn probe_or_skip(shapes: &[Shape]) -> Option<GpuBvhProbe> {
 
 /// The GPU-built hierarchy at `origin` over `bodies` (checked), as a CPU [`Bvh`].
 fn gpu_bvh(probe: &mut GpuBvhProbe, bodies: &[Body], origin: DVec3) -> Bvh {
-    let (nodes, list) = probe.build(bodies, origin).expect("the GPU build succeeds");
+    let built = probe.build(bodies, origin).expect("the GPU build succeeds");
+    // The sort: (code, index) keys in order, the indices each body once, the leaves in key order.
+    let keys = &built.keys;
+    assert!(
+        keys.windows(2).all(|w| w[0] < w[1]),
+        "{} keys in order",
+        keys.len()
+    );
+    let mut seen = vec![false; bodies.len()];
+    keys.iter().for_each(|&[_, body]| seen[body as usize] = true);
+    assert!(seen.iter().all(|&s| s), "every body sorted once");
+    assert!(built.body_list.iter().eq(keys.iter().map(|k| &k[1])));
     Bvh {
         origin,
-        nodes,
-        bodies: list,
+        nodes: built.nodes,
+        bodies: built.body_list,
         unbounded: vec![],
     }
 }
@@ -357,19 +368,21 @@ fn builds_are_deterministic_and_a_reused_builder_matches_fresh_ones() {
     let first = probe.build(&bodies, origin).unwrap();
     let second = probe.build(&bodies, origin).unwrap();
     assert_eq!(
-        bytemuck::cast_slice::<BvhNode, u8>(&first.0),
-        bytemuck::cast_slice::<BvhNode, u8>(&second.0)
+        bytemuck::cast_slice::<BvhNode, u8>(&first.nodes),
+        bytemuck::cast_slice::<BvhNode, u8>(&second.nodes)
     );
-    assert_eq!(first.1, second.1);
+    assert_eq!(first.body_list, second.body_list);
+    assert_eq!(first.keys, second.keys);
     // Shrinking then growing again through the same builder gives what a fresh one gives.
     for count in [5, 1000, 17, 4097] {
         let fresh = probe_or_skip(&shapes)
             .unwrap()
             .build(&bodies[..count], origin)
             .unwrap();
+        let reused = probe.build(&bodies[..count], origin).unwrap();
         assert_eq!(
-            probe.build(&bodies[..count], origin).unwrap(),
-            fresh,
+            (reused.nodes, reused.body_list, reused.keys),
+            (fresh.nodes, fresh.body_list, fresh.keys),
             "{count} bodies"
         );
     }

@@ -3,8 +3,8 @@
 //! No device needed.
 
 use hullsat::internals::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhShape, SPLIT_PADDING,
-    UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhShape, SORT_TILE,
+    SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
@@ -211,15 +211,18 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("SPLIT_PADDING", F32(SPLIT_PADDING)),
         ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),
         ("UNBOUNDED_CODE", U32(UNBOUNDED_CODE)),
+        ("SORT_TILE", U32(SORT_TILE)),
+        ("SORT_WORKGROUP_SIZE", U32(SORT_WORKGROUP_SIZE)),
     ];
     assert_consts(&module, &expected);
     for entry in &module.entry_points {
-        assert_eq!(
-            entry.workgroup_size,
-            [BVH_BUILD_WORKGROUP_SIZE, 1, 1],
-            "{}",
-            entry.name
-        );
+        // The tile sort runs one invocation per compared pair of its tile.
+        let size = if entry.name == "sort_tile_main" {
+            SORT_WORKGROUP_SIZE
+        } else {
+            BVH_BUILD_WORKGROUP_SIZE
+        };
+        assert_eq!(entry.workgroup_size, [size, 1, 1], "{}", entry.name);
     }
-    assert_eq!(module.entry_points.len(), 5);
+    assert_eq!(module.entry_points.len(), 6);
 }

@@ -9,7 +9,9 @@
 //    max on order-preserving u32 encodings (deterministic).
 // 2. `codes`: each body's 30-bit Morton code in those bounds (half-spaces: past every code),
 //    paired with its index; the pairs beyond the body count sort last.
-// 3. `sort_step`: one compare-exchange step of a bitonic sort of the (code, index) pairs.
+// 3. A bitonic sort of the (code, index) pairs: `sort_step`, one compare-exchange step over the
+//    whole array (distances of SORT_TILE and more); `sort_tile`, the steps below SORT_TILE, each
+//    workgroup on one tile in workgroup memory (bitonic_tile).
 // 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
@@ -194,6 +196,27 @@ fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_wor
     if key_greater(a, b) == (at.z == 1u) {
         keys[at.x] = b;
         keys[at.y] = a;
+    }
+}
+
+@compute @workgroup_size(SORT_WORKGROUP_SIZE)
+fn sort_tile_main(
+    @builtin(local_invocation_index) local: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    // Workgroup t sorts slots t * SORT_TILE.. (a 2-D grid of tiles, x first).
+    let base = (group.y * groups.x + group.x) * SORT_TILE;
+    if base >= params.sort_count {
+        return;
+    }
+    let live = min(SORT_TILE, params.sort_count);
+    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
+        sort_tile[k] = keys[base + k];
+    }
+    bitonic_tile(local, base, live, params.sort_block, params.sort_distance);
+    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
+        keys[base + k] = sort_tile[k];
     }
 }
 

@@ -13,7 +13,10 @@
 //!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings.
 //! 2. Each body's 30-bit Morton code in those bounds ([`UNBOUNDED_CODE`] for half-spaces).
 //! 3. A bitonic sort of the (code, body index) pairs over the body count padded to a power of
-//!    two, one dispatch per step: ties go by index, so the build is deterministic.
+//!    two: ties go by index, so the build is deterministic. Steps of distance [`SORT_TILE`] or
+//!    more take one dispatch each over the whole array; the runs of shorter steps (the first
+//!    blocks in full, then the end of each later merge) take one dispatch each, a workgroup
+//!    sorting one tile of [`SORT_TILE`] keys in workgroup memory.
 //! 4. An implicit complete binary tree in heap order over L = ceil(n / [`BVH_LEAF_SIZE`])
 //!    leaves (2L - 1 nodes, children of k at 2k + 1 and 2k + 2): leaf i in order holds sorted
 //!    bodies `i * BVH_LEAF_SIZE..`, its box their union.
@@ -50,6 +53,15 @@ pub const BVH_BUILD_WGSL: &str = concat!(
 /// Invocations per workgroup of every build kernel; must match `WORKGROUP_SIZE` in
 /// bvh_build.wgsl.
 pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
+
+/// Keys one workgroup sorts in workgroup memory (a power of two, 4 KiB of (code, index) pairs):
+/// the bitonic steps shorter than this run within tiles. Must match `SORT_TILE` in
+/// shaders/bvh/layout.wgsl.
+pub const SORT_TILE: u32 = 512;
+
+/// Invocations of a tile kernel, one per compared pair: `SORT_TILE / 2`. Must match
+/// `SORT_WORKGROUP_SIZE` in shaders/bvh/layout.wgsl.
+pub const SORT_WORKGROUP_SIZE: u32 = SORT_TILE / 2;
 
 /// Extra growth of each body box, relative (dimensionless) to the largest coordinate magnitude
 /// of the body's and the origin's high translation parts: the split `hi + lo` carries a world
@@ -228,9 +240,11 @@ pub struct GpuBvhParams {
     pub leaf_count: u32,
     /// Sorted (code, index) pairs: body_count rounded up to a power of two.
     pub sort_count: u32,
-    /// Sort step: size of the bitonic blocks being merged (a power of two).
+    /// Sort step: size of the bitonic blocks being merged (a power of two); a tile step with
+    /// `sort_block` <= [`SORT_TILE`] sorts every block up to it in full.
     pub sort_block: u32,
-    /// Sort step: distance between the compared pairs (a power of two below `sort_block`).
+    /// Sort step: distance between the compared pairs (a power of two below `sort_block`); a
+    /// tile step's first distance.
     pub sort_distance: u32,
     /// Inner step: first node of the tree level.
     pub level_first: u32,
@@ -243,20 +257,28 @@ pub struct GpuBvhParams {
     pub world_padding: f32,
 }
 
-/// The entry points of bvh_build.wgsl, in step order.
-const ENTRY_POINTS: [&str; 5] = [
+/// The entry points of bvh_build.wgsl, in step order (`Step::kernel` indexes them).
+const ENTRY_POINTS: [&str; 6] = [
     "boxes_main",
     "codes_main",
     "sort_step_main",
+    "sort_tile_main",
     "leaves_main",
     "inner_main",
 ];
+/// Indices into [`ENTRY_POINTS`].
+const BOXES: usize = 0;
+const CODES: usize = 1;
+const SORT_STEP: usize = 2;
+const SORT_TILE_STEPS: usize = 3;
+const LEAVES: usize = 4;
+const INNER: usize = 5;
 
 /// The build kernels, compiled once per device ([`GpuContext::kernels`]).
 struct BvhBuildKernels {
     layout: wgpu::BindGroupLayout,
     /// One per [`ENTRY_POINTS`] entry.
-    pipelines: [wgpu::ComputePipeline; 5],
+    pipelines: [wgpu::ComputePipeline; 6],
 }
 
 impl BvhBuildKernels {
@@ -294,11 +316,11 @@ impl BvhBuildKernels {
     }
 }
 
-/// One dispatch of the build: which kernel, its parameters, how many invocations.
+/// One dispatch of the build: which kernel, its parameters, how many workgroups.
 struct Step {
     kernel: usize,
     params: GpuBvhParams,
-    threads: u32,
+    groups: u32,
 }
 
 /// Builds BVHs on the GPU over bodies in a GPU buffer (see the module docs). Its buffers grow
@@ -383,7 +405,7 @@ impl GpuBvhBuilder {
                 MIN_BUFFER_BYTES,
                 work | wgpu::BufferUsages::COPY_DST,
             ),
-            keys: GrowBuffer::new(device, "bvh sort keys", work),
+            keys: GrowBuffer::new(device, "bvh sort keys", out),
             nodes: GrowBuffer::new(device, "bvh nodes", out),
             body_list: GrowBuffer::new(device, "bvh body list", out),
             params: GrowBuffer::new(
@@ -513,7 +535,7 @@ impl GpuBvhBuilder {
         let max_groups = context.limits.max_workgroups;
         for (i, step) in steps.iter().enumerate() {
             // A 2-D grid when one dimension cannot hold the workgroups.
-            let groups = u64::from(step.threads.div_ceil(BVH_BUILD_WORKGROUP_SIZE)).max(1);
+            let groups = u64::from(step.groups).max(1);
             let x = groups.min(max_groups);
             let y = groups.div_ceil(x);
             if y > max_groups {
@@ -541,6 +563,17 @@ pub struct GpuBvhProbe {
     readback: GrowBuffer,
 }
 
+/// What [`GpuBvhProbe::build`] reads back.
+#[derive(Clone, Debug, Default)]
+pub struct ProbedBvh {
+    /// The tree, BVH frame.
+    pub nodes: Vec<BvhNode>,
+    /// Body indices in leaf order.
+    pub body_list: Vec<u32>,
+    /// Step 3's sorted (Morton code, body index) keys, one per body.
+    pub keys: Vec<[u32; 2]>,
+}
+
 impl GpuBvhProbe {
     /// A builder for `shapes` on `context`.
     pub fn new(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
@@ -565,8 +598,9 @@ impl GpuBvhProbe {
     }
 
     /// Uploads `bodies` (checked: shape indices valid, unit rotations), builds their BVH at
-    /// `origin` on the GPU and reads back its nodes and leaf body list.
-    pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<(Vec<BvhNode>, Vec<u32>), GpuError> {
+    /// `origin` on the GPU and reads back its nodes, leaf body list and the first
+    /// `bodies.len()` sorted (Morton code, body index) keys.
+    pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<ProbedBvh, GpuError> {
         let context = &*self.context;
         let device = context.device();
         let gpu_bodies: Vec<GpuBvhBody> = bodies
@@ -590,19 +624,25 @@ impl GpuBvhProbe {
             origin,
             0.0,
         );
-        let (node_bytes, list_bytes) = match &built {
-            Ok(bvh) => {
-                let node_bytes = u64::from(bvh.node_count) * size_of::<BvhNode>() as u64;
+        // The build's buffers are the builder's own: read them once its borrow ends.
+        let built = built.map(|bvh| bvh.node_count);
+        let key_bytes = u64::from(body_count) * 8;
+        let (node_bytes, list_bytes) = match built {
+            Ok(node_count) => {
+                let node_bytes = u64::from(node_count) * size_of::<BvhNode>() as u64;
                 let list_bytes = u64::from(body_count) * 4;
-                self.readback.reserve(device, node_bytes + list_bytes, max);
+                self.readback
+                    .reserve(device, node_bytes + list_bytes + key_bytes, max);
                 if node_bytes > 0 {
-                    encoder.copy_buffer_to_buffer(bvh.nodes, 0, &self.readback.buffer, 0, node_bytes);
+                    let (out, builder) = (&self.readback.buffer, &self.builder);
+                    encoder.copy_buffer_to_buffer(&builder.nodes.buffer, 0, out, 0, node_bytes);
+                    encoder.copy_buffer_to_buffer(&builder.body_list.buffer, 0, out, node_bytes, list_bytes);
                     encoder.copy_buffer_to_buffer(
-                        bvh.body_list,
+                        &builder.keys.buffer,
                         0,
-                        &self.readback.buffer,
-                        node_bytes,
-                        list_bytes,
+                        out,
+                        node_bytes + list_bytes,
+                        key_bytes,
                     );
                 }
                 (node_bytes, list_bytes)
@@ -613,10 +653,10 @@ impl GpuBvhProbe {
         built?;
         popped?;
         let submission = context.queue().submit([encoder.finish()]);
-        let total = node_bytes + list_bytes;
-        if total == 0 {
-            return Ok((Vec::new(), Vec::new()));
+        if node_bytes == 0 {
+            return Ok(ProbedBvh::default());
         }
+        let total = node_bytes + list_bytes + key_bytes;
         let (sender, receiver) = std::sync::mpsc::channel();
         self.readback
             .buffer
@@ -630,11 +670,13 @@ impl GpuBvhProbe {
             .buffer
             .get_mapped_range(0..total)
             .map(|view| {
-                let (nodes, list) = view.split_at(node_bytes as usize);
-                (
-                    bytemuck::pod_collect_to_vec(nodes),
-                    bytemuck::pod_collect_to_vec(list),
-                )
+                let (nodes, rest) = view.split_at(node_bytes as usize);
+                let (list, keys) = rest.split_at(list_bytes as usize);
+                ProbedBvh {
+                    nodes: bytemuck::pod_collect_to_vec(nodes),
+                    body_list: bytemuck::pod_collect_to_vec(list),
+                    keys: bytemuck::pod_collect_to_vec(keys),
+                }
             })
             .map_err(|e| GpuError::Readback(e.to_string()));
         self.readback.buffer.unmap();
@@ -663,25 +705,36 @@ fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     let step = |kernel: usize, threads: u32, params: GpuBvhParams| Step {
         kernel,
         params,
-        threads,
+        groups: threads.div_ceil(BVH_BUILD_WORKGROUP_SIZE),
     };
-    let mut steps = vec![step(0, n, base), step(1, sort_count, base)];
+    let sort = |block: u32, distance: u32| GpuBvhParams {
+        sort_block: block,
+        sort_distance: distance,
+        ..base
+    };
+    let tiles = |params| Step {
+        kernel: SORT_TILE_STEPS,
+        params,
+        groups: sort_count.div_ceil(SORT_TILE),
+    };
+    let mut steps = vec![step(BOXES, n, base), step(CODES, sort_count, base)];
     // Bitonic: merge blocks of 2, 4, .. sort_count; each merge halves its distance down to 1.
-    let mut block = 2;
+    // The blocks up to a tile in one tile step, then each merge's long steps over the whole
+    // array and its steps below SORT_TILE in one tile step.
+    if sort_count > 1 {
+        steps.push(tiles(sort(sort_count.min(SORT_TILE), 0)));
+    }
+    let mut block = 2 * SORT_TILE;
     while block <= sort_count {
         let mut distance = block / 2;
-        while distance > 0 {
-            let params = GpuBvhParams {
-                sort_block: block,
-                sort_distance: distance,
-                ..base
-            };
-            steps.push(step(2, sort_count / 2, params));
+        while distance >= SORT_TILE {
+            steps.push(step(SORT_STEP, sort_count / 2, sort(block, distance)));
             distance /= 2;
         }
+        steps.push(tiles(sort(block, distance)));
         block *= 2;
     }
-    steps.push(step(3, leaves, base));
+    steps.push(step(LEAVES, leaves, base));
     // Levels above the deepest (depth = floor(log2(2L - 1))), bottom up; level l holds nodes
     // 2^l - 1 ..= 2^(l+1) - 2, of which those below L - 1 are inner.
     let depth = (2 * leaves - 1).ilog2();
@@ -694,7 +747,7 @@ fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
             level_count: count,
             ..base
         };
-        steps.push(step(4, count, params));
+        steps.push(step(INNER, count, params));
     }
     steps
 }
@@ -710,7 +763,7 @@ mod tests {
             let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
             let mut done = vec![false; (2 * leaves - 1) as usize];
             done[(leaves - 1) as usize..].iter_mut().for_each(|d| *d = true);
-            for step in steps.iter().filter(|s| s.kernel == 4) {
+            for step in steps.iter().filter(|s| s.kernel == INNER) {
                 let p = step.params;
                 for k in p.level_first..p.level_first + p.level_count {
                     let k = k as usize;
@@ -722,6 +775,56 @@ mod tests {
                 }
             }
             assert!(done.iter().all(|&d| d), "{n} bodies");
+        }
+    }
+
+    #[test]
+    fn the_sort_steps_are_the_whole_bitonic_network_in_order() {
+        for n in [1u32, 2, 3, 300, 512, 513, 1024, 5000, 1 << 20] {
+            let sort_count = n.next_power_of_two();
+            let mut expected = Vec::new();
+            let mut block = 2;
+            while block <= sort_count {
+                let mut distance = block / 2;
+                while distance > 0 {
+                    expected.push((block, distance));
+                    distance /= 2;
+                }
+                block *= 2;
+            }
+            // Each step as the (block, distance) pairs it runs, a tile step expanded as
+            // bitonic_tile runs it.
+            let mut ran = Vec::new();
+            for step in plan(n, DVec3::ZERO, 0.0) {
+                let (block, distance) = (step.params.sort_block, step.params.sort_distance);
+                match step.kernel {
+                    SORT_STEP => {
+                        assert!(distance >= SORT_TILE, "{n}: a long step");
+                        assert_eq!(step.groups, (sort_count / 2).div_ceil(BVH_BUILD_WORKGROUP_SIZE));
+                        ran.push((block, distance));
+                    }
+                    SORT_TILE_STEPS => {
+                        assert_eq!(step.groups, sort_count.div_ceil(SORT_TILE), "{n}: one per tile");
+                        let (first, last) = if block <= SORT_TILE {
+                            (2, block)
+                        } else {
+                            (block, block)
+                        };
+                        let mut b = first;
+                        while b <= last {
+                            let mut d = if block <= SORT_TILE { b / 2 } else { distance };
+                            assert!(d < SORT_TILE, "{n}: a tile step stays in its tile");
+                            while d > 0 {
+                                ran.push((b, d));
+                                d /= 2;
+                            }
+                            b *= 2;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(ran, expected, "{n} bodies");
         }
     }
 
