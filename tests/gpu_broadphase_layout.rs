@@ -70,5 +70,5 @@ fn broadphase_structs_and_constants_match_the_rust_ones() {
         ("SATURATED_BIT", U32(SATURATED_BIT)),
     ];
     assert_consts(&module, &expected);
-    assert_eq!(module.entry_points.len(), 4);
+    assert_eq!(module.entry_points.len(), 5);
 }

@@ -7,9 +7,11 @@
 //    half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic
 //    counter. Slots past the capacity are not written but counted, so the count is true.
 // 2. `pad`: slots from the count to the sort's power of two get [MAX, MAX] (sort last).
-// 3. `sort_prepare`: one invocation writes each sort step's indirect dispatch arguments for
-//    the pairs actually written (steps of larger blocks dispatch nothing).
-// 4. `sort_step`: one compare-exchange step of a bitonic sort of the pairs (a, then b).
+// 3. `sort_prepare`: one invocation writes each sort dispatch's indirect arguments for the
+//    pairs actually written (steps of larger blocks dispatch nothing).
+// 4. A bitonic sort of the pairs (a, then b), in the build's dispatches (crate::bvh::gpu::
+//    sort_plan): `sort_step`, one compare-exchange step of distance SORT_TILE or more;
+//    `sort_tile`, the steps below it, each workgroup on one tile in workgroup memory.
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
 // BVH's structs; see BROADPHASE_WGSL).
@@ -177,22 +179,36 @@ fn pad_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroup
     pairs[t] = vec2<u32>(0xffffffffu, 0xffffffffu);
 }
 
-@compute @workgroup_size(1)
-fn sort_prepare_main() {
-    // The host's step order (sort_plan): blocks 2, 4, .. sort_count, distances block/2 .. 1.
-    let n = power_of_two(written());
-    let groups = (n / 2u + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+// Writes dispatch `step`'s indirect arguments: `groups` workgroups as a 2-D grid within
+// max_groups per dimension, or none unless `live`.
+fn write_dispatch(step: u32, groups: u32, live: bool) {
     let x = max(min(groups, params.max_groups), 1u);
     let y = (groups + x - 1u) / x;
+    dispatch_args[3u * step] = select(0u, x, live);
+    dispatch_args[3u * step + 1u] = select(0u, y, live);
+    dispatch_args[3u * step + 2u] = select(0u, 1u, live);
+}
+
+@compute @workgroup_size(1)
+fn sort_prepare_main() {
+    // The host's dispatch order (crate::bvh::gpu::sort_plan): the blocks up to a tile in one
+    // tile step, then per merge of block 2 * SORT_TILE.. sort_count its steps of distance
+    // SORT_TILE and more, then one tile step; over the first n slots only.
+    let n = power_of_two(written());
+    let steps = (n / 2u + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let tiles = (n + SORT_TILE - 1u) / SORT_TILE;
     var step = 0u;
-    for (var block = 2u; block <= params.sort_count; block *= 2u) {
-        for (var distance = block / 2u; distance > 0u; distance /= 2u) {
-            let live = block <= n;
-            dispatch_args[3u * step] = select(0u, x, live);
-            dispatch_args[3u * step + 1u] = select(0u, y, live);
-            dispatch_args[3u * step + 2u] = select(0u, 1u, live);
+    if params.sort_count > 1u {
+        write_dispatch(step, tiles, n > 1u);
+        step += 1u;
+    }
+    for (var block = 2u * SORT_TILE; block <= params.sort_count; block *= 2u) {
+        for (var distance = block / 2u; distance >= SORT_TILE; distance /= 2u) {
+            write_dispatch(step, steps, block <= n);
             step += 1u;
         }
+        write_dispatch(step, tiles, block <= n);
+        step += 1u;
     }
 }
 
@@ -210,5 +226,27 @@ fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_wor
     if key_greater(a, b) == (at.z == 1u) {
         pairs[at.x] = b;
         pairs[at.y] = a;
+    }
+}
+
+@compute @workgroup_size(SORT_WORKGROUP_SIZE)
+fn sort_tile_main(
+    @builtin(local_invocation_index) local: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    // As bvh_build.wgsl's sort_tile, on the pairs: workgroup t sorts slots t * SORT_TILE..,
+    // dispatched over the first power_of_two(written()) slots.
+    let base = (group.y * groups.x + group.x) * SORT_TILE;
+    if base >= params.sort_count {
+        return;
+    }
+    let live = min(SORT_TILE, params.sort_count);
+    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
+        sort_tile[k] = pairs[base + k];
+    }
+    bitonic_tile(local, base, live, params.sort_block, params.sort_distance);
+    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
+        pairs[base + k] = sort_tile[k];
     }
 }

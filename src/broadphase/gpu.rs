@@ -24,7 +24,7 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::DVec3;
 
-use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder};
+use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder, SortStep, sort_plan};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
@@ -170,8 +170,8 @@ pub struct ResidentPairs {
 struct BroadphaseKernels {
     layout: wgpu::BindGroupLayout,
     args_layout: wgpu::BindGroupLayout,
-    /// pairs, pad, sort step.
-    pipelines: [wgpu::ComputePipeline; 3],
+    /// pairs, pad, sort step, sort tile.
+    pipelines: [wgpu::ComputePipeline; 4],
     prepare: wgpu::ComputePipeline,
 }
 
@@ -207,6 +207,7 @@ impl BroadphaseKernels {
                 variant("broadphase pairs", "pairs_main"),
                 variant("broadphase pad", "pad_main"),
                 variant("broadphase sort step", "sort_step_main"),
+                variant("broadphase sort tile", "sort_tile_main"),
             ],
         );
         let [prepare] = compute_pipeline_variants(
@@ -402,7 +403,7 @@ impl GpuBroadphase {
         encoder: &mut wgpu::CommandEncoder,
         frame: &ResidentBodies<'_>,
         sort_count: u64,
-        sort_steps: &[(u32, u32)],
+        sort_steps: &[SortStep],
     ) -> Result<(), GpuError> {
         let context = &*self.context;
         // The count starts at 0 whatever happens below.
@@ -434,10 +435,10 @@ impl GpuBroadphase {
         let mut bytes = vec![0u8; (1 + sort_steps.len()) * PARAMS_STRIDE as usize];
         let mut slots = bytes.chunks_exact_mut(PARAMS_STRIDE as usize);
         write_uniform(&base, slots.next().expect("one slot per step"))?;
-        for (&(block, distance), slot) in sort_steps.iter().zip(slots) {
+        for (step, slot) in sort_steps.iter().zip(slots) {
             let params = GpuBroadphaseParams {
-                sort_block: block,
-                sort_distance: distance,
+                sort_block: step.block,
+                sort_distance: step.distance,
                 ..base
             };
             write_uniform(&params, slot)?;
@@ -468,7 +469,7 @@ impl GpuBroadphase {
             label: Some("broadphase"),
             timestamp_writes: None,
         });
-        let [pairs, pad, sort_step] = &self.kernels.pipelines;
+        let [pairs, pad, sort_step, sort_tile] = &self.kernels.pipelines;
         pass.set_bind_group(0, &group, &[0]);
         pass.set_pipeline(pairs);
         let (x, y) = grid(u64::from(frame.body_count), max_groups)?;
@@ -480,11 +481,11 @@ impl GpuBroadphase {
             pass.set_pipeline(&self.kernels.prepare);
             pass.set_bind_group(1, &args_group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
-            pass.set_pipeline(sort_step);
-            for step in 0..sort_steps.len() as u64 {
-                let offset = ((1 + step) * PARAMS_STRIDE) as u32;
+            for (i, step) in (0..).zip(sort_steps) {
+                pass.set_pipeline(if step.tile { sort_tile } else { sort_step });
+                let offset = ((1 + i) * PARAMS_STRIDE) as u32;
                 pass.set_bind_group(0, &group, &[offset]);
-                pass.dispatch_workgroups_indirect(&self.args.buffer, step * DISPATCH_BYTES);
+                pass.dispatch_workgroups_indirect(&self.args.buffer, i * DISPATCH_BYTES);
             }
         }
         Ok(())
@@ -633,22 +634,6 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// The sort's steps `(block, distance)` over `sort_count` slots (a power of two, or 0 for no
-/// sort), in the order `sort_prepare_main` writes their arguments.
-fn sort_plan(sort_count: u64) -> Vec<(u32, u32)> {
-    let mut steps = Vec::new();
-    let mut block = 2;
-    while block <= sort_count {
-        let mut distance = block / 2;
-        while distance > 0 {
-            steps.push((block as u32, distance as u32));
-            distance /= 2;
-        }
-        block *= 2;
-    }
-    steps
-}
-
 /// Workgroups for `threads` invocations as a 2-D grid within `max_groups` per dimension.
 fn grid(threads: u64, max_groups: u64) -> Result<(u32, u32), GpuError> {
     let groups = threads.div_ceil(u64::from(BROADPHASE_WORKGROUP_SIZE)).max(1);
@@ -685,18 +670,4 @@ pub fn scene_centre(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
 /// A bind group entry for the whole of `buffer`.
 fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     binding(index, buffer, 0, buffer.size())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_sort_plan_has_every_bitonic_step() {
-        assert!(sort_plan(0).is_empty());
-        assert!(sort_plan(1).is_empty());
-        assert_eq!(sort_plan(4), vec![(2, 1), (4, 2), (4, 1)]);
-        // log2(N)(log2(N) + 1) / 2 steps.
-        assert_eq!(sort_plan(1 << 20).len(), 210);
-    }
 }

@@ -684,6 +684,47 @@ impl GpuBvhProbe {
     }
 }
 
+/// One dispatch of the GPU's bitonic sorts (the build's keys here, the broadphase's pairs):
+/// a compare-exchange step of `distance` over the whole array, or with `tile` the steps below
+/// [`SORT_TILE`] run in workgroup memory (`bitonic_tile` in shaders/bvh/layout.wgsl: with
+/// `block` <= SORT_TILE every block up to it in full, else the end of `block`'s merge from
+/// `distance` down).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SortStep {
+    /// Size of the blocks being merged (a power of two).
+    pub block: u32,
+    /// Distance of the (first) compared pairs; 0 for a tile step sorting blocks in full.
+    pub distance: u32,
+    /// Whether the step runs in tiles.
+    pub tile: bool,
+}
+
+/// The bitonic network over `sort_count` keys (a power of two; none below 2) as dispatches, in
+/// the network's order: the blocks up to a tile in one tile step, then each later merge's steps
+/// of distance [`SORT_TILE`] and more one by one and the rest in one tile step.
+pub(crate) fn sort_plan(sort_count: u64) -> Vec<SortStep> {
+    let step = |block: u64, distance: u64, tile| SortStep {
+        block: block as u32,
+        distance: distance as u32,
+        tile,
+    };
+    let mut steps = Vec::new();
+    if sort_count > 1 {
+        steps.push(step(sort_count.min(u64::from(SORT_TILE)), 0, true));
+    }
+    let mut block = 2 * u64::from(SORT_TILE);
+    while block <= sort_count {
+        let mut distance = block / 2;
+        while distance >= u64::from(SORT_TILE) {
+            steps.push(step(block, distance, false));
+            distance /= 2;
+        }
+        steps.push(step(block, distance, true));
+        block *= 2;
+    }
+    steps
+}
+
 /// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body).
 fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     if body_count == 0 {
@@ -707,33 +748,23 @@ fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
         params,
         groups: threads.div_ceil(BVH_BUILD_WORKGROUP_SIZE),
     };
-    let sort = |block: u32, distance: u32| GpuBvhParams {
-        sort_block: block,
-        sort_distance: distance,
-        ..base
-    };
-    let tiles = |params| Step {
-        kernel: SORT_TILE_STEPS,
-        params,
-        groups: sort_count.div_ceil(SORT_TILE),
-    };
     let mut steps = vec![step(BOXES, n, base), step(CODES, sort_count, base)];
-    // Bitonic: merge blocks of 2, 4, .. sort_count; each merge halves its distance down to 1.
-    // The blocks up to a tile in one tile step, then each merge's long steps over the whole
-    // array and its steps below SORT_TILE in one tile step.
-    if sort_count > 1 {
-        steps.push(tiles(sort(sort_count.min(SORT_TILE), 0)));
-    }
-    let mut block = 2 * SORT_TILE;
-    while block <= sort_count {
-        let mut distance = block / 2;
-        while distance >= SORT_TILE {
-            steps.push(step(SORT_STEP, sort_count / 2, sort(block, distance)));
-            distance /= 2;
+    steps.extend(sort_plan(u64::from(sort_count)).into_iter().map(|sort| {
+        let params = GpuBvhParams {
+            sort_block: sort.block,
+            sort_distance: sort.distance,
+            ..base
+        };
+        if sort.tile {
+            Step {
+                kernel: SORT_TILE_STEPS,
+                params,
+                groups: sort_count.div_ceil(SORT_TILE),
+            }
+        } else {
+            step(SORT_STEP, sort_count / 2, params)
         }
-        steps.push(tiles(sort(block, distance)));
-        block *= 2;
-    }
+    }));
     steps.push(step(LEAVES, leaves, base));
     // Levels above the deepest (depth = floor(log2(2L - 1))), bottom up; level l holds nodes
     // 2^l - 1 ..= 2^(l+1) - 2, of which those below L - 1 are inner.
@@ -780,11 +811,10 @@ mod tests {
 
     #[test]
     fn the_sort_steps_are_the_whole_bitonic_network_in_order() {
-        for n in [1u32, 2, 3, 300, 512, 513, 1024, 5000, 1 << 20] {
-            let sort_count = n.next_power_of_two();
+        for sort_count in [0u64, 1, 2, 4, 256, 512, 1024, 8192, 1 << 20] {
             let mut expected = Vec::new();
             let mut block = 2;
-            while block <= sort_count {
+            while block <= sort_count as u32 {
                 let mut distance = block / 2;
                 while distance > 0 {
                     expected.push((block, distance));
@@ -795,36 +825,58 @@ mod tests {
             // Each step as the (block, distance) pairs it runs, a tile step expanded as
             // bitonic_tile runs it.
             let mut ran = Vec::new();
-            for step in plan(n, DVec3::ZERO, 0.0) {
-                let (block, distance) = (step.params.sort_block, step.params.sort_distance);
-                match step.kernel {
-                    SORT_STEP => {
-                        assert!(distance >= SORT_TILE, "{n}: a long step");
-                        assert_eq!(step.groups, (sort_count / 2).div_ceil(BVH_BUILD_WORKGROUP_SIZE));
-                        ran.push((block, distance));
+            for SortStep {
+                block,
+                distance,
+                tile,
+            } in sort_plan(sort_count)
+            {
+                if !tile {
+                    assert!(distance >= SORT_TILE, "{sort_count}: a long step");
+                    ran.push((block, distance));
+                    continue;
+                }
+                let whole = block <= SORT_TILE;
+                let mut b = if whole { 2 } else { block };
+                while b <= block {
+                    let mut d = if whole { b / 2 } else { distance };
+                    assert!(d < SORT_TILE, "{sort_count}: a tile step stays in its tile");
+                    while d > 0 {
+                        ran.push((b, d));
+                        d /= 2;
                     }
-                    SORT_TILE_STEPS => {
-                        assert_eq!(step.groups, sort_count.div_ceil(SORT_TILE), "{n}: one per tile");
-                        let (first, last) = if block <= SORT_TILE {
-                            (2, block)
-                        } else {
-                            (block, block)
-                        };
-                        let mut b = first;
-                        while b <= last {
-                            let mut d = if block <= SORT_TILE { b / 2 } else { distance };
-                            assert!(d < SORT_TILE, "{n}: a tile step stays in its tile");
-                            while d > 0 {
-                                ran.push((b, d));
-                                d /= 2;
-                            }
-                            b *= 2;
-                        }
-                    }
-                    _ => {}
+                    b *= 2;
                 }
             }
-            assert_eq!(ran, expected, "{n} bodies");
+            assert_eq!(ran, expected, "{sort_count} keys");
+        }
+        // 2^20 keys: 210 steps in 78 dispatches.
+        assert_eq!(sort_plan(1 << 20).len(), 78);
+    }
+
+    #[test]
+    fn the_build_dispatches_the_sort_plan_over_its_keys() {
+        for n in [1u32, 300, 4097] {
+            let sort_count = n.next_power_of_two();
+            let sorts: Vec<SortStep> = plan(n, DVec3::ZERO, 0.0)
+                .iter()
+                .filter(|s| matches!(s.kernel, SORT_STEP | SORT_TILE_STEPS))
+                .map(|s| {
+                    let tile = s.kernel == SORT_TILE_STEPS;
+                    let threads = if tile {
+                        sort_count.div_ceil(SORT_TILE)
+                    } else {
+                        (sort_count / 2).div_ceil(BVH_BUILD_WORKGROUP_SIZE)
+                    };
+                    assert_eq!(s.groups, threads, "{n} bodies");
+                    SortStep {
+                        block: s.params.sort_block,
+                        distance: s.params.sort_distance,
+                        tile,
+                    }
+                })
+                .collect();
+            assert_eq!(sorts, sort_plan(u64::from(sort_count)), "{n} bodies");
         }
     }
 
