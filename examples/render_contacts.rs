@@ -7,26 +7,29 @@
 //! ```
 //!
 //! 1. Scene: [`hullsat::generate`]'s seeded particles (boxes, hulls, spheres, capsules) above a
-//!    half-space floor; candidate pairs from hullsat's broadphase.
-//! 2. Device: the example's own instance, adapter, device and queue (no window); hullsat runs on
-//!    them through [`GpuNarrowphase::with_device`].
-//! 3. Buffers: the example's bodies (hullsat's [`GpuBody`] layout), pairs and pair count live in
-//!    its own GPU buffers, as a GPU broadphase would leave them; the renderer binds them too.
-//! 4. Contacts: [`GpuNarrowphase::encode_resident`] records hullsat's kernels into the frame's
-//!    encoder and leaves the manifold list on the GPU: a count, then one `GpuManifold` per pair
-//!    that is not separated (points and normal in body A's frame; `pair` names the pair, hence
-//!    A). Pairs the GPU does not finish are listed with status `MANIFOLD_HOST` and not drawn
-//!    (see [`hullsat::narrowphase::gpu::ResidentManifolds`]: a few hull pairs, e.g. an empty clip).
+//!    half-space floor.
+//! 2. Device: the example's own instance, adapter, device and queue (no window); hullsat's GPU
+//!    broadphase and narrowphase run on them through one [`GpuContext::with_device`].
+//! 3. Buffers: the example's bodies (hullsat's [`GpuBody`] layout) live in its own GPU buffer;
+//!    the renderer binds it too.
+//! 4. Contacts, recorded into the frame's encoder: [`GpuBroadphase::encode_resident`] finds the
+//!    candidate pairs (`[a, b]`, A = a, sorted) and their count in its GPU buffers, at most
+//!    [`PAIR_SLOTS_PER_BODY`] per body; [`GpuNarrowphase::encode_resident`] reads them and
+//!    leaves the manifold list on the GPU: a count, then one `GpuManifold` per pair that is not
+//!    separated (points and normal in body A's frame; `pair` names the pair, hence A). Pairs the
+//!    GPU does not finish are listed with status `MANIFOLD_HOST` and not drawn (see
+//!    [`hullsat::narrowphase::gpu::ResidentManifolds`]: a few hull pairs, e.g. an empty clip).
 //! 5. Drawing, same encoder: every shape's mesh instanced over the bodies that use it, poses
 //!    read from the body buffer; then the contact points and normals, one instance per list
 //!    entry (the count copied into the indirect draw on the GPU), pulled from the list in the
 //!    vertex shader and moved to the world with A's pose from the body buffer (see
 //!    render_contacts.wgsl). One submission.
-//! 6. The image (only) is copied back, written as a PNG and checked: enough pixels differ from
+//! 6. The image and the broadphase's pair count (16 bytes, to catch pairs beyond their slots)
+//!    are copied back; the image is written as a PNG and checked: enough pixels differ from
 //!    the clear colour, some have the contact point colour, and every point- or normal-coloured
-//!    pixel lies on a contact point or normal of hullsat's CPU reference (computed on the host
-//!    for this check only); otherwise the exit status is non-zero, so CI can run it on a
-//!    software driver (lavapipe).
+//!    pixel lies on a contact point or normal of hullsat's CPU reference (the CPU broadphase and
+//!    narrowphase, on the host for this check only); otherwise the exit status is non-zero, so
+//!    CI can run it on a software driver (lavapipe).
 
 use std::error::Error;
 use std::fs::File;
@@ -35,15 +38,17 @@ use std::mem::offset_of;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use bytemuck::{Pod, Zeroable};
 use clap::Parser;
 use glam::camera::rh;
 use glam::{Mat4, Vec2, Vec3, Vec4Swizzles};
-use hullsat::broadphase::candidate_pairs;
+use hullsat::broadphase::gpu::scene_centre;
+use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, ResidentPairs, candidate_pairs};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::gpu::GpuContext;
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
 };
@@ -95,6 +100,9 @@ const LATHE_RINGS: usize = 10;
 const MIN_DRAWN_SHARE: f64 = 0.10;
 /// Fewest pixels of the contact colour (a marker is about 7 × 7 pixels).
 const MIN_CONTACT_PIXELS: usize = 100;
+/// Pair slots of the GPU broadphase per body: the scene (density 0.3) has under two candidate
+/// pairs per body; more than this many is reported, not cut silently.
+const PAIR_SLOTS_PER_BODY: u32 = 8;
 
 /// Draws a hullsat particle scene and its contacts into a PNG.
 #[derive(Parser, Debug)]
@@ -129,16 +137,18 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     // Step 1.
     let (scene, extent) = build_scene(args)?;
-    let pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin);
     // Step 2.
     let (device, queue) = create_device()?;
-    let mut narrowphase = GpuNarrowphase::with_device(device.clone(), queue.clone(), &scene.shapes)?;
+    let context = GpuContext::with_device(device.clone(), queue.clone())?;
+    let mut broadphase = GpuBroadphase::with_context(Arc::clone(&context), &scene.shapes)?;
+    let mut narrowphase = GpuNarrowphase::with_context(context, &scene.shapes)?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     // Step 3.
-    let buffers = SceneBuffers::new(&device, &scene.bodies, &pairs);
+    let bodies = body_buffer(&device, &scene.bodies);
     // Step 4.
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
-    let contacts = record_contacts(&mut narrowphase, &mut encoder, &buffers, scene.margin)?;
+    let (pairs, contacts) =
+        record_contacts(&mut broadphase, &mut narrowphase, &mut encoder, &bodies, &scene)?;
     // Step 5.
     let renderer = Renderer::new(&device, args.width, args.height);
     let meshes = Meshes::new(&scene.shapes, extent);
@@ -150,16 +160,33 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
             camera,
             meshes: &meshes,
             bodies: &scene.bodies,
-            buffers: &buffers,
+            body_buffer: &bodies,
+            pairs: &pairs.pairs,
             contacts: &contacts,
         },
     );
     // Step 6.
+    let count_readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("pair count readback"),
+        size: size_of::<GpuPairCount>() as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(
+        &pairs.pair_count,
+        pairs.pair_count_offset,
+        &count_readback,
+        0,
+        count_readback.size(),
+    );
     let pixels = renderer.read_image(&device, &queue, encoder, scope)?;
+    let gpu_pairs = read_pair_count(&device, &count_readback, &pairs)?;
     write_png(&args.out, args.width, args.height, &pixels)?;
     // For the check only: the CPU reference's contact points and normal strokes, where the
     // camera puts them.
-    let reference = CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, &pairs, scene.margin)?;
+    let cpu_pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin);
+    let reference =
+        CpuNarrowphase::new(scene.shapes.clone()).collide(&scene.bodies, &cpu_pairs, scene.margin)?;
     let strokes: Vec<[Vec2; 2]> = reference
         .iter()
         .flatten()
@@ -179,14 +206,15 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
         .collect();
     let check = ImageCheck::of(&pixels, args.width, &strokes);
     println!(
-        "{}: {} bodies, {} shapes, {} candidate pairs on {}; the CPU reference finds {} manifolds, \
-         {} points; {:.1}% of pixels drawn; {} point-coloured, {} off the reference's points; \
-         {} normal-coloured, {} off its normals",
+        "{}: {} bodies, {} shapes, {} candidate pairs from the GPU broadphase on {} (the CPU's: \
+         {}); the CPU reference finds {} manifolds, {} points; {:.1}% of pixels drawn; {} \
+         point-coloured, {} off the reference's points; {} normal-coloured, {} off its normals",
         args.out.display(),
         scene.bodies.len(),
         scene.shapes.len(),
-        pairs.len(),
+        gpu_pairs,
         narrowphase.adapter_info().name,
+        cpu_pairs.len(),
         reference.iter().flatten().count(),
         strokes.len(),
         100.0 * check.drawn_share,
@@ -256,57 +284,79 @@ fn create_device() -> Result<(wgpu::Device, wgpu::Queue), Box<dyn Error>> {
     Ok((device, queue))
 }
 
-/// Step 3: the scene as a renderer with a GPU broadphase would hold it: bodies in hullsat's
-/// [`GpuBody`] layout, pairs (`[a, b]`, A = a) and their count, each in a buffer of its own.
-struct SceneBuffers {
-    bodies: wgpu::Buffer,
-    pairs: wgpu::Buffer,
-    pair_count: wgpu::Buffer,
-    /// Pairs the pair buffer holds.
-    max_pairs: u32,
+/// Step 3: the bodies as a renderer would hold them, in hullsat's [`GpuBody`] layout, in a
+/// buffer of its own.
+fn body_buffer(device: &wgpu::Device, bodies: &[Body]) -> wgpu::Buffer {
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("bodies"),
+        contents: bytemuck::cast_slice(&gpu_bodies),
+        usage: wgpu::BufferUsages::STORAGE,
+    })
 }
 
-impl SceneBuffers {
-    fn new(device: &wgpu::Device, bodies: &[Body], pairs: &[[u32; 2]]) -> SceneBuffers {
-        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-        // A storage binding cannot be empty: a scene without pairs keeps one unused pair.
-        let stored_pairs = if pairs.is_empty() { &[[0, 0]] } else { pairs };
-        let storage = |label, contents| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            })
-        };
-        SceneBuffers {
-            bodies: storage("bodies", bytemuck::cast_slice(&gpu_bodies)),
-            pairs: storage("pairs", bytemuck::cast_slice(stored_pairs)),
-            pair_count: storage("pair count", bytemuck::bytes_of(&(pairs.len() as u32))),
-            max_pairs: pairs.len() as u32,
-        }
-    }
-}
-
-/// Step 4: hullsat records its SAT and clipping kernels into the frame's `encoder`, over the
-/// example's buffers, and leaves the manifold list (count, then `GpuManifold` entries) on the
-/// GPU once the encoder is submitted.
+/// Step 4: hullsat records its broadphase, then its SAT and clipping kernels on the pairs, into
+/// the frame's `encoder`, over the example's bodies; the pairs and the manifold list (count,
+/// then `GpuManifold` entries) are on the GPU once the encoder is submitted.
 fn record_contacts(
+    broadphase: &mut GpuBroadphase,
     narrowphase: &mut GpuNarrowphase,
     encoder: &mut wgpu::CommandEncoder,
-    buffers: &SceneBuffers,
-    margin: f32,
-) -> Result<ResidentManifolds, GpuError> {
-    narrowphase.encode_resident(
+    bodies: &wgpu::Buffer,
+    scene: &Scene,
+) -> Result<(ResidentPairs, ResidentManifolds), GpuError> {
+    let body_count = scene.bodies.len() as u32;
+    let pairs = broadphase.encode_resident(
+        encoder,
+        &ResidentBodies {
+            bodies,
+            body_count,
+            origin: scene_centre(&scene.shapes, &scene.bodies),
+            margin: scene.margin,
+            max_pairs: body_count.saturating_mul(PAIR_SLOTS_PER_BODY),
+            sort: true,
+        },
+    )?;
+    let manifolds = narrowphase.encode_resident(
         encoder,
         &ResidentBatch {
-            bodies: &buffers.bodies,
-            pairs: &buffers.pairs,
-            pair_count: &buffers.pair_count,
-            pair_count_offset: 0,
-            max_pairs: buffers.max_pairs,
-            margin,
+            bodies,
+            pairs: &pairs.pairs,
+            pair_count: &pairs.pair_count,
+            pair_count_offset: pairs.pair_count_offset,
+            max_pairs: pairs.max_pairs,
+            margin: scene.margin,
         },
-    )
+    )?;
+    Ok((pairs, manifolds))
+}
+
+/// Step 6: the broadphase's pair count, copied into `readback` by the frame's (finished)
+/// submission; an error when the pairs outgrew their slots or a traversal was cut short.
+fn read_pair_count(
+    device: &wgpu::Device,
+    readback: &wgpu::Buffer,
+    pairs: &ResidentPairs,
+) -> Result<u32, Box<dyn Error>> {
+    let (sender, receiver) = mpsc::channel();
+    readback
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, move |result| drop(sender.send(result)));
+    device.poll(wgpu::PollType::Wait {
+        submission_index: None,
+        timeout: Some(FRAME_TIMEOUT),
+    })?;
+    receiver.recv_timeout(FRAME_TIMEOUT)??;
+    let count: GpuPairCount = bytemuck::pod_read_unaligned(&readback.slice(..).get_mapped_range()?);
+    readback.unmap();
+    if count.count > pairs.max_pairs || count.flags != 0 {
+        return Err(format!(
+            "the GPU broadphase found {} pairs (flags {:#x}) for {} slots",
+            count.count, count.flags, pairs.max_pairs
+        )
+        .into());
+    }
+    Ok(count.count)
 }
 
 /// The shaders' uniform; must match render_contacts.wgsl `Camera`.
@@ -514,7 +564,10 @@ struct Frame<'a> {
     camera: Camera,
     meshes: &'a Meshes,
     bodies: &'a [Body],
-    buffers: &'a SceneBuffers,
+    /// The bodies on the GPU ([`GpuBody`] layout).
+    body_buffer: &'a wgpu::Buffer,
+    /// The broadphase's pairs, `array<vec2<u32>>`.
+    pairs: &'a wgpu::Buffer,
     contacts: &'a ResidentManifolds,
 }
 
@@ -677,9 +730,9 @@ impl Renderer {
         );
         let buffers = [
             &camera,
-            &frame.buffers.bodies,
+            frame.body_buffer,
             &instance_buffer,
-            &frame.buffers.pairs,
+            frame.pairs,
             &frame.contacts.list,
         ];
         let entries: Vec<wgpu::BindGroupEntry> = buffers

@@ -12,12 +12,19 @@
 //!    random rotation. Bodies may overlap: that is what makes contacts.
 //!
 //! Length unit: particles are about one unit across (bounding radii 0.3 to 0.8).
+//!
+//! [`motion`]: the benchmarks' random motion per frame, on the CPU ([`move_bodies`]) and the GPU
+//! ([`GpuMotion`]).
 
 use std::f32::consts::{PI, TAU};
 
 use glam::{Quat, Vec3};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
+
+pub mod motion;
+
+pub use motion::{GpuMotion, RandomMotion, move_bodies};
 
 use crate::broadphase::candidate_pairs;
 use crate::hull::{ConvexHull, MAX_HULL_VERTICES};
@@ -325,31 +332,4 @@ fn random_rotation(rng: &mut Pcg64) -> Quat {
     let b = rng.random_range(0.0..TAU);
     let (s, c) = ((1.0 - u).sqrt(), u.sqrt());
     Quat::from_xyzw(s * a.sin(), s * a.cos(), c * b.sin(), c * b.cos()).normalize()
-}
-
-/// Moves every body by a small random rigid motion, as one simulation frame would: a
-/// translation of length up to `max_shift` × the body's shape size (uniform direction) and a
-/// rotation of up to `max_angle` radians about a uniform axis, applied in world space about the
-/// body's origin. Seeded by `seed` and `frame`, so frame `n` of a seed is always the same motion.
-pub fn move_bodies(
-    shapes: &[Shape],
-    bodies: &mut [Body],
-    max_shift: f32,
-    max_angle: f32,
-    seed: u64,
-    frame: u64,
-) {
-    let mut rng = Pcg64::seed_from_u64(seed ^ frame.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    for body in bodies {
-        let size = shapes[body.shape as usize].size();
-        let shift = random_rotation(&mut rng) * Vec3::X * (rng.random::<f32>() * max_shift * size);
-        let turn = Quat::from_axis_angle(
-            random_rotation(&mut rng) * Vec3::X,
-            rng.random::<f32>() * max_angle,
-        );
-        body.pose = Pose::new(
-            body.pose.translation + shift.as_dvec3(),
-            (turn * body.pose.rotation).normalize(),
-        );
-    }
 }

@@ -5,7 +5,7 @@ mod support;
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{
     BOX_LIBRARY_SIZE, CAPSULE_LIBRARY_SIZE, HULL_LIBRARY_SIZE, ParticleSceneConfig, SPHERE_LIBRARY_SIZE,
-    ShapeMix, container_half_size, generate_particle_scene, generate_particle_scene_with_pairs,
+    ShapeMix, container_half_size, generate_particle_scene, generate_particle_scene_with_pairs, move_bodies,
 };
 use hullsat::scene::validate_batch;
 use hullsat::{Scene, Shape};
@@ -266,4 +266,35 @@ fn mixed_preset_makes_every_kind() {
     assert!(generate_particle_scene(&config(2000, 7, 0.3, ShapeMix::MIXED)).unwrap() == scene);
     let pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin);
     validate_batch(&scene.shapes, &scene.bodies, &pairs, scene.margin).unwrap();
+}
+
+#[test]
+fn move_bodies_stays_within_its_bounds_and_is_the_same_motion_per_seed_and_frame() {
+    let scene = generate_particle_scene(&config(500, 4, 0.3, ShapeMix::MIXED)).unwrap();
+    let (max_shift, max_angle) = (1e-3, 0.1f32.to_radians());
+    let moved = |seed, frame| {
+        let mut bodies = scene.bodies.clone();
+        move_bodies(&scene.shapes, &mut bodies, max_shift, max_angle, seed, frame);
+        bodies
+    };
+    let once = moved(7, 3);
+    assert_eq!(once, moved(7, 3));
+    assert_ne!(once, moved(7, 4));
+    assert_ne!(once, moved(8, 3));
+    let (mut longest, mut widest) = (0.0f32, 0.0f32);
+    for (before, after) in scene.bodies.iter().zip(&once) {
+        let size = scene.shapes[before.shape as usize].size();
+        let shift = (after.pose.translation - before.pose.translation).length() as f32 / size;
+        // The turn's vector part is sin(angle / 2) long (precise for small angles, unlike acos).
+        let turn = after.pose.rotation * before.pose.rotation.conjugate();
+        let angle = 2.0 * turn.xyz().length().min(1.0).asin();
+        assert!(shift <= max_shift * 1.000_01, "{shift}");
+        assert!(angle <= max_angle + 1e-6, "{angle}");
+        (longest, widest) = (longest.max(shift), widest.max(angle));
+    }
+    // Drawn across the range: 500 bodies reach well past half of each bound.
+    assert!(
+        longest > 0.5 * max_shift && widest > 0.5 * max_angle,
+        "{longest}, {widest}"
+    );
 }

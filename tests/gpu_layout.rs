@@ -8,6 +8,7 @@ use hullsat::constants::{
     CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE,
     GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
+use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
 use hullsat::internals::BVH_BUILD_WGSL;
 use hullsat::internals::{
@@ -51,7 +52,7 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 7] = [
+const SOURCES: [(&str, &str); 8] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
@@ -59,6 +60,7 @@ const SOURCES: [(&str, &str); 7] = [
     ("LAYOUT_WGSL", LAYOUT_WGSL),
     ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
     ("BROADPHASE_WGSL", BROADPHASE_WGSL),
+    ("MOTION_WGSL", MOTION_WGSL),
 ];
 
 /// The SAT kernel exactly as the host compiles it.

@@ -28,7 +28,7 @@ use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder, SortStep, sort_plan};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::narrowphase::validate::validate_batch;
 use crate::scene::{Body, InputError};
@@ -472,11 +472,21 @@ impl GpuBroadphase {
         let [pairs, pad, sort_step, sort_tile] = &self.kernels.pipelines;
         pass.set_bind_group(0, &group, &[0]);
         pass.set_pipeline(pairs);
-        let (x, y) = grid(u64::from(frame.body_count), max_groups)?;
+        let (x, y) = grid(
+            "broadphase dispatch",
+            u64::from(frame.body_count),
+            BROADPHASE_WORKGROUP_SIZE,
+            max_groups,
+        )?;
         pass.dispatch_workgroups(x, y, 1);
         if sort_count > 0 {
             pass.set_pipeline(pad);
-            let (x, y) = grid(sort_count, max_groups)?;
+            let (x, y) = grid(
+                "broadphase dispatch",
+                sort_count,
+                BROADPHASE_WORKGROUP_SIZE,
+                max_groups,
+            )?;
             pass.dispatch_workgroups(x, y, 1);
             pass.set_pipeline(&self.kernels.prepare);
             pass.set_bind_group(1, &args_group, &[]);
@@ -632,22 +642,6 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
         .into());
     }
     Ok(())
-}
-
-/// Workgroups for `threads` invocations as a 2-D grid within `max_groups` per dimension.
-fn grid(threads: u64, max_groups: u64) -> Result<(u32, u32), GpuError> {
-    let groups = threads.div_ceil(u64::from(BROADPHASE_WORKGROUP_SIZE)).max(1);
-    let x = groups.min(max_groups);
-    let y = groups.div_ceil(x);
-    if y > max_groups {
-        return Err(GpuError::TooLarge {
-            what: "broadphase dispatch",
-            bytes: groups,
-            limit: max_groups * max_groups,
-            limit_name: "max_compute_workgroups_per_dimension squared",
-        });
-    }
-    Ok((x as u32, y as u32))
 }
 
 /// The centre of the bounded bodies' translations (f64 world, length units; the world origin

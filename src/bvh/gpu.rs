@@ -35,7 +35,7 @@ use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
@@ -535,20 +535,10 @@ impl GpuBvhBuilder {
         let max_groups = context.limits.max_workgroups;
         for (i, step) in steps.iter().enumerate() {
             // A 2-D grid when one dimension cannot hold the workgroups.
-            let groups = u64::from(step.groups).max(1);
-            let x = groups.min(max_groups);
-            let y = groups.div_ceil(x);
-            if y > max_groups {
-                return Err(GpuError::TooLarge {
-                    what: "bvh build dispatch",
-                    bytes: groups,
-                    limit: max_groups * max_groups,
-                    limit_name: "max_compute_workgroups_per_dimension squared",
-                });
-            }
+            let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
             pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
             pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
-            pass.dispatch_workgroups(x as u32, y as u32, 1);
+            pass.dispatch_workgroups(x, y, 1);
         }
         Ok(())
     }

@@ -8,6 +8,9 @@
 //!    over the given bind group layouts, group 0 first ([`compute_pipeline_with_gaps`] when
 //!    some group indices are unused, [`compute_pipeline_variants`] for several pipelines of one
 //!    module that differ in their entry point or override constants).
+//! 4. [`grid`]: the workgroups of a dispatch of one invocation per item, as a 2-D grid.
+
+use super::GpuError;
 
 /// A storage buffer binding type (no dynamic offset, no minimum size).
 pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
@@ -96,4 +99,27 @@ pub(crate) fn compute_pipeline_variants<const N: usize>(
             cache: None,
         })
     })
+}
+
+/// Workgroups of `workgroup_size` for `threads` invocations as a 2-D grid within `max_groups`
+/// per dimension (a kernel finds its index with `linear_id`, shaders/bvh/layout.wgsl);
+/// [`GpuError::TooLarge`] naming `what` past `max_groups` squared.
+pub(crate) fn grid(
+    what: &'static str,
+    threads: u64,
+    workgroup_size: u32,
+    max_groups: u64,
+) -> Result<(u32, u32), GpuError> {
+    let groups = threads.div_ceil(u64::from(workgroup_size)).max(1);
+    let x = groups.min(max_groups);
+    let y = groups.div_ceil(x);
+    if y > max_groups {
+        return Err(GpuError::TooLarge {
+            what,
+            bytes: groups,
+            limit: max_groups * max_groups,
+            limit_name: "max_compute_workgroups_per_dimension squared",
+        });
+    }
+    Ok((x as u32, y as u32))
 }

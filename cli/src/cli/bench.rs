@@ -64,7 +64,9 @@ BACKENDS:
          a whole frame on the GPU: the bodies uploaded once, then per run the GPU broadphase
          (GpuBroadphase::encode_resident, pairs sorted) and the resident narrowphase on its
          pairs in one encoder, timed as gpu-resident; the pair count and the list are read
-         once after timing (generated scenes only: it finds its own pairs)
+         once after timing (generated scenes only: it finds its own pairs). With --frames N
+         and --backend gpu-frame alone: N frames, the bodies moved on the GPU before each
+         (FRAMES below)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
   backends are asked for).
 
@@ -100,6 +102,22 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
   conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
   the GPU, verdicts only: \"same\" counts pairs both find touching).
+
+FRAMES (--frames N): N frames of the scene, every body moved per frame by a small random rigid
+motion (up to 0.001 x its size and 0.1 degree; hullsat::generate::move_bodies), timed per frame
+on cpu1 and cpu (cold calls) and cpu1-cached and cpu-cached (a ContactCache across frames each).
+JSON: one object per frame and backend, {\"frame\", \"backend\", \"pairs\", \"manifolds\",
+\"seconds\", \"pairs_per_s\"}. With --backend gpu-frame (alone) instead: the bodies uploaded
+once, then per frame in one encoder the same motion on the GPU (GpuMotion; not before frame 0),
+the GPU broadphase (pairs sorted) and the resident narrowphase; nothing is read back between
+frames. Each frame is timed by GPU timestamps (\"timing\": \"gpu-timestamps\") where the
+adapter has them, else every frame gets the wall time of the whole run over N
+(\"wall-average\"). Every frame's pair count and list length (\"pairs\", \"listed\": manifolds
+plus pairs left to the host) are copied on the GPU and read once at the end, with the last
+frame's pairs and list, which are checked against the CPU on the CPU-moved bodies of the same
+seed: the GPU's pairs must hold the CPU's, and its manifolds the CPU's but for verdict ties and
+pairs left to the host (exit status 3 otherwise). The last frame's object adds \"manifolds\",
+\"host_pairs\", \"cpu_pairs\", \"cpu_manifolds\" and \"verdict_ties\".
 
 EXIT STATUS:
   0 success; 1 a backend failed, or none could run; 2 a bad option or scene; 3 a GPU result
@@ -202,7 +220,8 @@ pub(super) struct BenchArgs {
     closest: bool,
     /// Instead: time N frames of the scene, each body moved by a small random rigid motion per
     /// frame, on cpu1 and cpu (cold, one and all threads) and cpu1-cached and cpu-cached (a
-    /// ContactCache across frames each), per frame.
+    /// ContactCache across frames each), per frame; with --backend gpu-frame, whole frames on
+    /// the GPU (see FRAMES).
     #[arg(
         long,
         value_name = "N",
@@ -276,7 +295,22 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
         return ray_bench(args, &scene, &description, rays as usize);
     }
     if let Some(frames) = args.frames {
-        return frames::run(&scene, &pairs, frames, args.seed, args.json);
+        if !args.backend.contains(&BenchBackend::GpuFrame) {
+            return frames::run(&scene, &pairs, frames, args.seed, args.json);
+        }
+        if args.backend.iter().any(|&b| b != BenchBackend::GpuFrame) {
+            return Err(CliError::Input(hullsat::InputError::new(
+                "--backend",
+                "--frames times the CPU backends, or gpu-frame alone",
+            )));
+        }
+        if scene.pairs.is_some() {
+            return Err(CliError::Input(hullsat::InputError::new(
+                "--backend",
+                "gpu-frame finds its own pairs: give a scene without a pair list",
+            )));
+        }
+        return gpu_frame::run_frames(&scene, pairs.len(), frames, args.seed, args.json);
     }
 
     // Step 2.
@@ -494,7 +528,14 @@ fn check_contract_of_gpu_backends(
             }
             BenchBackend::GpuResident => {
                 let (listed, left) = m.resident_lists.take().expect("gpu-resident lists its pairs");
-                m.contract = Some(check_resident_list(scene, pairs, &listed, &left, &reference)?);
+                m.contract = Some(check_resident_list(
+                    m.backend.name(),
+                    scene,
+                    pairs,
+                    &listed,
+                    &left,
+                    &reference,
+                )?);
             }
             BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuFrame => {}
         }
@@ -508,6 +549,7 @@ fn check_contract_of_gpu_backends(
 /// counts pairs, manifolds on each side, verdict ties; agreeing verdicts count as `same` (their
 /// manifolds stay on the GPU and are not compared here).
 fn check_resident_list(
+    backend: &str,
     scene: &Scene,
     pairs: &[[u32; 2]],
     listed: &[u32],
@@ -515,7 +557,7 @@ fn check_resident_list(
     cpu: &[Option<Manifold>],
 ) -> Result<AgreementTally, CliError> {
     let outside = |what: &str, index: u32| CliError::Disagreement {
-        backend: BenchBackend::GpuResident.name().into(),
+        backend: backend.into(),
         disagreement: format!("it {what} pair {index}, beyond the {} pairs", pairs.len()),
     };
     let mut on_list = vec![false; pairs.len()];
@@ -544,7 +586,7 @@ fn check_resident_list(
         } else {
             verdict_tie(&scene.shapes, &scene.bodies, pair, scene.margin).map_err(|e| {
                 CliError::Disagreement {
-                    backend: BenchBackend::GpuResident.name().into(),
+                    backend: backend.into(),
                     disagreement: format!(
                         "GPU and CPU disagree beyond the GPU = CPU contract on pairs[{i}] = {pair:?}: {e}"
                     ),

@@ -13,9 +13,9 @@ use serde_json::json;
 use super::{CliError, output};
 
 /// Largest translation of a body per frame, relative to its shape's size.
-const FRAME_SHIFT: f32 = 1.0e-3;
+pub(super) const FRAME_SHIFT: f32 = 1.0e-3;
 /// Largest rotation of a body per frame, degrees.
-const FRAME_ANGLE_DEGREES: f32 = 0.1;
+pub(super) const FRAME_ANGLE_DEGREES: f32 = 0.1;
 
 /// The backends timed every frame, in order: one-thread and all-thread cold calls and the same
 /// through a cache each.

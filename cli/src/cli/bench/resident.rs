@@ -33,6 +33,9 @@ pub(super) enum ResidentTiming {
     Timestamps,
     /// Wall time from submission to completion (the adapter has no timestamps in encoders).
     SubmitAndWait,
+    /// gpu-frame's `--frames`: the wall time of the whole run (every frame submitted, one
+    /// wait at the end) over the frames (the adapter has no timestamps in encoders).
+    WallAverage,
 }
 
 impl ResidentTiming {
@@ -49,6 +52,7 @@ impl ResidentTiming {
         match self {
             ResidentTiming::Timestamps => "gpu-timestamps",
             ResidentTiming::SubmitAndWait => "submit-and-wait",
+            ResidentTiming::WallAverage => "wall-average",
         }
     }
 }
