@@ -79,7 +79,7 @@ impl FrameGpu {
     /// Step 1 for `scene`, whose CPU broadphase found `cpu_pairs` pairs; `None` (after a note)
     /// when the machine has no adapter.
     fn start(scene: &Scene, cpu_pairs: usize) -> Result<Option<FrameGpu>, CliError> {
-        let Some(context) = start_resident()? else {
+        let Some(context) = start_resident("gpu-frame")? else {
             return Ok(None);
         };
         let broadphase =

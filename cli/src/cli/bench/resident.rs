@@ -82,7 +82,7 @@ pub(super) fn measure(
     pairs: &[[u32; 2]],
     repeat: u32,
 ) -> Result<Option<ResidentRuns>, CliError> {
-    let Some(context) = start_resident()? else {
+    let Some(context) = start_resident("gpu-resident")? else {
         return Ok(None);
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
@@ -152,17 +152,17 @@ pub(super) fn measure(
 pub(super) fn backend_error(err: GpuError) -> CliError {
     match err {
         GpuError::Input(input) => CliError::Input(input),
-        err => CliError::Backend(format!("GPU backend gpu-resident failed: {err}")),
+        err => CliError::Backend(format!("resident GPU backend failed: {err}")),
     }
 }
 
-/// The shared context for a resident backend, or `None` after a note when the machine has no
-/// adapter.
-pub(super) fn start_resident() -> Result<Option<Arc<GpuContext>>, CliError> {
+/// The shared context for resident backend `backend` (its name, for the note), or `None` after
+/// a note when the machine has no adapter.
+pub(super) fn start_resident(backend: &str) -> Result<Option<Arc<GpuContext>>, CliError> {
     match shared_context() {
         Ok(context) => Ok(Some(context)),
         Err(err @ GpuError::NoAdapter(_)) => {
-            output::note(&format!("note: skipping backend gpu-resident: {err}"));
+            output::note(&format!("note: skipping backend {backend}: {err}"));
             Ok(None)
         }
         Err(err) => Err(backend_error(err)),
@@ -212,7 +212,7 @@ pub(super) fn wait(device: &wgpu::Device, submission: wgpu::SubmissionIndex) -> 
             timeout: Some(READBACK_TIMEOUT),
         })
         .map(drop)
-        .map_err(|e| CliError::Backend(format!("GPU backend gpu-resident failed: {e}")))
+        .map_err(|e| CliError::Backend(format!("resident GPU backend failed: {e}")))
 }
 
 /// A storage buffer holding `contents` (48 zero bytes when empty: wgpu binds no empty buffer).

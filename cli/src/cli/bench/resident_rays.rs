@@ -42,7 +42,7 @@ pub(super) fn measure(
     closest: bool,
     repeat: u32,
 ) -> Result<Option<ResidentRayRuns>, CliError> {
-    let Some(context) = start_resident()? else {
+    let Some(context) = start_resident("gpu-resident")? else {
         return Ok(None);
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
