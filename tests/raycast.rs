@@ -337,7 +337,7 @@ fn check_random_ray(shape: &Shape, i: usize, rng: &mut Pcg64, counts: &mut [usiz
         shape.bounding_radius()
     };
     let (o, d) = random_local_ray(rng, size);
-    let max = if i % 3 == 0 {
+    let max = if i.is_multiple_of(3) {
         rng.random_range(0.0..6.0 * size)
     } else {
         f32::MAX

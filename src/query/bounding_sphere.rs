@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn world_spheres_contain_every_surface_point_and_are_tight() {
-        let mut next = unit_floats(0x5eed_b5);
+        let mut next = unit_floats(0x005e_edb5);
         let mut random = |scale: f32| (next() * 2.0 - 1.0) * scale;
         let directions: Vec<Vec3> = (0..500)
             .filter_map(|_| Vec3::new(random(1.0), random(1.0), random(1.0)).try_normalize())
