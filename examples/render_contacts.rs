@@ -454,7 +454,7 @@ struct Meshes {
 }
 
 impl Meshes {
-    /// Hulls and boxes from their faces (fans of each face loop); spheres and capsules as
+    /// Hulls, boxes and cylinders (their prisms) from their faces (fans of each face loop); spheres and capsules as
     /// low-poly lathes about local Y; a half-space as a square of half side `4 * extent` on its
     /// plane.
     fn new(shapes: &[Shape], extent: f32) -> Meshes {
@@ -465,13 +465,15 @@ impl Meshes {
         for shape in shapes {
             let start = meshes.vertices.len() as u32;
             match shape {
-                Shape::Hull(_) | Shape::Cuboid(_) => {
-                    let kind = if matches!(shape, Shape::Hull(_)) {
-                        SHAPE_HULL
-                    } else {
+                Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
+                    let kind = if matches!(shape, Shape::Cuboid(_)) {
                         SHAPE_BOX
+                    } else {
+                        SHAPE_HULL
                     };
-                    let hull = shape.as_hull().expect("hulls and boxes have hull geometry");
+                    let hull = shape
+                        .as_hull()
+                        .expect("hulls, boxes and cylinders have hull geometry");
                     for (face, plane) in hull.planes().iter().enumerate() {
                         let corner = |i: u32| hull.vertices()[i as usize];
                         let face_loop = hull.face_loop(face);
@@ -1046,6 +1048,7 @@ mod tests {
                     PI * c.radius.powi(2) * (4.0 / 3.0 * c.radius + 2.0 * c.half_height),
                     0.9,
                 ),
+                Shape::Cylinder(c) => (2.0 * PI * c.radius().powi(2) * c.half_height(), 0.9),
                 Shape::HalfSpace(_) => continue,
             };
             assert!(

@@ -389,10 +389,10 @@ impl<'s> Pair<'s> {
     }
 }
 
-/// The hull of a hull or box shape.
+/// The hull of a hull, box or cylinder (its prism) shape.
 fn polytope(shape: &Shape) -> Option<&ConvexHull> {
     match shape {
-        Shape::Hull(_) | Shape::Cuboid(_) => shape.as_hull(),
+        Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => shape.as_hull(),
         _ => None,
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! 1. Check the configuration.
 //! 2. Build a small shape library from the seed: a few box sizes, [`HULL_LIBRARY_SIZE`] hulls
-//!    (points on random ellipsoids, so every point is a hull vertex), sphere radii and capsules;
+//!    (points on random ellipsoids, so every point is a hull vertex), sphere radii, capsules and
+//!    cylinders;
 //!    only the kinds with a positive weight in the [`ShapeMix`]. Bodies share these shapes.
 //! 3. Give each body a shape: a kind drawn by weight, then a library entry of that kind.
 //! 4. Size the cube so the bodies' bounding spheres fill `density` of its volume.
@@ -30,7 +31,7 @@ use crate::broadphase::candidate_pairs;
 use crate::hull::{ConvexHull, MAX_HULL_VERTICES};
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene};
-use crate::shape::{Capsule, Cuboid, Shape, Sphere};
+use crate::shape::{Capsule, Cuboid, Cylinder, Shape, Sphere};
 
 /// Number of distinct hulls in a scene's shape library.
 pub const HULL_LIBRARY_SIZE: usize = 16;
@@ -40,6 +41,8 @@ pub const BOX_LIBRARY_SIZE: usize = 4;
 pub const SPHERE_LIBRARY_SIZE: usize = 3;
 /// Number of distinct capsules in a scene's shape library.
 pub const CAPSULE_LIBRARY_SIZE: usize = 3;
+/// Number of distinct cylinders in a scene's shape library.
+pub const CYLINDER_LIBRARY_SIZE: usize = 3;
 
 /// Relative weights of the shape kinds (non-negative, not all zero; they need not sum to 1) and
 /// the vertex counts of the hulls.
@@ -53,6 +56,8 @@ pub struct ShapeMix {
     pub spheres: f32,
     /// Weight of capsules.
     pub capsules: f32,
+    /// Weight of cylinders.
+    pub cylinders: f32,
     /// Each library hull gets a vertex count drawn uniformly from this inclusive range
     /// (`4 <= min <= max <= MAX_HULL_VERTICES`; ignored when `hulls` is 0).
     pub hull_vertices: [usize; 2],
@@ -65,6 +70,7 @@ impl ShapeMix {
         hulls: 0.0,
         spheres: 0.0,
         capsules: 0.0,
+        cylinders: 0.0,
         hull_vertices: [8, 8],
     };
     /// Hulls of 8 vertices only.
@@ -79,7 +85,30 @@ impl ShapeMix {
         hulls: 0.35,
         spheres: 0.2,
         capsules: 0.2,
+        cylinders: 0.0,
         hull_vertices: [8, 64],
+    };
+    /// Cylinders only.
+    pub const CYLINDER: ShapeMix = ShapeMix {
+        cylinders: 1.0,
+        ..ShapeMix::NONE
+    };
+    /// Boxes, spheres and cylinders in equal shares: the three.js lesson's cubes, balls and
+    /// cylinders.
+    pub const LESSON: ShapeMix = ShapeMix {
+        boxes: 1.0,
+        spheres: 1.0,
+        cylinders: 1.0,
+        ..ShapeMix::NONE
+    };
+    /// Every weight 0 (not a valid mix by itself: the base the presets fill in).
+    const NONE: ShapeMix = ShapeMix {
+        boxes: 0.0,
+        hulls: 0.0,
+        spheres: 0.0,
+        capsules: 0.0,
+        cylinders: 0.0,
+        hull_vertices: [8, 8],
     };
 
     /// Hulls of exactly `vertices` vertices only.
@@ -89,11 +118,13 @@ impl ShapeMix {
             hulls: 1.0,
             spheres: 0.0,
             capsules: 0.0,
+            cylinders: 0.0,
             hull_vertices: [vertices, vertices],
         }
     }
 
-    /// The preset named `box`, `hull8`, `hull32`, `hull64` or `mixed` (case-insensitive).
+    /// The preset named `box`, `hull8`, `hull32`, `hull64`, `mixed`, `cylinder` or `lesson`
+    /// (case-insensitive).
     pub fn preset(name: &str) -> Option<ShapeMix> {
         match name.to_ascii_lowercase().as_str() {
             "box" => Some(ShapeMix::BOX),
@@ -101,6 +132,8 @@ impl ShapeMix {
             "hull32" => Some(ShapeMix::HULL32),
             "hull64" => Some(ShapeMix::HULL64),
             "mixed" => Some(ShapeMix::MIXED),
+            "cylinder" => Some(ShapeMix::CYLINDER),
+            "lesson" => Some(ShapeMix::LESSON),
             _ => None,
         }
     }
@@ -163,6 +196,8 @@ pub fn generate_particle_scene(config: &ParticleSceneConfig) -> Result<Scene, In
     add_kind(&mut shapes, mix.spheres, spheres);
     let capsules = library(mix.capsules, CAPSULE_LIBRARY_SIZE, &mut rng, random_capsule);
     add_kind(&mut shapes, mix.capsules, capsules);
+    let cylinders = library(mix.cylinders, CYLINDER_LIBRARY_SIZE, &mut rng, random_cylinder);
+    add_kind(&mut shapes, mix.cylinders, cylinders);
 
     // Step 3.
     let total_weight: f32 = kinds.iter().map(|(w, _)| w).sum();
@@ -252,6 +287,7 @@ fn check_config(config: &ParticleSceneConfig) -> Result<(), InputError> {
         ("mix.hulls", mix.hulls),
         ("mix.spheres", mix.spheres),
         ("mix.capsules", mix.capsules),
+        ("mix.cylinders", mix.cylinders),
     ];
     for (name, weight) in weights {
         if !weight.is_finite() || weight < 0.0 {
@@ -302,6 +338,12 @@ fn random_capsule(rng: &mut Pcg64) -> Shape {
     let half_height = rng.random_range(0.15..=0.35f32);
     let radius = rng.random_range(0.15..=0.3f32);
     Shape::Capsule(Capsule::new(half_height, radius).expect("sizes drawn positive"))
+}
+
+fn random_cylinder(rng: &mut Pcg64) -> Shape {
+    let half_height = rng.random_range(0.2..=0.4f32);
+    let radius = rng.random_range(0.25..=0.4f32);
+    Shape::Cylinder(Cylinder::new(half_height, radius).expect("sizes drawn positive"))
 }
 
 /// A hull of `vertices` points spread evenly (Fibonacci spiral, jittered) over an ellipsoid with

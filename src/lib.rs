@@ -1,6 +1,6 @@
 //! hullsat: batch narrowphase collision detection between convex shapes.
 //!
-//! Given shapes (convex hulls, boxes, spheres, capsules, half-spaces), bodies that place them
+//! Given shapes (convex hulls, boxes, spheres, capsules, cylinders, half-spaces), bodies that place them
 //! with rigid [`Pose`]s, and a list of body pairs, hullsat returns one [`Manifold`] per pair
 //! whose separation is at most the margin. Hull and box pairs use the separating axis test
 //! with Gauss-map pruning of edge pairs ([`query::sat`]); face contacts are clipped
@@ -72,9 +72,10 @@ pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};
 pub use pose::{Isometry, Pose};
+pub use query::bounding_sphere::{BoundingSphere, world_bounding_sphere};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};
-pub use shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
+pub use shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 
 /// The README's library example, compiled and run by `cargo test`.
 #[cfg(doctest)]

@@ -1,6 +1,6 @@
 //! The shapes a body can have, all in the body's local frame.
 
-use glam::Vec3;
+use glam::{DVec3, Quat, Vec2, Vec3};
 use thiserror::Error;
 
 use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
@@ -121,6 +121,67 @@ impl Capsule {
     }
 }
 
+/// Sides of the prism a [`Cylinder`] collides as: its caps fill the GPU clip kernel's 32-vertex
+/// polygon buffer together (`MAX_GPU_CLIP_VERTICES`), so a cylinder standing on a cylinder or a
+/// box stays on the GPU, and a multiple of 4 gives a level cap four contacts a quarter turn apart.
+pub const CYLINDER_SIDES: usize = 16;
+
+/// Largest distance between a [`Cylinder`]'s true surface and its collision prism, as a fraction
+/// of the radius (dimensionless): `1 − cos(π / CYLINDER_SIDES)`, about 1.9 %, midway along each
+/// side face (the prism's vertices lie on the true circle, its caps are exact). Contact depths
+/// and the point where a curved side meets a flat face are off by at most this × the radius.
+pub const CYLINDER_MAX_DEVIATION: f32 = 0.019_214_72;
+
+/// A solid right circular cylinder along local Y, centred on the origin: the points with
+/// `x² + z² <= radius²` and `|y| <= half_height`.
+///
+/// Contacts use its prism ([`Self::hull`], [`CYLINDER_SIDES`] sides, inside the true surface by
+/// at most [`CYLINDER_MAX_DEVIATION`] × radius), so every hull routine serves it on the CPU and the
+/// GPU; ray casts and bounds are exact.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cylinder {
+    half_height: f32,
+    radius: f32,
+    hull: ConvexHull,
+}
+
+impl Cylinder {
+    /// A cylinder with positive finite half height and radius (length units), each within the
+    /// supported range.
+    pub fn new(half_height: f32, radius: f32) -> Result<Self, ShapeError> {
+        let half_height = check_positive("half_height", half_height)?;
+        let radius = check_positive("radius", radius)?;
+        Ok(Cylinder {
+            half_height,
+            radius,
+            hull: ConvexHull::prism(half_height, radius, CYLINDER_SIDES),
+        })
+    }
+
+    /// Half the height along local Y, length units.
+    pub fn half_height(&self) -> f32 {
+        self.half_height
+    }
+
+    /// Radius about local Y, length units.
+    pub fn radius(&self) -> f32 {
+        self.radius
+    }
+
+    /// The collision prism ([`ConvexHull::prism`] with [`CYLINDER_SIDES`] sides).
+    pub fn hull(&self) -> &ConvexHull {
+        &self.hull
+    }
+
+    /// Half extents of the true cylinder's world AABB when rotated by `rotation`, f64 length
+    /// units: along world axis `i`, `h |a_i| + r sqrt(1 − a_i²)` with `a` the rotated local Y.
+    pub fn rotated_half_extents(&self, rotation: Quat) -> DVec3 {
+        let axis = (rotation.as_dquat() * DVec3::Y).normalize();
+        let rim = (DVec3::ONE - axis * axis).max(DVec3::ZERO);
+        axis.abs() * f64::from(self.half_height) + rim.map(f64::sqrt) * f64::from(self.radius)
+    }
+}
+
 /// The solid `dot(normal, x) <= offset` (local frame): static ground and walls.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HalfSpace {
@@ -167,42 +228,56 @@ pub enum Shape {
     Sphere(Sphere),
     /// A capsule along local Y.
     Capsule(Capsule),
+    /// A cylinder along local Y (collides as its prism, ray casts exact).
+    Cylinder(Cylinder),
     /// A half-space (infinite; pairs of two half-spaces are not supported).
     HalfSpace(HalfSpace),
 }
 
 impl Shape {
-    /// The polyhedron of a hull or box shape.
+    /// The polyhedron of a hull or box shape, or a cylinder's prism.
     pub fn as_hull(&self) -> Option<&ConvexHull> {
         match self {
             Shape::Hull(h) => Some(h),
             Shape::Cuboid(c) => Some(c.hull()),
+            Shape::Cylinder(c) => Some(c.hull()),
             _ => None,
         }
     }
 
     /// The shape's size for relative tolerances ([`crate::constants::pair_scale`]), length
-    /// units: a hull's or box's largest centroid-to-vertex distance, a sphere's radius, a
-    /// capsule's half height plus radius, 0 for a half-space (it has no size).
+    /// units: a hull's or box's largest centroid-to-vertex distance (a cylinder's prism's), a
+    /// sphere's radius, a capsule's half height plus radius, 0 for a half-space (it has no size).
     pub fn size(&self) -> f32 {
         match self {
             Shape::Hull(h) => h.radius(),
             Shape::Cuboid(c) => c.hull().radius(),
+            Shape::Cylinder(c) => c.hull().radius(),
             Shape::Sphere(s) => s.radius,
             Shape::Capsule(c) => c.half_height + c.radius,
             Shape::HalfSpace(_) => 0.0,
         }
     }
 
-    /// Radius of a ball about the local origin that contains the shape
+    /// Radius of a ball about the local origin that contains the shape, length units
     /// (`f32::INFINITY` for a half-space).
     pub fn bounding_radius(&self) -> f32 {
+        let (centre, radius) = self.bounding_sphere();
+        centre.length() + radius
+    }
+
+    /// A ball that contains the shape, local frame: its centre (a hull's centroid, the local
+    /// origin for every other kind) and radius (length units; `f32::INFINITY` for a half-space).
+    /// Tight for boxes, spheres, capsules and cylinders (the true cylinder, which contains its
+    /// prism), up to f32 rounding of the radius (a few parts in 1e7).
+    pub fn bounding_sphere(&self) -> (Vec3, f32) {
         match self {
-            Shape::Hull(h) => h.centroid().length() + h.radius(),
-            Shape::Cuboid(c) => c.half_extents().length(),
-            Shape::Sphere(s) => s.radius,
-            Shape::Capsule(c) => c.half_height + c.radius,
-            Shape::HalfSpace(_) => f32::INFINITY,
+            Shape::Hull(h) => (h.centroid(), h.radius()),
+            Shape::Cuboid(c) => (Vec3::ZERO, c.half_extents().length()),
+            Shape::Cylinder(c) => (Vec3::ZERO, Vec2::new(c.half_height, c.radius).length()),
+            Shape::Sphere(s) => (Vec3::ZERO, s.radius),
+            Shape::Capsule(c) => (Vec3::ZERO, c.half_height + c.radius),
+            Shape::HalfSpace(_) => (Vec3::ZERO, f32::INFINITY),
         }
     }
 }
@@ -210,6 +285,85 @@ impl Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cylinder_prism_is_inscribed_within_the_documented_deviation() {
+        let deviation = 1.0 - (std::f64::consts::PI / CYLINDER_SIDES as f64).cos();
+        assert!((f64::from(CYLINDER_MAX_DEVIATION) - deviation).abs() < 1e-8);
+        for (h, r) in [(0.5, 0.25), (1e-3, 2.0), (3.0, 1e-2)] {
+            let c = Cylinder::new(h, r).unwrap();
+            let hull = c.hull();
+            let n = CYLINDER_SIDES;
+            assert_eq!(
+                (hull.vertices().len(), hull.faces().len(), hull.edges().len()),
+                (2 * n, n + 2, 3 * n)
+            );
+            for v in hull.vertices() {
+                assert!((glam::Vec2::new(v.x, v.z).length() - r).abs() <= 1e-6 * r, "{v}");
+                assert_eq!(v.y.abs(), h);
+            }
+            // Caps exact and outward; each side plane at r cos(π/N), facing out from the axis.
+            let planes = hull.planes();
+            assert!(planes[0].normal.abs_diff_eq(-Vec3::Y, 1e-6) && (planes[0].offset - h).abs() <= 1e-6 * h);
+            assert!(planes[1].normal.abs_diff_eq(Vec3::Y, 1e-6) && (planes[1].offset - h).abs() <= 1e-6 * h);
+            for plane in &planes[2..] {
+                assert!(plane.normal.y.abs() < 1e-6, "{plane:?}");
+                let inset = 1.0 - plane.offset / r;
+                assert!((inset - CYLINDER_MAX_DEVIATION).abs() < 1e-5, "{plane:?}");
+            }
+        }
+        assert!(matches!(
+            Cylinder::new(0.0, 1.0),
+            Err(ShapeError::NotPositive {
+                name: "half_height",
+                ..
+            })
+        ));
+        assert!(matches!(
+            Cylinder::new(1.0, f32::NAN),
+            Err(ShapeError::NotPositive { name: "radius", .. })
+        ));
+        assert!(matches!(
+            Cylinder::new(1.0, 1e13),
+            Err(ShapeError::OutOfRange { name: "radius", .. })
+        ));
+    }
+
+    #[test]
+    fn cylinder_aabb_half_extents_are_the_true_cylinders() {
+        let c = Cylinder::new(0.5, 0.25).unwrap();
+        let upright = c.rotated_half_extents(Quat::IDENTITY);
+        assert!(
+            upright.abs_diff_eq(DVec3::new(0.25, 0.5, 0.25), 1e-12),
+            "{upright}"
+        );
+        // Lying along X: height along X, the circle in YZ.
+        let lying = c.rotated_half_extents(Quat::from_rotation_z(std::f32::consts::FRAC_PI_2));
+        assert!(lying.abs_diff_eq(DVec3::new(0.5, 0.25, 0.25), 1e-7), "{lying}");
+        // Any rotation: the largest of n · x over the true surface (axis end ± the rim) along
+        // each world axis equals the half extent.
+        let rotation = Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 0.7);
+        let half = c.rotated_half_extents(rotation);
+        for (i, n) in [DVec3::X, DVec3::Y, DVec3::Z].into_iter().enumerate() {
+            let reach = (0..3600)
+                .map(|k| {
+                    let (s, co) = (k as f64 * std::f64::consts::TAU / 3600.0).sin_cos();
+                    [-1.0, 1.0]
+                        .map(|y| {
+                            let local = DVec3::new(0.25 * co, 0.5 * y, 0.25 * s);
+                            (rotation.as_dquat() * local).dot(n)
+                        })
+                        .into_iter()
+                        .fold(f64::MIN, f64::max)
+                })
+                .fold(f64::MIN, f64::max);
+            assert!(
+                reach <= half[i] + 1e-9 && reach >= half[i] - 1e-5,
+                "axis {i}: {reach} vs {}",
+                half[i]
+            );
+        }
+    }
 
     #[test]
     fn half_space_is_the_solid_written_whatever_the_normal_length() {

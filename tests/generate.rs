@@ -4,8 +4,9 @@ mod support;
 
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{
-    BOX_LIBRARY_SIZE, CAPSULE_LIBRARY_SIZE, HULL_LIBRARY_SIZE, ParticleSceneConfig, SPHERE_LIBRARY_SIZE,
-    ShapeMix, container_half_size, generate_particle_scene, generate_particle_scene_with_pairs, move_bodies,
+    BOX_LIBRARY_SIZE, CAPSULE_LIBRARY_SIZE, CYLINDER_LIBRARY_SIZE, HULL_LIBRARY_SIZE, ParticleSceneConfig,
+    SPHERE_LIBRARY_SIZE, ShapeMix, container_half_size, generate_particle_scene,
+    generate_particle_scene_with_pairs, move_bodies,
 };
 use hullsat::scene::validate_batch;
 use hullsat::{Scene, Shape};
@@ -16,6 +17,7 @@ const PRIMITIVES: ShapeMix = ShapeMix {
     hulls: 0.0,
     spheres: 1.0,
     capsules: 1.0,
+    cylinders: 0.0,
     hull_vertices: [8, 8],
 };
 
@@ -93,6 +95,38 @@ fn scene_has_the_requested_bodies_and_valid_shapes() {
             "shape {shape} unused"
         );
     }
+}
+
+#[test]
+fn lesson_preset_makes_boxes_spheres_and_cylinders_that_collide() {
+    let scene = generate_particle_scene(&config(1500, 3, 0.3, ShapeMix::preset("lesson").unwrap())).unwrap();
+    assert_eq!(
+        scene.shapes.len(),
+        BOX_LIBRARY_SIZE + SPHERE_LIBRARY_SIZE + CYLINDER_LIBRARY_SIZE
+    );
+    let cylinders: Vec<u32> = (0..scene.bodies.len() as u32)
+        .filter(|&i| {
+            matches!(
+                scene.shapes[scene.bodies[i as usize].shape as usize],
+                Shape::Cylinder(_)
+            )
+        })
+        .collect();
+    let share = cylinders.len() as f32 / 1500.0;
+    assert!((share - 1.0 / 3.0).abs() < 0.05, "cylinder share {share}");
+    // Radii within the particles' documented 0.3 to 0.8, and cylinders touching others.
+    assert!(radii(&scene).iter().all(|r| (0.3..=0.8).contains(r)));
+    let pairs = candidate_pairs(&scene.shapes, &scene.bodies, scene.margin);
+    let manifolds = hullsat::CpuNarrowphase::new(scene.shapes.clone())
+        .collide(&scene.bodies, &pairs, scene.margin)
+        .unwrap();
+    let cylinder_contacts = pairs
+        .iter()
+        .zip(&manifolds)
+        .filter(|(pair, m)| m.is_some() && pair.iter().any(|b| cylinders.contains(b)))
+        .count();
+    assert!(cylinder_contacts > 100, "{cylinder_contacts} cylinder contacts");
+    assert_eq!(ShapeMix::preset("Cylinder"), Some(ShapeMix::CYLINDER));
 }
 
 #[test]
@@ -191,6 +225,7 @@ fn bad_configurations_are_rejected_by_field() {
                     boxes: 0.0,
                     spheres: 0.0,
                     capsules: 0.0,
+                    cylinders: 0.0,
                     ..PRIMITIVES
                 },
                 ..good

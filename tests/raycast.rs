@@ -7,11 +7,15 @@
 mod raycast_common;
 mod support;
 
-use glam::{DVec3, Quat, Vec3};
+use std::f32::consts::PI;
+
+use glam::{DVec2, DVec3, Quat, Vec3};
 use hullsat::raycast::{
-    LocalRay, cast_box, cast_capsule, cast_half_space, cast_hull, cast_shape, cast_sphere,
+    LocalRay, cast_box, cast_capsule, cast_cylinder, cast_half_space, cast_hull, cast_shape, cast_sphere,
 };
-use hullsat::{Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, HalfSpace, Pose, Ray, RayHit, Shape, Sphere};
+use hullsat::{
+    Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Pose, Ray, RayHit, Shape, Sphere,
+};
 use parry3d::query::Ray as PRay;
 use rand::RngExt;
 use rand_pcg::Pcg64;
@@ -102,6 +106,57 @@ fn axis_rays_hit_each_shape_where_the_closed_form_says() {
     let cube = ConvexHull::cuboid(Vec3::new(1.0, 2.0, 3.0));
     let hit = cast_hull(&cube, &from_left).unwrap();
     assert_eq!((hit.distance, hit.normal), (4.0, -Vec3::X));
+}
+
+#[test]
+fn cylinder_rays_hit_the_true_side_and_caps() {
+    let (h, r) = (0.5, 0.25);
+    // The side head-on, and between two prism vertices (where the prism lies 1.9 % of r inside).
+    let hit = cast_cylinder(h, r, &local(Vec3::new(-5.0, 0.0, 0.0), Vec3::X)).unwrap();
+    assert_eq!((hit.distance, hit.normal), (4.75, -Vec3::X));
+    let radial = Vec3::new((PI / 16.0).cos(), 0.0, (PI / 16.0).sin());
+    let between = local(radial * 4.0 + Vec3::Y * 0.3, -radial);
+    let hit = cast_cylinder(h, r, &between).unwrap();
+    assert!((hit.distance - (4.0 - r)).abs() < EXACT_TOLERANCE, "{hit:?}");
+    assert!(hit.normal.distance(radial) < EXACT_TOLERANCE, "{hit:?}");
+    // The top cap from above, off-centre; the bottom cap from below.
+    let hit = cast_cylinder(h, r, &local(Vec3::new(0.2, 5.0, -0.1), -Vec3::Y)).unwrap();
+    assert_eq!((hit.distance, hit.normal), (4.5, Vec3::Y));
+    let hit = cast_cylinder(h, r, &local(Vec3::new(0.0, -3.0, 0.0), Vec3::Y)).unwrap();
+    assert_eq!((hit.distance, hit.normal), (2.5, -Vec3::Y));
+    // Just outside the rim, along the axis: a miss; a slanted ray through the cap.
+    assert!(cast_cylinder(h, r, &local(Vec3::new(0.2, 5.0, 0.2), -Vec3::Y)).is_none());
+    let slant = Vec3::new(1.0, -1.0, 0.0).normalize();
+    let hit = cast_cylinder(h, r, &local(Vec3::new(-1.0, 1.6, 0.0), slant)).unwrap();
+    // Enters y = 0.5 at x = 0.1 (inside the radius): distance 1.1 × √2.
+    assert!(
+        (hit.distance - 1.1 * 2f32.sqrt()).abs() < EXACT_TOLERANCE,
+        "{hit:?}"
+    );
+    assert_eq!(hit.normal, Vec3::Y);
+    // A slanted ray that passes over the cap and enters the side: x = -r at y = 0.35.
+    let hit = cast_cylinder(h, r, &local(Vec3::new(-1.0, 1.1, 0.0), slant)).unwrap();
+    assert!(
+        (hit.distance - 0.75 * 2f32.sqrt()).abs() < EXACT_TOLERANCE,
+        "{hit:?}"
+    );
+    assert!(hit.normal.distance(-Vec3::X) < EXACT_TOLERANCE, "{hit:?}");
+    // Inside: distance 0 against the direction; pointing away from outside: a miss; beyond the
+    // max distance: a miss.
+    let d = Vec3::new(0.3, 0.4, 0.5).normalize();
+    assert_eq!(
+        cast_cylinder(h, r, &local(Vec3::new(0.1, 0.4, 0.0), d)).map(|hit| (hit.distance, hit.normal)),
+        Some((0.0, -d))
+    );
+    assert!(cast_cylinder(h, r, &local(Vec3::new(-5.0, 0.0, 0.0), -Vec3::X)).is_none());
+    let short = LocalRay {
+        max_distance: 4.7,
+        ..local(Vec3::new(-5.0, 0.0, 0.0), Vec3::X)
+    };
+    assert!(cast_cylinder(h, r, &short).is_none());
+    // Through the shape enum: the exact cylinder, not the prism.
+    let shape = Shape::Cylinder(Cylinder::new(h, r).unwrap());
+    assert_eq!(cast_shape(&shape, &between), cast_cylinder(h, r, &between));
 }
 
 #[test]
@@ -199,7 +254,7 @@ fn rays_along_faces_and_edges_and_tangent_rays_touch() {
 }
 
 /// Signed distance-like function of a shape (local frame, f64): zero on the surface, negative
-/// inside, convex. Exact distance for spheres, capsules, boxes and half-spaces; the largest
+/// inside, convex. Exact distance for spheres, capsules, cylinders, boxes and half-spaces; the largest
 /// face-plane distance for hulls.
 fn sdf(shape: &Shape, p: DVec3) -> f64 {
     match shape {
@@ -211,6 +266,13 @@ fn sdf(shape: &Shape, p: DVec3) -> f64 {
         Shape::Cuboid(c) => {
             let q = p.abs() - c.half_extents().as_dvec3();
             q.max(DVec3::ZERO).length() + q.max_element().min(0.0)
+        }
+        Shape::Cylinder(c) => {
+            let q = DVec2::new(
+                DVec2::new(p.x, p.z).length() - f64::from(c.radius()),
+                p.y.abs() - f64::from(c.half_height()),
+            );
+            q.max(DVec2::ZERO).length() + q.max_element().min(0.0)
         }
         Shape::HalfSpace(h) => p.dot(h.normal.as_dvec3()) - f64::from(h.offset),
         Shape::Hull(hull) => hull
@@ -266,6 +328,74 @@ fn random_local_ray(rng: &mut Pcg64, size: f32) -> (Vec3, Vec3) {
     (origin, (target - origin).normalize())
 }
 
+/// One random ray (drawn with `rng`) against `shape`, checked against the f64 oracle; `counts`
+/// tallies hits, misses and grazing rays (skipped).
+fn check_random_ray(shape: &Shape, i: usize, rng: &mut Pcg64, counts: &mut [usize; 3]) {
+    let size = if let Shape::HalfSpace(_) = shape {
+        2.0
+    } else {
+        shape.bounding_radius()
+    };
+    let (o, d) = random_local_ray(rng, size);
+    let max = if i.is_multiple_of(3) {
+        rng.random_range(0.0..6.0 * size)
+    } else {
+        f32::MAX
+    };
+    let ours = cast_shape(
+        shape,
+        &LocalRay {
+            origin: o,
+            direction: d,
+            max_distance: max,
+        },
+    );
+    let bound = f64::from(max.min(1.0e3 * size));
+    let (expected, min_sdf) = oracle(shape, o.as_dvec3(), d.as_dvec3(), bound);
+    // Rays passing within this of the surface (relative to the shape) are grazing: f32
+    // rounding may decide either way, and the entry distance is ill-conditioned there.
+    let scale = f64::from(size) + o.as_dvec3().length();
+    if min_sdf.abs() <= GRAZING_TOLERANCE * scale
+        || expected.is_some_and(|t| (t - f64::from(max)).abs() <= DISTANCE_TOLERANCE * scale)
+    {
+        counts[2] += 1;
+        return;
+    }
+    let context = format!("ray {i}: {shape:?} origin {o} direction {d} max {max}");
+    match (ours, expected) {
+        (None, None) => counts[1] += 1,
+        (Some(hit), Some(t)) => {
+            counts[0] += 1;
+            assert!(
+                (f64::from(hit.distance) - t).abs() <= DISTANCE_TOLERANCE * (scale + t),
+                "{context}: distance {} expected {t}",
+                hit.distance
+            );
+            if t == 0.0 {
+                assert_eq!(hit.normal, -d, "{context}");
+                return;
+            }
+            // The normal: unit, and moving along it from the entry point leaves the shape at
+            // unit rate (true for the face of a polyhedron as for smooth surfaces).
+            let p = o.as_dvec3() + d.as_dvec3() * t;
+            let n = hit.normal.as_dvec3();
+            assert!(
+                (n.length() - 1.0).abs() < f64::from(UNIT_TOLERANCE),
+                "{context}: normal {n}"
+            );
+            let step = 1e-3 * f64::from(size);
+            let rate = (sdf(shape, p + n * step) - sdf(shape, p)) / step;
+            assert!(
+                (rate - 1.0).abs() < RATE_TOLERANCE,
+                "{context}: normal {n} leaves at rate {rate}"
+            );
+        }
+        (ours, expected) => {
+            panic!("{context}: hullsat {ours:?}, oracle {expected:?} (min sdf {min_sdf})")
+        }
+    }
+}
+
 #[test]
 fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
     let mut rng = seeded_rng(12);
@@ -282,69 +412,7 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
                 HalfSpace::new(random_direction(&mut rng), rng.random_range(-1.0..1.0)).unwrap(),
             ),
         };
-        let size = if let Shape::HalfSpace(_) = shape {
-            2.0
-        } else {
-            shape.bounding_radius()
-        };
-        let (o, d) = random_local_ray(&mut rng, size);
-        let max = if i % 3 == 0 {
-            rng.random_range(0.0..6.0 * size)
-        } else {
-            f32::MAX
-        };
-        let ours = cast_shape(
-            &shape,
-            &LocalRay {
-                origin: o,
-                direction: d,
-                max_distance: max,
-            },
-        );
-        let bound = f64::from(max.min(1.0e3 * size));
-        let (expected, min_sdf) = oracle(&shape, o.as_dvec3(), d.as_dvec3(), bound);
-        // Rays passing within this of the surface (relative to the shape) are grazing: f32
-        // rounding may decide either way, and the entry distance is ill-conditioned there.
-        let scale = f64::from(size) + o.as_dvec3().length();
-        if min_sdf.abs() <= GRAZING_TOLERANCE * scale
-            || expected.is_some_and(|t| (t - f64::from(max)).abs() <= DISTANCE_TOLERANCE * scale)
-        {
-            counts[2] += 1;
-            continue;
-        }
-        let context = format!("ray {i}: {shape:?} origin {o} direction {d} max {max}");
-        match (ours, expected) {
-            (None, None) => counts[1] += 1,
-            (Some(hit), Some(t)) => {
-                counts[0] += 1;
-                assert!(
-                    (f64::from(hit.distance) - t).abs() <= DISTANCE_TOLERANCE * (scale + t),
-                    "{context}: distance {} expected {t}",
-                    hit.distance
-                );
-                if t == 0.0 {
-                    assert_eq!(hit.normal, -d, "{context}");
-                    continue;
-                }
-                // The normal: unit, and moving along it from the entry point leaves the shape at
-                // unit rate (true for the face of a polyhedron as for smooth surfaces).
-                let p = o.as_dvec3() + d.as_dvec3() * t;
-                let n = hit.normal.as_dvec3();
-                assert!(
-                    (n.length() - 1.0).abs() < f64::from(UNIT_TOLERANCE),
-                    "{context}: normal {n}"
-                );
-                let step = 1e-3 * f64::from(size);
-                let rate = (sdf(&shape, p + n * step) - sdf(&shape, p)) / step;
-                assert!(
-                    (rate - 1.0).abs() < RATE_TOLERANCE,
-                    "{context}: normal {n} leaves at rate {rate}"
-                );
-            }
-            (ours, expected) => {
-                panic!("{context}: hullsat {ours:?}, oracle {expected:?} (min sdf {min_sdf})")
-            }
-        }
+        check_random_ray(&shape, i, &mut rng, &mut counts);
     }
     eprintln!(
         "hits {}, misses {}, grazing skipped {}",
@@ -354,6 +422,22 @@ fn random_rays_agree_with_an_f64_oracle_for_every_shape() {
         counts[0] > 1000 && counts[1] > 1000 && counts[2] < 100,
         "{counts:?}"
     );
+}
+
+#[test]
+fn random_cylinder_rays_agree_with_the_f64_oracle() {
+    let mut rng = seeded_rng(13);
+    let mut counts = [0usize; 3];
+    for i in 0..2000 {
+        let shape =
+            Shape::Cylinder(Cylinder::new(rng.random_range(0.05..2.0), rng.random_range(0.05..2.0)).unwrap());
+        check_random_ray(&shape, i, &mut rng, &mut counts);
+    }
+    eprintln!(
+        "hits {}, misses {}, grazing skipped {}",
+        counts[0], counts[1], counts[2]
+    );
+    assert!(counts[0] > 500 && counts[1] > 500 && counts[2] < 50, "{counts:?}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The GPU ray caster against the CPU one: a large random scene (boxes, hulls, spheres,
-//! capsules, a ground half-space) with every hit and with the closest, the same scene far from
+//! capsules, a ground half-space) with every hit and with the closest, a scene of cylinders, the same scene far from
 //! the world origin, rays that enter more bodies than the GPU's hit slots, empty inputs, a
 //! caller's device, bad bodies, and a ray caster reused across calls of growing size; each
 //! judged by the GPU = CPU contract for rays ([`hullsat::contract::rays`]). Without a GPU: that
@@ -17,7 +17,7 @@ use hullsat::raycast::layout::GPU_HIT_SLOTS;
 use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use raycast_common::{gpu_or_skip, random_rays, random_scene};
+use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 
 /// The GPU's lists judged against the CPU's by the GPU = CPU contract for rays
@@ -53,6 +53,26 @@ fn a_large_random_scene_gives_the_cpu_hits() {
         assert!(tally.ties() <= tally.hits / 1000, "{tally:?}");
         // Rays entering more bodies than the slots come from the CPU: few in this scene.
         assert!(timings.cpu_rays < rays.len() / 100, "{timings:?}");
+    }
+}
+
+#[test]
+fn cylinders_give_the_cpu_hits() {
+    let mut rng = seeded_rng(23);
+    let (shapes, bodies) = cylinder_scene(&mut rng, 300, 15.0);
+    let rays = random_rays(&mut rng, 3000, 15.0, Vec3::ZERO);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let cpu = CpuRaycaster::new(shapes.clone());
+    for closest in [false, true] {
+        let expected = cpu.cast(&bodies, &rays, closest).unwrap();
+        let got = gpu.cast(&bodies, &rays, closest).unwrap();
+        let tally = compare(&shapes, &bodies, &rays, &got, &expected, closest);
+        let cylinder_hits = expected.iter().flatten().filter(|h| h.body < 300).count();
+        eprintln!("closest {closest}: {tally:?}, {cylinder_hits} cylinder hits");
+        assert!(cylinder_hits > rays.len() / 4, "{cylinder_hits} cylinder hits");
+        assert!(tally.ties() <= tally.hits / 100, "{tally:?}");
     }
 }
 

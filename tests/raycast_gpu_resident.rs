@@ -1,7 +1,7 @@
 //! The resident ray API (`GpuRaycaster::encode_resident`): bodies and rays in our own GPU
 //! buffers, the BVH built on the GPU, the hits read back here and judged against the CPU caster
 //! by the GPU = CPU contract for rays ([`hullsat::contract::rays`]): a random scene with a
-//! half-space (every hit and closest), the same scene 1e6 from the world origin with the BVH
+//! half-space (every hit and closest), a scene of cylinders, the same scene 1e6 from the world origin with the BVH
 //! origin near it and at zero, many bodies at one point, empty inputs, and the host's checks of
 //! the caller's buffers.
 //!
@@ -19,7 +19,7 @@ use hullsat::raycast::layout::{
 use hullsat::raycast::{ResidentHits, ResidentRays};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, CpuRaycaster, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere};
-use raycast_common::{gpu_or_skip, random_rays, random_scene};
+use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 use wgpu::util::DeviceExt;
 
@@ -166,6 +166,21 @@ fn a_random_scene_with_a_half_space_gives_the_cpu_hits() {
             "{ties} ties, {recomputed} recomputed"
         );
     }
+}
+
+#[test]
+fn cylinders_give_the_cpu_hits() {
+    let mut rng = seeded_rng(33);
+    let (shapes, bodies) = cylinder_scene(&mut rng, 300, 15.0);
+    let rays = random_rays(&mut rng, 3000, 15.0, Vec3::ZERO);
+    let Some((hits, ties, _)) = check_scene(&shapes, &bodies, &rays, DVec3::splat(7.5), false) else {
+        return;
+    };
+    eprintln!("{hits} hits, {ties} ties");
+    assert!(
+        hits > rays.len() / 3 && ties <= hits / 100,
+        "{hits} hits, {ties} ties"
+    );
 }
 
 #[test]

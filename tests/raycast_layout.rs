@@ -9,7 +9,8 @@ use hullsat::internals::{
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
     GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
-    SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
+    SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT,
+    WORKGROUP_SIZE,
 };
 use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
 
@@ -124,6 +125,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),
         ("SHAPE_CAPSULE", U32(SHAPE_CAPSULE)),
         ("SHAPE_HALF_SPACE", U32(SHAPE_HALF_SPACE)),
+        ("SHAPE_CYLINDER", U32(SHAPE_CYLINDER)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
         ("STACK_OVERFLOW_BIT", U32(STACK_OVERFLOW_BIT)),
         ("F32_MAX", F32(f32::MAX)),

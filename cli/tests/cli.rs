@@ -198,8 +198,20 @@ fn wrong_type() {
 fn unknown_shape_kind() {
     assert_bad_input(
         "unknown_kind",
-        &box_on_box_with("{\"sphere\"", "{\"cylinder\""),
-        "shapes[2]: unknown shape kind \"cylinder\" (expected one of hull, box, sphere, capsule, half_space)",
+        &box_on_box_with("{\"sphere\"", "{\"cone\""),
+        "shapes[2]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space)",
+    );
+}
+
+#[test]
+fn bad_cylinder_names_its_parameter() {
+    assert_bad_input(
+        "bad_cylinder",
+        &box_on_box_with(
+            "{\"sphere\": {\"radius\": 0.5}}",
+            "{\"cylinder\": {\"half_height\": 0.5, \"radius\": 0}}",
+        ),
+        "shapes[2].cylinder.radius: expected a positive finite number, got 0",
     );
 }
 
@@ -679,7 +691,7 @@ fn text_from_the_input_is_escaped_in_the_one_line_error() {
         (
             "escaped_kind",
             box_on_box_with("{\"sphere\"", "{\"sph\\r\\nere\""),
-            r#"shapes[2]: unknown shape kind "sph\r\nere" (expected one of hull, box, sphere, capsule, half_space)"#,
+            r#"shapes[2]: unknown shape kind "sph\r\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space)"#,
         ),
         (
             "escaped_value",

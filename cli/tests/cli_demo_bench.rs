@@ -142,7 +142,7 @@ fn demo_auto_takes_the_cpu_on_a_software_adapter_and_says_why() {
 
 #[test]
 fn demo_takes_every_shape_preset() {
-    for shapes in ["box", "hull8", "hull32", "hull64"] {
+    for shapes in ["box", "hull8", "hull32", "hull64", "cylinder", "lesson"] {
         let output = hullsat(&["demo", "--bodies", "200", "--shapes", shapes, "--backend", "cpu"]);
         assert!(output.status.success(), "{shapes}: {}", stderr(&output));
         check_report_counts(&stdout(&output));

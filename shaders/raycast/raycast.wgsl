@@ -22,6 +22,7 @@ const SHAPE_BOX: u32 = 1u;
 const SHAPE_SPHERE: u32 = 2u;
 const SHAPE_CAPSULE: u32 = 3u;
 const SHAPE_HALF_SPACE: u32 = 4u;
+const SHAPE_CYLINDER: u32 = 5u;
 // Must match crate::raycast::layout::INCOMPLETE_BIT and STACK_OVERFLOW_BIT.
 const INCOMPLETE_BIT: u32 = 1u;
 const STACK_OVERFLOW_BIT: u32 = 2u;
@@ -151,6 +152,19 @@ fn clip_plane(clip: ptr<function, Clip>, ray: LocalRay, normal: vec3<f32>, offse
     return (*clip).enter <= (*clip).exit && (*clip).exit >= 0.0;
 }
 
+// clip.rs Clip::range: steps 2 and 3 for a range inside a curved surface.
+fn clip_range(clip: ptr<function, Clip>, enter: f32, exit: f32, normal: vec3<f32>) -> bool {
+    if enter > (*clip).enter {
+        (*clip).enter = enter;
+        (*clip).has_entry = true;
+        (*clip).entry_normal = normal;
+    }
+    if exit < (*clip).exit {
+        (*clip).exit = exit;
+    }
+    return (*clip).enter <= (*clip).exit && (*clip).exit >= 0.0;
+}
+
 // clip.rs step 4.
 fn clip_hit(clip: Clip, ray: LocalRay) -> LocalHit {
     if clip.has_entry && clip.enter >= 0.0 {
@@ -263,6 +277,45 @@ fn cast_capsule(half_height: f32, radius: f32, ray: LocalRay) -> LocalHit {
     return low;
 }
 
+// cast_cylinder.rs, same steps.
+fn cast_cylinder(half_height: f32, radius: f32, ray: LocalRay) -> LocalHit {
+    let o = ray.origin;
+    let d = ray.direction;
+    // Step 1.
+    var clip = clip_new(ray);
+    if !clip_plane(&clip, ray, vec3<f32>(0.0, -1.0, 0.0), half_height) || !clip_plane(&clip, ray, vec3<f32>(0.0, 1.0, 0.0), half_height) {
+        return no_hit();
+    }
+    // Step 2.
+    let a = d.x * d.x + d.z * d.z;
+    let b = o.x * d.x + o.z * d.z;
+    let c = o.x * o.x + o.z * o.z - radius * radius;
+    if a == 0.0 {
+        if c <= 0.0 {
+            return clip_hit(clip, ray);
+        }
+        return no_hit();
+    }
+    let cross_y = o.x * d.z - o.z * d.x;
+    let disc = a * radius * radius - cross_y * cross_y;
+    if disc < 0.0 {
+        return no_hit();
+    }
+    let root = sqrt(disc);
+    let q = -(b + select(root, -root, b < 0.0));
+    let first = q / a;
+    let second = select(c / q, 0.0, q == 0.0);
+    let enter = min(first, second);
+    let exit = max(first, second);
+    let entry = o + enter * d;
+    let normal = normalize_or(vec3<f32>(entry.x, 0.0, entry.z), -d);
+    if !clip_range(&clip, enter, exit, normal) {
+        return no_hit();
+    }
+    // Step 3.
+    return clip_hit(clip, ray);
+}
+
 // cast_shape.rs cast_body: the world ray in the body's frame, the shape's routine.
 fn cast_body(body: GpuRayBody, ray: GpuRay, max_distance: f32) -> LocalHit {
     let inverse = quat_conjugate(body.rotation);
@@ -284,6 +337,9 @@ fn cast_body(body: GpuRayBody, ray: GpuRay, max_distance: f32) -> LocalHit {
         }
         case SHAPE_CAPSULE: {
             return cast_capsule(shape.params.x, shape.params.y, local);
+        }
+        case SHAPE_CYLINDER: {
+            return cast_cylinder(shape.params.x, shape.params.y, local);
         }
         default: {
             var clip = clip_new(local);

@@ -46,6 +46,7 @@ impl Aabb {
 
 /// World AABB of `shape` placed at `pose`. Tight for hulls (every vertex transformed), boxes
 /// (rotated half extents), spheres and capsules (the world core segment grown by the radius),
+/// cylinders (the true cylinder: its axis and cap circles),
 /// computed in f64 and rounded outward to f32. A half-space is unbounded: its box is
 /// `-inf..inf` on every axis.
 pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
@@ -77,6 +78,10 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
         Shape::Capsule(capsule) => {
             let axis = pose.transform_vector(Vec3::new(0.0, capsule.half_height, 0.0));
             around(pose.translation, axis.abs() + capsule.radius)
+        }
+        Shape::Cylinder(cylinder) => {
+            let half = cylinder.rotated_half_extents(pose.rotation);
+            Aabb::enclosing(pose.translation - half, pose.translation + half)
         }
         Shape::HalfSpace(_) => Aabb {
             min: Vec3::NEG_INFINITY,

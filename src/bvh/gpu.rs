@@ -170,7 +170,7 @@ impl GpuBvhShape {
             Shape::Capsule(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height, 0.0), c.radius, 0),
             // No box: the fields carry the plane (local normal, offset) for the broadphase.
             Shape::HalfSpace(h) => (h.normal, Vec3::ZERO, h.offset, 1),
-            Shape::Hull(_) | Shape::Cuboid(_) => {
+            Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
                 let b = world_aabb(shape, &Pose::IDENTITY);
                 // Centre and half rounded up so that centre ± half still covers min..max.
                 let centre = (b.min + b.max) * 0.5;

@@ -324,9 +324,9 @@ fn leaving_lines((hull, pose): (&ConvexHull, &Pose), vertex: u32, facing: Vec3) 
 fn surface_distance(shape: &Shape, pose: &Pose, p: DVec3) -> f64 {
     let p = pose.rotation.as_dquat().inverse() * (p - pose.translation);
     let distance = match shape {
-        Shape::Hull(_) | Shape::Cuboid(_) => shape
+        Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => shape
             .as_hull()
-            .expect("a hull or box")
+            .expect("a hull, box or cylinder")
             .planes()
             .iter()
             .map(|plane| plane.normal.as_dvec3().dot(p) - f64::from(plane.offset))

@@ -573,8 +573,8 @@ pub(super) fn same_ids(g: &Manifold, c: &Manifold) -> bool {
 fn support(shape: &Shape, pose: &Pose, n: DVec3) -> f64 {
     let d = pose.rotation.as_dquat().inverse() * n;
     let reach = match shape {
-        Shape::Hull(_) | Shape::Cuboid(_) => {
-            let hull = shape.as_hull().expect("a hull or box");
+        Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
+            let hull = shape.as_hull().expect("a hull, box or cylinder");
             hull.vertices()
                 .iter()
                 .map(|v| v.as_dvec3().dot(d))

@@ -341,6 +341,7 @@ impl RayScene<'_> {
         let curved = match shape {
             Shape::Sphere(s) => Some(s.radius),
             Shape::Capsule(c) => Some(c.radius),
+            Shape::Cylinder(c) => Some(c.radius()),
             _ => None,
         };
         if let Some(radius) = curved {

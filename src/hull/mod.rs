@@ -238,6 +238,34 @@ impl ConvexHull {
         topology::build(vertices, &loops)
     }
 
+    /// A right prism along local Y centred on the origin: a regular `sides`-gon (at least 3) of
+    /// circumradius `radius` at `y = ±half_height`, every vertex on the circle (the prism lies
+    /// inside the cylinder it approximates).
+    ///
+    /// Vertex `i < sides` is the bottom one at angle `θ = 2πi / sides` from +X toward +Z
+    /// (`(r cos θ, −h, r sin θ)`), vertex `sides + i` the top one above it. Faces: bottom cap,
+    /// top cap, then side `i` between vertices `i` and `i + 1` (mod `sides`).
+    pub fn prism(half_height: f32, radius: f32, sides: usize) -> ConvexHull {
+        debug_assert!(sides >= 3, "a prism needs at least 3 sides, got {sides}");
+        let n = sides as u32;
+        let ring = (0..sides).map(|i| {
+            let (sin, cos) = (std::f32::consts::TAU * i as f32 / sides as f32).sin_cos();
+            Vec3::new(radius * cos, 0.0, radius * sin)
+        });
+        let vertices: Vec<Vec3> = ring
+            .clone()
+            .map(|v| v - Vec3::Y * half_height)
+            .chain(ring.map(|v| v + Vec3::Y * half_height))
+            .collect();
+        // Counter-clockwise seen from outside: the rising ring faces −Y, so the top one is reversed.
+        let mut loops = vec![(0..n).collect::<Vec<u32>>(), (n..2 * n).rev().collect()];
+        loops.extend((0..n).map(|i| {
+            let next = (i + 1) % n;
+            vec![i, n + i, n + next, next]
+        }));
+        topology::build(vertices, &loops)
+    }
+
     /// Vertex positions, local frame.
     pub fn vertices(&self) -> &[Vec3] {
         &self.vertices

@@ -4,6 +4,7 @@
 //! and shapes within the supported range ([`crate::constants`]); other input gives meaningless
 //! results. Debug builds assert the poses; the batch APIs validate before calling these.
 
+pub mod bounding_sphere;
 pub(crate) mod bounds;
 pub mod gjk;
 pub mod sat;

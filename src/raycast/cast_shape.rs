@@ -4,6 +4,7 @@
 
 use super::cast_box::cast_box;
 use super::cast_capsule::cast_capsule;
+use super::cast_cylinder::cast_cylinder;
 use super::cast_half_space::cast_half_space;
 use super::cast_hull::cast_hull;
 use super::cast_sphere::cast_sphere;
@@ -18,6 +19,7 @@ pub fn cast_shape(shape: &Shape, ray: &LocalRay) -> Option<LocalHit> {
         Shape::Cuboid(cuboid) => cast_box(cuboid.half_extents(), ray),
         Shape::Sphere(sphere) => cast_sphere(sphere.radius, ray),
         Shape::Capsule(capsule) => cast_capsule(capsule.half_height, capsule.radius, ray),
+        Shape::Cylinder(cylinder) => cast_cylinder(cylinder.half_height(), cylinder.radius(), ray),
         Shape::HalfSpace(half_space) => cast_half_space(half_space, ray),
     }
 }

@@ -1,6 +1,7 @@
 //! Clipping a ray against outward planes: the part of the ray inside a convex polyhedron (an
 //! intersection of half-spaces) and the plane it enters through. Hulls (their face planes),
-//! boxes (six axis planes: the slab test) and half-spaces (one plane) share it.
+//! boxes (six axis planes: the slab test), half-spaces (one plane) and cylinders (two cap planes
+//! and the range inside their side, [`Clip::range`]) share it.
 //!
 //! 1. Start with the whole ray: `enter = -inf`, `exit = max_distance`, no entry plane.
 //! 2. For each plane, with `denom = dot(normal, direction)` and `distance = dot(normal, origin)
@@ -52,6 +53,20 @@ impl Clip {
             }
         } else if t < self.exit {
             self.exit = t;
+        }
+        self.enter <= self.exit && self.exit >= 0.0
+    }
+
+    /// Steps 2 and 3 for a range `enter..=exit` of the ray known to lie inside a curved surface,
+    /// entered through outward unit `normal`: false once the ray misses.
+    #[inline]
+    pub(crate) fn range(&mut self, enter: f32, exit: f32, normal: Vec3) -> bool {
+        if enter > self.enter {
+            self.enter = enter;
+            self.entry_normal = Some(normal);
+        }
+        if exit < self.exit {
+            self.exit = exit;
         }
         self.enter <= self.exit && self.exit >= 0.0
     }

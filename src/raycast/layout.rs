@@ -28,6 +28,9 @@ pub const SHAPE_SPHERE: u32 = 2;
 pub const SHAPE_CAPSULE: u32 = 3;
 /// [`GpuRayShape::kind`] of a half-space; must match `SHAPE_HALF_SPACE` in raycast.wgsl.
 pub const SHAPE_HALF_SPACE: u32 = 4;
+/// [`GpuRayShape::kind`] of a cylinder (cast exactly, not as its prism); must match
+/// `SHAPE_CYLINDER` in raycast.wgsl.
+pub const SHAPE_CYLINDER: u32 = 5;
 /// [`GpuRayCount::flags`] bit: the driver cut the kernel's loops short (llvmpipe's loop budget,
 /// see `crate::gpu`), so the host recomputes the ray on the CPU; must match `INCOMPLETE_BIT` in
 /// raycast.wgsl.
@@ -104,7 +107,7 @@ impl GpuRayBody {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRayShape {
-    /// Box: half extents xyz. Sphere: radius in x. Capsule: half height x, radius y.
+    /// Box: half extents xyz. Sphere: radius in x. Capsule and cylinder: half height x, radius y.
     /// Half-space: unit outward normal xyz, offset w. Hull: unused.
     pub params: [f32; 4],
     /// `SHAPE_*`.
@@ -136,6 +139,7 @@ impl ShapeTables {
                 Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
                 Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
                 Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),
+                Shape::Cylinder(c) => (SHAPE_CYLINDER, [c.half_height(), c.radius(), 0.0, 0.0]),
                 Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
             };
             let first_plane = tables.planes.len() as u32;

@@ -17,6 +17,7 @@
 
 mod cast_box;
 mod cast_capsule;
+mod cast_cylinder;
 mod cast_half_space;
 mod cast_hull;
 mod cast_shape;
@@ -36,6 +37,7 @@ pub use crate::bvh::{
 };
 pub use cast_box::cast_box;
 pub use cast_capsule::cast_capsule;
+pub use cast_cylinder::cast_cylinder;
 pub use cast_half_space::cast_half_space;
 pub use cast_hull::cast_hull;
 pub use cast_shape::{cast_body, cast_shape};

@@ -3,7 +3,8 @@
 //! Scene: `{"shapes": [...], "bodies": [{"shape": i, "position": [x,y,z], "rotation": [x,y,z,w]}],
 //! "pairs": [[a,b], ...], "margin": m}` (`pairs` optional: absent = the broadphase; `margin`
 //! default 0); a shape is `hull` (`points`), `box` (`half_extents`), `sphere` (`radius`),
-//! `capsule` (`half_height`, `radius`) or `half_space` (`normal`, `offset`). Results:
+//! `capsule` (`half_height`, `radius`), `cylinder` (`half_height`, `radius`) or `half_space`
+//! (`normal`, `offset`). Results:
 //! `{"manifolds": [{"pair", "normal", "separation", "points": [{"position", "depth", "id"}]}]}`.
 //!
 //! 1. Read into a [`serde_json::Value`], refusing repeated keys; bodies, pairs and hull points are
@@ -27,10 +28,10 @@ use crate::hull::{ConvexHull, MAX_HULL_INPUT_POINTS};
 use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene, validate_batch};
-use crate::shape::{Capsule, Cuboid, HalfSpace, Shape, ShapeError, Sphere};
+use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 
 /// The shape kinds a scene may use, as spelt in JSON.
-const SHAPE_KINDS: &str = "hull, box, sphere, capsule, half_space";
+const SHAPE_KINDS: &str = "hull, box, sphere, capsule, cylinder, half_space";
 
 /// Most characters of input text echoed in an error message; longer text is cut, marked `...`.
 const MAX_ECHOED_CHARS: usize = 40;
@@ -265,6 +266,12 @@ fn write_shape(out: &mut String, shape: &Shape) {
             out,
             "{{\"capsule\": {{\"half_height\": {}, \"radius\": {}}}}}",
             c.half_height, c.radius
+        ),
+        Shape::Cylinder(c) => write!(
+            out,
+            "{{\"cylinder\": {{\"half_height\": {}, \"radius\": {}}}}}",
+            c.half_height(),
+            c.radius()
         ),
         Shape::HalfSpace(h) => write!(
             out,
@@ -626,6 +633,10 @@ fn parse_shape(value: &Value, path: &str, points: Vec<Vec3>) -> Result<Shape, In
             let fields = Fields::new(value, &kind_path, &["half_height", "radius"])?;
             Capsule::new(fields.number("half_height")?, fields.number("radius")?).map(Shape::Capsule)
         }
+        "cylinder" => {
+            let fields = Fields::new(value, &kind_path, &["half_height", "radius"])?;
+            Cylinder::new(fields.number("half_height")?, fields.number("radius")?).map(Shape::Cylinder)
+        }
         "half_space" => {
             let fields = Fields::new(value, &kind_path, &["normal", "offset"])?;
             HalfSpace::new(
@@ -904,6 +915,7 @@ mod tests {
                 Shape::Sphere(Sphere::new(0.1).unwrap()),
                 Shape::Capsule(Capsule::new(0.7, 0.3).unwrap()),
                 Shape::HalfSpace(HalfSpace::new(Vec3::Y, -2.5).unwrap()),
+                Shape::Cylinder(Cylinder::new(0.4, 1.1).unwrap()),
             ],
             bodies: vec![
                 Body {
@@ -1029,7 +1041,7 @@ mod tests {
             (
                 "{\"sphere\"",
                 "{\"cone\"",
-                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, half_space)",
+                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space)",
             ),
             (
                 "\"rotation\": [0,0,0,1]}]",
@@ -1100,11 +1112,29 @@ mod tests {
             "shapes[0].capsule.half_height: missing field"
         );
         assert_eq!(
+            error(&scene(r#"{"cylinder": {"half_height": 1}}"#)),
+            "shapes[0].cylinder.radius: missing field"
+        );
+        assert_eq!(
+            error(&scene(r#"{"cylinder": {"half_height": -1, "radius": 1}}"#)),
+            "shapes[0].cylinder.half_height: expected a positive finite number, got -1"
+        );
+        assert_eq!(
+            error(&scene(r#"{"cylinder": {"half_height": 1, "radius": 1e-9}}"#)),
+            "shapes[0].cylinder.radius: 1e-9 is outside the supported range 1e-6..=1e12"
+        );
+        assert_eq!(
+            error(&scene(
+                r#"{"cylinder": {"half_height": 1, "radius": 1, "axis": 1}}"#
+            )),
+            "shapes[0].cylinder.axis: unknown field (expected one of: half_height, radius)"
+        );
+        assert_eq!(
             error(&scene(
                 r#"{"box": {"half_extents": [1, 1, 1]}, "sphere": {"radius": 1}}"#
             )),
             "shapes[0]: expected an object with exactly one key, the shape kind \
-             (hull, box, sphere, capsule, half_space)"
+             (hull, box, sphere, capsule, cylinder, half_space)"
         );
         assert_eq!(
             error(&scene(r#"{"hull": {"points": [[0, 0, 0], [1, 0]]}}"#)),
@@ -1223,7 +1253,7 @@ mod tests {
             // A shape kind.
             (
                 TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
-                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, half_space)"#,
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space)"#,
             ),
             // A string value, cut after 40 characters.
             (

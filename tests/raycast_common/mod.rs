@@ -2,7 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use glam::{Quat, Vec3};
-use hullsat::{Body, Capsule, GpuError, GpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
+use hullsat::{Body, Capsule, Cylinder, GpuError, GpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
@@ -39,6 +39,28 @@ pub fn random_scene(rng: &mut Pcg64, count: usize, side: f32, offset: Vec3) -> (
     bodies.push(Body {
         shape: LIBRARY as u32,
         pose: Pose::new(offset + Vec3::new(0.0, -0.5 * side, 0.0), Quat::IDENTITY),
+    });
+    (shapes, bodies)
+}
+
+/// A random scene of `count` cylinders (8 shapes, half heights and radii 0.1 to 1, from flat
+/// disks to rods) in the cube `[0, side]³`, randomly rotated, plus a ground half-space below.
+pub fn cylinder_scene(rng: &mut Pcg64, count: usize, side: f32) -> (Vec<Shape>, Vec<Body>) {
+    let mut shapes: Vec<Shape> = (0..8)
+        .map(|_| {
+            Shape::Cylinder(Cylinder::new(rng.random_range(0.1..1.0), rng.random_range(0.1..1.0)).unwrap())
+        })
+        .collect();
+    shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()));
+    let mut bodies: Vec<Body> = (0..count)
+        .map(|_| Body {
+            shape: rng.random_range(0..8),
+            pose: Pose::new((random_vec3(rng, 0.5) + 0.5) * side, random_rotation(rng)),
+        })
+        .collect();
+    bodies.push(Body {
+        shape: 8,
+        pose: Pose::new(Vec3::new(0.0, -0.5 * side, 0.0), Quat::IDENTITY),
     });
     (shapes, bodies)
 }

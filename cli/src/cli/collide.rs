@@ -31,6 +31,8 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
       {\"box\": {\"half_extents\": [hx,hy,hz]}}          centred on the origin, axis-aligned
       {\"sphere\": {\"radius\": r}}                      centred on the origin
       {\"capsule\": {\"half_height\": h, \"radius\": r}}   segment (0,-h,0)..(0,h,0), radius r
+      {\"cylinder\": {\"half_height\": h, \"radius\": r}}  x²+z² <= r², |y| <= h (collides as a
+                                                     16-sided prism, within 1.9 % of r)
       {\"half_space\": {\"normal\": [x,y,z], \"offset\": d}}  the solid dot(normal, x) <= d
     ],
     \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],

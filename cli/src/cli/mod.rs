@@ -65,6 +65,10 @@ enum Shapes {
     Hull64,
     /// Boxes, hulls of 8 to 64 vertices, spheres and capsules.
     Mixed,
+    /// Cylinders only.
+    Cylinder,
+    /// Boxes, spheres and cylinders (the three.js lesson's mix).
+    Lesson,
 }
 
 impl Shapes {
@@ -75,6 +79,8 @@ impl Shapes {
             Shapes::Hull32 => ShapeMix::HULL32,
             Shapes::Hull64 => ShapeMix::HULL64,
             Shapes::Mixed => ShapeMix::MIXED,
+            Shapes::Cylinder => ShapeMix::CYLINDER,
+            Shapes::Lesson => ShapeMix::LESSON,
         }
     }
 }

@@ -165,7 +165,7 @@ impl HullTables {
     /// Appends `shape` (and its hull geometry, for a hull or a box).
     fn push(&mut self, shape: &Shape) {
         let (kind, params) = match shape {
-            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+            Shape::Hull(_) | Shape::Cylinder(_) => (SHAPE_HULL, [0.0; 4]),
             Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
             Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
             Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
