@@ -19,8 +19,8 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, pairs: usize) -> SatMapping {
 }
 
 pub use crate::bvh::gpu::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhProbe, GpuBvhShape, ProbedBvh,
-    SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhProbe,
+    GpuBvhShape, ProbedBvh, SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 
 /// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every

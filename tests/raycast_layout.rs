@@ -3,8 +3,8 @@
 //! No device needed.
 
 use hullsat::internals::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, GpuBvhBody, GpuBvhParams, GpuBvhShape, SORT_TILE,
-    SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhShape,
+    SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
@@ -165,7 +165,7 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 first_vertex,
                 vertex_count,
                 reach,
-                _pad
+                cylinder
             }),
         ),
         (
@@ -214,6 +214,7 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),
         ("UNBOUNDED_CODE", U32(UNBOUNDED_CODE)),
         ("SORT_TILE", U32(SORT_TILE)),
+        ("CYLINDER_RIM_SLACK", F32(CYLINDER_RIM_SLACK)),
         ("SORT_WORKGROUP_SIZE", U32(SORT_WORKGROUP_SIZE)),
     ];
     assert_consts(&module, &expected);

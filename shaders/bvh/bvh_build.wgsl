@@ -30,6 +30,8 @@ const BVH_PADDING: f32 = 1e-5;
 const SPLIT_PADDING: f32 = 0x1p-44f;
 // Must match crate::bvh::gpu::UNBOUNDED_EXTENT.
 const UNBOUNDED_EXTENT: f32 = 1e18;
+// Must match crate::bvh::gpu::CYLINDER_RIM_SLACK.
+const CYLINDER_RIM_SLACK: f32 = 0x1p-18f;
 // Must match crate::bvh::gpu::UNBOUNDED_CODE: after every 30-bit Morton code.
 const UNBOUNDED_CODE: u32 = 0xffffffffu;
 
@@ -109,9 +111,15 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     } else {
         // Rotated local box: centre R c, half |R| h (|R| element-wise), plus the radius.
         let centre = offset + quat_rotate(q, shape.centre);
-        let half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x
-            + abs(quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0))) * shape.half.y
+        let axis = quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0));
+        var half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x + abs(axis) * shape.half.y
             + abs(quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0))) * shape.half.z + vec3<f32>(shape.radius);
+        if shape.cylinder != 0u {
+            // The true cylinder's box: h |a| + r sqrt(1 - a²) per axis (Cylinder::
+            // rotated_half_extents); CYLINDER_RIM_SLACK covers a²'s f32 error under the root.
+            let rim = sqrt(max(vec3<f32>(1.0) - axis * axis, vec3<f32>(0.0)) + CYLINDER_RIM_SLACK);
+            half = abs(axis) * shape.half.y + rim * shape.radius;
+        }
         lo = centre - half;
         hi = centre + half;
         turned = length(shape.centre);

@@ -19,7 +19,7 @@ struct GpuBvhShape {
     first_vertex: u32,
     vertex_count: u32,
     reach: f32,
-    _pad: u32,
+    cylinder: u32,
 }
 
 // Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo; the

@@ -54,6 +54,12 @@ pub const BVH_BUILD_WGSL: &str = concat!(
 /// bvh_build.wgsl.
 pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
 
+/// Added to `1 - a²` under the square root of a cylinder's box (dimensionless): covers the f32
+/// error of `a²` for the rotated unit axis `a` (a few ulps of 1), so the box still holds the
+/// CPU's; it grows an upright cylinder's box by at most 2^-9 of its radius. Must match
+/// `CYLINDER_RIM_SLACK` in bvh_build.wgsl.
+pub const CYLINDER_RIM_SLACK: f32 = 1.0 / (1 << 18) as f32;
+
 /// Keys one workgroup sorts in workgroup memory (a power of two, 4 KiB of (code, index) pairs):
 /// the bitonic steps shorter than this run within tiles. Must match `SORT_TILE` in
 /// shaders/bvh/layout.wgsl.
@@ -121,8 +127,10 @@ pub struct GpuBvhShape {
     /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
     /// units; scales the padding for the rotation's f32 error); 0 otherwise.
     pub reach: f32,
-    /// Padding.
-    pub _pad: u32,
+    /// 1 for a cylinder along local Y (`half.y` its half height, `radius` its radius): its box
+    /// is the true cylinder's, `h |a| + r sqrt(1 - a²)` per axis with `a` the world axis
+    /// ([`crate::shape::Cylinder::rotated_half_extents`]); 0 otherwise.
+    pub cylinder: u32,
 }
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
@@ -170,7 +178,8 @@ impl GpuBvhShape {
             Shape::Capsule(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height, 0.0), c.radius, 0),
             // No box: the fields carry the plane (local normal, offset) for the broadphase.
             Shape::HalfSpace(h) => (h.normal, Vec3::ZERO, h.offset, 1),
-            Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
+            Shape::Cylinder(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height(), 0.0), c.radius(), 0),
+            Shape::Hull(_) | Shape::Cuboid(_) => {
                 let b = world_aabb(shape, &Pose::IDENTITY);
                 // Centre and half rounded up so that centre ± half still covers min..max.
                 let centre = (b.min + b.max) * 0.5;
@@ -204,7 +213,7 @@ impl GpuBvhShape {
             first_vertex,
             vertex_count,
             reach,
-            _pad: 0,
+            cylinder: u32::from(matches!(shape, Shape::Cylinder(_))),
         }
     }
 
