@@ -9,8 +9,8 @@ mod support;
 use glam::{Quat, Vec3};
 use hullsat::contract::sat::{SatTally, axis_separation, compare_sat};
 use hullsat::internals::{
-    COOP_EDGE_PAIRS, GpuParams, HullTables, PAIR_PER_WORKGROUP_PAIRS, SPLIT_EDGE_PAIRS, SatMapping,
-    WORKGROUP_SIZE, sat_mapping,
+    COOP_EDGE_PAIRS, GpuParams, HullTables, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE,
+    SPLIT_EDGE_PAIRS, SatMapping, WORKGROUP_SIZE, sat_mapping,
 };
 use hullsat::narrowphase::gpu::SAT_WGSL;
 use hullsat::narrowphase::gpu::layout::{GpuBody, GpuSatResult};
@@ -934,7 +934,7 @@ fn one_workgroup_per_pair_returns_the_one_per_invocation_bits() {
     }
 }
 
-/// The host's choice of mapping: a small call over hull32 shapes takes one workgroup per pair,
+/// The host's choice of mapping: a small call of hull32 pairs takes one workgroup per pair,
 /// a call of `PAIR_PER_WORKGROUP_PAIRS` pairs and any call over boxes only one pair per
 /// invocation. The small call through the host (`GpuNarrowphase::encode`, with CPU-routed pairs
 /// and a half-space) returns the one-per-invocation kernel's bits, and `sat` the CPU's results.
@@ -956,17 +956,29 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
         small > 500 && small < PAIR_PER_WORKGROUP_PAIRS as usize,
         "{small} pairs"
     );
-    assert_eq!(sat_mapping(&gpu, small), SatMapping::PerWorkgroup);
-    assert_eq!(sat_mapping(&gpu, 1), SatMapping::PerWorkgroup);
-    // 32-vertex hulls form no big pair: the big call takes the pipeline without the cooperative path.
+    let bodies = &scene.bodies;
+    assert_eq!(sat_mapping(&gpu, bodies, &scene_pairs), SatMapping::PerWorkgroup);
     assert_eq!(
-        sat_mapping(&gpu, PAIR_PER_WORKGROUP_PAIRS as usize),
+        sat_mapping(&gpu, bodies, &scene_pairs[..1]),
+        SatMapping::PerWorkgroup
+    );
+    // 32-vertex hulls form no big pair: the big call takes the pipeline without the cooperative path.
+    let big: Vec<[u32; 2]> = scene_pairs
+        .iter()
+        .cycle()
+        .take(PAIR_PER_WORKGROUP_PAIRS as usize)
+        .copied()
+        .collect();
+    assert_eq!(
+        sat_mapping(&gpu, bodies, &big),
         SatMapping::PerInvocation { cooperative: false }
     );
     let mut rng = seeded_rng(0xb0c5_0e17);
-    let boxes = gpu_or_skip(&random_boxes(&mut rng, 8)).expect("the adapter exists");
+    let box_shapes = random_boxes(&mut rng, 8);
+    let boxes = gpu_or_skip(&box_shapes).expect("the adapter exists");
+    let (box_bodies, box_pairs) = random_pairs(&mut rng, &box_shapes, 100, CONTACT_REACH);
     assert_eq!(
-        sat_mapping(&boxes, 100),
+        sat_mapping(&boxes, &box_bodies, &box_pairs),
         SatMapping::PerInvocation { cooperative: false }
     );
 
@@ -982,7 +994,7 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
     let mut shapes = mixed_shapes(&mut rng);
     let (bodies, pairs) = mixed_batch(&mut rng, &mut shapes, 600);
     let mut gpu = gpu_or_skip(&shapes).expect("the adapter exists");
-    assert_eq!(sat_mapping(&gpu, pairs.len()), SatMapping::PerWorkgroup);
+    assert_eq!(sat_mapping(&gpu, &bodies, &pairs), SatMapping::PerWorkgroup);
     // The host normalizes rotations as it stages the bodies; the reference runs on the same.
     let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.02).expect("a valid batch");
     let unit_bodies = batch.normalized_bodies();
@@ -1003,6 +1015,41 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
         );
     }
     assert!(compared > pairs.len() * 9 / 10, "{compared} of {}", pairs.len());
+}
+
+/// The mapping follows the call's pairs, not the shapes: over boxes and one hull32, a call of box
+/// pairs with one pair in `PAIR_PER_WORKGROUP_SPLIT_SHARE` against the hull takes one workgroup
+/// per pair, with one such pair fewer one pair per invocation; both through the host return the
+/// CPU's results.
+#[test]
+fn mostly_box_calls_take_one_pair_per_invocation_over_shapes_with_a_hull() {
+    let mut rng = seeded_rng(0xb0c5_4a11);
+    let mut shapes = random_boxes(&mut rng, 4);
+    let hull = shapes.len() as u32;
+    shapes.push(surface_hull(&mut rng, 32, Vec3::new(0.5, 0.7, 0.9)));
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let (box_bodies, pairs) = random_pairs(&mut rng, &shapes[..4], 400, CONTACT_REACH);
+    let share = PAIR_PER_WORKGROUP_SPLIT_SHARE as usize;
+    // The second body of the first `split` of every `share`-th pair becomes the hull (its pose
+    // kept): split pairs, a box's 12 edges times the hull's.
+    let against_hull = |split: usize| {
+        let mut bodies = box_bodies.clone();
+        for pair in pairs.iter().step_by(share).take(split) {
+            bodies[pair[1] as usize].shape = hull;
+        }
+        bodies
+    };
+    let most = pairs.len() / share;
+    let per_invocation = SatMapping::PerInvocation { cooperative: false };
+    for (split, mapping) in [(most, SatMapping::PerWorkgroup), (most - 1, per_invocation)] {
+        let bodies = against_hull(split);
+        assert_eq!(sat_mapping(&gpu, &bodies, &pairs), mapping, "{split} split pairs");
+        let stats = check_batch(&shapes, &bodies, &pairs, 0.02).expect("the adapter exists");
+        eprintln!("{} pairs, {split} against the hull: {stats:?}", pairs.len());
+        assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    }
 }
 
 /// The raw results `GpuNarrowphase::encode` leaves for `pairs` (the host's mapping).

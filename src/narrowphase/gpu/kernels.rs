@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::kernel_layout::{GpuParams, PAIR_PER_WORKGROUP_PAIRS, WORKGROUP_SIZE};
+use super::kernel_layout::{
+    GpuParams, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE,
+};
 use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
 
@@ -78,14 +80,23 @@ pub enum SatMapping {
 }
 
 impl SatMapping {
-    /// The mapping of a dispatch of `pairs` pairs over shapes that can form a big pair
-    /// (`cooperative`, [`super::geometry::may_form_big_pairs`]) or a pair worth splitting
-    /// (`splittable`, [`super::geometry::may_form_split_pairs`]), on a device of at most
-    /// `max_workgroups` workgroups per dimension: one workgroup per pair when the call has
-    /// fewer than [`PAIR_PER_WORKGROUP_PAIRS`] pairs, its shapes can form a pair worth splitting
-    /// and its workgroups fit one dimension; else one pair per invocation.
-    pub(crate) fn choose(pairs: u64, cooperative: bool, splittable: bool, max_workgroups: u64) -> Self {
-        if splittable && pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups {
+    /// Whether a dispatch of `pairs` pairs may take one workgroup per pair on a device of at most
+    /// `max_workgroups` workgroups per dimension: fewer than [`PAIR_PER_WORKGROUP_PAIRS`], and
+    /// its workgroups fit one dimension. Only then are its split pairs counted.
+    pub(crate) fn fits_per_workgroup(pairs: u64, max_workgroups: u64) -> bool {
+        pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups
+    }
+
+    /// The mapping of a dispatch of `pairs` pairs of which `split_pairs` run split over a
+    /// workgroup under one workgroup per pair ([`super::geometry::forms_split_pair`]), over
+    /// shapes that can form a big pair (`cooperative`, [`super::geometry::may_form_big_pairs`]),
+    /// on a device of at most `max_workgroups` workgroups per dimension: one workgroup per pair
+    /// when it fits ([`Self::fits_per_workgroup`]) and at least one pair in
+    /// [`PAIR_PER_WORKGROUP_SPLIT_SHARE`] is split; else one pair per invocation.
+    pub(crate) fn choose(pairs: u64, split_pairs: u64, cooperative: bool, max_workgroups: u64) -> Self {
+        let share = u64::from(PAIR_PER_WORKGROUP_SPLIT_SHARE);
+        if Self::fits_per_workgroup(pairs, max_workgroups) && split_pairs > 0 && split_pairs * share >= pairs
+        {
             SatMapping::PerWorkgroup
         } else {
             SatMapping::PerInvocation { cooperative }
