@@ -233,7 +233,10 @@ mod tests {
             assert_eq!(choose(limit, limit, 65_535), per_invocation(cooperative));
             // No split pair, or too few of them: a mostly-box call over shapes with a hull.
             assert_eq!(choose(10, 0, 65_535), per_invocation(cooperative));
-            assert_eq!(choose(1_000, 1_000 / share - 1, 65_535), per_invocation(cooperative));
+            assert_eq!(
+                choose(1_000, 1_000 / share - 1, 65_535),
+                per_invocation(cooperative)
+            );
             assert_eq!(choose(1_000, 1_000 / share, 65_535), SatMapping::PerWorkgroup);
             assert_eq!(choose(1_001, 1_000 / share, 65_535), per_invocation(cooperative));
             assert_eq!(choose(8 * share, 8, 65_535), SatMapping::PerWorkgroup);

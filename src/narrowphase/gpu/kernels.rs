@@ -15,13 +15,26 @@ use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
-/// share, the kernels' own), then the kernel and its box-box edge query.
+/// share, the kernels' own), then the kernel, its box-box SAT and its cooperative path's
+/// reductions in workgroup memory.
 pub const SAT_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/sat.wgsl"),
-    include_str!("../../../shaders/narrowphase/sat_box.wgsl")
+    include_str!("../../../shaders/narrowphase/sat_box.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_reduce.wgsl")
+);
+
+/// [`SAT_WGSL`] with the cooperative path's reductions by subgroup operations, for devices with
+/// [`wgpu::Features::SUBGROUP`]. The same results, bit for bit.
+pub const SAT_SUBGROUP_WGSL: &str = concat!(
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_box.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_reduce_subgroup.wgsl")
 );
 
 /// The WGSL source of the clip kernel: the shared declarations, the kernel (hull pairs), GJK
@@ -57,7 +70,7 @@ impl NarrowphaseKernels {
     pub fn of(context: &GpuContext) -> Result<Arc<Self>, crate::gpu::GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let sat = SatKernel::new(device);
+            let sat = SatKernel::new(device, context.has_subgroups());
             let clip = (context.limits.max_storage_buffers >= CLIP_STORAGE_BUFFERS)
                 .then(|| ClipKernel::new(device, &sat.geometry_layout));
             NarrowphaseKernels { sat, clip }
@@ -116,7 +129,8 @@ impl SatMapping {
 /// sat.wgsl's cooperative path (`COOP_PATH` true, the WGSL default) and `serial` without it, for
 /// narrowphases whose shapes can form no big pair (docs/design/gpu-narrowphase.md counts what
 /// `serial` leaves out), both one pair per invocation (`main`); `per_workgroup` one pair per
-/// workgroup (`main_pair_per_workgroup`).
+/// workgroup (`main_pair_per_workgroup`). On a device with subgroups the two that reduce
+/// (`cooperative`, `per_workgroup`) are built from [`SAT_SUBGROUP_WGSL`].
 pub(crate) struct SatKernel {
     pub cooperative: wgpu::ComputePipeline,
     pub serial: wgpu::ComputePipeline,
@@ -126,8 +140,9 @@ pub(crate) struct SatKernel {
 }
 
 impl SatKernel {
-    /// Compiles the kernel on `device` (inside the caller's error scopes).
-    fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the kernel on `device` (inside the caller's error scopes), its reductions with
+    /// subgroup operations when `subgroups` (the device has [`wgpu::Features::SUBGROUP`]).
+    fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
         let call_layout = bind_group_layout(
             device,
@@ -143,33 +158,46 @@ impl SatKernel {
                 },
             ],
         );
-        let serial = wgpu::PipelineCompilationOptions {
-            constants: &[("COOP_PATH", 0.0)],
-            // No invocation of this pipeline reaches the workgroup variables (all behind
-            // COOP_PATH), so zeroing them would be work for nothing.
-            zero_initialize_workgroup_memory: false,
+        let groups = [Some(&geometry_layout), Some(&call_layout)];
+        let serial = || {
+            let options = wgpu::PipelineCompilationOptions {
+                constants: &[("COOP_PATH", 0.0)],
+                // No invocation of this pipeline reaches the workgroup variables (all behind
+                // COOP_PATH), so zeroing them would be work for nothing.
+                zero_initialize_workgroup_memory: false,
+            };
+            ("sat (no cooperative path)", "main", options)
         };
-        let per_workgroup = wgpu::PipelineCompilationOptions {
-            // Every workgroup variable it reads it writes first (run_split's count, the
-            // reductions' slots, the kept-edge bits): zeroing them per pair would be wasted.
-            zero_initialize_workgroup_memory: false,
-            ..Default::default()
+        let cooperative = || ("sat", "main", Default::default());
+        let per_workgroup = || {
+            let options = wgpu::PipelineCompilationOptions {
+                // Every workgroup variable it reads it writes first (run_split's count, the
+                // reductions' slots, the kept-edge bits): zeroing them per pair would be wasted.
+                zero_initialize_workgroup_memory: false,
+                ..Default::default()
+            };
+            ("sat (one pair per workgroup)", "main_pair_per_workgroup", options)
         };
-        let [cooperative, serial, per_workgroup] = compute_pipeline_variants(
-            device,
-            "sat.wgsl",
-            SAT_WGSL,
-            &[Some(&geometry_layout), Some(&call_layout)],
-            [
-                ("sat", "main", Default::default()),
-                ("sat (no cooperative path)", "main", serial),
-                (
-                    "sat (one pair per workgroup)",
-                    "main_pair_per_workgroup",
-                    per_workgroup,
-                ),
-            ],
-        );
+        let [cooperative, serial, per_workgroup] = if subgroups {
+            // `serial` never reduces: it stays with the module every device compiles.
+            let [serial] = compute_pipeline_variants(device, "sat.wgsl", SAT_WGSL, &groups, [serial()]);
+            let [cooperative, per_workgroup] = compute_pipeline_variants(
+                device,
+                "sat.wgsl (subgroups)",
+                SAT_SUBGROUP_WGSL,
+                &groups,
+                [cooperative(), per_workgroup()],
+            );
+            [cooperative, serial, per_workgroup]
+        } else {
+            compute_pipeline_variants(
+                device,
+                "sat.wgsl",
+                SAT_WGSL,
+                &groups,
+                [cooperative(), serial(), per_workgroup()],
+            )
+        };
         SatKernel {
             cooperative,
             serial,

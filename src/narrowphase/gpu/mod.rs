@@ -43,7 +43,7 @@ use finish::FinishCounts;
 use geometry::HullGeometry;
 use kernel_layout::HullTables;
 use kernels::{CLIP_UNSUPPORTED, NarrowphaseKernels};
-pub use kernels::{CLIP_WGSL, SAT_WGSL};
+pub use kernels::{CLIP_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
 pub use layout::LAYOUT_WGSL;
 use layout::{GpuManifold, GpuSatResult};
 use resident::ResidentState;
