@@ -1,6 +1,7 @@
 //! The narrowphase's kernels, compiled once per device and kept with its context
 //! ([`GpuContext::kernels`]): the SAT kernel (`shaders/narrowphase/sat.wgsl`, three pipelines of
-//! one module, one per [`SatMapping`]) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
+//! one module, one per [`SatMapping`]; the two that reduce from a second module on devices with
+//! subgroups) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
 //! `gjk.wgsl` and `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is
 //! shared by both.
 
