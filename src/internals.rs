@@ -5,7 +5,7 @@
 
 pub use crate::narrowphase::gpu::kernel_layout::{
     COOP_EDGE_PAIRS, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, HullTables, PAIR_PER_WORKGROUP_PAIRS,
-    PARAMS_STRIDE, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    PAIR_PER_WORKGROUP_SPLIT_SHARE, PARAMS_STRIDE, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
 };
 pub use crate::narrowphase::gpu::kernels::SatMapping;
 pub use crate::query::bounds::SAT_BOUND_SLACK;
@@ -13,9 +13,9 @@ pub use crate::query::sat::exhaustive::{
     query_edges_exhaustive, query_faces_exhaustive, query_hulls_exhaustive,
 };
 
-/// The SAT kernel's mapping that `gpu` takes for a host call of `pairs` pairs (one round).
-pub fn sat_mapping(gpu: &crate::GpuNarrowphase, pairs: usize) -> SatMapping {
-    gpu.sat_mapping(pairs)
+/// The SAT kernel's mapping that `gpu` takes for a host call of `pairs` of `bodies` (one round).
+pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &[[u32; 2]]) -> SatMapping {
+    gpu.sat_mapping(bodies, pairs)
 }
 
 pub use crate::bvh::gpu::{

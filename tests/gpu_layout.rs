@@ -21,12 +21,13 @@ use hullsat::narrowphase::gpu::layout::{
     MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE,
     SHAPE_HULL, SHAPE_SPHERE,
 };
-use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_WGSL};
+use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 
 mod support;
 use support::wgsl::{
-    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate, wgsl_layout,
+    assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate,
+    validate_with_subgroups, wgsl_layout,
 };
 
 /// Kernels live under shaders/, by what they serve (common, narrowphase, raycast).
@@ -63,6 +64,9 @@ const SOURCES: [(&str, &str); 8] = [
     ("MOTION_WGSL", MOTION_WGSL),
 ];
 
+/// The sources the crate compiles only on devices with subgroup operations.
+const SUBGROUP_SOURCES: [(&str, &str); 1] = [("SAT_SUBGROUP_WGSL", SAT_SUBGROUP_WGSL)];
+
 /// The SAT kernel exactly as the host compiles it.
 fn sat_module() -> naga::Module {
     parse_source("SAT_WGSL", SAT_WGSL)
@@ -83,12 +87,18 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
     for (name, source) in SOURCES {
         validate(name, &parse_source(name, source));
     }
+    for (name, source) in SUBGROUP_SOURCES {
+        validate_with_subgroups(name, &parse_source(name, source));
+    }
     let mut files = Vec::new();
     wgsl_files(&shader_dir(), &mut files);
     for path in &files {
         let text = read(path);
         assert!(
-            SOURCES.iter().any(|(_, source)| source.contains(&text)),
+            SOURCES
+                .iter()
+                .chain(&SUBGROUP_SOURCES)
+                .any(|(_, source)| source.contains(&text)),
             "{} is in no source the crate compiles",
             path.display()
         );
@@ -104,14 +114,28 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
 /// `WORKGROUP_SIZE`, the size the host's dispatch counts assume.
 #[test]
 fn sat_entry_points_are_the_hosts_with_its_workgroup_size() {
-    let module = sat_module();
-    let mut names: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
-    names.sort();
-    assert_eq!(names, ["main", "main_pair_per_workgroup"]);
-    for entry in &module.entry_points {
-        assert_eq!(entry.stage, naga::ShaderStage::Compute, "{}", entry.name);
-        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", entry.name);
+    for module in [sat_module(), parse_source("SAT_SUBGROUP_WGSL", SAT_SUBGROUP_WGSL)] {
+        let mut names: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["main", "main_pair_per_workgroup"]);
+        for entry in &module.entry_points {
+            assert_eq!(entry.stage, naga::ShaderStage::Compute, "{}", entry.name);
+            assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", entry.name);
+        }
     }
+}
+
+/// The subgroup variant of the SAT kernel differs from `SAT_WGSL` only in its reductions:
+/// `sat_reduce_subgroup.wgsl` in the place of `sat_reduce.wgsl` (both parse and validate:
+/// above).
+#[test]
+fn sat_subgroup_source_swaps_only_the_reductions() {
+    let reduce = read(&shader_dir().join("narrowphase/sat_reduce.wgsl"));
+    let subgroup = read(&shader_dir().join("narrowphase/sat_reduce_subgroup.wgsl"));
+    let shared = SAT_WGSL
+        .strip_suffix(reduce.as_str())
+        .expect("SAT_WGSL ends with sat_reduce.wgsl");
+    assert_eq!(SAT_SUBGROUP_WGSL, shared.to_string() + &subgroup);
 }
 
 /// One text per shared struct and helper: every kernel is compiled after `quat.wgsl` and

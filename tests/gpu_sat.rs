@@ -9,11 +9,11 @@ mod support;
 use glam::{Quat, Vec3};
 use hullsat::contract::sat::{SatTally, axis_separation, compare_sat};
 use hullsat::internals::{
-    COOP_EDGE_PAIRS, GpuParams, HullTables, PAIR_PER_WORKGROUP_PAIRS, SPLIT_EDGE_PAIRS, SatMapping,
-    WORKGROUP_SIZE, sat_mapping,
+    COOP_EDGE_PAIRS, GpuParams, HullTables, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE,
+    SPLIT_EDGE_PAIRS, SatMapping, WORKGROUP_SIZE, sat_mapping,
 };
-use hullsat::narrowphase::gpu::SAT_WGSL;
 use hullsat::narrowphase::gpu::layout::{GpuBody, GpuSatResult};
+use hullsat::narrowphase::gpu::{SAT_SUBGROUP_WGSL, SAT_WGSL};
 use hullsat::query::sat::{SatAxis, SatResult, query_hulls, query_hulls_preferring_faces_by};
 use hullsat::query::sat_box_box::query_boxes;
 use hullsat::scene::validate_batch;
@@ -462,6 +462,33 @@ fn run_sat_kernel(
     margin: f32,
     coop: Coop,
 ) -> Vec<GpuSatResult> {
+    run_sat_source(gpu, SAT_WGSL, shapes, bodies, pairs, margin, coop)
+}
+
+/// The reductions' subgroup variant (`SAT_SUBGROUP_WGSL`) run as `run_sat_kernel` runs
+/// `SAT_WGSL`, on a device with subgroups; `None` without them (the caller says so).
+fn run_sat_subgroups(
+    gpu: &GpuNarrowphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+    coop: Coop,
+) -> Option<Vec<GpuSatResult>> {
+    let has = gpu.context().has_subgroups();
+    has.then(|| run_sat_source(gpu, SAT_SUBGROUP_WGSL, shapes, bodies, pairs, margin, coop))
+}
+
+/// `run_sat_kernel` for the SAT kernel's `source`.
+fn run_sat_source(
+    gpu: &GpuNarrowphase,
+    source: &'static str,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+    coop: Coop,
+) -> Vec<GpuSatResult> {
     use wgpu::util::DeviceExt;
     let (device, queue) = (gpu.device(), gpu.queue());
     let buffer = |label: &str, contents: &[u8], usage: wgpu::BufferUsages| {
@@ -547,7 +574,7 @@ fn run_sat_kernel(
         .collect();
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("sat.wgsl"),
-        source: wgpu::ShaderSource::Wgsl(SAT_WGSL.into()),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("sat (test)"),
@@ -646,7 +673,8 @@ fn surface_hull(rng: &mut Pcg64, count: usize, axes: Vec3) -> Shape {
 /// The cooperative path (a workgroup on one pair) returns what the one-pair-per-invocation
 /// path returns, bit for bit: the same kernel compiled with every pair that is not two boxes
 /// cooperative (`COOP_EDGE_PAIRS` = 0), none (`u32::MAX`), the default, and none with the
-/// cooperative path compiled out (`COOP_PATH` = false), on small and big
+/// cooperative path compiled out (`COOP_PATH` = false), and every pair cooperative with the
+/// reductions by subgroup operations (`SAT_SUBGROUP_WGSL`, where the device has them), on small and big
 /// hulls (prisms with many equal faces, 64 to 128 points on ellipsoids) in random and aligned
 /// placements, margins 0 and 0.05. Pairs the driver cut short in a run (lavapipe's loop cap, on
 /// the one-per-invocation path's big pairs) are left out, and must be few; the default's
@@ -721,6 +749,16 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
             cut[0], 0,
             "the cooperative path keeps every loop below the driver's cap"
         );
+        // Every pair cooperative again, reduced with subgroup operations.
+        match run_sat_subgroups(&gpu, &shapes, &bodies, &pairs, margin, Coop::All) {
+            Some(subgroups) => {
+                assert!(subgroups.iter().all(|r| !r.is_incomplete()));
+                let compared = assert_same_bits("cooperative, subgroups", &subgroups, none);
+                eprintln!("subgroups: {compared} compared bit for bit");
+                assert!(compared > pairs.len() * 9 / 10);
+            }
+            None => eprintln!("no subgroups on this device: their reductions did not run"),
+        }
         // The default, through the narrowphase, against the CPU.
         let Some(stats) = check_batch(&shapes, &bodies, &pairs, margin) else {
             return;
@@ -852,7 +890,8 @@ fn mixed_batch(rng: &mut Pcg64, shapes: &mut Vec<Shape>, count: usize) -> (Vec<B
 
 /// One workgroup per pair (`main_pair_per_workgroup`) returns what one pair per invocation
 /// returns, bit for bit: with every pair that is not two boxes split over the workgroup
-/// (`SPLIT_EDGE_PAIRS` = 0), every pair on lane 0 (`u32::MAX`) and the default, on hulls of 4 to
+/// (`SPLIT_EDGE_PAIRS` = 0, also with the reductions by subgroup operations where the device has
+/// them), every pair on lane 0 (`u32::MAX`) and the default, on hulls of 4 to
 /// 64 points, boxes, spheres, capsules and a half-space (CPU-routed: `AXIS_NONE` on every path),
 /// touching and apart, margins 0 and 0.05. Pairs the driver cut short in a run are left out and
 /// must be few; none on a one-workgroup-per-pair run.
@@ -931,10 +970,38 @@ fn one_workgroup_per_pair_returns_the_one_per_invocation_bits() {
             [0, 0, 0],
             "one pair per workgroup stays below the loop cap"
         );
+        // Every pair split again, reduced with subgroup operations.
+        match run_sat_subgroups(&gpu, &shapes, &bodies, &pairs, margin, Coop::WorkgroupSplitAll) {
+            Some(subgroups) => {
+                assert!(subgroups.iter().all(|r| !r.is_incomplete()));
+                let compared = assert_same_bits("split, subgroups", &subgroups, reference);
+                eprintln!("subgroups: {compared} compared bit for bit");
+                assert!(compared > pairs.len() * 9 / 10);
+            }
+            None => eprintln!("no subgroups on this device: their reductions did not run"),
+        }
     }
 }
 
-/// The host's choice of mapping: a small call over hull32 shapes takes one workgroup per pair,
+/// Asserts that `run` and `reference` hold the same bytes for every pair that neither has
+/// flagged as cut short; returns how many were compared.
+fn assert_same_bits(label: &str, run: &[GpuSatResult], reference: &[GpuSatResult]) -> usize {
+    let mut compared = 0;
+    for (i, (r, reference)) in run.iter().zip(reference).enumerate() {
+        if r.is_incomplete() || reference.is_incomplete() {
+            continue;
+        }
+        compared += 1;
+        assert_eq!(
+            bytemuck::bytes_of(r),
+            bytemuck::bytes_of(reference),
+            "pairs[{i}]: {label} {r:?}, one per invocation {reference:?}"
+        );
+    }
+    compared
+}
+
+/// The host's choice of mapping: a small call of hull32 pairs takes one workgroup per pair,
 /// a call of `PAIR_PER_WORKGROUP_PAIRS` pairs and any call over boxes only one pair per
 /// invocation. The small call through the host (`GpuNarrowphase::encode`, with CPU-routed pairs
 /// and a half-space) returns the one-per-invocation kernel's bits, and `sat` the CPU's results.
@@ -956,17 +1023,29 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
         small > 500 && small < PAIR_PER_WORKGROUP_PAIRS as usize,
         "{small} pairs"
     );
-    assert_eq!(sat_mapping(&gpu, small), SatMapping::PerWorkgroup);
-    assert_eq!(sat_mapping(&gpu, 1), SatMapping::PerWorkgroup);
-    // 32-vertex hulls form no big pair: the big call takes the pipeline without the cooperative path.
+    let bodies = &scene.bodies;
+    assert_eq!(sat_mapping(&gpu, bodies, &scene_pairs), SatMapping::PerWorkgroup);
     assert_eq!(
-        sat_mapping(&gpu, PAIR_PER_WORKGROUP_PAIRS as usize),
+        sat_mapping(&gpu, bodies, &scene_pairs[..1]),
+        SatMapping::PerWorkgroup
+    );
+    // 32-vertex hulls form no big pair: the big call takes the pipeline without the cooperative path.
+    let big: Vec<[u32; 2]> = scene_pairs
+        .iter()
+        .cycle()
+        .take(PAIR_PER_WORKGROUP_PAIRS as usize)
+        .copied()
+        .collect();
+    assert_eq!(
+        sat_mapping(&gpu, bodies, &big),
         SatMapping::PerInvocation { cooperative: false }
     );
     let mut rng = seeded_rng(0xb0c5_0e17);
-    let boxes = gpu_or_skip(&random_boxes(&mut rng, 8)).expect("the adapter exists");
+    let box_shapes = random_boxes(&mut rng, 8);
+    let boxes = gpu_or_skip(&box_shapes).expect("the adapter exists");
+    let (box_bodies, box_pairs) = random_pairs(&mut rng, &box_shapes, 100, CONTACT_REACH);
     assert_eq!(
-        sat_mapping(&boxes, 100),
+        sat_mapping(&boxes, &box_bodies, &box_pairs),
         SatMapping::PerInvocation { cooperative: false }
     );
 
@@ -982,7 +1061,7 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
     let mut shapes = mixed_shapes(&mut rng);
     let (bodies, pairs) = mixed_batch(&mut rng, &mut shapes, 600);
     let mut gpu = gpu_or_skip(&shapes).expect("the adapter exists");
-    assert_eq!(sat_mapping(&gpu, pairs.len()), SatMapping::PerWorkgroup);
+    assert_eq!(sat_mapping(&gpu, &bodies, &pairs), SatMapping::PerWorkgroup);
     // The host normalizes rotations as it stages the bodies; the reference runs on the same.
     let batch = ValidatedBatch::new(&shapes, &bodies, &pairs, 0.02).expect("a valid batch");
     let unit_bodies = batch.normalized_bodies();
@@ -1003,6 +1082,41 @@ fn small_hull_calls_take_one_workgroup_per_pair_through_the_host() {
         );
     }
     assert!(compared > pairs.len() * 9 / 10, "{compared} of {}", pairs.len());
+}
+
+/// The mapping follows the call's pairs, not the shapes: over boxes and one hull32, a call of box
+/// pairs with one pair in `PAIR_PER_WORKGROUP_SPLIT_SHARE` against the hull takes one workgroup
+/// per pair, with one such pair fewer one pair per invocation; both through the host return the
+/// CPU's results.
+#[test]
+fn mostly_box_calls_take_one_pair_per_invocation_over_shapes_with_a_hull() {
+    let mut rng = seeded_rng(0xb0c5_4a11);
+    let mut shapes = random_boxes(&mut rng, 4);
+    let hull = shapes.len() as u32;
+    shapes.push(surface_hull(&mut rng, 32, Vec3::new(0.5, 0.7, 0.9)));
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let (box_bodies, pairs) = random_pairs(&mut rng, &shapes[..4], 400, CONTACT_REACH);
+    let share = PAIR_PER_WORKGROUP_SPLIT_SHARE as usize;
+    // The second body of the first `split` of every `share`-th pair becomes the hull (its pose
+    // kept): split pairs, a box's 12 edges times the hull's.
+    let against_hull = |split: usize| {
+        let mut bodies = box_bodies.clone();
+        for pair in pairs.iter().step_by(share).take(split) {
+            bodies[pair[1] as usize].shape = hull;
+        }
+        bodies
+    };
+    let most = pairs.len() / share;
+    let per_invocation = SatMapping::PerInvocation { cooperative: false };
+    for (split, mapping) in [(most, SatMapping::PerWorkgroup), (most - 1, per_invocation)] {
+        let bodies = against_hull(split);
+        assert_eq!(sat_mapping(&gpu, &bodies, &pairs), mapping, "{split} split pairs");
+        let stats = check_batch(&shapes, &bodies, &pairs, 0.02).expect("the adapter exists");
+        eprintln!("{} pairs, {split} against the hull: {stats:?}", pairs.len());
+        assert!(stats.other_axis < stats.pairs / 100, "{stats:?}");
+    }
 }
 
 /// The raw results `GpuNarrowphase::encode` leaves for `pairs` (the host's mapping).

@@ -11,8 +11,9 @@
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference (prefer_faces): exact maximum separation, and the deepest axis for clip.wgsl.
 // Why the bounds and the cooperative split return the serial loops' results: docs/design/sat.md.
-// Compiled after quat.wgsl, layout.wgsl and geometry.wgsl; tests/gpu_layout.rs checks the
-// constants below against the Rust ones.
+// Compiled after quat.wgsl, layout.wgsl and geometry.wgsl, with sat_box.wgsl and one of
+// sat_reduce.wgsl or sat_reduce_subgroup.wgsl (the reductions, `Invocation` and `enter`);
+// tests/gpu_layout.rs checks the constants below against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
@@ -631,9 +632,11 @@ fn sat_serial(index: u32) -> SatOut {
 // not two boxes). Each workgroup runs its small pairs one per invocation and lists its big ones;
 // then all WORKGROUP_SIZE invocations run each listed pair: invocation `lane` takes items lane,
 // lane + WORKGROUP_SIZE, ... of every loop in increasing order with the serial loop's skips and
-// early exit. The results are reduced in workgroup memory (reduce_faces, reduce_edges): above the
-// margin before not above, then the lowest index among those above, else the largest separation,
-// then the lowest index; that winner is the serial loop's (docs/design/sat.md).
+// early exit. The results are reduced (reduce_faces, reduce_edges: in workgroup memory,
+// sat_reduce.wgsl, or with subgroup operations, sat_reduce_subgroup.wgsl): above the margin
+// before not above, then the lowest index among those above, else the largest separation, then
+// the lowest index. A total order (each item's index is its own), so every grouping of the
+// reduction picks the same winner, the serial loop's (docs/design/sat.md).
 
 // Edge pairs (A's edges x B's edges) from which a pair runs cooperatively (96-vertex hulls and
 // up; docs/design/sat.md). Overridable at pipeline creation so the tests can run every pair
@@ -653,7 +656,7 @@ var<workgroup> coop_count: atomic<u32>;
 var<workgroup> coop_listed: u32;
 // Invocations that finished a cooperative pair with no loop cut short, summed over the pairs.
 var<workgroup> coop_done: atomic<u32>;
-// The reductions' slots, one per invocation.
+// The reductions' slots, one per invocation (or per subgroup).
 var<workgroup> face_slots: array<FaceQuery, WORKGROUP_SIZE>;
 var<workgroup> edge_slots: array<EdgeQuery, WORKGROUP_SIZE>;
 // Words of coop_kept: B hulls of up to 1,024 edges (about 340 vertices) keep only the edges that
@@ -715,33 +718,6 @@ fn first_edge(x: EdgeQuery, y: EdgeQuery, margin: f32) -> EdgeQuery {
         return x;
     }
     return y;
-}
-
-// The first of the invocations' face results (`mine` is this invocation's), the same for all.
-fn reduce_faces(mine: FaceQuery, lane: u32, margin: f32) -> FaceQuery {
-    // The slots' readers of the last reduction are done.
-    workgroupBarrier();
-    face_slots[lane] = mine;
-    for (var width = WORKGROUP_SIZE / 2u; width > 0u; width /= 2u) {
-        workgroupBarrier();
-        if lane < width {
-            face_slots[lane] = first_face(face_slots[lane], face_slots[lane + width], margin);
-        }
-    }
-    return workgroupUniformLoad(&face_slots[0]);
-}
-
-// The first of the invocations' edge results, the same for all.
-fn reduce_edges(mine: EdgeQuery, lane: u32, margin: f32) -> EdgeQuery {
-    workgroupBarrier();
-    edge_slots[lane] = mine;
-    for (var width = WORKGROUP_SIZE / 2u; width > 0u; width /= 2u) {
-        workgroupBarrier();
-        if lane < width {
-            edge_slots[lane] = first_edge(edge_slots[lane], edge_slots[lane + width], margin);
-        }
-    }
-    return workgroupUniformLoad(&edge_slots[0]);
 }
 
 // query_faces by the workgroup (the bounded loop, split by face).
@@ -884,7 +860,8 @@ fn sat_coop(index: u32, lane: u32) -> SatOut {
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+fn main(@builtin(global_invocation_id) id: vec3<u32>, invocation: Invocation) {
+    let lane = enter(invocation);
     if COOP_PATH {
         if lane == 0u {
             atomicStore(&coop_count, 0u);
@@ -965,7 +942,8 @@ override SPLIT_EDGE_PAIRS: u32 = 64u;
 // pair (uniform), so the barriers of sat_coop stay in uniform control flow. Without COOP_PATH
 // every pair runs on lane 0 and no workgroup memory is reached.
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main_pair_per_workgroup(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lane: u32) {
+fn main_pair_per_workgroup(@builtin(workgroup_id) workgroup: vec3<u32>, invocation: Invocation) {
+    let lane = enter(invocation);
     // 1. Bounds guard, CPU-routed pairs.
     let index = workgroup.x;
     if index >= params.pair_count {

@@ -128,22 +128,35 @@ impl StagingBuffer {
         count: usize,
         element: impl Fn(usize) -> T + Sync,
     ) -> Result<(), GpuError> {
+        self.write_tallied(context, count, |i| (element(i), false))
+            .map(drop)
+    }
+
+    /// [`Self::write`] for `element(i)`'s first field, counting the indices whose second field
+    /// is true (each task counts its own, no shared counter): what the caller learns of the
+    /// elements in the same pass.
+    pub fn write_tallied<T: Pod + Send>(
+        &mut self,
+        context: &GpuContext,
+        count: usize,
+        element: impl Fn(usize) -> (T, bool) + Sync,
+    ) -> Result<u64, GpuError> {
         let bytes = (count * size_of::<T>()) as u64;
         if bytes > self.buffer.size() {
             self.buffer = Self::create(context.device(), self.label, bytes.next_power_of_two());
             self.state = StagingState::Mapped;
         }
         self.wait_mapped(context)?;
-        {
+        let tally = {
             let mut view = self
                 .buffer
                 .get_mapped_range_mut(0..bytes.max(wgpu::COPY_BUFFER_ALIGNMENT))
                 .map_err(|e| GpuError::Wgpu(format!("staging buffer: {e}")))?;
-            fill_parallel(view.slice(..bytes as usize), count, element);
-        }
+            fill_parallel(view.slice(..bytes as usize), count, element)
+        };
         self.buffer.unmap();
         self.state = StagingState::Unmapped;
-        Ok(())
+        Ok(tally)
     }
 
     /// Records the copy of the first `bytes` into `target` (call after [`Self::write`]).
@@ -176,12 +189,13 @@ impl StagingBuffer {
     }
 }
 
-/// Fills `view` with `count` elements `element(i)` on all threads.
+/// Fills `view` with `count` elements, the first fields of `element(i)`, on all threads; returns
+/// how many second fields are true.
 fn fill_parallel<T: Pod + Send>(
     view: wgpu::WriteOnly<'_, [u8]>,
     count: usize,
-    element: impl Fn(usize) -> T + Sync,
-) {
+    element: impl Fn(usize) -> (T, bool) + Sync,
+) -> u64 {
     let mut rest = view;
     // Split the write-only view into disjoint per-task pieces.
     let tasks = count
@@ -198,20 +212,27 @@ fn fill_parallel<T: Pod + Send>(
         rest = tail;
         first += len;
     }
-    pieces.into_par_iter().for_each(|(first, SendPiece(mut piece))| {
-        // Elements are built in a small block on the stack, then copied to the mapped memory.
-        let mut block = [T::zeroed(); WRITE_BLOCK];
-        let len = piece.len() / size_of::<T>();
-        for start in (0..len).step_by(WRITE_BLOCK) {
-            let n = WRITE_BLOCK.min(len - start);
-            for (k, slot) in block[..n].iter_mut().enumerate() {
-                *slot = element(first + start + k);
+    pieces
+        .into_par_iter()
+        .map(|(first, SendPiece(mut piece))| {
+            // Elements are built in a small block on the stack, then copied to the mapped memory.
+            let mut block = [T::zeroed(); WRITE_BLOCK];
+            let mut tally = 0;
+            let len = piece.len() / size_of::<T>();
+            for start in (0..len).step_by(WRITE_BLOCK) {
+                let n = WRITE_BLOCK.min(len - start);
+                for (k, slot) in block[..n].iter_mut().enumerate() {
+                    let (value, counted) = element(first + start + k);
+                    *slot = value;
+                    tally += u64::from(counted);
+                }
+                let bytes: &[u8] = bytemuck::cast_slice(&block[..n]);
+                let at = start * size_of::<T>();
+                piece.slice(at..at + bytes.len()).copy_from_slice(bytes);
             }
-            let bytes: &[u8] = bytemuck::cast_slice(&block[..n]);
-            let at = start * size_of::<T>();
-            piece.slice(at..at + bytes.len()).copy_from_slice(bytes);
-        }
-    });
+            tally
+        })
+        .sum()
 }
 
 /// A piece of mapped memory handed to one rayon task. wgpu 30 implements `Send` for

@@ -102,12 +102,12 @@ impl GpuContext {
                 .max(wgpu::Limits::default().max_storage_buffers_per_shader_stage),
             ..wgpu::Limits::default()
         };
-        // Timestamps where the adapter has them, for GpuTimings' device times.
-        let required_features = if adapter.features().contains(TIMESTAMP_FEATURES) {
-            TIMESTAMP_FEATURES
-        } else {
-            wgpu::Features::empty()
-        };
+        // Timestamps where the adapter has them, for GpuTimings' device times; subgroup
+        // operations where it has them, for the SAT kernel's reductions.
+        let mut required_features = adapter.features() & wgpu::Features::SUBGROUP;
+        if adapter.features().contains(TIMESTAMP_FEATURES) {
+            required_features |= TIMESTAMP_FEATURES;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("hullsat"),
             required_features,
@@ -191,6 +191,13 @@ impl GpuContext {
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         &self.adapter_info
+    }
+
+    /// True when the device has subgroup operations ([`wgpu::Features::SUBGROUP`]; the shared
+    /// context asks for them where the adapter has them): the SAT kernel's cooperative path then
+    /// reduces with them.
+    pub fn has_subgroups(&self) -> bool {
+        self.device.features().contains(wgpu::Features::SUBGROUP)
     }
 
     /// True when the device has timestamp queries inside encoders (the shared context asks for

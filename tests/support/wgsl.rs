@@ -15,6 +15,17 @@ pub fn validate(name: &str, module: &naga::Module) {
         .unwrap_or_else(|e| panic!("{name}: {e:?}"));
 }
 
+/// [`validate`] on a device with subgroup operations in compute shaders (what
+/// `wgpu::Features::SUBGROUP` lets a module use).
+pub fn validate_with_subgroups(name: &str, module: &naga::Module) {
+    use naga::valid::{ShaderStages, SubgroupOperationSet};
+    Validator::new(ValidationFlags::all(), Capabilities::SUBGROUP)
+        .subgroup_stages(ShaderStages::COMPUTE)
+        .subgroup_operations(SubgroupOperationSet::all())
+        .validate(module)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+}
+
 /// Field names and byte offsets of a Rust struct, plus its size, in the form of
 /// [`wgsl_layout`].
 #[macro_export]

@@ -11,8 +11,9 @@
 //!    the pair and result buffers at a [`PARAMS_STRIDE`]-byte dynamic offset of its
 //!    [`GpuParams`]. The windows depend only on the buffers, so the bind groups are built once
 //!    and reused until a buffer grows. The SAT kernel runs one pair per invocation, or one
-//!    workgroup per pair for a small round whose shapes can form a pair worth splitting
-//!    ([`super::kernels::SatMapping`]; its workgroups fit one dispatch dimension).
+//!    workgroup per pair for a small round with enough pairs worth splitting, counted while its
+//!    pairs are staged ([`super::kernels::SatMapping`]; its workgroups fit one dispatch
+//!    dimension).
 //! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
 //!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
@@ -28,6 +29,7 @@ use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::{DeviceLimits, ErrorScopes};
 use crate::gpu::layout::write_uniform;
 use crate::gpu::{GpuContext, GpuError};
+use crate::scene::Body;
 
 /// What one [`CallBuffers::encode`] records.
 pub(crate) struct Round<'a, P> {
@@ -36,6 +38,9 @@ pub(crate) struct Round<'a, P> {
     /// Pair `i` of this round, as the kernels read it (called once per pair, on all threads,
     /// while it is written into staging memory).
     pub pair: P,
+    /// The batch's bodies (their shapes tell which pairs are split:
+    /// [`HullGeometry::is_split_pair`]).
+    pub bodies: &'a [Body],
     /// Speculative margin, length units.
     pub margin: f32,
     /// The clip kernel, recorded after the SAT kernel when given.
@@ -149,6 +154,7 @@ impl CallBuffers {
         let Round {
             pair_count,
             pair,
+            bodies,
             margin,
             clip,
             slot,
@@ -191,8 +197,14 @@ impl CallBuffers {
             list.reserve(device, list_bytes, limits.max_binding);
             encoder.clear_buffer(&list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         }
+        // The split pairs that choose the SAT kernel's mapping, counted as the pairs are staged
+        // (only where one workgroup per pair is possible).
+        let counting = geometry.counts_split_pairs(count, limits);
         let staging = &mut self.pair_staging[slot];
-        staging.write(context, pair_count, pair)?;
+        let split_pairs = staging.write_tallied(context, pair_count, |i| {
+            let pair = pair(i);
+            (pair, counting && geometry.is_split_pair(bodies, pair))
+        })?;
         staging.record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
@@ -206,9 +218,9 @@ impl CallBuffers {
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
-        // The SAT kernel's mapping, from the round's pairs (a call's, below the rounds' size)
-        // and the shapes; its workgroups per chunk stay within one dispatch dimension.
-        let mapping = geometry.sat_mapping(count, limits);
+        // The SAT kernel's mapping, from the round's pairs (a call's, below the rounds' size);
+        // its workgroups per chunk stay within one dispatch dimension.
+        let mapping = geometry.sat_mapping(count, split_pairs, limits);
         let per_workgroup = mapping.pairs_per_workgroup();
         let passes = [
             Some((kernels.sat.pipeline(mapping), &self.groups, "sat", per_workgroup)),

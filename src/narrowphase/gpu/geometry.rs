@@ -1,13 +1,16 @@
 //! One narrowphase's hull geometry on the device: the shape table and the hulls' vertices,
 //! planes, edges and face loops ([`HullTables`]), uploaded once and bound as group 0 of the SAT
-//! and clip kernels, and which SAT pipeline its calls take.
+//! and clip kernels, and which SAT pipeline its calls take: one workgroup per pair for a small
+//! round enough of whose pairs are split over the workgroup ([`forms_split_pair`], counted while
+//! the round's pairs are staged), else one pair per invocation.
 
 use super::kernel_layout::{COOP_EDGE_PAIRS, GpuShape, HullTables, SPLIT_EDGE_PAIRS};
 use super::kernels::SatMapping;
-use super::layout::SHAPE_HULL;
+use super::layout::{SHAPE_BOX, SHAPE_HULL};
 use crate::gpu::buffers::{binding, check_limit, create_buffer};
 use crate::gpu::context::DeviceLimits;
 use crate::gpu::{GpuContext, GpuError};
+use crate::scene::Body;
 
 /// One narrowphase's hull geometry on the device and the SAT pipeline its calls take.
 pub(crate) struct HullGeometry {
@@ -18,9 +21,10 @@ pub(crate) struct HullGeometry {
     /// path, else the one without ([`super::kernels::SatKernel`]).
     pub cooperative: bool,
     /// True when two of the shapes can form a pair worth splitting over a workgroup
-    /// ([`may_form_split_pairs`]): small calls then take one workgroup per pair
-    /// ([`SatMapping::choose`]).
+    /// ([`may_form_split_pairs`]): only then are a small round's split pairs counted.
     pub splittable: bool,
+    /// The shape table (kinds and edge counts: [`Self::is_split_pair`]).
+    shapes: Vec<GpuShape>,
 }
 
 /// True when some pair of `shapes`, a shape with itself included (two bodies may share one),
@@ -47,6 +51,15 @@ pub(crate) fn may_form_split_pairs(shapes: &[GpuShape]) -> bool {
         counts.max().unwrap_or(0)
     };
     most(|s| s.kind == SHAPE_HULL) * most(GpuShape::is_hull) >= u64::from(SPLIT_EDGE_PAIRS)
+}
+
+/// True when a pair of shapes `a` and `b` runs split over its workgroup under one workgroup per
+/// pair: both hulls or boxes (the GPU's SAT runs it), not two boxes, and [`SPLIT_EDGE_PAIRS`]
+/// edge pairs or more (sat.wgsl's `runs_here` and `has_edge_pairs`).
+pub(crate) fn forms_split_pair(a: &GpuShape, b: &GpuShape) -> bool {
+    let boxes = a.kind == SHAPE_BOX && b.kind == SHAPE_BOX;
+    let edge_pairs = u64::from(a.edge_count) * u64::from(b.edge_count);
+    a.is_hull() && b.is_hull() && !boxes && edge_pairs >= u64::from(SPLIT_EDGE_PAIRS)
 }
 
 impl HullGeometry {
@@ -100,12 +113,34 @@ impl HullGeometry {
             group,
             cooperative: may_form_big_pairs(&tables.shapes),
             splittable: may_form_split_pairs(&tables.shapes),
+            shapes: tables.shapes.clone(),
         })
     }
 
-    /// The SAT mapping of a host dispatch of `pairs` pairs on a device of `limits`.
-    pub fn sat_mapping(&self, pairs: u64, limits: DeviceLimits) -> SatMapping {
-        SatMapping::choose(pairs, self.cooperative, self.splittable, limits.max_workgroups)
+    /// Whether a host dispatch of `pairs` pairs on a device of `limits` counts its split pairs
+    /// for [`Self::sat_mapping`]: when the shapes can form one and the dispatch may take one
+    /// workgroup per pair ([`SatMapping::fits_per_workgroup`]); else the count is 0.
+    pub fn counts_split_pairs(&self, pairs: u64, limits: DeviceLimits) -> bool {
+        self.splittable && SatMapping::fits_per_workgroup(pairs, limits.max_workgroups)
+    }
+
+    /// True when `pair` of `bodies` is split under one workgroup per pair ([`forms_split_pair`]);
+    /// false for indices out of range (a pair that fails the batch's checks).
+    pub fn is_split_pair(&self, bodies: &[Body], pair: [u32; 2]) -> bool {
+        let shape = |body: u32| {
+            let body = bodies.get(body as usize)?;
+            self.shapes.get(body.shape as usize)
+        };
+        match (shape(pair[0]), shape(pair[1])) {
+            (Some(a), Some(b)) => forms_split_pair(a, b),
+            _ => false,
+        }
+    }
+
+    /// The SAT mapping of a host dispatch of `pairs` pairs, `split_pairs` of them split (counted
+    /// when [`Self::counts_split_pairs`], else 0), on a device of `limits`.
+    pub fn sat_mapping(&self, pairs: u64, split_pairs: u64, limits: DeviceLimits) -> SatMapping {
+        SatMapping::choose(pairs, split_pairs, self.cooperative, limits.max_workgroups)
     }
 
     /// The SAT mapping of the resident path: one pair per invocation whatever the count (its
@@ -169,20 +204,49 @@ mod tests {
     }
 
     #[test]
-    fn small_calls_of_splittable_shapes_take_one_workgroup_per_pair() {
-        use super::super::kernel_layout::PAIR_PER_WORKGROUP_PAIRS;
+    fn split_pairs_are_hull_pairs_of_enough_edge_pairs_but_not_two_boxes() {
+        let boxed = GpuShape {
+            kind: super::super::layout::SHAPE_BOX,
+            ..hull(12)
+        };
+        let sphere = GpuShape {
+            kind: super::super::layout::SHAPE_SPHERE,
+            ..hull(0)
+        };
+        assert!(forms_split_pair(&hull(8), &hull(8)), "8 x 8 = 64");
+        assert!(!forms_split_pair(&hull(8), &hull(7)), "56");
+        assert!(forms_split_pair(&hull(6), &boxed) && forms_split_pair(&boxed, &hull(6)));
+        assert!(!forms_split_pair(&boxed, &boxed), "two boxes take the box SAT");
+        assert!(!forms_split_pair(&hull(90), &sphere), "CPU-routed");
+    }
+
+    #[test]
+    fn small_calls_mostly_of_split_pairs_take_one_workgroup_per_pair() {
+        use super::super::kernel_layout::{PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE};
         let limit = u64::from(PAIR_PER_WORKGROUP_PAIRS);
+        let share = u64::from(PAIR_PER_WORKGROUP_SPLIT_SHARE);
         let per_invocation = |cooperative| SatMapping::PerInvocation { cooperative };
         for cooperative in [false, true] {
-            let choose = |pairs, splittable, max| SatMapping::choose(pairs, cooperative, splittable, max);
-            assert_eq!(choose(1, true, 65_535), SatMapping::PerWorkgroup);
-            assert_eq!(choose(limit - 1, true, 65_535), SatMapping::PerWorkgroup);
-            assert_eq!(choose(limit, true, 65_535), per_invocation(cooperative));
-            assert_eq!(choose(10, false, 65_535), per_invocation(cooperative));
+            let choose = |pairs, split, max| SatMapping::choose(pairs, split, cooperative, max);
+            assert_eq!(choose(1, 1, 65_535), SatMapping::PerWorkgroup);
+            assert_eq!(choose(limit - 1, limit - 1, 65_535), SatMapping::PerWorkgroup);
+            assert_eq!(choose(limit, limit, 65_535), per_invocation(cooperative));
+            // No split pair, or too few of them: a mostly-box call over shapes with a hull.
+            assert_eq!(choose(10, 0, 65_535), per_invocation(cooperative));
+            assert_eq!(
+                choose(1_000, 1_000 / share - 1, 65_535),
+                per_invocation(cooperative)
+            );
+            assert_eq!(choose(1_000, 1_000 / share, 65_535), SatMapping::PerWorkgroup);
+            assert_eq!(choose(1_001, 1_000 / share, 65_535), per_invocation(cooperative));
+            assert_eq!(choose(8 * share, 8, 65_535), SatMapping::PerWorkgroup);
             // A device whose dispatch dimension cannot hold one workgroup per pair.
-            assert_eq!(choose(1_000, true, 999), per_invocation(cooperative));
-            assert_eq!(choose(999, true, 999), SatMapping::PerWorkgroup);
+            assert_eq!(choose(1_000, 1_000, 999), per_invocation(cooperative));
+            assert_eq!(choose(999, 999, 999), SatMapping::PerWorkgroup);
         }
+        assert!(SatMapping::fits_per_workgroup(limit - 1, 65_535));
+        assert!(!SatMapping::fits_per_workgroup(limit, 65_535));
+        assert!(!SatMapping::fits_per_workgroup(1_000, 999));
         assert_eq!(SatMapping::PerWorkgroup.pairs_per_workgroup(), 1);
         assert_eq!(per_invocation(true).pairs_per_workgroup(), 64);
     }

@@ -31,6 +31,13 @@ pub const COOP_EDGE_PAIRS: u32 = 65_536;
 /// so one dimension holds the workgroups.
 pub const PAIR_PER_WORKGROUP_PAIRS: u32 = 16_384;
 
+/// One workgroup per pair needs at least one pair in this many of the round to be split over
+/// its workgroup ([`SPLIT_EDGE_PAIRS`]): every other pair holds 64 lanes for its lane 0. At one
+/// in 8, a warp of 32 pairs run one per invocation holds a split-worthy pair 98.6% of the time
+/// and waits for it anyway, and one workgroup per pair spends 1.45 times its lane-slots against
+/// 1.35 for a call of hull32 pairs only (counted, not measured: docs/design/gpu-narrowphase.md).
+pub const PAIR_PER_WORKGROUP_SPLIT_SHARE: u32 = 8;
+
 /// Edge pairs (A's edges × B's edges) from which one workgroup per pair splits its pair over
 /// the workgroup (sat.wgsl's cooperative path); smaller pairs and two boxes run on lane 0:
 /// below it the serial edge query (6 dot products per edge pair) is no longer than the split

@@ -1,6 +1,7 @@
 //! The narrowphase's kernels, compiled once per device and kept with its context
 //! ([`GpuContext::kernels`]): the SAT kernel (`shaders/narrowphase/sat.wgsl`, three pipelines of
-//! one module, one per [`SatMapping`]) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
+//! one module, one per [`SatMapping`]; the two that reduce from a second module on devices with
+//! subgroups) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
 //! `gjk.wgsl` and `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is
 //! shared by both.
 
@@ -8,18 +9,33 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::kernel_layout::{GpuParams, PAIR_PER_WORKGROUP_PAIRS, WORKGROUP_SIZE};
+use super::kernel_layout::{
+    GpuParams, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE,
+};
 use crate::gpu::GpuContext;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
-/// share, the kernels' own), then the kernel and its box-box edge query.
+/// share, the kernels' own), then the kernel, its box-box SAT and its cooperative path's
+/// reductions in workgroup memory.
 pub const SAT_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/sat.wgsl"),
-    include_str!("../../../shaders/narrowphase/sat_box.wgsl")
+    include_str!("../../../shaders/narrowphase/sat_box.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_reduce.wgsl")
+);
+
+/// [`SAT_WGSL`] with the cooperative path's reductions by subgroup operations, for devices with
+/// [`wgpu::Features::SUBGROUP`]. The same results, bit for bit.
+pub const SAT_SUBGROUP_WGSL: &str = concat!(
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_box.wgsl"),
+    include_str!("../../../shaders/narrowphase/sat_reduce_subgroup.wgsl")
 );
 
 /// The WGSL source of the clip kernel: the shared declarations, the kernel (hull pairs), GJK
@@ -55,7 +71,7 @@ impl NarrowphaseKernels {
     pub fn of(context: &GpuContext) -> Result<Arc<Self>, crate::gpu::GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let sat = SatKernel::new(device);
+            let sat = SatKernel::new(device, context.has_subgroups());
             let clip = (context.limits.max_storage_buffers >= CLIP_STORAGE_BUFFERS)
                 .then(|| ClipKernel::new(device, &sat.geometry_layout));
             NarrowphaseKernels { sat, clip }
@@ -78,14 +94,23 @@ pub enum SatMapping {
 }
 
 impl SatMapping {
-    /// The mapping of a dispatch of `pairs` pairs over shapes that can form a big pair
-    /// (`cooperative`, [`super::geometry::may_form_big_pairs`]) or a pair worth splitting
-    /// (`splittable`, [`super::geometry::may_form_split_pairs`]), on a device of at most
-    /// `max_workgroups` workgroups per dimension: one workgroup per pair when the call has
-    /// fewer than [`PAIR_PER_WORKGROUP_PAIRS`] pairs, its shapes can form a pair worth splitting
-    /// and its workgroups fit one dimension; else one pair per invocation.
-    pub(crate) fn choose(pairs: u64, cooperative: bool, splittable: bool, max_workgroups: u64) -> Self {
-        if splittable && pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups {
+    /// Whether a dispatch of `pairs` pairs may take one workgroup per pair on a device of at most
+    /// `max_workgroups` workgroups per dimension: fewer than [`PAIR_PER_WORKGROUP_PAIRS`], and
+    /// its workgroups fit one dimension. Only then are its split pairs counted.
+    pub(crate) fn fits_per_workgroup(pairs: u64, max_workgroups: u64) -> bool {
+        pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups
+    }
+
+    /// The mapping of a dispatch of `pairs` pairs of which `split_pairs` run split over a
+    /// workgroup under one workgroup per pair ([`super::geometry::forms_split_pair`]), over
+    /// shapes that can form a big pair (`cooperative`, [`super::geometry::may_form_big_pairs`]),
+    /// on a device of at most `max_workgroups` workgroups per dimension: one workgroup per pair
+    /// when it fits ([`Self::fits_per_workgroup`]) and at least one pair in
+    /// [`PAIR_PER_WORKGROUP_SPLIT_SHARE`] is split; else one pair per invocation.
+    pub(crate) fn choose(pairs: u64, split_pairs: u64, cooperative: bool, max_workgroups: u64) -> Self {
+        let share = u64::from(PAIR_PER_WORKGROUP_SPLIT_SHARE);
+        if Self::fits_per_workgroup(pairs, max_workgroups) && split_pairs > 0 && split_pairs * share >= pairs
+        {
             SatMapping::PerWorkgroup
         } else {
             SatMapping::PerInvocation { cooperative }
@@ -105,7 +130,8 @@ impl SatMapping {
 /// sat.wgsl's cooperative path (`COOP_PATH` true, the WGSL default) and `serial` without it, for
 /// narrowphases whose shapes can form no big pair (docs/design/gpu-narrowphase.md counts what
 /// `serial` leaves out), both one pair per invocation (`main`); `per_workgroup` one pair per
-/// workgroup (`main_pair_per_workgroup`).
+/// workgroup (`main_pair_per_workgroup`). On a device with subgroups the two that reduce
+/// (`cooperative`, `per_workgroup`) are built from [`SAT_SUBGROUP_WGSL`].
 pub(crate) struct SatKernel {
     pub cooperative: wgpu::ComputePipeline,
     pub serial: wgpu::ComputePipeline,
@@ -115,8 +141,9 @@ pub(crate) struct SatKernel {
 }
 
 impl SatKernel {
-    /// Compiles the kernel on `device` (inside the caller's error scopes).
-    fn new(device: &wgpu::Device) -> Self {
+    /// Compiles the kernel on `device` (inside the caller's error scopes), its reductions with
+    /// subgroup operations when `subgroups` (the device has [`wgpu::Features::SUBGROUP`]).
+    fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
         let call_layout = bind_group_layout(
             device,
@@ -132,33 +159,46 @@ impl SatKernel {
                 },
             ],
         );
-        let serial = wgpu::PipelineCompilationOptions {
-            constants: &[("COOP_PATH", 0.0)],
-            // No invocation of this pipeline reaches the workgroup variables (all behind
-            // COOP_PATH), so zeroing them would be work for nothing.
-            zero_initialize_workgroup_memory: false,
+        let groups = [Some(&geometry_layout), Some(&call_layout)];
+        let serial = || {
+            let options = wgpu::PipelineCompilationOptions {
+                constants: &[("COOP_PATH", 0.0)],
+                // No invocation of this pipeline reaches the workgroup variables (all behind
+                // COOP_PATH), so zeroing them would be work for nothing.
+                zero_initialize_workgroup_memory: false,
+            };
+            ("sat (no cooperative path)", "main", options)
         };
-        let per_workgroup = wgpu::PipelineCompilationOptions {
-            // Every workgroup variable it reads it writes first (run_split's count, the
-            // reductions' slots, the kept-edge bits): zeroing them per pair would be wasted.
-            zero_initialize_workgroup_memory: false,
-            ..Default::default()
+        let cooperative = || ("sat", "main", Default::default());
+        let per_workgroup = || {
+            let options = wgpu::PipelineCompilationOptions {
+                // Every workgroup variable it reads it writes first (run_split's count, the
+                // reductions' slots, the kept-edge bits): zeroing them per pair would be wasted.
+                zero_initialize_workgroup_memory: false,
+                ..Default::default()
+            };
+            ("sat (one pair per workgroup)", "main_pair_per_workgroup", options)
         };
-        let [cooperative, serial, per_workgroup] = compute_pipeline_variants(
-            device,
-            "sat.wgsl",
-            SAT_WGSL,
-            &[Some(&geometry_layout), Some(&call_layout)],
-            [
-                ("sat", "main", Default::default()),
-                ("sat (no cooperative path)", "main", serial),
-                (
-                    "sat (one pair per workgroup)",
-                    "main_pair_per_workgroup",
-                    per_workgroup,
-                ),
-            ],
-        );
+        let [cooperative, serial, per_workgroup] = if subgroups {
+            // `serial` never reduces: it stays with the module every device compiles.
+            let [serial] = compute_pipeline_variants(device, "sat.wgsl", SAT_WGSL, &groups, [serial()]);
+            let [cooperative, per_workgroup] = compute_pipeline_variants(
+                device,
+                "sat.wgsl (subgroups)",
+                SAT_SUBGROUP_WGSL,
+                &groups,
+                [cooperative(), per_workgroup()],
+            );
+            [cooperative, serial, per_workgroup]
+        } else {
+            compute_pipeline_variants(
+                device,
+                "sat.wgsl",
+                SAT_WGSL,
+                &groups,
+                [cooperative(), serial(), per_workgroup()],
+            )
+        };
         SatKernel {
             cooperative,
             serial,

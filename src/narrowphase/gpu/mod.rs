@@ -43,7 +43,7 @@ use finish::FinishCounts;
 use geometry::HullGeometry;
 use kernel_layout::HullTables;
 use kernels::{CLIP_UNSUPPORTED, NarrowphaseKernels};
-pub use kernels::{CLIP_WGSL, SAT_WGSL};
+pub use kernels::{CLIP_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
 pub use layout::LAYOUT_WGSL;
 use layout::{GpuManifold, GpuSatResult};
 use resident::ResidentState;
@@ -132,11 +132,20 @@ impl GpuNarrowphase {
         &self.runner.context
     }
 
-    /// The SAT kernel's mapping of a host call of `pairs` pairs (one round) on this
+    /// The SAT kernel's mapping of a host call of `pairs` of `bodies` (one round) on this
     /// narrowphase: the choice [`Self::sat`], [`Self::collide`] and [`Self::encode`] make.
-    pub(crate) fn sat_mapping(&self, pairs: usize) -> kernels::SatMapping {
-        let limits = self.runner.context.limits;
-        self.runner.geometry.sat_mapping(pairs as u64, limits)
+    pub(crate) fn sat_mapping(&self, bodies: &[Body], pairs: &[[u32; 2]]) -> kernels::SatMapping {
+        let (geometry, limits) = (&self.runner.geometry, self.runner.context.limits);
+        let count = pairs.len() as u64;
+        let split_pairs = if geometry.counts_split_pairs(count, limits) {
+            pairs
+                .iter()
+                .filter(|&&pair| geometry.is_split_pair(bodies, pair))
+                .count() as u64
+        } else {
+            0
+        };
+        geometry.sat_mapping(count, split_pairs, limits)
     }
 
     /// The adapter the device came from (name, backend, device type).

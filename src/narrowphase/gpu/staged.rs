@@ -160,6 +160,7 @@ impl<'a> StagedBatch<'a> {
         Round {
             pair_count: count,
             pair,
+            bodies: self.bodies,
             margin: self.margin,
             clip,
             slot,
