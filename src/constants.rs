@@ -175,6 +175,11 @@ pub const TRIMESH_DEGENERATE_TOLERANCE: f32 = 1.0e-6;
 /// flat floor's vertices make seams active (ghost contacts).
 pub const TRIMESH_FLAT_EDGE_DEGREES: f32 = 1.0;
 
+/// A contact normal within this angle (degrees) of its triangle's own normal counts as the
+/// face's, whatever feature it touches (the active-edge rule lets it through). Smaller sends
+/// more near-face contacts through the edge checks; larger lets edge contacts tilt this much.
+pub const TRIMESH_FACE_NORMAL_DEGREES: f32 = 0.05;
+
 /// A body's contacts against a mesh merge into one manifold: the deepest triangle contact's
 /// normal, and the points of the triangle contacts whose normals are within this angle (degrees)
 /// of it. Larger keeps points across gentler bends (their depths measured along their own

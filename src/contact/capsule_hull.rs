@@ -15,8 +15,8 @@
 
 use glam::Vec3;
 
-use crate::contact::clip::clip_segment_by_sides;
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, PARALLEL_EDGE_SINE, pair_scale};
+use crate::contact::clip::clip_segment_by_sides;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::{Isometry, Pose};

@@ -66,12 +66,17 @@ pub(crate) fn collide_triangle_capsule(
             if length <= crate::constants::PARALLEL_EDGE_SINE * direction.length() {
                 continue;
             }
-            let axis = if cross.dot(triangle.side_normal(k)) < 0.0 { -cross } else { cross } / length;
+            let axis = if cross.dot(triangle.side_normal(k)) < 0.0 {
+                -cross
+            } else {
+                cross
+            } / length;
             if axis.dot(n) < 0.0 || !mesh.allows_normal(index, TriangleFeature::Edge(k), axis) {
                 continue;
             }
             let top = triangle.vertices.map(|v| axis.dot(v));
-            let separation = axis.dot(segment[0]).min(axis.dot(segment[1])) - top[0].max(top[1]).max(top[2]) - radius;
+            let separation =
+                axis.dot(segment[0]).min(axis.dot(segment[1])) - top[0].max(top[1]).max(top[2]) - radius;
             if best.is_none_or(|b| separation > b.1) {
                 best = Some((axis, separation, k));
             }
@@ -98,7 +103,11 @@ pub(crate) fn collide_triangle_capsule(
                 });
             }
         }
-        manifold.separation = manifold.points().iter().map(|p| -p.depth).fold(f32::INFINITY, f32::min);
+        manifold.separation = manifold
+            .points()
+            .iter()
+            .map(|p| -p.depth)
+            .fold(f32::INFINITY, f32::min);
         return (manifold.point_count() > 0).then_some(manifold);
     }
     // Beside the triangle with a refused normal: the neighbour across that feature answers.

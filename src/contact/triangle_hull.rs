@@ -4,8 +4,8 @@
 //!    ([`TriMesh::allows_normal`]) choosing among the axes.
 //! 2. Triangle face axis: B's most anti-parallel face clipped by the triangle's sides; hull face
 //!    axis: the triangle clipped by that face's sides ([`clip_by_reference_sides`]).
-//! 3. The clipped points within the margin, at most four ([`reduce_contact_points`]), midway
-//!    between the incident point and the reference plane.
+//! 3. The clipped points within the margin, midway between the incident point and the
+//!    reference plane (the mesh merge reduces every triangle's points together).
 //! 4. Edge axis: one point midway between the closest points of the two edges.
 //!
 //! Ids: the hull routine's (`FACE_A` with the triangle as reference, `FACE_B` with the hull's
@@ -15,11 +15,10 @@ use glam::Vec3;
 
 use crate::contact::clip::{
     ClipPolygon, ClipVertex, EdgeCarrier, MAX_CLIP_VERTICES, ReferencePolygon, clip_by_reference_sides,
-    reduce_contact_points,
 };
 use crate::contact::hull_hull::most_antiparallel_face;
 use crate::hull::{ConvexHull, Plane};
-use crate::manifold::{ContactPoint, FeatureId, Manifold};
+use crate::manifold::{ContactPoint, FeatureId};
 use crate::pose::Isometry;
 use crate::query::sat::SatAxis;
 use crate::query::sat_triangle::query_triangle_hull;
@@ -29,10 +28,11 @@ use crate::trimesh::TriMesh;
 /// Clip buffer for a triangle against a face of at most 5 vertices (a box face).
 const SMALL_CLIP_VERTICES: usize = 8;
 
-/// The manifold (A's frame, the mesh's; normal from the mesh toward B) of triangle `index` of
-/// `mesh` and `hull` posed at `b_in_a`, or `None` beyond `margin` or when the clip keeps no
-/// point. `tolerance`: face preference and feature ties; `tie_tolerance`: point reduction
-/// (length units).
+/// The contact (A's frame, the mesh's; normal from the mesh toward B, separation: of the deepest
+/// point for a face axis) of triangle
+/// `index` of `mesh` and `hull` posed at `b_in_a`, its points (every clipped point within the
+/// margin: the merge reduces them) appended to `out`; `None` beyond `margin` or when the clip
+/// keeps no point. `tolerance`: face preference and feature ties (length units).
 pub(crate) fn collide_triangle_hull(
     mesh: &TriMesh,
     index: u32,
@@ -40,12 +40,12 @@ pub(crate) fn collide_triangle_hull(
     b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,
-    tie_tolerance: f32,
-) -> Option<Manifold> {
+    out: &mut Vec<ContactPoint>,
+) -> Option<(Vec3, f32)> {
     let triangle = mesh.triangle(index);
     let allows = |feature, normal| mesh.allows_normal(index, feature, normal);
     let sat = query_triangle_hull(&triangle, hull, b_in_a, margin, tolerance, allows)?;
-    let mut manifold = Manifold::new(sat.normal, sat.separation);
+    let first = out.len();
     let corners = |i: usize| triangle.vertices[i];
     match sat.axis {
         SatAxis::FaceA(_) => {
@@ -64,7 +64,16 @@ pub(crate) fn collide_triangle_hull(
                 (position, FeatureId::new(FeatureId::FACE_A, false, 0, v), v)
             });
             let count = hull.face_loop(face).len();
-            clip_and_add(&reference, incident, count, face as u32, FeatureId::FACE_A, &plane, margin, tie_tolerance, &mut manifold);
+            clip_and_add(
+                &reference,
+                incident,
+                count,
+                face as u32,
+                FeatureId::FACE_A,
+                &plane,
+                margin,
+                out,
+            );
         }
         SatAxis::FaceB(face) => {
             let face_loop = hull.face_loop(face as usize);
@@ -79,28 +88,43 @@ pub(crate) fn collide_triangle_hull(
                 offset: normal.dot(b_in_a.transform_point(hull.vertices()[face_loop[0] as usize])),
             };
             let incident = (0..3u32).map(|k| {
-                (triangle.vertices[k as usize], FeatureId::new(FeatureId::FACE_B, false, face, k), k)
+                (
+                    triangle.vertices[k as usize],
+                    FeatureId::new(FeatureId::FACE_B, false, face, k),
+                    k,
+                )
             });
-            clip_and_add(&reference, incident, 3, 0, FeatureId::FACE_B, &plane, margin, tie_tolerance, &mut manifold);
+            clip_and_add(&reference, incident, 3, 0, FeatureId::FACE_B, &plane, margin, out);
         }
         SatAxis::EdgePair { edge_a, edge_b } => {
             let (k, edge) = (edge_a as usize, hull.edges()[edge_b as usize]);
             let (a0, a1) = (triangle.vertices[k], triangle.vertices[(k + 1) % 3]);
-            let [b0, b1] = edge.vertices.map(|v| b_in_a.transform_point(hull.vertices()[v as usize]));
+            let [b0, b1] = edge
+                .vertices
+                .map(|v| b_in_a.transform_point(hull.vertices()[v as usize]));
             let (s, t) = closest_points_segments(a0, a1, b0, b1);
-            manifold.push(ContactPoint {
+            out.push(ContactPoint {
                 position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),
                 depth: -sat.separation,
                 id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
             });
         }
     }
-    (manifold.point_count() > 0).then_some(manifold)
+    // Face axes: the deepest clipped point, which lies over the triangle. The axis value may come
+    // from a part of B beyond a refused edge, over a neighbour that answers for it.
+    let separation = match sat.axis {
+        SatAxis::EdgePair { .. } => sat.separation,
+        _ => out[first..]
+            .iter()
+            .map(|p| -p.depth)
+            .fold(f32::INFINITY, f32::min),
+    };
+    (out.len() > first).then_some((sat.normal, separation))
 }
 
 /// Clips the incident polygon (`count` vertices: position, id, and the start vertex naming the
 /// edge leaving it) by `reference`'s sides and appends at most four points within `margin` of
-/// `plane` (the reference plane) to `manifold`, each midway to the plane.
+/// `plane` (the reference plane) to `out`, each midway to the plane.
 #[allow(clippy::too_many_arguments)]
 fn clip_and_add<F: Fn(usize) -> Vec3>(
     reference: &ReferencePolygon<F>,
@@ -110,18 +134,17 @@ fn clip_and_add<F: Fn(usize) -> Vec3>(
     kind: u32,
     plane: &Plane,
     margin: f32,
-    tie_tolerance: f32,
-    manifold: &mut Manifold,
+    out: &mut Vec<ContactPoint>,
 ) {
     // Both faces' vertex counts bound the clipped polygon.
     if count + reference.loop_ids.len() <= SMALL_CLIP_VERTICES {
         let mut polygon = ClipPolygon::<SMALL_CLIP_VERTICES>::new();
         clip_into(reference, incident, incident_face, kind, &mut polygon);
-        add_points(polygon.vertices(), plane, margin, tie_tolerance, manifold);
+        add_points(polygon.vertices(), plane, margin, out);
     } else {
         let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
         clip_into(reference, incident, incident_face, kind, &mut polygon);
-        add_points(polygon.vertices(), plane, margin, tie_tolerance, manifold);
+        add_points(polygon.vertices(), plane, margin, out);
     }
 }
 
@@ -140,14 +163,17 @@ fn clip_into<const N: usize, F: Fn(usize) -> Vec3>(
     clip_by_reference_sides(reference, incident_face, kind, polygon);
 }
 
-/// Appends at most four of `vertices` within `margin` of `plane`, midway to it.
-fn add_points(vertices: &[ClipVertex], plane: &Plane, margin: f32, tie_tolerance: f32, manifold: &mut Manifold) {
-    for &i in reduce_contact_points(vertices, plane, margin, tie_tolerance).indices() {
-        let separation = plane.signed_distance(vertices[i].position);
-        manifold.push(ContactPoint {
-            position: (vertices[i].position - plane.normal * (0.5 * separation)).as_dvec3(),
+/// Appends the `vertices` within `margin` of `plane`, midway to it.
+fn add_points(vertices: &[ClipVertex], plane: &Plane, margin: f32, out: &mut Vec<ContactPoint>) {
+    for v in vertices {
+        let separation = plane.signed_distance(v.position);
+        if separation > margin {
+            continue;
+        }
+        out.push(ContactPoint {
+            position: (v.position - plane.normal * (0.5 * separation)).as_dvec3(),
             depth: -separation,
-            id: vertices[i].id,
+            id: v.id,
         });
     }
 }

@@ -36,7 +36,9 @@ pub(crate) fn collide_triangle_sphere(
     if height - radius > margin {
         return None;
     }
-    let closest = (height > 0.0).then(|| closest_points(&triangle, &centre)).flatten();
+    let closest = (height > 0.0)
+        .then(|| closest_points(&triangle, &centre))
+        .flatten();
     let (normal, separation, feature) = match closest {
         Some(c) => {
             let feature = triangle.feature_at(c.point_a, FEATURE_WEIGHT_TOLERANCE);

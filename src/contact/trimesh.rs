@@ -30,8 +30,20 @@ use crate::trimesh::{TriMesh, mesh_feature_id};
 #[derive(Clone, Debug, Default)]
 pub struct TriMeshScratch {
     triangles: Vec<u32>,
-    contacts: Vec<(u32, Manifold)>,
+    contacts: Vec<TriangleContact>,
     points: Vec<ContactPoint>,
+    merged: Vec<ContactPoint>,
+}
+
+/// One triangle's contact: its normal and separation (mesh frame), its points in
+/// [`TriMeshScratch::points`] from `first` to `end`.
+#[derive(Clone, Copy, Debug)]
+struct TriangleContact {
+    triangle: u32,
+    normal: Vec3,
+    separation: f32,
+    first: usize,
+    end: usize,
 }
 
 /// The manifold between `mesh` (body A) at `pose_a` and the convex `shape` (body B) at `pose_b`
@@ -52,44 +64,74 @@ pub fn collide_trimesh_shape(
     let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * size;
     // 1. Midphase.
     let (min, max) = box_in_a(shape, &b_in_a)?;
-    let grow = margin + TRIMESH_AABB_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+    let grow =
+        margin + TRIMESH_AABB_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
     mesh.triangles_in_aabb(min - grow, max + grow, &mut scratch.triangles);
     // 2. Triangle contacts.
     scratch.contacts.clear();
+    scratch.points.clear();
+    let points = &mut scratch.points;
     for &t in &scratch.triangles {
+        let first = points.len();
+        let from_manifold = |m: Manifold, points: &mut Vec<ContactPoint>| {
+            points.extend_from_slice(m.points());
+            (m.normal, m.separation)
+        };
         let contact = match shape {
-            Shape::Sphere(s) => collide_triangle_sphere(mesh, t, b_in_a.translation, s.radius, margin),
+            Shape::Sphere(s) => collide_triangle_sphere(mesh, t, b_in_a.translation, s.radius, margin)
+                .map(|m| from_manifold(m, points)),
             Shape::Capsule(c) => {
                 let segment = c.segment().map(|p| b_in_a.transform_point(p));
                 collide_triangle_capsule(mesh, t, segment, c.radius, margin, tolerance)
+                    .map(|m| from_manifold(m, points))
             }
-            _ => collide_triangle_hull(mesh, t, shape.as_hull()?, &b_in_a, margin, tolerance, tie_tolerance),
+            _ => collide_triangle_hull(mesh, t, shape.as_hull()?, &b_in_a, margin, tolerance, points),
         };
-        if let Some(m) = contact {
-            scratch.contacts.push((t, m));
+        if let Some((normal, separation)) = contact {
+            let end = points.len();
+            scratch.contacts.push(TriangleContact {
+                triangle: t,
+                normal,
+                separation,
+                first,
+                end,
+            });
         }
     }
-    // 3. Merge.
-    let deepest = scratch.contacts.iter().map(|c| c.1.separation).fold(f32::INFINITY, f32::min);
-    let (_, chosen) = scratch.contacts.iter().find(|c| c.1.separation <= deepest + tie_tolerance)?;
+    // 3. Merge (a sphere touches at one place: its deepest contact's point alone).
+    let deepest = scratch
+        .contacts
+        .iter()
+        .map(|c| c.separation)
+        .fold(f32::INFINITY, f32::min);
+    let chosen = *scratch
+        .contacts
+        .iter()
+        .find(|c| c.separation <= deepest + tie_tolerance)?;
     let normal = chosen.normal;
     let min_cos = TRIMESH_MERGE_DEGREES.to_radians().cos();
-    scratch.points.clear();
-    for (t, m) in scratch.contacts.iter().filter(|c| c.1.normal.dot(normal) >= min_cos) {
-        scratch.points.extend(m.points().iter().map(|p| ContactPoint {
-            id: mesh_feature_id(*t, p.id),
-            ..*p
-        }));
+    let sphere = matches!(shape, Shape::Sphere(_));
+    scratch.merged.clear();
+    for c in scratch.contacts.iter() {
+        if c.normal.dot(normal) < min_cos || (sphere && c.triangle != chosen.triangle) {
+            continue;
+        }
+        scratch
+            .merged
+            .extend(scratch.points[c.first..c.end].iter().map(|p| ContactPoint {
+                id: mesh_feature_id(c.triangle, p.id),
+                ..*p
+            }));
     }
-    let points = &scratch.points;
+    let merged = &scratch.merged;
     let candidate = |i: usize| {
-        let p: &ContactPoint = &points[i];
+        let p: &ContactPoint = &merged[i];
         Some((p.position.as_vec3(), -p.depth))
     };
-    let kept = reduce_to_four(points.len(), candidate, normal, tie_tolerance);
+    let kept = reduce_to_four(merged.len(), candidate, normal, tie_tolerance);
     let mut manifold = Manifold::new(normal, deepest);
     for &i in kept.indices() {
-        let p = points[i];
+        let p = merged[i];
         let close = |q: &ContactPoint| (q.position - p.position).length() as f32 <= tie_tolerance;
         if !manifold.points().iter().any(close) {
             manifold.push(p);

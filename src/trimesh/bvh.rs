@@ -31,6 +31,8 @@ struct Node {
 pub struct TriangleBvh {
     nodes: Vec<Node>,
     order: Vec<u32>,
+    /// Each triangle's box (lower, upper corner), in `order`'s order.
+    boxes: Vec<(Vec3, Vec3)>,
 }
 
 impl TriangleBvh {
@@ -46,6 +48,7 @@ impl TriangleBvh {
         let mut bvh = TriangleBvh {
             nodes: vec![Node::default()],
             order: (0..triangles.len() as u32).collect(),
+            boxes: Vec::new(),
         };
         let mut pending = vec![(0usize, 0usize, triangles.len())];
         while let Some((node, start, end)) = pending.pop() {
@@ -85,6 +88,7 @@ impl TriangleBvh {
             pending.push((child, start, start + mid));
             pending.push((child + 1, start + mid, end));
         }
+        bvh.boxes = bvh.order.iter().map(|&t| boxes[t as usize]).collect();
         bvh
     }
 
@@ -100,8 +104,12 @@ impl TriangleBvh {
                 continue;
             }
             if node.count > 0 {
-                let range = node.first as usize..(node.first + node.count) as usize;
-                self.order[range].iter().for_each(|&t| visit(t));
+                for i in node.first as usize..(node.first + node.count) as usize {
+                    let (lo, hi) = self.boxes[i];
+                    if !(lo.cmpgt(max).any() || hi.cmplt(min).any()) {
+                        visit(self.order[i]);
+                    }
+                }
             } else {
                 stack[top] = node.first + 1;
                 stack[top + 1] = node.first;

@@ -18,7 +18,9 @@ use std::collections::HashMap;
 use glam::Vec3;
 use thiserror::Error;
 
-use crate::constants::{MAX_SHAPE_SIZE, TRIMESH_DEGENERATE_TOLERANCE, TRIMESH_FLAT_EDGE_DEGREES};
+use crate::constants::{
+    MAX_SHAPE_SIZE, TRIMESH_DEGENERATE_TOLERANCE, TRIMESH_FACE_NORMAL_DEGREES, TRIMESH_FLAT_EDGE_DEGREES,
+};
 use crate::hull::Plane;
 use crate::manifold::FeatureId;
 use crate::query::gjk::SupportMap;
@@ -136,7 +138,9 @@ impl Triangle {
     pub fn feature_along(&self, direction: Vec3, tolerance: f32) -> TriangleFeature {
         let d = self.vertices.map(|v| v.dot(direction));
         let top = d[0].max(d[1]).max(d[2]);
-        let mask = (0..3).filter(|&k| d[k] >= top - tolerance).fold(0, |m, k| m | 1 << k);
+        let mask = (0..3)
+            .filter(|&k| d[k] >= top - tolerance)
+            .fold(0, |m, k| m | 1 << k);
         TriangleFeature::from_corner_mask(mask)
     }
 
@@ -150,7 +154,9 @@ impl Triangle {
             let (p, r) = (self.vertices[(k + 1) % 3], self.vertices[(k + 2) % 3]);
             (r - p).cross(q - p).dot(self.normal) / area
         };
-        let mask = (0..3).filter(|&k| weight(k) > tolerance).fold(0, |m, k| m | 1 << k);
+        let mask = (0..3)
+            .filter(|&k| weight(k) > tolerance)
+            .fold(0, |m, k| m | 1 << k);
         TriangleFeature::from_corner_mask(mask)
     }
 
@@ -295,14 +301,14 @@ impl TriMesh {
 
     /// The active-edge rule (Jolt's active edges): true when a contact on `feature` of triangle
     /// `index` may take the unit `normal` (local frame, from the mesh toward the body). The face's
-    /// own normal always may (within [`TRIMESH_FLAT_EDGE_DEGREES`]); no normal behind the face
+    /// own normal always may (within [`TRIMESH_FACE_NORMAL_DEGREES`]); no normal behind the face
     /// (one-sided); an edge's only when the edge is active and the normal lies between the two
     /// triangles' normals (a convex edge) or on the outer side (a boundary edge); a corner's when
     /// one of its two edges allows it. Callers replace a refused normal with the face's.
     pub fn allows_normal(&self, index: u32, feature: TriangleFeature, normal: Vec3) -> bool {
         let face = self.planes[index as usize].normal;
         let along = face.dot(normal);
-        if along >= TRIMESH_FLAT_EDGE_DEGREES.to_radians().cos() {
+        if along >= TRIMESH_FACE_NORMAL_DEGREES.to_radians().cos() {
             return true;
         }
         if along < 0.0 {
@@ -327,7 +333,11 @@ impl TriMesh {
             NO_NEIGHBOUR => triangle.side_normal(k).dot(normal) >= 0.0,
             other => {
                 // Between n and the neighbour's n' on the arc about the edge direction e.
-                let (n, n_other, e) = (triangle.normal, self.plane(other).normal, triangle.edge_direction(k));
+                let (n, n_other, e) = (
+                    triangle.normal,
+                    self.plane(other).normal,
+                    triangle.edge_direction(k),
+                );
                 n.cross(normal).dot(e) >= 0.0 && normal.cross(n_other).dot(e) >= 0.0
             }
         }
