@@ -9,7 +9,7 @@
 //! 3. Edges paired with the opposite directed edge of one other triangle; each classified
 //!    boundary, convex, flat or concave by its dihedral bend ([`TRIMESH_FLAT_EDGE_DEGREES`]);
 //!    boundary and convex edges are *active*.
-//! 4. A BVH over the triangles' boxes ([`bvh`]).
+//! 4. A BVH over the triangles' boxes ([`TriangleBvh`]).
 
 mod bvh;
 
@@ -239,7 +239,7 @@ impl TriMesh {
                 .max((c - b).length_squared())
                 .max((a - c).length_squared());
             let area2 = cross.length();
-            if !(area2 > TRIMESH_DEGENERATE_TOLERANCE * longest) || !area2.is_finite() {
+            if area2 <= TRIMESH_DEGENERATE_TOLERANCE * longest || !area2.is_finite() {
                 return Err(TriMeshError::Degenerate { triangle });
             }
             let normal = cross / area2;
