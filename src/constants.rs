@@ -159,3 +159,34 @@ pub const CACHE_ROUNDING: f32 = 1.0e-5;
 /// 0.02 of two unit boxes' scale (sizes are their half diagonals) is 0.035 length units,
 /// reached only when another axis came that close; Box3D's linear slop is 0.005 m.
 pub const CACHE_CONTACT_DRIFT: f32 = 0.02;
+
+// Triangle meshes
+
+/// `TriMesh::new`: a triangle is degenerate when twice its area is below this fraction of its
+/// longest edge squared (its smallest height below this fraction of its longest edge).
+/// Dimensionless. Larger rejects more slivers; smaller admits triangles whose normal is rounding
+/// noise.
+pub const TRIMESH_DEGENERATE_TOLERANCE: f32 = 1.0e-6;
+
+/// Internal edges of a triangle mesh whose dihedral bend (the angle between the two triangles'
+/// normals, degrees) is within this of flat count as flat: inactive, like concave ones, so no
+/// contact on them takes a normal other than a triangle's own. Convex edges bent more are
+/// active. Larger smooths gentler ridges into their faces' normals; smaller lets f32 noise in a
+/// flat floor's vertices make seams active (ghost contacts).
+pub const TRIMESH_FLAT_EDGE_DEGREES: f32 = 1.0;
+
+/// A contact normal within this angle (degrees) of its triangle's own normal counts as the
+/// face's, whatever feature it touches (the active-edge rule lets it through). Smaller sends
+/// more near-face contacts through the edge checks; larger lets edge contacts tilt this much.
+pub const TRIMESH_FACE_NORMAL_DEGREES: f32 = 0.05;
+
+/// A body's contacts against a mesh merge into one manifold: the deepest triangle contact's
+/// normal, and the points of the triangle contacts whose normals are within this angle (degrees)
+/// of it. Larger keeps points across gentler bends (their depths measured along their own
+/// triangle's normal); smaller drops them.
+pub const TRIMESH_MERGE_DEGREES: f32 = 10.0;
+
+/// Growth of a body's box before the mesh midphase, relative to the box's largest coordinate
+/// magnitude plus its extent (dimensionless; times that, a length), on top of the margin: covers
+/// f32 rounding of the box test. Larger only adds candidate triangles.
+pub const TRIMESH_AABB_PADDING: f32 = 1.0e-5;

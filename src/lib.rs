@@ -61,6 +61,7 @@ pub mod scene;
 pub mod shape;
 #[cfg(test)]
 mod test_rng;
+pub mod trimesh;
 
 /// The glam hullsat's API is written in (`Vec3`, `Quat`, `DVec3`): use it instead of adding a
 /// glam of a matching version yourself.
@@ -76,6 +77,7 @@ pub use query::bounding_sphere::{BoundingSphere, world_bounding_sphere};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
+pub use trimesh::{TriMesh, TriMeshError};
 
 /// The README's library example, compiled and run by `cargo test`.
 #[cfg(doctest)]

@@ -16,6 +16,7 @@
 use glam::Vec3;
 
 use crate::constants::{AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, PARALLEL_EDGE_SINE, pair_scale};
+use crate::contact::clip::clip_segment_by_sides;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::{Isometry, Pose};
@@ -185,29 +186,14 @@ fn clip_on_face(
     if face_separation < separation - preference {
         return None;
     }
-    // Clip the parameter range [0, 1] of the segment against each side plane of the face.
     let vertices = hull.vertices();
     let face_loop = hull.face_loop(face);
-    let (mut t_min, mut t_max) = (0.0f32, 1.0f32);
-    for (k, &i) in face_loop.iter().enumerate() {
-        let v0 = vertices[i as usize];
-        let v1 = vertices[face_loop[(k + 1) % face_loop.len()] as usize];
-        // Points outward of the face polygon (its loop is counter-clockwise about face_normal).
-        let side = (v1 - v0).cross(face_normal);
-        let d0 = side.dot(segment[0] - v0);
-        let d1 = side.dot(segment[1] - v0);
-        if d0 > 0.0 && d1 > 0.0 {
-            return None;
-        }
-        if d0 > 0.0 {
-            t_min = t_min.max(d0 / (d0 - d1));
-        } else if d1 > 0.0 {
-            t_max = t_max.min(d0 / (d0 - d1));
-        }
-    }
-    if t_min >= t_max {
-        return None;
-    }
+    let (t_min, t_max) = clip_segment_by_sides(
+        segment,
+        face_loop.len(),
+        |k| vertices[face_loop[k] as usize],
+        face_normal,
+    )?;
     let mut manifold = Manifold::new(pose_b.transform_vector(-face_normal), separation);
     for (end, t) in [t_min, t_max].into_iter().enumerate() {
         let p = segment[0] + t * direction;

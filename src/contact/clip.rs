@@ -100,9 +100,14 @@ impl<const N: usize> ClipPolygon<N> {
         &self.vertices[..self.len]
     }
 
+    /// Empties the polygon.
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+
     // Capacity holds by construction: n + m vertices at most (see MAX_CLIP_VERTICES).
     #[inline]
-    fn push(&mut self, vertex: ClipVertex, carrier: EdgeCarrier) {
+    pub(crate) fn push(&mut self, vertex: ClipVertex, carrier: EdgeCarrier) {
         self.vertices[self.len] = vertex;
         self.carriers[self.len] = carrier;
         self.len += 1;
@@ -140,19 +145,47 @@ pub fn clip_incident_face<const N: usize>(
         };
         out.push(vertex, EdgeCarrier::Incident(v));
     }
-
     let reference_loop = reference.hull.face_loop(reference.face);
     let reference_vertices = reference.hull.vertices();
-    let normal = reference.pose.rotation * reference.hull.planes()[reference.face].normal;
+    let side_polygon = ReferencePolygon {
+        normal: reference.pose.rotation * reference.hull.planes()[reference.face].normal,
+        loop_ids: reference_loop,
+        corner: |i: usize| {
+            reference
+                .pose
+                .transform_point(reference_vertices[reference_loop[i] as usize])
+        },
+    };
+    clip_by_reference_sides(&side_polygon, incident.face as u32, kind, out);
+}
+
+/// A reference face for [`clip_by_reference_sides`]: its unit outward normal and its corners
+/// (counter-clockwise about the normal) in the working frame, each named by `loop_ids`.
+pub(crate) struct ReferencePolygon<'a, F: Fn(usize) -> Vec3> {
+    /// Unit outward normal, working frame.
+    pub normal: Vec3,
+    /// The id of each corner (a vertex index on its shape), in loop order.
+    pub loop_ids: &'a [u32],
+    /// Corner `i`'s position, working frame.
+    pub corner: F,
+}
+
+/// Clips the polygon in `out` (its vertices and carriers, as [`clip_incident_face`] starts it)
+/// by the side planes of `reference`, in place; ids as [`clip_incident_face`] documents, with
+/// `incident_face` naming the incident face in corner ids.
+pub(crate) fn clip_by_reference_sides<const N: usize, F: Fn(usize) -> Vec3>(
+    reference: &ReferencePolygon<F>,
+    incident_face: u32,
+    kind: u32,
+    out: &mut ClipPolygon<N>,
+) {
+    let reference_loop = reference.loop_ids;
+    let normal = reference.normal;
     let mut scratch = ClipPolygon::<N>::new();
     let (mut src, mut dst) = (out, &mut scratch);
     let mut result_in_scratch = false;
     // Each reference vertex moved once: a side's end is the next side's start.
-    let corner = |i: usize| {
-        reference
-            .pose
-            .transform_point(reference_vertices[reference_loop[i] as usize])
-    };
+    let corner = &reference.corner;
     let first = corner(0);
     let mut start = first;
     for side in 0..reference_loop.len() {
@@ -168,7 +201,7 @@ pub fn clip_incident_face<const N: usize>(
             offset: side_normal.dot(start),
             side,
         };
-        clip_by_side_plane(src, dst, &side_plane, reference_loop, incident.face as u32, kind);
+        clip_by_side_plane(src, dst, &side_plane, reference_loop, incident_face, kind);
         start = end;
         std::mem::swap(&mut src, &mut dst);
         result_in_scratch = !result_in_scratch;
@@ -256,6 +289,35 @@ pub(crate) fn crossing_id(
             FeatureId::new(kind ^ 1, false, incident_face, corner)
         }
     }
+}
+
+/// The parameter range `[t_min, t_max]` of `segment` inside the side planes of a convex face
+/// with `count` corners (`corner(k)`, counter-clockwise about the unit `normal`, same frame), or
+/// `None` when no part of it is inside.
+pub(crate) fn clip_segment_by_sides(
+    segment: [Vec3; 2],
+    count: usize,
+    corner: impl Fn(usize) -> Vec3,
+    normal: Vec3,
+) -> Option<(f32, f32)> {
+    let (mut t_min, mut t_max) = (0.0f32, 1.0f32);
+    for k in 0..count {
+        let v0 = corner(k);
+        let v1 = corner((k + 1) % count);
+        // Points outward of the face polygon (its loop is counter-clockwise about normal).
+        let side = (v1 - v0).cross(normal);
+        let d0 = side.dot(segment[0] - v0);
+        let d1 = side.dot(segment[1] - v0);
+        if d0 > 0.0 && d1 > 0.0 {
+            return None;
+        }
+        if d0 > 0.0 {
+            t_min = t_min.max(d0 / (d0 - d1));
+        } else if d1 > 0.0 {
+            t_max = t_max.min(d0 / (d0 - d1));
+        }
+    }
+    (t_min < t_max).then_some((t_min, t_max))
 }
 
 /// The contact points kept by [`reduce_contact_points`]: indices into its input, in polygon

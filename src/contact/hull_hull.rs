@@ -337,7 +337,7 @@ fn deepest_vertex_contact(
 /// most anti-parallel to `normal` (working frame); of faces within [`INCIDENT_FACE_TOLERANCE`]
 /// of the best, the lowest index wins, so nearly coplanar faces do not swap frame to frame.
 /// Four faces at a time ([`ConvexHull::plane_lanes`]), each dot product rounded as `Vec3::dot`.
-fn most_antiparallel_face(hull: &ConvexHull, pose: &Isometry, normal: Vec3) -> usize {
+pub(crate) fn most_antiparallel_face(hull: &ConvexHull, pose: &Isometry, normal: Vec3) -> usize {
     let local = pose.inverse_transform_vector(normal);
     let (lx, ly, lz) = (Vec4::splat(local.x), Vec4::splat(local.y), Vec4::splat(local.z));
     let dots = |[nx, ny, nz, _]: &[Vec4; 4]| (nx * lx) + (ny * ly) + (nz * lz);

@@ -13,6 +13,10 @@ mod hull_hull;
 mod sphere_capsule;
 mod sphere_hull;
 mod sphere_sphere;
+mod triangle_capsule;
+mod triangle_hull;
+mod triangle_sphere;
+mod trimesh;
 
 pub use box_box::collide_box_box;
 pub(crate) use box_box::{box_manifold_on_axis, collide_box_box_reporting_sat};
@@ -26,6 +30,7 @@ pub(crate) use hull_hull::{collide_hull_hull_reporting_sat, manifold_on_axis};
 pub use sphere_capsule::collide_sphere_capsule;
 pub use sphere_hull::collide_sphere_hull;
 pub use sphere_sphere::collide_sphere_sphere;
+pub use trimesh::{TriMeshScratch, collide_trimesh_shape};
 
 use crate::manifold::Manifold;
 use crate::pose::Pose;

@@ -9,5 +9,6 @@ pub(crate) mod bounds;
 pub mod gjk;
 pub mod sat;
 pub mod sat_box_box;
+pub mod sat_triangle;
 pub mod segment;
 pub mod support_box;

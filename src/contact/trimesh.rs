@@ -1,0 +1,162 @@
+//! A convex body (B) against a static triangle mesh (A): one manifold per (mesh, body) pair.
+//!
+//! 1. B's box in the mesh's frame, grown by the margin; the mesh's BVH gives the triangles whose
+//!    boxes overlap it (the midphase), into a reusable scratch list.
+//! 2. Each triangle against B by kind ([`collide_triangle_hull`], [`collide_triangle_sphere`],
+//!    [`collide_triangle_capsule`]), in the mesh's frame, internal edges handled there by the
+//!    active-edge rule ([`TriMesh::allows_normal`]).
+//! 3. Merge: the deepest triangle contact's normal (ties within the reduction tolerance to the
+//!    first in BVH order); the points of every triangle contact whose normal is within
+//!    [`TRIMESH_MERGE_DEGREES`] of it, reduced to four ([`reduce_to_four`]), points within the
+//!    tolerance of a kept one dropped; ids [`mesh_feature_id`].
+//! 4. Normal, points to the world by the mesh's pose.
+
+use glam::Vec3;
+
+use crate::constants::{
+    AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, TRIMESH_AABB_PADDING, TRIMESH_MERGE_DEGREES,
+};
+use crate::contact::clip::reduce_to_four;
+use crate::contact::triangle_capsule::collide_triangle_capsule;
+use crate::contact::triangle_hull::collide_triangle_hull;
+use crate::contact::triangle_sphere::collide_triangle_sphere;
+use crate::manifold::{ContactPoint, Manifold};
+use crate::pose::{Isometry, Pose};
+use crate::shape::Shape;
+use crate::trimesh::{TriMesh, mesh_feature_id};
+
+/// Buffers [`collide_trimesh_shape`] reuses from call to call (one per thread): the midphase's
+/// triangles and the triangle contacts. They grow to the largest pair seen and stay.
+#[derive(Clone, Debug, Default)]
+pub struct TriMeshScratch {
+    triangles: Vec<u32>,
+    contacts: Vec<TriangleContact>,
+    points: Vec<ContactPoint>,
+    merged: Vec<ContactPoint>,
+}
+
+/// One triangle's contact: its normal and separation (mesh frame), its points in
+/// [`TriMeshScratch::points`] from `first` to `end`.
+#[derive(Clone, Copy, Debug)]
+struct TriangleContact {
+    triangle: u32,
+    normal: Vec3,
+    separation: f32,
+    first: usize,
+    end: usize,
+}
+
+/// The manifold between `mesh` (body A) at `pose_a` and the convex `shape` (body B) at `pose_b`
+/// (world poses), or `None` when they are farther apart than `margin` (length units) or `shape`
+/// is a half-space (static against static). Normal from the mesh toward the body, world
+/// space; ids [`mesh_feature_id`]. Unchecked as [`crate::contact::collide_shapes`].
+pub fn collide_trimesh_shape(
+    mesh: &TriMesh,
+    pose_a: &Pose,
+    shape: &Shape,
+    pose_b: &Pose,
+    margin: f32,
+    scratch: &mut TriMeshScratch,
+) -> Option<Manifold> {
+    let b_in_a = pose_a.relative_to_self(pose_b);
+    let size = shape.size();
+    let tolerance = AXIS_PREFERENCE_TOLERANCE * size;
+    let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * size;
+    // 1. Midphase.
+    let (min, max) = box_in_a(shape, &b_in_a)?;
+    let grow =
+        margin + TRIMESH_AABB_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+    mesh.triangles_in_aabb(min - grow, max + grow, &mut scratch.triangles);
+    // 2. Triangle contacts.
+    scratch.contacts.clear();
+    scratch.points.clear();
+    let points = &mut scratch.points;
+    for &t in &scratch.triangles {
+        let first = points.len();
+        let from_manifold = |m: Manifold, points: &mut Vec<ContactPoint>| {
+            points.extend_from_slice(m.points());
+            (m.normal, m.separation)
+        };
+        let contact = match shape {
+            Shape::Sphere(s) => collide_triangle_sphere(mesh, t, b_in_a.translation, s.radius, margin)
+                .map(|m| from_manifold(m, points)),
+            Shape::Capsule(c) => {
+                let segment = c.segment().map(|p| b_in_a.transform_point(p));
+                collide_triangle_capsule(mesh, t, segment, c.radius, margin, tolerance)
+                    .map(|m| from_manifold(m, points))
+            }
+            _ => collide_triangle_hull(mesh, t, shape.as_hull()?, &b_in_a, margin, tolerance, points),
+        };
+        if let Some((normal, separation)) = contact {
+            let end = points.len();
+            scratch.contacts.push(TriangleContact {
+                triangle: t,
+                normal,
+                separation,
+                first,
+                end,
+            });
+        }
+    }
+    // 3. Merge (a sphere touches at one place: its deepest contact's point alone).
+    let deepest = scratch
+        .contacts
+        .iter()
+        .map(|c| c.separation)
+        .fold(f32::INFINITY, f32::min);
+    let chosen = *scratch
+        .contacts
+        .iter()
+        .find(|c| c.separation <= deepest + tie_tolerance)?;
+    let normal = chosen.normal;
+    let min_cos = TRIMESH_MERGE_DEGREES.to_radians().cos();
+    let sphere = matches!(shape, Shape::Sphere(_));
+    scratch.merged.clear();
+    for c in scratch.contacts.iter() {
+        if c.normal.dot(normal) < min_cos || (sphere && c.triangle != chosen.triangle) {
+            continue;
+        }
+        scratch
+            .merged
+            .extend(scratch.points[c.first..c.end].iter().map(|p| ContactPoint {
+                id: mesh_feature_id(c.triangle, p.id),
+                ..*p
+            }));
+    }
+    let merged = &scratch.merged;
+    let candidate = |i: usize| {
+        let p: &ContactPoint = &merged[i];
+        Some((p.position.as_vec3(), -p.depth))
+    };
+    let kept = reduce_to_four(merged.len(), candidate, normal, tie_tolerance);
+    let mut manifold = Manifold::new(normal, deepest);
+    for &i in kept.indices() {
+        let p = merged[i];
+        let close = |q: &ContactPoint| (q.position - p.position).length() as f32 <= tie_tolerance;
+        if !manifold.points().iter().any(close) {
+            manifold.push(p);
+        }
+    }
+    // 4. To the world.
+    Some(manifold.to_world(pose_a))
+}
+
+/// B's box in A's frame (lower and upper corners), `None` for a half-space.
+fn box_in_a(shape: &Shape, b_in_a: &Isometry) -> Option<(Vec3, Vec3)> {
+    let centre = b_in_a.translation;
+    let half = match shape {
+        Shape::Sphere(s) => Vec3::splat(s.radius),
+        Shape::Capsule(c) => (b_in_a.rotation * Vec3::new(0.0, c.half_height, 0.0)).abs() + c.radius,
+        Shape::HalfSpace(_) => return None,
+        _ => {
+            let hull = shape.as_hull()?;
+            let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+            for &v in hull.vertices() {
+                let p = b_in_a.transform_point(v);
+                (lo, hi) = (lo.min(p), hi.max(p));
+            }
+            return Some((lo, hi));
+        }
+    };
+    Some((centre - half, centre + half))
+}
