@@ -27,16 +27,14 @@ use hullsat::broadphase::{
 use hullsat::generate::{GpuMotion, RandomMotion, move_bodies};
 use hullsat::gpu::{GpuContext, Timestamps};
 use hullsat::narrowphase::gpu::ResidentBatch;
-use hullsat::narrowphase::gpu::layout::{
-    GpuBody, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_LIST_HEAD,
-};
+use hullsat::narrowphase::gpu::layout::{GpuBody, GpuManifoldCount, MANIFOLD_LIST_HEAD};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, InputError, Scene};
 use serde_json::json;
 
 use super::frames::{FRAME_ANGLE_DEGREES, FRAME_SHIFT};
 use super::resident::{
-    ResidentTiming, backend_error, read_back, read_list, start_resident, timed_run, upload, wait,
+    ResidentTiming, backend_error, read_back, read_list_pairs, start_resident, timed_run, upload, wait,
 };
 use super::{CliError, check_resident_list, median, output, percentile_95, scene_pairs};
 
@@ -188,14 +186,13 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
         head,
     )?);
     check_count(&count, pairs.max_pairs, "")?;
-    let entries = read_list(device, queue, &list)?;
-    let with = |status: u32| entries.iter().filter(|m| m.status == status).count();
+    let (listed, left_to_host) = read_list_pairs(device, queue, &list)?;
     Ok(Some(FrameRuns {
         median: median(&times),
         p95: percentile_95(&times),
         gpu_pairs: count.count,
-        manifolds: with(MANIFOLD_CLIPPED),
-        host_pairs: with(MANIFOLD_HOST),
+        manifolds: listed.len(),
+        host_pairs: left_to_host.len(),
         timing: ResidentTiming::of(&context),
         device: gpu.device,
     }))
@@ -326,15 +323,7 @@ pub(super) fn run_frames(
         0,
         u64::from(last_count.count) * size_of::<[u32; 2]>() as u64,
     )?);
-    let entries = read_list(device, queue, &list)?;
-    let with = |status: u32| -> Vec<u32> {
-        entries
-            .iter()
-            .filter(|m| m.status == status)
-            .map(|m| m.pair)
-            .collect()
-    };
-    let (listed, left_to_host) = (with(MANIFOLD_CLIPPED), with(MANIFOLD_HOST));
+    let (listed, left_to_host) = read_list_pairs(device, queue, &list)?;
 
     // The CPU on the CPU-moved bodies of the last frame (moved by frames 0 to N - 2's motion).
     let mut moved = Scene {

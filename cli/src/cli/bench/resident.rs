@@ -127,15 +127,7 @@ pub(super) fn measure(
     let list = list.expect("at least one timed run");
 
     // Step 3.
-    let entries = read_list(&device, &queue, &list)?;
-    let with = |status: u32| -> Vec<u32> {
-        entries
-            .iter()
-            .filter(|m| m.status == status)
-            .map(|m| m.pair)
-            .collect()
-    };
-    let (listed, left_to_host) = (with(MANIFOLD_CLIPPED), with(MANIFOLD_HOST));
+    let (listed, left_to_host) = read_list_pairs(&device, &queue, &list)?;
     Ok(Some(ResidentRuns {
         median: median(&times),
         p95: percentile_95(&times),
@@ -270,8 +262,26 @@ fn map_read(device: &wgpu::Device, buffer: &wgpu::Buffer, bytes: u64) -> Result<
     }
 }
 
-/// Step 3: the list's entries, copied back once (count first, then exactly that many).
-pub(super) fn read_list(
+/// Step 3: the pairs of the list's entries, copied back once: those with a clipped manifold and
+/// those left to the host, each in list order.
+pub(super) fn read_list_pairs(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    list: &wgpu::Buffer,
+) -> Result<(Vec<u32>, Vec<u32>), CliError> {
+    let entries = read_list(device, queue, list)?;
+    let with = |status: u32| -> Vec<u32> {
+        entries
+            .iter()
+            .filter(|m| m.status == status)
+            .map(|m| m.pair)
+            .collect()
+    };
+    Ok((with(MANIFOLD_CLIPPED), with(MANIFOLD_HOST)))
+}
+
+/// The list's entries, copied back once (count first, then exactly that many).
+fn read_list(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     list: &wgpu::Buffer,
