@@ -23,6 +23,11 @@ pub use crate::bvh::gpu::{
     GpuBvhShape, ProbedBvh, SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 
+pub use crate::gpu::radix_sort::{
+    GpuRadixParams, GpuRadixState, MAX_SCAN_LEVELS, RADIX_BINS, RADIX_BITS, RADIX_SORT_WGSL, RADIX_TILE,
+    RADIX_WORKGROUP_SIZE, SCAN_BLOCK,
+};
+
 /// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every
 /// body `ray` enters, nearest first, or with `closest` the nearest. `bodies` checked, `bvh` over
 /// them (any hierarchy in [`crate::raycast::Bvh`]'s layout, such as one built on the GPU).

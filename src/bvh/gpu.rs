@@ -36,6 +36,7 @@ use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
@@ -352,6 +353,10 @@ pub(crate) struct GpuBvhBuilder {
     body_list: GrowBuffer,
     /// One [`GpuBvhParams`] per dispatch, [`PARAMS_STRIDE`] apart.
     params: GrowBuffer,
+    /// Step 3's sort.
+    sorter: GpuRadixSort,
+    /// Sort with the bitonic network instead.
+    pub bitonic: bool,
 }
 
 /// A BVH recorded by [`GpuBvhBuilder::encode`], valid once its encoder is submitted: the
@@ -374,6 +379,7 @@ impl GpuBvhBuilder {
     /// local box and the boxed hulls' vertices.
     pub fn new(context: &GpuContext, shapes: &[Shape]) -> Result<Self, GpuError> {
         let kernels = context.kernels(BvhBuildKernels::compile)?;
+        let sorter = GpuRadixSort::new(context)?;
         let device = context.device();
         let (local, vertices) = GpuBvhShape::tables(shapes);
         let tables: [(&str, &[u8]); 2] = [
@@ -422,6 +428,8 @@ impl GpuBvhBuilder {
                 "bvh build params",
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
+            sorter,
+            bitonic: false,
         };
         scopes.pop()?;
         Ok(builder)
@@ -492,7 +500,7 @@ impl GpuBvhBuilder {
         self.params.reserve(device, params_bytes, max);
         let mut recorded = Ok(());
         if !steps.is_empty() {
-            recorded = self.record(context, encoder, bodies, body_bytes, &steps);
+            recorded = self.record(context, encoder, bodies, body_count, body_bytes, &steps);
         }
         let popped = scopes.pop();
         recorded?;
@@ -508,10 +516,11 @@ impl GpuBvhBuilder {
 
     /// Writes the steps' parameters and records the bounds clear and every dispatch.
     fn record(
-        &self,
+        &mut self,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         bodies: &wgpu::Buffer,
+        body_count: u32,
         body_bytes: u64,
         steps: &[Step],
     ) -> Result<(), GpuError> {
@@ -537,17 +546,38 @@ impl GpuBvhBuilder {
         });
         // Step 1's atomics start from 0 (no centre seen).
         encoder.clear_buffer(&self.bounds, 0, None);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("bvh build"),
-            timestamp_writes: None,
-        });
         let max_groups = context.limits.max_workgroups;
-        for (i, step) in steps.iter().enumerate() {
-            // A 2-D grid when one dimension cannot hold the workgroups.
-            let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
-            pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
-            pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
-            pass.dispatch_workgroups(x, y, 1);
+        let sorting = |s: &Step| matches!(s.kernel, SORT_STEP | SORT_TILE_STEPS);
+        let first_sort = steps.iter().position(sorting).unwrap_or(steps.len());
+        let after_sort = steps.iter().rposition(sorting).map_or(first_sort, |i| i + 1);
+        let ranges = if self.bitonic {
+            [0..steps.len(), 0..0]
+        } else {
+            [0..first_sort, after_sort..steps.len()]
+        };
+        for (k, range) in ranges.into_iter().enumerate() {
+            if k == 1 && !self.bitonic {
+                let keys = RadixKeys {
+                    keys: &self.keys.buffer,
+                    max_keys: body_count,
+                    count: None,
+                    low_bits: 0,
+                    key_bits: 32,
+                };
+                self.sorter.encode(context, encoder, &keys)?;
+            }
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bvh build"),
+                timestamp_writes: None,
+            });
+            for i in range {
+                let step = &steps[i];
+                // A 2-D grid when one dimension cannot hold the workgroups.
+                let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
+                pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
+                pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
         }
         Ok(())
     }
@@ -594,6 +624,11 @@ impl GpuBvhProbe {
             bodies,
             readback,
         })
+    }
+
+    /// Sort with the bitonic network instead of the radix sort.
+    pub fn set_bitonic(&mut self, bitonic: bool) {
+        self.builder.bitonic = bitonic;
     }
 
     /// Uploads `bodies` (checked: shape indices valid, unit rotations), builds their BVH at
