@@ -20,7 +20,7 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &
 
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhProbe,
-    GpuBvhShape, ProbedBvh, SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    GpuBvhShape, ProbedBvh, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 
 pub use crate::gpu::radix_sort::{

@@ -408,30 +408,6 @@ fn clumped_scene(rng: &mut Pcg64, count: usize) -> (Vec<Shape>, Vec<Body>) {
 }
 
 #[test]
-fn radix_and_bitonic_sorts_build_the_same_tree() {
-    let mut rng = seeded_rng(36);
-    for count in [1, 2, 511, 512, 513, 4097, 70_000] {
-        let (shapes, bodies) = clumped_scene(&mut rng, count);
-        let bodies = validate_batch(&shapes, &bodies, &[], 0.0).unwrap();
-        let Some(mut probe) = probe_or_skip(&shapes) else {
-            return;
-        };
-        let origin = centre_of(&shapes, &bodies);
-        probe.set_bitonic(true);
-        let bitonic = probe.build(&bodies, origin).unwrap();
-        probe.set_bitonic(false);
-        let radix = probe.build(&bodies, origin).unwrap();
-        assert_eq!(radix.keys, bitonic.keys, "{count} bodies: keys");
-        assert_eq!(radix.body_list, bitonic.body_list, "{count} bodies: body list");
-        assert_eq!(
-            bytemuck::cast_slice::<BvhNode, u8>(&radix.nodes),
-            bytemuck::cast_slice::<BvhNode, u8>(&bitonic.nodes),
-            "{count} bodies: nodes"
-        );
-    }
-}
-
-#[test]
 fn sorted_keys_on_awkward_sizes_and_many_equal_codes() {
     let mut rng = seeded_rng(37);
     for count in [1, 2, 511, 512, 513, 4097, 70_000] {
