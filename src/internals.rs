@@ -24,8 +24,8 @@ pub use crate::bvh::gpu::{
 };
 
 pub use crate::gpu::radix_sort::{
-    GpuRadixParams, GpuRadixState, MAX_SCAN_LEVELS, RADIX_BINS, RADIX_BITS, RADIX_SORT_WGSL, RADIX_TILE,
-    RADIX_WORKGROUP_SIZE, SCAN_BLOCK,
+    GpuRadixParams, GpuRadixProbe, GpuRadixState, MAX_SCAN_LEVELS, RADIX_BINS, RADIX_BITS, RADIX_SORT_WGSL,
+    RADIX_TILE, RADIX_WORKGROUP_SIZE, SCAN_BLOCK,
 };
 
 /// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every

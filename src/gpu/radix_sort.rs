@@ -466,3 +466,96 @@ mod tests {
         assert!(radix_plan(small, 0).is_empty());
     }
 }
+
+/// Not API (reached through [`crate::internals`] by the tests): a [`GpuRadixSort`] fed from
+/// host keys, its result read back.
+pub struct GpuRadixProbe {
+    context: Arc<GpuContext>,
+    sorter: GpuRadixSort,
+    keys: GrowBuffer,
+    count: wgpu::Buffer,
+    readback: GrowBuffer,
+}
+
+impl GpuRadixProbe {
+    /// A sorter on `context`.
+    pub fn new(context: Arc<GpuContext>) -> Result<Self, GpuError> {
+        let sorter = GpuRadixSort::new(&context)?;
+        let device = context.device();
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        Ok(GpuRadixProbe {
+            sorter,
+            keys: GrowBuffer::new(device, "radix probe keys", usage),
+            count: create_buffer(device, "radix probe count", MIN_BUFFER_BYTES, usage),
+            readback: GrowBuffer::new(
+                device,
+                "radix probe readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            context,
+        })
+    }
+
+    /// Uploads `keys` (`[hi, lo]`, every `lo` below `2^low_bits`), sorts them on the GPU by
+    /// the first `key_bits` bits of `hi * 2^low_bits + lo`, and reads back the sorted keys:
+    /// all of them, or with `count` the first `min(count, keys.len())`, that count given to
+    /// the sort in a GPU buffer.
+    pub fn sort(
+        &mut self,
+        keys: &[[u32; 2]],
+        count: Option<u32>,
+        low_bits: u32,
+        key_bits: u32,
+    ) -> Result<Vec<[u32; 2]>, GpuError> {
+        let context = &*self.context;
+        let device = context.device();
+        let max = context.limits.max_buffer;
+        let max_keys = u32::try_from(keys.len())
+            .map_err(|_| GpuError::Unsupported(format!("{} keys: more than u32::MAX", keys.len())))?;
+        let scopes = ErrorScopes::push(device);
+        self.keys
+            .write(device, context.queue(), bytemuck::cast_slice(keys), max);
+        context
+            .queue()
+            .write_buffer(&self.count, 0, bytemuck::bytes_of(&count.unwrap_or(0)));
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("radix probe"),
+        });
+        let input = RadixKeys {
+            keys: &self.keys.buffer,
+            max_keys,
+            count: count.map(|_| &self.count),
+            low_bits,
+            key_bits,
+        };
+        let sorted = self.sorter.encode(context, &mut encoder, &input);
+        let bytes = u64::from(count.unwrap_or(max_keys).min(max_keys)) * 8;
+        if let Ok(sorted) = &sorted {
+            self.readback.reserve(device, bytes.max(8), max);
+            encoder.copy_buffer_to_buffer(sorted, 0, &self.readback.buffer, 0, bytes);
+        }
+        let popped = scopes.pop();
+        sorted?;
+        popped?;
+        let submission = context.queue().submit([encoder.finish()]);
+        if bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        self.readback
+            .buffer
+            .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
+        if let Err(e) = context.wait(submission, &receiver) {
+            self.readback.buffer.unmap();
+            return Err(e);
+        }
+        let read = self
+            .readback
+            .buffer
+            .get_mapped_range(0..bytes)
+            .map(|view| bytemuck::pod_collect_to_vec(&view))
+            .map_err(|e| GpuError::Readback(e.to_string()));
+        self.readback.buffer.unmap();
+        read
+    }
+}
