@@ -418,56 +418,7 @@ impl GpuRadixSort {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_scan_levels_end_in_one_block() {
-        assert!(scan_levels(0).is_empty());
-        assert_eq!(scan_levels(1), vec![256]);
-        assert_eq!(scan_levels(4 * RADIX_TILE), vec![1024]);
-        assert_eq!(scan_levels(4 * RADIX_TILE + 1), vec![1280, 2]);
-        assert_eq!(scan_levels(1 << 20), vec![1 << 18, 256]);
-        assert_eq!(scan_levels(u32::MAX), vec![1 << 30, 1 << 20, 1 << 10]);
-        assert!(scan_levels(u32::MAX).len() <= MAX_SCAN_LEVELS as usize);
-    }
-
-    #[test]
-    fn each_pass_counts_scans_up_and_down_then_scatters() {
-        let base = GpuRadixParams {
-            max_keys: 1 << 20,
-            ..GpuRadixParams::default()
-        };
-        let plan = radix_plan(base, 32);
-        // 4 passes of 5 dispatches (histogram, reduce, top scan, scan down, scatter).
-        assert_eq!(plan.len(), 20);
-        let kernels: Vec<usize> = plan[..5].iter().map(|d| d.kernel).collect();
-        assert_eq!(kernels, [HISTOGRAM, SCAN_REDUCE, SCAN_DOWN, SCAN_DOWN, SCATTER]);
-        let (reduce, top, down) = (plan[1].params, plan[2].params, plan[3].params);
-        assert_eq!(
-            (reduce.level, reduce.level_offset, reduce.parent_offset),
-            (0, 0, 1 << 18)
-        );
-        assert_eq!((top.level, top.level_offset, top.top), (1, 1 << 18, 1));
-        assert_eq!((down.level, down.parent_offset, down.top), (0, 1 << 18, 0));
-        assert_eq!(
-            (plan[1].args_slot, plan[2].args_slot, plan[4].args_slot),
-            (1, 2, 0)
-        );
-        let shifts: Vec<(u32, u32)> = plan.iter().map(|d| (d.pass, d.params.shift)).collect();
-        assert!(shifts.iter().all(|&(pass, shift)| shift == pass * RADIX_BITS));
-        // A pair key of 2 x 17 bits: 5 passes, 3 dispatches each below 4 tiles of keys.
-        let small = GpuRadixParams {
-            max_keys: 3000,
-            ..base
-        };
-        assert_eq!(radix_plan(small, 34).len(), 15);
-        assert!(radix_plan(small, 0).is_empty());
-    }
-}
-
-/// Not API (reached through [`crate::internals`] by the tests): a [`GpuRadixSort`] fed from
+/// Not API (reached through [`crate::internals`] by the tests): a `GpuRadixSort` fed from
 /// host keys, its result read back.
 pub struct GpuRadixProbe {
     context: Arc<GpuContext>,
@@ -557,5 +508,54 @@ impl GpuRadixProbe {
             .map_err(|e| GpuError::Readback(e.to_string()));
         self.readback.buffer.unmap();
         read
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scan_levels_end_in_one_block() {
+        assert!(scan_levels(0).is_empty());
+        assert_eq!(scan_levels(1), vec![256]);
+        assert_eq!(scan_levels(4 * RADIX_TILE), vec![1024]);
+        assert_eq!(scan_levels(4 * RADIX_TILE + 1), vec![1280, 2]);
+        assert_eq!(scan_levels(1 << 20), vec![1 << 18, 256]);
+        assert_eq!(scan_levels(u32::MAX), vec![1 << 30, 1 << 20, 1 << 10]);
+        assert!(scan_levels(u32::MAX).len() <= MAX_SCAN_LEVELS as usize);
+    }
+
+    #[test]
+    fn each_pass_counts_scans_up_and_down_then_scatters() {
+        let base = GpuRadixParams {
+            max_keys: 1 << 20,
+            ..GpuRadixParams::default()
+        };
+        let plan = radix_plan(base, 32);
+        // 4 passes of 5 dispatches (histogram, reduce, top scan, scan down, scatter).
+        assert_eq!(plan.len(), 20);
+        let kernels: Vec<usize> = plan[..5].iter().map(|d| d.kernel).collect();
+        assert_eq!(kernels, [HISTOGRAM, SCAN_REDUCE, SCAN_DOWN, SCAN_DOWN, SCATTER]);
+        let (reduce, top, down) = (plan[1].params, plan[2].params, plan[3].params);
+        assert_eq!(
+            (reduce.level, reduce.level_offset, reduce.parent_offset),
+            (0, 0, 1 << 18)
+        );
+        assert_eq!((top.level, top.level_offset, top.top), (1, 1 << 18, 1));
+        assert_eq!((down.level, down.parent_offset, down.top), (0, 1 << 18, 0));
+        assert_eq!(
+            (plan[1].args_slot, plan[2].args_slot, plan[4].args_slot),
+            (1, 2, 0)
+        );
+        let shifts: Vec<(u32, u32)> = plan.iter().map(|d| (d.pass, d.params.shift)).collect();
+        assert!(shifts.iter().all(|&(pass, shift)| shift == pass * RADIX_BITS));
+        // A pair key of 2 x 17 bits: 5 passes, 3 dispatches each below 4 tiles of keys.
+        let small = GpuRadixParams {
+            max_keys: 3000,
+            ..base
+        };
+        assert_eq!(radix_plan(small, 34).len(), 15);
+        assert!(radix_plan(small, 0).is_empty());
     }
 }
