@@ -20,7 +20,12 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &
 
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhProbe,
-    GpuBvhShape, ProbedBvh, SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    GpuBvhShape, ProbedBvh, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+};
+
+pub use crate::gpu::radix_sort::{
+    GpuRadixParams, GpuRadixProbe, GpuRadixState, MAX_SCAN_LEVELS, RADIX_BINS, RADIX_BITS, RADIX_SORT_WGSL,
+    RADIX_TILE, RADIX_WORKGROUP_SIZE, SCAN_BLOCK,
 };
 
 /// The CPU batch's routine for one ray (traverse `bvh`, cast exactly at each candidate): every

@@ -437,6 +437,7 @@ fn resident_pairs_feed_the_resident_narrowphase_in_one_encoder() {
         (4 * bodies.len() as u32, true),
         (4 * bodies.len() as u32, false),
         (100, false),
+        (100, true),
     ] {
         let mut encoder = device.create_command_encoder(&Default::default());
         let frame = ResidentBodies {
@@ -486,6 +487,11 @@ fn resident_pairs_feed_the_resident_narrowphase_in_one_encoder() {
                 cpu_pairs.len()
             );
             assert_eq!(gpu_pairs.len(), 100);
+            // Sorted, the slots written are sorted (the sort reads the count, clamped).
+            assert!(
+                !sort || gpu_pairs.windows(2).all(|w| w[0] < w[1]),
+                "sorted on the GPU"
+            );
             continue;
         }
         let mut sorted = gpu_pairs.clone();

@@ -387,3 +387,36 @@ fn builds_are_deterministic_and_a_reused_builder_matches_fresh_ones() {
         );
     }
 }
+
+/// `count` bodies of the mixed shapes (the last a half-space), every other one at one point
+/// (many identical Morton codes, ties broken by index), the rest scattered over 30 units.
+fn clumped_scene(rng: &mut Pcg64, count: usize) -> (Vec<Shape>, Vec<Body>) {
+    let (shapes, scattered) = random_scene(rng, count - 1, 30.0, Vec3::ZERO);
+    let point = Vec3::new(3.0, 2.0, -1.0);
+    let bodies = scattered
+        .into_iter()
+        .enumerate()
+        .map(|(i, body)| match i % 2 {
+            0 => Body {
+                pose: Pose::new(point, body.pose.rotation),
+                ..body
+            },
+            _ => body,
+        })
+        .collect();
+    (shapes, bodies)
+}
+
+#[test]
+fn sorted_keys_on_awkward_sizes_and_many_equal_codes() {
+    let mut rng = seeded_rng(37);
+    for count in [1, 2, 511, 512, 513, 4097, 70_000] {
+        let (shapes, bodies) = clumped_scene(&mut rng, count);
+        let Some(mut probe) = probe_or_skip(&shapes) else {
+            return;
+        };
+        let what = format!("{count} bodies, half at one point");
+        let bvh = build_and_check(&mut probe, &shapes, &bodies, DVec3::ZERO, &[], &what);
+        assert_eq!(bvh.bodies.len(), count, "{what}");
+    }
+}

@@ -4,7 +4,7 @@
 
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhShape,
-    SORT_TILE, SORT_WORKGROUP_SIZE, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
@@ -194,9 +194,6 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 body_count,
                 origin_lo,
                 leaf_count,
-                sort_count,
-                sort_block,
-                sort_distance,
                 level_first,
                 level_count,
                 world_padding
@@ -213,19 +210,16 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("SPLIT_PADDING", F32(SPLIT_PADDING)),
         ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),
         ("UNBOUNDED_CODE", U32(UNBOUNDED_CODE)),
-        ("SORT_TILE", U32(SORT_TILE)),
         ("CYLINDER_RIM_SLACK", F32(CYLINDER_RIM_SLACK)),
-        ("SORT_WORKGROUP_SIZE", U32(SORT_WORKGROUP_SIZE)),
     ];
     assert_consts(&module, &expected);
     for entry in &module.entry_points {
-        // The tile sort runs one invocation per compared pair of its tile.
-        let size = if entry.name == "sort_tile_main" {
-            SORT_WORKGROUP_SIZE
-        } else {
-            BVH_BUILD_WORKGROUP_SIZE
-        };
-        assert_eq!(entry.workgroup_size, [size, 1, 1], "{}", entry.name);
+        assert_eq!(
+            entry.workgroup_size,
+            [BVH_BUILD_WORKGROUP_SIZE, 1, 1],
+            "{}",
+            entry.name
+        );
     }
-    assert_eq!(module.entry_points.len(), 6);
+    assert_eq!(module.entry_points.len(), 4);
 }

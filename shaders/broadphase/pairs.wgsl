@@ -1,17 +1,11 @@
 // The GPU broadphase: candidate pairs from a BVH built on the GPU (shaders/bvh/bvh_build.wgsl).
 // Host (Rust twin): src/broadphase/gpu.rs; every struct and constant below must match it
 // (checked by tests/gpu_broadphase_layout.rs). The CPU reference is src/broadphase/sweep.rs.
-// One entry point per step:
-// 1. `pairs`: one invocation per bounded body i, its (padded) box grown by the margin: a stack
-//    traversal of the tree; at each leaf body j, a bounded j > i whose box overlaps, or a
-//    half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic
-//    counter. Slots past the capacity are not written but counted, so the count is true.
-// 2. `pad`: slots from the count to the sort's power of two get [MAX, MAX] (sort last).
-// 3. `sort_prepare`: one invocation writes each sort dispatch's indirect arguments for the
-//    pairs actually written (steps of larger blocks dispatch nothing).
-// 4. A bitonic sort of the pairs (a, then b), in the build's dispatches (crate::bvh::gpu::
-//    sort_plan): `sort_step`, one compare-exchange step of distance SORT_TILE or more;
-//    `sort_tile`, the steps below it, each workgroup on one tile in workgroup memory.
+// `pairs`: one invocation per bounded body i, its (padded) box grown by the margin: a stack
+// traversal of the tree; at each leaf body j, a bounded j > i whose box overlaps, or a
+// half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter.
+// Slots past the capacity are not written but counted, so the count is true. The optional
+// sort is crate::gpu's radix sort (shaders/common/radix_sort.wgsl).
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
 // BVH's structs; see BROADPHASE_WGSL).
@@ -37,7 +31,7 @@ struct GpuPairCount {
     _pad1: u32,
 }
 
-// Must match crate::broadphase::gpu::GpuBroadphaseParams (one per dispatch, dynamic offset).
+// Must match crate::broadphase::gpu::GpuBroadphaseParams.
 struct GpuBroadphaseParams {
     origin_hi: vec3<f32>,
     body_count: u32,
@@ -45,10 +39,6 @@ struct GpuBroadphaseParams {
     node_count: u32,
     margin: f32,
     capacity: u32,
-    sort_count: u32,
-    sort_block: u32,
-    sort_distance: u32,
-    max_groups: u32,
 }
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
@@ -60,10 +50,8 @@ struct GpuBroadphaseParams {
 @group(0) @binding(5) var<storage, read_write> pairs: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> counter: GpuPairCount;
 @group(0) @binding(7) var<uniform> params: GpuBroadphaseParams;
-// Step 3 only (group 1, so the sort steps never bind the buffer they dispatch from).
-@group(1) @binding(0) var<storage, read_write> dispatch_args: array<u32>;
 
-// Step 1's half-space rule (sweep.rs step 4): the lowest point of box `b` (BVH frame) along
+// The half-space rule (sweep.rs step 4): the lowest point of box `b` (BVH frame) along
 // the world plane normal of half-space body `j` is within the margin of the plane, plus a
 // slack for the CPU's f32 world arithmetic and the two sides' normals.
 fn near_half_space(b: BvhNode, j: u32, world_i: f32) -> bool {
@@ -98,7 +86,7 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     if shapes[body.shape].unbounded != 0u {
         return;
     }
-    // Step 1: the box grown by the margin (the node test below is the CPU's overlap test).
+    // The box grown by the margin (the node test below is the CPU's overlap test).
     let b = boxes[i];
     let lo = b.min - vec3<f32>(params.margin);
     let hi = b.max + vec3<f32>(params.margin);
@@ -157,96 +145,5 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     }
     if flags != 0u {
         atomicOr(&counter.flags, flags);
-    }
-}
-
-// The pairs written: the count, clamped to the capacity.
-fn written() -> u32 {
-    return min(atomicLoad(&counter.count), params.capacity);
-}
-
-// The smallest power of two >= n (1 for n <= 1).
-fn power_of_two(n: u32) -> u32 {
-    return select(1u, 1u << (firstLeadingBit(n - 1u) + 1u), n > 1u);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn pad_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let t = linear_id(id, groups);
-    if t >= params.sort_count || t < written() {
-        return;
-    }
-    pairs[t] = vec2<u32>(0xffffffffu, 0xffffffffu);
-}
-
-// Writes dispatch `step`'s indirect arguments: `groups` workgroups as a 2-D grid within
-// max_groups per dimension, or none unless `live`.
-fn write_dispatch(step: u32, groups: u32, live: bool) {
-    let x = max(min(groups, params.max_groups), 1u);
-    let y = (groups + x - 1u) / x;
-    dispatch_args[3u * step] = select(0u, x, live);
-    dispatch_args[3u * step + 1u] = select(0u, y, live);
-    dispatch_args[3u * step + 2u] = select(0u, 1u, live);
-}
-
-@compute @workgroup_size(1)
-fn sort_prepare_main() {
-    // The host's dispatch order (crate::bvh::gpu::sort_plan): the blocks up to a tile in one
-    // tile step, then per merge of block 2 * SORT_TILE.. sort_count its steps of distance
-    // SORT_TILE and more, then one tile step; over the first n slots only.
-    let n = power_of_two(written());
-    let steps = (n / 2u + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let tiles = (n + SORT_TILE - 1u) / SORT_TILE;
-    var step = 0u;
-    if params.sort_count > 1u {
-        write_dispatch(step, tiles, n > 1u);
-        step += 1u;
-    }
-    for (var block = 2u * SORT_TILE; block <= params.sort_count; block *= 2u) {
-        for (var distance = block / 2u; distance >= SORT_TILE; distance /= 2u) {
-            write_dispatch(step, steps, block <= n);
-            step += 1u;
-        }
-        write_dispatch(step, tiles, block <= n);
-        step += 1u;
-    }
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    // As bvh_build.wgsl's sort_step, over the first power_of_two(written()) slots (the rest
-    // already hold [MAX, MAX] and need no step).
-    let t = linear_id(id, groups);
-    if t >= power_of_two(written()) / 2u {
-        return;
-    }
-    let at = bitonic_pair(t, params.sort_distance, params.sort_block);
-    let a = pairs[at.x];
-    let b = pairs[at.y];
-    if key_greater(a, b) == (at.z == 1u) {
-        pairs[at.x] = b;
-        pairs[at.y] = a;
-    }
-}
-
-@compute @workgroup_size(SORT_WORKGROUP_SIZE)
-fn sort_tile_main(
-    @builtin(local_invocation_index) local: u32,
-    @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    // As bvh_build.wgsl's sort_tile, on the pairs: workgroup t sorts slots t * SORT_TILE..,
-    // dispatched over the first power_of_two(written()) slots.
-    let base = (group.y * groups.x + group.x) * SORT_TILE;
-    if base >= params.sort_count {
-        return;
-    }
-    let live = min(SORT_TILE, params.sort_count);
-    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
-        sort_tile[k] = pairs[base + k];
-    }
-    bitonic_tile(local, base, live, params.sort_block, params.sort_distance);
-    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
-        pairs[base + k] = sort_tile[k];
     }
 }

@@ -1,17 +1,16 @@
 // Builds the ray-cast BVH on the GPU from bodies already in a GPU buffer. Host (Rust twin):
 // src/bvh/gpu.rs. Every struct and constant mirrors src/bvh/gpu.rs or src/bvh/cpu.rs ("must match";
 // checked by tests/raycast_layout.rs). The output is crate::bvh::BvhNode, traversed
-// unchanged by raycast.wgsl. One entry point per step, one dispatch each (the sort and the inner
-// levels: one per step, their numbers in `params` at a dynamic offset):
+// unchanged by raycast.wgsl. One entry point per step, one dispatch each (the inner levels: one
+// per level, its numbers in `params` at a dynamic offset):
 // 1. `boxes`: each body's box in the BVH frame (world minus the origin): a boxed hull's over its
 //    rotated vertices, another shape's its local box rotated; grown to contain the CPU's box
 //    (world_aabb, f64 translation); half-spaces get a huge box. Bounds of the bounded box centres, by atomic
 //    max on order-preserving u32 encodings (deterministic).
 // 2. `codes`: each body's 30-bit Morton code in those bounds (half-spaces: past every code),
-//    paired with its index; the pairs beyond the body count sort last.
-// 3. A bitonic sort of the (code, index) pairs: `sort_step`, one compare-exchange step over the
-//    whole array (distances of SORT_TILE and more); `sort_tile`, the steps below SORT_TILE, each
-//    workgroup on one tile in workgroup memory (bitonic_tile).
+//    paired with its index, in index order.
+// 3. (Host: crate::gpu's radix sort, shaders/common/radix_sort.wgsl.) The pairs sorted by code,
+//    stably: ties stay in index order.
 // 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
@@ -41,9 +40,6 @@ struct GpuBvhParams {
     body_count: u32,
     origin_lo: vec3<f32>,
     leaf_count: u32,
-    sort_count: u32,
-    sort_block: u32,
-    sort_distance: u32,
     level_first: u32,
     level_count: u32,
     world_padding: f32,
@@ -55,7 +51,7 @@ struct GpuBvhParams {
 @group(0) @binding(2) var<storage, read_write> boxes: array<BvhNode>;
 // Encoded centre bounds: 0..3 hold ~encode(min) per axis, 3..6 encode(max) (cleared to 0).
 @group(0) @binding(3) var<storage, read_write> bounds: array<atomic<u32>>;
-// (Morton code, body index) pairs, `sort_count` of them.
+// (Morton code, body index) pairs, one per body.
 @group(0) @binding(4) var<storage, read_write> keys: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> nodes: array<BvhNode>;
 @group(0) @binding(6) var<storage, read_write> body_list: array<u32>;
@@ -157,12 +153,7 @@ fn spread_bits(v: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = linear_id(id, groups);
-    if i >= params.sort_count {
-        return;
-    }
     if i >= params.body_count {
-        // Padding to the sort's power of two: after every body.
-        keys[i] = vec2<u32>(UNBOUNDED_CODE, 0xffffffffu);
         return;
     }
     let b = boxes[i];
@@ -188,44 +179,6 @@ fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     let cell = vec3<u32>(clamp(unit * 1024.0, vec3<f32>(0.0), vec3<f32>(1023.0)));
     let code = (spread_bits(cell.x) << 2u) | (spread_bits(cell.y) << 1u) | spread_bits(cell.z);
     keys[i] = vec2<u32>(code, i);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn sort_step_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    // One invocation per compared pair (i, i + distance), i with the distance bit clear.
-    let t = linear_id(id, groups);
-    if t >= params.sort_count / 2u {
-        return;
-    }
-    // The (code, index) keys in lexicographic order.
-    let at = bitonic_pair(t, params.sort_distance, params.sort_block);
-    let a = keys[at.x];
-    let b = keys[at.y];
-    if key_greater(a, b) == (at.z == 1u) {
-        keys[at.x] = b;
-        keys[at.y] = a;
-    }
-}
-
-@compute @workgroup_size(SORT_WORKGROUP_SIZE)
-fn sort_tile_main(
-    @builtin(local_invocation_index) local: u32,
-    @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    // Workgroup t sorts slots t * SORT_TILE.. (a 2-D grid of tiles, x first).
-    let base = (group.y * groups.x + group.x) * SORT_TILE;
-    if base >= params.sort_count {
-        return;
-    }
-    let live = min(SORT_TILE, params.sort_count);
-    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
-        sort_tile[k] = keys[base + k];
-    }
-    bitonic_tile(local, base, live, params.sort_block, params.sort_distance);
-    for (var k = local; k < live; k += SORT_WORKGROUP_SIZE) {
-        keys[base + k] = sort_tile[k];
-    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

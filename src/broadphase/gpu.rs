@@ -4,7 +4,7 @@
 //! [`super::candidate_pairs`]. Per frame, into the caller's encoder:
 //!
 //! 1. The BVH build over the bodies (`crate::bvh`'s GPU builder: padded boxes in a frame
-//!    centred on the caller's f64 `origin`, Morton codes, a bitonic sort, an implicit tree),
+//!    centred on the caller's f64 `origin`, Morton codes, a radix sort, an implicit tree),
 //!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
 //!    box the CPU computes in f32 world coordinates.
 //! 2. One traversal per bounded body, its box grown by the margin: each other body j in an
@@ -12,8 +12,9 @@
 //!    j is a half-space and the box comes within the margin of its plane (the CPU's rule plus
 //!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter: past the capacity they
 //!    are counted, not written, so [`GpuPairCount::count`] is the true count.
-//! 3. Optionally, a bitonic sort of the written pairs (slots past the count hold
-//!    `[u32::MAX; 2]` and sort last), so a frame's output is deterministic: the CPU's order.
+//! 3. Optionally, a stable radix sort of the written pairs (`crate::gpu`'s, the count read on
+//!    the GPU), by b then a, over the bits the body count needs: the CPU's order, so a frame's
+//!    output is deterministic.
 //!
 //! The pairs are a superset of the CPU's (never one missing), the extra ones within the
 //! padding; method, costs and the contract: `docs/design/gpu-broadphase.md`.
@@ -24,11 +25,12 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::DVec3;
 
-use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder, SortStep, sort_plan};
+use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
-use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
+use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::narrowphase::validate::validate_batch;
 use crate::scene::{Body, InputError};
@@ -111,21 +113,7 @@ pub struct GpuBroadphaseParams {
     pub margin: f32,
     /// Pair slots written at most.
     pub capacity: u32,
-    /// The capacity rounded up to a power of two when sorting, else 0.
-    pub sort_count: u32,
-    /// Sort step: size of the bitonic blocks being merged.
-    pub sort_block: u32,
-    /// Sort step: distance between the compared slots.
-    pub sort_distance: u32,
-    /// `max_compute_workgroups_per_dimension`, for the sort's indirect arguments.
-    pub max_groups: u32,
 }
-
-/// Bytes between two dispatches' parameters: the largest `min_uniform_buffer_offset_alignment`.
-const PARAMS_STRIDE: u64 = 256;
-
-/// Bytes of one indirect dispatch's arguments.
-const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
 
 /// Bodies on the GPU for [`GpuBroadphase::encode_resident`]: the caller's buffer on the
 /// broadphase's device, with [`wgpu::BufferUsages::STORAGE`].
@@ -153,7 +141,9 @@ pub struct ResidentBodies<'a> {
 /// `min(count, max_pairs)` pairs `[a, b]` (`array<vec2<u32>>`, `a < b`), where `count` is the
 /// first `u32` of the [`GpuPairCount`] at `pair_count_offset` of `pair_count`: the true number
 /// of pairs, which may exceed `max_pairs` (read it to detect overflow; its `flags` say whether
-/// it is complete). Buffers are reused by the next call unless it needs larger ones.
+/// it is complete). Buffers are reused by the next call unless it needs larger ones; sorted
+/// pairs may lie in either of two buffers (the sort's passes ping-pong), so take `pairs` from
+/// each call.
 #[derive(Clone, Debug)]
 pub struct ResidentPairs {
     /// The pairs, `array<vec2<u32>>` from byte 0.
@@ -169,10 +159,7 @@ pub struct ResidentPairs {
 /// The kernels, compiled once per device.
 struct BroadphaseKernels {
     layout: wgpu::BindGroupLayout,
-    args_layout: wgpu::BindGroupLayout,
-    /// pairs, pad, sort step, sort tile.
-    pipelines: [wgpu::ComputePipeline; 4],
-    prepare: wgpu::ComputePipeline,
+    pairs: wgpu::ComputePipeline,
 }
 
 impl BroadphaseKernels {
@@ -191,38 +178,19 @@ impl BroadphaseKernels {
                 storage(false),
                 wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
+                    has_dynamic_offset: false,
                     min_binding_size: Some(GpuBroadphaseParams::min_size()),
                 },
             ],
         );
-        let args_layout = bind_group_layout(device, "broadphase sort args", &[storage(false)]);
-        let variant = |label, entry| (label, entry, Default::default());
-        let pipelines = compute_pipeline_variants(
+        let [pairs] = compute_pipeline_variants(
             device,
             "pairs.wgsl",
             BROADPHASE_WGSL,
             &[Some(&layout)],
-            [
-                variant("broadphase pairs", "pairs_main"),
-                variant("broadphase pad", "pad_main"),
-                variant("broadphase sort step", "sort_step_main"),
-                variant("broadphase sort tile", "sort_tile_main"),
-            ],
+            [("broadphase pairs", "pairs_main", Default::default())],
         );
-        let [prepare] = compute_pipeline_variants(
-            device,
-            "pairs.wgsl",
-            BROADPHASE_WGSL,
-            &[Some(&layout), Some(&args_layout)],
-            [variant("broadphase sort prepare", "sort_prepare_main")],
-        );
-        BroadphaseKernels {
-            layout,
-            args_layout,
-            pipelines,
-            prepare,
-        }
+        BroadphaseKernels { layout, pairs }
     }
 }
 
@@ -235,8 +203,9 @@ pub struct GpuBroadphase {
     builder: GpuBvhBuilder,
     pairs: GrowBuffer,
     count: wgpu::Buffer,
-    args: GrowBuffer,
-    params: GrowBuffer,
+    params: wgpu::Buffer,
+    /// Step 3's sort.
+    sorter: GpuRadixSort,
     /// Host calls: uploaded bodies, the readback buffer, the last capacity used.
     bodies: GrowBuffer,
     readback: GrowBuffer,
@@ -261,6 +230,7 @@ impl GpuBroadphase {
         context.check_health()?;
         let kernels = context.kernels(BroadphaseKernels::compile)?;
         let builder = GpuBvhBuilder::new(&context, shapes)?;
+        let sorter = GpuRadixSort::new(&context)?;
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         let storage_usage = wgpu::BufferUsages::STORAGE;
@@ -276,16 +246,13 @@ impl GpuBroadphase {
                 MIN_BUFFER_BYTES,
                 storage_usage | copy,
             ),
-            args: GrowBuffer::new(
-                device,
-                "broadphase sort dispatch",
-                storage_usage | wgpu::BufferUsages::INDIRECT,
-            ),
-            params: GrowBuffer::new(
+            params: create_buffer(
                 device,
                 "broadphase params",
+                GpuBroadphaseParams::min_size().get().max(MIN_BUFFER_BYTES),
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
+            sorter,
             bodies: GrowBuffer::new(
                 device,
                 "broadphase host bodies",
@@ -363,53 +330,40 @@ impl GpuBroadphase {
         check_frame(frame)?;
         let context = &*self.context;
         let limits = context.limits;
-        let capacity = u64::from(frame.max_pairs);
-        let sort_count = if frame.sort {
-            capacity.next_power_of_two()
-        } else {
-            0
-        };
-        let pair_bytes = capacity.max(sort_count) * 8;
+        let pair_bytes = u64::from(frame.max_pairs) * 8;
         check_limit(
             "broadphase pairs",
             pair_bytes,
             limits.max_binding,
             "max_storage_buffer_binding_size",
         )?;
-        let sort_steps = sort_plan(sort_count);
         let device = context.device();
         let scopes = ErrorScopes::push(device);
-        let max = limits.max_buffer;
-        self.pairs.reserve(device, pair_bytes, max);
-        self.args
-            .reserve(device, sort_steps.len() as u64 * DISPATCH_BYTES, max);
-        self.params
-            .reserve(device, (1 + sort_steps.len() as u64) * PARAMS_STRIDE, max);
-        let recorded = self.record(encoder, frame, sort_count, &sort_steps);
+        self.pairs.reserve(device, pair_bytes, limits.max_buffer);
+        let recorded = self.record(encoder, frame);
         let popped = scopes.pop();
-        recorded?;
+        let pairs = recorded?;
         popped?;
         Ok(ResidentPairs {
-            pairs: self.pairs.buffer.clone(),
+            pairs,
             pair_count: self.count.clone(),
             pair_count_offset: 0,
             max_pairs: frame.max_pairs,
         })
     }
 
-    /// Step 1 (the builder), then the parameters and steps 2 and 3.
+    /// Step 1 (the builder), then the parameters and steps 2 and 3; returns the buffer that
+    /// will hold the pairs.
     fn record(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         frame: &ResidentBodies<'_>,
-        sort_count: u64,
-        sort_steps: &[SortStep],
-    ) -> Result<(), GpuError> {
+    ) -> Result<wgpu::Buffer, GpuError> {
         let context = &*self.context;
         // The count starts at 0 whatever happens below.
         encoder.clear_buffer(&self.count, 0, None);
         if frame.body_count == 0 {
-            return Ok(());
+            return Ok(self.pairs.buffer.clone());
         }
         let bvh = self.builder.encode(
             context,
@@ -420,30 +374,17 @@ impl GpuBroadphase {
             WORLD_PADDING,
         )?;
         let (origin_hi, origin_lo) = split_translation(frame.origin);
-        let max_groups = context.limits.max_workgroups;
-        let base = GpuBroadphaseParams {
+        let params = GpuBroadphaseParams {
             origin_hi: WgslVec3(origin_hi),
             body_count: frame.body_count,
             origin_lo: WgslVec3(origin_lo),
             node_count: bvh.node_count,
             margin: frame.margin * (1.0 + MARGIN_GROWTH),
             capacity: frame.max_pairs,
-            sort_count: sort_count as u32,
-            max_groups: max_groups.min(u64::from(u32::MAX)) as u32,
-            ..GpuBroadphaseParams::default()
         };
-        let mut bytes = vec![0u8; (1 + sort_steps.len()) * PARAMS_STRIDE as usize];
-        let mut slots = bytes.chunks_exact_mut(PARAMS_STRIDE as usize);
-        write_uniform(&base, slots.next().expect("one slot per step"))?;
-        for (step, slot) in sort_steps.iter().zip(slots) {
-            let params = GpuBroadphaseParams {
-                sort_block: step.block,
-                sort_distance: step.distance,
-                ..base
-            };
-            write_uniform(&params, slot)?;
-        }
-        context.queue().write_buffer(&self.params.buffer, 0, &bytes);
+        context
+            .queue()
+            .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
         let body_bytes = u64::from(frame.body_count) * size_of::<GpuBvhBody>() as u64;
         let device = context.device();
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -457,48 +398,37 @@ impl GpuBroadphase {
                 whole(4, bvh.body_list),
                 whole(5, &self.pairs.buffer),
                 whole(6, &self.count),
-                binding(7, &self.params.buffer, 0, GpuBroadphaseParams::min_size().get()),
+                binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
             ],
         });
-        let args_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("broadphase sort args"),
-            layout: &self.kernels.args_layout,
-            entries: &[whole(0, &self.args.buffer)],
-        });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("broadphase"),
-            timestamp_writes: None,
-        });
-        let [pairs, pad, sort_step, sort_tile] = &self.kernels.pipelines;
-        pass.set_bind_group(0, &group, &[0]);
-        pass.set_pipeline(pairs);
-        let (x, y) = grid(
-            "broadphase dispatch",
-            u64::from(frame.body_count),
-            BROADPHASE_WORKGROUP_SIZE,
-            max_groups,
-        )?;
-        pass.dispatch_workgroups(x, y, 1);
-        if sort_count > 0 {
-            pass.set_pipeline(pad);
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("broadphase"),
+                timestamp_writes: None,
+            });
+            pass.set_bind_group(0, &group, &[]);
+            pass.set_pipeline(&self.kernels.pairs);
             let (x, y) = grid(
                 "broadphase dispatch",
-                sort_count,
+                u64::from(frame.body_count),
                 BROADPHASE_WORKGROUP_SIZE,
-                max_groups,
+                context.limits.max_workgroups,
             )?;
             pass.dispatch_workgroups(x, y, 1);
-            pass.set_pipeline(&self.kernels.prepare);
-            pass.set_bind_group(1, &args_group, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-            for (i, step) in (0..).zip(sort_steps) {
-                pass.set_pipeline(if step.tile { sort_tile } else { sort_step });
-                let offset = ((1 + i) * PARAMS_STRIDE) as u32;
-                pass.set_bind_group(0, &group, &[offset]);
-                pass.dispatch_workgroups_indirect(&self.args.buffer, i * DISPATCH_BYTES);
-            }
         }
-        Ok(())
+        if !frame.sort {
+            return Ok(self.pairs.buffer.clone());
+        }
+        // Pairs [a, b] as the composite a * 2^bits + b, both below the body count.
+        let bits = u32::BITS - (frame.body_count - 1).leading_zeros();
+        let keys = RadixKeys {
+            keys: &self.pairs.buffer,
+            max_keys: frame.max_pairs,
+            count: Some(&self.count),
+            low_bits: bits,
+            key_bits: 2 * bits,
+        };
+        self.sorter.encode(context, encoder, &keys)
     }
 
     /// Every candidate pair of `bodies` within `margin` (length units, finite, >= 0), as

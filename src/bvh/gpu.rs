@@ -12,11 +12,9 @@
 //!    translations, so it contains the CPU's box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
 //!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings.
 //! 2. Each body's 30-bit Morton code in those bounds ([`UNBOUNDED_CODE`] for half-spaces).
-//! 3. A bitonic sort of the (code, body index) pairs over the body count padded to a power of
-//!    two: ties go by index, so the build is deterministic. Steps of distance [`SORT_TILE`] or
-//!    more take one dispatch each over the whole array; the runs of shorter steps (the first
-//!    blocks in full, then the end of each later merge) take one dispatch each, a workgroup
-//!    sorting one tile of [`SORT_TILE`] keys in workgroup memory.
+//! 3. A stable radix sort of the (code, body index) pairs by code (`crate::gpu::radix_sort`,
+//!    4 passes of 8 bits): written in index order, ties stay so, and the build is
+//!    deterministic.
 //! 4. An implicit complete binary tree in heap order over L = ceil(n / [`BVH_LEAF_SIZE`])
 //!    leaves (2L - 1 nodes, children of k at 2k + 1 and 2k + 2): leaf i in order holds sorted
 //!    bodies `i * BVH_LEAF_SIZE..`, its box their union.
@@ -36,6 +34,7 @@ use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
@@ -59,15 +58,6 @@ pub const BVH_BUILD_WORKGROUP_SIZE: u32 = 64;
 /// CPU's; it grows an upright cylinder's box by at most 2^-9 of its radius. Must match
 /// `CYLINDER_RIM_SLACK` in bvh_build.wgsl.
 pub const CYLINDER_RIM_SLACK: f32 = 1.0 / (1 << 18) as f32;
-
-/// Keys one workgroup sorts in workgroup memory (a power of two, 4 KiB of (code, index) pairs):
-/// the bitonic steps shorter than this run within tiles. Must match `SORT_TILE` in
-/// shaders/bvh/layout.wgsl.
-pub const SORT_TILE: u32 = 512;
-
-/// Invocations of a tile kernel, one per compared pair: `SORT_TILE / 2`. Must match
-/// `SORT_WORKGROUP_SIZE` in shaders/bvh/layout.wgsl.
-pub const SORT_WORKGROUP_SIZE: u32 = SORT_TILE / 2;
 
 /// Extra growth of each body box, relative (dimensionless) to the largest coordinate magnitude
 /// of the body's and the origin's high translation parts: the split `hi + lo` carries a world
@@ -247,14 +237,6 @@ pub struct GpuBvhParams {
     pub origin_lo: WgslVec3,
     /// Leaves: ceil(body_count / [`BVH_LEAF_SIZE`]).
     pub leaf_count: u32,
-    /// Sorted (code, index) pairs: body_count rounded up to a power of two.
-    pub sort_count: u32,
-    /// Sort step: size of the bitonic blocks being merged (a power of two); a tile step with
-    /// `sort_block` <= [`SORT_TILE`] sorts every block up to it in full.
-    pub sort_block: u32,
-    /// Sort step: distance between the compared pairs (a power of two below `sort_block`); a
-    /// tile step's first distance.
-    pub sort_distance: u32,
     /// Inner step: first node of the tree level.
     pub level_first: u32,
     /// Inner step: inner nodes of the level.
@@ -267,27 +249,18 @@ pub struct GpuBvhParams {
 }
 
 /// The entry points of bvh_build.wgsl, in step order (`Step::kernel` indexes them).
-const ENTRY_POINTS: [&str; 6] = [
-    "boxes_main",
-    "codes_main",
-    "sort_step_main",
-    "sort_tile_main",
-    "leaves_main",
-    "inner_main",
-];
+const ENTRY_POINTS: [&str; 4] = ["boxes_main", "codes_main", "leaves_main", "inner_main"];
 /// Indices into [`ENTRY_POINTS`].
 const BOXES: usize = 0;
 const CODES: usize = 1;
-const SORT_STEP: usize = 2;
-const SORT_TILE_STEPS: usize = 3;
-const LEAVES: usize = 4;
-const INNER: usize = 5;
+const LEAVES: usize = 2;
+const INNER: usize = 3;
 
 /// The build kernels, compiled once per device ([`GpuContext::kernels`]).
 struct BvhBuildKernels {
     layout: wgpu::BindGroupLayout,
     /// One per [`ENTRY_POINTS`] entry.
-    pipelines: [wgpu::ComputePipeline; 6],
+    pipelines: [wgpu::ComputePipeline; 4],
 }
 
 impl BvhBuildKernels {
@@ -352,6 +325,8 @@ pub(crate) struct GpuBvhBuilder {
     body_list: GrowBuffer,
     /// One [`GpuBvhParams`] per dispatch, [`PARAMS_STRIDE`] apart.
     params: GrowBuffer,
+    /// Step 3's sort.
+    sorter: GpuRadixSort,
 }
 
 /// A BVH recorded by [`GpuBvhBuilder::encode`], valid once its encoder is submitted: the
@@ -374,6 +349,7 @@ impl GpuBvhBuilder {
     /// local box and the boxed hulls' vertices.
     pub fn new(context: &GpuContext, shapes: &[Shape]) -> Result<Self, GpuError> {
         let kernels = context.kernels(BvhBuildKernels::compile)?;
+        let sorter = GpuRadixSort::new(context)?;
         let device = context.device();
         let (local, vertices) = GpuBvhShape::tables(shapes);
         let tables: [(&str, &[u8]); 2] = [
@@ -422,6 +398,7 @@ impl GpuBvhBuilder {
                 "bvh build params",
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
+            sorter,
         };
         scopes.pop()?;
         Ok(builder)
@@ -445,12 +422,11 @@ impl GpuBvhBuilder {
         let n = u64::from(body_count);
         let leaves = n.div_ceil(BVH_LEAF_SIZE as u64);
         let node_count = (2 * leaves).saturating_sub(1);
-        let sort_count = n.next_power_of_two();
         let limits = context.limits;
         let binding_limit = "max_storage_buffer_binding_size";
         let body_bytes = n * size_of::<GpuBvhBody>() as u64;
         let box_bytes = n * size_of::<BvhNode>() as u64;
-        let key_bytes = sort_count * 8;
+        let key_bytes = n * 8;
         let node_bytes = node_count * size_of::<BvhNode>() as u64;
         let list_bytes = n * 4;
         for (what, bytes) in [
@@ -462,7 +438,7 @@ impl GpuBvhBuilder {
         ] {
             check_limit(what, bytes, limits.max_binding, binding_limit)?;
         }
-        // The sort's power of two and every node index stay within u32.
+        // Every node index stays within u32.
         if body_count > 1 << 31 {
             return Err(GpuError::Unsupported(format!(
                 "{body_count} bodies: the GPU BVH builds over at most 2^31"
@@ -492,7 +468,7 @@ impl GpuBvhBuilder {
         self.params.reserve(device, params_bytes, max);
         let mut recorded = Ok(());
         if !steps.is_empty() {
-            recorded = self.record(context, encoder, bodies, body_bytes, &steps);
+            recorded = self.record(context, encoder, bodies, body_count, body_bytes, &steps);
         }
         let popped = scopes.pop();
         recorded?;
@@ -508,10 +484,11 @@ impl GpuBvhBuilder {
 
     /// Writes the steps' parameters and records the bounds clear and every dispatch.
     fn record(
-        &self,
+        &mut self,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         bodies: &wgpu::Buffer,
+        body_count: u32,
         body_bytes: u64,
         steps: &[Step],
     ) -> Result<(), GpuError> {
@@ -537,17 +514,35 @@ impl GpuBvhBuilder {
         });
         // Step 1's atomics start from 0 (no centre seen).
         encoder.clear_buffer(&self.bounds, 0, None);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("bvh build"),
-            timestamp_writes: None,
-        });
         let max_groups = context.limits.max_workgroups;
-        for (i, step) in steps.iter().enumerate() {
-            // A 2-D grid when one dimension cannot hold the workgroups.
-            let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
-            pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
-            pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
-            pass.dispatch_workgroups(x, y, 1);
+        // Steps 1 and 2, the sort, then the tree.
+        let sort_at = steps
+            .iter()
+            .position(|s| s.kernel == LEAVES)
+            .unwrap_or(steps.len());
+        for (k, range) in [0..sort_at, sort_at..steps.len()].into_iter().enumerate() {
+            if k == 1 {
+                let keys = RadixKeys {
+                    keys: &self.keys.buffer,
+                    max_keys: body_count,
+                    count: None,
+                    low_bits: 0,
+                    key_bits: u32::BITS,
+                };
+                self.sorter.encode(context, encoder, &keys)?;
+            }
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bvh build"),
+                timestamp_writes: None,
+            });
+            for i in range {
+                let step = &steps[i];
+                // A 2-D grid when one dimension cannot hold the workgroups.
+                let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
+                pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
+                pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
         }
         Ok(())
     }
@@ -683,47 +678,6 @@ impl GpuBvhProbe {
     }
 }
 
-/// One dispatch of the GPU's bitonic sorts (the build's keys here, the broadphase's pairs):
-/// a compare-exchange step of `distance` over the whole array, or with `tile` the steps below
-/// [`SORT_TILE`] run in workgroup memory (`bitonic_tile` in shaders/bvh/layout.wgsl: with
-/// `block` <= SORT_TILE every block up to it in full, else the end of `block`'s merge from
-/// `distance` down).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SortStep {
-    /// Size of the blocks being merged (a power of two).
-    pub block: u32,
-    /// Distance of the (first) compared pairs; 0 for a tile step sorting blocks in full.
-    pub distance: u32,
-    /// Whether the step runs in tiles.
-    pub tile: bool,
-}
-
-/// The bitonic network over `sort_count` keys (a power of two; none below 2) as dispatches, in
-/// the network's order: the blocks up to a tile in one tile step, then each later merge's steps
-/// of distance [`SORT_TILE`] and more one by one and the rest in one tile step.
-pub(crate) fn sort_plan(sort_count: u64) -> Vec<SortStep> {
-    let step = |block: u64, distance: u64, tile| SortStep {
-        block: block as u32,
-        distance: distance as u32,
-        tile,
-    };
-    let mut steps = Vec::new();
-    if sort_count > 1 {
-        steps.push(step(sort_count.min(u64::from(SORT_TILE)), 0, true));
-    }
-    let mut block = 2 * u64::from(SORT_TILE);
-    while block <= sort_count {
-        let mut distance = block / 2;
-        while distance >= u64::from(SORT_TILE) {
-            steps.push(step(block, distance, false));
-            distance /= 2;
-        }
-        steps.push(step(block, distance, true));
-        block *= 2;
-    }
-    steps
-}
-
 /// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body).
 fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     if body_count == 0 {
@@ -731,14 +685,12 @@ fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     }
     let n = body_count;
     let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
-    let sort_count = n.next_power_of_two();
     let (origin_hi, origin_lo) = split_translation(origin);
     let base = GpuBvhParams {
         origin_hi: WgslVec3(origin_hi),
         body_count: n,
         origin_lo: WgslVec3(origin_lo),
         leaf_count: leaves,
-        sort_count,
         world_padding,
         ..GpuBvhParams::default()
     };
@@ -747,23 +699,7 @@ fn plan(body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
         params,
         groups: threads.div_ceil(BVH_BUILD_WORKGROUP_SIZE),
     };
-    let mut steps = vec![step(BOXES, n, base), step(CODES, sort_count, base)];
-    steps.extend(sort_plan(u64::from(sort_count)).into_iter().map(|sort| {
-        let params = GpuBvhParams {
-            sort_block: sort.block,
-            sort_distance: sort.distance,
-            ..base
-        };
-        if sort.tile {
-            Step {
-                kernel: SORT_TILE_STEPS,
-                params,
-                groups: sort_count.div_ceil(SORT_TILE),
-            }
-        } else {
-            step(SORT_STEP, sort_count / 2, params)
-        }
-    }));
+    let mut steps = vec![step(BOXES, n, base), step(CODES, n, base)];
     steps.push(step(LEAVES, leaves, base));
     // Levels above the deepest (depth = floor(log2(2L - 1))), bottom up; level l holds nodes
     // 2^l - 1 ..= 2^(l+1) - 2, of which those below L - 1 are inner.
@@ -805,77 +741,6 @@ mod tests {
                 }
             }
             assert!(done.iter().all(|&d| d), "{n} bodies");
-        }
-    }
-
-    #[test]
-    fn the_sort_steps_are_the_whole_bitonic_network_in_order() {
-        for sort_count in [0u64, 1, 2, 4, 256, 512, 1024, 8192, 1 << 20] {
-            let mut expected = Vec::new();
-            let mut block = 2;
-            while block <= sort_count as u32 {
-                let mut distance = block / 2;
-                while distance > 0 {
-                    expected.push((block, distance));
-                    distance /= 2;
-                }
-                block *= 2;
-            }
-            // Each step as the (block, distance) pairs it runs, a tile step expanded as
-            // bitonic_tile runs it.
-            let mut ran = Vec::new();
-            for SortStep {
-                block,
-                distance,
-                tile,
-            } in sort_plan(sort_count)
-            {
-                if !tile {
-                    assert!(distance >= SORT_TILE, "{sort_count}: a long step");
-                    ran.push((block, distance));
-                    continue;
-                }
-                let whole = block <= SORT_TILE;
-                let mut b = if whole { 2 } else { block };
-                while b <= block {
-                    let mut d = if whole { b / 2 } else { distance };
-                    assert!(d < SORT_TILE, "{sort_count}: a tile step stays in its tile");
-                    while d > 0 {
-                        ran.push((b, d));
-                        d /= 2;
-                    }
-                    b *= 2;
-                }
-            }
-            assert_eq!(ran, expected, "{sort_count} keys");
-        }
-        // 2^20 keys: 210 steps in 78 dispatches.
-        assert_eq!(sort_plan(1 << 20).len(), 78);
-    }
-
-    #[test]
-    fn the_build_dispatches_the_sort_plan_over_its_keys() {
-        for n in [1u32, 300, 4097] {
-            let sort_count = n.next_power_of_two();
-            let sorts: Vec<SortStep> = plan(n, DVec3::ZERO, 0.0)
-                .iter()
-                .filter(|s| matches!(s.kernel, SORT_STEP | SORT_TILE_STEPS))
-                .map(|s| {
-                    let tile = s.kernel == SORT_TILE_STEPS;
-                    let threads = if tile {
-                        sort_count.div_ceil(SORT_TILE)
-                    } else {
-                        (sort_count / 2).div_ceil(BVH_BUILD_WORKGROUP_SIZE)
-                    };
-                    assert_eq!(s.groups, threads, "{n} bodies");
-                    SortStep {
-                        block: s.params.sort_block,
-                        distance: s.params.sort_distance,
-                        tile,
-                    }
-                })
-                .collect();
-            assert_eq!(sorts, sort_plan(u64::from(sort_count)), "{n} bodies");
         }
     }
 

@@ -7,6 +7,8 @@
 //!   feature's compiled kernels, so every kernel is compiled once per device.
 //! - `buffers`: device buffers that persist and grow, mapped staging written on all threads.
 //! - `pipeline`: compute pipelines and bind group layouts, built the same way for every kernel.
+//! - `radix_sort`: a stable GPU radix sort of u32 key pairs (the BVH build's and the
+//!   broadphase's).
 //! - [`Timestamps`]: GPU timestamps around a submission's commands, read back with it.
 //! - [`layout`]: the encodings every kernel shares (quaternions, split f64 translations).
 //! - [`GpuError`]: why a GPU call failed; never a panic.
@@ -16,6 +18,7 @@ pub(crate) mod context;
 mod error;
 pub mod layout;
 pub(crate) mod pipeline;
+pub(crate) mod radix_sort;
 mod timestamps;
 
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
