@@ -10,7 +10,7 @@ use hullsat::constants::{
 };
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
-use hullsat::internals::BVH_BUILD_WGSL;
+use hullsat::internals::{BVH_BUILD_WGSL, RADIX_SORT_WGSL};
 use hullsat::internals::{
     COOP_EDGE_PAIRS, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE, SAT_BOUND_SLACK,
     SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
@@ -53,7 +53,7 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 8] = [
+const SOURCES: [(&str, &str); 9] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
@@ -62,6 +62,7 @@ const SOURCES: [(&str, &str); 8] = [
     ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
     ("BROADPHASE_WGSL", BROADPHASE_WGSL),
     ("MOTION_WGSL", MOTION_WGSL),
+    ("RADIX_SORT_WGSL", RADIX_SORT_WGSL),
 ];
 
 /// The sources the crate compiles only on devices with subgroup operations.
