@@ -133,6 +133,8 @@ pub fn query_triangle_hull(
     let dots = |[x, y, z]: [Vec4; 3], [mx, my, mz]: [Vec4; 3]| ((mx * x) + (my * y)) + (mz * z);
     let corners = [v0, v1, v2].map(splat);
     let (margin4, n4) = (Vec4::splat(margin), splat(n));
+    // Only an axis beyond `beat` can replace the best: `allows` is asked of those alone.
+    let beat = best.separation + tolerance;
     let mut best_b: Option<TriangleAxis> = None;
     for (group, &[mx, my, mz, offset]) in posed.plane_lanes.iter().enumerate() {
         let m = [mx, my, mz];
@@ -143,7 +145,7 @@ pub fn query_triangle_hull(
         if separations.cmpgt(margin4).any() {
             return None;
         }
-        let floor = Vec4::splat(best_b.map_or(f32::NEG_INFINITY, |b| b.separation));
+        let floor = Vec4::splat(best_b.map_or(beat, |b| b.separation.max(beat)));
         let mut mask = (separations.cmpgt(floor) & dots(n4, m).cmple(Vec4::ZERO)).bitmask()
             & real_lanes(group, posed.faces);
         while mask != 0 {
@@ -171,6 +173,7 @@ pub fn query_triangle_hull(
     let vertices = posed.vertices();
     let edges = hull.edges();
     let sides4 = sides.map(|(e, side)| (splat(e), splat(side)));
+    let beat = best.separation + tolerance;
     let mut best_edge: Option<TriangleAxis> = None;
     for (group, &[cx, cy, cz, dx, dy, dz]) in posed.arc_lanes.iter().enumerate() {
         // The arc c→d crosses the great circle ⟂ e at x; it must be on the side's half.
@@ -212,7 +215,8 @@ pub fn query_triangle_hull(
                 if separation > margin {
                     return None;
                 }
-                if best_edge.is_none_or(|b| separation > b.separation)
+                if separation > beat
+                    && best_edge.is_none_or(|b| separation > b.separation)
                     && x.dot(n) >= 0.0
                     && allows(TriangleFeature::Edge(k), axis)
                 {
