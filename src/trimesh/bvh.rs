@@ -75,22 +75,29 @@ impl Boxes4 {
 /// with [`LEAF_BIT`]); unused children have empty boxes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Node4 {
+    /// The children's boxes.
     boxes: Boxes4,
+    /// Each child: a node index, or a leaf index with [`LEAF_BIT`].
     children: [u32; 4],
 }
 
 /// A leaf: its triangles' boxes and indices (unused lanes empty).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Leaf {
+    /// The triangles' boxes.
     boxes: Boxes4,
+    /// The triangles' indices in the mesh.
     triangles: [u32; 4],
 }
 
-/// The BVH: four-wide nodes (root first) and leaves; `root` a node or a [`LEAF_BIT`] leaf.
+/// The BVH: four-wide nodes and leaves; the root is a node or (four triangles or fewer) a leaf.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriangleBvh {
+    /// Four-wide nodes.
     nodes: Vec<Node4>,
+    /// Leaves of up to four triangles.
     leaves: Vec<Leaf>,
+    /// The root: a node index, or a leaf index with [`LEAF_BIT`].
     root: u32,
 }
 
