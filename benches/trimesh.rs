@@ -5,9 +5,12 @@
 //! 1. Terrain: a 224 × 224 grid of squares (100,352 triangles) over 448 × 448 length units,
 //!    seeded gentle heights (±0.3 over a cell of 2).
 //! 2. Bodies: [`BODIES`] boxes (half extents 0.5, 0.3, 0.4) or hull32s (32 seeded points on a
-//!    sphere of radius 0.5), seeded places over the terrain, resting 0.02 below the height there,
-//!    random yaw and a tilt up to 0.3 rad; margin [`MARGIN`].
-//! 3. Backends, criterion ids `trimesh/<shape>/<backend>`: `hullsat` (one scratch reused across
+//!    sphere of radius 0.5), seeded places over the terrain, random yaw and a tilt up to 0.3 rad,
+//!    each lowered onto the terrain under it ([`settle`]): [`RESTING`] of them to a depth of
+//!    [`DEPTH`] (resting contact), the others hovering up to [`HOVER`] above it (a broadphase pair
+//!    without contact); margin [`MARGIN`].
+//! 3. Backends, criterion ids `trimesh/<shape>/<set>/<backend>`, `<set>` = `touching` (the pairs
+//!    hullsat reports a manifold for) or `all` (every body): `hullsat` (one scratch reused across
 //!    pairs), `parry` (`DefaultQueryDispatcher::contact_manifolds` with a fresh workspace and a
 //!    cleared manifold list per pair: a cold query per pair, as hullsat's). Throughput is pairs.
 
@@ -31,6 +34,12 @@ use parry_shapes::{to_parry_pose, to_parry_shape};
 const BODIES: usize = 1000;
 /// Speculative margin, length units.
 const MARGIN: f32 = 0.01;
+/// Share of the bodies resting on the terrain; the others hover.
+const RESTING: f64 = 0.8;
+/// Depth of a resting body below the terrain, length units.
+const DEPTH: f32 = 0.02;
+/// Most height of a hovering body above the terrain, length units.
+const HOVER: f32 = 0.2;
 /// Grid squares per side.
 const CELLS: usize = 224;
 /// Cell size, length units.
@@ -55,11 +64,32 @@ fn terrain(rng: &mut Pcg64) -> (Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>) {
     (vertices, triangles, heights)
 }
 
-/// The highest terrain vertex of the cell under `(x, z)`: bodies rest just below it.
+/// The highest terrain vertex of the cell under `(x, z)`: bodies start just above it.
 fn height_under(heights: &[f32], x: f32, z: f32) -> f32 {
     let (i, j) = ((x / CELL) as usize, (z / CELL) as usize);
     let h = |i: usize, j: usize| heights[i * (CELLS + 1) + j];
     h(i, j).max(h(i + 1, j)).max(h(i, j + 1)).max(h(i + 1, j + 1))
+}
+
+/// `pose` moved along y until its distance to the terrain is `gap` (negative: a depth), by
+/// parry's `contact` query (an oracle apart from both backends): a few steps along the contact
+/// normal's vertical share.
+fn settle(
+    mesh: &dyn parry3d::shape::Shape,
+    shape: &dyn parry3d::shape::Shape,
+    mut pose: Pose,
+    gap: f32,
+) -> Pose {
+    let origin = to_parry_pose(&Pose::IDENTITY);
+    for _ in 0..8 {
+        let Some(c) = parry3d::query::contact(&origin, mesh, &to_parry_pose(&pose), shape, 2.0)
+            .expect("parry supports mesh pairs")
+        else {
+            break;
+        };
+        pose.translation.y -= f64::from((c.dist - gap) / c.normal1.y.max(0.5));
+    }
+    pose
 }
 
 fn bench_trimesh(c: &mut Criterion) {
@@ -95,61 +125,82 @@ fn bench_trimesh(c: &mut Criterion) {
         ),
     ];
     let mut group = c.benchmark_group("trimesh");
-    group.throughput(Throughput::Elements(BODIES as u64));
     for (name, shape) in &shapes {
         let extent = (CELLS as f32 - 2.0) * CELL;
+        let parry_shape = to_parry_shape(shape).expect("parry builds the shape");
+        let mut scratch = TriMeshScratch::default();
         let poses: Vec<Pose> = (0..BODIES)
             .map(|_| {
                 let (x, z) = (rng.random_range(CELL..extent), rng.random_range(CELL..extent));
                 let rotation = Quat::from_rotation_y(rng.random_range(0.0..6.3))
                     * Quat::from_rotation_x(rng.random_range(-0.3..0.3));
-                let y = height_under(&heights, x, z) + 0.3 - 0.02;
-                Pose::new(Vec3::new(x, y, z), rotation)
+                let gap = if rng.random_bool(RESTING) {
+                    -DEPTH
+                } else {
+                    rng.random_range(MARGIN..HOVER)
+                };
+                let start = Pose::new(Vec3::new(x, height_under(&heights, x, z) + 0.6, z), rotation);
+                settle(parry_mesh.as_ref(), parry_shape.as_ref(), start, gap)
             })
             .collect();
-        let mut scratch = TriMeshScratch::default();
-        let touching = poses
+        let touching: Vec<Pose> = poses
             .iter()
             .filter(|p| {
                 collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, p, MARGIN, &mut scratch).is_some()
             })
-            .count();
-        println!("trimesh/{name}: {touching} of {BODIES} bodies touch the terrain");
-        group.bench_function(format!("{name}/hullsat"), |b| {
-            b.iter(|| {
-                let mut points = 0;
-                for pose in &poses {
-                    let m = collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, pose, MARGIN, &mut scratch);
-                    points += m.map_or(0, |m| m.point_count());
-                }
-                black_box(points)
-            })
-        });
-        let parry_shape = to_parry_shape(shape).expect("parry builds the shape");
-        let parry_poses: Vec<_> = poses.iter().map(to_parry_pose).collect();
+            .copied()
+            .collect();
         let mesh_pose = to_parry_pose(&Pose::IDENTITY);
+        let parry_manifolds = |poses: &[_], manifolds: &mut Vec<ContactManifold<(), ()>>| {
+            let mut points = 0;
+            let mut touching = 0;
+            for pose in poses {
+                manifolds.clear();
+                let mut workspace = None;
+                DefaultQueryDispatcher
+                    .contact_manifolds(
+                        &mesh_pose.inv_mul(pose),
+                        parry_mesh.as_ref(),
+                        parry_shape.as_ref(),
+                        MARGIN,
+                        manifolds,
+                        &mut workspace,
+                    )
+                    .expect("parry supports mesh pairs");
+                let here = manifolds.iter().map(|m| m.points.len()).sum::<usize>();
+                touching += usize::from(here > 0);
+                points += here;
+            }
+            (points, touching)
+        };
         let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
-        group.bench_function(format!("{name}/parry"), |b| {
-            b.iter(|| {
-                let mut points = 0;
-                for pose in &parry_poses {
-                    manifolds.clear();
-                    let mut workspace = None;
-                    DefaultQueryDispatcher
-                        .contact_manifolds(
-                            &mesh_pose.inv_mul(pose),
-                            parry_mesh.as_ref(),
-                            parry_shape.as_ref(),
-                            MARGIN,
-                            &mut manifolds,
-                            &mut workspace,
-                        )
-                        .expect("parry supports mesh pairs");
-                    points += manifolds.iter().map(|m| m.points.len()).sum::<usize>();
-                }
-                black_box(points)
-            })
-        });
+        println!(
+            "trimesh/{name}: {} of {BODIES} bodies touch the terrain (parry: {})",
+            touching.len(),
+            parry_manifolds(
+                &poses.iter().map(to_parry_pose).collect::<Vec<_>>(),
+                &mut manifolds
+            )
+            .1
+        );
+        for (set, poses) in [("touching", &touching), ("all", &poses)] {
+            let parry_poses: Vec<_> = poses.iter().map(to_parry_pose).collect();
+            group.throughput(Throughput::Elements(poses.len() as u64));
+            group.bench_function(format!("{name}/{set}/hullsat"), |b| {
+                b.iter(|| {
+                    let mut points = 0;
+                    for pose in poses {
+                        let m =
+                            collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, pose, MARGIN, &mut scratch);
+                        points += m.map_or(0, |m| m.point_count());
+                    }
+                    black_box(points)
+                })
+            });
+            group.bench_function(format!("{name}/{set}/parry"), |b| {
+                b.iter(|| black_box(parry_manifolds(&parry_poses, &mut manifolds)))
+            });
+        }
     }
     group.finish();
 }

@@ -21,7 +21,7 @@ use crate::hull::{ConvexHull, Plane};
 use crate::manifold::{ContactPoint, FeatureId};
 use crate::pose::Isometry;
 use crate::query::sat::SatAxis;
-use crate::query::sat_triangle::query_triangle_hull;
+use crate::query::sat_triangle::{PosedHull, query_triangle_hull};
 use crate::query::segment::closest_points_segments;
 use crate::trimesh::TriMesh;
 
@@ -30,21 +30,26 @@ const SMALL_CLIP_VERTICES: usize = 8;
 
 /// The contact (A's frame, the mesh's; normal from the mesh toward B, separation: of the deepest
 /// point for a face axis) of triangle
-/// `index` of `mesh` and `hull` posed at `b_in_a`, its points (every clipped point within the
-/// margin: the merge reduces them) appended to `out`; `None` beyond `margin` or when the clip
-/// keeps no point. `tolerance`: face preference and feature ties (length units).
+/// `index` of `mesh` and `hull` posed at `b_in_a` (`posed`: the same, [`PosedHull::pose`]), its
+/// points (every clipped point within the margin: the merge reduces them) appended to `out`;
+/// `None` beyond `margin` or when the clip keeps no point. `tolerance`: face preference and
+/// feature ties (length units).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn collide_triangle_hull(
     mesh: &TriMesh,
     index: u32,
     hull: &ConvexHull,
+    posed: &PosedHull,
     b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,
     out: &mut Vec<ContactPoint>,
 ) -> Option<(Vec3, f32)> {
     let triangle = mesh.triangle(index);
-    let allows = |feature, normal| mesh.allows_normal(index, feature, normal);
-    let sat = query_triangle_hull(&triangle, hull, b_in_a, margin, tolerance, allows)?;
+    let sides = triangle.sides();
+    let allows = |feature, normal| mesh.allows_normal_by(index, feature, normal, |k| sides[k]);
+    let sat = query_triangle_hull(&triangle, &sides, hull, posed, b_in_a, margin, tolerance, allows)?;
+    let posed_vertices = posed.vertices();
     let first = out.len();
     let corners = |i: usize| triangle.vertices[i];
     match sat.axis {
@@ -60,7 +65,7 @@ pub(crate) fn collide_triangle_hull(
                 offset: triangle.normal.dot(triangle.vertices[0]),
             };
             let incident = hull.face_loop(face).iter().map(|&v| {
-                let position = b_in_a.transform_point(hull.vertices()[v as usize]);
+                let position = posed_vertices[v as usize];
                 (position, FeatureId::new(FeatureId::FACE_A, false, 0, v), v)
             });
             let count = hull.face_loop(face).len();
@@ -77,15 +82,15 @@ pub(crate) fn collide_triangle_hull(
         }
         SatAxis::FaceB(face) => {
             let face_loop = hull.face_loop(face as usize);
-            let normal = b_in_a.rotation * hull.planes()[face as usize].normal;
+            let normal = posed.plane(face as usize).normal;
             let reference = ReferencePolygon {
                 normal,
                 loop_ids: face_loop,
-                corner: |i: usize| b_in_a.transform_point(hull.vertices()[face_loop[i] as usize]),
+                corner: |i: usize| posed_vertices[face_loop[i] as usize],
             };
             let plane = Plane {
                 normal,
-                offset: normal.dot(b_in_a.transform_point(hull.vertices()[face_loop[0] as usize])),
+                offset: normal.dot(posed_vertices[face_loop[0] as usize]),
             };
             let incident = (0..3u32).map(|k| {
                 (
@@ -99,9 +104,7 @@ pub(crate) fn collide_triangle_hull(
         SatAxis::EdgePair { edge_a, edge_b } => {
             let (k, edge) = (edge_a as usize, hull.edges()[edge_b as usize]);
             let (a0, a1) = (triangle.vertices[k], triangle.vertices[(k + 1) % 3]);
-            let [b0, b1] = edge
-                .vertices
-                .map(|v| b_in_a.transform_point(hull.vertices()[v as usize]));
+            let [b0, b1] = edge.vertices.map(|v| posed_vertices[v as usize]);
             let (s, t) = closest_points_segments(a0, a1, b0, b1);
             out.push(ContactPoint {
                 position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),

@@ -22,6 +22,7 @@ use crate::contact::triangle_hull::collide_triangle_hull;
 use crate::contact::triangle_sphere::collide_triangle_sphere;
 use crate::manifold::{ContactPoint, Manifold};
 use crate::pose::{Isometry, Pose};
+use crate::query::sat_triangle::PosedHull;
 use crate::shape::Shape;
 use crate::trimesh::{TriMesh, mesh_feature_id};
 
@@ -30,6 +31,7 @@ use crate::trimesh::{TriMesh, mesh_feature_id};
 #[derive(Clone, Debug, Default)]
 pub struct TriMeshScratch {
     triangles: Vec<u32>,
+    posed: PosedHull,
     contacts: Vec<TriangleContact>,
     points: Vec<ContactPoint>,
     merged: Vec<ContactPoint>,
@@ -62,8 +64,12 @@ pub fn collide_trimesh_shape(
     let size = shape.size();
     let tolerance = AXIS_PREFERENCE_TOLERANCE * size;
     let tie_tolerance = CONTACT_REDUCTION_TOLERANCE * size;
-    // 1. Midphase.
-    let (min, max) = box_in_a(shape, &b_in_a)?;
+    // 1. Midphase (a hull posed in A's frame once for every triangle).
+    let hull = shape.as_hull();
+    if let Some(hull) = hull {
+        scratch.posed.pose(hull, &b_in_a);
+    }
+    let (min, max) = box_in_a(shape, &b_in_a, &scratch.posed)?;
     let grow =
         margin + TRIMESH_AABB_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
     mesh.triangles_in_aabb(min - grow, max + grow, &mut scratch.triangles);
@@ -71,6 +77,7 @@ pub fn collide_trimesh_shape(
     scratch.contacts.clear();
     scratch.points.clear();
     let points = &mut scratch.points;
+    let posed = &scratch.posed;
     for &t in &scratch.triangles {
         let first = points.len();
         let from_manifold = |m: Manifold, points: &mut Vec<ContactPoint>| {
@@ -85,7 +92,7 @@ pub fn collide_trimesh_shape(
                 collide_triangle_capsule(mesh, t, segment, c.radius, margin, tolerance)
                     .map(|m| from_manifold(m, points))
             }
-            _ => collide_triangle_hull(mesh, t, shape.as_hull()?, &b_in_a, margin, tolerance, points),
+            _ => collide_triangle_hull(mesh, t, hull?, posed, &b_in_a, margin, tolerance, points),
         };
         if let Some((normal, separation)) = contact {
             let end = points.len();
@@ -141,18 +148,17 @@ pub fn collide_trimesh_shape(
     Some(manifold.to_world(pose_a))
 }
 
-/// B's box in A's frame (lower and upper corners), `None` for a half-space.
-fn box_in_a(shape: &Shape, b_in_a: &Isometry) -> Option<(Vec3, Vec3)> {
+/// B's box in A's frame (lower and upper corners), `None` for a half-space; a hull's from
+/// `posed` (the hull posed at `b_in_a`).
+fn box_in_a(shape: &Shape, b_in_a: &Isometry, posed: &PosedHull) -> Option<(Vec3, Vec3)> {
     let centre = b_in_a.translation;
     let half = match shape {
         Shape::Sphere(s) => Vec3::splat(s.radius),
         Shape::Capsule(c) => (b_in_a.rotation * Vec3::new(0.0, c.half_height, 0.0)).abs() + c.radius,
         Shape::HalfSpace(_) => return None,
         _ => {
-            let hull = shape.as_hull()?;
             let (mut lo, mut hi) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
-            for &v in hull.vertices() {
-                let p = b_in_a.transform_point(v);
+            for &p in posed.vertices() {
                 (lo, hi) = (lo.min(p), hi.max(p));
             }
             return Some((lo, hi));

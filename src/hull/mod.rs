@@ -356,6 +356,29 @@ impl ConvexHull {
         lowest.min_element()
     }
 
+    /// [`Self::lowest_along`] of `direction` and the largest `direction · v` (minus
+    /// [`Self::lowest_along`] of `-direction`, bit for bit), in one pass.
+    #[inline]
+    pub fn lowest_and_highest_along(&self, direction: Vec3) -> (f32, f32) {
+        let (dx, dy, dz) = (
+            Vec4::splat(direction.x),
+            Vec4::splat(direction.y),
+            Vec4::splat(direction.z),
+        );
+        let (mut lowest, mut highest) = (Vec4::INFINITY, Vec4::NEG_INFINITY);
+        for &[x, y, z] in &self.vertex_lanes {
+            let dots = (x * dx) + (y * dy) + (z * dz);
+            (lowest, highest) = (lowest.min(dots), highest.max(dots));
+        }
+        (lowest.min_element(), highest.max_element())
+    }
+
+    /// The vertices four at a time by coordinate (`[x, y, z]`, lane `i` = vertex `4 * group +
+    /// i`); the last group repeats its last vertex in the unused lanes.
+    pub(crate) fn vertex_lanes(&self) -> &[[Vec4; 3]] {
+        &self.vertex_lanes
+    }
+
     /// [`Self::lowest_along`] of four directions given by coordinate (`[x, y, z]`, lane `i` of
     /// each is direction `i`), lane `i` of the result for direction `i`, bit for bit: each
     /// vertex group is read once for the four, and the directions stay in registers.

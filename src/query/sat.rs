@@ -379,7 +379,7 @@ fn for_each_passing<L>(
 /// The lanes of lane group `group` that hold one of `len` items (the last group's padding lanes
 /// repeat its last item and are left out), as a 4-bit mask.
 #[inline]
-fn real_lanes(group: usize, len: usize) -> u32 {
+pub(crate) fn real_lanes(group: usize, len: usize) -> u32 {
     (1 << (len - 4 * group).min(4)) - 1
 }
 
@@ -447,7 +447,7 @@ impl EdgeScratch {
 /// `Quat * Vec3` (its SSE2 `mul_vec3a`): `v (w² − b·b) + b (2 (v·b)) + (b × v)(2 w)` with
 /// `b = (q.x, q.y, q.z)`, every product and sum in the same order.
 #[inline]
-fn rotate_lanes(q: Quat, [x, y, z]: [Vec4; 3]) -> [Vec4; 3] {
+pub(crate) fn rotate_lanes(q: Quat, [x, y, z]: [Vec4; 3]) -> [Vec4; 3] {
     let (bx, by, bz, w) = (q.x, q.y, q.z, q.w);
     let b2 = (bx * bx + by * by) + bz * bz;
     let scale = Vec4::splat(w * w - b2);

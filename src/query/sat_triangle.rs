@@ -9,14 +9,80 @@
 //! 4. Every axis may separate (the flat triangle's SAT); only axes in front of the triangle
 //!    (`normal · n >= 0`) that `allows` accepts (the caller's internal-edge policy) may be
 //!    chosen, with the hull SAT's face preference.
+//!
+//! B is posed in A's frame once per pair ([`PosedHull`]) and steps 2 and 3 run four faces or
+//! edges at a time; every value is the one the scalar per-triangle transform forms, bit for bit.
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 
 use crate::constants::PARALLEL_EDGE_SINE;
-use crate::hull::ConvexHull;
+use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
-use crate::query::sat::SatAxis;
+use crate::query::sat::{SatAxis, real_lanes, rotate_lanes};
 use crate::trimesh::{Triangle, TriangleFeature};
+
+/// A hull posed in A's frame once for many triangles: its vertices, face planes (four per group
+/// by coordinate) and the Gauss arcs of its edges negated (four per group). Each value is bit for
+/// bit the scalar one: `b_in_a.transform_point(v)`, `m = b_in_a.rotation * n` with offset
+/// `offset + m · t`, `-(b_in_a.rotation * n)`. Reused from pair to pair (allocates only to grow).
+#[derive(Clone, Debug, Default)]
+pub struct PosedHull {
+    /// Vertices, A's frame.
+    vertices: Vec<Vec3>,
+    /// Face planes, A's frame: normal x, y, z lanes and offset lanes; padding lanes repeat the
+    /// last face.
+    plane_lanes: Vec<[Vec4; 4]>,
+    /// Each edge's face normals negated, A's frame: `faces[0]`'s x, y, z lanes, then `faces[1]`'s.
+    arc_lanes: Vec<[Vec4; 6]>,
+    /// Face and edge counts (the real lanes).
+    faces: usize,
+    edges: usize,
+}
+
+impl PosedHull {
+    /// Poses `hull` at `b_in_a` (B's pose in A's frame), replacing what was held.
+    pub fn pose(&mut self, hull: &ConvexHull, b_in_a: &Isometry) {
+        let (q, t) = (b_in_a.rotation, b_in_a.translation);
+        let (tx, ty, tz) = (Vec4::splat(t.x), Vec4::splat(t.y), Vec4::splat(t.z));
+        self.vertices.clear();
+        for &lanes in hull.vertex_lanes() {
+            let [x, y, z] = rotate_lanes(q, lanes);
+            let [x, y, z] = [x + tx, y + ty, z + tz];
+            self.vertices.extend((0..4).map(|i| Vec3::new(x[i], y[i], z[i])));
+        }
+        self.vertices.truncate(hull.vertices().len());
+        self.plane_lanes.clear();
+        self.plane_lanes
+            .extend(hull.plane_lanes().iter().map(|&[nx, ny, nz, offset]| {
+                let [mx, my, mz] = rotate_lanes(q, [nx, ny, nz]);
+                [mx, my, mz, offset + (((mx * tx) + (my * ty)) + (mz * tz))]
+            }));
+        self.arc_lanes.clear();
+        self.arc_lanes.extend(hull.edge_lanes().iter().map(|lanes| {
+            let [cx, cy, cz] = rotate_lanes(q, lanes.normal0);
+            let [dx, dy, dz] = rotate_lanes(q, lanes.normal1);
+            [-cx, -cy, -cz, -dx, -dy, -dz]
+        }));
+        self.faces = hull.planes().len();
+        self.edges = hull.edges().len();
+    }
+
+    /// Vertices, A's frame.
+    #[inline]
+    pub fn vertices(&self) -> &[Vec3] {
+        &self.vertices
+    }
+
+    /// Face `face`'s plane, A's frame.
+    #[inline]
+    pub fn plane(&self, face: usize) -> Plane {
+        let [x, y, z, offset] = self.plane_lanes[face / 4].map(|l| l[face % 4]);
+        Plane {
+            normal: Vec3::new(x, y, z),
+            offset,
+        }
+    }
+}
 
 /// The chosen axis of [`query_triangle_hull`], A's (the triangle's) frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,13 +96,17 @@ pub struct TriangleAxis {
     pub separation: f32,
 }
 
-/// The SAT of `triangle` against `hull` posed at `b_in_a`: `None` when an axis separates them
-/// by more than `margin` or the hull lies wholly behind the triangle's plane; else the best
-/// allowed axis (module docs) with faces preferred by `tolerance` (length units). Features
-/// for `allows` are found within `tolerance` too.
+/// The SAT of `triangle` against `hull` posed at `b_in_a` (`posed`: the same hull posed there,
+/// [`PosedHull::pose`]; `sides`: the triangle's [`Triangle::sides`]): `None` when an axis
+/// separates them by more than `margin` or the hull lies wholly behind the triangle's plane; else
+/// the best allowed axis (module docs) with faces preferred by `tolerance` (length units).
+/// Features for `allows` are found within `tolerance` too.
+#[allow(clippy::too_many_arguments)]
 pub fn query_triangle_hull(
     triangle: &Triangle,
+    sides: &[(Vec3, Vec3); 3],
     hull: &ConvexHull,
+    posed: &PosedHull,
     b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,
@@ -48,8 +118,9 @@ pub fn query_triangle_hull(
     // 1. The triangle's face, and B wholly behind it.
     let n_in_b = b_in_a.inverse_transform_vector(n);
     let plane = n.dot(v0);
-    let face_separation = hull.lowest_along(n_in_b) + n.dot(t) - plane;
-    if face_separation > margin || -hull.lowest_along(-n_in_b) + n.dot(t) < plane {
+    let (lowest, highest) = hull.lowest_and_highest_along(n_in_b);
+    let face_separation = lowest + n.dot(t) - plane;
+    if face_separation > margin || highest + n.dot(t) < plane {
         return None;
     }
     let mut best = TriangleAxis {
@@ -57,24 +128,40 @@ pub fn query_triangle_hull(
         normal: n,
         separation: face_separation,
     };
-    // 2. B's faces: normal −m from the triangle toward B.
+    // 2. B's faces, four at a time: normal −m from the triangle toward B.
+    let splat = |v: Vec3| [Vec4::splat(v.x), Vec4::splat(v.y), Vec4::splat(v.z)];
+    let dots = |[x, y, z]: [Vec4; 3], [mx, my, mz]: [Vec4; 3]| ((mx * x) + (my * y)) + (mz * z);
+    let corners = [v0, v1, v2].map(splat);
+    let (margin4, n4) = (Vec4::splat(margin), splat(n));
+    // Only an axis beyond `beat` can replace the best: `allows` is asked of those alone.
+    let beat = best.separation + tolerance;
     let mut best_b: Option<TriangleAxis> = None;
-    for (j, p) in hull.planes().iter().enumerate() {
-        let m = b_in_a.rotation * p.normal;
-        let offset = p.offset + m.dot(t);
-        let separation = m.dot(v0).min(m.dot(v1)).min(m.dot(v2)) - offset;
-        if separation > margin {
+    for (group, &[mx, my, mz, offset]) in posed.plane_lanes.iter().enumerate() {
+        let m = [mx, my, mz];
+        let separations = dots(corners[0], m)
+            .min(dots(corners[1], m))
+            .min(dots(corners[2], m))
+            - offset;
+        if separations.cmpgt(margin4).any() {
             return None;
         }
-        if best_b.is_none_or(|b| separation > b.separation)
-            && -m.dot(n) >= 0.0
-            && allows(triangle.feature_along(-m, tolerance), -m)
-        {
-            best_b = Some(TriangleAxis {
-                axis: SatAxis::FaceB(j as u32),
-                normal: -m,
-                separation,
-            });
+        let floor = Vec4::splat(best_b.map_or(beat, |b| b.separation.max(beat)));
+        let mut mask = (separations.cmpgt(floor) & dots(n4, m).cmple(Vec4::ZERO)).bitmask()
+            & real_lanes(group, posed.faces);
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let separation = separations[i];
+            let m = Vec3::new(mx[i], my[i], mz[i]);
+            if best_b.is_none_or(|b| separation > b.separation)
+                && allows(triangle.feature_along(-m, tolerance), -m)
+            {
+                best_b = Some(TriangleAxis {
+                    axis: SatAxis::FaceB((4 * group + i) as u32),
+                    normal: -m,
+                    separation,
+                });
+            }
         }
     }
     if let Some(b) = best_b
@@ -82,49 +169,66 @@ pub fn query_triangle_hull(
     {
         best = b;
     }
-    // 3. Edge pairs.
-    let sides = [0, 1, 2].map(|k| (triangle.edge_direction(k), triangle.side_normal(k)));
-    let vertices = hull.vertices();
-    let planes = hull.planes();
+    // 3. Edge pairs whose arcs cross, four hull edges at a time.
+    let vertices = posed.vertices();
+    let edges = hull.edges();
+    let sides4 = sides.map(|(e, side)| (splat(e), splat(side)));
+    let beat = best.separation + tolerance;
     let mut best_edge: Option<TriangleAxis> = None;
-    for (j, edge) in hull.edges().iter().enumerate() {
-        // B's arc negated, A's frame.
-        let c = -(b_in_a.rotation * planes[edge.faces[0] as usize].normal);
-        let d = -(b_in_a.rotation * planes[edge.faces[1] as usize].normal);
-        let start = b_in_a.transform_point(vertices[edge.vertices[0] as usize]);
-        let direction = b_in_a.rotation * hull.edge_directions()[j];
-        for (k, &(e, side)) in sides.iter().enumerate() {
-            // The arc c→d crosses the great circle ⟂ e at x; it must be on the side's half.
-            let (ce, de) = (c.dot(e), d.dot(e));
-            if ce * de >= 0.0 {
+    for (group, &[cx, cy, cz, dx, dy, dz]) in posed.arc_lanes.iter().enumerate() {
+        // The arc c→d crosses the great circle ⟂ e at x; it must be on the side's half.
+        let crossings = sides4.map(|(e, side)| {
+            let (ce, de) = (dots(e, [cx, cy, cz]), dots(e, [dx, dy, dz]));
+            let (ca, da) = (ce.abs(), de.abs());
+            let x = [
+                (cx * da) + (dx * ca),
+                (cy * da) + (dy * ca),
+                (cz * da) + (dz * ca),
+            ];
+            let mask = ((ce * de).cmplt(Vec4::ZERO) & dots(side, x).cmpgt(Vec4::ZERO)).bitmask();
+            (mask, x)
+        });
+        let any = crossings.iter().fold(0, |m, c| m | c.0) & real_lanes(group, posed.edges);
+        if any == 0 {
+            continue;
+        }
+        for i in 0..4 {
+            if any & 1 << i == 0 {
                 continue;
             }
-            let x = c * de.abs() + d * ce.abs();
-            if x.dot(side) <= 0.0 {
-                continue;
-            }
-            let cross = e.cross(direction);
-            let length = cross.length();
-            if length < PARALLEL_EDGE_SINE {
-                continue;
-            }
-            let axis = if cross.dot(x) < 0.0 { -cross } else { cross } / length;
-            let separation = axis.dot(start - triangle.vertices[k]);
-            if separation > margin {
-                return None;
-            }
-            if best_edge.is_none_or(|b| separation > b.separation)
-                && x.dot(n) >= 0.0
-                && allows(TriangleFeature::Edge(k), axis)
-            {
-                best_edge = Some(TriangleAxis {
-                    axis: SatAxis::EdgePair {
-                        edge_a: k as u32,
-                        edge_b: j as u32,
-                    },
-                    normal: axis,
-                    separation,
-                });
+            let j = 4 * group + i;
+            let start = vertices[edges[j].vertices[0] as usize];
+            let direction = b_in_a.rotation * hull.edge_directions()[j];
+            for (k, &(mask, [x_x, x_y, x_z])) in crossings.iter().enumerate() {
+                if mask & 1 << i == 0 {
+                    continue;
+                }
+                let x = Vec3::new(x_x[i], x_y[i], x_z[i]);
+                let e = sides[k].0;
+                let cross = e.cross(direction);
+                let length = cross.length();
+                if length < PARALLEL_EDGE_SINE {
+                    continue;
+                }
+                let axis = if cross.dot(x) < 0.0 { -cross } else { cross } / length;
+                let separation = axis.dot(start - triangle.vertices[k]);
+                if separation > margin {
+                    return None;
+                }
+                if separation > beat
+                    && best_edge.is_none_or(|b| separation > b.separation)
+                    && x.dot(n) >= 0.0
+                    && allows(TriangleFeature::Edge(k), axis)
+                {
+                    best_edge = Some(TriangleAxis {
+                        axis: SatAxis::EdgePair {
+                            edge_a: k as u32,
+                            edge_b: j as u32,
+                        },
+                        normal: axis,
+                        separation,
+                    });
+                }
             }
         }
     }

@@ -103,6 +103,15 @@ impl Triangle {
     pub fn side_normal(&self, k: usize) -> Vec3 {
         self.edge_direction(k).cross(self.normal)
     }
+
+    /// Each edge's [`Self::edge_direction`] and [`Self::side_normal`], edges 0, 1, 2.
+    #[inline]
+    pub fn sides(&self) -> [(Vec3, Vec3); 3] {
+        [0, 1, 2].map(|k| {
+            let e = self.edge_direction(k);
+            (e, e.cross(self.normal))
+        })
+    }
 }
 
 /// A feature of one triangle: its face, edge `k` or corner `k`.
@@ -306,6 +315,22 @@ impl TriMesh {
     /// triangles' normals (a convex edge) or on the outer side (a boundary edge); a corner's when
     /// one of its two edges allows it. Callers replace a refused normal with the face's.
     pub fn allows_normal(&self, index: u32, feature: TriangleFeature, normal: Vec3) -> bool {
+        self.allows_normal_by(index, feature, normal, |k| {
+            let triangle = self.triangle(index);
+            (triangle.edge_direction(k), triangle.side_normal(k))
+        })
+    }
+
+    /// [`Self::allows_normal`] with triangle `index`'s edge `k` direction and side normal
+    /// ([`Triangle::sides`]) from `side`.
+    #[inline]
+    pub(crate) fn allows_normal_by(
+        &self,
+        index: u32,
+        feature: TriangleFeature,
+        normal: Vec3,
+        side: impl Fn(usize) -> (Vec3, Vec3),
+    ) -> bool {
         let face = self.planes[index as usize].normal;
         let along = face.dot(normal);
         if along >= TRIMESH_FACE_NORMAL_DEGREES.to_radians().cos() {
@@ -314,30 +339,25 @@ impl TriMesh {
         if along < 0.0 {
             return false;
         }
+        let edge_allows = |k: usize| self.edge_allows(index, k, normal, side(k));
         match feature {
             TriangleFeature::Face => false,
-            TriangleFeature::Edge(k) => self.edge_allows(index, k, normal),
-            TriangleFeature::Vertex(k) => {
-                self.edge_allows(index, k, normal) || self.edge_allows(index, (k + 2) % 3, normal)
-            }
+            TriangleFeature::Edge(k) => edge_allows(k),
+            TriangleFeature::Vertex(k) => edge_allows(k) || edge_allows((k + 2) % 3),
         }
     }
 
-    /// [`Self::allows_normal`] for edge `k` of triangle `index`.
-    fn edge_allows(&self, index: u32, k: usize, normal: Vec3) -> bool {
+    /// [`Self::allows_normal`] for edge `k` of triangle `index`, its direction `e` and side
+    /// normal `side`.
+    fn edge_allows(&self, index: u32, k: usize, normal: Vec3, (e, side): (Vec3, Vec3)) -> bool {
         if self.active_edges[index as usize] & (1 << k) == 0 {
             return false;
         }
-        let triangle = self.triangle(index);
         match self.neighbours[index as usize][k] {
-            NO_NEIGHBOUR => triangle.side_normal(k).dot(normal) >= 0.0,
+            NO_NEIGHBOUR => side.dot(normal) >= 0.0,
             other => {
                 // Between n and the neighbour's n' on the arc about the edge direction e.
-                let (n, n_other, e) = (
-                    triangle.normal,
-                    self.plane(other).normal,
-                    triangle.edge_direction(k),
-                );
+                let (n, n_other) = (self.planes[index as usize].normal, self.plane(other).normal);
                 n.cross(normal).dot(e) >= 0.0 && normal.cross(n_other).dot(e) >= 0.0
             }
         }
