@@ -10,6 +10,7 @@ mod halfspace_capsule;
 mod halfspace_hull;
 mod halfspace_sphere;
 mod hull_hull;
+mod merge;
 mod sphere_capsule;
 mod sphere_hull;
 mod sphere_sphere;
