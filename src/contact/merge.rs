@@ -37,7 +37,9 @@ pub(crate) fn merge_sub_manifolds(
     merged: &mut Vec<ContactPoint>,
 ) -> Option<Manifold> {
     let deepest = subs.iter().map(|c| c.separation).fold(f32::INFINITY, f32::min);
-    let chosen = subs.iter().position(|c| c.separation <= deepest + tie_tolerance)?;
+    let chosen = subs
+        .iter()
+        .position(|c| c.separation <= deepest + tie_tolerance)?;
     let normal = subs[chosen].normal;
     merged.clear();
     for (k, c) in subs.iter().enumerate() {

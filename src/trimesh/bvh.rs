@@ -45,12 +45,18 @@ impl TriangleBvh {
                 (a.min(b).min(c), a.max(b).max(c))
             })
             .collect();
+        Self::from_boxes(&boxes)
+    }
+
+    /// Builds the tree over any boxes (lower, upper corner; a compound's children too): item `i`
+    /// is `boxes[i]`.
+    pub(crate) fn from_boxes(boxes: &[(Vec3, Vec3)]) -> TriangleBvh {
         let mut bvh = TriangleBvh {
             nodes: vec![Node::default()],
-            order: (0..triangles.len() as u32).collect(),
+            order: (0..boxes.len() as u32).collect(),
             boxes: Vec::new(),
         };
-        let mut pending = vec![(0usize, 0usize, triangles.len())];
+        let mut pending = vec![(0usize, 0usize, boxes.len())];
         while let Some((node, start, end)) = pending.pop() {
             let items = &mut bvh.order[start..end];
             let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
