@@ -370,13 +370,11 @@ fn parry_compound(c: &Compound) -> parry3d::shape::Compound {
     )
 }
 
-/// Every child pair's manifold of `a` at `pose_a` against `b` at `pose_b` (compounds or single
-/// shapes as one child), world poses, with the child shapes and poses.
-fn child_pairs<'s>(
-    a: &'s [(Shape, Pose)],
-    b: &'s [(Shape, Pose)],
-    margin: f32,
-) -> Vec<(&'s (Shape, Pose), &'s (Shape, Pose), Manifold)> {
+/// A posed child: its shape and world pose.
+type Part = (Shape, Pose);
+
+/// Every pair of a part of `a` and a part of `b` within `margin`, with its convex manifold.
+fn child_pairs<'s>(a: &'s [Part], b: &'s [Part], margin: f32) -> Vec<(&'s Part, &'s Part, Manifold)> {
     let mut out = Vec::new();
     for ca in a {
         for cb in b {
