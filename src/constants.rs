@@ -190,3 +190,16 @@ pub const TRIMESH_MERGE_DEGREES: f32 = 10.0;
 /// magnitude plus its extent (dimensionless; times that, a length), on top of the margin: covers
 /// f32 rounding of the box test. Larger only adds candidate triangles.
 pub const TRIMESH_AABB_PADDING: f32 = 1.0e-5;
+
+// Compounds
+
+/// A compound's contacts merge into one manifold per body pair: the deepest child pair's
+/// normal, and the points of the child pairs whose normals are within this angle (degrees) of
+/// it, as [`TRIMESH_MERGE_DEGREES`] for meshes. Larger keeps points across sharper concave
+/// bends (their depths measured along their own child pair's normal); smaller drops them.
+pub const COMPOUND_MERGE_DEGREES: f32 = 10.0;
+
+/// Growth of a part's box before the compound midphase, relative to the box's largest coordinate
+/// magnitude plus its extent (dimensionless; times that, a length), on top of the margin: covers
+/// f32 rounding of the box test, as [`TRIMESH_AABB_PADDING`]. Larger only adds child pairs.
+pub const COMPOUND_AABB_PADDING: f32 = 1.0e-5;

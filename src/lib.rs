@@ -42,6 +42,7 @@
 pub mod broadphase;
 mod bvh;
 pub mod cache;
+pub mod compound;
 pub mod constants;
 pub mod contact;
 pub mod contact_set;
@@ -68,6 +69,7 @@ pub mod trimesh;
 pub use glam;
 
 pub use cache::ContactCache;
+pub use compound::{Compound, CompoundChild, CompoundError};
 pub use contact_set::ContactSet;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};

@@ -6,10 +6,12 @@ mod box_clip;
 mod capsule_capsule;
 mod capsule_hull;
 pub mod clip;
+mod compound;
 mod halfspace_capsule;
 mod halfspace_hull;
 mod halfspace_sphere;
 mod hull_hull;
+mod merge;
 mod sphere_capsule;
 mod sphere_hull;
 mod sphere_sphere;
@@ -22,6 +24,9 @@ pub use box_box::collide_box_box;
 pub(crate) use box_box::{box_manifold_on_axis, collide_box_box_reporting_sat};
 pub use capsule_capsule::collide_capsule_capsule;
 pub use capsule_hull::collide_capsule_hull;
+pub use compound::{
+    CompoundScratch, collide_compound_compound, collide_compound_shape, collide_shape_compound,
+};
 pub use halfspace_capsule::collide_halfspace_capsule;
 pub use halfspace_hull::collide_halfspace_hull;
 pub use halfspace_sphere::collide_halfspace_sphere;

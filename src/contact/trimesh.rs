@@ -7,8 +7,8 @@
 //!    active-edge rule ([`TriMesh::allows_normal`]).
 //! 3. Merge: the deepest triangle contact's normal (ties within the reduction tolerance to the
 //!    first in BVH order); the points of every triangle contact whose normal is within
-//!    [`TRIMESH_MERGE_DEGREES`] of it, reduced to four ([`reduce_to_four`]), points within the
-//!    tolerance of a kept one dropped; ids [`mesh_feature_id`].
+//!    [`TRIMESH_MERGE_DEGREES`] of it, reduced to four, points within the tolerance of a kept one
+//!    dropped (the merge compounds share: `contact::merge`); ids [`mesh_feature_id`].
 //! 4. Normal, points to the world by the mesh's pose.
 
 use glam::Vec3;
@@ -16,7 +16,7 @@ use glam::Vec3;
 use crate::constants::{
     AXIS_PREFERENCE_TOLERANCE, CONTACT_REDUCTION_TOLERANCE, TRIMESH_AABB_PADDING, TRIMESH_MERGE_DEGREES,
 };
-use crate::contact::clip::reduce_to_four;
+use crate::contact::merge::{SubManifold, merge_sub_manifolds};
 use crate::contact::triangle_capsule::collide_triangle_capsule;
 use crate::contact::triangle_hull::collide_triangle_hull;
 use crate::contact::triangle_sphere::collide_triangle_sphere;
@@ -32,20 +32,9 @@ use crate::trimesh::{TriMesh, mesh_feature_id};
 pub struct TriMeshScratch {
     triangles: Vec<u32>,
     posed: PosedHull,
-    contacts: Vec<TriangleContact>,
+    contacts: Vec<SubManifold>,
     points: Vec<ContactPoint>,
     merged: Vec<ContactPoint>,
-}
-
-/// One triangle's contact: its normal and separation (mesh frame), its points in
-/// [`TriMeshScratch::points`] from `first` to `end`.
-#[derive(Clone, Copy, Debug)]
-struct TriangleContact {
-    triangle: u32,
-    normal: Vec3,
-    separation: f32,
-    first: usize,
-    end: usize,
 }
 
 /// The manifold between `mesh` (body A) at `pose_a` and the convex `shape` (body B) at `pose_b`
@@ -96,8 +85,8 @@ pub fn collide_trimesh_shape(
         };
         if let Some((normal, separation)) = contact {
             let end = points.len();
-            scratch.contacts.push(TriangleContact {
-                triangle: t,
+            scratch.contacts.push(SubManifold {
+                tag: t,
                 normal,
                 separation,
                 first,
@@ -106,44 +95,17 @@ pub fn collide_trimesh_shape(
         }
     }
     // 3. Merge (a sphere touches at one place: its deepest contact's point alone).
-    let deepest = scratch
-        .contacts
-        .iter()
-        .map(|c| c.separation)
-        .fold(f32::INFINITY, f32::min);
-    let chosen = *scratch
-        .contacts
-        .iter()
-        .find(|c| c.separation <= deepest + tie_tolerance)?;
-    let normal = chosen.normal;
     let min_cos = TRIMESH_MERGE_DEGREES.to_radians().cos();
     let sphere = matches!(shape, Shape::Sphere(_));
-    scratch.merged.clear();
-    for c in scratch.contacts.iter() {
-        if c.normal.dot(normal) < min_cos || (sphere && c.triangle != chosen.triangle) {
-            continue;
-        }
-        scratch
-            .merged
-            .extend(scratch.points[c.first..c.end].iter().map(|p| ContactPoint {
-                id: mesh_feature_id(c.triangle, p.id),
-                ..*p
-            }));
-    }
-    let merged = &scratch.merged;
-    let candidate = |i: usize| {
-        let p: &ContactPoint = &merged[i];
-        Some((p.position.as_vec3(), -p.depth))
-    };
-    let kept = reduce_to_four(merged.len(), candidate, normal, tie_tolerance);
-    let mut manifold = Manifold::new(normal, deepest);
-    for &i in kept.indices() {
-        let p = merged[i];
-        let close = |q: &ContactPoint| (q.position - p.position).length() as f32 <= tie_tolerance;
-        if !manifold.points().iter().any(close) {
-            manifold.push(p);
-        }
-    }
+    let manifold = merge_sub_manifolds(
+        &scratch.contacts,
+        &scratch.points,
+        min_cos,
+        sphere,
+        tie_tolerance,
+        mesh_feature_id,
+        &mut scratch.merged,
+    )?;
     // 4. To the world.
     Some(manifold.to_world(pose_a))
 }

@@ -111,9 +111,15 @@ impl TriangleBvh {
                 (a.min(b).min(c), a.max(b).max(c))
             })
             .collect();
+        Self::from_boxes(&boxes)
+    }
+
+    /// Builds the tree over any boxes (lower, upper corner; a compound's children too): item `i`
+    /// is `boxes[i]`.
+    pub(crate) fn from_boxes(boxes: &[(Vec3, Vec3)]) -> TriangleBvh {
         let mut nodes = vec![Node::default()];
-        let mut order: Vec<u32> = (0..triangles.len() as u32).collect();
-        let mut pending = vec![(0usize, 0usize, triangles.len())];
+        let mut order: Vec<u32> = (0..boxes.len() as u32).collect();
+        let mut pending = vec![(0usize, 0usize, boxes.len())];
         while let Some((node, start, end)) = pending.pop() {
             let items = &mut order[start..end];
             let (mut min, mut max) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
@@ -152,7 +158,7 @@ impl TriangleBvh {
             pending.push((child + 1, start + mid, end));
         }
         let mut bvh = TriangleBvh::default();
-        bvh.root = bvh.collapse(&nodes, 0, &order, &boxes);
+        bvh.root = bvh.collapse(&nodes, 0, &order, boxes);
         bvh
     }
 
