@@ -292,9 +292,11 @@ impl GpuContext {
 }
 
 /// Validation and out-of-memory error scopes around a group of wgpu calls (per thread).
+/// Dropped without [`Self::pop`] (an early return), the guards pop in field order: the inner
+/// (validation) scope first, as wgpu requires.
 pub(crate) struct ErrorScopes {
-    out_of_memory: wgpu::ErrorScopeGuard,
     validation: wgpu::ErrorScopeGuard,
+    out_of_memory: wgpu::ErrorScopeGuard,
 }
 
 impl ErrorScopes {
@@ -316,5 +318,23 @@ impl ErrorScopes {
             Some(e) => Err(GpuError::Wgpu(e.to_string())),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_scopes_dropped_without_pop_leave_the_device_usable() {
+        let Ok(context) = shared_context() else {
+            return;
+        };
+        let device = context.device();
+        // An early return drops the scopes unpopped: they must unwind innermost first.
+        drop(ErrorScopes::push(device));
+        let outer = ErrorScopes::push(device);
+        drop(ErrorScopes::push(device));
+        assert!(outer.pop().is_ok());
     }
 }
