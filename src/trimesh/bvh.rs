@@ -5,8 +5,12 @@
 //!    the centres spread most, until at most [`LEAF_TRIANGLES`] remain; children adjacent.
 //! 3. Query: a depth-first walk with a fixed stack, reporting each leaf triangle whose box
 //!    overlaps the query box. No allocation.
+//! 4. Ray query: the same walk over the boxes a ray reaches (grown by [`BVH_PADDING`] as the
+//!    body BVH's are), the nearer child first.
 
 use glam::Vec3;
+
+use crate::bvh::{BVH_PADDING, BvhNode};
 
 /// Most triangles in a leaf.
 const LEAF_TRIANGLES: usize = 4;
@@ -92,6 +96,11 @@ impl TriangleBvh {
         bvh
     }
 
+    /// The root box (lower and upper corner): the extremes of every triangle's corners.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        (self.nodes[0].min, self.nodes[0].max)
+    }
+
     /// Calls `visit` with every triangle whose box overlaps `[min, max]` (closed boxes).
     #[inline]
     pub fn for_each_overlap(&self, min: Vec3, max: Vec3, mut visit: impl FnMut(u32)) {
@@ -115,6 +124,54 @@ impl TriangleBvh {
                 stack[top + 1] = node.first;
                 top += 2;
             }
+        }
+    }
+}
+
+impl TriangleBvh {
+    /// Step 4: calls `visit` with the triangles of every leaf whose box a ray (local origin,
+    /// component-wise inverse direction from [`crate::bvh::inverse_direction`]) reaches within
+    /// `limit()`, nearer boxes first; `limit` is read again before every node, so a nearest-hit
+    /// search can shrink it. No allocation.
+    pub fn for_each_ray_candidate(
+        &self,
+        origin: Vec3,
+        inverse_direction: Vec3,
+        mut limit: impl FnMut() -> f32,
+        mut visit: impl FnMut(u32),
+    ) {
+        let entry = |node: &Node, limit: f32| {
+            let pad = BVH_PADDING
+                * (node.min.abs().max(node.max.abs()).max_element() + (node.max - node.min).max_element());
+            let padded = BvhNode {
+                min: (node.min - pad).to_array(),
+                first: 0,
+                max: (node.max + pad).to_array(),
+                count: 0,
+            };
+            padded.entry(origin, inverse_direction, limit)
+        };
+        let mut stack = [0u32; STACK_SIZE];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let node = self.nodes[stack[top] as usize];
+            if entry(&node, limit()).is_none() {
+                continue;
+            }
+            if node.count > 0 {
+                let range = node.first as usize..(node.first + node.count) as usize;
+                self.order[range].iter().for_each(|&t| visit(t));
+                continue;
+            }
+            let (a, b) = (node.first, node.first + 1);
+            let far = f32::INFINITY;
+            let near_a = entry(&self.nodes[a as usize], far).unwrap_or(far)
+                <= entry(&self.nodes[b as usize], far).unwrap_or(far);
+            let (near, far) = if near_a { (a, b) } else { (b, a) };
+            stack[top] = far;
+            stack[top + 1] = near;
+            top += 2;
         }
     }
 }
