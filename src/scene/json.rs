@@ -1029,6 +1029,13 @@ mod tests {
                 Shape::Capsule(Capsule::new(0.7, 0.3).unwrap()),
                 Shape::HalfSpace(HalfSpace::new(Vec3::Y, -2.5).unwrap()),
                 Shape::Cylinder(Cylinder::new(0.4, 1.1).unwrap()),
+                Shape::from(
+                    TriMesh::new(
+                        vec![Vec3::ZERO, Vec3::Z, Vec3::new(1.0, 0.1, 1.0 / 3.0), Vec3::X],
+                        vec![[0, 1, 3], [1, 2, 3]],
+                    )
+                    .unwrap(),
+                ),
             ],
             bodies: vec![
                 Body {
@@ -1154,7 +1161,7 @@ mod tests {
             (
                 "{\"sphere\"",
                 "{\"cone\"",
-                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space)",
+                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)",
             ),
             (
                 "\"rotation\": [0,0,0,1]}]",
@@ -1247,7 +1254,7 @@ mod tests {
                 r#"{"box": {"half_extents": [1, 1, 1]}, "sphere": {"radius": 1}}"#
             )),
             "shapes[0]: expected an object with exactly one key, the shape kind \
-             (hull, box, sphere, capsule, cylinder, half_space)"
+             (hull, box, sphere, capsule, cylinder, half_space, trimesh)"
         );
         assert_eq!(
             error(&scene(r#"{"hull": {"points": [[0, 0, 0], [1, 0]]}}"#)),
@@ -1366,7 +1373,7 @@ mod tests {
             // A shape kind.
             (
                 TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
-                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space)"#,
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)"#,
             ),
             // A string value, cut after 40 characters.
             (
@@ -1386,6 +1393,96 @@ mod tests {
             assert_eq!(e, expected);
             assert!(!e.chars().any(char::is_control), "{e:?}");
         }
+    }
+
+    /// A scene of one mesh shape `{"trimesh": <mesh>}` and a sphere body.
+    fn mesh_scene(mesh: &str) -> String {
+        format!(
+            r#"{{"shapes": [{{"sphere": {{"radius": 1}}}}, {{"trimesh": {mesh}}}],
+                "bodies": [{{"shape": 1, "position": [0,0,0], "rotation": [0,0,0,1]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_triangle_mesh_is_read_and_each_problem_names_its_path() {
+        let square = r#"{"vertices": [[0,0,0], [0,0,1], [1,0,1], [1,0,0]], "triangles": [[0,1,3], [1,2,3]]}"#;
+        let scene = parse_scene_json(&mesh_scene(square)).unwrap();
+        let mesh = scene.shapes[1].as_trimesh().unwrap();
+        assert_eq!(mesh.triangles(), [[0, 1, 3], [1, 2, 3]]);
+        assert_eq!(mesh.vertices()[2], Vec3::new(1.0, 0.0, 1.0));
+        let at = "shapes[1].trimesh";
+        for (mesh, expected) in [
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,2], [0,1,3]]}"#,
+                format!("{at}.triangles[1]: triangle 1 names vertex 3, but there are 3 vertices"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [0,0,2]], "triangles": [[0,1,2]]}"#,
+                format!(
+                    "{at}.triangles[0]: triangle 0 is degenerate (repeated vertex, or collinear vertices)"
+                ),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,1]]}"#,
+                format!(
+                    "{at}.triangles[0]: triangle 0 is degenerate (repeated vertex, or collinear vertices)"
+                ),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1e39,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[2]: expected 3 finite numbers, got an array of 3 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [2e12,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[2]: vertex 2 lies 2e12 from the origin, beyond the supported 1e12"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0], [1,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[1]: expected 3 finite numbers, got an array of 2 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,2], [0,1]]}"#,
+                format!("{at}.triangles[1]: expected 3 vertex indices [a, b, c], got an array of 2 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,-1,2]]}"#,
+                format!("{at}.triangles[0]: expected 3 vertex indices [a, b, c], got an array of 3 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": []}"#,
+                format!("{at}.triangles: the mesh has no triangles"),
+            ),
+            (
+                r#"{"vertices": [], "triangles": [[0,1,2]]}"#,
+                format!("{at}.triangles[0]: triangle 0 names vertex 0, but there are 0 vertices"),
+            ),
+            (r#"{"vertices": []}"#, format!("{at}.triangles: missing field")),
+            (
+                r#"{"vertices": {}, "triangles": []}"#,
+                format!("{at}.vertices: expected an array, got an object"),
+            ),
+            (
+                r#"{"vertices": [], "triangles": [], "normals": []}"#,
+                format!("{at}.normals: unknown field (expected one of: vertices, triangles)"),
+            ),
+        ] {
+            assert_eq!(error(&mesh_scene(mesh)), expected, "{mesh}");
+        }
+    }
+
+    #[test]
+    fn mesh_sizes_are_checked_while_reading() {
+        // One triangle too many; the last is not even a triangle, so the count is checked first.
+        let mut triangles = vec!["[0,1,2]"; MAX_TRIMESH_TRIANGLES];
+        triangles.push("\"not a triangle\"");
+        let mesh = format!(
+            r#"{{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [{}]}}"#,
+            triangles.join(",")
+        );
+        assert_eq!(
+            error(&mesh_scene(&mesh)),
+            format!("shapes[1].trimesh.triangles: more than {MAX_TRIMESH_TRIANGLES} triangles (the limit)")
+        );
     }
 
     #[test]
