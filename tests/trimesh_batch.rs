@@ -416,3 +416,36 @@ fn gpu_refusals_name_the_mesh_shape() {
         other => panic!("expected a refusal, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn the_gpu_broadphase_lists_every_cpu_mesh_pair_and_no_static_pair() {
+    let shapes = shapes();
+    let mut bodies = bodies(40, 8);
+    // Turned and moved terrains: their boxes are rotated local boxes on the GPU.
+    let last = bodies.len() - 1;
+    bodies[last].pose = Pose::new(
+        DVec3::new(3.0, 0.5, -2.0),
+        Quat::from_rotation_z(0.2) * Quat::from_rotation_y(0.7),
+    );
+    let margin = 0.05;
+    let cpu = candidate_pairs(&shapes, &bodies, margin);
+    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(&shapes) {
+        Ok(gpu) => gpu,
+        Err(hullsat::GpuError::NoAdapter(why)) => {
+            assert!(!gpu_required(), "{why}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let listed = gpu.candidate_pairs_at_most(&bodies, margin, 1 << 20).unwrap();
+    let missing: Vec<_> = cpu.iter().filter(|p| !listed.contains(p)).collect();
+    assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
+    let mesh_pairs = cpu.iter().filter(|p| p[0] == 0 || p[1] == last as u32).count();
+    assert!(mesh_pairs > 20, "{mesh_pairs}");
+    // The result feeds the narrowphase's door as it is.
+    assert!(
+        CpuNarrowphase::new(&shapes)
+            .collide(&bodies, &listed, margin)
+            .is_ok()
+    );
+}
