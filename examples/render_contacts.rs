@@ -456,7 +456,7 @@ struct Meshes {
 impl Meshes {
     /// Hulls, boxes and cylinders (their prisms) from their faces (fans of each face loop); spheres and capsules as
     /// low-poly lathes about local Y; a half-space as a square of half side `4 * extent` on its
-    /// plane.
+    /// plane; a triangle mesh as its triangles.
     fn new(shapes: &[Shape], extent: f32) -> Meshes {
         let mut meshes = Meshes {
             vertices: Vec::new(),
@@ -496,6 +496,13 @@ impl Meshes {
                     let [a, b, c, d] = [centre - u - v, centre + u - v, centre + u + v, centre - u + v];
                     meshes.push_triangle(SHAPE_HALF_SPACE, [a, b, c], normal);
                     meshes.push_triangle(SHAPE_HALF_SPACE, [a, c, d], normal);
+                }
+                // Its triangles as they are, shaded as hull faces (the front side).
+                Shape::TriMesh(mesh) => {
+                    for t in 0..mesh.triangles().len() as u32 {
+                        let triangle = mesh.triangle(t);
+                        meshes.push_triangle(SHAPE_HULL, triangle.vertices, triangle.normal);
+                    }
                 }
             }
             meshes.ranges.push(start..meshes.vertices.len() as u32);
@@ -1049,7 +1056,7 @@ mod tests {
                     0.9,
                 ),
                 Shape::Cylinder(c) => (2.0 * PI * c.radius().powi(2) * c.half_height(), 0.9),
-                Shape::HalfSpace(_) => continue,
+                Shape::HalfSpace(_) | Shape::TriMesh(_) => continue,
             };
             assert!(
                 volume <= expected * (1.0 + 1e-4) && volume >= low * expected,

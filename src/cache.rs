@@ -28,7 +28,7 @@ use crate::contact::{
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
 use crate::narrowphase::cpu::{PAIRS_PER_TASK, prefetch_bodies_ahead};
-use crate::narrowphase::validate::restore_pair_order;
+use crate::narrowphase::validate::{is_mesh_pair, restore_pair_order};
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::query::sat_box_box::box_axis_separation;
@@ -230,7 +230,9 @@ fn collide_pair(
     entry: Option<&Entry>,
 ) -> (Option<Manifold>, Entry) {
     let (mut manifold, entry) = collide_canonical_pair(batch, position, key, entry);
-    restore_pair_order(batch.given_pairs()[position], &mut manifold);
+    let shape = |body: u32| &batch.shapes()[batch.given_bodies()[body as usize].shape as usize];
+    let mesh_pair = is_mesh_pair(shape(key[0]), shape(key[1]));
+    restore_pair_order(batch.given_pairs()[position], mesh_pair, &mut manifold);
     (manifold, entry)
 }
 

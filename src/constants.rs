@@ -191,6 +191,12 @@ pub const TRIMESH_MERGE_DEGREES: f32 = 10.0;
 /// f32 rounding of the box test. Larger only adds candidate triangles.
 pub const TRIMESH_AABB_PADDING: f32 = 1.0e-5;
 
+/// A ray hits a mesh triangle whose barycentric weights are each at least minus this
+/// (dimensionless, a fraction of the triangle): the triangles on both sides of a shared edge
+/// then both take a ray through the edge, so f32 rounding opens no gap along a seam. It widens
+/// a triangle by this fraction of its heights; larger widens boundary triangles more.
+pub const TRIMESH_RAY_EDGE_TOLERANCE: f32 = 1.0e-6;
+
 // Compounds
 
 /// A compound's contacts merge into one manifold per body pair: the deepest child pair's

@@ -14,6 +14,9 @@
 //!
 //! Length unit: particles are about one unit across (bounding radii 0.3 to 0.8).
 //!
+//! [`terrain`]: a heightfield [`TriMesh`] of rolling hills, the ground of the demo's terrain
+//! scene.
+//!
 //! [`motion`]: the benchmarks' random motion per frame, on the CPU ([`move_bodies`]) and the GPU
 //! ([`GpuMotion`]).
 
@@ -32,6 +35,7 @@ use crate::hull::{ConvexHull, MAX_HULL_VERTICES};
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene};
 use crate::shape::{Capsule, Cuboid, Cylinder, Shape, Sphere};
+use crate::trimesh::{TriMesh, TriMeshError};
 
 /// Number of distinct hulls in a scene's shape library.
 pub const HULL_LIBRARY_SIZE: usize = 16;
@@ -137,6 +141,36 @@ impl ShapeMix {
             _ => None,
         }
     }
+}
+
+/// A heightfield over `[-half, half]²` in the local xz plane (length units), cut into
+/// `cells × cells` squares of two triangles each, facing +y: rolling hills
+/// `y = height · sin(πx / half) · cos(πz / half)` (`height` may be 0: a flat floor). Its
+/// [`TriMeshError`] when the grid is empty or too large ([`crate::trimesh::MAX_TRIMESH_TRIANGLES`]).
+pub fn terrain(cells: usize, half: f32, height: f32) -> Result<TriMesh, TriMeshError> {
+    let count = cells.saturating_mul(cells).saturating_mul(2);
+    if count > crate::trimesh::MAX_TRIMESH_TRIANGLES {
+        return Err(TriMeshError::TooManyTriangles(count));
+    }
+    let step = 2.0 * half / cells.max(1) as f32;
+    let k = PI / half;
+    let mut vertices = Vec::with_capacity((cells + 1) * (cells + 1));
+    for i in 0..=cells {
+        for j in 0..=cells {
+            let (x, z) = (-half + i as f32 * step, -half + j as f32 * step);
+            vertices.push(Vec3::new(x, height * (k * x).sin() * (k * z).cos(), z));
+        }
+    }
+    let at = |i: usize, j: usize| (i * (cells + 1) + j) as u32;
+    let mut triangles = Vec::with_capacity(2 * cells * cells);
+    for i in 0..cells {
+        for j in 0..cells {
+            // Counter-clockwise seen from +y: (x, z), (x, z + 1), (x + 1, z).
+            triangles.push([at(i, j), at(i, j + 1), at(i + 1, j)]);
+            triangles.push([at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    TriMesh::new(vertices, triangles)
 }
 
 /// What [`generate_particle_scene`] builds.

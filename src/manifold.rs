@@ -174,4 +174,12 @@ impl Manifold {
             point.id = point.id.swapped();
         }
     }
+
+    /// A and B exchanged for a manifold whose ids name the same features in either order (a
+    /// triangle mesh's contacts, [`crate::trimesh::mesh_feature_id`], which
+    /// [`FeatureId::swapped`] would scramble): normal negated, points and ids kept.
+    #[inline]
+    pub fn swap_keeping_ids(&mut self) {
+        self.normal = -self.normal;
+    }
 }

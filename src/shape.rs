@@ -1,10 +1,13 @@
 //! The shapes a body can have, all in the body's local frame.
 
+use std::sync::Arc;
+
 use glam::{DVec3, Quat, Vec2, Vec3};
 use thiserror::Error;
 
 use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::ConvexHull;
+use crate::trimesh::TriMesh;
 
 /// Why a primitive shape's parameters were rejected.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -218,6 +221,9 @@ impl HalfSpace {
 }
 
 /// A body's shape. Boxes carry their hull so every polyhedral pair takes the hull routine.
+///
+/// Static shapes (half-spaces and triangle meshes) pair only with the convex kinds: a batch
+/// rejects two half-spaces, two meshes, and a mesh with a half-space.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// A convex polyhedron.
@@ -232,6 +238,11 @@ pub enum Shape {
     Cylinder(Cylinder),
     /// A half-space (infinite; pairs of two half-spaces are not supported).
     HalfSpace(HalfSpace),
+    /// A static one-sided triangle mesh (level geometry), shared behind an [`Arc`]: a mesh is
+    /// built once and may be large, so cloning a shape list (every narrowphase and ray caster
+    /// keeps its own) copies a pointer, not the triangles. Pairs with every convex kind, the
+    /// mesh's contacts as [`crate::contact::collide_trimesh_shape`] makes them.
+    TriMesh(Arc<TriMesh>),
 }
 
 impl Shape {
@@ -245,9 +256,23 @@ impl Shape {
         }
     }
 
+    /// The triangle mesh of a mesh shape.
+    pub fn as_trimesh(&self) -> Option<&TriMesh> {
+        match self {
+            Shape::TriMesh(mesh) => Some(mesh),
+            _ => None,
+        }
+    }
+
+    /// True for the static kinds, half-spaces and triangle meshes: two of them never pair.
+    pub fn is_static(&self) -> bool {
+        matches!(self, Shape::HalfSpace(_) | Shape::TriMesh(_))
+    }
+
     /// The shape's size for relative tolerances ([`crate::constants::pair_scale`]), length
     /// units: a hull's or box's largest centroid-to-vertex distance (a cylinder's prism's), a
-    /// sphere's radius, a capsule's half height plus radius, 0 for a half-space (it has no size).
+    /// sphere's radius, a capsule's half height plus radius, a mesh's bounding-sphere radius,
+    /// 0 for a half-space (it has no size).
     pub fn size(&self) -> f32 {
         match self {
             Shape::Hull(h) => h.radius(),
@@ -256,6 +281,7 @@ impl Shape {
             Shape::Sphere(s) => s.radius,
             Shape::Capsule(c) => c.half_height + c.radius,
             Shape::HalfSpace(_) => 0.0,
+            Shape::TriMesh(m) => m.bounding_sphere().1,
         }
     }
 
@@ -266,10 +292,11 @@ impl Shape {
         centre.length() + radius
     }
 
-    /// A ball that contains the shape, local frame: its centre (a hull's centroid, the local
-    /// origin for every other kind) and radius (length units; `f32::INFINITY` for a half-space).
-    /// Tight for boxes, spheres, capsules and cylinders (the true cylinder, which contains its
-    /// prism), up to f32 rounding of the radius (a few parts in 1e7).
+    /// A ball that contains the shape, local frame: its centre (a hull's centroid, a mesh's box
+    /// centre, the local origin for every other kind) and radius (length units;
+    /// `f32::INFINITY` for a half-space). Tight for boxes, spheres, capsules and cylinders (the
+    /// true cylinder, which contains its prism), up to f32 rounding of the radius (a few parts
+    /// in 1e7); a mesh's is the ball around its box ([`TriMesh::bounding_sphere`]).
     pub fn bounding_sphere(&self) -> (Vec3, f32) {
         match self {
             Shape::Hull(h) => (h.centroid(), h.radius()),
@@ -278,7 +305,14 @@ impl Shape {
             Shape::Sphere(s) => (Vec3::ZERO, s.radius),
             Shape::Capsule(c) => (Vec3::ZERO, c.half_height + c.radius),
             Shape::HalfSpace(_) => (Vec3::ZERO, f32::INFINITY),
+            Shape::TriMesh(m) => m.bounding_sphere(),
         }
+    }
+}
+
+impl From<TriMesh> for Shape {
+    fn from(mesh: TriMesh) -> Shape {
+        Shape::TriMesh(Arc::new(mesh))
     }
 }
 

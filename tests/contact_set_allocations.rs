@@ -68,6 +68,32 @@ fn batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     (shapes, bodies, pairs)
 }
 
+/// A terrain mesh (body 0) and the library's shapes scattered just over it, each paired with it
+/// (half of the pairs given mesh first).
+fn terrain_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
+    let mut rng = seeded_rng(0x7e11);
+    let mut shapes = shape_library(&mut rng);
+    shapes.push(Shape::from(hullsat::generate::terrain(64, 16.0, 0.5).unwrap()));
+    let mesh = shapes.len() as u32 - 1;
+    let mut bodies = vec![Body {
+        shape: mesh,
+        pose: hullsat::Pose::IDENTITY,
+    }];
+    let mut pairs = Vec::new();
+    for i in 1..2_000u32 {
+        let p = support::random_vec3(&mut rng, 15.0);
+        bodies.push(Body {
+            shape: i % mesh,
+            pose: hullsat::Pose::new(
+                glam::DVec3::new(p.x.into(), 0.4, p.z.into()),
+                support::shapes::random_rotation(&mut rng),
+            ),
+        });
+        pairs.push(if i % 2 == 0 { [0, i] } else { [i, 0] });
+    }
+    (shapes, bodies, pairs)
+}
+
 #[test]
 fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
     let (shapes, bodies, pairs) = batch();
@@ -90,6 +116,45 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
             made,
             (0, 0),
             "CPU collide_into of {n} pairs: (allocations, bytes)"
+        );
+    }
+
+    // Mesh pairs: each thread's mesh scratch, once grown, serves every later pair.
+    let (mesh_shapes, mesh_bodies, mesh_pairs) = terrain_batch();
+    let mesh_cpu = CpuNarrowphase::new(&mesh_shapes);
+    for _ in 0..3 {
+        mesh_cpu
+            .collide_into(&mesh_bodies, &mesh_pairs, margin, &mut set)
+            .unwrap();
+        mesh_cpu
+            .collide_single_thread(&mesh_bodies, &mesh_pairs, margin)
+            .unwrap();
+    }
+    assert!(
+        set.len() > mesh_pairs.len() / 4,
+        "{} touching mesh pairs",
+        set.len()
+    );
+    for n in [mesh_pairs.len(), mesh_pairs.len() / 2] {
+        let made = counted(|| {
+            mesh_cpu
+                .collide_into(&mesh_bodies, &mesh_pairs[..n], margin, &mut set)
+                .unwrap()
+        });
+        assert_eq!(
+            made,
+            (0, 0),
+            "CPU collide_into of {n} mesh pairs: (allocations, bytes)"
+        );
+        let made = counted(|| {
+            mesh_cpu
+                .collide_single_thread(&mesh_bodies, &mesh_pairs[..n], margin)
+                .unwrap();
+        });
+        // The result vector only: one allocation.
+        assert_eq!(
+            made.0, 1,
+            "CPU collide_single_thread of {n} mesh pairs: (allocations, bytes)"
         );
     }
 

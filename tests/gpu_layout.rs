@@ -19,7 +19,7 @@ use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
     GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
     MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE,
-    SHAPE_HULL, SHAPE_SPHERE,
+    SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
 use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
 use hullsat::raycast::gpu::RAYCAST_WGSL;
@@ -332,6 +332,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),
         ("SHAPE_CAPSULE", U32(SHAPE_CAPSULE)),
         ("SHAPE_HALF_SPACE", U32(SHAPE_HALF_SPACE)),
+        ("SHAPE_TRIMESH", U32(SHAPE_TRIMESH)),
         ("F32_MAX", F32(f32::MAX)),
     ];
     assert_consts(&module, &expected);

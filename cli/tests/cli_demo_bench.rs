@@ -149,6 +149,41 @@ fn demo_takes_every_shape_preset() {
     }
 }
 
+#[test]
+fn demo_terrain_puts_a_mesh_under_the_particles_on_both_backends() {
+    let cpu = hullsat(&["demo", "--bodies", "2000", "--terrain", "--backend", "cpu"]);
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    let report = stdout(&cpu);
+    let pairs = check_report_counts(&report);
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("terrain: body 2000, 3200 triangles, "))
+        .unwrap();
+    let on_mesh: u64 = line
+        .split(", ")
+        .nth(2)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(on_mesh > 20 && on_mesh < pairs, "{report}");
+    // The GPU broadphase and narrowphase (mesh pairs on the host), judged by the contract.
+    let gpu = hullsat(&["demo", "--bodies", "2000", "--terrain", "--backend", "gpu"]);
+    if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+        return no_gpu(&stderr(&gpu));
+    }
+    assert!(gpu.status.success(), "{}", stderr(&gpu));
+    let report = stdout(&gpu);
+    assert!(report.contains("within the GPU = CPU contract"), "{report}");
+    // The GPU broadphase may list a few more terrain pairs (its padded boxes).
+    assert!(
+        report.contains("terrain: body 2000, 3200 triangles, "),
+        "{report}"
+    );
+}
+
 /// Checks one `bench --json` object: the keys and their relations; returns it.
 fn check_bench_entry<'a>(entries: &'a [Value], backend: &str, pairs: u64) -> &'a Value {
     let entry = entries

@@ -1,6 +1,8 @@
 //! World axis-aligned bounding boxes of posed shapes, tight and rounded outward to f32.
 
-use glam::{DVec3, Mat3, Vec3};
+use glam::{DMat3, DVec3, Mat3, Vec3};
+
+use crate::constants::TRIMESH_AABB_PADDING;
 
 use crate::pose::Pose;
 use crate::shape::Shape;
@@ -46,9 +48,12 @@ impl Aabb {
 
 /// World AABB of `shape` placed at `pose`. Tight for hulls (every vertex transformed), boxes
 /// (rotated half extents), spheres and capsules (the world core segment grown by the radius),
-/// cylinders (the true cylinder: its axis and cap circles),
-/// computed in f64 and rounded outward to f32. A half-space is unbounded: its box is
-/// `-inf..inf` on every axis.
+/// cylinders (the true cylinder: its axis and cap circles), computed in f64 and rounded outward
+/// to f32. A triangle mesh's is its local box ([`crate::TriMesh::bounds`]) rotated, grown by
+/// [`TRIMESH_AABB_PADDING`] × its reach for the f32 rotation the narrowphase applies: it
+/// contains the mesh, exact for an unrotated one up to that padding (boxing every vertex would
+/// cost a pass over the mesh per call). A half-space is unbounded: its box is `-inf..inf` on
+/// every axis.
 pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
     let around =
         |centre: DVec3, half: Vec3| Aabb::enclosing(centre - half.as_dvec3(), centre + half.as_dvec3());
@@ -82,6 +87,16 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
         Shape::Cylinder(cylinder) => {
             let half = cylinder.rotated_half_extents(pose.rotation);
             Aabb::enclosing(pose.translation - half, pose.translation + half)
+        }
+        Shape::TriMesh(mesh) => {
+            // Half extent along world axis i is sum_j |R_ij| h_j, in f64.
+            let (min, max) = mesh.bounds();
+            let (centre, half) = ((min + max).as_dvec3() * 0.5, (max - min).as_dvec3() * 0.5);
+            let rotation = DMat3::from_quat(pose.rotation.as_dquat());
+            let reach = centre.length() + half.length();
+            let half = rotation.abs() * half + reach * f64::from(TRIMESH_AABB_PADDING);
+            let centre = pose.translation + rotation * centre;
+            Aabb::enclosing(centre - half, centre + half)
         }
         Shape::HalfSpace(_) => Aabb {
             min: Vec3::NEG_INFINITY,

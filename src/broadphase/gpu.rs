@@ -433,7 +433,9 @@ impl GpuBroadphase {
 
     /// Every candidate pair of `bodies` within `margin` (length units, finite, >= 0), as
     /// [`super::candidate_pairs_at_most`] lists them: `[a, b]` with `a < b`, sorted, a superset
-    /// of the CPU's list (the extra pairs within the padding of `docs/design/gpu-broadphase.md`).
+    /// of the CPU's list (the extra pairs within the padding of `docs/design/gpu-broadphase.md`),
+    /// pairs of two static shapes left out as there (here on the host: the resident list of
+    /// [`Self::encode_resident`] may hold mesh-mesh and mesh-half-space pairs).
     /// Uploads the bodies, runs [`Self::encode_resident`] (sorted) and reads back; when the
     /// pairs outgrow the slots of the last call it runs again with as many slots as the count.
     ///
@@ -490,7 +492,7 @@ impl GpuBroadphase {
             }
             if count.count <= capacity {
                 self.host_capacity = capacity;
-                return Ok(pairs);
+                return Ok(without_static_pairs(&self.shapes, &checked, pairs));
             }
             capacity = count.count;
         }
@@ -572,6 +574,16 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
         .into());
     }
     Ok(())
+}
+
+/// `pairs` without those of two static shapes (two triangle meshes, a mesh and a half-space),
+/// which the kernel lists (it tells only half-spaces apart) and the CPU broadphase does not.
+fn without_static_pairs(shapes: &[Shape], bodies: &[Body], mut pairs: Vec<[u32; 2]>) -> Vec<[u32; 2]> {
+    if shapes.iter().any(|s| matches!(s, Shape::TriMesh(_))) {
+        let is_static = |body: u32| shapes[bodies[body as usize].shape as usize].is_static();
+        pairs.retain(|&[a, b]| !(is_static(a) && is_static(b)));
+    }
+    pairs
 }
 
 /// The centre of the bounded bodies' translations (f64 world, length units; the world origin

@@ -40,7 +40,7 @@ pub enum CompoundError {
     /// More children than [`MAX_COMPOUND_CHILDREN`].
     #[error("{0} children, more than the limit of {MAX_COMPOUND_CHILDREN}")]
     TooManyChildren(usize),
-    /// A child is not a convex shape of finite size (a half-space).
+    /// A child is not a convex shape of finite size (a half-space or a triangle mesh).
     #[error(
         "child {child} is a {kind}; children must be convex shapes (hull, box, sphere, capsule, cylinder)"
     )]
@@ -216,6 +216,12 @@ fn check_child(child: usize, c: &CompoundChild) -> Result<(), CompoundError> {
             return Err(CompoundError::NotConvex {
                 child,
                 kind: "half-space",
+            });
+        }
+        Shape::TriMesh(_) => {
+            return Err(CompoundError::NotConvex {
+                child,
+                kind: "triangle mesh",
             });
         }
     }

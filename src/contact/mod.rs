@@ -37,13 +37,34 @@ pub use sphere_hull::collide_sphere_hull;
 pub use sphere_sphere::collide_sphere_sphere;
 pub use trimesh::{TriMeshScratch, collide_trimesh_shape};
 
+use std::cell::RefCell;
+
 use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::shape::Shape;
 
+thread_local! {
+    /// The mesh routine's buffers, one per thread: rayon's threads live as long as the pool, so
+    /// a batch's mesh pairs allocate only until each thread's buffers fit the largest pair.
+    static TRIMESH_SCRATCH: RefCell<TriMeshScratch> = RefCell::new(TriMeshScratch::default());
+}
+
+/// Runs `f` on this thread's [`TriMeshScratch`].
+fn with_trimesh_scratch<R>(f: impl FnOnce(&mut TriMeshScratch) -> R) -> R {
+    TRIMESH_SCRATCH.with_borrow_mut(f)
+}
+
 /// The manifold between shape `a` at `pose_a` and shape `b` at `pose_b` (world poses), or
-/// `None` when they are farther apart than `margin` (length units). Two half-spaces never
-/// collide (`None`); batch input validation rejects such pairs before they get here.
+/// `None` when they are farther apart than `margin` (length units). Two static shapes
+/// (half-spaces, triangle meshes) never collide (`None`); batch input validation rejects such
+/// pairs before they get here.
+///
+/// A triangle mesh and a convex body, in either order, take [`collide_trimesh_shape`] (the
+/// mesh as its A) on a per-thread [`TriMeshScratch`] that grows to the largest pair and stays
+/// (no allocation once warm). The normal still goes from `a` to `b`: with the mesh as `b` it
+/// is negated ([`Manifold::swap_keeping_ids`]); the ids are [`crate::trimesh::mesh_feature_id`]s
+/// in either order (triangle, then the triangle's and the body's features), never
+/// [`crate::FeatureId::swapped`].
 ///
 /// Unchecked: the poses must be valid ([`Pose::is_valid`]: finite, unit rotations), the
 /// margin finite and non-negative, and everything within the supported range
@@ -83,6 +104,14 @@ pub(crate) fn collide_shapes_into(
 fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
     use Shape::*;
     match (a, b) {
+        (TriMesh(mesh), _) => {
+            with_trimesh_scratch(|s| collide_trimesh_shape(mesh, pose_a, b, pose_b, margin, s))
+        }
+        (_, TriMesh(mesh)) => {
+            let mut m = with_trimesh_scratch(|s| collide_trimesh_shape(mesh, pose_b, a, pose_a, margin, s))?;
+            m.swap_keeping_ids();
+            Some(m)
+        }
         (Sphere(sa), Sphere(sb)) => collide_sphere_sphere(sa, pose_a, sb, pose_b, margin),
         (Sphere(s), Capsule(c)) => collide_sphere_capsule(s, pose_a, c, pose_b, margin),
         (Capsule(c), Sphere(s)) => collide_sphere_capsule(s, pose_b, c, pose_a, margin).map(|m| m.swapped()),

@@ -10,6 +10,7 @@ use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
 use crate::shape::Shape;
+use crate::trimesh::Triangle;
 
 /// A pair's two shapes with their world poses, in the given order (A, B): what the feature
 /// tests read of a pair.
@@ -337,8 +338,27 @@ fn surface_distance(shape: &Shape, pose: &Pose, p: DVec3) -> f64 {
             p.distance(DVec3::new(0.0, p.y.clamp(-h, h), 0.0)) - f64::from(c.radius)
         }
         Shape::HalfSpace(h) => h.normal.as_dvec3().dot(p) - f64::from(h.offset),
+        Shape::TriMesh(mesh) => (0..mesh.triangles().len() as u32)
+            .map(|t| triangle_distance(&mesh.triangle(t), p))
+            .fold(f64::INFINITY, f64::min),
     };
     distance.abs()
+}
+
+/// Distance from `p` to the closed triangle `triangle` (same frame), f64: to its plane over
+/// the triangle, else to the nearest of its edges.
+fn triangle_distance(triangle: &Triangle, p: DVec3) -> f64 {
+    let corners = triangle.vertices.map(Vec3::as_dvec3);
+    if triangle.contains_projection(p.as_vec3()) {
+        return triangle.normal.as_dvec3().dot(p - corners[0]).abs();
+    }
+    (0..3)
+        .map(|k| {
+            let (a, b) = (corners[k], corners[(k + 1) % 3]);
+            let t = ((p - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+            p.distance(a + (b - a) * t)
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Distance from `point` to the line through `start` along `direction` (any length), f64.

@@ -13,7 +13,7 @@ use crate::constants::{
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
-use crate::narrowphase::validate::{canonical, normalized, restore_pair_order};
+use crate::narrowphase::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
@@ -98,6 +98,11 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
+    /// True when either body is a triangle mesh ([`is_mesh_pair`]).
+    pub(super) fn mesh_pair(&self) -> bool {
+        is_mesh_pair(self.a.0, self.b.0)
+    }
+
     /// The two shapes and their poses (given order), as the feature tests read them.
     pub(super) fn posed(&self) -> PosedPair<'_> {
         PosedPair {
@@ -127,7 +132,7 @@ impl<'a> PairGeometry<'a> {
             &hi.pose,
             margin,
         );
-        restore_pair_order(self.pair, &mut result);
+        restore_pair_order(self.pair, self.mesh_pair(), &mut result);
         result
     }
 
@@ -155,6 +160,9 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
+        if self.mesh_pair() {
+            return mesh_pair_agreement(gpu, cpu);
+        }
         let (g, c) = match (gpu, cpu) {
             (None, None) => return Ok(Agreement::NoContact),
             (Some(g), Some(c)) => (g, c),
@@ -392,7 +400,7 @@ impl<'a> PairGeometry<'a> {
                     separation,
                 };
                 let mut m = manifold_on_axis(hull_lo, &lo.pose, hull_hi, &b_in_a, &sat, self.margin);
-                restore_pair_order(self.pair, &mut m);
+                restore_pair_order(self.pair, false, &mut m);
                 m
             })
             .collect()
@@ -563,6 +571,25 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
+/// The contract for a pair with a triangle mesh: the GPU path computes it on the host with the
+/// CPU's routine, so it must be the CPU's manifold bit for bit.
+fn mesh_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
+    match (gpu, cpu) {
+        (None, None) => Ok(Agreement::NoContact),
+        (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
+        (Some(_), None) | (None, Some(_)) => Err(Disagreement {
+            kind: DisagreementKind::Verdict,
+            detail: format!("a mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"),
+        }),
+        (Some(g), Some(c)) => Err(Disagreement {
+            kind: DisagreementKind::Point,
+            detail: format!(
+                "a mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
+            ),
+        }),
+    }
+}
+
 /// True when both manifolds name the same set of point ids.
 pub(super) fn same_ids(g: &Manifold, c: &Manifold) -> bool {
     g.point_count() == c.point_count() && g.points().iter().all(|p| c.points().iter().any(|q| q.id == p.id))
@@ -580,6 +607,12 @@ fn support(shape: &Shape, pose: &Pose, n: DVec3) -> f64 {
                 .map(|v| v.as_dvec3().dot(d))
                 .fold(f64::NEG_INFINITY, f64::max)
         }
+        Shape::TriMesh(mesh) => mesh
+            .triangles()
+            .iter()
+            .flatten()
+            .map(|&i| mesh.vertices()[i as usize].as_dvec3().dot(d))
+            .fold(f64::NEG_INFINITY, f64::max),
         Shape::Sphere(s) => f64::from(s.radius) * d.length(),
         Shape::Capsule(c) => f64::from(c.half_height) * d.y.abs() + f64::from(c.radius) * d.length(),
         Shape::HalfSpace(h) => {

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::contact::collide_shapes_into;
 use crate::contact_set::{ContactSet, RunBuffer};
 use crate::manifold::Manifold;
-use crate::narrowphase::validate::{ValidatedBatch, canonical, normalized, restore_pair_order};
+use crate::narrowphase::validate::{ValidatedBatch, canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
@@ -174,15 +174,12 @@ impl CpuNarrowphase {
                 next = posed(index + 1);
             }
             let out = sink.slot(k);
-            collide_shapes_into(
+            let (shape_a, shape_b) = (
                 &self.shapes[body_a.shape as usize],
-                &body_a.pose,
                 &self.shapes[body_b.shape as usize],
-                &body_b.pose,
-                margin,
-                out,
             );
-            restore_pair_order(pairs[index], out);
+            collide_shapes_into(shape_a, &body_a.pose, shape_b, &body_b.pose, margin, out);
+            restore_pair_order(pairs[index], is_mesh_pair(shape_a, shape_b), out);
             sink.done(index);
         }
     }

@@ -5,7 +5,8 @@
 //!    [`crate::scene::ROTATION_UNIT_TOLERANCE`] of unit length ([`check_pose`]). The pass only
 //!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
 //!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns.
-//! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two half-spaces.
+//! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two static shapes
+//!    (two half-spaces, two triangle meshes, a mesh and a half-space).
 //! 4. Backends compute each pair in canonical order, lower body index first, and swap the
 //!    result of a pair given the other way round (see [`ValidatedBatch`]).
 //!
@@ -34,8 +35,9 @@ pub(crate) const CHECKS_PER_TASK: usize = 1024;
 /// of [`crate::CpuNarrowphase::collide_validated`] and
 /// [`crate::GpuNarrowphase::collide_validated`]. Validate against the narrowphase's own shapes
 /// (`ValidatedBatch::new(narrowphase.shapes(), ..)`); a backend given a batch validated against
-/// another shape list accepts it only when that list has the same length and half-spaces at the
-/// same indices (everything the checks depend on), else it is an [`InputError`] at `shapes`.
+/// another shape list accepts it only when that list has the same length and half-spaces and
+/// triangle meshes at the same indices (everything the checks depend on), else it is an
+/// [`InputError`] at `shapes`.
 ///
 /// Pairs are computed in canonical order, the lower body index first ([`Self::pair`]): every
 /// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and returns that
@@ -164,16 +166,16 @@ impl<'a> ValidatedBatch<'a> {
     }
 
     /// `Ok` when a backend over `shapes` may use this batch: the same list, or one with the same
-    /// length and half-spaces at the same indices (all that validation depended on).
+    /// length and half-spaces and triangle meshes at the same indices (all that validation
+    /// depended on).
     pub fn check_shapes(&self, shapes: &[Shape]) -> Result<(), InputError> {
         let same_list = std::ptr::eq(self.shapes, shapes);
-        let is_half_space = |s: &Shape| matches!(s, Shape::HalfSpace(_));
         let same_checks = self.shapes.len() == shapes.len()
             && self
                 .shapes
                 .iter()
                 .zip(shapes)
-                .all(|(a, b)| is_half_space(a) == is_half_space(b));
+                .all(|(a, b)| StaticKind::of(a) == StaticKind::of(b));
         if same_list || same_checks {
             Ok(())
         } else {
@@ -263,14 +265,34 @@ pub(crate) fn canonical([a, b]: [u32; 2]) -> [u32; 2] {
 
 /// Step 4's other half for one pair: turns `result`, computed for the canonical order of
 /// `given` (see [`canonical`]), into the result for `given`: a manifold of a pair given with
-/// its higher body index first is [`Manifold::swap`]ped.
+/// its higher body index first is [`Manifold::swap`]ped, or, for a pair with a triangle mesh
+/// (`mesh_pair`, [`is_mesh_pair`]), whose ids name the same features in either order,
+/// [`Manifold::swap_keeping_ids`].
 #[inline(always)]
-pub(crate) fn restore_pair_order([a, b]: [u32; 2], result: &mut Option<Manifold>) {
+pub(crate) fn restore_pair_order([a, b]: [u32; 2], mesh_pair: bool, result: &mut Option<Manifold>) {
     if a > b
         && let Some(manifold) = result
     {
+        swap_pair(manifold, mesh_pair);
+    }
+}
+
+/// Exchanges A and B of a pair's manifold: [`Manifold::swap`], or
+/// [`Manifold::swap_keeping_ids`] for a `mesh_pair`.
+#[inline(always)]
+pub(crate) fn swap_pair(manifold: &mut Manifold, mesh_pair: bool) {
+    if mesh_pair {
+        manifold.swap_keeping_ids();
+    } else {
         manifold.swap();
     }
+}
+
+/// True when either shape is a triangle mesh: the pair's ids are
+/// [`crate::trimesh::mesh_feature_id`]s whichever body comes first.
+#[inline(always)]
+pub(crate) fn is_mesh_pair(a: &Shape, b: &Shape) -> bool {
+    matches!(a, Shape::TriMesh(_)) || matches!(b, Shape::TriMesh(_))
 }
 
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
@@ -312,21 +334,42 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
+/// Which static kind a shape is: two static shapes never pair (step 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StaticKind {
+    /// A convex body.
+    No,
+    HalfSpace,
+    TriMesh,
+}
+
+impl StaticKind {
+    #[inline(always)]
+    fn of(shape: &Shape) -> StaticKind {
+        match shape {
+            Shape::HalfSpace(_) => StaticKind::HalfSpace,
+            Shape::TriMesh(_) => StaticKind::TriMesh,
+            _ => StaticKind::No,
+        }
+    }
+}
+
 /// Step 3 over a list of bodies that passed step 2 (their shape indices exist; their poses need
 /// not be normalized, the rule reads only shape indices).
 pub(crate) struct PairRule<'b> {
     bodies: &'b [Body],
-    /// The shapes, when one of them is a half-space (else the rule reads no body).
-    half_spaces: Option<&'b [Shape]>,
+    /// The shapes, when one of them is static, a half-space or a triangle mesh (else the rule
+    /// reads no body).
+    statics: Option<&'b [Shape]>,
 }
 
 impl<'b> PairRule<'b> {
     /// The rule for pairs of `bodies` (checked against `shapes`).
     pub(crate) fn new(shapes: &'b [Shape], bodies: &'b [Body]) -> Self {
-        let any = shapes.iter().any(|s| matches!(s, Shape::HalfSpace(_)));
+        let any = shapes.iter().any(Shape::is_static);
         PairRule {
             bodies,
-            half_spaces: any.then_some(shapes),
+            statics: any.then_some(shapes),
         }
     }
 
@@ -357,14 +400,14 @@ impl<'b> PairRule<'b> {
         if a == b {
             return Some(PairProblem::SelfPair(a));
         }
-        let shapes = self.half_spaces?;
-        let is_half_space = |body: u32| {
-            matches!(
-                shapes[self.bodies[body as usize].shape as usize],
-                Shape::HalfSpace(_)
-            )
-        };
-        (is_half_space(a) && is_half_space(b)).then_some(PairProblem::TwoHalfSpaces)
+        let shapes = self.statics?;
+        let kind = |body: u32| StaticKind::of(&shapes[self.bodies[body as usize].shape as usize]);
+        match (kind(a), kind(b)) {
+            (StaticKind::No, _) | (_, StaticKind::No) => None,
+            (StaticKind::HalfSpace, StaticKind::HalfSpace) => Some(PairProblem::TwoHalfSpaces),
+            (StaticKind::TriMesh, StaticKind::TriMesh) => Some(PairProblem::TwoMeshes),
+            _ => Some(PairProblem::MeshAndHalfSpace),
+        }
     }
 }
 
@@ -376,6 +419,10 @@ enum PairProblem {
     SelfPair(u32),
     /// Both bodies are half-spaces.
     TwoHalfSpaces,
+    /// Both bodies are triangle meshes.
+    TwoMeshes,
+    /// A triangle mesh and a half-space.
+    MeshAndHalfSpace,
 }
 
 impl PairProblem {
@@ -390,6 +437,14 @@ impl PairProblem {
             PairProblem::TwoHalfSpaces => {
                 InputError::new(path, "two half-spaces cannot be tested against each other")
             }
+            PairProblem::TwoMeshes => InputError::new(
+                path,
+                "two triangle meshes cannot be tested against each other (meshes are static)",
+            ),
+            PairProblem::MeshAndHalfSpace => InputError::new(
+                path,
+                "a triangle mesh and a half-space cannot be tested against each other (both are static)",
+            ),
         }
     }
 }

@@ -65,6 +65,12 @@ mod tests {
                 .map(|&d| Vec3::Y * c.half_height * d.y.signum() + d * c.radius)
                 .collect(),
             Shape::HalfSpace(_) => Vec::new(),
+            Shape::TriMesh(m) => m
+                .triangles()
+                .iter()
+                .flatten()
+                .map(|&i| m.vertices()[i as usize])
+                .collect(),
         }
     }
 
@@ -85,6 +91,10 @@ mod tests {
             Shape::Sphere(Sphere::new(0.3).unwrap()),
             Shape::Capsule(Capsule::new(0.6, 0.25).unwrap()),
             Shape::Hull(ConvexHull::from_points(&off_centre).unwrap()),
+            Shape::from(
+                crate::trimesh::TriMesh::new(off_centre.clone(), vec![[0, 1, 2], [3, 4, 5], [6, 7, 8]])
+                    .unwrap(),
+            ),
         ];
         for (index, shape) in shapes.iter().enumerate() {
             for _ in 0..20 {
@@ -106,7 +116,7 @@ mod tests {
                     farthest <= radius * (1.0 + 1e-6),
                     "{shape:?}: {farthest} > {radius}"
                 );
-                if !matches!(shape, Shape::Hull(_)) {
+                if !matches!(shape, Shape::Hull(_) | Shape::TriMesh(_)) {
                     assert!(
                         farthest >= radius * (1.0 - 1e-3),
                         "{shape:?}: {farthest} << {radius}"

@@ -8,11 +8,13 @@ use super::cast_cylinder::cast_cylinder;
 use super::cast_half_space::cast_half_space;
 use super::cast_hull::cast_hull;
 use super::cast_sphere::cast_sphere;
+use super::cast_trimesh::cast_trimesh;
 use super::ray::{LocalHit, LocalRay, Ray, RayHit};
 use crate::scene::Body;
 use crate::shape::Shape;
 
-/// Where `ray` (the shape's local frame) enters `shape`, or `None`.
+/// Where `ray` (the shape's local frame) enters `shape`, or `None`. A triangle mesh: its
+/// nearest triangle, either face ([`cast_trimesh`], which also names the triangle).
 pub fn cast_shape(shape: &Shape, ray: &LocalRay) -> Option<LocalHit> {
     match shape {
         Shape::Hull(hull) => cast_hull(hull, ray),
@@ -21,6 +23,7 @@ pub fn cast_shape(shape: &Shape, ray: &LocalRay) -> Option<LocalHit> {
         Shape::Capsule(capsule) => cast_capsule(capsule.half_height, capsule.radius, ray),
         Shape::Cylinder(cylinder) => cast_cylinder(cylinder.half_height(), cylinder.radius(), ray),
         Shape::HalfSpace(half_space) => cast_half_space(half_space, ray),
+        Shape::TriMesh(mesh) => cast_trimesh(mesh, ray).map(|(hit, _)| hit),
     }
 }
 

@@ -107,11 +107,14 @@ impl GpuRaycaster {
         Self::with_context(GpuContext::with_device(device, queue)?, shapes)
     }
 
-    /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`.
+    /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`. A triangle mesh
+    /// among them is refused ([`GpuError::Input`] at `shapes[i]`): the kernel has no mesh
+    /// cast, and a ray must never miss one silently; cast against meshes with
+    /// [`crate::CpuRaycaster`].
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         let device = context.device();
         let max_binding = context.limits.max_binding;
-        let tables = ShapeTables::new(shapes);
+        let tables = ShapeTables::new(shapes)?;
         let scopes = ErrorScopes::push(device);
         let mut shape_buffers = Vec::new();
         for (label, bytes) in [

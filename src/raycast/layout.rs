@@ -11,6 +11,7 @@ use crate::gpu::layout::{WgslVec3, split_translation};
 
 use super::ray::Ray;
 use crate::pose::Pose;
+use crate::scene::InputError;
 use crate::shape::Shape;
 
 /// Invocations per workgroup (one ray each); must match `WORKGROUP_SIZE` in raycast.wgsl.
@@ -130,10 +131,11 @@ pub struct ShapeTables {
 }
 
 impl ShapeTables {
-    /// The tables of `shapes`.
-    pub fn new(shapes: &[Shape]) -> ShapeTables {
+    /// The tables of `shapes`; an [`InputError`] at `shapes[i]` for a triangle mesh, which
+    /// the kernel does not cast against (the CPU ray caster does).
+    pub fn new(shapes: &[Shape]) -> Result<ShapeTables, InputError> {
         let mut tables = ShapeTables::default();
-        for shape in shapes {
+        for (i, shape) in shapes.iter().enumerate() {
             let (kind, params) = match shape {
                 Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
                 Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
@@ -141,6 +143,12 @@ impl ShapeTables {
                 Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),
                 Shape::Cylinder(c) => (SHAPE_CYLINDER, [c.half_height(), c.radius(), 0.0, 0.0]),
                 Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+                Shape::TriMesh(_) => {
+                    return Err(InputError::new(
+                        format!("shapes[{i}]"),
+                        "the GPU ray caster does not cast against triangle meshes (CpuRaycaster does)",
+                    ));
+                }
             };
             let first_plane = tables.planes.len() as u32;
             if let Shape::Hull(hull) = shape {
@@ -156,7 +164,7 @@ impl ShapeTables {
                 _pad: 0,
             });
         }
-        tables
+        Ok(tables)
     }
 }
 

@@ -5,9 +5,12 @@
 //! 2. A [`Bvh`] over the bodies' world AABBs picks each ray's candidate bodies; half-spaces are
 //!    tested by every ray.
 //! 3. Each candidate is hit exactly in its body's frame ([`cast_shape()`]); a ray that starts inside
-//!    a body hits it at distance 0 with the normal opposite to its direction.
+//!    a body hits it at distance 0 with the normal opposite to its direction. A triangle mesh
+//!    is hit on either face at its nearest triangle, through its own BVH ([`cast_trimesh()`],
+//!    which names the triangle; [`RayHit`] has no field for it).
 //! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
-//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists. The resident
+//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists; the GPU ray
+//!    caster refuses shape lists with a triangle mesh. The resident
 //!    API ([`GpuRaycaster::encode_resident`]) builds the BVH on the GPU from bodies already
 //!    there and leaves the hits there.
 //!
@@ -22,6 +25,7 @@ mod cast_half_space;
 mod cast_hull;
 mod cast_shape;
 mod cast_sphere;
+mod cast_trimesh;
 mod clip;
 mod cpu;
 pub mod gpu;
@@ -42,6 +46,7 @@ pub use cast_half_space::cast_half_space;
 pub use cast_hull::cast_hull;
 pub use cast_shape::{cast_body, cast_shape};
 pub use cast_sphere::cast_sphere;
+pub use cast_trimesh::cast_trimesh;
 pub use cpu::CpuRaycaster;
 pub(crate) use cpu::cast_one;
 pub use gpu::{GpuRaycaster, RayTimings};

@@ -3,12 +3,14 @@
 //! Scene: `{"shapes": [...], "bodies": [{"shape": i, "position": [x,y,z], "rotation": [x,y,z,w]}],
 //! "pairs": [[a,b], ...], "margin": m}` (`pairs` optional: absent = the broadphase; `margin`
 //! default 0); a shape is `hull` (`points`), `box` (`half_extents`), `sphere` (`radius`),
-//! `capsule` (`half_height`, `radius`), `cylinder` (`half_height`, `radius`) or `half_space`
-//! (`normal`, `offset`). Results:
+//! `capsule` (`half_height`, `radius`), `cylinder` (`half_height`, `radius`), `half_space`
+//! (`normal`, `offset`) or `trimesh` (`vertices` `[[x, y, z], ...]`, `triangles`
+//! `[[a, b, c], ...]`, counter-clockwise seen from the front). Results:
 //! `{"manifolds": [{"pair", "normal", "separation", "points": [{"position", "depth", "id"}]}]}`.
 //!
-//! 1. Read into a [`serde_json::Value`], refusing repeated keys; bodies, pairs and hull points are
-//!    converted as read (memory stays proportional to the scene).
+//! 1. Read into a [`serde_json::Value`], refusing repeated keys; bodies, pairs, hull points and
+//!    mesh vertices and triangles are converted as read (memory stays proportional to the
+//!    scene; a mesh's sizes are checked against their limits while reading).
 //! 2. Walk it by hand: errors at their JSON path (`bodies[3].rotation`), unknown keys refused.
 //! 3. Numbers finite as f32 (positions f64); build shapes, then [`validate_batch`].
 //!
@@ -29,9 +31,10 @@ use crate::manifold::Manifold;
 use crate::pose::Pose;
 use crate::scene::{Body, InputError, Scene, validate_batch};
 use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
+use crate::trimesh::{MAX_TRIMESH_TRIANGLES, MAX_TRIMESH_VERTICES, TriMesh, TriMeshError};
 
 /// The shape kinds a scene may use, as spelt in JSON.
-const SHAPE_KINDS: &str = "hull, box, sphere, capsule, cylinder, half_space";
+const SHAPE_KINDS: &str = "hull, box, sphere, capsule, cylinder, half_space, trimesh";
 
 /// Most characters of input text echoed in an error message; longer text is cut, marked `...`.
 const MAX_ECHOED_CHARS: usize = 40;
@@ -279,6 +282,20 @@ fn write_shape(out: &mut String, shape: &Shape) {
             vec3(h.normal),
             h.offset
         ),
+        Shape::TriMesh(mesh) => {
+            let vertices: Vec<String> = mesh.vertices().iter().map(|&v| vec3(v).to_string()).collect();
+            let triangles: Vec<String> = mesh
+                .triangles()
+                .iter()
+                .map(|[a, b, c]| format!("[{a}, {b}, {c}]"))
+                .collect();
+            write!(
+                out,
+                "{{\"trimesh\": {{\"vertices\": [{}], \"triangles\": [{}]}}}}",
+                vertices.join(", "),
+                triangles.join(", ")
+            )
+        }
     };
 }
 
@@ -334,6 +351,29 @@ struct Streamed {
     pairs: Vec<[u32; 2]>,
     /// `shapes[s].hull.points[j]`, by shape index `s`.
     hull_points: HashMap<usize, Vec<Vec3>>,
+    /// `shapes[s].trimesh.vertices[j]`, by shape index `s`.
+    mesh_vertices: HashMap<usize, Vec<Vec3>>,
+    /// `shapes[s].trimesh.triangles[j]`, by shape index `s`.
+    mesh_triangles: HashMap<usize, Vec<[u32; 3]>>,
+}
+
+impl Streamed {
+    /// The arrays streamed for shape `s`, taken.
+    fn take_shape(&mut self, s: usize) -> ShapeArrays {
+        ShapeArrays {
+            points: self.hull_points.remove(&s).unwrap_or_default(),
+            vertices: self.mesh_vertices.remove(&s).unwrap_or_default(),
+            triangles: self.mesh_triangles.remove(&s).unwrap_or_default(),
+        }
+    }
+}
+
+/// One shape's streamed arrays (empty where the shape has none).
+#[derive(Default)]
+struct ShapeArrays {
+    points: Vec<Vec3>,
+    vertices: Vec<Vec3>,
+    triangles: Vec<[u32; 3]>,
 }
 
 /// Which streamed array an array is, from its path.
@@ -342,6 +382,8 @@ enum StreamedArray {
     Bodies,
     Pairs,
     HullPoints(usize),
+    MeshVertices(usize),
+    MeshTriangles(usize),
 }
 
 impl StreamedArray {
@@ -353,6 +395,13 @@ impl StreamedArray {
                 &Step::Key(&Step::Index(&Step::Key(&Step::Root, "shapes"), shape), "hull"),
                 "points",
             ) => Some(StreamedArray::HullPoints(shape)),
+            Step::Key(&Step::Key(&Step::Index(&Step::Key(&Step::Root, "shapes"), shape), "trimesh"), key) => {
+                match key {
+                    "vertices" => Some(StreamedArray::MeshVertices(shape)),
+                    "triangles" => Some(StreamedArray::MeshTriangles(shape)),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
@@ -394,6 +443,24 @@ impl ReadState {
                 }
                 let point = Vec3::from_array(numbers(item, &path())?);
                 self.streamed.hull_points.entry(shape).or_default().push(point);
+            }
+            StreamedArray::MeshVertices(shape) => {
+                if index == MAX_TRIMESH_VERTICES {
+                    return Err(too_many(step, "vertices", MAX_TRIMESH_VERTICES));
+                }
+                let vertex = Vec3::from_array(numbers(item, &path())?);
+                self.streamed.mesh_vertices.entry(shape).or_default().push(vertex);
+            }
+            StreamedArray::MeshTriangles(shape) => {
+                if index == MAX_TRIMESH_TRIANGLES {
+                    return Err(too_many(step, "triangles", MAX_TRIMESH_TRIANGLES));
+                }
+                let triangle = parse_triangle(item, &path())?;
+                self.streamed
+                    .mesh_triangles
+                    .entry(shape)
+                    .or_default()
+                    .push(triangle);
             }
         }
         Ok(())
@@ -600,8 +667,56 @@ fn path_at(text: &str, line: usize, column: usize) -> String {
     })
 }
 
-/// The shape at `path`; a hull's `points` were read into `points` (see [`Streamed`]).
-fn parse_shape(value: &Value, path: &str, points: Vec<Vec3>) -> Result<Shape, InputError> {
+/// The error for a streamed array at `step` past its limit of `limit` `what`.
+fn too_many(step: &Step, what: &str, limit: usize) -> InputError {
+    InputError::new(step.path(), format!("more than {limit} {what} (the limit)"))
+}
+
+/// A mesh triangle `[a, b, c]`: three vertex indices.
+fn parse_triangle(value: &Value, path: &str) -> Result<[u32; 3], InputError> {
+    let indices = value.as_array().filter(|a| a.len() == 3).and_then(|items| {
+        let mut out = [0; 3];
+        for (o, item) in out.iter_mut().zip(items) {
+            *o = u32::try_from(item.as_u64()?).ok()?;
+        }
+        Some(out)
+    });
+    indices.ok_or_else(|| {
+        InputError::new(
+            path,
+            format!("expected 3 vertex indices [a, b, c], got {}", describe(value)),
+        )
+    })
+}
+
+/// The mesh of `shapes[i].trimesh` at `path` from its streamed arrays; errors at the vertex or
+/// triangle they name.
+fn parse_trimesh(value: &Value, path: &str, arrays: ShapeArrays) -> Result<Shape, InputError> {
+    let fields = Fields::new(value, path, &["vertices", "triangles"])?;
+    for key in ["vertices", "triangles"] {
+        let (items, items_path) = fields.get(key)?;
+        array(items, &items_path)?;
+    }
+    TriMesh::new(arrays.vertices, arrays.triangles)
+        .map(Shape::from)
+        .map_err(|err| {
+            let at = match err {
+                TriMeshError::Empty | TriMeshError::TooManyTriangles(_) => format!("{path}.triangles"),
+                TriMeshError::TooManyVertices(_) => format!("{path}.vertices"),
+                TriMeshError::NonFinite { vertex } | TriMeshError::OutOfRange { vertex, .. } => {
+                    format!("{path}.vertices[{vertex}]")
+                }
+                TriMeshError::IndexOutOfRange { triangle, .. } | TriMeshError::Degenerate { triangle } => {
+                    format!("{path}.triangles[{triangle}]")
+                }
+            };
+            InputError::new(at, err.to_string())
+        })
+}
+
+/// The shape at `path`; a hull's `points` and a mesh's arrays were read into `arrays` (see
+/// [`Streamed`]).
+fn parse_shape(value: &Value, path: &str, arrays: ShapeArrays) -> Result<Shape, InputError> {
     let obj = object(value, path)?;
     let mut keys = obj.keys();
     let (Some(kind), None) = (keys.next(), keys.next()) else {
@@ -617,10 +732,11 @@ fn parse_shape(value: &Value, path: &str, points: Vec<Vec3>) -> Result<Shape, In
             let fields = Fields::new(value, &kind_path, &["points"])?;
             let (points_value, points_path) = fields.get("points")?;
             array(points_value, &points_path)?;
-            let hull =
-                ConvexHull::from_points(&points).map_err(|e| InputError::new(&kind_path, e.to_string()))?;
+            let hull = ConvexHull::from_points(&arrays.points)
+                .map_err(|e| InputError::new(&kind_path, e.to_string()))?;
             return Ok(Shape::Hull(hull));
         }
+        "trimesh" => return parse_trimesh(value, &kind_path, arrays),
         "box" => {
             let fields = Fields::new(value, &kind_path, &["half_extents"])?;
             Cuboid::new(Vec3::from_array(fields.numbers("half_extents")?)).map(Shape::Cuboid)
@@ -863,10 +979,7 @@ fn shapes_and_bodies(root: &Fields, streamed: &mut Streamed) -> Result<(Vec<Shap
     let shapes = array(shapes, &path)?
         .iter()
         .enumerate()
-        .map(|(i, v)| {
-            let points = streamed.hull_points.remove(&i).unwrap_or_default();
-            parse_shape(v, &format!("shapes[{i}]"), points)
-        })
+        .map(|(i, v)| parse_shape(v, &format!("shapes[{i}]"), streamed.take_shape(i)))
         .collect::<Result<Vec<_>, _>>()?;
     let (bodies, path) = root.get("bodies")?;
     array(bodies, &path)?;
@@ -916,6 +1029,13 @@ mod tests {
                 Shape::Capsule(Capsule::new(0.7, 0.3).unwrap()),
                 Shape::HalfSpace(HalfSpace::new(Vec3::Y, -2.5).unwrap()),
                 Shape::Cylinder(Cylinder::new(0.4, 1.1).unwrap()),
+                Shape::from(
+                    TriMesh::new(
+                        vec![Vec3::ZERO, Vec3::Z, Vec3::new(1.0, 0.1, 1.0 / 3.0), Vec3::X],
+                        vec![[0, 1, 3], [1, 2, 3]],
+                    )
+                    .unwrap(),
+                ),
             ],
             bodies: vec![
                 Body {
@@ -1041,7 +1161,7 @@ mod tests {
             (
                 "{\"sphere\"",
                 "{\"cone\"",
-                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space)",
+                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)",
             ),
             (
                 "\"rotation\": [0,0,0,1]}]",
@@ -1134,7 +1254,7 @@ mod tests {
                 r#"{"box": {"half_extents": [1, 1, 1]}, "sphere": {"radius": 1}}"#
             )),
             "shapes[0]: expected an object with exactly one key, the shape kind \
-             (hull, box, sphere, capsule, cylinder, half_space)"
+             (hull, box, sphere, capsule, cylinder, half_space, trimesh)"
         );
         assert_eq!(
             error(&scene(r#"{"hull": {"points": [[0, 0, 0], [1, 0]]}}"#)),
@@ -1253,7 +1373,7 @@ mod tests {
             // A shape kind.
             (
                 TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
-                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space)"#,
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)"#,
             ),
             // A string value, cut after 40 characters.
             (
@@ -1273,6 +1393,96 @@ mod tests {
             assert_eq!(e, expected);
             assert!(!e.chars().any(char::is_control), "{e:?}");
         }
+    }
+
+    /// A scene of one mesh shape `{"trimesh": <mesh>}` and a sphere body.
+    fn mesh_scene(mesh: &str) -> String {
+        format!(
+            r#"{{"shapes": [{{"sphere": {{"radius": 1}}}}, {{"trimesh": {mesh}}}],
+                "bodies": [{{"shape": 1, "position": [0,0,0], "rotation": [0,0,0,1]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_triangle_mesh_is_read_and_each_problem_names_its_path() {
+        let square = r#"{"vertices": [[0,0,0], [0,0,1], [1,0,1], [1,0,0]], "triangles": [[0,1,3], [1,2,3]]}"#;
+        let scene = parse_scene_json(&mesh_scene(square)).unwrap();
+        let mesh = scene.shapes[1].as_trimesh().unwrap();
+        assert_eq!(mesh.triangles(), [[0, 1, 3], [1, 2, 3]]);
+        assert_eq!(mesh.vertices()[2], Vec3::new(1.0, 0.0, 1.0));
+        let at = "shapes[1].trimesh";
+        for (mesh, expected) in [
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,2], [0,1,3]]}"#,
+                format!("{at}.triangles[1]: triangle 1 names vertex 3, but there are 3 vertices"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [0,0,2]], "triangles": [[0,1,2]]}"#,
+                format!(
+                    "{at}.triangles[0]: triangle 0 is degenerate (repeated vertex, or collinear vertices)"
+                ),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,1]]}"#,
+                format!(
+                    "{at}.triangles[0]: triangle 0 is degenerate (repeated vertex, or collinear vertices)"
+                ),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1e39,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[2]: expected 3 finite numbers, got an array of 3 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [2e12,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[2]: vertex 2 lies 2e12 from the origin, beyond the supported 1e12"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0], [1,0,0]], "triangles": [[0,1,2]]}"#,
+                format!("{at}.vertices[1]: expected 3 finite numbers, got an array of 2 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,1,2], [0,1]]}"#,
+                format!("{at}.triangles[1]: expected 3 vertex indices [a, b, c], got an array of 2 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [[0,-1,2]]}"#,
+                format!("{at}.triangles[0]: expected 3 vertex indices [a, b, c], got an array of 3 items"),
+            ),
+            (
+                r#"{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": []}"#,
+                format!("{at}.triangles: the mesh has no triangles"),
+            ),
+            (
+                r#"{"vertices": [], "triangles": [[0,1,2]]}"#,
+                format!("{at}.triangles[0]: triangle 0 names vertex 0, but there are 0 vertices"),
+            ),
+            (r#"{"vertices": []}"#, format!("{at}.triangles: missing field")),
+            (
+                r#"{"vertices": {}, "triangles": []}"#,
+                format!("{at}.vertices: expected an array, got an object"),
+            ),
+            (
+                r#"{"vertices": [], "triangles": [], "normals": []}"#,
+                format!("{at}.normals: unknown field (expected one of: vertices, triangles)"),
+            ),
+        ] {
+            assert_eq!(error(&mesh_scene(mesh)), expected, "{mesh}");
+        }
+    }
+
+    #[test]
+    fn mesh_sizes_are_checked_while_reading() {
+        // One triangle too many; the last is not even a triangle, so the count is checked first.
+        let mut triangles = vec!["[0,1,2]"; MAX_TRIMESH_TRIANGLES];
+        triangles.push("\"not a triangle\"");
+        let mesh = format!(
+            r#"{{"vertices": [[0,0,0], [0,0,1], [1,0,0]], "triangles": [{}]}}"#,
+            triangles.join(",")
+        );
+        assert_eq!(
+            error(&mesh_scene(&mesh)),
+            format!("shapes[1].trimesh.triangles: more than {MAX_TRIMESH_TRIANGLES} triangles (the limit)")
+        );
     }
 
     #[test]

@@ -8,8 +8,12 @@
 //!    four at a time by coordinate.
 //! 4. Query: a depth-first walk with a fixed stack, children in the binary tree's order, so
 //!    triangles come in its depth-first leaf order; four boxes tested at a time. No allocation.
+//! 5. Ray query: the same walk over the boxes a ray reaches (grown by [`BVH_PADDING`] as the
+//!    body BVH's are), the nearer children first.
 
 use glam::{Vec3, Vec4};
+
+use crate::bvh::{BVH_PADDING, BvhNode};
 
 /// Most triangles in a leaf (one lane each).
 const LEAF_TRIANGLES: usize = 4;
@@ -48,6 +52,12 @@ impl Boxes4 {
         Vec4::NEG_INFINITY,
         Vec4::NEG_INFINITY,
     ]);
+
+    /// Box `i` (lower, upper corner); empty lanes have lower > upper.
+    fn lane(&self, i: usize) -> (Vec3, Vec3) {
+        let [lx, ly, lz, hx, hy, hz] = self.0;
+        (Vec3::new(lx[i], ly[i], lz[i]), Vec3::new(hx[i], hy[i], hz[i]))
+    }
 
     /// Writes box `(min, max)` into lane `i`.
     fn set(&mut self, i: usize, min: Vec3, max: Vec3) {
@@ -99,6 +109,8 @@ pub struct TriangleBvh {
     leaves: Vec<Leaf>,
     /// The root: a node index, or a leaf index with [`LEAF_BIT`].
     root: u32,
+    /// The root box (lower, upper corner).
+    bounds: (Vec3, Vec3),
 }
 
 impl TriangleBvh {
@@ -157,7 +169,10 @@ impl TriangleBvh {
             pending.push((child, start, start + mid));
             pending.push((child + 1, start + mid, end));
         }
-        let mut bvh = TriangleBvh::default();
+        let mut bvh = TriangleBvh {
+            bounds: (nodes[0].min, nodes[0].max),
+            ..TriangleBvh::default()
+        };
         bvh.root = bvh.collapse(&nodes, 0, &order, boxes);
         bvh
     }
@@ -235,6 +250,78 @@ impl TriangleBvh {
                     top += 1;
                     mask &= !(1 << i);
                 }
+            }
+        }
+    }
+}
+
+impl TriangleBvh {
+    /// The root box (lower and upper corner): the extremes of every item's box.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        self.bounds
+    }
+
+    /// Step 5: calls `visit` with every triangle whose box a ray (local origin, component-wise
+    /// inverse direction from [`crate::bvh::inverse_direction`]) reaches within `limit()`, nearer
+    /// boxes first; `limit` is read again before every node and leaf, so a nearest-hit search can
+    /// shrink it. No allocation.
+    pub fn for_each_ray_candidate(
+        &self,
+        origin: Vec3,
+        inverse_direction: Vec3,
+        mut limit: impl FnMut() -> f32,
+        mut visit: impl FnMut(u32),
+    ) {
+        // Entry distance into a box grown as the body BVH grows its boxes; `None` if missed,
+        // empty or beyond `limit`.
+        let entry = |(min, max): (Vec3, Vec3), limit: f32| {
+            if min.cmpgt(max).any() {
+                return None;
+            }
+            let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+            let padded = BvhNode {
+                min: (min - pad).to_array(),
+                first: 0,
+                max: (max + pad).to_array(),
+                count: 0,
+            };
+            padded.entry(origin, inverse_direction, limit)
+        };
+        // Entries with the distance at which the ray enters them.
+        let mut stack = [(0u32, 0.0f32); STACK_SIZE];
+        stack[0] = (self.root, f32::NEG_INFINITY);
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let (item, at) = stack[top];
+            let bound = limit();
+            if at > bound {
+                continue;
+            }
+            if item & LEAF_BIT != 0 {
+                let leaf = &self.leaves[(item & !LEAF_BIT) as usize];
+                for (i, &t) in leaf.triangles.iter().enumerate() {
+                    if entry(leaf.boxes.lane(i), limit()).is_some() {
+                        visit(t);
+                    }
+                }
+                continue;
+            }
+            let node = &self.nodes[item as usize];
+            let mut entered = [(0u32, 0.0f32); 4];
+            let mut count = 0;
+            for (i, &child) in node.children.iter().enumerate() {
+                if let Some(t) = entry(node.boxes.lane(i), bound) {
+                    entered[count] = (child, t);
+                    count += 1;
+                }
+            }
+            // Pushed farthest first, so the nearest is walked first (ties: the earlier child).
+            entered[..count].reverse();
+            entered[..count].sort_by(|a, b| b.1.total_cmp(&a.1));
+            for &e in &entered[..count] {
+                stack[top] = e;
+                top += 1;
             }
         }
     }

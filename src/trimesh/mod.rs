@@ -368,6 +368,24 @@ impl TriMesh {
         &self.bvh
     }
 
+    /// The mesh's box, local frame (lower and upper corner): exactly the extremes of the
+    /// vertices its triangles use (the BVH's root box).
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        self.bvh.bounds()
+    }
+
+    /// A ball that contains the mesh, local frame: its box's centre and the distance from there
+    /// to the box's corners (length units), rounded up.
+    pub fn bounding_sphere(&self) -> (Vec3, f32) {
+        let (min, max) = self.bounds();
+        let centre = (min + max) * 0.5;
+        let reach = (max.as_dvec3() - centre.as_dvec3())
+            .abs()
+            .max((centre.as_dvec3() - min.as_dvec3()).abs())
+            .length();
+        (centre, (reach as f32).next_up())
+    }
+
     /// Writes into `out` (cleared first) the triangles whose boxes overlap the box
     /// `[min, max]` (local frame), in BVH order: the midphase. Allocates only when `out` grows.
     pub fn triangles_in_aabb(&self, min: Vec3, max: Vec3, out: &mut Vec<u32>) {

@@ -34,6 +34,10 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
       {\"cylinder\": {\"half_height\": h, \"radius\": r}}  x²+z² <= r², |y| <= h (collides as a
                                                      16-sided prism, within 1.9 % of r)
       {\"half_space\": {\"normal\": [x,y,z], \"offset\": d}}  the solid dot(normal, x) <= d
+      {\"trimesh\": {\"vertices\": [[x,y,z], ...], \"triangles\": [[a,b,c], ...]}}
+                                   static one-sided triangle mesh (terrain, level geometry):
+                                   front face counter-clockwise, normal (b-a)x(c-a); at most
+                                   524288 triangles, none degenerate
     ],
     \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],
     \"pairs\": [[0, 1], ...],    body index pairs to test (optional: when absent, the broadphase
@@ -42,7 +46,8 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
     \"margin\": 0.0              speculative margin, >= 0 (optional, default 0)
   }
   rotation is a unit quaternion (x, y, z, w); lengths within 0.001 of 1 are normalized, others
-  rejected. Two half-spaces cannot form a pair; a body cannot pair with itself. Unknown and
+  rejected. Two static shapes (half-spaces, trimeshes) cannot form a pair; a body cannot pair
+  with itself. Unknown and
   repeated keys are rejected. A hull takes at most 65536 points.
 
 RESULTS FORMAT:
@@ -60,7 +65,9 @@ CONVENTIONS:
               positive when penetrating, negative for speculative points still apart.
   id          a u32 feature id, stable while the contact configuration is unchanged; bit layout
               (kind:2 | flag:1 | feature on A:14 | feature on B:15) in README.md, section
-              \"Feature ids\", and in the docs of hullsat::FeatureId.
+              \"Feature ids\", and in the docs of hullsat::FeatureId; a pair with a trimesh
+              uses hullsat::trimesh::mesh_feature_id (triangle:19 | kind:2 | flag:1 |
+              triangle feature:2 | body feature:8) whichever body comes first.
 
 EXIT STATUS:
   0 success. 1 backend or output failure (a full disk, a closed pipe), or a pair whose result is

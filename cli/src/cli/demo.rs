@@ -1,7 +1,8 @@
 //! `hullsat demo`: a generated particle scene through the broadphase and the narrowphase, with
 //! a short report on stdout.
 //!
-//! 1. Generate the seeded particle scene.
+//! 1. Generate the seeded particle scene (with `--terrain`, a heightfield mesh under it:
+//!    [`add_terrain`]).
 //! 2. Check the bodies, find candidate pairs with the broadphase over them, check the pairs:
 //!    the batch's one validation, shared by both backends. Under `--backend gpu` the GPU
 //!    broadphase's list, which must hold every pair of the CPU's.
@@ -14,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use hullsat::broadphase::{DEFAULT_MAX_CANDIDATE_PAIRS, GpuBroadphase, candidate_pairs};
-use hullsat::generate::ParticleSceneConfig;
-use hullsat::{CpuNarrowphase, Manifold, ValidatedBatch};
+use hullsat::generate::{ParticleSceneConfig, terrain};
+use hullsat::glam::DVec3;
+use hullsat::{Body, CpuNarrowphase, InputError, Manifold, Pose, Scene, Shape, ValidatedBatch};
 
 use super::backend::{Backend, adapter_description, gpu_error, gpu_failed, start_gpu};
 use super::collide::Clip;
@@ -66,6 +68,36 @@ pub(super) struct DemoArgs {
     /// Where the GPU clips: gpu (the clip kernel) or cpu (CPU clipping of the GPU's SAT).
     #[arg(long, value_enum, default_value_t = Clip::Gpu)]
     clip: Clip,
+    /// Add a terrain under the particles: a static triangle mesh of rolling hills (3,200
+    /// triangles) whose crests reach into the lowest layer of the particles. Its pairs run on
+    /// the CPU in both backends (the GPU finishes mesh pairs on the host).
+    #[arg(long)]
+    terrain: bool,
+}
+
+/// Cells per side of the demo terrain (two triangles each).
+const TERRAIN_CELLS: usize = 40;
+
+/// Adds the `--terrain` mesh to `scene` as its last shape and body: over the particles' extent
+/// plus a fifth on each side, hills a tenth of the extent high, their mean level a twentieth
+/// of the extent below the lowest particle centre, so the crests reach into the lowest layer.
+fn add_terrain(scene: &mut Scene) -> Result<(), CliError> {
+    let (lo, hi) = scene
+        .bodies
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), body| {
+            (lo.min(body.pose.translation), hi.max(body.pose.translation))
+        });
+    let centre = (lo + hi) * 0.5;
+    let extent = ((hi - lo).max_element() * 0.5).max(1.0) as f32;
+    let mesh = terrain(TERRAIN_CELLS, 1.2 * extent, 0.1 * extent)
+        .map_err(|e| CliError::Input(InputError::new("--terrain", e.to_string())))?;
+    scene.bodies.push(Body {
+        shape: scene.shapes.len() as u32,
+        pose: Pose::from_translation(DVec3::new(centre.x, lo.y - 0.05 * f64::from(extent), centre.z)),
+    });
+    scene.shapes.push(Shape::from(mesh));
+    Ok(())
 }
 
 /// Milliseconds, for the report.
@@ -86,7 +118,10 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
         margin: args.margin,
     };
     let t = Instant::now();
-    let scene = generate_scene(&config)?;
+    let mut scene = generate_scene(&config)?;
+    if args.terrain {
+        add_terrain(&mut scene)?;
+    }
     let generate_time = t.elapsed();
 
     // Step 2: the bodies are checked once, the broadphase runs on them, then its pairs are
@@ -150,6 +185,14 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
         "hullsat demo: {} bodies ({:?} shapes, seed {}, density {}, margin {})",
         args.bodies, args.shapes, args.seed, args.density, args.margin
     ));
+    if args.terrain {
+        let mesh_body = scene.bodies.len() as u32 - 1;
+        let on_mesh = pairs.iter().filter(|pair| pair.contains(&mesh_body)).count();
+        report.push(format!(
+            "terrain: body {mesh_body}, {} triangles, {on_mesh} candidate pairs with it",
+            2 * TERRAIN_CELLS * TERRAIN_CELLS
+        ));
+    }
     let threads = rayon::current_num_threads();
     let stage_times = |narrowphase: Duration| {
         format!(

@@ -10,7 +10,7 @@
 use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 
-use super::layout::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
+use super::layout::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH};
 use crate::hull::ConvexHull;
 use crate::shape::Shape;
 
@@ -77,7 +77,8 @@ pub struct GpuShape {
     pub inner_radius: f32,
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
-    /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise.
+    /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise (a
+    /// triangle mesh has nothing on the device: its pairs are the host's).
     pub params: [f32; 4],
 }
 
@@ -177,6 +178,7 @@ impl HullTables {
             Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
             Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
             Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+            Shape::TriMesh(_) => (SHAPE_TRIMESH, [0.0; 4]),
         };
         let mut record = GpuShape {
             radius: shape.size(),

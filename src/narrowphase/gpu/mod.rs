@@ -10,7 +10,10 @@
 //! 3. Submit, in rounds of at most 262,144 pairs, round k + 1 before round k is read (`rounds`).
 //! 4. Read back: the SAT results, or the clip kernel's compact list of pairs in contact.
 //! 5. Finish each pair on the host: move it to world space, or clip or run it on the CPU where
-//!    the GPU left it (`finish`).
+//!    the GPU left it (`finish`). Pairs with a triangle mesh are always the host's: the kernels
+//!    see a mesh as `SHAPE_TRIMESH` with no geometry and list its pairs `MANIFOLD_HOST`, and
+//!    the host runs [`crate::contact::collide_trimesh_shape`] on them (the resident API refuses
+//!    meshes).
 //! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
 //!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
 //!
@@ -37,7 +40,7 @@ use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::ValidatedBatch;
 use crate::query::sat::SatResult;
-use crate::scene::Body;
+use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 use finish::FinishCounts;
 use geometry::HullGeometry;
@@ -380,12 +383,20 @@ impl GpuNarrowphase {
     /// queue, so they take effect at the next submission: record one `encode_resident` per
     /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
     /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
-    /// offset); [`GpuError::Unsupported`] on a device without the clip kernel.
+    /// offset); [`GpuError::Unsupported`] on a device without the clip kernel. A narrowphase
+    /// whose shapes include a triangle mesh is refused ([`GpuError::Input`] at `shapes[i]`):
+    /// mesh pairs are computed on the host, which a resident batch never reaches; use
+    /// [`Self::collide`] for them.
     pub fn encode_resident(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
     ) -> Result<ResidentManifolds, GpuError> {
+        if let Some(i) = self.shapes.iter().position(|s| matches!(s, Shape::TriMesh(_))) {
+            let message = "the resident API does not run triangle meshes (their pairs are computed \
+                           on the host): use collide or collide_into";
+            return Err(InputError::new(format!("shapes[{i}]"), message).into());
+        }
         let runner = &self.runner;
         runner.context.check_health()?;
         let clip = runner

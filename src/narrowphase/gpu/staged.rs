@@ -30,7 +30,8 @@ use super::layout::GpuBody;
 use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{
-    CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error, normalized,
+    CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error,
+    is_mesh_pair, normalized, swap_pair,
 };
 use crate::pose::Pose;
 use crate::scene::{Body, unit_pose};
@@ -226,12 +227,13 @@ impl<'a> StagedBatch<'a> {
     }
 
     /// Turns the manifold computed for staged pair `i` into the given pair's: swapped where the
-    /// pair was given with its higher body index first (under [`PairOrder::Canonical`]).
+    /// pair was given with its higher body index first (under [`PairOrder::Canonical`]), ids
+    /// kept for a pair with a triangle mesh ([`swap_pair`]).
     #[inline]
     pub(super) fn restore_pair_order(&self, i: usize, manifold: &mut Manifold) {
         let [a, b] = self.pairs[i];
         if self.order == PairOrder::Canonical && a > b {
-            manifold.swap();
+            swap_pair(manifold, is_mesh_pair(self.shape(a), self.shape(b)));
         }
     }
 }
