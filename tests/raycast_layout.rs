@@ -4,7 +4,7 @@
 
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhShape,
-    SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
+    SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
@@ -165,7 +165,7 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 first_vertex,
                 vertex_count,
                 reach,
-                cylinder
+                flags
             }),
         ),
         (
@@ -211,6 +211,8 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),
         ("UNBOUNDED_CODE", U32(UNBOUNDED_CODE)),
         ("CYLINDER_RIM_SLACK", F32(CYLINDER_RIM_SLACK)),
+        ("SHAPE_FLAG_CYLINDER", U32(SHAPE_FLAG_CYLINDER)),
+        ("SHAPE_FLAG_STATIC", U32(SHAPE_FLAG_STATIC)),
     ];
     assert_consts(&module, &expected);
     for entry in &module.entry_points {

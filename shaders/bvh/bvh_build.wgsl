@@ -110,7 +110,7 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
         let axis = quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0));
         var half = abs(quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0))) * shape.half.x + abs(axis) * shape.half.y
             + abs(quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0))) * shape.half.z + vec3<f32>(shape.radius);
-        if shape.cylinder != 0u {
+        if (shape.flags & SHAPE_FLAG_CYLINDER) != 0u {
             // The true cylinder's box: h |a| + r sqrt(1 - a²) per axis (Cylinder::
             // rotated_half_extents); CYLINDER_RIM_SLACK covers a²'s f32 error under the root.
             let rim = sqrt(max(vec3<f32>(1.0) - axis * axis, vec3<f32>(0.0)) + CYLINDER_RIM_SLACK);

@@ -19,8 +19,14 @@ struct GpuBvhShape {
     first_vertex: u32,
     vertex_count: u32,
     reach: f32,
-    cylinder: u32,
+    flags: u32,
 }
+
+// GpuBvhShape::flags bits. Must match crate::bvh::gpu::SHAPE_FLAG_CYLINDER: the true
+// cylinder's box.
+const SHAPE_FLAG_CYLINDER: u32 = 1u;
+// Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body.
+const SHAPE_FLAG_STATIC: u32 = 2u;
 
 // Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo; the
 // narrowphase's GpuBody layout).

@@ -492,7 +492,7 @@ impl GpuBroadphase {
             }
             if count.count <= capacity {
                 self.host_capacity = capacity;
-                return Ok(without_static_pairs(&self.shapes, &checked, pairs));
+                return Ok(pairs);
             }
             capacity = count.count;
         }
@@ -574,16 +574,6 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
         .into());
     }
     Ok(())
-}
-
-/// `pairs` without those of two static shapes (two triangle meshes, a mesh and a half-space),
-/// which the kernel lists (it tells only half-spaces apart) and the CPU broadphase does not.
-fn without_static_pairs(shapes: &[Shape], bodies: &[Body], mut pairs: Vec<[u32; 2]>) -> Vec<[u32; 2]> {
-    if shapes.iter().any(|s| matches!(s, Shape::TriMesh(_))) {
-        let is_static = |body: u32| shapes[bodies[body as usize].shape as usize].is_static();
-        pairs.retain(|&[a, b]| !(is_static(a) && is_static(b)));
-    }
-    pairs
 }
 
 /// The centre of the bounded bodies' translations (f64 world, length units; the world origin

@@ -117,11 +117,19 @@ pub struct GpuBvhShape {
     /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
     /// units; scales the padding for the rotation's f32 error); 0 otherwise.
     pub reach: f32,
-    /// 1 for a cylinder along local Y (`half.y` its half height, `radius` its radius): its box
-    /// is the true cylinder's, `h |a| + r sqrt(1 - a²)` per axis with `a` the world axis
-    /// ([`crate::shape::Cylinder::rotated_half_extents`]); 0 otherwise.
-    pub cylinder: u32,
+    /// [`SHAPE_FLAG_CYLINDER`] and [`SHAPE_FLAG_STATIC`] bits.
+    pub flags: u32,
 }
+
+/// [`GpuBvhShape::flags`] bit: a cylinder along local Y (`half.y` its half height, `radius` its
+/// radius), whose box is the true cylinder's, `h |a| + r sqrt(1 - a²)` per axis with `a` the
+/// world axis ([`crate::shape::Cylinder::rotated_half_extents`]). Must match bvh/layout.wgsl.
+pub const SHAPE_FLAG_CYLINDER: u32 = 1;
+
+/// [`GpuBvhShape::flags`] bit: a bounded static shape (a triangle mesh), which the broadphase
+/// pairs with no other static body (a mesh, or a half-space: `unbounded`), as the batch refuses
+/// such pairs ([`Shape::is_static`]). Must match bvh/layout.wgsl.
+pub const SHAPE_FLAG_STATIC: u32 = 2;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
 
@@ -204,7 +212,11 @@ impl GpuBvhShape {
             first_vertex,
             vertex_count,
             reach,
-            cylinder: u32::from(matches!(shape, Shape::Cylinder(_))),
+            flags: match shape {
+                Shape::Cylinder(_) => SHAPE_FLAG_CYLINDER,
+                Shape::TriMesh(_) => SHAPE_FLAG_STATIC,
+                _ => 0,
+            },
         }
     }
 
