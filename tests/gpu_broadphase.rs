@@ -14,7 +14,8 @@ use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::gpu::scene_centre;
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
-use hullsat::internals::{CYLINDER_RIM_SLACK, GpuBvhBody};
+use hullsat::gpu::layout::GpuBody;
+use hullsat::internals::CYLINDER_RIM_SLACK;
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
@@ -423,9 +424,9 @@ fn resident_pairs_feed_the_resident_narrowphase_in_one_encoder() {
         .expect("the shared device clips");
     let context = broadphase.context().clone();
     let (device, queue) = (context.device(), context.queue());
-    let gpu_bodies: Vec<GpuBvhBody> = bodies
+    let gpu_bodies: Vec<GpuBody> = bodies
         .iter()
-        .map(|b| GpuBvhBody::from_pose(b.shape, &b.pose))
+        .map(|b| GpuBody::from_pose(b.shape, &b.pose))
         .collect();
     let body_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("caller bodies"),

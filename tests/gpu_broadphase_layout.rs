@@ -17,7 +17,10 @@ fn module() -> naga::Module {
     };
     assert_eq!(
         BROADPHASE_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &read("bvh/layout.wgsl") + &read("broadphase/pairs.wgsl"),
+        hullsat::gpu::QUAT_WGSL.to_string()
+            + &read("common/body.wgsl")
+            + &read("bvh/layout.wgsl")
+            + &read("broadphase/pairs.wgsl"),
         "the embedded shader is the files"
     );
     parse("pairs.wgsl", BROADPHASE_WGSL)

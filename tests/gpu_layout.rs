@@ -139,13 +139,15 @@ fn sat_subgroup_source_swaps_only_the_reductions() {
     assert_eq!(SAT_SUBGROUP_WGSL, shared.to_string() + &subgroup);
 }
 
-/// One text per shared struct and helper: every kernel is compiled after `quat.wgsl` and
-/// `layout.wgsl` (those exported as `QUAT_WGSL` and `LAYOUT_WGSL`), and no other `.wgsl` file
-/// under shaders/ or examples/ declares their structs or functions.
+/// One text per shared struct and helper: every narrowphase kernel is compiled after
+/// `quat.wgsl`, `body.wgsl` and `layout.wgsl` (exported as `QUAT_WGSL` and `LAYOUT_WGSL`), the
+/// others after `quat.wgsl` and `body.wgsl`, and no other `.wgsl` file under shaders/ or
+/// examples/ declares their structs or functions.
 #[test]
 fn shared_structs_and_quaternion_helpers_are_written_once() {
     let common = shader_dir().join("common");
-    let layout = read(&common.join("layout.wgsl"));
+    let body = read(&common.join("body.wgsl"));
+    let layout = body.clone() + &read(&common.join("layout.wgsl"));
     let quat = read(&common.join("quat.wgsl"));
     assert_eq!(quat, QUAT_WGSL);
     assert!(LAYOUT_WGSL.starts_with(&layout));
@@ -156,7 +158,14 @@ fn shared_structs_and_quaternion_helpers_are_written_once() {
     ] {
         assert!(source.starts_with(&(quat.clone() + &layout)), "{name}");
     }
-    assert!(RAYCAST_WGSL.starts_with(&quat), "RAYCAST_WGSL");
+    for (name, source) in [
+        ("RAYCAST_WGSL", RAYCAST_WGSL),
+        ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
+        ("BROADPHASE_WGSL", BROADPHASE_WGSL),
+        ("MOTION_WGSL", MOTION_WGSL),
+    ] {
+        assert!(source.starts_with(&(quat.clone() + &body)), "{name}");
+    }
     let declared = |text: &str| {
         let module = parse_source("layout or quat", text);
         let structs = module.types.iter().filter_map(|(_, t)| match t.inner {
@@ -181,7 +190,10 @@ fn shared_structs_and_quaternion_helpers_are_written_once() {
     wgsl_files(&shader_dir(), &mut files);
     wgsl_files(&shader_dir().join("../examples"), &mut files);
     for path in files {
-        if path.ends_with("common/layout.wgsl") || path.ends_with("common/quat.wgsl") {
+        if ["common/layout.wgsl", "common/quat.wgsl", "common/body.wgsl"]
+            .iter()
+            .any(|own| path.ends_with(own))
+        {
             continue;
         }
         let text = read(&path);

@@ -38,7 +38,10 @@ fn module() -> naga::Module {
     };
     assert_eq!(
         MOTION_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &read("bvh/layout.wgsl") + &read("motion/motion.wgsl"),
+        hullsat::gpu::QUAT_WGSL.to_string()
+            + &read("common/body.wgsl")
+            + &read("bvh/layout.wgsl")
+            + &read("motion/motion.wgsl"),
         "the embedded shader is the files"
     );
     parse("motion.wgsl", MOTION_WGSL)

@@ -13,9 +13,7 @@ mod support;
 
 use glam::{DVec3, Quat, Vec3};
 use hullsat::contract::rays::compare_ray_hits;
-use hullsat::raycast::layout::{
-    GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, INCOMPLETE_BIT, STACK_OVERFLOW_BIT,
-};
+use hullsat::raycast::layout::{GpuBody, GpuRay, GpuRayCount, GpuRayHit, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
 use hullsat::raycast::{ResidentHits, ResidentRays};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, CpuRaycaster, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere};
@@ -71,9 +69,9 @@ fn cast_resident(
     closest: bool,
 ) -> (Vec<Vec<RayHit>>, usize) {
     let normalized = validate_batch(shapes, bodies, &[], 0.0).unwrap();
-    let gpu_bodies: Vec<GpuRayBody> = normalized
+    let gpu_bodies: Vec<GpuBody> = normalized
         .iter()
-        .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+        .map(|b| GpuBody::from_pose(b.shape, &b.pose))
         .collect();
     let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
     let (body_buffer, ray_buffer) = (
@@ -243,7 +241,7 @@ fn empty_inputs_and_bad_buffers() {
         vec![vec![]]
     );
 
-    let bodies = storage(&gpu, bytemuck::bytes_of(&GpuRayBody::from_pose(0, &body.pose)));
+    let bodies = storage(&gpu, bytemuck::bytes_of(&GpuBody::from_pose(0, &body.pose)));
     let rays = storage(&gpu, bytemuck::bytes_of(&GpuRay::from_ray(&ray)));
     let uniform = gpu.device().create_buffer(&wgpu::BufferDescriptor {
         label: None,

@@ -3,12 +3,12 @@
 //! No device needed.
 
 use hullsat::internals::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhBody, GpuBvhParams, GpuBvhShape,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
     SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 use hullsat::raycast::layout::{
-    GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
+    GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
     SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT,
     WORKGROUP_SIZE,
 };
@@ -24,10 +24,13 @@ fn shader(path: &str) -> String {
 }
 
 fn module() -> naga::Module {
-    // The kernel is compiled after the shared quaternion helpers and the BVH's structs.
+    // The kernel is compiled after the shared quaternion helpers, the body and the BVH's structs.
     assert_eq!(
         RAYCAST_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &shader("bvh/layout.wgsl") + &shader("raycast/raycast.wgsl"),
+        hullsat::gpu::QUAT_WGSL.to_string()
+            + &shader("common/body.wgsl")
+            + &shader("bvh/layout.wgsl")
+            + &shader("raycast/raycast.wgsl"),
         "the embedded shader is the files"
     );
     parse("raycast.wgsl", RAYCAST_WGSL)
@@ -54,8 +57,8 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             }),
         ),
         (
-            "GpuRayBody",
-            rust_layout!(GpuRayBody {
+            "GpuBody",
+            rust_layout!(GpuBody {
                 rotation,
                 translation_hi,
                 shape,
@@ -134,12 +137,15 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
-/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, the BVH's structs, then
+/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, the body, the BVH's structs, then
 /// the file.
 fn bvh_build_module() -> naga::Module {
     assert_eq!(
         BVH_BUILD_WGSL,
-        hullsat::gpu::QUAT_WGSL.to_string() + &shader("bvh/layout.wgsl") + &shader("bvh/bvh_build.wgsl"),
+        hullsat::gpu::QUAT_WGSL.to_string()
+            + &shader("common/body.wgsl")
+            + &shader("bvh/layout.wgsl")
+            + &shader("bvh/bvh_build.wgsl"),
         "the embedded shader is the files"
     );
     parse("bvh_build.wgsl", BVH_BUILD_WGSL)
@@ -169,8 +175,8 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
             }),
         ),
         (
-            "GpuBvhBody",
-            rust_layout!(GpuBvhBody {
+            "GpuBody",
+            rust_layout!(GpuBody {
                 rotation,
                 translation_hi,
                 shape,

@@ -42,7 +42,7 @@ struct GpuBroadphaseParams {
 }
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
-@group(0) @binding(1) var<storage, read> bodies: array<GpuBvhBody>;
+@group(0) @binding(1) var<storage, read> bodies: array<GpuBody>;
 // Each body's padded box, BVH frame, by body index (bvh_build.wgsl step 1).
 @group(0) @binding(2) var<storage, read> boxes: array<BvhNode>;
 @group(0) @binding(3) var<storage, read> nodes: array<BvhNode>;

@@ -46,7 +46,7 @@ struct GpuBvhParams {
 }
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
-@group(0) @binding(1) var<storage, read> bodies: array<GpuBvhBody>;
+@group(0) @binding(1) var<storage, read> bodies: array<GpuBody>;
 // Step 1's body boxes, BVH frame (`first` = body index, `count` unused).
 @group(0) @binding(2) var<storage, read_write> boxes: array<BvhNode>;
 // Encoded centre bounds: 0..3 hold ~encode(min) per axis, 3..6 encode(max) (cleared to 0).

@@ -2,7 +2,7 @@
 // (bvh_build.wgsl), the ray traversal (raycast/raycast.wgsl) and the broadphase
 // (broadphase/pairs.wgsl) read, and the helpers the build and the broadphase share (their grid
 // of workgroups, max_abs). Rust twins: src/bvh/cpu.rs (BvhNode, BVH_STACK_SIZE) and
-// src/bvh/gpu.rs (GpuBvhShape, GpuBvhBody); checked by tests/raycast_layout.rs and
+// src/bvh/gpu.rs (GpuBvhShape; the bodies are shaders/common/body.wgsl's GpuBody); checked by tests/raycast_layout.rs and
 // tests/gpu_broadphase_layout.rs.
 
 // Must match crate::bvh::BVH_STACK_SIZE.
@@ -27,16 +27,6 @@ struct GpuBvhShape {
 const SHAPE_FLAG_CYLINDER: u32 = 1u;
 // Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body.
 const SHAPE_FLAG_STATIC: u32 = 2u;
-
-// Must match crate::bvh::gpu::GpuBvhBody (world pose, translation split hi + lo; the
-// narrowphase's GpuBody layout).
-struct GpuBvhBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
 
 // Must match crate::bvh::BvhNode (BVH frame): an inner node's children at `first` and
 // `first + 1`; a leaf's `count` > 0 bodies from `first` in the body list.

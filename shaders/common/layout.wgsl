@@ -29,19 +29,6 @@ const MANIFOLD_CLIPPED: u32 = 1u;
 const MANIFOLD_HOST: u32 = 2u;
 const MANIFOLD_INVALID: u32 = 3u;
 
-// Must match layout.rs `GpuBody`: a body's world pose and shape (48 bytes).
-struct GpuBody {
-    // Unit quaternion xyzw, body to world.
-    rotation: vec4<f32>,
-    // World translation rounded to f32, length units.
-    translation_hi: vec3<f32>,
-    // Index into the narrowphase's shape list (Body::shape).
-    shape: u32,
-    // World translation minus translation_hi (0 is fine); world = hi + lo.
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
 // Must match layout.rs `GpuSatResult`: one per pair, A's frame (48 bytes).
 struct GpuSatResult {
     // Unit axis, A's frame, from A toward B.

@@ -2,7 +2,7 @@
 // one frame's motion. Rust twin: src/generate/motion.rs (`move_bodies` runs the same steps, by
 // the same names, on the CPU; `GpuMotion` hosts this kernel); tests/gpu_motion.rs checks the
 // layout and that both move bodies alike. Compiled after shaders/common/quat.wgsl (quat_mul)
-// and shaders/bvh/layout.wgsl (GpuBvhBody, the GpuBody layout; linear_id), see MOTION_WGSL.
+// shaders/common/body.wgsl (GpuBody) and shaders/bvh/layout.wgsl (linear_id), see MOTION_WGSL.
 //
 // Per body i, with `key` = frame_key(seed, frame) from the host:
 // 1. body_state: a 32-bit state hashed from (key, i), so bodies move independently.
@@ -32,7 +32,7 @@ struct GpuMotionParams {
 
 // Each shape's size (Shape::size), length units.
 @group(0) @binding(0) var<storage, read> sizes: array<f32>;
-@group(0) @binding(1) var<storage, read_write> bodies: array<GpuBvhBody>;
+@group(0) @binding(1) var<storage, read_write> bodies: array<GpuBody>;
 @group(0) @binding(2) var<uniform> params: GpuMotionParams;
 
 // A 32-bit integer hash (PCG's output permutation, Jarzynski and Olano 2020).

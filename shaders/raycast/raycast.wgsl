@@ -39,15 +39,6 @@ struct GpuRay {
     _pad1: u32,
 }
 
-// Must match crate::raycast::layout::GpuRayBody (world pose, translation split hi + lo).
-struct GpuRayBody {
-    rotation: vec4<f32>,
-    translation_hi: vec3<f32>,
-    shape: u32,
-    translation_lo: vec3<f32>,
-    _pad: u32,
-}
-
 // Must match crate::raycast::layout::GpuRayShape.
 struct GpuRayShape {
     params: vec4<f32>,
@@ -88,7 +79,7 @@ struct GpuRayParams {
 @group(0) @binding(0) var<storage, read> shapes: array<GpuRayShape>;
 @group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
 // Group 1: per call. `rays`, `counts` and `hits` are bound per dispatch chunk at one offset.
-@group(1) @binding(0) var<storage, read> bodies: array<GpuRayBody>;
+@group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> nodes: array<BvhNode>;
 // The BVH's leaf bodies, then the unbounded bodies (from params.unbounded_first).
 @group(1) @binding(2) var<storage, read> body_lists: array<u32>;
@@ -317,7 +308,7 @@ fn cast_cylinder(half_height: f32, radius: f32, ray: LocalRay) -> LocalHit {
 }
 
 // cast_shape.rs cast_body: the world ray in the body's frame, the shape's routine.
-fn cast_body(body: GpuRayBody, ray: GpuRay, max_distance: f32) -> LocalHit {
+fn cast_body(body: GpuBody, ray: GpuRay, max_distance: f32) -> LocalHit {
     let inverse = quat_conjugate(body.rotation);
     let relative = (ray.origin_hi - body.translation_hi) + (ray.origin_lo - body.translation_lo);
     let local = LocalRay(quat_rotate(inverse, relative), quat_rotate(inverse, ray.direction), max_distance);

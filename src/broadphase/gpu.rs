@@ -25,9 +25,10 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::DVec3;
 
-use crate::bvh::gpu::{GpuBvhBody, GpuBvhBuilder};
+use crate::bvh::gpu::GpuBvhBuilder;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
@@ -40,6 +41,7 @@ use crate::shape::Shape;
 /// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/broadphase/pairs.wgsl`.
 pub const BROADPHASE_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/broadphase/pairs.wgsl")
 );
@@ -385,7 +387,7 @@ impl GpuBroadphase {
         context
             .queue()
             .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
-        let body_bytes = u64::from(frame.body_count) * size_of::<GpuBvhBody>() as u64;
+        let body_bytes = u64::from(frame.body_count) * size_of::<GpuBody>() as u64;
         let device = context.device();
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("broadphase"),
@@ -452,9 +454,9 @@ impl GpuBroadphase {
         let checked = validate_batch(&self.shapes, bodies, &[], margin)?;
         let body_count = u32::try_from(checked.len())
             .map_err(|_| GpuError::Unsupported(format!("{} bodies: more than u32::MAX", checked.len())))?;
-        let gpu_bodies: Vec<GpuBvhBody> = checked
+        let gpu_bodies: Vec<GpuBody> = checked
             .iter()
-            .map(|b| GpuBvhBody::from_pose(b.shape, &b.pose))
+            .map(|b| GpuBody::from_pose(b.shape, &b.pose))
             .collect();
         let origin = scene_centre(&self.shapes, &checked);
         let limit = u32::try_from(max_pairs)
@@ -561,7 +563,7 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
     if !frame.bodies.usage().contains(wgpu::BufferUsages::STORAGE) {
         return Err(InputError::new("bodies", "the buffer needs BufferUsages::STORAGE").into());
     }
-    let need = u64::from(frame.body_count) * size_of::<GpuBvhBody>() as u64;
+    let need = u64::from(frame.body_count) * size_of::<GpuBody>() as u64;
     if need > frame.bodies.size() {
         return Err(InputError::new(
             "bodies",

@@ -32,7 +32,7 @@ use super::cpu::{BVH_LEAF_SIZE, BvhNode};
 use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
-use crate::gpu::layout::{WgslVec3, split_translation, write_uniform};
+use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
@@ -45,6 +45,7 @@ use crate::shape::Shape;
 /// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/bvh/bvh_build.wgsl`.
 pub const BVH_BUILD_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/bvh/bvh_build.wgsl")
 );
@@ -132,40 +133,6 @@ pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 pub const SHAPE_FLAG_STATIC: u32 = 2;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
-
-/// A body's world pose and shape: the layout of the narrowphase's `GpuBody` and the ray
-/// caster's `GpuRayBody` (one body buffer serves every GPU feature); must match `GpuBvhBody` in
-/// bvh_build.wgsl. The translation is split as in [`split_translation`].
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuBvhBody {
-    /// Unit rotation quaternion, `[x, y, z, w]`.
-    pub rotation: [f32; 4],
-    /// World translation, high part, length units.
-    pub translation_hi: [f32; 3],
-    /// Index into the shape table.
-    pub shape: u32,
-    /// World translation, low part.
-    pub translation_lo: [f32; 3],
-    /// Padding.
-    pub _pad: u32,
-}
-
-const _: () = assert!(size_of::<GpuBvhBody>() == 48);
-
-impl GpuBvhBody {
-    /// The GPU form of a body of shape `shape` at `pose`.
-    pub fn from_pose(shape: u32, pose: &Pose) -> GpuBvhBody {
-        let (translation_hi, translation_lo) = split_translation(pose.translation);
-        GpuBvhBody {
-            rotation: pose.rotation.to_array(),
-            translation_hi,
-            shape,
-            translation_lo,
-            _pad: 0,
-        }
-    }
-}
 
 impl GpuBvhShape {
     /// The local box of `shape`; a hull of at most `MAX_BOXED_VERTICES` (4,096) vertices also gets
@@ -418,7 +385,7 @@ impl GpuBvhBuilder {
     }
 
     /// Records into `encoder` the build of a BVH over the first `body_count` bodies of `bodies`
-    /// (a STORAGE buffer of [`GpuBvhBody`], unit rotations, shape indices below the shape
+    /// (a STORAGE buffer of [`GpuBody`], unit rotations, shape indices below the shape
     /// count), boxes relative to the f64 world point `origin` (length units). Returns its nodes
     /// and leaf body list, valid once the encoder is submitted. The parameters go through the
     /// queue: submit the encoder before the next `encode`. Boxes are padded in proportion to
@@ -437,7 +404,7 @@ impl GpuBvhBuilder {
         let node_count = (2 * leaves).saturating_sub(1);
         let limits = context.limits;
         let binding_limit = "max_storage_buffer_binding_size";
-        let body_bytes = n * size_of::<GpuBvhBody>() as u64;
+        let body_bytes = n * size_of::<GpuBody>() as u64;
         let box_bytes = n * size_of::<BvhNode>() as u64;
         let key_bytes = n * 8;
         let node_bytes = node_count * size_of::<BvhNode>() as u64;
@@ -610,9 +577,9 @@ impl GpuBvhProbe {
     pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<ProbedBvh, GpuError> {
         let context = &*self.context;
         let device = context.device();
-        let gpu_bodies: Vec<GpuBvhBody> = bodies
+        let gpu_bodies: Vec<GpuBody> = bodies
             .iter()
-            .map(|b| GpuBvhBody::from_pose(b.shape, &b.pose))
+            .map(|b| GpuBody::from_pose(b.shape, &b.pose))
             .collect();
         let max = context.limits.max_buffer;
         let body_count = u32::try_from(bodies.len())

@@ -34,6 +34,7 @@ use crate::shape::Shape;
 /// then `shaders/motion/motion.wgsl`.
 pub const MOTION_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/motion/motion.wgsl")
 );

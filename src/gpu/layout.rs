@@ -2,11 +2,14 @@
 //! translations split into two f32 parts, and the uniform layout of the small parameter structs
 //! written once per call (encase; bulk arrays are `bytemuck::Pod`, see each feature's layout).
 
+use bytemuck::{Pod, Zeroable};
 use encase::internal::WriteInto;
 use encase::{ShaderType, UniformBuffer};
 use glam::DVec3;
 
 use super::GpuError;
+use crate::pose::Pose;
+use crate::scene::Body;
 
 /// The quaternion helpers of every kernel (`quat.wgsl`: `quat_rotate`, `quat_mul`,
 /// `quat_conjugate`, unit quaternions as `vec4<f32>` xyzw, glam's formulas), for a caller's
@@ -23,6 +26,52 @@ pub fn split_translation(translation: DVec3) -> ([f32; 3], [f32; 3]) {
     let (hi, lo) = crate::pose::split_f64(translation);
     (hi.to_array(), lo.to_array())
 }
+
+/// A body's world pose and shape, the one body layout of every kernel (narrowphase, BVH build,
+/// broadphase, rays, motion), so one buffer serves them all; must match `GpuBody` in
+/// shaders/common/body.wgsl. A caller that keeps its bodies on the GPU writes this layout itself
+/// (see the resident APIs). The world translation is split into two f32 parts (`hi + lo`, see
+/// [`split_translation`]) so the kernel can form B's position relative to A's from bodies far
+/// from the origin without losing the f64 precision:
+/// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBody {
+    /// Unit rotation quaternion, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+    /// World translation rounded to f32, length units.
+    pub translation_hi: [f32; 3],
+    /// Index of the body's shape in the shape list ([`Body::shape`]).
+    pub shape: u32,
+    /// What `translation_hi` lost: world translation minus `translation_hi`, rounded to f32.
+    pub translation_lo: [f32; 3],
+    /// Padding to a 16-byte multiple.
+    pub _pad: u32,
+}
+
+impl GpuBody {
+    /// The kernel's form of `body` (rotation normalized by validation). The one place a body's
+    /// pose becomes GPU data.
+    #[inline]
+    pub fn from_body(body: &Body) -> GpuBody {
+        let (translation_hi, translation_lo) = split_translation(body.pose.translation);
+        GpuBody {
+            rotation: body.pose.rotation.to_array(),
+            translation_hi,
+            shape: body.shape,
+            translation_lo,
+            _pad: 0,
+        }
+    }
+
+    /// The GPU form of a body of shape `shape` at `pose` (its rotation as given: unit).
+    #[inline]
+    pub fn from_pose(shape: u32, pose: &Pose) -> GpuBody {
+        GpuBody::from_body(&Body { shape, pose: *pose })
+    }
+}
+
+const _: () = assert!(size_of::<GpuBody>() == 48);
 
 /// A WGSL `vec3<f32>` field of a parameter struct written with encase (12 bytes, aligned to 16).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

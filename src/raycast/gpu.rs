@@ -30,8 +30,8 @@ use wgpu::util::DeviceExt;
 
 use super::cpu::cast_one;
 use super::layout::{
-    GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT,
-    STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
+    GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT, STACK_OVERFLOW_BIT,
+    ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
@@ -49,6 +49,7 @@ use crate::shape::Shape;
 /// kernel.
 pub const RAYCAST_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/raycast/raycast.wgsl")
 );
@@ -360,7 +361,7 @@ impl GpuRaycaster {
             unbounded_first: bvh.bodies.len() as u32,
         };
         let limits = self.context.limits;
-        let body_bytes = (bodies.len() * size_of::<GpuRayBody>()) as u64;
+        let body_bytes = (bodies.len() * size_of::<GpuBody>()) as u64;
         let whole: [(&str, &[u8]); 2] = [
             ("bvh nodes", bytemuck::cast_slice::<BvhNode, u8>(&bvh.nodes)),
             ("bvh body lists", bytemuck::cast_slice(&body_lists)),
@@ -389,7 +390,7 @@ impl GpuRaycaster {
         let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
         let staged = body_staging
             .write(context, bodies.len(), |i| {
-                GpuRayBody::from_pose(bodies[i].shape, &bodies[i].pose)
+                GpuBody::from_pose(bodies[i].shape, &bodies[i].pose)
             })
             .and_then(|()| ray_staging.write(context, rays.len(), |i| GpuRay::from_ray(&rays[i])));
         self.staged = [body_bytes, ray_bytes];
@@ -473,7 +474,7 @@ pub(super) struct CastKernel {
 }
 
 /// What one cast of `count` rays binds as group 1 (`raycast.wgsl` bindings 0 to 6): bodies
-/// (`GpuRayBody`), BVH nodes and body list, rays (`GpuRay`), and where the kernel writes a
+/// (`GpuBody`), BVH nodes and body list, rays (`GpuRay`), and where the kernel writes a
 /// `GpuRayCount` and the hit slots of each ray, and the `GpuRayParams` uniform.
 pub(super) struct CastBuffers<'b> {
     pub bodies: &'b wgpu::Buffer,

@@ -7,10 +7,10 @@
 use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 
+pub use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation};
 
 use super::ray::Ray;
-use crate::pose::Pose;
 use crate::scene::InputError;
 use crate::shape::Shape;
 
@@ -69,37 +69,6 @@ impl GpuRay {
             _pad0: 0,
             direction: ray.direction().to_array(),
             _pad1: 0,
-        }
-    }
-}
-
-/// A body's world pose and shape; must match `GpuRayBody` in raycast.wgsl. The translation is
-/// split as in [`split_translation`] (the layout of DESIGN.md's `GpuBody`, with a shape index).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuRayBody {
-    /// Unit rotation quaternion, `[x, y, z, w]`.
-    pub rotation: [f32; 4],
-    /// World translation, high part, length units.
-    pub translation_hi: [f32; 3],
-    /// Index into the shape table.
-    pub shape: u32,
-    /// World translation, low part.
-    pub translation_lo: [f32; 3],
-    /// Padding.
-    pub _pad: u32,
-}
-
-impl GpuRayBody {
-    /// The GPU form of a body of shape `shape` at `pose`.
-    pub fn from_pose(shape: u32, pose: &Pose) -> GpuRayBody {
-        let (translation_hi, translation_lo) = split_translation(pose.translation);
-        GpuRayBody {
-            rotation: pose.rotation.to_array(),
-            translation_hi,
-            shape,
-            translation_lo,
-            _pad: 0,
         }
     }
 }
@@ -217,7 +186,6 @@ pub struct GpuRayParams {
 }
 
 const _: () = assert!(size_of::<GpuRay>() == 48);
-const _: () = assert!(size_of::<GpuRayBody>() == 48);
 const _: () = assert!(size_of::<GpuRayShape>() == 32);
 const _: () = assert!(size_of::<GpuRayHit>() == 32);
 const _: () = assert!(size_of::<GpuRayCount>() == 8);

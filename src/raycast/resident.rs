@@ -11,7 +11,7 @@
 use glam::DVec3;
 
 use super::gpu::{CastBuffers, CastKernel};
-use super::layout::{GPU_HIT_SLOTS, GpuRay, GpuRayBody, GpuRayCount, GpuRayHit, GpuRayParams};
+use super::layout::{GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams};
 use crate::InputError;
 use crate::bvh::gpu::GpuBvhBuilder;
 use crate::gpu::buffers::{GrowBuffer, check_limit, create_buffer};
@@ -26,9 +26,9 @@ use encase::ShaderType;
 /// on the ray caster's device, each with [`wgpu::BufferUsages::STORAGE`].
 #[derive(Clone, Copy, Debug)]
 pub struct ResidentRays<'a> {
-    /// The bodies, `array<GpuRayBody>` from byte 0 ([`GpuRayBody`]: world poses, the layout of
-    /// the narrowphase's `GpuBody`, so one body buffer serves both); shape indices must be
-    /// valid (the host cannot check them).
+    /// The bodies, `array<GpuBody>` from byte 0 ([`GpuBody`]: world poses, the one body layout
+    /// of every kernel, so the narrowphase's body buffer serves here too); shape indices must
+    /// be valid (the host cannot check them).
     pub bodies: &'a wgpu::Buffer,
     /// Bodies to cast against (the first `body_count` of `bodies`).
     pub body_count: u32,
@@ -167,7 +167,7 @@ fn check_rays(batch: &ResidentRays<'_>, max_binding: u64) -> Result<(), GpuError
         GpuError::Input(InputError::new(format!("ResidentRays.{field}"), message))
     };
     let needs = [
-        ("bodies", batch.bodies, batch.body_count, size_of::<GpuRayBody>()),
+        ("bodies", batch.bodies, batch.body_count, size_of::<GpuBody>()),
         ("rays", batch.rays, batch.ray_count, size_of::<GpuRay>()),
     ];
     for (field, buffer, count, element) in needs {

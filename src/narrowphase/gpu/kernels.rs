@@ -20,6 +20,7 @@ use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline
 /// reductions in workgroup memory.
 pub const SAT_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/body.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/sat.wgsl"),
@@ -31,6 +32,7 @@ pub const SAT_WGSL: &str = concat!(
 /// [`wgpu::Features::SUBGROUP`]. The same results, bit for bit.
 pub const SAT_SUBGROUP_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/body.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/sat.wgsl"),
@@ -43,6 +45,7 @@ pub const SAT_SUBGROUP_WGSL: &str = concat!(
 /// forms of the pairs with a sphere, capsule or half-space.
 pub const CLIP_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/body.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/clip.wgsl"),

@@ -10,9 +10,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-pub use crate::gpu::layout::split_translation;
+pub use crate::gpu::layout::{GpuBody, split_translation};
 use crate::query::sat::{SatAxis, SatResult};
-use crate::scene::Body;
 
 /// [`GpuSatResult::kind`] low bits: pair not computed by the SAT kernel (a body is not a hull).
 /// This and the other `AXIS_*`, [`AXIS_MASK`] and the `*_BIT` flags must match layout.wgsl.
@@ -41,6 +40,7 @@ pub const INCOMPLETE_BIT: u32 = 8;
 /// manifold list (with [`crate::gpu::QUAT_WGSL`] to move points to the world). The list's count is a plain
 /// `u32` here (the clip kernel's is atomic; a read-only binding cannot hold an atomic).
 pub const LAYOUT_WGSL: &str = concat!(
+    include_str!("../../../shaders/common/body.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
 );
@@ -58,43 +58,6 @@ pub const SHAPE_HALF_SPACE: u32 = 4;
 /// `GpuShape::kind`: a triangle mesh: no geometry on the device, its pairs always finished on
 /// the host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
 pub const SHAPE_TRIMESH: u32 = 5;
-
-/// A body's world pose and shape; must match layout.wgsl `GpuBody` ([`LAYOUT_WGSL`]). A caller
-/// that keeps its bodies on the GPU writes this layout itself (see `GpuNarrowphase`'s resident
-/// API). The world translation is split into two f32 parts (`hi + lo`, see
-/// [`split_translation`]) so the kernel can form B's position relative to A's from bodies far
-/// from the origin without losing the f64 precision:
-/// `(b.translation_hi - a.translation_hi) + (b.translation_lo - a.translation_lo)`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuBody {
-    /// Unit rotation quaternion, `[x, y, z, w]`.
-    pub rotation: [f32; 4],
-    /// World translation rounded to f32, length units.
-    pub translation_hi: [f32; 3],
-    /// Index of the body's shape in the narrowphase's shape list ([`Body::shape`]).
-    pub shape: u32,
-    /// What `translation_hi` lost: world translation minus `translation_hi`, rounded to f32.
-    pub translation_lo: [f32; 3],
-    /// Padding to a 16-byte multiple.
-    pub _pad: u32,
-}
-
-impl GpuBody {
-    /// The kernel's form of `body` (rotation normalized by validation). The one place a body's
-    /// pose becomes GPU data.
-    #[inline]
-    pub fn from_body(body: &Body) -> GpuBody {
-        let (translation_hi, translation_lo) = split_translation(body.pose.translation);
-        GpuBody {
-            rotation: body.pose.rotation.to_array(),
-            translation_hi,
-            shape: body.shape,
-            translation_lo,
-            _pad: 0,
-        }
-    }
-}
 
 /// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
 /// ([`LAYOUT_WGSL`]).
@@ -195,7 +158,6 @@ pub struct GpuManifoldCount {
 /// Byte offset of the first [`GpuManifold`] in a manifold list (the size of its head).
 pub const MANIFOLD_LIST_HEAD: u64 = size_of::<GpuManifoldCount>() as u64;
 
-const _: () = assert!(size_of::<GpuBody>() == 48);
 const _: () = assert!(size_of::<GpuSatResult>() == 48);
 const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);

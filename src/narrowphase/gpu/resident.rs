@@ -33,6 +33,7 @@ use crate::scene::InputError;
 /// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
 pub const RESIDENT_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/body.wgsl"),
     include_str!("../../../shaders/common/layout.wgsl"),
     include_str!("../../../shaders/common/geometry.wgsl"),
     include_str!("../../../shaders/narrowphase/resident.wgsl")

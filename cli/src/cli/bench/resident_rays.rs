@@ -15,7 +15,7 @@ use std::sync::Arc;
 use hullsat::glam::DVec3;
 use hullsat::gpu::Timestamps;
 use hullsat::raycast::ResidentRays;
-use hullsat::raycast::layout::{GpuRay, GpuRayBody, GpuRayCount, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
+use hullsat::raycast::layout::{GpuBody, GpuRay, GpuRayCount, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
 use hullsat::scene::validate_batch;
 use hullsat::{GpuRaycaster, Ray, Scene};
 
@@ -53,9 +53,9 @@ pub(super) fn measure(
 
     // Step 1.
     let bodies = validate_batch(&scene.shapes, &scene.bodies, &[], 0.0)?;
-    let gpu_bodies: Vec<GpuRayBody> = bodies
+    let gpu_bodies: Vec<GpuBody> = bodies
         .iter()
-        .map(|b| GpuRayBody::from_pose(b.shape, &b.pose))
+        .map(|b| GpuBody::from_pose(b.shape, &b.pose))
         .collect();
     let gpu_rays: Vec<GpuRay> = rays.iter().map(GpuRay::from_ray).collect();
     let body_buffer = upload(&device, "bench ray bodies", bytemuck::cast_slice(&gpu_bodies));
