@@ -592,3 +592,69 @@ fn ground_contacts_agree_with_parry_on_each_child() {
     println!("{compared} compared; parry's compound path differed from its children on {compound_differs}");
     assert!(compared > 100, "{compared}");
 }
+
+/// Margins the margin-independence test sweeps, length units, ascending.
+const SWEPT_MARGINS: [f32; 5] = [0.0, 0.01, 0.1, 0.5, 2.0];
+
+/// The margin decides only whether a pair is reported: a compound pair's separation (the deepest
+/// child pair's) is the same at every margin that reports it, within 1e-6 × the pair's scale
+/// (rounding only: the same child pair's operations), and reported at a margin means within it.
+#[test]
+fn separations_do_not_depend_on_the_margin() {
+    let mut rng = Pcg64::seed_from_u64(0x4d_a9);
+    let mut scratch = CompoundScratch::default();
+    let mut reported_pairs = 0;
+    for i in 0..1500 {
+        let a = random_compound(&mut rng);
+        let b_compound = random_compound(&mut rng);
+        let b_shape = match i % 4 {
+            0 => random_shape(&mut rng, Family::Hull),
+            1 => random_shape(&mut rng, Family::Box),
+            2 => sphere(rng.random_range(0.2..0.8)),
+            _ => Shape::Capsule(Capsule::new(0.4, 0.2).unwrap()),
+        };
+        let pose_a = Pose::new(DVec3::new(100.0, -20.0, 3.0), random_rotation(&mut rng));
+        let reach = a.bounding_sphere().1 + 2.0;
+        let pose_b = Pose::new(
+            pose_a.translation + (random_direction(&mut rng) * rng.random_range(0.0..reach)).as_dvec3(),
+            random_rotation(&mut rng),
+        );
+        let scale = a.size() + b_shape.size().max(b_compound.size());
+        let same = 1e-6 * scale;
+        let reported: Vec<Option<Manifold>> = SWEPT_MARGINS
+            .iter()
+            .map(|&margin| {
+                if i % 8 < 4 {
+                    collide_compound_shape(&a, &pose_a, &b_shape, &pose_b, margin, &mut scratch)
+                } else {
+                    collide_compound_compound(&a, &pose_a, &b_compound, &pose_b, margin, &mut scratch)
+                }
+            })
+            .collect();
+        for (k, (&small, m)) in SWEPT_MARGINS.iter().zip(&reported).enumerate() {
+            let Some(m) = m else { continue };
+            reported_pairs += 1;
+            assert!(m.separation <= small + same, "{i}: {m:?} beyond margin {small}");
+            for (&large, l) in SWEPT_MARGINS.iter().zip(&reported).skip(k + 1) {
+                let l = l
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{i}: reported at margin {small} ({m:?}), not at {large}"));
+                assert!(
+                    (l.separation - m.separation).abs() <= same,
+                    "{i}: separation {} at margin {small}, {} at {large}",
+                    m.separation,
+                    l.separation
+                );
+            }
+        }
+        if let Some(first) = reported.iter().position(Option::is_some) {
+            let separation = reported[first].as_ref().unwrap().separation;
+            assert!(
+                first == 0 || separation > SWEPT_MARGINS[first - 1] - same,
+                "{i}: separation {separation} first reported at margin {}",
+                SWEPT_MARGINS[first]
+            );
+        }
+    }
+    assert!(reported_pairs > 2000, "too few reported pairs: {reported_pairs}");
+}

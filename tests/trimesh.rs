@@ -8,7 +8,7 @@ use glam::{Quat, Vec3};
 use hullsat::constants::CONTACT_REDUCTION_TOLERANCE;
 use hullsat::contact::{TriMeshScratch, collide_trimesh_shape};
 use hullsat::trimesh::{MAX_TRIMESH_TRIANGLES, TriMesh, TriMeshError};
-use hullsat::{Capsule, ConvexHull, Cuboid, Manifold, Pose, Shape, Sphere};
+use hullsat::{Capsule, ConvexHull, Cuboid, Cylinder, Manifold, Pose, Shape, Sphere};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use support::parry::{to_parry_pose, to_parry_shape};
@@ -350,16 +350,16 @@ fn a_body_deep_in_a_thin_floor_is_pushed_out_of_the_front() {
         angle_degrees(m.normal, Vec3::Y) < 1e-3 && (m.separation + 0.8).abs() < 1e-5,
         "{m:?}"
     );
-    // Wholly behind: nothing.
-    assert!(
-        collide(
-            &mesh,
-            &shape,
-            &Pose::from_translation(Vec3::new(0.3, -0.6, 0.1)),
-            0.0
-        )
-        .is_none()
-    );
+    // Wholly behind: nothing, whatever the margin.
+    for (shape, y) in [(&shape, -0.6), (&sphere, -0.6)] {
+        for margin in [0.0, 2.0] {
+            let pose = Pose::from_translation(Vec3::new(0.3, y, 0.1));
+            assert!(
+                collide(&mesh, shape, &pose, margin).is_none(),
+                "{shape:?} {margin}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -509,4 +509,132 @@ fn contacts_agree_with_parry_trimesh_on_random_poses() {
     }
     println!("compared {compared} pairs, {contacts} in the shallow band, {faces} normals");
     assert!(contacts > 100, "too few contacts compared: {contacts}");
+}
+
+/// Margins the margin-independence test sweeps, length units, ascending.
+const SWEPT_MARGINS: [f32; 5] = [0.0, 0.01, 0.1, 0.5, 2.0];
+
+/// Float rounding allowed between two margins' separations of one pair, × the body's size: the
+/// separation is one triangle contact's, formed by the same operations at every margin.
+const MARGIN_SEPARATION_TOLERANCE: f32 = 1e-6;
+
+/// parry3d's distance is compared where it lies within ± this × the body's size: deeper, in the
+/// bumpy terrain's concave places our exit along one face's normal is deeper than parry's
+/// one-triangle distance (up to twice at 0.1 × size here).
+const PARRY_SHALLOW: f32 = 0.03;
+
+/// Most difference from parry3d's distance, × the body's size (plus 1e-3 length units), as in the
+/// parry comparison above: cylinders are prisms here, exact there.
+const PARRY_TOLERANCE: f32 = 0.02;
+
+/// The margin decides only whether a pair is reported: a pair's separation is the same at every
+/// margin that reports it, reported at a margin means within it, and it agrees with parry3d's
+/// distance where that is shallow.
+#[test]
+fn separations_do_not_depend_on_the_margin() {
+    use parry3d::math::Vector as PVector;
+    let meshes = [
+        ("bumpy terrain", terrain(16, 8.0, 0.3, 21)),
+        ("flat tessellated floor", grid_floor(12, 8.0, 0.3, 22)),
+    ];
+    let mut rng = Pcg64::seed_from_u64(23);
+    let hull = ConvexHull::from_points(
+        &(0..32)
+            .map(|_| 0.5 * support::random_direction(&mut rng))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let shapes = [
+        ("box", box_shape(Vec3::new(0.5, 0.3, 0.4))),
+        ("hull32", Shape::Hull(hull)),
+        ("sphere", Shape::Sphere(Sphere::new(0.4).unwrap())),
+        ("capsule", Shape::Capsule(Capsule::new(0.5, 0.3).unwrap())),
+        ("cylinder", Shape::Cylinder(Cylinder::new(0.4, 0.4).unwrap())),
+    ];
+    let mut scratch = TriMeshScratch::default();
+    let (mut pairs, mut compared) = (0, 0);
+    for (mesh_name, mesh) in &meshes {
+        let parry_mesh = parry3d::shape::TriMesh::new(
+            mesh.vertices()
+                .iter()
+                .map(|v| PVector::new(v.x, v.y, v.z))
+                .collect(),
+            mesh.triangles().to_vec(),
+        )
+        .unwrap();
+        for (shape_name, shape) in &shapes {
+            let parry_shape = to_parry_shape(shape).unwrap();
+            let size = shape.size();
+            let same = MARGIN_SEPARATION_TOLERANCE * size;
+            for _ in 0..1000 {
+                let place = Vec3::new(
+                    rng.random_range(-6.0..6.0),
+                    rng.random_range(-0.2..0.6),
+                    rng.random_range(-6.0..6.0),
+                );
+                let pose = Pose::new(place, random_rotation(&mut rng));
+                let reported: Vec<Option<Manifold>> = SWEPT_MARGINS
+                    .iter()
+                    .map(|&margin| {
+                        collide_trimesh_shape(mesh, &Pose::IDENTITY, shape, &pose, margin, &mut scratch)
+                    })
+                    .collect();
+                let what = format!("{shape_name} over the {mesh_name} at {pose:?}");
+                // Reported at a margin: within it, and the same separation at every larger one.
+                for (k, (&small, m)) in SWEPT_MARGINS.iter().zip(&reported).enumerate() {
+                    let Some(m) = m else { continue };
+                    pairs += 1;
+                    assert!(
+                        m.separation <= small + same,
+                        "{what}: {m:?} beyond margin {small}"
+                    );
+                    for (&large, l) in SWEPT_MARGINS.iter().zip(&reported).skip(k + 1) {
+                        let l = l.as_ref().unwrap_or_else(|| {
+                            panic!("{what}: reported at margin {small} ({m:?}), not at {large}")
+                        });
+                        assert!(
+                            (l.separation - m.separation).abs() <= same,
+                            "{what}: separation {} at margin {small}, {} at {large}",
+                            m.separation,
+                            l.separation
+                        );
+                    }
+                }
+                // Not reported at a margin: farther than it (seen at a larger one).
+                if let Some(first) = reported.iter().position(Option::is_some) {
+                    let separation = reported[first].as_ref().unwrap().separation;
+                    assert!(
+                        first == 0 || separation > SWEPT_MARGINS[first - 1] - same,
+                        "{what}: separation {separation} first reported at margin {}",
+                        SWEPT_MARGINS[first]
+                    );
+                }
+                // parry3d's distance where it is shallow and pushes the body out of the front (the mesh is
+                // one-sided, parry's two-sided), against ours at the largest margin (the same at all).
+                let theirs = parry3d::query::contact(
+                    &to_parry_pose(&Pose::IDENTITY),
+                    &parry_mesh,
+                    &to_parry_pose(&pose),
+                    parry_shape.as_ref(),
+                    PARRY_SHALLOW * size,
+                )
+                .unwrap();
+                if let Some(c) = theirs
+                    && c.dist > -PARRY_SHALLOW * size
+                    && Vec3::new(c.normal1.x, c.normal1.y, c.normal1.z).dot(mesh.plane(c.subshape1).normal)
+                        > 0.0
+                {
+                    compared += 1;
+                    let ours = reported.last().unwrap();
+                    assert!(
+                        ours.as_ref()
+                            .is_some_and(|m| (m.separation - c.dist).abs() < PARRY_TOLERANCE * size + 1e-3),
+                        "{what}: ours {ours:?} parry {c:?}"
+                    );
+                }
+            }
+        }
+    }
+    println!("{pairs} reported pairs, {compared} compared with parry");
+    assert!(compared > 250, "too few pairs compared with parry: {compared}");
 }

@@ -7,6 +7,9 @@
 //! 3. The clipped points within the margin, midway between the incident point and the
 //!    reference plane (the mesh merge reduces every triangle's points together).
 //! 4. Edge axis: one point midway between the closest points of the two edges.
+//! 5. Apart (an axis, refused or not, separates): no point's separation below that axis's, so a
+//!    refused axis's gap never turns into a depth and the separation is the margin's to report,
+//!    not to change (docs/design/trimesh.md).
 //!
 //! Ids: the hull routine's (`FACE_A` with the triangle as reference, `FACE_B` with the hull's
 //! face, `EDGE_PAIR`), the triangle's features numbered 0..=2, its face 0.
@@ -52,6 +55,12 @@ pub(crate) fn collide_triangle_hull(
     let posed_vertices = posed.vertices();
     let first = out.len();
     let corners = |i: usize| triangle.vertices[i];
+    // 5. The least separation a point may show.
+    let floor = if sat.max_separation > 0.0 {
+        sat.max_separation
+    } else {
+        f32::NEG_INFINITY
+    };
     match sat.axis {
         SatAxis::FaceA(_) => {
             let face = most_antiparallel_face(hull, b_in_a, triangle.normal);
@@ -77,6 +86,7 @@ pub(crate) fn collide_triangle_hull(
                 FeatureId::FACE_A,
                 &plane,
                 margin,
+                floor,
                 out,
             );
         }
@@ -99,7 +109,17 @@ pub(crate) fn collide_triangle_hull(
                     k,
                 )
             });
-            clip_and_add(&reference, incident, 3, 0, FeatureId::FACE_B, &plane, margin, out);
+            clip_and_add(
+                &reference,
+                incident,
+                3,
+                0,
+                FeatureId::FACE_B,
+                &plane,
+                margin,
+                floor,
+                out,
+            );
         }
         SatAxis::EdgePair { edge_a, edge_b } => {
             let (k, edge) = (edge_a as usize, hull.edges()[edge_b as usize]);
@@ -108,7 +128,7 @@ pub(crate) fn collide_triangle_hull(
             let (s, t) = closest_points_segments(a0, a1, b0, b1);
             out.push(ContactPoint {
                 position: (0.5 * (a0.lerp(a1, s) + b0.lerp(b1, t))).as_dvec3(),
-                depth: -sat.separation,
+                depth: -sat.separation.max(floor),
                 id: FeatureId::new(FeatureId::EDGE_PAIR, false, edge_a, edge_b),
             });
         }
@@ -116,7 +136,7 @@ pub(crate) fn collide_triangle_hull(
     // Face axes: the deepest clipped point, which lies over the triangle. The axis value may come
     // from a part of B beyond a refused edge, over a neighbour that answers for it.
     let separation = match sat.axis {
-        SatAxis::EdgePair { .. } => sat.separation,
+        SatAxis::EdgePair { .. } => sat.separation.max(floor),
         _ => out[first..]
             .iter()
             .map(|p| -p.depth)
@@ -127,7 +147,8 @@ pub(crate) fn collide_triangle_hull(
 
 /// Clips the incident polygon (`count` vertices: position, id, and the start vertex naming the
 /// edge leaving it) by `reference`'s sides and appends at most four points within `margin` of
-/// `plane` (the reference plane) to `out`, each midway to the plane.
+/// `plane` (the reference plane) to `out`, each midway to the plane, separations raised to
+/// `floor`.
 #[allow(clippy::too_many_arguments)]
 fn clip_and_add<F: Fn(usize) -> Vec3>(
     reference: &ReferencePolygon<F>,
@@ -137,17 +158,18 @@ fn clip_and_add<F: Fn(usize) -> Vec3>(
     kind: u32,
     plane: &Plane,
     margin: f32,
+    floor: f32,
     out: &mut Vec<ContactPoint>,
 ) {
     // Both faces' vertex counts bound the clipped polygon.
     if count + reference.loop_ids.len() <= SMALL_CLIP_VERTICES {
         let mut polygon = ClipPolygon::<SMALL_CLIP_VERTICES>::new();
         clip_into(reference, incident, incident_face, kind, &mut polygon);
-        add_points(polygon.vertices(), plane, margin, out);
+        add_points(polygon.vertices(), plane, margin, floor, out);
     } else {
         let mut polygon = ClipPolygon::<MAX_CLIP_VERTICES>::new();
         clip_into(reference, incident, incident_face, kind, &mut polygon);
-        add_points(polygon.vertices(), plane, margin, out);
+        add_points(polygon.vertices(), plane, margin, floor, out);
     }
 }
 
@@ -166,15 +188,17 @@ fn clip_into<const N: usize, F: Fn(usize) -> Vec3>(
     clip_by_reference_sides(reference, incident_face, kind, polygon);
 }
 
-/// Appends the `vertices` within `margin` of `plane`, midway to it.
-fn add_points(vertices: &[ClipVertex], plane: &Plane, margin: f32, out: &mut Vec<ContactPoint>) {
+/// Appends the `vertices` within `margin` of `plane`, midway to it, each separation (length
+/// units) raised to `floor`.
+fn add_points(vertices: &[ClipVertex], plane: &Plane, margin: f32, floor: f32, out: &mut Vec<ContactPoint>) {
     for v in vertices {
-        let separation = plane.signed_distance(v.position);
+        let height = plane.signed_distance(v.position);
+        let separation = height.max(floor);
         if separation > margin {
             continue;
         }
         out.push(ContactPoint {
-            position: (v.position - plane.normal * (0.5 * separation)).as_dvec3(),
+            position: (v.position - plane.normal * (0.5 * height)).as_dvec3(),
             depth: -separation,
             id: v.id,
         });

@@ -1,8 +1,8 @@
 //! One mesh triangle (body A, the mesh's frame) against a sphere (body B).
 //!
-//! 1. The centre's height over the triangle's plane: beyond `radius + margin`, no contact.
-//!    Behind the plane (one-sided): a face contact when the centre projects into the triangle,
-//!    else none.
+//! 1. The centre's height over the triangle's plane: beyond `radius + margin`, or the sphere
+//!    wholly behind the plane, no contact. Centre behind the plane (one-sided): a face contact
+//!    when the centre projects into the triangle, else none.
 //! 2. In front: GJK's closest point of the triangle to the centre, and the feature it lies on.
 //!    Its direction is the normal when [`TriMesh::allows_normal`] accepts it on that feature;
 //!    else (an inactive edge or corner: a ghost) no contact unless the centre projects into the
@@ -33,7 +33,7 @@ pub(crate) fn collide_triangle_sphere(
     let triangle = mesh.triangle(index);
     let n = triangle.normal;
     let height = n.dot(centre - triangle.vertices[0]);
-    if height - radius > margin {
+    if height - radius > margin || height + radius < 0.0 {
         return None;
     }
     let closest = (height > 0.0)

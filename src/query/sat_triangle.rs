@@ -8,7 +8,8 @@
 //! 3. Edge pairs whose arcs cross (B's arc negated), separation from the two edges.
 //! 4. Every axis may separate (the flat triangle's SAT); only axes in front of the triangle
 //!    (`normal · n >= 0`) that `allows` accepts (the caller's internal-edge policy) may be
-//!    chosen, with the hull SAT's face preference.
+//!    chosen, with the hull SAT's face preference. The largest separation over every axis, chosen
+//!    or not, is returned beside the chosen one: when positive, a lower bound on the distance.
 //!
 //! B is posed in A's frame once per pair ([`PosedHull`]) and steps 2 and 3 run four faces or
 //! edges at a time; every value is the one the scalar per-triangle transform forms, bit for bit.
@@ -94,6 +95,10 @@ pub struct TriangleAxis {
     pub normal: Vec3,
     /// Separation along it, length units (negative = overlapping).
     pub separation: f32,
+    /// The largest separation over every axis tested, chosen or refused, length units: when
+    /// positive the triangle and the hull are at least this far apart (the chosen axis, refused
+    /// the separating one, may show less).
+    pub max_separation: f32,
 }
 
 /// The SAT of `triangle` against `hull` posed at `b_in_a` (`posed`: the same hull posed there,
@@ -127,6 +132,7 @@ pub fn query_triangle_hull(
         axis: SatAxis::FaceA(0),
         normal: n,
         separation: face_separation,
+        max_separation: face_separation,
     };
     // 2. B's faces, four at a time: normal −m from the triangle toward B.
     let splat = |v: Vec3| [Vec4::splat(v.x), Vec4::splat(v.y), Vec4::splat(v.z)];
@@ -136,6 +142,8 @@ pub fn query_triangle_hull(
     // Only an axis beyond `beat` can replace the best: `allows` is asked of those alone.
     let beat = best.separation + tolerance;
     let mut best_b: Option<TriangleAxis> = None;
+    // Padding lanes repeat a real face: the lane-wise maximum is over real faces only.
+    let mut max_b = Vec4::splat(face_separation);
     for (group, &[mx, my, mz, offset]) in posed.plane_lanes.iter().enumerate() {
         let m = [mx, my, mz];
         let separations = dots(corners[0], m)
@@ -145,6 +153,7 @@ pub fn query_triangle_hull(
         if separations.cmpgt(margin4).any() {
             return None;
         }
+        max_b = max_b.max(separations);
         let floor = Vec4::splat(best_b.map_or(beat, |b| b.separation.max(beat)));
         let mut mask = (separations.cmpgt(floor) & dots(n4, m).cmple(Vec4::ZERO)).bitmask()
             & real_lanes(group, posed.faces);
@@ -160,10 +169,12 @@ pub fn query_triangle_hull(
                     axis: SatAxis::FaceB((4 * group + i) as u32),
                     normal: -m,
                     separation,
+                    max_separation: 0.0,
                 });
             }
         }
     }
+    let mut max_separation = max_b.max_element();
     if let Some(b) = best_b
         && b.separation > best.separation + tolerance
     {
@@ -215,6 +226,7 @@ pub fn query_triangle_hull(
                 if separation > margin {
                     return None;
                 }
+                max_separation = max_separation.max(separation);
                 if separation > beat
                     && best_edge.is_none_or(|b| separation > b.separation)
                     && x.dot(n) >= 0.0
@@ -227,6 +239,7 @@ pub fn query_triangle_hull(
                         },
                         normal: axis,
                         separation,
+                        max_separation: 0.0,
                     });
                 }
             }
@@ -237,5 +250,6 @@ pub fn query_triangle_hull(
     {
         best = e;
     }
+    best.max_separation = max_separation;
     Some(best)
 }
