@@ -32,7 +32,7 @@ use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
-use crate::narrowphase::validate::validate_batch;
+use crate::narrowphase::validate::{never_paired, validate_batch};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
@@ -434,8 +434,9 @@ impl GpuBroadphase {
     /// Every candidate pair of `bodies` within `margin` (length units, finite, >= 0), as
     /// [`super::candidate_pairs_at_most`] lists them: `[a, b]` with `a < b`, sorted, a superset
     /// of the CPU's list (the extra pairs within the padding of `docs/design/gpu-broadphase.md`),
-    /// pairs of two static shapes left out as there (here on the host: the resident list of
-    /// [`Self::encode_resident`] may hold mesh-mesh and mesh-half-space pairs).
+    /// pairs the batch refuses (two static shapes, a compound and a mesh) left out as there
+    /// (here on the host: the resident list of [`Self::encode_resident`] may hold mesh-mesh,
+    /// mesh-half-space and mesh-compound pairs).
     /// Uploads the bodies, runs [`Self::encode_resident`] (sorted) and reads back; when the
     /// pairs outgrow the slots of the last call it runs again with as many slots as the count.
     ///
@@ -492,7 +493,7 @@ impl GpuBroadphase {
             }
             if count.count <= capacity {
                 self.host_capacity = capacity;
-                return Ok(without_static_pairs(&self.shapes, &checked, pairs));
+                return Ok(without_refused_pairs(&self.shapes, &checked, pairs));
             }
             capacity = count.count;
         }
@@ -576,12 +577,13 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
     Ok(())
 }
 
-/// `pairs` without those of two static shapes (two triangle meshes, a mesh and a half-space),
-/// which the kernel lists (it tells only half-spaces apart) and the CPU broadphase does not.
-fn without_static_pairs(shapes: &[Shape], bodies: &[Body], mut pairs: Vec<[u32; 2]>) -> Vec<[u32; 2]> {
+/// `pairs` without those the batch refuses (two triangle meshes, a mesh and a half-space or a
+/// compound: [`never_paired`]), which the kernel lists (it tells only half-spaces apart) and
+/// the CPU broadphase does not.
+fn without_refused_pairs(shapes: &[Shape], bodies: &[Body], mut pairs: Vec<[u32; 2]>) -> Vec<[u32; 2]> {
     if shapes.iter().any(|s| matches!(s, Shape::TriMesh(_))) {
-        let is_static = |body: u32| shapes[bodies[body as usize].shape as usize].is_static();
-        pairs.retain(|&[a, b]| !(is_static(a) && is_static(b)));
+        let shape = |body: u32| &shapes[bodies[body as usize].shape as usize];
+        pairs.retain(|&[a, b]| !never_paired(shape(a), shape(b)));
     }
     pairs
 }

@@ -169,8 +169,9 @@ impl GpuBvhShape {
             // No box: the fields carry the plane (local normal, offset) for the broadphase.
             Shape::HalfSpace(h) => (h.normal, Vec3::ZERO, h.offset, 1),
             Shape::Cylinder(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height(), 0.0), c.radius(), 0),
-            // A mesh: its local box (padded as `world_aabb` pads it), rotated by the kernel.
-            Shape::Hull(_) | Shape::Cuboid(_) | Shape::TriMesh(_) => {
+            // A mesh or compound: its local box (padded as `world_aabb` pads it), rotated by the
+            // kernel: it holds every child's rotated box.
+            Shape::Hull(_) | Shape::Cuboid(_) | Shape::TriMesh(_) | Shape::Compound(_) => {
                 let b = world_aabb(shape, &Pose::IDENTITY);
                 // Centre and half rounded up so that centre ± half still covers min..max.
                 let centre = (b.min + b.max) * 0.5;
