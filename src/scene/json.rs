@@ -760,7 +760,8 @@ fn parse_compound(value: &Value, path: &str) -> Result<Shape, InputError> {
         let mut arrays = ShapeArrays::default();
         match kind {
             Some("hull") => {
-                let fields = Fields::new(&shape["hull"], &shape_path, &["points"])?;
+                let hull_path = format!("{shape_path}.hull");
+                let fields = Fields::new(&shape["hull"], &hull_path, &["points"])?;
                 let (points, points_path) = fields.get("points")?;
                 let points = array(points, &points_path)?;
                 if points.len() > MAX_HULL_INPUT_POINTS {
@@ -1082,6 +1083,7 @@ fn shapes_and_bodies(root: &Fields, streamed: &mut Streamed) -> Result<(Vec<Shap
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compound::{Compound, CompoundChild};
 
     fn error(text: &str) -> String {
         parse_scene_json(text).unwrap_err().to_string()
@@ -1127,6 +1129,23 @@ mod tests {
                         vec![Vec3::ZERO, Vec3::Z, Vec3::new(1.0, 0.1, 1.0 / 3.0), Vec3::X],
                         vec![[0, 1, 3], [1, 2, 3]],
                     )
+                    .unwrap(),
+                ),
+                // Child rotations exact in f32 after normalizing, so the shapes compare equal.
+                Shape::from(
+                    Compound::new(vec![
+                        CompoundChild {
+                            shape: Shape::Sphere(Sphere::new(0.5).unwrap()),
+                            pose: Isometry::new(Vec3::new(-1.0, 0.0, 1.0 / 3.0), Quat::IDENTITY),
+                        },
+                        CompoundChild {
+                            shape: Shape::Cuboid(Cuboid::new(Vec3::new(0.2, 0.3, 0.4)).unwrap()),
+                            pose: Isometry::new(
+                                Vec3::new(1.0, 0.1, 0.0),
+                                Quat::from_xyzw(0.0, 0.0, 1.0, 0.0),
+                            ),
+                        },
+                    ])
                     .unwrap(),
                 ),
             ],
@@ -1254,7 +1273,7 @@ mod tests {
             (
                 "{\"sphere\"",
                 "{\"cone\"",
-                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)",
+                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)",
             ),
             (
                 "\"rotation\": [0,0,0,1]}]",
@@ -1347,7 +1366,7 @@ mod tests {
                 r#"{"box": {"half_extents": [1, 1, 1]}, "sphere": {"radius": 1}}"#
             )),
             "shapes[0]: expected an object with exactly one key, the shape kind \
-             (hull, box, sphere, capsule, cylinder, half_space, trimesh)"
+             (hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)"
         );
         assert_eq!(
             error(&scene(r#"{"hull": {"points": [[0, 0, 0], [1, 0]]}}"#)),
@@ -1466,7 +1485,7 @@ mod tests {
             // A shape kind.
             (
                 TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
-                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)"#,
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)"#,
             ),
             // A string value, cut after 40 characters.
             (
@@ -1560,6 +1579,107 @@ mod tests {
             ),
         ] {
             assert_eq!(error(&mesh_scene(mesh)), expected, "{mesh}");
+        }
+    }
+
+    /// A scene of one compound shape `{"compound": {"children": <children>}}` and a body.
+    fn compound_scene(children: &str) -> String {
+        format!(
+            r#"{{"shapes": [{{"sphere": {{"radius": 1}}}}, {{"compound": {{"children": {children}}}}}],
+                "bodies": [{{"shape": 1, "position": [0,0,0], "rotation": [0,0,0,1]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_compound_is_read_and_each_problem_names_its_path() {
+        let dumbbell = r#"[{"shape": {"sphere": {"radius": 0.5}}, "position": [-1, 0, 0]},
+                           {"shape": {"hull": {"points": [[0,0,0], [1,0,0], [0,1,0], [0,0,1]]}},
+                            "position": [1, 0, 0], "rotation": [0, 0, 0.6, 0.8]}]"#;
+        let scene = parse_scene_json(&compound_scene(dumbbell)).unwrap();
+        let compound = scene.shapes[1].as_compound().unwrap();
+        assert_eq!(compound.children().len(), 2);
+        // Position and rotation default to the identity.
+        assert_eq!(compound.children()[0].pose.rotation, Quat::IDENTITY);
+        assert_eq!(
+            compound.children()[1].shape.as_hull().unwrap().vertices().len(),
+            4
+        );
+        assert!(
+            compound.children()[1]
+                .pose
+                .rotation
+                .abs_diff_eq(Quat::from_xyzw(0.0, 0.0, 0.6, 0.8), 1e-7)
+        );
+        let at = "shapes[1].compound";
+        let ball = r#"{"shape": {"sphere": {"radius": 1}}}"#;
+        let too_many = format!("[{}]", vec![ball; MAX_COMPOUND_CHILDREN + 1].join(","));
+        for (children, expected) in [
+            (
+                "[]".to_string(),
+                format!("{at}.children: the compound has no children"),
+            ),
+            (
+                too_many,
+                format!("{at}.children: 65 children, more than the limit of {MAX_COMPOUND_CHILDREN}"),
+            ),
+            (
+                "{}".into(),
+                format!("{at}.children: expected an array, got an object"),
+            ),
+            (
+                format!(
+                    r#"[{ball}, {{"shape": {{"sphere": {{"radius": 1}}}}, "rotation": [0, 0, 0.5, 1]}}]"#
+                ),
+                format!(
+                    "{at}.children[1].rotation: child 1 rotation has length 1.118034; it must be a unit quaternion (within 1e-3)"
+                ),
+            ),
+            (
+                format!(
+                    r#"[{ball}, {ball}, {{"shape": {{"sphere": {{"radius": 1}}}}, "rotation": [0, 0, 1]}}]"#
+                ),
+                format!("{at}.children[2].rotation: expected 4 finite numbers, got an array of 3 items"),
+            ),
+            (
+                r#"[{"shape": {"sphere": {"radius": 1}}, "position": [0, 2e12, 0]}]"#.into(),
+                format!(
+                    "{at}.children[0].position: child 0 position [0, 2000000000000, 0] must be finite and within ±1e12"
+                ),
+            ),
+            (
+                r#"[{"shape": {"half_space": {"normal": [0, 1, 0], "offset": 0}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.half_space: a compound's child must be a convex shape (hull, box, sphere, capsule, cylinder)"
+                ),
+            ),
+            (
+                format!(r#"[{ball}, {{"shape": {{"compound": {{"children": [{ball}]}}}}}}]"#),
+                format!(
+                    "{at}.children[1].shape.compound: a compound's child must be a convex shape (hull, box, sphere, capsule, cylinder)"
+                ),
+            ),
+            (
+                r#"[{"shape": {"box": {"half_extents": [1, -1, 1]}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.box.half_extents.y: expected a positive finite number, got -1"
+                ),
+            ),
+            (
+                r#"[{"shape": {"hull": {"points": [[0,0,0], [1,0]]}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.hull.points[1]: expected 3 finite numbers, got an array of 2 items"
+                ),
+            ),
+            (
+                r#"[{"position": [0, 0, 0]}]"#.into(),
+                format!("{at}.children[0].shape: missing field"),
+            ),
+            (
+                r#"[{"shape": {"sphere": {"radius": 1}}, "scale": 2}]"#.into(),
+                format!("{at}.children[0].scale: unknown field (expected one of: shape, position, rotation)"),
+            ),
+        ] {
+            assert_eq!(error(&compound_scene(&children)), expected, "{children}");
         }
     }
 
