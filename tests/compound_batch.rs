@@ -192,12 +192,16 @@ fn compound_pairs_agree_in_every_order_and_on_every_cpu_entry_point() {
             &hi.pose,
             margin,
         );
-        if a > b {
-            canonical.as_mut().map(|m| m.swap());
+        if a > b
+            && let Some(m) = canonical.as_mut()
+        {
+            m.swap();
         }
         assert_eq!(both[0], canonical, "{given:?}");
         let mut swapped = both[0];
-        swapped.as_mut().map(|m| m.swap());
+        if let Some(m) = swapped.as_mut() {
+            m.swap();
+        }
         assert_eq!(both[1], swapped, "{given:?}");
         // The compound routine itself, compound as A: the same contact up to rounding.
         if let (Shape::Compound(c), Some(m)) = (shape_a, &both[0]) {
