@@ -231,3 +231,29 @@ fn malformed_compounds_are_refused_naming_the_path() {
         stderr(&output)
     );
 }
+
+#[test]
+fn the_demo_runs_dumbbells_and_l_shapes_on_both_backends() {
+    let touching = |report: &str| -> usize {
+        let line = report.lines().find(|l| l.starts_with("touching pairs")).unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let args = ["demo", "--shapes", "compound", "--bodies", "600", "--seed", "3"];
+    let cpu = hullsat(&[&args[..], &["--backend", "cpu"]].concat());
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    let report = stdout(&cpu);
+    assert!(touching(&report) > 50, "{report}");
+    let gpu = hullsat(&[&args[..], &["--backend", "gpu"]].concat());
+    if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+        assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&gpu));
+        return;
+    }
+    // Exit 0 means every pair was within the GPU = CPU contract (3 otherwise).
+    assert!(gpu.status.success(), "{}", stderr(&gpu));
+    let gpu_report = stdout(&gpu);
+    assert_eq!(touching(&gpu_report), touching(&report), "{gpu_report}");
+    assert!(
+        gpu_report.contains("within the GPU = CPU contract"),
+        "{gpu_report}"
+    );
+}
