@@ -456,7 +456,7 @@ struct Meshes {
 impl Meshes {
     /// Hulls, boxes and cylinders (their prisms) from their faces (fans of each face loop); spheres and capsules as
     /// low-poly lathes about local Y; a half-space as a square of half side `4 * extent` on its
-    /// plane; a triangle mesh as its triangles.
+    /// plane; a triangle mesh as its triangles; a compound as its children's, moved by their poses.
     fn new(shapes: &[Shape], extent: f32) -> Meshes {
         let mut meshes = Meshes {
             vertices: Vec::new(),
@@ -464,50 +464,63 @@ impl Meshes {
         };
         for shape in shapes {
             let start = meshes.vertices.len() as u32;
-            match shape {
-                Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
-                    let kind = if matches!(shape, Shape::Cuboid(_)) {
-                        SHAPE_BOX
-                    } else {
-                        SHAPE_HULL
-                    };
-                    let hull = shape
-                        .as_hull()
-                        .expect("hulls, boxes and cylinders have hull geometry");
-                    for (face, plane) in hull.planes().iter().enumerate() {
-                        let corner = |i: u32| hull.vertices()[i as usize];
-                        let face_loop = hull.face_loop(face);
-                        for window in 1..face_loop.len().saturating_sub(1) {
-                            let triangle =
-                                [face_loop[0], face_loop[window], face_loop[window + 1]].map(corner);
-                            meshes.push_triangle(kind, triangle, plane.normal);
-                        }
-                    }
-                }
-                Shape::Sphere(sphere) => meshes.push_lathe(SHAPE_SPHERE, sphere.radius, 0.0),
-                Shape::Capsule(capsule) => {
-                    meshes.push_lathe(SHAPE_CAPSULE, capsule.radius, capsule.half_height)
-                }
-                Shape::HalfSpace(half_space) => {
-                    let normal = half_space.normal;
-                    let centre = normal * half_space.offset;
-                    let u = normal.any_orthonormal_vector() * 4.0 * extent;
-                    let v = normal.cross(u);
-                    let [a, b, c, d] = [centre - u - v, centre + u - v, centre + u + v, centre - u + v];
-                    meshes.push_triangle(SHAPE_HALF_SPACE, [a, b, c], normal);
-                    meshes.push_triangle(SHAPE_HALF_SPACE, [a, c, d], normal);
-                }
-                // Its triangles as they are, shaded as hull faces (the front side).
-                Shape::TriMesh(mesh) => {
-                    for t in 0..mesh.triangles().len() as u32 {
-                        let triangle = mesh.triangle(t);
-                        meshes.push_triangle(SHAPE_HULL, triangle.vertices, triangle.normal);
-                    }
-                }
-            }
+            meshes.push_shape(shape, extent);
             meshes.ranges.push(start..meshes.vertices.len() as u32);
         }
         meshes
+    }
+
+    /// Appends `shape`'s triangles, shape frame (see [`Self::new`]).
+    fn push_shape(&mut self, shape: &Shape, extent: f32) {
+        match shape {
+            Shape::Hull(_) | Shape::Cuboid(_) | Shape::Cylinder(_) => {
+                let kind = if matches!(shape, Shape::Cuboid(_)) {
+                    SHAPE_BOX
+                } else {
+                    SHAPE_HULL
+                };
+                let hull = shape
+                    .as_hull()
+                    .expect("hulls, boxes and cylinders have hull geometry");
+                for (face, plane) in hull.planes().iter().enumerate() {
+                    let corner = |i: u32| hull.vertices()[i as usize];
+                    let face_loop = hull.face_loop(face);
+                    for window in 1..face_loop.len().saturating_sub(1) {
+                        let triangle = [face_loop[0], face_loop[window], face_loop[window + 1]].map(corner);
+                        self.push_triangle(kind, triangle, plane.normal);
+                    }
+                }
+            }
+            Shape::Sphere(sphere) => self.push_lathe(SHAPE_SPHERE, sphere.radius, 0.0),
+            Shape::Capsule(capsule) => self.push_lathe(SHAPE_CAPSULE, capsule.radius, capsule.half_height),
+            Shape::HalfSpace(half_space) => {
+                let normal = half_space.normal;
+                let centre = normal * half_space.offset;
+                let u = normal.any_orthonormal_vector() * 4.0 * extent;
+                let v = normal.cross(u);
+                let [a, b, c, d] = [centre - u - v, centre + u - v, centre + u + v, centre - u + v];
+                self.push_triangle(SHAPE_HALF_SPACE, [a, b, c], normal);
+                self.push_triangle(SHAPE_HALF_SPACE, [a, c, d], normal);
+            }
+            // Its triangles as they are, shaded as hull faces (the front side).
+            Shape::TriMesh(mesh) => {
+                for t in 0..mesh.triangles().len() as u32 {
+                    let triangle = mesh.triangle(t);
+                    self.push_triangle(SHAPE_HULL, triangle.vertices, triangle.normal);
+                }
+            }
+            // Each child's triangles moved by the child's pose into the compound's frame.
+            Shape::Compound(compound) => {
+                for child in compound.children() {
+                    let first = self.vertices.len();
+                    self.push_shape(&child.shape, extent);
+                    for v in &mut self.vertices[first..] {
+                        v.position = child.pose.transform_point(Vec3::from(v.position)).to_array();
+                        v.normal = child.pose.transform_vector(Vec3::from(v.normal)).to_array();
+                    }
+                }
+            }
+        }
     }
 
     /// A sphere (`half_height` 0) or a capsule along Y: rings of `radius` from the bottom pole
@@ -1056,7 +1069,7 @@ mod tests {
                     0.9,
                 ),
                 Shape::Cylinder(c) => (2.0 * PI * c.radius().powi(2) * c.half_height(), 0.9),
-                Shape::HalfSpace(_) | Shape::TriMesh(_) => continue,
+                Shape::HalfSpace(_) | Shape::TriMesh(_) | Shape::Compound(_) => continue,
             };
             assert!(
                 volume <= expected * (1.0 + 1e-4) && volume >= low * expected,

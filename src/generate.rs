@@ -4,8 +4,8 @@
 //!
 //! 1. Check the configuration.
 //! 2. Build a small shape library from the seed: a few box sizes, [`HULL_LIBRARY_SIZE`] hulls
-//!    (points on random ellipsoids, so every point is a hull vertex), sphere radii, capsules and
-//!    cylinders;
+//!    (points on random ellipsoids, so every point is a hull vertex), sphere radii, capsules,
+//!    cylinders and compounds (dumbbells and L-shapes);
 //!    only the kinds with a positive weight in the [`ShapeMix`]. Bodies share these shapes.
 //! 3. Give each body a shape: a kind drawn by weight, then a library entry of that kind.
 //! 4. Size the cube so the bodies' bounding spheres fill `density` of its volume.
@@ -31,8 +31,9 @@ pub mod motion;
 pub use motion::{GpuMotion, RandomMotion, move_bodies};
 
 use crate::broadphase::candidate_pairs;
+use crate::compound::{Compound, CompoundChild};
 use crate::hull::{ConvexHull, MAX_HULL_VERTICES};
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
 use crate::scene::{Body, InputError, Scene};
 use crate::shape::{Capsule, Cuboid, Cylinder, Shape, Sphere};
 use crate::trimesh::{TriMesh, TriMeshError};
@@ -47,6 +48,8 @@ pub const SPHERE_LIBRARY_SIZE: usize = 3;
 pub const CAPSULE_LIBRARY_SIZE: usize = 3;
 /// Number of distinct cylinders in a scene's shape library.
 pub const CYLINDER_LIBRARY_SIZE: usize = 3;
+/// Number of distinct compounds (dumbbells and L-shapes, alternately) in a scene's shape library.
+pub const COMPOUND_LIBRARY_SIZE: usize = 4;
 
 /// Relative weights of the shape kinds (non-negative, not all zero; they need not sum to 1) and
 /// the vertex counts of the hulls.
@@ -62,6 +65,8 @@ pub struct ShapeMix {
     pub capsules: f32,
     /// Weight of cylinders.
     pub cylinders: f32,
+    /// Weight of compounds (dumbbells: two balls on a bar; L-shapes: two boxes).
+    pub compounds: f32,
     /// Each library hull gets a vertex count drawn uniformly from this inclusive range
     /// (`4 <= min <= max <= MAX_HULL_VERTICES`; ignored when `hulls` is 0).
     pub hull_vertices: [usize; 2],
@@ -75,6 +80,7 @@ impl ShapeMix {
         spheres: 0.0,
         capsules: 0.0,
         cylinders: 0.0,
+        compounds: 0.0,
         hull_vertices: [8, 8],
     };
     /// Hulls of 8 vertices only.
@@ -90,6 +96,7 @@ impl ShapeMix {
         spheres: 0.2,
         capsules: 0.2,
         cylinders: 0.0,
+        compounds: 0.0,
         hull_vertices: [8, 64],
     };
     /// Cylinders only.
@@ -105,6 +112,13 @@ impl ShapeMix {
         cylinders: 1.0,
         ..ShapeMix::NONE
     };
+    /// Dumbbells and L-shapes (compounds) among boxes and spheres, one third each.
+    pub const COMPOUND: ShapeMix = ShapeMix {
+        boxes: 1.0,
+        spheres: 1.0,
+        compounds: 1.0,
+        ..ShapeMix::NONE
+    };
     /// Every weight 0 (not a valid mix by itself: the base the presets fill in).
     const NONE: ShapeMix = ShapeMix {
         boxes: 0.0,
@@ -112,6 +126,7 @@ impl ShapeMix {
         spheres: 0.0,
         capsules: 0.0,
         cylinders: 0.0,
+        compounds: 0.0,
         hull_vertices: [8, 8],
     };
 
@@ -123,12 +138,13 @@ impl ShapeMix {
             spheres: 0.0,
             capsules: 0.0,
             cylinders: 0.0,
+            compounds: 0.0,
             hull_vertices: [vertices, vertices],
         }
     }
 
-    /// The preset named `box`, `hull8`, `hull32`, `hull64`, `mixed`, `cylinder` or `lesson`
-    /// (case-insensitive).
+    /// The preset named `box`, `hull8`, `hull32`, `hull64`, `mixed`, `cylinder`, `lesson` or
+    /// `compound` (case-insensitive).
     pub fn preset(name: &str) -> Option<ShapeMix> {
         match name.to_ascii_lowercase().as_str() {
             "box" => Some(ShapeMix::BOX),
@@ -138,6 +154,7 @@ impl ShapeMix {
             "mixed" => Some(ShapeMix::MIXED),
             "cylinder" => Some(ShapeMix::CYLINDER),
             "lesson" => Some(ShapeMix::LESSON),
+            "compound" => Some(ShapeMix::COMPOUND),
             _ => None,
         }
     }
@@ -232,6 +249,12 @@ pub fn generate_particle_scene(config: &ParticleSceneConfig) -> Result<Scene, In
     add_kind(&mut shapes, mix.capsules, capsules);
     let cylinders = library(mix.cylinders, CYLINDER_LIBRARY_SIZE, &mut rng, random_cylinder);
     add_kind(&mut shapes, mix.cylinders, cylinders);
+    let mut which = 0;
+    let compounds = library(mix.compounds, COMPOUND_LIBRARY_SIZE, &mut rng, |rng| {
+        which += 1;
+        random_compound(rng, which % 2 == 0)
+    });
+    add_kind(&mut shapes, mix.compounds, compounds);
 
     // Step 3.
     let total_weight: f32 = kinds.iter().map(|(w, _)| w).sum();
@@ -322,6 +345,7 @@ fn check_config(config: &ParticleSceneConfig) -> Result<(), InputError> {
         ("mix.spheres", mix.spheres),
         ("mix.capsules", mix.capsules),
         ("mix.cylinders", mix.cylinders),
+        ("mix.compounds", mix.compounds),
     ];
     for (name, weight) in weights {
         if !weight.is_finite() || weight < 0.0 {
@@ -372,6 +396,38 @@ fn random_capsule(rng: &mut Pcg64) -> Shape {
     let half_height = rng.random_range(0.15..=0.35f32);
     let radius = rng.random_range(0.15..=0.3f32);
     Shape::Capsule(Capsule::new(half_height, radius).expect("sizes drawn positive"))
+}
+
+/// A dumbbell (two balls on a capsule bar along x) or an L (a leg and a foot box), about one
+/// unit across like the other particles.
+fn random_compound(rng: &mut Pcg64, dumbbell: bool) -> Shape {
+    let child = |shape: Shape, at: Vec3, rotation: Quat| CompoundChild {
+        shape,
+        pose: Isometry::new(at, rotation),
+    };
+    let children = if dumbbell {
+        let (radius, reach) = (rng.random_range(0.2..=0.3f32), rng.random_range(0.35..=0.5f32));
+        let ball = || Shape::Sphere(Sphere::new(radius).expect("radius drawn positive"));
+        let bar = Capsule::new(reach, 0.3 * radius).expect("sizes drawn positive");
+        vec![
+            child(ball(), Vec3::new(-reach, 0.0, 0.0), Quat::IDENTITY),
+            child(ball(), Vec3::new(reach, 0.0, 0.0), Quat::IDENTITY),
+            child(Shape::Capsule(bar), Vec3::ZERO, Quat::from_rotation_z(PI / 2.0)),
+        ]
+    } else {
+        let (long, thick) = (rng.random_range(0.3..=0.45f32), rng.random_range(0.1..=0.15f32));
+        let block = |half: Vec3| Shape::Cuboid(Cuboid::new(half).expect("half extents drawn positive"));
+        // The leg up the y axis from the foot's end; the foot along x.
+        vec![
+            child(
+                block(Vec3::new(thick, long, thick)),
+                Vec3::new(-long + thick, long - thick, 0.0),
+                Quat::IDENTITY,
+            ),
+            child(block(Vec3::new(long, thick, thick)), Vec3::ZERO, Quat::IDENTITY),
+        ]
+    };
+    Shape::from(Compound::new(children).expect("children drawn valid"))
 }
 
 fn random_cylinder(rng: &mut Pcg64) -> Shape {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use glam::{DVec3, Quat, Vec2, Vec3};
 use thiserror::Error;
 
+use crate::compound::Compound;
 use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::ConvexHull;
 use crate::trimesh::TriMesh;
@@ -243,6 +244,10 @@ pub enum Shape {
     /// keeps its own) copies a pointer, not the triangles. Pairs with every convex kind, the
     /// mesh's contacts as [`crate::contact::collide_trimesh_shape`] makes them.
     TriMesh(Arc<TriMesh>),
+    /// A body made of convex children with local poses, shared behind an [`Arc`] as a mesh is.
+    /// Pairs with every kind but a triangle mesh (refused at the batch's door), one manifold per
+    /// body pair as [`crate::contact::collide_compound_shape`] and its siblings make it.
+    Compound(Arc<Compound>),
 }
 
 impl Shape {
@@ -252,6 +257,14 @@ impl Shape {
             Shape::Hull(h) => Some(h),
             Shape::Cuboid(c) => Some(c.hull()),
             Shape::Cylinder(c) => Some(c.hull()),
+            _ => None,
+        }
+    }
+
+    /// The compound of a compound shape.
+    pub fn as_compound(&self) -> Option<&Compound> {
+        match self {
+            Shape::Compound(compound) => Some(compound),
             _ => None,
         }
     }
@@ -272,7 +285,7 @@ impl Shape {
     /// The shape's size for relative tolerances ([`crate::constants::pair_scale`]), length
     /// units: a hull's or box's largest centroid-to-vertex distance (a cylinder's prism's), a
     /// sphere's radius, a capsule's half height plus radius, a mesh's bounding-sphere radius,
-    /// 0 for a half-space (it has no size).
+    /// a compound's largest child's ([`Compound::size`]), 0 for a half-space (it has no size).
     pub fn size(&self) -> f32 {
         match self {
             Shape::Hull(h) => h.radius(),
@@ -282,6 +295,7 @@ impl Shape {
             Shape::Capsule(c) => c.half_height + c.radius,
             Shape::HalfSpace(_) => 0.0,
             Shape::TriMesh(m) => m.bounding_sphere().1,
+            Shape::Compound(c) => c.size(),
         }
     }
 
@@ -296,7 +310,8 @@ impl Shape {
     /// centre, the local origin for every other kind) and radius (length units;
     /// `f32::INFINITY` for a half-space). Tight for boxes, spheres, capsules and cylinders (the
     /// true cylinder, which contains its prism), up to f32 rounding of the radius (a few parts
-    /// in 1e7); a mesh's is the ball around its box ([`TriMesh::bounding_sphere`]).
+    /// in 1e7); a mesh's is the ball around its box ([`TriMesh::bounding_sphere`]), a
+    /// compound's the ball holding its children's ([`Compound::bounding_sphere`]).
     pub fn bounding_sphere(&self) -> (Vec3, f32) {
         match self {
             Shape::Hull(h) => (h.centroid(), h.radius()),
@@ -306,6 +321,7 @@ impl Shape {
             Shape::Capsule(c) => (Vec3::ZERO, c.half_height + c.radius),
             Shape::HalfSpace(_) => (Vec3::ZERO, f32::INFINITY),
             Shape::TriMesh(m) => m.bounding_sphere(),
+            Shape::Compound(c) => c.bounding_sphere(),
         }
     }
 }
@@ -313,6 +329,12 @@ impl Shape {
 impl From<TriMesh> for Shape {
     fn from(mesh: TriMesh) -> Shape {
         Shape::TriMesh(Arc::new(mesh))
+    }
+}
+
+impl From<Compound> for Shape {
+    fn from(compound: Compound) -> Shape {
+        Shape::Compound(Arc::new(compound))
     }
 }
 

@@ -94,6 +94,61 @@ fn terrain_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     (shapes, bodies, pairs)
 }
 
+/// Dumbbells and L-shapes (compounds of 2 and 3 children, one of 12 boxes, above the flat-loop
+/// size) among the library's shapes, each compound paired with a convex body, a compound and
+/// the ground (half of the pairs given compound last).
+fn compound_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
+    use glam::{Quat, Vec3};
+    use hullsat::compound::{Compound, CompoundChild};
+    let mut rng = seeded_rng(0xc0b0);
+    let mut shapes = shape_library(&mut rng);
+    let child = |shape: Shape, x: f32, y: f32| CompoundChild {
+        shape,
+        pose: hullsat::Isometry::new(Vec3::new(x, y, 0.0), Quat::from_rotation_z(0.3 * x)),
+    };
+    let ball = || Shape::Sphere(hullsat::Sphere::new(0.3).unwrap());
+    let block = || Shape::Cuboid(hullsat::Cuboid::new(Vec3::new(0.3, 0.2, 0.25)).unwrap());
+    let compounds = [
+        vec![child(ball(), -0.6, 0.0), child(ball(), 0.6, 0.0)],
+        vec![
+            child(block(), 0.0, 0.0),
+            child(block(), 0.5, 0.0),
+            child(block(), 0.0, 0.4),
+        ],
+        (0..12)
+            .map(|k| child(block(), 0.4 * (k % 4) as f32, 0.35 * (k / 4) as f32))
+            .collect(),
+    ];
+    let first = shapes.len() as u32;
+    shapes.extend(compounds.map(|c| Shape::from(Compound::new(c).unwrap())));
+    shapes.push(Shape::HalfSpace(hullsat::HalfSpace::new(Vec3::Y, 0.0).unwrap()));
+    let ground = shapes.len() as u32 - 1;
+    let mut bodies = vec![Body {
+        shape: ground,
+        pose: hullsat::Pose::IDENTITY,
+    }];
+    let mut pairs = Vec::new();
+    for i in 0..1_500u32 {
+        let p = support::random_vec3(&mut rng, 3.0);
+        let shape = if i % 2 == 0 { first + i / 2 % 3 } else { i % first };
+        bodies.push(Body {
+            shape,
+            pose: hullsat::Pose::new(
+                glam::DVec3::new(p.x.into(), 0.3 + 0.1 * f64::from(p.y), p.z.into()),
+                support::shapes::random_rotation(&mut rng),
+            ),
+        });
+        if i % 2 == 0 {
+            let c = i + 1;
+            pairs.extend([[c, 0], [0, c]]);
+            if c > 2 {
+                pairs.extend([[c, c - 1], [c - 2, c]]);
+            }
+        }
+    }
+    (shapes, bodies, pairs)
+}
+
 #[test]
 fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
     let (shapes, bodies, pairs) = batch();
@@ -155,6 +210,46 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
         assert_eq!(
             made.0, 1,
             "CPU collide_single_thread of {n} mesh pairs: (allocations, bytes)"
+        );
+    }
+
+    // Compound pairs: likewise each thread's compound scratch (and the mesh-free child pairs).
+    let (compound_shapes, compound_bodies, compound_pairs) = compound_batch();
+    let compound_cpu = CpuNarrowphase::new(&compound_shapes);
+    for _ in 0..3 {
+        compound_cpu
+            .collide_into(&compound_bodies, &compound_pairs, margin, &mut set)
+            .unwrap();
+        compound_cpu
+            .collide_single_thread(&compound_bodies, &compound_pairs, margin)
+            .unwrap();
+    }
+    assert!(
+        set.len() > compound_pairs.len() / 8,
+        "{} of {} compound pairs touch",
+        set.len(),
+        compound_pairs.len()
+    );
+    for n in [compound_pairs.len(), compound_pairs.len() / 2] {
+        let made = counted(|| {
+            compound_cpu
+                .collide_into(&compound_bodies, &compound_pairs[..n], margin, &mut set)
+                .unwrap()
+        });
+        assert_eq!(
+            made,
+            (0, 0),
+            "CPU collide_into of {n} compound pairs: (allocations, bytes)"
+        );
+        let made = counted(|| {
+            compound_cpu
+                .collide_single_thread(&compound_bodies, &compound_pairs[..n], margin)
+                .unwrap();
+        });
+        // The result vector only: one allocation.
+        assert_eq!(
+            made.0, 1,
+            "CPU collide_single_thread of {n} compound pairs: (allocations, bytes)"
         );
     }
 

@@ -18,6 +18,7 @@ const PRIMITIVES: ShapeMix = ShapeMix {
     spheres: 1.0,
     capsules: 1.0,
     cylinders: 0.0,
+    compounds: 0.0,
     hull_vertices: [8, 8],
 };
 

@@ -255,7 +255,8 @@ fn rays_along_faces_and_edges_and_tangent_rays_touch() {
 
 /// Signed distance-like function of a shape (local frame, f64): zero on the surface, negative
 /// inside, convex. Exact distance for spheres, capsules, cylinders, boxes and half-spaces; the largest
-/// face-plane distance for hulls. Not for triangle meshes (no inside; tests/trimesh_batch.rs).
+/// face-plane distance for hulls. Not for triangle meshes (no inside; tests/trimesh_batch.rs)
+/// nor compounds (a union, not convex; tests/compound_batch.rs).
 fn sdf(shape: &Shape, p: DVec3) -> f64 {
     match shape {
         Shape::Sphere(s) => p.length() - f64::from(s.radius),
@@ -281,6 +282,7 @@ fn sdf(shape: &Shape, p: DVec3) -> f64 {
             .map(|pl| p.dot(pl.normal.as_dvec3()) - f64::from(pl.offset))
             .fold(f64::NEG_INFINITY, f64::max),
         Shape::TriMesh(_) => unreachable!("meshes have no signed distance"),
+        Shape::Compound(_) => unreachable!("a compound's distance is not convex"),
     }
 }
 

@@ -199,7 +199,7 @@ fn unknown_shape_kind() {
     assert_bad_input(
         "unknown_kind",
         &box_on_box_with("{\"sphere\"", "{\"cone\""),
-        "shapes[2]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)",
+        "shapes[2]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)",
     );
 }
 
@@ -691,7 +691,7 @@ fn text_from_the_input_is_escaped_in_the_one_line_error() {
         (
             "escaped_kind",
             box_on_box_with("{\"sphere\"", "{\"sph\\r\\nere\""),
-            r#"shapes[2]: unknown shape kind "sph\r\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)"#,
+            r#"shapes[2]: unknown shape kind "sph\r\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)"#,
         ),
         (
             "escaped_value",

@@ -4,7 +4,8 @@
 // `pairs`: one invocation per bounded body i, its (padded) box grown by the margin: a stack
 // traversal of the tree; at each leaf body j, a bounded j > i whose box overlaps, or a
 // half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter;
-// two static bodies (a mesh with a mesh or a half-space) are never paired. Slots past the capacity are not written but counted, so the count is true. The optional
+// two static bodies (a mesh with a mesh or a half-space) and a mesh with a compound are never
+// paired. Slots past the capacity are not written but counted, so the count is true. The optional
 // sort is crate::gpu's radix sort (shaders/common/radix_sort.wgsl).
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
@@ -86,8 +87,13 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     if shapes[body.shape].unbounded != 0u {
         return;
     }
-    // A static body (a mesh) pairs with no static one: a mesh or a half-space.
-    let static_i = (shapes[body.shape].flags & SHAPE_FLAG_STATIC) != 0u;
+    // The batch's door (narrowphase::validate::never_paired): a static body (a mesh) pairs with
+    // no static one (a mesh or a half-space) nor a compound.
+    let flags_i = shapes[body.shape].flags;
+    let static_i = (flags_i & SHAPE_FLAG_STATIC) != 0u;
+    // The flags a bounded j must not have.
+    let refused = select(0u, SHAPE_FLAG_STATIC, (flags_i & SHAPE_FLAG_COMPOUND) != 0u)
+        | select(0u, SHAPE_FLAG_STATIC | SHAPE_FLAG_COMPOUND, static_i);
     // The box grown by the margin (the node test below is the CPU's overlap test).
     let b = boxes[i];
     let lo = b.min - vec3<f32>(params.margin);
@@ -119,7 +125,7 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
                     if !static_i && near_half_space(b, j, world_i) {
                         emit(min(i, j), max(i, j));
                     }
-                } else if j > i && !(static_i && (other_shape.flags & SHAPE_FLAG_STATIC) != 0u) {
+                } else if j > i && (other_shape.flags & refused) == 0u {
                     let other = boxes[j];
                     if all(other.min <= hi) && all(lo <= other.max) {
                         emit(i, j);

@@ -20,6 +20,7 @@ const SHAPE_SPHERE: u32 = 2u;
 const SHAPE_CAPSULE: u32 = 3u;
 const SHAPE_HALF_SPACE: u32 = 4u;
 const SHAPE_TRIMESH: u32 = 5u;
+const SHAPE_COMPOUND: u32 = 6u;
 // Largest finite f32: the start value of the min / max searches (the CPU uses infinities).
 const F32_MAX: f32 = 0x1.fffffep+127f;
 // Mirrors crate::constants::PARALLEL_EDGE_SINE (sine of the angle between edge directions).

@@ -11,8 +11,8 @@
 // 3. The manifold is moved into the pair's A frame (the frame every GpuManifold is in) and
 //    swapped where step 1 says.
 // Two half-spaces never collide. Pairs the kernel cannot finish go to the host
-// (MANIFOLD_HOST): pairs with a triangle mesh (SHAPE_TRIMESH: always the host's, see
-// src/narrowphase/gpu/finish.rs), and where the driver's loop cap cut the loops short
+// (MANIFOLD_HOST): pairs with a triangle mesh or a compound (SHAPE_TRIMESH, SHAPE_COMPOUND:
+// always the host's, see src/narrowphase/gpu/finish.rs), and where the driver's loop cap cut the loops short
 // (loops_cut_short).
 //
 // Compiled after geometry.wgsl, clip.wgsl (feature_id, closest_points_segments,
@@ -529,7 +529,7 @@ fn collide_primitives(index: u32, sat: GpuSatResult) -> GpuManifold {
     }
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
-    if a.kind == SHAPE_TRIMESH || b.kind == SHAPE_TRIMESH {
+    if a.kind == SHAPE_TRIMESH || b.kind == SHAPE_TRIMESH || a.kind == SHAPE_COMPOUND || b.kind == SHAPE_COMPOUND {
         return host_manifold(sat);
     }
     // 2. The routine; in_b: it computed in its B's frame.

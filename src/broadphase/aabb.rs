@@ -2,7 +2,7 @@
 
 use glam::{DMat3, DVec3, Mat3, Vec3};
 
-use crate::constants::TRIMESH_AABB_PADDING;
+use crate::constants::{COMPOUND_AABB_PADDING, TRIMESH_AABB_PADDING};
 
 use crate::pose::Pose;
 use crate::shape::Shape;
@@ -52,7 +52,10 @@ impl Aabb {
 /// to f32. A triangle mesh's is its local box ([`crate::TriMesh::bounds`]) rotated, grown by
 /// [`TRIMESH_AABB_PADDING`] × its reach for the f32 rotation the narrowphase applies: it
 /// contains the mesh, exact for an unrotated one up to that padding (boxing every vertex would
-/// cost a pass over the mesh per call). A half-space is unbounded: its box is `-inf..inf` on
+/// cost a pass over the mesh per call). A compound's is the union of its children's, each at
+/// its world pose (the body's pose times the child's) and grown by [`COMPOUND_AABB_PADDING`] ×
+/// the child's reach from the body's origin, for the f32 pose products the narrowphase forms
+/// (in another order). A half-space is unbounded: its box is `-inf..inf` on
 /// every axis.
 pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
     let around =
@@ -97,6 +100,17 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
             let half = rotation.abs() * half + reach * f64::from(TRIMESH_AABB_PADDING);
             let centre = pose.translation + rotation * centre;
             Aabb::enclosing(centre - half, centre + half)
+        }
+        Shape::Compound(compound) => {
+            let (mut min, mut max) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+            for child in compound.children() {
+                let b = world_aabb(&child.shape, &pose.mul_isometry(&child.pose));
+                let reach = child.pose.translation.length() + child.shape.bounding_radius();
+                let grow = f64::from(reach) * f64::from(COMPOUND_AABB_PADDING);
+                min = min.min(b.min.as_dvec3() - grow);
+                max = max.max(b.max.as_dvec3() + grow);
+            }
+            Aabb::enclosing(min, max)
         }
         Shape::HalfSpace(_) => Aabb {
             min: Vec3::NEG_INFINITY,

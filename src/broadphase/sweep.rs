@@ -10,7 +10,8 @@
 //!    is within reach (its upper bound plus the margin), and keep those within the margin along
 //!    the other two axes as well, counting each pair in one cell only.
 //! 4. Pair each half-space with every bounded body whose AABB comes within the margin of it.
-//!    Two static shapes (triangle meshes, half-spaces) are never paired.
+//!    Two static shapes (triangle meshes, half-spaces) are never paired, nor a compound and a
+//!    mesh (the batch refuses them).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 //!
 //! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first count (a bound, then exactly
@@ -25,12 +26,13 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 use super::aabb::{Aabb, world_aabb};
+use crate::narrowphase::validate::never_paired;
 use crate::parallel::SharedPtr;
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
 /// half-space with every bounded body whose AABB reaches within `margin` of its plane (two
-/// static shapes, half-spaces or triangle meshes, are never paired). Each pair is `[a, b]` with `a < b`; the list is sorted.
+/// static shapes, half-spaces or triangle meshes, are never paired, nor a compound and a mesh). Each pair is `[a, b]` with `a < b`; the list is sorted.
 ///
 /// Expects checked input (see [`crate::scene::validate_batch`]): existing shape indices, finite
 /// unit poses, finite non-negative margin. Runs in parallel; the result does not depend on the
@@ -78,9 +80,11 @@ pub fn candidate_pairs_at_most(
         .filter(|(_, body)| !matches!(shape_of(body), Shape::HalfSpace(_)))
         .map(|(i, body)| (i as u32, world_aabb(shape_of(body), &body.pose)))
         .collect();
-    // Triangle meshes: static, never paired with each other or a half-space.
+    // Triangle meshes: never paired with each other, a half-space or a compound.
     let meshes = shapes.iter().any(|s| matches!(s, Shape::TriMesh(_)));
-    let is_mesh = move |body: u32| meshes && matches!(shape_of(&bodies[body as usize]), Shape::TriMesh(_));
+    let refused = move |a: u32, b: u32| {
+        meshes && never_paired(shape_of(&bodies[a as usize]), shape_of(&bodies[b as usize]))
+    };
     // Each half-space as (body, world normal, world offset).
     let half_spaces: Vec<(u32, Vec3, f32)> = bodies
         .iter()
@@ -178,7 +182,7 @@ pub fn candidate_pairs_at_most(
             .filter(move |e| {
                 probe.cmple(e.key).all() && cells.holding(probe.x.max(-e.key.z), probe.y.max(-e.key.w)) == c
             })
-            .filter(move |e| !(is_mesh(a.body) && is_mesh(e.body)))
+            .filter(move |e| !refused(a.body, e.body))
             .map(move |e| [a.body.min(e.body), a.body.max(e.body)])
     };
     // Step 4's test: the pair of half-space `h` with bounded body `ib`, when the lowest point of
@@ -187,7 +191,7 @@ pub fn candidate_pairs_at_most(
         let centre = (b.min + b.max) * 0.5;
         let half = (b.max - b.min) * 0.5;
         let lowest = normal.dot(centre) - normal.abs().dot(half);
-        (lowest - offset <= margin && !is_mesh(ib)).then_some([h.min(ib), h.max(ib)])
+        (lowest - offset <= margin && !refused(h, ib)).then_some([h.min(ib), h.max(ib)])
     };
 
     // Before listing anything: bound the count by the sweep windows, and where the bound is

@@ -118,7 +118,7 @@ pub struct GpuBvhShape {
     /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
     /// units; scales the padding for the rotation's f32 error); 0 otherwise.
     pub reach: f32,
-    /// [`SHAPE_FLAG_CYLINDER`] and [`SHAPE_FLAG_STATIC`] bits.
+    /// [`SHAPE_FLAG_CYLINDER`], [`SHAPE_FLAG_STATIC`] and [`SHAPE_FLAG_COMPOUND`] bits.
     pub flags: u32,
 }
 
@@ -128,9 +128,14 @@ pub struct GpuBvhShape {
 pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 
 /// [`GpuBvhShape::flags`] bit: a bounded static shape (a triangle mesh), which the broadphase
-/// pairs with no other static body (a mesh, or a half-space: `unbounded`), as the batch refuses
-/// such pairs ([`Shape::is_static`]). Must match bvh/layout.wgsl.
+/// pairs with no other static body (a mesh, or a half-space: `unbounded`) nor a compound, as the
+/// batch refuses such pairs (`narrowphase::validate::never_paired`). Must match
+/// bvh/layout.wgsl.
 pub const SHAPE_FLAG_STATIC: u32 = 2;
+
+/// [`GpuBvhShape::flags`] bit: a compound, which the broadphase does not pair with a mesh
+/// ([`SHAPE_FLAG_STATIC`]). Must match bvh/layout.wgsl.
+pub const SHAPE_FLAG_COMPOUND: u32 = 4;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
 
@@ -144,8 +149,9 @@ impl GpuBvhShape {
             // No box: the fields carry the plane (local normal, offset) for the broadphase.
             Shape::HalfSpace(h) => (h.normal, Vec3::ZERO, h.offset, 1),
             Shape::Cylinder(c) => (Vec3::ZERO, Vec3::new(0.0, c.half_height(), 0.0), c.radius(), 0),
-            // A mesh: its local box (padded as `world_aabb` pads it), rotated by the kernel.
-            Shape::Hull(_) | Shape::Cuboid(_) | Shape::TriMesh(_) => {
+            // A mesh or compound: its local box (padded as `world_aabb` pads it), rotated by the
+            // kernel: it holds every child's rotated box.
+            Shape::Hull(_) | Shape::Cuboid(_) | Shape::TriMesh(_) | Shape::Compound(_) => {
                 let b = world_aabb(shape, &Pose::IDENTITY);
                 // Centre and half rounded up so that centre ± half still covers min..max.
                 let centre = (b.min + b.max) * 0.5;
@@ -182,6 +188,7 @@ impl GpuBvhShape {
             flags: match shape {
                 Shape::Cylinder(_) => SHAPE_FLAG_CYLINDER,
                 Shape::TriMesh(_) => SHAPE_FLAG_STATIC,
+                Shape::Compound(_) => SHAPE_FLAG_COMPOUND,
                 _ => 0,
             },
         }

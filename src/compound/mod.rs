@@ -40,7 +40,8 @@ pub enum CompoundError {
     /// More children than [`MAX_COMPOUND_CHILDREN`].
     #[error("{0} children, more than the limit of {MAX_COMPOUND_CHILDREN}")]
     TooManyChildren(usize),
-    /// A child is not a convex shape of finite size (a half-space or a triangle mesh).
+    /// A child is not a convex shape of finite size (a half-space, a triangle mesh or a
+    /// compound).
     #[error(
         "child {child} is a {kind}; children must be convex shapes (hull, box, sphere, capsule, cylinder)"
     )]
@@ -222,6 +223,12 @@ fn check_child(child: usize, c: &CompoundChild) -> Result<(), CompoundError> {
             return Err(CompoundError::NotConvex {
                 child,
                 kind: "triangle mesh",
+            });
+        }
+        Shape::Compound(_) => {
+            return Err(CompoundError::NotConvex {
+                child,
+                kind: "compound",
             });
         }
     }

@@ -54,6 +54,17 @@ fn with_trimesh_scratch<R>(f: impl FnOnce(&mut TriMeshScratch) -> R) -> R {
     TRIMESH_SCRATCH.with_borrow_mut(f)
 }
 
+thread_local! {
+    /// The compound routines' buffers, one per thread, as [`TRIMESH_SCRATCH`]. Their child pairs
+    /// run through [`collide_shapes`] again, which never reaches this scratch (a child is convex).
+    static COMPOUND_SCRATCH: RefCell<CompoundScratch> = RefCell::new(CompoundScratch::default());
+}
+
+/// Runs `f` on this thread's [`CompoundScratch`].
+fn with_compound_scratch<R>(f: impl FnOnce(&mut CompoundScratch) -> R) -> R {
+    COMPOUND_SCRATCH.with_borrow_mut(f)
+}
+
 /// The manifold between shape `a` at `pose_a` and shape `b` at `pose_b` (world poses), or
 /// `None` when they are farther apart than `margin` (length units). Two static shapes
 /// (half-spaces, triangle meshes) never collide (`None`); batch input validation rejects such
@@ -65,6 +76,12 @@ fn with_trimesh_scratch<R>(f: impl FnOnce(&mut TriMeshScratch) -> R) -> R {
 /// is negated ([`Manifold::swap_keeping_ids`]); the ids are [`crate::trimesh::mesh_feature_id`]s
 /// in either order (triangle, then the triangle's and the body's features), never
 /// [`crate::FeatureId::swapped`].
+///
+/// A compound and any other kind but a triangle mesh, in either order, take
+/// [`collide_compound_shape`], [`collide_shape_compound`] or [`collide_compound_compound`] on a
+/// per-thread [`CompoundScratch`]: the normal from `a` to `b`, ids
+/// [`crate::compound::compound_feature_id`] (which commute with [`crate::FeatureId::swapped`]).
+/// A compound and a mesh give `None` (the batch refuses the pair).
 ///
 /// Unchecked: the poses must be valid ([`Pose::is_valid`]: finite, unit rotations), the
 /// margin finite and non-negative, and everything within the supported range
@@ -104,6 +121,16 @@ pub(crate) fn collide_shapes_into(
 fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
     use Shape::*;
     match (a, b) {
+        (Compound(_), TriMesh(_)) | (TriMesh(_), Compound(_)) => None,
+        (Compound(ca), Compound(cb)) => {
+            with_compound_scratch(|s| collide_compound_compound(ca, pose_a, cb, pose_b, margin, s))
+        }
+        (Compound(c), _) => {
+            with_compound_scratch(|s| collide_compound_shape(c, pose_a, b, pose_b, margin, s))
+        }
+        (_, Compound(c)) => {
+            with_compound_scratch(|s| collide_shape_compound(a, pose_a, c, pose_b, margin, s))
+        }
         (TriMesh(mesh), _) => {
             with_trimesh_scratch(|s| collide_trimesh_shape(mesh, pose_a, b, pose_b, margin, s))
         }

@@ -5,6 +5,7 @@
 use glam::{DVec3, Vec3};
 
 use super::OTHER_POINT_CONDITIONING;
+use crate::compound::child_pose;
 use crate::constants::{INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
@@ -340,6 +341,12 @@ fn surface_distance(shape: &Shape, pose: &Pose, p: DVec3) -> f64 {
         Shape::HalfSpace(h) => h.normal.as_dvec3().dot(p) - f64::from(h.offset),
         Shape::TriMesh(mesh) => (0..mesh.triangles().len() as u32)
             .map(|t| triangle_distance(&mesh.triangle(t), p))
+            .fold(f64::INFINITY, f64::min),
+        // The nearest child's surface (`p` is in the compound's frame here).
+        Shape::Compound(c) => c
+            .children()
+            .iter()
+            .map(|child| surface_distance(&child.shape, &child_pose(&child.pose), p))
             .fold(f64::INFINITY, f64::min),
     };
     distance.abs()

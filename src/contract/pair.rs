@@ -6,6 +6,7 @@ use glam::{DVec3, Quat, Vec3};
 
 use super::features::{PosedPair, conditioning, on_both_surfaces, on_features, support_tie, vertex_tie};
 use super::{Agreement, Disagreement, DisagreementKind, OTHER_POINT_CONDITIONING};
+use crate::compound::child_pose;
 use crate::constants::{
     AXIS_PREFERENCE_TOLERANCE, GPU_AGREEMENT_TOLERANCE, GPU_GJK_MAX_DIRECTION_ERROR, PARALLEL_EDGE_SINE,
     pair_scale,
@@ -13,7 +14,7 @@ use crate::constants::{
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
-use crate::narrowphase::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
+use crate::narrowphase::validate::{canonical, is_host_pair, is_mesh_pair, normalized, restore_pair_order};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
@@ -160,8 +161,8 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
-        if self.mesh_pair() {
-            return mesh_pair_agreement(gpu, cpu);
+        if is_host_pair(self.a.0, self.b.0) {
+            return host_pair_agreement(gpu, cpu);
         }
         let (g, c) = match (gpu, cpu) {
             (None, None) => return Ok(Agreement::NoContact),
@@ -571,20 +572,22 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// The contract for a pair with a triangle mesh: the GPU path computes it on the host with the
-/// CPU's routine, so it must be the CPU's manifold bit for bit.
-fn mesh_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
+/// The contract for a pair with a triangle mesh or a compound ([`is_host_pair`]): the GPU path
+/// computes it on the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
+fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
     match (gpu, cpu) {
         (None, None) => Ok(Agreement::NoContact),
         (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
         (Some(_), None) | (None, Some(_)) => Err(Disagreement {
             kind: DisagreementKind::Verdict,
-            detail: format!("a mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"),
+            detail: format!(
+                "a mesh or compound pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"
+            ),
         }),
         (Some(g), Some(c)) => Err(Disagreement {
             kind: DisagreementKind::Point,
             detail: format!(
-                "a mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
+                "a mesh or compound pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
             ),
         }),
     }
@@ -612,6 +615,12 @@ fn support(shape: &Shape, pose: &Pose, n: DVec3) -> f64 {
             .iter()
             .flatten()
             .map(|&i| mesh.vertices()[i as usize].as_dvec3().dot(d))
+            .fold(f64::NEG_INFINITY, f64::max),
+        // The farthest child (`d` is in the compound's frame here).
+        Shape::Compound(c) => c
+            .children()
+            .iter()
+            .map(|child| support(&child.shape, &child_pose(&child.pose), d))
             .fold(f64::NEG_INFINITY, f64::max),
         Shape::Sphere(s) => f64::from(s.radius) * d.length(),
         Shape::Capsule(c) => f64::from(c.half_height) * d.y.abs() + f64::from(c.radius) * d.length(),

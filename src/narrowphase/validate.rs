@@ -6,7 +6,7 @@
 //!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
 //!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns.
 //! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two static shapes
-//!    (two half-spaces, two triangle meshes, a mesh and a half-space).
+//!    (two half-spaces, two triangle meshes, a mesh and a half-space), not a compound and a mesh.
 //! 4. Backends compute each pair in canonical order, lower body index first, and swap the
 //!    result of a pair given the other way round (see [`ValidatedBatch`]).
 //!
@@ -35,9 +35,9 @@ pub(crate) const CHECKS_PER_TASK: usize = 1024;
 /// of [`crate::CpuNarrowphase::collide_validated`] and
 /// [`crate::GpuNarrowphase::collide_validated`]. Validate against the narrowphase's own shapes
 /// (`ValidatedBatch::new(narrowphase.shapes(), ..)`); a backend given a batch validated against
-/// another shape list accepts it only when that list has the same length and half-spaces and
-/// triangle meshes at the same indices (everything the checks depend on), else it is an
-/// [`InputError`] at `shapes`.
+/// another shape list accepts it only when that list has the same length and half-spaces,
+/// triangle meshes and compounds at the same indices (everything the checks depend on), else it
+/// is an [`InputError`] at `shapes`.
 ///
 /// Pairs are computed in canonical order, the lower body index first ([`Self::pair`]): every
 /// backend computes `[b, a]` for a pair given as `[a, b]` with `a > b` and returns that
@@ -166,8 +166,8 @@ impl<'a> ValidatedBatch<'a> {
     }
 
     /// `Ok` when a backend over `shapes` may use this batch: the same list, or one with the same
-    /// length and half-spaces and triangle meshes at the same indices (all that validation
-    /// depended on).
+    /// length and half-spaces, triangle meshes and compounds at the same indices (all that
+    /// validation depended on).
     pub fn check_shapes(&self, shapes: &[Shape]) -> Result<(), InputError> {
         let same_list = std::ptr::eq(self.shapes, shapes);
         let same_checks = self.shapes.len() == shapes.len()
@@ -175,7 +175,7 @@ impl<'a> ValidatedBatch<'a> {
                 .shapes
                 .iter()
                 .zip(shapes)
-                .all(|(a, b)| StaticKind::of(a) == StaticKind::of(b));
+                .all(|(a, b)| RuleKind::of(a) == RuleKind::of(b));
         if same_list || same_checks {
             Ok(())
         } else {
@@ -295,6 +295,14 @@ pub(crate) fn is_mesh_pair(a: &Shape, b: &Shape) -> bool {
     matches!(a, Shape::TriMesh(_)) || matches!(b, Shape::TriMesh(_))
 }
 
+/// True when either shape is a triangle mesh or a compound: the GPU path computes the pair on
+/// the host with the CPU's routine (the kernels hold neither kind).
+#[inline(always)]
+pub(crate) fn is_host_pair(a: &Shape, b: &Shape) -> bool {
+    let host = |s: &Shape| matches!(s, Shape::TriMesh(_) | Shape::Compound(_));
+    host(a) || host(b)
+}
+
 /// Checks bodies, pairs and margin against `shapes` and returns the bodies with normalized
 /// rotations: [`ValidatedBatch::new`] for callers that only need the bodies.
 pub fn validate_batch(
@@ -334,22 +342,24 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
-/// Which static kind a shape is: two static shapes never pair (step 3).
+/// What step 3 reads of a shape: two static shapes never pair, nor a compound and a mesh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StaticKind {
+enum RuleKind {
     /// A convex body.
-    No,
+    Convex,
     HalfSpace,
     TriMesh,
+    Compound,
 }
 
-impl StaticKind {
+impl RuleKind {
     #[inline(always)]
-    fn of(shape: &Shape) -> StaticKind {
+    fn of(shape: &Shape) -> RuleKind {
         match shape {
-            Shape::HalfSpace(_) => StaticKind::HalfSpace,
-            Shape::TriMesh(_) => StaticKind::TriMesh,
-            _ => StaticKind::No,
+            Shape::HalfSpace(_) => RuleKind::HalfSpace,
+            Shape::TriMesh(_) => RuleKind::TriMesh,
+            Shape::Compound(_) => RuleKind::Compound,
+            _ => RuleKind::Convex,
         }
     }
 }
@@ -401,14 +411,32 @@ impl<'b> PairRule<'b> {
             return Some(PairProblem::SelfPair(a));
         }
         let shapes = self.statics?;
-        let kind = |body: u32| StaticKind::of(&shapes[self.bodies[body as usize].shape as usize]);
-        match (kind(a), kind(b)) {
-            (StaticKind::No, _) | (_, StaticKind::No) => None,
-            (StaticKind::HalfSpace, StaticKind::HalfSpace) => Some(PairProblem::TwoHalfSpaces),
-            (StaticKind::TriMesh, StaticKind::TriMesh) => Some(PairProblem::TwoMeshes),
-            _ => Some(PairProblem::MeshAndHalfSpace),
-        }
+        let shape = |body: u32| &shapes[self.bodies[body as usize].shape as usize];
+        kind_problem(shape(a), shape(b))
     }
+}
+
+/// Step 3's rule on the two shapes of a pair: two static shapes, or a compound and a mesh.
+#[inline(always)]
+fn kind_problem(a: &Shape, b: &Shape) -> Option<PairProblem> {
+    match (RuleKind::of(a), RuleKind::of(b)) {
+        (RuleKind::HalfSpace, RuleKind::HalfSpace) => Some(PairProblem::TwoHalfSpaces),
+        (RuleKind::TriMesh, RuleKind::TriMesh) => Some(PairProblem::TwoMeshes),
+        (RuleKind::TriMesh, RuleKind::HalfSpace) | (RuleKind::HalfSpace, RuleKind::TriMesh) => {
+            Some(PairProblem::MeshAndHalfSpace)
+        }
+        (RuleKind::TriMesh, RuleKind::Compound) | (RuleKind::Compound, RuleKind::TriMesh) => {
+            Some(PairProblem::CompoundAndMesh)
+        }
+        _ => None,
+    }
+}
+
+/// True when the door refuses every pair of shapes `a` and `b` (two static shapes, a compound
+/// and a mesh): the broadphases never list such pairs.
+#[inline(always)]
+pub(crate) fn never_paired(a: &Shape, b: &Shape) -> bool {
+    kind_problem(a, b).is_some()
 }
 
 /// What is wrong with a pair (step 3).
@@ -423,6 +451,8 @@ enum PairProblem {
     TwoMeshes,
     /// A triangle mesh and a half-space.
     MeshAndHalfSpace,
+    /// A compound and a triangle mesh.
+    CompoundAndMesh,
 }
 
 impl PairProblem {
@@ -444,6 +474,11 @@ impl PairProblem {
             PairProblem::MeshAndHalfSpace => InputError::new(
                 path,
                 "a triangle mesh and a half-space cannot be tested against each other (both are static)",
+            ),
+            PairProblem::CompoundAndMesh => InputError::new(
+                path,
+                "a compound and a triangle mesh cannot be tested against each other (not supported: \
+                 collide the compound's children with the mesh as separate bodies)",
             ),
         }
     }

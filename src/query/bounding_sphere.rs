@@ -28,7 +28,9 @@ impl BoundingSphere {
 
 /// The world ball containing `body` (its shape `shapes[body.shape]` at its pose), or `None`
 /// when the shape index is out of range. Tight for boxes, spheres, capsules and cylinders; about
-/// the centroid for hulls; up to f32 rounding of the radius (a few parts in 1e7).
+/// the centroid for hulls; for a compound, a ball holding its children's balls
+/// ([`crate::compound::Compound::bounding_sphere`]); up to f32 rounding of the radius (a few
+/// parts in 1e7).
 pub fn world_bounding_sphere(shapes: &[Shape], body: &Body) -> Option<BoundingSphere> {
     let (centre, radius) = shapes.get(body.shape as usize)?.bounding_sphere();
     Some(BoundingSphere {
@@ -71,6 +73,14 @@ mod tests {
                 .flatten()
                 .map(|&i| m.vertices()[i as usize])
                 .collect(),
+            Shape::Compound(c) => c
+                .children()
+                .iter()
+                .flat_map(|child| {
+                    let points = surface_points(&child.shape, directions);
+                    points.into_iter().map(|p| child.pose.transform_point(p))
+                })
+                .collect(),
         }
     }
 
@@ -95,6 +105,25 @@ mod tests {
                 crate::trimesh::TriMesh::new(off_centre.clone(), vec![[0, 1, 2], [3, 4, 5], [6, 7, 8]])
                     .unwrap(),
             ),
+            Shape::from(
+                crate::compound::Compound::new(vec![
+                    crate::compound::CompoundChild {
+                        shape: Shape::Capsule(Capsule::new(0.6, 0.25).unwrap()),
+                        pose: crate::pose::Isometry::new(
+                            Vec3::new(2.0, -1.0, 0.5),
+                            Quat::from_rotation_x(0.8),
+                        ),
+                    },
+                    crate::compound::CompoundChild {
+                        shape: Shape::Hull(ConvexHull::from_points(&off_centre).unwrap()),
+                        pose: crate::pose::Isometry::new(
+                            Vec3::new(-1.0, 0.0, 0.0),
+                            Quat::from_rotation_y(2.0),
+                        ),
+                    },
+                ])
+                .unwrap(),
+            ),
         ];
         for (index, shape) in shapes.iter().enumerate() {
             for _ in 0..20 {
@@ -116,7 +145,7 @@ mod tests {
                     farthest <= radius * (1.0 + 1e-6),
                     "{shape:?}: {farthest} > {radius}"
                 );
-                if !matches!(shape, Shape::Hull(_) | Shape::TriMesh(_)) {
+                if !matches!(shape, Shape::Hull(_) | Shape::TriMesh(_) | Shape::Compound(_)) {
                     assert!(
                         farthest >= radius * (1.0 - 1e-3),
                         "{shape:?}: {farthest} << {radius}"

@@ -4,6 +4,7 @@
 
 use super::cast_box::cast_box;
 use super::cast_capsule::cast_capsule;
+use super::cast_compound::cast_compound;
 use super::cast_cylinder::cast_cylinder;
 use super::cast_half_space::cast_half_space;
 use super::cast_hull::cast_hull;
@@ -14,7 +15,8 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 /// Where `ray` (the shape's local frame) enters `shape`, or `None`. A triangle mesh: its
-/// nearest triangle, either face ([`cast_trimesh`], which also names the triangle).
+/// nearest triangle, either face ([`cast_trimesh`], which also names the triangle). A compound:
+/// its nearest child ([`cast_compound`], which also names the child).
 pub fn cast_shape(shape: &Shape, ray: &LocalRay) -> Option<LocalHit> {
     match shape {
         Shape::Hull(hull) => cast_hull(hull, ray),
@@ -24,6 +26,7 @@ pub fn cast_shape(shape: &Shape, ray: &LocalRay) -> Option<LocalHit> {
         Shape::Cylinder(cylinder) => cast_cylinder(cylinder.half_height(), cylinder.radius(), ray),
         Shape::HalfSpace(half_space) => cast_half_space(half_space, ray),
         Shape::TriMesh(mesh) => cast_trimesh(mesh, ray).map(|(hit, _)| hit),
+        Shape::Compound(compound) => cast_compound(compound, ray).map(|(hit, _)| hit),
     }
 }
 

@@ -109,8 +109,8 @@ impl GpuRaycaster {
     }
 
     /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`. A triangle mesh
-    /// among them is refused ([`GpuError::Input`] at `shapes[i]`): the kernel has no mesh
-    /// cast, and a ray must never miss one silently; cast against meshes with
+    /// or a compound among them is refused ([`GpuError::Input`] at `shapes[i]`): the kernel
+    /// casts neither, and a ray must never miss one silently; cast against them with
     /// [`crate::CpuRaycaster`].
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         let device = context.device();

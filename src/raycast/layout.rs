@@ -100,8 +100,8 @@ pub struct ShapeTables {
 }
 
 impl ShapeTables {
-    /// The tables of `shapes`; an [`InputError`] at `shapes[i]` for a triangle mesh, which
-    /// the kernel does not cast against (the CPU ray caster does).
+    /// The tables of `shapes`; an [`InputError`] at `shapes[i]` for a triangle mesh or a
+    /// compound, which the kernel does not cast against (the CPU ray caster does).
     pub fn new(shapes: &[Shape]) -> Result<ShapeTables, InputError> {
         let mut tables = ShapeTables::default();
         for (i, shape) in shapes.iter().enumerate() {
@@ -116,6 +116,12 @@ impl ShapeTables {
                     return Err(InputError::new(
                         format!("shapes[{i}]"),
                         "the GPU ray caster does not cast against triangle meshes (CpuRaycaster does)",
+                    ));
+                }
+                Shape::Compound(_) => {
+                    return Err(InputError::new(
+                        format!("shapes[{i}]"),
+                        "the GPU ray caster does not cast against compounds (CpuRaycaster does)",
                     ));
                 }
             };

@@ -7,10 +7,11 @@
 //! 3. Each candidate is hit exactly in its body's frame ([`cast_shape()`]); a ray that starts inside
 //!    a body hits it at distance 0 with the normal opposite to its direction. A triangle mesh
 //!    is hit on either face at its nearest triangle, through its own BVH ([`cast_trimesh()`],
-//!    which names the triangle; [`RayHit`] has no field for it).
+//!    which names the triangle; [`RayHit`] has no field for it); a compound at its nearest
+//!    child ([`cast_compound()`]).
 //! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
 //!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists; the GPU ray
-//!    caster refuses shape lists with a triangle mesh. The resident
+//!    caster refuses shape lists with a triangle mesh or a compound. The resident
 //!    API ([`GpuRaycaster::encode_resident`]) builds the BVH on the GPU from bodies already
 //!    there and leaves the hits there.
 //!
@@ -20,6 +21,7 @@
 
 mod cast_box;
 mod cast_capsule;
+mod cast_compound;
 mod cast_cylinder;
 mod cast_half_space;
 mod cast_hull;
@@ -41,6 +43,7 @@ pub use crate::bvh::{
 };
 pub use cast_box::cast_box;
 pub use cast_capsule::cast_capsule;
+pub use cast_compound::cast_compound;
 pub use cast_cylinder::cast_cylinder;
 pub use cast_half_space::cast_half_space;
 pub use cast_hull::cast_hull;

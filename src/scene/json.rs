@@ -4,8 +4,10 @@
 //! "pairs": [[a,b], ...], "margin": m}` (`pairs` optional: absent = the broadphase; `margin`
 //! default 0); a shape is `hull` (`points`), `box` (`half_extents`), `sphere` (`radius`),
 //! `capsule` (`half_height`, `radius`), `cylinder` (`half_height`, `radius`), `half_space`
-//! (`normal`, `offset`) or `trimesh` (`vertices` `[[x, y, z], ...]`, `triangles`
-//! `[[a, b, c], ...]`, counter-clockwise seen from the front). Results:
+//! (`normal`, `offset`), `trimesh` (`vertices` `[[x, y, z], ...]`, `triangles`
+//! `[[a, b, c], ...]`, counter-clockwise seen from the front) or `compound` (`children`
+//! `[{"shape", "position", "rotation"}, ...]`: a convex shape and its optional pose in the
+//! compound's frame, identity by default). Results:
 //! `{"manifolds": [{"pair", "normal", "separation", "points": [{"position", "depth", "id"}]}]}`.
 //!
 //! 1. Read into a [`serde_json::Value`], refusing repeated keys; bodies, pairs, hull points and
@@ -25,16 +27,20 @@ use glam::{DVec3, Quat, Vec3};
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
+use crate::compound::{Compound, CompoundChild, CompoundError, MAX_COMPOUND_CHILDREN};
 use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::{ConvexHull, MAX_HULL_INPUT_POINTS};
 use crate::manifold::Manifold;
-use crate::pose::Pose;
+use crate::pose::{Isometry, Pose};
 use crate::scene::{Body, InputError, Scene, validate_batch};
 use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 use crate::trimesh::{MAX_TRIMESH_TRIANGLES, MAX_TRIMESH_VERTICES, TriMesh, TriMeshError};
 
 /// The shape kinds a scene may use, as spelt in JSON.
-const SHAPE_KINDS: &str = "hull, box, sphere, capsule, cylinder, half_space, trimesh";
+const SHAPE_KINDS: &str = "hull, box, sphere, capsule, cylinder, half_space, trimesh, compound";
+
+/// The shape kinds a compound's child may use, as spelt in JSON.
+const CHILD_KINDS: &str = "hull, box, sphere, capsule, cylinder";
 
 /// Most characters of input text echoed in an error message; longer text is cut, marked `...`.
 const MAX_ECHOED_CHARS: usize = 40;
@@ -295,6 +301,24 @@ fn write_shape(out: &mut String, shape: &Shape) {
                 vertices.join(", "),
                 triangles.join(", ")
             )
+        }
+        Shape::Compound(compound) => {
+            out.push_str("{\"compound\": {\"children\": [");
+            for (i, child) in compound.children().iter().enumerate() {
+                out.push_str(if i == 0 { "{\"shape\": " } else { ", {\"shape\": " });
+                write_shape(out, &child.shape);
+                let q = child.pose.rotation;
+                let _ = write!(
+                    out,
+                    ", \"position\": {}, \"rotation\": [{}, {}, {}, {}]}}",
+                    vec3(child.pose.translation),
+                    q.x,
+                    q.y,
+                    q.z,
+                    q.w
+                );
+            }
+            write!(out, "]}}}}")
         }
     };
 }
@@ -714,6 +738,75 @@ fn parse_trimesh(value: &Value, path: &str, arrays: ShapeArrays) -> Result<Shape
         })
 }
 
+/// The compound of `shapes[i].compound` at `path`: the child count checked first, then each
+/// child's kind (convex), shape and pose; errors at the child's field
+/// (`shapes[2].compound.children[3].rotation`). A child's hull points are read from the tree
+/// (only top-level shapes' arrays are streamed; a compound's children are few).
+fn parse_compound(value: &Value, path: &str) -> Result<Shape, InputError> {
+    let fields = Fields::new(value, path, &["children"])?;
+    let (children, children_path) = fields.get("children")?;
+    let children = array(children, &children_path)?;
+    if children.len() > MAX_COMPOUND_CHILDREN {
+        let err = CompoundError::TooManyChildren(children.len());
+        return Err(InputError::new(children_path, err.to_string()));
+    }
+    let child_path = |j: usize| format!("{children_path}[{j}]");
+    let mut parsed = Vec::with_capacity(children.len());
+    for (j, child) in children.iter().enumerate() {
+        let path = child_path(j);
+        let fields = Fields::new(child, &path, &["shape", "position", "rotation"])?;
+        let (shape, shape_path) = fields.get("shape")?;
+        let kind = object(shape, &shape_path)?.keys().next().map(String::as_str);
+        let mut arrays = ShapeArrays::default();
+        match kind {
+            Some("hull") => {
+                let hull_path = format!("{shape_path}.hull");
+                let fields = Fields::new(&shape["hull"], &hull_path, &["points"])?;
+                let (points, points_path) = fields.get("points")?;
+                let points = array(points, &points_path)?;
+                if points.len() > MAX_HULL_INPUT_POINTS {
+                    let message = format!("more than {MAX_HULL_INPUT_POINTS} points (the limit)");
+                    return Err(InputError::new(points_path, message));
+                }
+                for (k, point) in points.iter().enumerate() {
+                    let point = numbers(point, &format!("{points_path}[{k}]"))?;
+                    arrays.points.push(Vec3::from_array(point));
+                }
+            }
+            Some("half_space" | "trimesh" | "compound") => {
+                let message = format!("a compound's child must be a convex shape ({CHILD_KINDS})");
+                return Err(InputError::new(
+                    join(&shape_path, kind.unwrap_or_default()),
+                    message,
+                ));
+            }
+            _ => {}
+        }
+        let shape = parse_shape(shape, &shape_path, arrays)?;
+        let position = match fields.get_optional("position") {
+            Some((v, p)) => Vec3::from_array(numbers(v, &p)?),
+            None => Vec3::ZERO,
+        };
+        let rotation = match fields.get_optional("rotation") {
+            Some((v, p)) => Quat::from_array(numbers(v, &p)?),
+            None => Quat::IDENTITY,
+        };
+        parsed.push(CompoundChild {
+            shape,
+            pose: Isometry::new(position, rotation),
+        });
+    }
+    Compound::new(parsed).map(Shape::from).map_err(|err| {
+        let at = match err {
+            CompoundError::Empty | CompoundError::TooManyChildren(_) => children_path.clone(),
+            CompoundError::NotConvex { child, .. } => format!("{}.shape", child_path(child)),
+            CompoundError::BadTranslation { child, .. } => format!("{}.position", child_path(child)),
+            CompoundError::BadRotation { child, .. } => format!("{}.rotation", child_path(child)),
+        };
+        InputError::new(at, err.to_string())
+    })
+}
+
 /// The shape at `path`; a hull's `points` and a mesh's arrays were read into `arrays` (see
 /// [`Streamed`]).
 fn parse_shape(value: &Value, path: &str, arrays: ShapeArrays) -> Result<Shape, InputError> {
@@ -737,6 +830,7 @@ fn parse_shape(value: &Value, path: &str, arrays: ShapeArrays) -> Result<Shape, 
             return Ok(Shape::Hull(hull));
         }
         "trimesh" => return parse_trimesh(value, &kind_path, arrays),
+        "compound" => return parse_compound(value, &kind_path),
         "box" => {
             let fields = Fields::new(value, &kind_path, &["half_extents"])?;
             Cuboid::new(Vec3::from_array(fields.numbers("half_extents")?)).map(Shape::Cuboid)
@@ -989,6 +1083,7 @@ fn shapes_and_bodies(root: &Fields, streamed: &mut Streamed) -> Result<(Vec<Shap
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compound::{Compound, CompoundChild};
 
     fn error(text: &str) -> String {
         parse_scene_json(text).unwrap_err().to_string()
@@ -1034,6 +1129,23 @@ mod tests {
                         vec![Vec3::ZERO, Vec3::Z, Vec3::new(1.0, 0.1, 1.0 / 3.0), Vec3::X],
                         vec![[0, 1, 3], [1, 2, 3]],
                     )
+                    .unwrap(),
+                ),
+                // Child rotations exact in f32 after normalizing, so the shapes compare equal.
+                Shape::from(
+                    Compound::new(vec![
+                        CompoundChild {
+                            shape: Shape::Sphere(Sphere::new(0.5).unwrap()),
+                            pose: Isometry::new(Vec3::new(-1.0, 0.0, 1.0 / 3.0), Quat::IDENTITY),
+                        },
+                        CompoundChild {
+                            shape: Shape::Cuboid(Cuboid::new(Vec3::new(0.2, 0.3, 0.4)).unwrap()),
+                            pose: Isometry::new(
+                                Vec3::new(1.0, 0.1, 0.0),
+                                Quat::from_xyzw(0.0, 0.0, 1.0, 0.0),
+                            ),
+                        },
+                    ])
                     .unwrap(),
                 ),
             ],
@@ -1161,7 +1273,7 @@ mod tests {
             (
                 "{\"sphere\"",
                 "{\"cone\"",
-                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)",
+                "shapes[0]: unknown shape kind \"cone\" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)",
             ),
             (
                 "\"rotation\": [0,0,0,1]}]",
@@ -1254,7 +1366,7 @@ mod tests {
                 r#"{"box": {"half_extents": [1, 1, 1]}, "sphere": {"radius": 1}}"#
             )),
             "shapes[0]: expected an object with exactly one key, the shape kind \
-             (hull, box, sphere, capsule, cylinder, half_space, trimesh)"
+             (hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)"
         );
         assert_eq!(
             error(&scene(r#"{"hull": {"points": [[0, 0, 0], [1, 0]]}}"#)),
@@ -1373,7 +1485,7 @@ mod tests {
             // A shape kind.
             (
                 TWO_SPHERES.replacen("{\"sphere\"", "{\"sph\\nere\"", 1),
-                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh)"#,
+                r#"shapes[0]: unknown shape kind "sph\nere" (expected one of hull, box, sphere, capsule, cylinder, half_space, trimesh, compound)"#,
             ),
             // A string value, cut after 40 characters.
             (
@@ -1467,6 +1579,107 @@ mod tests {
             ),
         ] {
             assert_eq!(error(&mesh_scene(mesh)), expected, "{mesh}");
+        }
+    }
+
+    /// A scene of one compound shape `{"compound": {"children": <children>}}` and a body.
+    fn compound_scene(children: &str) -> String {
+        format!(
+            r#"{{"shapes": [{{"sphere": {{"radius": 1}}}}, {{"compound": {{"children": {children}}}}}],
+                "bodies": [{{"shape": 1, "position": [0,0,0], "rotation": [0,0,0,1]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_compound_is_read_and_each_problem_names_its_path() {
+        let dumbbell = r#"[{"shape": {"sphere": {"radius": 0.5}}, "position": [-1, 0, 0]},
+                           {"shape": {"hull": {"points": [[0,0,0], [1,0,0], [0,1,0], [0,0,1]]}},
+                            "position": [1, 0, 0], "rotation": [0, 0, 0.6, 0.8]}]"#;
+        let scene = parse_scene_json(&compound_scene(dumbbell)).unwrap();
+        let compound = scene.shapes[1].as_compound().unwrap();
+        assert_eq!(compound.children().len(), 2);
+        // Position and rotation default to the identity.
+        assert_eq!(compound.children()[0].pose.rotation, Quat::IDENTITY);
+        assert_eq!(
+            compound.children()[1].shape.as_hull().unwrap().vertices().len(),
+            4
+        );
+        assert!(
+            compound.children()[1]
+                .pose
+                .rotation
+                .abs_diff_eq(Quat::from_xyzw(0.0, 0.0, 0.6, 0.8), 1e-7)
+        );
+        let at = "shapes[1].compound";
+        let ball = r#"{"shape": {"sphere": {"radius": 1}}}"#;
+        let too_many = format!("[{}]", vec![ball; MAX_COMPOUND_CHILDREN + 1].join(","));
+        for (children, expected) in [
+            (
+                "[]".to_string(),
+                format!("{at}.children: the compound has no children"),
+            ),
+            (
+                too_many,
+                format!("{at}.children: 65 children, more than the limit of {MAX_COMPOUND_CHILDREN}"),
+            ),
+            (
+                "{}".into(),
+                format!("{at}.children: expected an array, got an object"),
+            ),
+            (
+                format!(
+                    r#"[{ball}, {{"shape": {{"sphere": {{"radius": 1}}}}, "rotation": [0, 0, 0.5, 1]}}]"#
+                ),
+                format!(
+                    "{at}.children[1].rotation: child 1 rotation has length 1.118034; it must be a unit quaternion (within 1e-3)"
+                ),
+            ),
+            (
+                format!(
+                    r#"[{ball}, {ball}, {{"shape": {{"sphere": {{"radius": 1}}}}, "rotation": [0, 0, 1]}}]"#
+                ),
+                format!("{at}.children[2].rotation: expected 4 finite numbers, got an array of 3 items"),
+            ),
+            (
+                r#"[{"shape": {"sphere": {"radius": 1}}, "position": [0, 2e12, 0]}]"#.into(),
+                format!(
+                    "{at}.children[0].position: child 0 position [0, 2000000000000, 0] must be finite and within ±1e12"
+                ),
+            ),
+            (
+                r#"[{"shape": {"half_space": {"normal": [0, 1, 0], "offset": 0}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.half_space: a compound's child must be a convex shape (hull, box, sphere, capsule, cylinder)"
+                ),
+            ),
+            (
+                format!(r#"[{ball}, {{"shape": {{"compound": {{"children": [{ball}]}}}}}}]"#),
+                format!(
+                    "{at}.children[1].shape.compound: a compound's child must be a convex shape (hull, box, sphere, capsule, cylinder)"
+                ),
+            ),
+            (
+                r#"[{"shape": {"box": {"half_extents": [1, -1, 1]}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.box.half_extents.y: expected a positive finite number, got -1"
+                ),
+            ),
+            (
+                r#"[{"shape": {"hull": {"points": [[0,0,0], [1,0]]}}}]"#.into(),
+                format!(
+                    "{at}.children[0].shape.hull.points[1]: expected 3 finite numbers, got an array of 2 items"
+                ),
+            ),
+            (
+                r#"[{"position": [0, 0, 0]}]"#.into(),
+                format!("{at}.children[0].shape: missing field"),
+            ),
+            (
+                r#"[{"shape": {"sphere": {"radius": 1}}, "scale": 2}]"#.into(),
+                format!("{at}.children[0].scale: unknown field (expected one of: shape, position, rotation)"),
+            ),
+        ] {
+            assert_eq!(error(&compound_scene(&children)), expected, "{children}");
         }
     }
 

@@ -7,8 +7,8 @@ use parry3d::math::{Pose as PPose, Rot3, Vector as PVector};
 use parry3d::shape::{Ball, Capsule, ConvexPolyhedron, Cuboid, Cylinder, SharedShape};
 
 /// The parry shape of `shape` (a cylinder as parry's exact one, not its prism); `None` for a
-/// half-space, a triangle mesh (the mesh tests build parry's `TriMesh` themselves), or a hull
-/// parry refuses.
+/// half-space, a triangle mesh or a compound (those tests build parry's `TriMesh` and
+/// `Compound` themselves), or a hull parry refuses.
 pub fn to_parry_shape(shape: &Shape) -> Option<SharedShape> {
     match shape {
         Shape::Cuboid(c) => {
@@ -33,7 +33,7 @@ pub fn to_parry_shape(shape: &Shape) -> Option<SharedShape> {
         Shape::Sphere(s) => Some(SharedShape::new(Ball::new(s.radius))),
         Shape::Capsule(c) => Some(SharedShape::new(Capsule::new_y(c.half_height, c.radius))),
         Shape::Cylinder(c) => Some(SharedShape::new(Cylinder::new(c.half_height(), c.radius()))),
-        Shape::HalfSpace(_) | Shape::TriMesh(_) => None,
+        Shape::HalfSpace(_) | Shape::TriMesh(_) | Shape::Compound(_) => None,
     }
 }
 

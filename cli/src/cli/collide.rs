@@ -38,6 +38,11 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
                                    static one-sided triangle mesh (terrain, level geometry):
                                    front face counter-clockwise, normal (b-a)x(c-a); at most
                                    524288 triangles, none degenerate
+      {\"compound\": {\"children\": [{\"shape\": {...}, \"position\": [x,y,z],
+                                   \"rotation\": [x,y,z,w]}, ...]}}
+                                   one body of 1 to 64 convex children (hull, box, sphere,
+                                   capsule, cylinder) at local poses (position and rotation
+                                   optional, default the identity); one manifold per pair
     ],
     \"bodies\": [{\"shape\": 0, \"position\": [x,y,z], \"rotation\": [x,y,z,w]}, ...],
     \"pairs\": [[0, 1], ...],    body index pairs to test (optional: when absent, the broadphase
@@ -46,8 +51,8 @@ SCENE FORMAT (numbers are JSON numbers; every one must be finite as a 32-bit flo
     \"margin\": 0.0              speculative margin, >= 0 (optional, default 0)
   }
   rotation is a unit quaternion (x, y, z, w); lengths within 0.001 of 1 are normalized, others
-  rejected. Two static shapes (half-spaces, trimeshes) cannot form a pair; a body cannot pair
-  with itself. Unknown and
+  rejected. Two static shapes (half-spaces, trimeshes) cannot form a pair, nor a compound and a
+  trimesh; a body cannot pair with itself. Unknown and
   repeated keys are rejected. A hull takes at most 65536 points.
 
 RESULTS FORMAT:
@@ -67,7 +72,9 @@ CONVENTIONS:
               (kind:2 | flag:1 | feature on A:14 | feature on B:15) in README.md, section
               \"Feature ids\", and in the docs of hullsat::FeatureId; a pair with a trimesh
               uses hullsat::trimesh::mesh_feature_id (triangle:19 | kind:2 | flag:1 |
-              triangle feature:2 | body feature:8) whichever body comes first.
+              triangle feature:2 | body feature:8) whichever body comes first; a pair with a
+              compound puts the child in each field (child:6 | feature:8,
+              hullsat::compound::compound_feature_id).
 
 EXIT STATUS:
   0 success. 1 backend or output failure (a full disk, a closed pipe), or a pair whose result is

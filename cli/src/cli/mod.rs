@@ -69,6 +69,8 @@ enum Shapes {
     Cylinder,
     /// Boxes, spheres and cylinders (the three.js lesson's mix).
     Lesson,
+    /// Boxes, spheres and compounds (dumbbells and L-shapes), a third each.
+    Compound,
 }
 
 impl Shapes {
@@ -81,6 +83,7 @@ impl Shapes {
             Shapes::Mixed => ShapeMix::MIXED,
             Shapes::Cylinder => ShapeMix::CYLINDER,
             Shapes::Lesson => ShapeMix::LESSON,
+            Shapes::Compound => ShapeMix::COMPOUND,
         }
     }
 }

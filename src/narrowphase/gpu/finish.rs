@@ -5,9 +5,9 @@
 //! - A hull pair the clip kernel left to the host (`MANIFOLD_HOST`), and every hull pair under
 //!   [`Clipping::Cpu`](super::Clipping), is clipped on the CPU from the GPU's SAT
 //!   ([`manifold_from_sat`]); other pairs left to it take the CPU path ([`collide_shapes`]).
-//!   Pairs with a triangle mesh always do: the kernels hold no mesh (`SHAPE_TRIMESH`), the
-//!   clip kernel lists every such pair `MANIFOLD_HOST`, so they are the CPU's manifolds bit
-//!   for bit.
+//!   Pairs with a triangle mesh or a compound always do: the kernels hold neither
+//!   (`SHAPE_TRIMESH`, `SHAPE_COMPOUND`), the clip kernel lists every such pair `MANIFOLD_HOST`,
+//!   so they are the CPU's manifolds bit for bit.
 //! - A SAT result the driver cut short (`INCOMPLETE_BIT`, CPU drivers only) is recomputed by
 //!   the CPU SAT ([`query_hulls`]).
 //!
@@ -22,7 +22,7 @@ use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::gpu::GpuError;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::narrowphase::validate::is_mesh_pair;
+use crate::narrowphase::validate::is_host_pair;
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::shape::Shape;
@@ -80,9 +80,9 @@ impl FinishCounts {
                         let margin = batch.margin();
                         Ok(manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin))
                     }
-                    // Mesh pairs: always the host's (the kernel has no mesh), counted as host
-                    // pairs only.
-                    _ if is_mesh_pair(batch.shape(a), batch.shape(b)) => Ok(cpu_collide(batch, pair)),
+                    // Mesh and compound pairs: always the host's (the kernels hold neither),
+                    // counted as host pairs only.
+                    _ if is_host_pair(batch.shape(a), batch.shape(b)) => Ok(cpu_collide(batch, pair)),
                     // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
                     // leaves them only when the driver cut its loops short).
                     _ => {

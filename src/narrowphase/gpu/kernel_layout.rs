@@ -10,7 +10,9 @@
 use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 
-use super::layout::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH};
+use super::layout::{
+    SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
+};
 use crate::hull::ConvexHull;
 use crate::shape::Shape;
 
@@ -78,7 +80,7 @@ pub struct GpuShape {
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
     /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise (a
-    /// triangle mesh has nothing on the device: its pairs are the host's).
+    /// triangle mesh or compound has nothing on the device: its pairs are the host's).
     pub params: [f32; 4],
 }
 
@@ -179,6 +181,7 @@ impl HullTables {
             Shape::Capsule(c) => (SHAPE_CAPSULE, [c.radius, c.half_height, 0.0, 0.0]),
             Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
             Shape::TriMesh(_) => (SHAPE_TRIMESH, [0.0; 4]),
+            Shape::Compound(_) => (SHAPE_COMPOUND, [0.0; 4]),
         };
         let mut record = GpuShape {
             radius: shape.size(),

@@ -58,6 +58,9 @@ pub const SHAPE_HALF_SPACE: u32 = 4;
 /// `GpuShape::kind`: a triangle mesh: no geometry on the device, its pairs always finished on
 /// the host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
 pub const SHAPE_TRIMESH: u32 = 5;
+/// `GpuShape::kind`: a compound: no geometry on the device, its pairs always finished on the
+/// host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
+pub const SHAPE_COMPOUND: u32 = 6;
 
 /// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
 /// ([`LAYOUT_WGSL`]).

@@ -12,8 +12,9 @@
 //! 5. Finish each pair on the host: move it to world space, or clip or run it on the CPU where
 //!    the GPU left it (`finish`). Pairs with a triangle mesh are always the host's: the kernels
 //!    see a mesh as `SHAPE_TRIMESH` with no geometry and list its pairs `MANIFOLD_HOST`, and
-//!    the host runs [`crate::contact::collide_trimesh_shape`] on them (the resident API refuses
-//!    meshes).
+//!    the host runs [`crate::contact::collide_trimesh_shape`] on them; compounds likewise
+//!    (`SHAPE_COMPOUND`, [`crate::contact::collide_compound_shape`] and its siblings). The
+//!    resident API refuses both.
 //! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
 //!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
 //!
@@ -384,17 +385,21 @@ impl GpuNarrowphase {
     /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
     /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
     /// offset); [`GpuError::Unsupported`] on a device without the clip kernel. A narrowphase
-    /// whose shapes include a triangle mesh is refused ([`GpuError::Input`] at `shapes[i]`):
-    /// mesh pairs are computed on the host, which a resident batch never reaches; use
-    /// [`Self::collide`] for them.
+    /// whose shapes include a triangle mesh or a compound is refused ([`GpuError::Input`] at
+    /// `shapes[i]`): their pairs are computed on the host, which a resident batch never
+    /// reaches; use [`Self::collide`] for them.
     pub fn encode_resident(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
     ) -> Result<ResidentManifolds, GpuError> {
-        if let Some(i) = self.shapes.iter().position(|s| matches!(s, Shape::TriMesh(_))) {
-            let message = "the resident API does not run triangle meshes (their pairs are computed \
-                           on the host): use collide or collide_into";
+        if let Some(i) = self
+            .shapes
+            .iter()
+            .position(|s| matches!(s, Shape::TriMesh(_) | Shape::Compound(_)))
+        {
+            let message = "the resident API does not run triangle meshes or compounds (their pairs \
+                           are computed on the host): use collide or collide_into";
             return Err(InputError::new(format!("shapes[{i}]"), message).into());
         }
         let runner = &self.runner;

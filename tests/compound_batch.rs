@@ -1,0 +1,506 @@
+//! Compounds in the batch: the door (a compound and a mesh refused), compound pairs with every
+//! other kind in either order and either given order on every CPU entry point, broadphase boxes
+//! and pairs, bounding spheres, CPU ray casts, and the GPU path (compound pairs finished on the
+//! host, judged by the GPU = CPU contract; the resident API and the GPU ray caster refuse them).
+
+mod support;
+
+use glam::{DVec3, Quat, Vec3};
+use hullsat::broadphase::{candidate_pairs, world_aabb};
+use hullsat::compound::{Compound, CompoundChild};
+use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
+use hullsat::contract::compare_batch;
+use hullsat::generate::terrain;
+use hullsat::{
+    Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, GpuRaycaster,
+    HalfSpace, Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
+};
+use support::shapes::random_rotation;
+use support::{gpu_or_skip, gpu_required, seeded_rng};
+
+/// Shape indices of [`shapes`].
+const DUMBBELL: u32 = 0;
+const L_SHAPE: u32 = 1;
+const GROUND: u32 = 2;
+const TERRAIN: u32 = 3;
+/// The first convex kind; the rest follow it.
+const CONVEX: u32 = 4;
+const CONVEX_KINDS: u32 = 5;
+
+fn child(shape: Shape, at: Vec3, rotation: Quat) -> CompoundChild {
+    CompoundChild {
+        shape,
+        pose: Isometry::new(at, rotation),
+    }
+}
+
+fn sphere(r: f32) -> Shape {
+    Shape::Sphere(Sphere::new(r).unwrap())
+}
+
+fn cuboid(x: f32, y: f32, z: f32) -> Shape {
+    Shape::Cuboid(Cuboid::new(Vec3::new(x, y, z)).unwrap())
+}
+
+/// Two balls of radius 0.5 at x = ±1 on a thin capsule bar along x.
+fn dumbbell() -> Compound {
+    let bar = Shape::Capsule(Capsule::new(0.8, 0.1).unwrap());
+    Compound::new(vec![
+        child(sphere(0.5), Vec3::new(-1.0, 0.0, 0.0), Quat::IDENTITY),
+        child(sphere(0.5), Vec3::new(1.0, 0.0, 0.0), Quat::IDENTITY),
+        child(
+            bar,
+            Vec3::ZERO,
+            Quat::from_rotation_z(std::f32::consts::FRAC_PI_2),
+        ),
+    ])
+    .unwrap()
+}
+
+/// An L of two boxes (a leg and a foot), the foot a turned cylinder's neighbour.
+fn l_shape() -> Compound {
+    Compound::new(vec![
+        child(cuboid(0.25, 1.0, 0.5), Vec3::new(0.0, 0.75, 0.0), Quat::IDENTITY),
+        child(cuboid(0.5, 0.25, 0.5), Vec3::new(0.75, 0.0, 0.0), Quat::IDENTITY),
+        child(
+            Shape::Cylinder(Cylinder::new(0.2, 0.3).unwrap()),
+            Vec3::new(0.0, 1.9, 0.0),
+            Quat::from_rotation_x(0.7),
+        ),
+    ])
+    .unwrap()
+}
+
+/// Two compounds, the ground, a terrain, then one of every convex kind.
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape::from(dumbbell()),
+        Shape::from(l_shape()),
+        Shape::HalfSpace(HalfSpace::new(Vec3::Y, -1.0).unwrap()),
+        Shape::from(terrain(8, 10.0, 0.3).unwrap()),
+        cuboid(0.5, 0.3, 0.4),
+        sphere(0.4),
+        Shape::Capsule(Capsule::new(0.3, 0.2).unwrap()),
+        Shape::Cylinder(Cylinder::new(0.3, 0.35).unwrap()),
+        Shape::Hull(support::analytic::unit_box()),
+    ]
+}
+
+/// Bodies: the ground (0), the terrain far below (1), then `n` bodies cycling through the
+/// compounds and the convex kinds in a 3-unit cube, close enough that many touch.
+fn bodies(n: usize, seed: u64) -> Vec<Body> {
+    let mut rng = seeded_rng(seed);
+    let mut bodies = vec![
+        Body {
+            shape: GROUND,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: TERRAIN,
+            pose: Pose::new(DVec3::new(0.0, -20.0, 0.0), Quat::IDENTITY),
+        },
+    ];
+    let kinds: Vec<u32> = [DUMBBELL, L_SHAPE]
+        .into_iter()
+        .chain(CONVEX..CONVEX + CONVEX_KINDS)
+        .collect();
+    for i in 0..n {
+        bodies.push(Body {
+            shape: kinds[i % kinds.len()],
+            pose: Pose::new(
+                support::random_vec3(&mut rng, 1.5).as_dvec3(),
+                random_rotation(&mut rng),
+            ),
+        });
+    }
+    bodies
+}
+
+fn is_compound(shapes: &[Shape], body: &Body) -> bool {
+    matches!(shapes[body.shape as usize], Shape::Compound(_))
+}
+
+/// Every pair of bodies 2.. with a compound in it, plus every compound with the ground, each
+/// given both ways.
+fn compound_pairs(shapes: &[Shape], bodies: &[Body]) -> Vec<[u32; 2]> {
+    let n = bodies.len() as u32;
+    let mut pairs = Vec::new();
+    for a in 2..n {
+        if !is_compound(shapes, &bodies[a as usize]) {
+            continue;
+        }
+        pairs.extend([[a, 0], [0, a]]);
+        for b in 2..n {
+            if b != a && (b > a || !is_compound(shapes, &bodies[b as usize])) {
+                pairs.extend([[a, b], [b, a]]);
+            }
+        }
+    }
+    pairs
+}
+
+#[test]
+fn a_compound_and_a_mesh_are_refused_at_the_door_naming_the_pair() {
+    let shapes = shapes();
+    let bodies = bodies(4, 1);
+    let cpu = CpuNarrowphase::new(&shapes);
+    let message = "pairs[1]: a compound and a triangle mesh cannot be tested against each other (not \
+                   supported: collide the compound's children with the mesh as separate bodies)";
+    for pairs in [[[2, 0], [1, 2]], [[2, 4], [3, 1]]] {
+        assert_eq!(
+            cpu.collide(&bodies, &pairs, 0.0).unwrap_err().to_string(),
+            message
+        );
+        let error = ValidatedBatch::new_on_this_thread(&shapes, &bodies, &pairs, 0.0).unwrap_err();
+        assert_eq!(error.to_string(), message);
+    }
+    // The mesh with a convex body is still fine, and a batch checked against a list with the
+    // compound elsewhere is not accepted.
+    assert!(cpu.collide(&bodies, &[[1, 4]], 0.0).is_ok());
+    let batch = ValidatedBatch::new(&shapes, &bodies, &[[2, 4]], 0.0).unwrap();
+    let mut moved = shapes.clone();
+    moved.swap(DUMBBELL as usize, CONVEX as usize);
+    assert_eq!(batch.check_shapes(&moved).unwrap_err().path, "shapes");
+}
+
+#[test]
+fn compound_pairs_agree_in_every_order_and_on_every_cpu_entry_point() {
+    let shapes = shapes();
+    let bodies = bodies(28, 2);
+    let pairs = compound_pairs(&shapes, &bodies);
+    let margin = 0.05;
+    let cpu = CpuNarrowphase::new(&shapes);
+    let results = cpu.collide(&bodies, &pairs, margin).unwrap();
+    let touching = results.iter().filter(|m| m.is_some()).count();
+    assert!(
+        touching > pairs.len() / 8 && touching < pairs.len(),
+        "{touching} of {} pairs touch",
+        pairs.len()
+    );
+    let mut scratch = CompoundScratch::default();
+    for (given, both) in pairs.chunks(2).zip(results.chunks(2)) {
+        let [a, b] = given[0];
+        let (body_a, body_b) = (&bodies[a as usize], &bodies[b as usize]);
+        let (shape_a, shape_b) = (&shapes[body_a.shape as usize], &shapes[body_b.shape as usize]);
+        // The pair computed lower index first, the other order its swap (ids by
+        // FeatureId::swapped, which the compound ids commute with).
+        let [lo, hi] = if a < b { [body_a, body_b] } else { [body_b, body_a] };
+        let mut canonical = collide_shapes(
+            &shapes[lo.shape as usize],
+            &lo.pose,
+            &shapes[hi.shape as usize],
+            &hi.pose,
+            margin,
+        );
+        if a > b
+            && let Some(m) = canonical.as_mut()
+        {
+            m.swap();
+        }
+        assert_eq!(both[0], canonical, "{given:?}");
+        let mut swapped = both[0];
+        if let Some(m) = swapped.as_mut() {
+            m.swap();
+        }
+        assert_eq!(both[1], swapped, "{given:?}");
+        // The compound routine itself, compound as A: the same contact up to rounding.
+        if let (Shape::Compound(c), Some(m)) = (shape_a, &both[0]) {
+            let direct = collide_compound_shape(c, &body_a.pose, shape_b, &body_b.pose, margin, &mut scratch);
+            if !matches!(shape_b, Shape::Compound(_)) {
+                let Some(direct) = direct else {
+                    assert!(m.separation > margin - 1e-4, "{given:?}: {m:?}");
+                    continue;
+                };
+                assert!(
+                    (direct.separation - m.separation).abs() < 1e-4,
+                    "{direct:?} {m:?}"
+                );
+                assert!(
+                    direct.normal.dot(m.normal) > 0.99 || m.separation > -1e-3,
+                    "{direct:?} {m:?}"
+                );
+            }
+        }
+    }
+    // The other entry points: the same manifolds bit for bit.
+    assert_eq!(
+        cpu.collide_single_thread(&bodies, &pairs, margin).unwrap(),
+        results
+    );
+    let mut set = ContactSet::new();
+    cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
+    assert_eq!(set.to_options(pairs.len()), results);
+    let mut cache = ContactCache::new();
+    for _ in 0..2 {
+        assert_eq!(
+            cache.collide_batch(&cpu, &bodies, &pairs, margin).unwrap(),
+            results
+        );
+        assert_eq!(
+            cache
+                .collide_batch_parallel(&cpu, &bodies, &pairs, margin)
+                .unwrap(),
+            results
+        );
+    }
+}
+
+#[test]
+fn a_dumbbell_on_the_ground_gets_one_point_under_each_ball_either_way() {
+    let shapes = shapes();
+    // Lying along x, the balls' bottoms 0.01 into the ground (at y = -1), the bar clear.
+    let bodies = vec![
+        Body {
+            shape: GROUND,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: DUMBBELL,
+            pose: Pose::new(DVec3::new(3.0, -0.51, 2.0), Quat::IDENTITY),
+        },
+    ];
+    let results = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &[[0, 1], [1, 0]], 0.0)
+        .unwrap();
+    let (up, down) = (results[0].as_ref().unwrap(), results[1].as_ref().unwrap());
+    assert!(up.normal.abs_diff_eq(Vec3::Y, 1e-6) && down.normal.abs_diff_eq(-Vec3::Y, 1e-6));
+    assert_eq!(up.point_count(), 2, "{up:?}");
+    assert!((up.separation + 0.01).abs() < 1e-5, "{up:?}");
+    let mut xs: Vec<f64> = up.points().iter().map(|p| p.position.x).collect();
+    xs.sort_by(f64::total_cmp);
+    assert!((xs[0] - 2.0).abs() < 1e-5 && (xs[1] - 4.0).abs() < 1e-5, "{xs:?}");
+    for (p, q) in up.points().iter().zip(down.points()) {
+        assert_eq!(q.id, p.id.swapped());
+    }
+}
+
+#[test]
+fn boxes_and_spheres_hold_every_child_and_compound_pairs_are_listed() {
+    let shapes = shapes();
+    let mut rng = seeded_rng(3);
+    for shape in [&shapes[0], &shapes[1]] {
+        let compound = shape.as_compound().unwrap();
+        for _ in 0..50 {
+            let pose = Pose::new(
+                support::random_vec3(&mut rng, 1.0e4).as_dvec3(),
+                random_rotation(&mut rng),
+            );
+            let b = world_aabb(shape, &pose);
+            let ball = world_bounding_sphere(std::slice::from_ref(shape), &Body { shape: 0, pose }).unwrap();
+            for c in compound.children() {
+                let child = world_aabb(&c.shape, &pose.mul_isometry(&c.pose));
+                assert!(
+                    child.min.cmpge(b.min).all() && child.max.cmple(b.max).all(),
+                    "{child:?} outside {b:?}"
+                );
+                // The child's own ball inside the compound's.
+                let (centre, radius) = c.shape.bounding_sphere();
+                let at = pose.transform_point(c.pose.transform_point(centre));
+                assert!(
+                    at.distance(ball.centre) + f64::from(radius) <= f64::from(ball.radius) * (1.0 + 1e-6)
+                );
+            }
+        }
+    }
+    let bodies = bodies(40, 4);
+    let margin = 0.05;
+    let pairs = candidate_pairs(&shapes, &bodies, margin);
+    assert!(!pairs.iter().any(|&[a, b]| {
+        (a == 1 && is_compound(&shapes, &bodies[b as usize]))
+            || (b == 1 && is_compound(&shapes, &bodies[a as usize]))
+    }));
+    // Every touching compound pair is listed, and the list passes the door.
+    let cpu = CpuNarrowphase::new(&shapes);
+    let all = compound_pairs(&shapes, &bodies);
+    let results = cpu.collide(&bodies, &all, margin).unwrap();
+    assert!(results.iter().filter(|m| m.is_some()).count() > 20);
+    for (pair, m) in all.iter().zip(results) {
+        let key = [pair[0].min(pair[1]), pair[0].max(pair[1])];
+        assert!(
+            m.is_none() || pairs.contains(&key),
+            "{pair:?} touches but is not listed"
+        );
+    }
+    assert!(cpu.collide(&bodies, &pairs, margin).is_ok());
+}
+
+#[test]
+fn rays_hit_the_nearest_child() {
+    let shapes = shapes();
+    let bodies = vec![
+        Body {
+            shape: DUMBBELL,
+            pose: Pose::new(
+                DVec3::new(0.0, 2.0, 0.0),
+                Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+            ),
+        },
+        Body {
+            shape: L_SHAPE,
+            pose: Pose::new(DVec3::new(10.0, 0.0, 0.0), Quat::IDENTITY),
+        },
+    ];
+    let ray = |origin: DVec3, direction: Vec3| Ray::new(origin, direction, None).unwrap();
+    let rays = [
+        // Down onto the dumbbell's ball at z = +1 (turned a quarter about y: x -> -z).
+        ray(DVec3::new(0.0, 10.0, -1.0), -Vec3::Y),
+        // Along z through both balls: the nearer one first.
+        ray(DVec3::new(0.0, 2.0, -10.0), Vec3::Z),
+        // Through the bar only, between the balls.
+        ray(DVec3::new(5.0, 2.0, 0.0), -Vec3::X),
+        // From inside the L's foot.
+        ray(DVec3::new(10.75, 0.0, 0.0), Vec3::X),
+        // Into the L's crook from the right: the leg, past the foot's top.
+        ray(DVec3::new(15.0, 1.0, 0.0), -Vec3::X),
+        // Past the balls' ends: nothing.
+        ray(DVec3::new(0.0, 10.0, 1.6), -Vec3::Y),
+    ];
+    let hits = CpuRaycaster::new(&shapes).cast(&bodies, &rays, true).unwrap();
+    let first = |i: usize| hits[i].first().copied();
+    let h = first(0).unwrap();
+    assert!(
+        (h.distance - 7.5).abs() < 1e-5 && h.normal.abs_diff_eq(Vec3::Y, 1e-5),
+        "{h:?}"
+    );
+    let h = first(1).unwrap();
+    assert!(
+        (h.distance - 8.5).abs() < 1e-5 && h.normal.abs_diff_eq(-Vec3::Z, 1e-5),
+        "{h:?}"
+    );
+    let h = first(2).unwrap();
+    assert!(
+        (h.distance - 4.9).abs() < 1e-5 && h.normal.abs_diff_eq(Vec3::X, 1e-5),
+        "{h:?}"
+    );
+    let h = first(3).unwrap();
+    assert!(h.distance == 0.0 && h.normal == -Vec3::X, "{h:?}");
+    let h = first(4).unwrap();
+    assert!(
+        (h.distance - 4.75).abs() < 1e-5 && h.normal.abs_diff_eq(Vec3::X, 1e-5),
+        "{h:?}"
+    );
+    assert!(first(5).is_none(), "{:?}", hits[5]);
+    for h in hits.iter().flatten() {
+        assert_eq!(h.body, u32::from(h.point.x > 5.0));
+    }
+}
+
+#[test]
+fn gpu_compound_pairs_are_finished_on_the_host_within_the_contract() {
+    let shapes = shapes();
+    let bodies = bodies(24, 7);
+    let mut pairs = compound_pairs(&shapes, &bodies);
+    let compound = pairs.len();
+    // Convex pairs too, so the kernels run beside the host's compound pairs.
+    pairs.extend((2..bodies.len() as u32 - 1).map(|b| [b, b + 1]));
+    pairs.extend((2..bodies.len() as u32).map(|b| [b, 0]));
+    let margin = 0.05;
+    let cpu = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &pairs, margin)
+        .unwrap();
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    for clipping in [
+        hullsat::narrowphase::gpu::Clipping::Gpu,
+        hullsat::narrowphase::gpu::Clipping::Cpu,
+    ] {
+        if gpu.set_clipping(clipping).is_err() {
+            continue;
+        }
+        let results = gpu.collide(&bodies, &pairs, margin).unwrap();
+        let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
+            .unwrap_or_else(|e| panic!("{clipping:?}: {e}"));
+        assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
+        // Compound pairs are the CPU's bit for bit.
+        assert_eq!(results[..compound], cpu[..compound], "{clipping:?}");
+        if clipping == hullsat::narrowphase::gpu::Clipping::Gpu {
+            assert!(gpu.timings().host_pairs >= compound, "{:?}", gpu.timings());
+        }
+    }
+    // The same door as the CPU's.
+    let error = gpu.collide(&bodies, &[[2, 1]], 0.0).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("pairs[0]: a compound and a triangle mesh"),
+        "{error}"
+    );
+}
+
+#[test]
+fn gpu_refusals_name_the_compound_shape() {
+    let shapes: Vec<Shape> = shapes()
+        .into_iter()
+        .filter(|s| s.as_trimesh().is_none())
+        .collect();
+    match GpuRaycaster::new(&shapes) {
+        Err(hullsat::GpuError::Input(error)) => {
+            assert_eq!(error.path, "shapes[0]");
+            assert!(error.message.contains("compounds"), "{error}");
+        }
+        Err(hullsat::GpuError::NoAdapter(why)) => assert!(!gpu_required(), "{why}"),
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let device = gpu.device().clone();
+    let buffer = |size: u64| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    };
+    let (bodies, pairs, count) = (buffer(48 * 4), buffer(64), buffer(4));
+    let batch = hullsat::narrowphase::gpu::ResidentBatch {
+        bodies: &bodies,
+        pairs: &pairs,
+        pair_count: &count,
+        pair_count_offset: 0,
+        max_pairs: 8,
+        margin: 0.0,
+    };
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    match gpu.encode_resident(&mut encoder, &batch) {
+        Err(hullsat::GpuError::Input(error)) => {
+            assert_eq!(error.path, "shapes[0]");
+            assert!(error.message.contains("compounds"), "{error}");
+        }
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn the_gpu_broadphase_lists_every_cpu_compound_pair() {
+    let shapes = shapes();
+    let mut bodies = bodies(40, 8);
+    // The terrain up among the bodies: compound-mesh pairs overlap but are never listed.
+    bodies[1].pose = Pose::new(DVec3::new(0.0, 0.0, 0.0), Quat::from_rotation_z(0.1));
+    let margin = 0.05;
+    let cpu = candidate_pairs(&shapes, &bodies, margin);
+    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(&shapes) {
+        Ok(gpu) => gpu,
+        Err(hullsat::GpuError::NoAdapter(why)) => {
+            assert!(!gpu_required(), "{why}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let listed = gpu.candidate_pairs_at_most(&bodies, margin, 1 << 20).unwrap();
+    let missing: Vec<_> = cpu.iter().filter(|p| !listed.contains(p)).collect();
+    assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
+    let compound_pairs = cpu
+        .iter()
+        .filter(|p| p.iter().any(|&b| is_compound(&shapes, &bodies[b as usize])))
+        .count();
+    assert!(compound_pairs > 20, "{compound_pairs}");
+    // The result feeds the narrowphase's door as it is.
+    assert!(
+        CpuNarrowphase::new(&shapes)
+            .collide(&bodies, &listed, margin)
+            .is_ok()
+    );
+}
