@@ -532,27 +532,12 @@ impl GpuBroadphase {
         encoder.copy_buffer_to_buffer(&out.pairs, 0, &self.readback.buffer, 16, pair_bytes);
         scopes.pop()?;
         let submission = context.queue().submit([encoder.finish()]);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback
-            .buffer
-            .map_async(wgpu::MapMode::Read, 0..total, move |r| drop(sender.send(r)));
-        if let Err(e) = context.wait(submission, &receiver) {
-            self.readback.buffer.unmap();
-            return Err(e);
-        }
-        let read = self
-            .readback
-            .buffer
-            .get_mapped_range(0..total)
-            .map(|view| {
-                let count: GpuPairCount = bytemuck::pod_read_unaligned(&view[..16]);
-                let written = (count.count.min(capacity) as usize) * 8;
-                let pairs: Vec<[u32; 2]> = bytemuck::pod_collect_to_vec(&view[16..16 + written]);
-                (count, pairs)
-            })
-            .map_err(|e| GpuError::Readback(e.to_string()));
-        self.readback.buffer.unmap();
-        read
+        context.read_mapped(submission, &self.readback.buffer, total, |view| {
+            let count: GpuPairCount = bytemuck::pod_read_unaligned(&view[..16]);
+            let written = (count.count.min(capacity) as usize) * 8;
+            let pairs: Vec<[u32; 2]> = bytemuck::pod_collect_to_vec(&view[16..16 + written]);
+            (count, pairs)
+        })
     }
 }
 

@@ -638,30 +638,15 @@ impl GpuBvhProbe {
             return Ok(ProbedBvh::default());
         }
         let total = node_bytes + list_bytes + key_bytes;
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback
-            .buffer
-            .map_async(wgpu::MapMode::Read, 0..total, move |r| drop(sender.send(r)));
-        if let Err(e) = context.wait(submission, &receiver) {
-            self.readback.buffer.unmap();
-            return Err(e);
-        }
-        let read = self
-            .readback
-            .buffer
-            .get_mapped_range(0..total)
-            .map(|view| {
-                let (nodes, rest) = view.split_at(node_bytes as usize);
-                let (list, keys) = rest.split_at(list_bytes as usize);
-                ProbedBvh {
-                    nodes: bytemuck::pod_collect_to_vec(nodes),
-                    body_list: bytemuck::pod_collect_to_vec(list),
-                    keys: bytemuck::pod_collect_to_vec(keys),
-                }
-            })
-            .map_err(|e| GpuError::Readback(e.to_string()));
-        self.readback.buffer.unmap();
-        read
+        context.read_mapped(submission, &self.readback.buffer, total, |view| {
+            let (nodes, rest) = view.split_at(node_bytes as usize);
+            let (list, keys) = rest.split_at(list_bytes as usize);
+            ProbedBvh {
+                nodes: bytemuck::pod_collect_to_vec(nodes),
+                body_list: bytemuck::pod_collect_to_vec(list),
+                keys: bytemuck::pod_collect_to_vec(keys),
+            }
+        })
     }
 }
 

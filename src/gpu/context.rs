@@ -242,6 +242,27 @@ impl GpuContext {
         }
     }
 
+    /// Maps the first `bytes` of `buffer` (MAP_READ) once `submission` is done (bounded by
+    /// [`READBACK_TIMEOUT`]), hands them to `read`, and unmaps; a failed or timed-out mapping is
+    /// unmapped too, so the buffer can map again.
+    pub(crate) fn read_mapped<T>(
+        &self,
+        submission: wgpu::SubmissionIndex,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        read: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, GpuError> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
+        if let Err(e) = self.wait(submission, &receiver) {
+            buffer.unmap();
+            return Err(e);
+        }
+        let view = buffer.get_mapped_range(0..bytes).map(|view| read(&view));
+        buffer.unmap();
+        view.map_err(|e| GpuError::Readback(e.to_string()))
+    }
+
     /// Step 4: waits (bounded by [`READBACK_TIMEOUT`] in all) for `submission` and for the map
     /// callback that reports into `mapped`.
     pub(crate) fn wait(

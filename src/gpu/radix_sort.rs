@@ -492,22 +492,12 @@ impl GpuRadixProbe {
         if bytes == 0 {
             return Ok(Vec::new());
         }
-        let (sender, receiver) = std::sync::mpsc::channel();
-        self.readback
-            .buffer
-            .map_async(wgpu::MapMode::Read, 0..bytes, move |r| drop(sender.send(r)));
-        if let Err(e) = context.wait(submission, &receiver) {
-            self.readback.buffer.unmap();
-            return Err(e);
-        }
-        let read = self
-            .readback
-            .buffer
-            .get_mapped_range(0..bytes)
-            .map(|view| bytemuck::pod_collect_to_vec(&view))
-            .map_err(|e| GpuError::Readback(e.to_string()));
-        self.readback.buffer.unmap();
-        read
+        context.read_mapped(
+            submission,
+            &self.readback.buffer,
+            bytes,
+            bytemuck::pod_collect_to_vec,
+        )
     }
 }
 
