@@ -12,11 +12,11 @@ use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
 use hullsat::{
-    Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, GpuRaycaster,
-    HalfSpace, Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
+    Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
+    Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
 };
 use support::shapes::random_rotation;
-use support::{gpu_or_skip, gpu_required, seeded_rng};
+use support::{assert_gpu_refuses_first_shape, gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
 
 /// Shape indices of [`shapes`].
 const DUMBBELL: u32 = 0;
@@ -434,43 +434,7 @@ fn gpu_refusals_name_the_compound_shape() {
         .into_iter()
         .filter(|s| s.as_trimesh().is_none())
         .collect();
-    match GpuRaycaster::new(&shapes) {
-        Err(hullsat::GpuError::Input(error)) => {
-            assert_eq!(error.path, "shapes[0]");
-            assert!(error.message.contains("compounds"), "{error}");
-        }
-        Err(hullsat::GpuError::NoAdapter(why)) => assert!(!gpu_required(), "{why}"),
-        other => panic!("expected a refusal, got {:?}", other.err()),
-    }
-    let Some(mut gpu) = gpu_or_skip(&shapes) else {
-        return;
-    };
-    let device = gpu.device().clone();
-    let buffer = |size: u64| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let (bodies, pairs, count) = (buffer(48 * 4), buffer(64), buffer(4));
-    let batch = hullsat::narrowphase::gpu::ResidentBatch {
-        bodies: &bodies,
-        pairs: &pairs,
-        pair_count: &count,
-        pair_count_offset: 0,
-        max_pairs: 8,
-        margin: 0.0,
-    };
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    match gpu.encode_resident(&mut encoder, &batch) {
-        Err(hullsat::GpuError::Input(error)) => {
-            assert_eq!(error.path, "shapes[0]");
-            assert!(error.message.contains("compounds"), "{error}");
-        }
-        other => panic!("expected a refusal, got {:?}", other.err()),
-    }
+    assert_gpu_refuses_first_shape(&shapes, "compounds");
 }
 
 #[test]
@@ -479,28 +443,12 @@ fn the_gpu_broadphase_lists_every_cpu_compound_pair() {
     let mut bodies = bodies(40, 8);
     // The terrain up among the bodies: compound-mesh pairs overlap but are never listed.
     bodies[1].pose = Pose::new(DVec3::new(0.0, 0.0, 0.0), Quat::from_rotation_z(0.1));
-    let margin = 0.05;
-    let cpu = candidate_pairs(&shapes, &bodies, margin);
-    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(&shapes) {
-        Ok(gpu) => gpu,
-        Err(hullsat::GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "{why}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(cpu) = gpu_broadphase_covers_cpu(&shapes, &bodies, 0.05) else {
+        return;
     };
-    let listed = gpu.candidate_pairs_at_most(&bodies, margin, 1 << 20).unwrap();
-    let missing: Vec<_> = cpu.iter().filter(|p| !listed.contains(p)).collect();
-    assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
     let compound_pairs = cpu
         .iter()
         .filter(|p| p.iter().any(|&b| is_compound(&shapes, &bodies[b as usize])))
         .count();
     assert!(compound_pairs > 20, "{compound_pairs}");
-    // The result feeds the narrowphase's door as it is.
-    assert!(
-        CpuNarrowphase::new(&shapes)
-            .collide(&bodies, &listed, margin)
-            .is_ok()
-    );
 }

@@ -13,10 +13,10 @@ use hullsat::raycast::{LocalRay, cast_trimesh};
 use hullsat::trimesh::mesh_feature_id;
 use hullsat::{
     Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, FeatureId,
-    GpuRaycaster, HalfSpace, Manifold, Pose, Ray, Shape, Sphere, ValidatedBatch,
+    HalfSpace, Manifold, Pose, Ray, Shape, Sphere, ValidatedBatch,
 };
 use support::shapes::random_rotation;
-use support::{gpu_or_skip, gpu_required, seeded_rng};
+use support::{assert_gpu_refuses_first_shape, gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
 
 /// Shape indices of [`shapes`].
 const TERRAIN: u32 = 0;
@@ -380,41 +380,7 @@ fn gpu_mesh_pairs_are_finished_on_the_host_within_the_contract() {
 
 #[test]
 fn gpu_refusals_name_the_mesh_shape() {
-    let shapes = shapes();
-    match GpuRaycaster::new(&shapes) {
-        Err(hullsat::GpuError::Input(error)) => {
-            assert_eq!(error.path, "shapes[0]");
-            assert!(error.message.contains("triangle meshes"), "{error}");
-        }
-        Err(hullsat::GpuError::NoAdapter(why)) => assert!(!gpu_required(), "{why}"),
-        other => panic!("expected a refusal, got {:?}", other.err()),
-    }
-    let Some(mut gpu) = gpu_or_skip(&shapes) else {
-        return;
-    };
-    let device = gpu.device().clone();
-    let buffer = |size: u64| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let (bodies, pairs, count) = (buffer(48 * 4), buffer(64), buffer(4));
-    let batch = hullsat::narrowphase::gpu::ResidentBatch {
-        bodies: &bodies,
-        pairs: &pairs,
-        pair_count: &count,
-        pair_count_offset: 0,
-        max_pairs: 8,
-        margin: 0.0,
-    };
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    match gpu.encode_resident(&mut encoder, &batch) {
-        Err(hullsat::GpuError::Input(error)) => assert_eq!(error.path, "shapes[0]"),
-        other => panic!("expected a refusal, got {:?}", other.err()),
-    }
+    assert_gpu_refuses_first_shape(&shapes(), "triangle meshes");
 }
 
 #[test]
@@ -427,25 +393,9 @@ fn the_gpu_broadphase_lists_every_cpu_mesh_pair_and_no_static_pair() {
         DVec3::new(3.0, 0.5, -2.0),
         Quat::from_rotation_z(0.2) * Quat::from_rotation_y(0.7),
     );
-    let margin = 0.05;
-    let cpu = candidate_pairs(&shapes, &bodies, margin);
-    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(&shapes) {
-        Ok(gpu) => gpu,
-        Err(hullsat::GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "{why}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let Some(cpu) = gpu_broadphase_covers_cpu(&shapes, &bodies, 0.05) else {
+        return;
     };
-    let listed = gpu.candidate_pairs_at_most(&bodies, margin, 1 << 20).unwrap();
-    let missing: Vec<_> = cpu.iter().filter(|p| !listed.contains(p)).collect();
-    assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
     let mesh_pairs = cpu.iter().filter(|p| p[0] == 0 || p[1] == last as u32).count();
     assert!(mesh_pairs > 20, "{mesh_pairs}");
-    // The result feeds the narrowphase's door as it is.
-    assert!(
-        CpuNarrowphase::new(&shapes)
-            .collide(&bodies, &listed, margin)
-            .is_ok()
-    );
 }

@@ -218,3 +218,69 @@ pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue
     devices.push((limits, device.clone(), queue.clone()));
     Some((device, queue))
 }
+
+/// Asserts that the GPU ray caster and `GpuNarrowphase::encode_resident` refuse `shapes` naming
+/// `shapes[0]` (a kind they do not run) with a message containing `kind`; skips what needs an
+/// adapter when there is none.
+pub fn assert_gpu_refuses_first_shape(shapes: &[Shape], kind: &str) {
+    let refused = |error: hullsat::InputError| {
+        assert_eq!(error.path, "shapes[0]");
+        assert!(error.message.contains(kind), "{error}");
+    };
+    match hullsat::GpuRaycaster::new(shapes) {
+        Err(GpuError::Input(error)) => refused(error),
+        Err(GpuError::NoAdapter(why)) => assert!(!gpu_required(), "{why}"),
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+    let Some(mut gpu) = gpu_or_skip(shapes) else {
+        return;
+    };
+    let device = gpu.device().clone();
+    let buffer = |size: u64| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    };
+    let (bodies, pairs, count) = (buffer(48 * 4), buffer(64), buffer(4));
+    let batch = hullsat::narrowphase::gpu::ResidentBatch {
+        bodies: &bodies,
+        pairs: &pairs,
+        pair_count: &count,
+        pair_count_offset: 0,
+        max_pairs: 8,
+        margin: 0.0,
+    };
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+    match gpu.encode_resident(&mut encoder, &batch) {
+        Err(GpuError::Input(error)) => refused(error),
+        other => panic!("expected a refusal, got {:?}", other.err()),
+    }
+}
+
+/// The CPU broadphase's pairs of `bodies`, after asserting that the GPU broadphase's host call
+/// lists every one of them and that its list passes the narrowphase's door as it is; `None`
+/// without an adapter.
+pub fn gpu_broadphase_covers_cpu(shapes: &[Shape], bodies: &[Body], margin: f32) -> Option<Vec<[u32; 2]>> {
+    let cpu = hullsat::broadphase::candidate_pairs(shapes, bodies, margin);
+    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(shapes) {
+        Ok(gpu) => gpu,
+        Err(GpuError::NoAdapter(why)) => {
+            assert!(!gpu_required(), "{why}");
+            return None;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let listed = gpu.candidate_pairs_at_most(bodies, margin, 1 << 20).unwrap();
+    let missing: Vec<_> = cpu.iter().filter(|p| listed.binary_search(p).is_err()).collect();
+    assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
+    assert!(
+        hullsat::CpuNarrowphase::new(shapes)
+            .collide(bodies, &listed, margin)
+            .is_ok(),
+        "the GPU's list passes the door"
+    );
+    Some(cpu)
+}
