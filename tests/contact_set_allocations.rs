@@ -174,17 +174,21 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
         );
     }
 
-    // Mesh pairs: each thread's mesh scratch, once grown, serves every later pair.
+    // Mesh pairs: each thread's mesh scratch, once grown, serves every later pair. Which rayon
+    // thread takes which pair varies from call to call, so every thread (and this one) first
+    // runs every pair once.
     let (mesh_shapes, mesh_bodies, mesh_pairs) = terrain_batch();
     let mesh_cpu = CpuNarrowphase::new(&mesh_shapes);
-    for _ in 0..3 {
-        mesh_cpu
-            .collide_into(&mesh_bodies, &mesh_pairs, margin, &mut set)
-            .unwrap();
+    let warm = || {
         mesh_cpu
             .collide_single_thread(&mesh_bodies, &mesh_pairs, margin)
             .unwrap();
-    }
+    };
+    rayon::broadcast(|_| warm());
+    warm();
+    mesh_cpu
+        .collide_into(&mesh_bodies, &mesh_pairs, margin, &mut set)
+        .unwrap();
     assert!(
         set.len() > mesh_pairs.len() / 4,
         "{} touching mesh pairs",
@@ -213,17 +217,20 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
         );
     }
 
-    // Compound pairs: likewise each thread's compound scratch (and the mesh-free child pairs).
+    // Compound pairs: likewise each thread's compound scratch (and the mesh-free child pairs),
+    // every thread warmed on every pair.
     let (compound_shapes, compound_bodies, compound_pairs) = compound_batch();
     let compound_cpu = CpuNarrowphase::new(&compound_shapes);
-    for _ in 0..3 {
-        compound_cpu
-            .collide_into(&compound_bodies, &compound_pairs, margin, &mut set)
-            .unwrap();
+    let warm = || {
         compound_cpu
             .collide_single_thread(&compound_bodies, &compound_pairs, margin)
             .unwrap();
-    }
+    };
+    rayon::broadcast(|_| warm());
+    warm();
+    compound_cpu
+        .collide_into(&compound_bodies, &compound_pairs, margin, &mut set)
+        .unwrap();
     assert!(
         set.len() > compound_pairs.len() / 8,
         "{} of {} compound pairs touch",
