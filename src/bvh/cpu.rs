@@ -74,6 +74,18 @@ pub struct BvhNode {
 const _: () = assert!(size_of::<BvhNode>() == 32);
 
 impl BvhNode {
+    /// The box `min..max` (BVH frame, length units) grown by [`BVH_PADDING`] of its largest
+    /// coordinate magnitude plus its extent, as every box of a BVH is, with no children.
+    pub fn padded(min: Vec3, max: Vec3) -> BvhNode {
+        let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+        BvhNode {
+            min: (min - pad).to_array(),
+            first: 0,
+            max: (max + pad).to_array(),
+            count: 0,
+        }
+    }
+
     /// True for a leaf.
     pub fn is_leaf(&self) -> bool {
         self.count > 0
@@ -348,15 +360,10 @@ impl Subtree<'_> {
 fn body_box(shape: &Shape, body: &Body, origin: DVec3) -> BvhNode {
     let rotated = world_aabb(shape, &Pose::new(Vec3::ZERO, body.pose.rotation));
     let offset = body.pose.translation - origin;
-    let min = round_down(offset + rotated.min.as_dvec3());
-    let max = round_up(offset + rotated.max.as_dvec3());
-    let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
-    BvhNode {
-        min: (min - pad).to_array(),
-        first: 0,
-        max: (max + pad).to_array(),
-        count: 0,
-    }
+    BvhNode::padded(
+        round_down(offset + rotated.min.as_dvec3()),
+        round_up(offset + rotated.max.as_dvec3()),
+    )
 }
 
 fn round_down(v: DVec3) -> Vec3 {

@@ -8,12 +8,12 @@
 //!    four at a time by coordinate.
 //! 4. Query: a depth-first walk with a fixed stack, children in the binary tree's order, so
 //!    triangles come in its depth-first leaf order; four boxes tested at a time. No allocation.
-//! 5. Ray query: the same walk over the boxes a ray reaches (grown by [`BVH_PADDING`] as the
-//!    body BVH's are), the nearer children first.
+//! 5. Ray query: the same walk over the boxes a ray reaches (grown as the body BVH's are:
+//!    [`BvhNode::padded`]), the nearer children first.
 
 use glam::{Vec3, Vec4};
 
-use crate::bvh::{BVH_PADDING, BvhNode};
+use crate::bvh::BvhNode;
 
 /// Most triangles in a leaf (one lane each).
 const LEAF_TRIANGLES: usize = 4;
@@ -278,14 +278,7 @@ impl TriangleBvh {
             if min.cmpgt(max).any() {
                 return None;
             }
-            let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
-            let padded = BvhNode {
-                min: (min - pad).to_array(),
-                first: 0,
-                max: (max + pad).to_array(),
-                count: 0,
-            };
-            padded.entry(origin, inverse_direction, limit)
+            BvhNode::padded(min, max).entry(origin, inverse_direction, limit)
         };
         // Entries with the distance at which the ray enters them.
         let mut stack = [(0u32, 0.0f32); STACK_SIZE];
