@@ -144,16 +144,28 @@ fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u3
     return 0u;
 }
 
+// A reference loop's first entry in face_loops meaning "no entry: the ids are 0, 1, .., length - 1"
+// (a mesh triangle's corners, triangle_contact.wgsl).
+const CORNER_LOOP: u32 = 0xffffffffu;
+
+// The id of corner `i` of the reference loop `ref_loop` (first entry, length).
+fn loop_id(ref_loop: vec2<u32>, i: u32) -> u32 {
+    if ref_loop.x == CORNER_LOOP {
+        return i;
+    }
+    return face_loops[ref_loop.x + i];
+}
+
 // Id of the point where reference side `side` cuts a polygon edge lying on `carrier`.
 fn crossing_id(carrier: u32, side: u32, ref_loop: vec2<u32>, incident_face: u32, kind: u32) -> u32 {
     if (carrier & SIDE_CARRIER) == 0u {
-        return feature_id(kind, 1u, face_loops[ref_loop.x + side], carrier);
+        return feature_id(kind, 1u, loop_id(ref_loop, side), carrier);
     }
     // Two side planes meet at their shared reference vertex.
     let other = carrier & ~SIDE_CARRIER;
-    var corner = face_loops[ref_loop.x + other];
+    var corner = loop_id(ref_loop, other);
     if (other + 1u) % ref_loop.y == side {
-        corner = face_loops[ref_loop.x + side];
+        corner = loop_id(ref_loop, side);
     }
     return feature_id(kind ^ 1u, 0u, incident_face, corner);
 }
