@@ -41,3 +41,51 @@ pub fn cast_through_bvh(
 ) -> Vec<crate::RayHit> {
     crate::raycast::cast_one(shapes, bodies, bvh, ray, closest)
 }
+
+/// Barycentric weights below this (dimensionless) put a closest point on a triangle's edge or
+/// corner (the mesh routines' sphere and capsule contacts; mirrored in triangle_contact.wgsl).
+pub const FEATURE_WEIGHT_TOLERANCE: f32 = crate::contact::FEATURE_WEIGHT_TOLERANCE;
+
+/// One triangle's contact before the mesh merge, as `collide_trimesh_shape`'s step 2 computes
+/// it: triangle `triangle` of `mesh` (body A, the mesh's frame) against the convex `shape` posed
+/// at `b_in_a` (B's pose in A's frame). Its unit normal from the mesh toward B, separation
+/// (length units) and points with their per-triangle ids, A's frame; `None` beyond `margin`.
+/// The oracle of the WGSL twins (shaders/narrowphase/triangle_contact.wgsl) in their tests.
+pub fn collide_mesh_triangle(
+    mesh: &crate::trimesh::TriMesh,
+    triangle: u32,
+    shape: &crate::Shape,
+    b_in_a: &crate::Isometry,
+    margin: f32,
+) -> Option<(glam::Vec3, f32, Vec<crate::ContactPoint>)> {
+    use crate::Shape;
+    use crate::contact::{collide_triangle_capsule, collide_triangle_hull, collide_triangle_sphere};
+    let tolerance = crate::constants::AXIS_PREFERENCE_TOLERANCE * shape.size();
+    let parts = |m: crate::Manifold| (m.normal, m.separation, m.points().to_vec());
+    match shape {
+        Shape::Sphere(s) => {
+            collide_triangle_sphere(mesh, triangle, b_in_a.translation, s.radius, margin).map(parts)
+        }
+        Shape::Capsule(c) => {
+            let segment = c.segment().map(|p| b_in_a.transform_point(p));
+            collide_triangle_capsule(mesh, triangle, segment, c.radius, margin, tolerance).map(parts)
+        }
+        _ => {
+            let hull = shape.as_hull()?;
+            let mut posed = crate::query::sat_triangle::PosedHull::default();
+            posed.pose(hull, b_in_a);
+            let mut points = Vec::new();
+            collide_triangle_hull(
+                mesh,
+                triangle,
+                hull,
+                &posed,
+                b_in_a,
+                margin,
+                tolerance,
+                &mut points,
+            )
+            .map(|(normal, separation)| (normal, separation, points))
+        }
+    }
+}

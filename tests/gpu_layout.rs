@@ -25,6 +25,7 @@ use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGR
 use hullsat::raycast::gpu::RAYCAST_WGSL;
 
 mod support;
+use support::triangle_kernel::triangle_kernel_source;
 use support::wgsl::{
     assert_consts, assert_same_layout, main_workgroup_size, parse as parse_source, validate,
     validate_with_subgroups, wgsl_layout,
@@ -91,6 +92,9 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
     for (name, source) in SUBGROUP_SOURCES {
         validate_with_subgroups(name, &parse_source(name, source));
     }
+    // triangle_contact.wgsl: the mesh pass's per-triangle functions, run by their test kernel.
+    let triangle = triangle_kernel_source();
+    validate("triangle kernel", &parse_source("triangle kernel", &triangle));
     let mut files = Vec::new();
     wgsl_files(&shader_dir(), &mut files);
     for path in &files {
@@ -99,7 +103,8 @@ fn every_wgsl_file_is_part_of_a_source_that_parses_and_validates() {
             SOURCES
                 .iter()
                 .chain(&SUBGROUP_SOURCES)
-                .any(|(_, source)| source.contains(&text)),
+                .any(|(_, source)| source.contains(&text))
+                || triangle.contains(&text),
             "{} is in no source the crate compiles",
             path.display()
         );
@@ -649,4 +654,26 @@ fn walk_unguarded(
         }
     }
     (any, skipped)
+}
+
+/// The constants of the mesh pass's per-triangle functions (triangle_contact.wgsl) and the
+/// corner-loop marker its clip shares with clip.wgsl.
+#[test]
+fn triangle_contact_constants_equal_the_rust_ones() {
+    use hullsat::constants::TRIMESH_FACE_NORMAL_DEGREES;
+    use hullsat::internals::FEATURE_WEIGHT_TOLERANCE;
+    use naga::Literal::{F32, U32};
+    let module = parse_source("triangle kernel", &triangle_kernel_source());
+    assert_consts(
+        &module,
+        &[
+            (
+                "TRIMESH_FACE_NORMAL_COSINE",
+                F32(TRIMESH_FACE_NORMAL_DEGREES.to_radians().cos()),
+            ),
+            ("FEATURE_WEIGHT_TOLERANCE", F32(FEATURE_WEIGHT_TOLERANCE)),
+            ("MAX_CLIP_VERTICES", U32(MAX_GPU_CLIP_VERTICES)),
+            ("CORNER_LOOP", U32(u32::MAX)),
+        ],
+    );
 }

@@ -35,6 +35,9 @@ pub(crate) use hull_hull::{collide_hull_hull_reporting_sat, manifold_on_axis};
 pub use sphere_capsule::collide_sphere_capsule;
 pub use sphere_hull::collide_sphere_hull;
 pub use sphere_sphere::collide_sphere_sphere;
+pub(crate) use triangle_capsule::collide_triangle_capsule;
+pub(crate) use triangle_hull::collide_triangle_hull;
+pub(crate) use triangle_sphere::{FEATURE_WEIGHT_TOLERANCE, collide_triangle_sphere};
 pub use trimesh::{TriMeshScratch, collide_trimesh_shape};
 
 use std::cell::RefCell;

@@ -7,6 +7,7 @@ pub mod oracle;
 pub mod parry;
 pub mod shapes;
 pub mod suites;
+pub mod triangle_kernel;
 pub mod wgsl;
 
 pub use shapes::{random_direction, random_direction as random_unit_vector, random_rotation};
