@@ -12,7 +12,8 @@
 //!    neighbour across the refused edge or corner holds it).
 //!
 //! Ids as the sphere's ([`primitive_id`]), B's field 0 for one point, 1 + end (0 nearer the
-//! segment's start) for clipped ends.
+//! segment's start) for clipped ends. WGSL twin: `collide_triangle_capsule` in
+//! shaders/narrowphase/triangle_contact.wgsl.
 
 use glam::Vec3;
 

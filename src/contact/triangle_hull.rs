@@ -12,7 +12,8 @@
 //!    not to change (docs/design/trimesh.md).
 //!
 //! Ids: the hull routine's (`FACE_A` with the triangle as reference, `FACE_B` with the hull's
-//! face, `EDGE_PAIR`), the triangle's features numbered 0..=2, its face 0.
+//! face, `EDGE_PAIR`), the triangle's features numbered 0..=2, its face 0. WGSL twin:
+//! `collide_triangle_hull` in shaders/narrowphase/triangle_contact.wgsl.
 
 use glam::Vec3;
 

@@ -10,7 +10,8 @@
 //! 3. One point midway between the sphere's surface and the triangle along the normal.
 //!
 //! Id: kind `OTHER`, B's field 0; A's field: flag 0 and 3 for the face, flag 0 and `k` for
-//! corner `k`, flag 1 and `k` for edge `k` (the closest feature).
+//! corner `k`, flag 1 and `k` for edge `k` (the closest feature). WGSL twin:
+//! `collide_triangle_sphere` in shaders/narrowphase/triangle_contact.wgsl.
 
 use glam::Vec3;
 

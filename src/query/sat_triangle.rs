@@ -13,6 +13,7 @@
 //!
 //! B is posed in A's frame once per pair ([`PosedHull`]) and steps 2 and 3 run four faces or
 //! edges at a time; every value is the one the scalar per-triangle transform forms, bit for bit.
+//! WGSL twin: `query_triangle_hull` in shaders/narrowphase/triangle_contact.wgsl.
 
 use glam::{Vec3, Vec4};
 

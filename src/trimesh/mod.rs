@@ -313,7 +313,8 @@ impl TriMesh {
     /// own normal always may (within [`TRIMESH_FACE_NORMAL_DEGREES`]); no normal behind the face
     /// (one-sided); an edge's only when the edge is active and the normal lies between the two
     /// triangles' normals (a convex edge) or on the outer side (a boundary edge); a corner's when
-    /// one of its two edges allows it. Callers replace a refused normal with the face's.
+    /// one of its two edges allows it. Callers replace a refused normal with the face's. WGSL
+    /// twin: `triangle_allows_normal` in shaders/narrowphase/triangle_contact.wgsl.
     pub fn allows_normal(&self, index: u32, feature: TriangleFeature, normal: Vec3) -> bool {
         self.allows_normal_by(index, feature, normal, |k| {
             let triangle = self.triangle(index);
