@@ -13,9 +13,12 @@
 //! of the margin), separations within `τ`, normals within 1e-5 rad (a closest-point normal:
 //! times the reach over the distance it is taken across), the same point ids with positions and
 //! depths within `κ τ` (`κ` = 1, or `OTHER_POINT_CONDITIONING` for primitive points, or
-//! 1 / sin of the angle between a clipped edge and the side plane that cut it). Anything else
-//! is accepted only as a tie: the CPU, re-run with B nudged by `τ` (along A's axes and
-//! diagonals) or turned by 1e-5 rad, agrees with the GPU in one run; ties are counted and few.
+//! 1 / sin of the angle between a clipped edge and the side plane that cut it). A single
+//! closest-point point (sphere, capsule) may lie elsewhere, or on another feature, only where
+//! it is still a closest pair (a capsule along an edge or over the face: any point of the
+//! overlap is one, and GJK's pick is rounding's). Anything else is accepted only as a tie: the
+//! CPU, re-run with B nudged by `τ` (along A's axes and diagonals) or turned by 1e-5 rad,
+//! agrees with the GPU in one run; ties are counted and few (set `TRIANGLE_TIES` to print them).
 
 mod support;
 
@@ -604,17 +607,12 @@ fn hinge(bend: f32) -> TriMesh {
     TriMesh::new(vertices, vec![[0, 2, 1], [0, 1, 3]]).unwrap()
 }
 
-/// A random non-degenerate triangle in [-1, 1]³.
+/// A random triangle in [-1, 1]³ of area at least 0.025.
 fn random_triangle(rng: &mut Pcg64) -> TriMesh {
     loop {
-        let corners: Vec<Vec3> = (0..3).map(|_| support::random_vec3(rng, 1.0)).collect();
-        if let Ok(mesh) = TriMesh::new(corners, vec![[0, 1, 2]])
-            && mesh.triangle(0).vertices.iter().all(|v| v.is_finite())
-        {
-            let [a, b, c] = mesh.triangle(0).vertices;
-            if (b - a).cross(c - a).length() > 0.05 {
-                return mesh;
-            }
+        let [a, b, c] = [0; 3].map(|_| support::random_vec3(rng, 1.0));
+        if (b - a).cross(c - a).length() > 0.05 {
+            return TriMesh::new(vec![a, b, c], vec![[0, 1, 2]]).expect("not degenerate");
         }
     }
 }

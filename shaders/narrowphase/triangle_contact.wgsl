@@ -10,7 +10,9 @@
 //    active bits and its neighbours' normals.
 // 2. query_triangle_hull: the one-sided triangle SAT; collide_triangle_hull clips on its axis.
 // 3. collide_triangle_sphere, collide_triangle_capsule: closest points in closed form (the CPU
-//    runs GJK on the same triangle: the same points where they are unique).
+//    runs GJK on the same triangle: the same points where they are unique; a capsule core
+//    within GJK's overlap tolerance of the triangle, 1e-5 of its size, is touching there and
+//    apart here, a tie within the contract's tolerance).
 // 4. collide_triangle_shape: by B's kind. The result (TriangleContact) is the triangle's
 //    sub-contact before the mesh merge: its normal (from the mesh toward B), separation, and
 //    every point the CPU keeps, in triangle_points / triangle_ids (at most MAX_CLIP_VERTICES: a
@@ -299,9 +301,9 @@ fn add_triangle_points(s: u32, normal: vec3<f32>, offset: f32, margin: f32, floo
     return count;
 }
 
-// Clips polygon 0 by the side planes of the reference loop `ref_loop` (clip.wgsl: its ids)
-// with corners `corner(i)` given in A's frame by the caller through `corners` (at most
-// MAX_CLIP_VERTICES) about the unit `normal`; returns the buffer holding the result.
+// clip.rs clip_by_reference_sides: clips polygon 0 by the side planes of a reference face, its
+// corners (A's frame) in `corners`, counter-clockwise about the unit `normal`, named by
+// `ref_loop` (clip.wgsl loop_id); returns the clip buffer holding the result.
 fn clip_by_reference_sides(corners: ptr<function, array<vec3<f32>, MAX_CLIP_VERTICES>>, ref_loop: vec2<u32>, normal: vec3<f32>, incident_face: u32, kind: u32) -> u32 {
     var src = 0u;
     for (var side = 0u; side < ref_loop.y; side++) {
