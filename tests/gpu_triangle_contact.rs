@@ -444,8 +444,8 @@ fn kind_slot(id: FeatureId) -> usize {
 }
 
 /// Runs every scene's triangles on the GPU and the CPU; panics on a disagreement that no nudged
-/// CPU run explains.
-fn compare_scenes(shapes: &[Shape], scenes: &[Scene]) -> Option<Tally> {
+/// CPU run explains. Returns the tally and each GPU sub-contact's scene and normal.
+fn compare_scenes(shapes: &[Shape], scenes: &[Scene]) -> Option<(Tally, Vec<(usize, Vec3)>)> {
     let mut cases = Vec::new();
     let mut index = Vec::new();
     for (s, scene) in scenes.iter().enumerate() {
@@ -455,6 +455,7 @@ fn compare_scenes(shapes: &[Shape], scenes: &[Scene]) -> Option<Tally> {
         }
     }
     let results = run_kernel(shapes, &cases)?;
+    let mut normals = Vec::new();
     let mut tally = Tally {
         cases: cases.len(),
         ..Tally::default()
@@ -476,6 +477,7 @@ fn compare_scenes(shapes: &[Shape], scenes: &[Scene]) -> Option<Tally> {
                 .collect();
             (Vec3::from_slice(&r.normal[..3]), r.separation, points)
         });
+        normals.extend(g.as_ref().map(|g| (s, g.0)));
         let c = collide_mesh_triangle(&scene.mesh, t, shape, &scene.b_in_a, scene.margin);
         tally.contacts += usize::from(c.is_some());
         for p in c.iter().flat_map(|c| &c.2) {
@@ -509,7 +511,7 @@ fn compare_scenes(shapes: &[Shape], scenes: &[Scene]) -> Option<Tally> {
             tally.ties += 1;
         }
     }
-    Some(tally)
+    Some((tally, normals))
 }
 
 /// One shape of every convex kind: random hulls, boxes, a slab, a needle, a sphere, a capsule
@@ -673,7 +675,7 @@ fn random_triangles_and_meshes_match_the_cpu_triangle_by_triangle() {
         let mesh = grid(3, |i, j| heights[(i * 4 + j) as usize]);
         random_scenes(&mut rng, &shapes, &mesh, 80, &mut scenes);
     }
-    let Some(tally) = compare_scenes(&shapes, &scenes) else {
+    let Some((tally, _)) = compare_scenes(&shapes, &scenes) else {
         return;
     };
     eprintln!("{tally:?}");
@@ -737,6 +739,7 @@ fn boxes_on_a_floor_at_seams_and_spheres_rolling_across_them_match_the_cpu() {
             });
         }
     }
+    let on_the_floor = scenes.len();
     // Box edges nearly parallel to the floor's boundary edge x = 0 (an edge pair), overhanging.
     for yaw in [0.0f32, 1e-5, 1e-4, 1e-3, 1e-2] {
         for x in [-0.3f32, -0.1, 0.0, 0.1] {
@@ -750,12 +753,19 @@ fn boxes_on_a_floor_at_seams_and_spheres_rolling_across_them_match_the_cpu() {
             });
         }
     }
-    let Some(tally) = compare_scenes(&shapes, &scenes) else {
+    let Some((tally, normals)) = compare_scenes(&shapes, &scenes) else {
         return;
     };
     eprintln!("{tally:?}");
     assert!(tally.contacts >= tally.cases / 10, "the scenes touch: {tally:?}");
     assert!(tally.ties * 100 <= tally.contacts, "ties are few: {tally:?}");
+    // No ghost contacts: away from the floor's boundary every triangle's normal is the floor's
+    // (issue 23: within 0.5°).
+    for &(scene, normal) in normals.iter().filter(|(s, _)| *s < on_the_floor) {
+        let angle = normal.angle_between(Vec3::Y).to_degrees();
+        assert!(angle <= 0.5, "scene {scene}: a normal {angle}° off the floor's");
+    }
+    assert!(normals.len() >= on_the_floor, "every floor scene has contacts");
 }
 
 /// The kernel's buffer structs have the Rust layouts, and the test source validates.
@@ -845,7 +855,7 @@ fn faces_beyond_the_clip_buffer_are_left_to_the_host() {
             assert_eq!(result.status, TRIANGLE_HOST);
         }
     }
-    let Some(tally) = compare_scenes(&shapes[..1], &scenes[..1]) else {
+    let Some((tally, _)) = compare_scenes(&shapes[..1], &scenes[..1]) else {
         return;
     };
     assert_eq!(tally.contacts, 1);
