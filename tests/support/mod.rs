@@ -8,6 +8,7 @@ pub mod parry;
 pub mod shapes;
 pub mod suites;
 pub mod wgsl;
+pub mod worlds;
 
 pub use shapes::{random_direction, random_direction as random_unit_vector, random_rotation};
 
