@@ -187,6 +187,13 @@ fn a_sphere_rolling_across_seams_keeps_the_floor_normal() {
                 assert!(angle_degrees(m.normal, Vec3::Y) < 0.5, "{place}: {m:?}");
                 assert!((m.separation + 0.01).abs() < 1e-5, "{place}: {m:?}");
                 assert_eq!(m.point_count(), 1, "{place}: {m:?}");
+                // Midway between the floor and the ball's lowest point (0.01 below the floor).
+                let p = m.points()[0].position.as_vec3();
+                assert!((p.y + 0.005).abs() < 1e-5, "{place}: {m:?}");
+                assert!(
+                    p.abs_diff_eq(Vec3::new(place.x, p.y, place.z), 1e-3),
+                    "{place}: {m:?}"
+                );
             }
         }
     }
