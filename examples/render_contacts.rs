@@ -7,7 +7,7 @@
 //! ```
 //!
 //! 1. Scene: [`hullsat::generate`]'s seeded particles (boxes, hulls, spheres, capsules) above a
-//!    half-space floor.
+//!    half-space floor, or with `--terrain` on `hullsat demo --terrain`'s triangle-mesh hills.
 //! 2. Device: the example's own instance, adapter, device and queue (no window); hullsat's GPU
 //!    broadphase and narrowphase run on them through one [`GpuContext::with_device`].
 //! 3. Buffers: the example's bodies (hullsat's [`GpuBody`] layout) live in its own GPU buffer;
@@ -30,6 +30,14 @@
 //!    pixel lies on a contact point or normal of hullsat's CPU reference (the CPU broadphase and
 //!    narrowphase, on the host for this check only); otherwise the exit status is non-zero, so
 //!    CI can run it on a software driver (lavapipe).
+//!
+//! With `--terrain`, what runs where: the GPU broadphase pairs the terrain like any body (a
+//! static one: never with another static body); the resident narrowphase refuses meshes, so
+//! step 4 instead reads the GPU broadphase's pairs back ([`GpuBroadphase::candidate_pairs_at_most`])
+//! and calls [`GpuNarrowphase::collide`], whose kernels compute the particle pairs and whose host
+//! side the terrain pairs (the CPU's mesh routine); the manifolds are uploaded as a list of the
+//! same layout (A's frame), which step 5 draws as before. The terrain is drawn as its triangles,
+//! flat-shaded.
 
 use std::error::Error;
 use std::fs::File;
@@ -47,13 +55,14 @@ use glam::camera::rh;
 use glam::{Mat4, Vec2, Vec3, Vec4Swizzles};
 use hullsat::broadphase::gpu::scene_centre;
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, ResidentPairs, candidate_pairs};
-use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::GpuContext;
 use hullsat::narrowphase::gpu::layout::{
-    GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE,
+    SHAPE_HULL, SHAPE_SPHERE,
 };
 use hullsat::narrowphase::gpu::{ResidentBatch, ResidentManifolds};
-use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
+use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Manifold, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
 /// The example's shaders (bodies, contacts), compiled after hullsat's WGSL (see
@@ -103,6 +112,8 @@ const MIN_CONTACT_PIXELS: usize = 100;
 /// Pair slots of the GPU broadphase per body: the scene (density 0.3) has under two candidate
 /// pairs per body; more than this many is reported, not cut silently.
 const PAIR_SLOTS_PER_BODY: u32 = 8;
+/// Cells per side of the `--terrain` mesh (two triangles each), as `hullsat demo --terrain`.
+const TERRAIN_CELLS: usize = 40;
 
 /// Draws a hullsat particle scene and its contacts into a PNG.
 #[derive(Parser, Debug)]
@@ -122,6 +133,9 @@ struct Args {
     /// Image height in pixels.
     #[arg(long, default_value_t = 768, value_parser = clap::value_parser!(u32).range(768..=8192))]
     height: u32,
+    /// Rolling hills of triangles under the particles instead of the half-space floor.
+    #[arg(long)]
+    terrain: bool,
 }
 
 fn main() -> ExitCode {
@@ -147,8 +161,11 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let bodies = body_buffer(&device, &scene.bodies);
     // Step 4.
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
-    let (pairs, contacts) =
-        record_contacts(&mut broadphase, &mut narrowphase, &mut encoder, &bodies, &scene)?;
+    let (pairs, contacts) = if args.terrain {
+        host_contacts(&mut broadphase, &mut narrowphase, &device, &scene)?
+    } else {
+        record_contacts(&mut broadphase, &mut narrowphase, &mut encoder, &bodies, &scene)?
+    };
     // Step 5.
     let renderer = Renderer::new(&device, args.width, args.height);
     let meshes = Meshes::new(&scene.shapes, extent);
@@ -228,8 +245,9 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
 
 /// Step 1: the particle scene (mixed shapes; hulls of at most 24 vertices keep every hull pair
 /// within a software driver's loop budget) with a half-space floor just above the lowest
-/// particles, so some of them rest in it. Returns the scene and the half size of its particle
-/// cube, length units.
+/// particles, so some of them rest in it, or (`--terrain`) the demo's hills, their mean level a
+/// twentieth of the cube below the lowest particle centre, so the crests reach into the lowest
+/// layer. Returns the scene and the half size of its particle cube, length units.
 fn build_scene(args: &Args) -> Result<(Scene, f32), Box<dyn Error>> {
     let config = ParticleSceneConfig {
         bodies: args.bodies,
@@ -250,13 +268,25 @@ fn build_scene(args: &Args) -> Result<(Scene, f32), Box<dyn Error>> {
             body.pose.translation.abs().max_element() as f32 + reach
         })
         .fold(1.0, f32::max);
-    // The floor's solid is y <= offset: particles within a few tenths of the bottom cross it.
-    let floor = HalfSpace::new(Vec3::Y, -0.9 * extent)?;
+    let (pose, ground) = if args.terrain {
+        let lowest = scene
+            .bodies
+            .iter()
+            .map(|body| body.pose.translation.y)
+            .fold(f64::INFINITY, f64::min);
+        let at = Vec3::new(0.0, lowest as f32 - 0.05 * extent, 0.0);
+        let hills = terrain(TERRAIN_CELLS, 1.2 * extent, 0.1 * extent)?;
+        (Pose::from_translation(at), Shape::from(hills))
+    } else {
+        // The floor's solid is y <= offset: particles within a few tenths of the bottom cross it.
+        let floor = HalfSpace::new(Vec3::Y, -0.9 * extent)?;
+        (Pose::IDENTITY, Shape::HalfSpace(floor))
+    };
     scene.bodies.push(Body {
         shape: scene.shapes.len() as u32,
-        pose: Pose::IDENTITY,
+        pose,
     });
-    scene.shapes.push(Shape::HalfSpace(floor));
+    scene.shapes.push(ground);
     Ok((scene, extent))
 }
 
@@ -329,6 +359,94 @@ fn record_contacts(
         },
     )?;
     Ok((pairs, manifolds))
+}
+
+/// Step 4 with a terrain (the resident narrowphase refuses meshes): the GPU broadphase's pairs
+/// read back, [`GpuNarrowphase::collide`] on them (kernels for the particle pairs, the host for
+/// the terrain's), and both uploaded as the resident path leaves them: the pairs, and a list
+/// (count, then one [`GpuManifold`] per touching pair, A's frame).
+fn host_contacts(
+    broadphase: &mut GpuBroadphase,
+    narrowphase: &mut GpuNarrowphase,
+    device: &wgpu::Device,
+    scene: &Scene,
+) -> Result<(ResidentPairs, ResidentManifolds), Box<dyn Error>> {
+    let slots = scene.bodies.len() * PAIR_SLOTS_PER_BODY as usize;
+    let pairs = broadphase.candidate_pairs_at_most(&scene.bodies, scene.margin, slots)?;
+    let manifolds = narrowphase.collide(&scene.bodies, &pairs, scene.margin)?;
+    let entries: Vec<GpuManifold> = manifolds
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            Some(a_frame_entry(
+                m.as_ref()?,
+                &scene.bodies[pairs[i][0] as usize].pose,
+                i,
+            ))
+        })
+        .collect();
+    let head = GpuManifoldCount {
+        count: entries.len() as u32,
+        ..Default::default()
+    };
+    // At least one entry's room: the shader binds an array of them.
+    let room = [GpuManifold::default()];
+    let body = if entries.is_empty() {
+        &room[..]
+    } else {
+        &entries[..]
+    };
+    let list = [bytemuck::bytes_of(&head), bytemuck::cast_slice(body)].concat();
+    let storage = |label, contents: &[u8], usage| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: wgpu::BufferUsages::STORAGE | usage,
+        })
+    };
+    // The broadphase's count as the resident call leaves it, for step 6.
+    let count = GpuPairCount {
+        count: pairs.len() as u32,
+        ..Default::default()
+    };
+    let pair_buffer = storage("pairs", bytemuck::cast_slice(&pairs), wgpu::BufferUsages::empty());
+    Ok((
+        ResidentPairs {
+            pairs: pair_buffer,
+            pair_count: storage(
+                "pair count",
+                bytemuck::bytes_of(&count),
+                wgpu::BufferUsages::COPY_SRC,
+            ),
+            pair_count_offset: 0,
+            max_pairs: slots as u32,
+        },
+        ResidentManifolds {
+            list: storage("manifolds", &list, wgpu::BufferUsages::COPY_SRC),
+            capacity: entries.len() as u32,
+        },
+    ))
+}
+
+/// A world manifold as a manifold list entry: normal and points in the frame of body A (at
+/// `pose_a`), for pair `pair`.
+fn a_frame_entry(m: &Manifold, pose_a: &Pose, pair: usize) -> GpuManifold {
+    let mut entry = GpuManifold {
+        normal: pose_a.inverse_transform_vector(m.normal).to_array(),
+        separation: m.separation,
+        count: m.point_count() as u32,
+        status: MANIFOLD_CLIPPED,
+        pair: pair as u32,
+        ..Default::default()
+    };
+    for (k, point) in m.points().iter().enumerate() {
+        entry.points[k] = pose_a
+            .inverse_transform_point(point.position)
+            .extend(point.depth)
+            .to_array();
+        entry.ids[k] = point.id.0;
+    }
+    entry
 }
 
 /// Step 6: the broadphase's pair count, copied into `readback` by the frame's (finished)

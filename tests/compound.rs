@@ -20,6 +20,7 @@ use rand_pcg::Pcg64;
 use support::oracle::reference;
 use support::parry::{to_parry_pose, to_parry_shape};
 use support::shapes::{Family, random_direction, random_rotation, random_shape};
+use support::worlds::{child, parry_compound, random_compound};
 use support::{assert_near, assert_points_match};
 
 fn cuboid(x: f32, y: f32, z: f32) -> Shape {
@@ -28,13 +29,6 @@ fn cuboid(x: f32, y: f32, z: f32) -> Shape {
 
 fn sphere(r: f32) -> Shape {
     Shape::Sphere(Sphere::new(r).unwrap())
-}
-
-fn child(shape: Shape, at: Vec3, rotation: Quat) -> CompoundChild {
-    CompoundChild {
-        shape,
-        pose: Isometry::new(at, rotation),
-    }
 }
 
 fn ground() -> Shape {
@@ -322,52 +316,6 @@ fn feature_ids_are_stable_under_a_tiny_motion() {
         };
         assert_eq!(ids(&m), ids(&n), "{m:?}\n{n:?}");
     }
-}
-
-/// A random compound of 1 to 5 children (boxes, hulls, balls, capsules) within about 2 units.
-fn random_compound(rng: &mut Pcg64) -> Compound {
-    let count = rng.random_range(1..=5);
-    let children = (0..count)
-        .map(|_| {
-            let shape = match rng.random_range(0..4) {
-                0 => random_shape(rng, Family::Box),
-                1 => random_shape(rng, Family::Hull),
-                2 => sphere(rng.random_range(0.2..0.8)),
-                _ => Shape::Capsule(
-                    Capsule::new(rng.random_range(0.2..0.8), rng.random_range(0.1..0.4)).unwrap(),
-                ),
-            };
-            let scale = 0.5 / shape.bounding_radius().max(0.5);
-            let shape = shrink(shape, scale);
-            let at = random_direction(rng) * rng.random_range(0.0..1.5);
-            child(shape, at, random_rotation(rng))
-        })
-        .collect();
-    Compound::new(children).unwrap()
-}
-
-/// `shape` scaled by `s` (boxes and hulls rebuilt; others as drawn).
-fn shrink(shape: Shape, s: f32) -> Shape {
-    match shape {
-        Shape::Cuboid(c) => Shape::Cuboid(Cuboid::new(c.half_extents() * s).unwrap()),
-        Shape::Hull(h) => {
-            let points: Vec<Vec3> = h.vertices().iter().map(|&v| v * s).collect();
-            Shape::Hull(hullsat::ConvexHull::from_points(&points).unwrap())
-        }
-        other => other,
-    }
-}
-
-fn parry_compound(c: &Compound) -> parry3d::shape::Compound {
-    parry3d::shape::Compound::new(
-        c.children()
-            .iter()
-            .map(|ch| {
-                let pose = Pose::new(ch.pose.translation, ch.pose.rotation);
-                (to_parry_pose(&pose), to_parry_shape(&ch.shape).unwrap())
-            })
-            .collect(),
-    )
 }
 
 /// A posed child: its shape and world pose.

@@ -95,8 +95,8 @@ fn terrain_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
 }
 
 /// Dumbbells and L-shapes (compounds of 2 and 3 children, one of 12 boxes, above the flat-loop
-/// size) among the library's shapes, each compound paired with a convex body, a compound and
-/// the ground (half of the pairs given compound last).
+/// size) among the library's shapes, each compound paired with a convex body, a compound, the
+/// ground and a terrain mesh (half of the pairs given compound last).
 fn compound_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     use glam::{Quat, Vec3};
     use hullsat::compound::{Compound, CompoundChild};
@@ -123,10 +123,17 @@ fn compound_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     shapes.extend(compounds.map(|c| Shape::from(Compound::new(c).unwrap())));
     shapes.push(Shape::HalfSpace(hullsat::HalfSpace::new(Vec3::Y, 0.0).unwrap()));
     let ground = shapes.len() as u32 - 1;
-    let mut bodies = vec![Body {
-        shape: ground,
-        pose: hullsat::Pose::IDENTITY,
-    }];
+    shapes.push(Shape::from(hullsat::generate::terrain(16, 4.0, 0.2).unwrap()));
+    let mut bodies = vec![
+        Body {
+            shape: ground,
+            pose: hullsat::Pose::IDENTITY,
+        },
+        Body {
+            shape: ground + 1,
+            pose: hullsat::Pose::IDENTITY,
+        },
+    ];
     let mut pairs = Vec::new();
     for i in 0..1_500u32 {
         let p = support::random_vec3(&mut rng, 3.0);
@@ -139,9 +146,9 @@ fn compound_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
             ),
         });
         if i % 2 == 0 {
-            let c = i + 1;
-            pairs.extend([[c, 0], [0, c]]);
-            if c > 2 {
+            let c = i + 2;
+            pairs.extend([[c, 0], [0, c], [c, 1], [1, c]]);
+            if c > 3 {
                 pairs.extend([[c, c - 1], [c - 2, c]]);
             }
         }

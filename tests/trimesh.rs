@@ -13,47 +13,7 @@ use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64;
 use support::parry::{to_parry_pose, to_parry_shape};
 use support::shapes::random_rotation;
-
-/// A flat floor `y = 0` over `[-half, half]²` cut into an `n × n` grid of squares, each split
-/// into two triangles facing +y, corners jittered along the floor by `jitter` of a cell.
-fn grid_floor(n: usize, half: f32, jitter: f32, seed: u64) -> TriMesh {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    let cell = 2.0 * half / n as f32;
-    let mut vertices = Vec::new();
-    for i in 0..=n {
-        for j in 0..=n {
-            let inner = i > 0 && i < n && j > 0 && j < n;
-            let (dx, dz) = if inner {
-                (
-                    rng.random_range(-jitter..=jitter),
-                    rng.random_range(-jitter..=jitter),
-                )
-            } else {
-                (0.0, 0.0)
-            };
-            vertices.push(Vec3::new(
-                -half + (i as f32 + dx) * cell,
-                0.0,
-                -half + (j as f32 + dz) * cell,
-            ));
-        }
-    }
-    let at = |i: usize, j: usize| (i * (n + 1) + j) as u32;
-    let mut triangles = Vec::new();
-    for i in 0..n {
-        for j in 0..n {
-            // Counter-clockwise seen from +y: (x, z) then (x, z + 1) then (x + 1, z).
-            triangles.push([at(i, j), at(i, j + 1), at(i + 1, j)]);
-            triangles.push([at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
-        }
-    }
-    let mesh = TriMesh::new(vertices, triangles).unwrap();
-    assert!(
-        (0..mesh.triangles().len() as u32).all(|t| mesh.plane(t).normal.y > 0.99),
-        "folded"
-    );
-    mesh
-}
+use support::worlds::{bumpy_terrain, grid_floor, parry_trimesh};
 
 /// The floor `y = 0` over `[-half, half]²` as long slivers: a strip of `n` triangles between the
 /// edges `z = ±half`, their corners staggered along x.
@@ -227,6 +187,13 @@ fn a_sphere_rolling_across_seams_keeps_the_floor_normal() {
                 assert!(angle_degrees(m.normal, Vec3::Y) < 0.5, "{place}: {m:?}");
                 assert!((m.separation + 0.01).abs() < 1e-5, "{place}: {m:?}");
                 assert_eq!(m.point_count(), 1, "{place}: {m:?}");
+                // Midway between the floor and the ball's lowest point (0.01 below the floor).
+                let p = m.points()[0].position.as_vec3();
+                assert!((p.y + 0.005).abs() < 1e-5, "{place}: {m:?}");
+                assert!(
+                    p.abs_diff_eq(Vec3::new(place.x, p.y, place.z), 1e-3),
+                    "{place}: {m:?}"
+                );
             }
         }
     }
@@ -400,40 +367,10 @@ fn feature_ids_are_stable_under_a_tiny_motion() {
     }
 }
 
-/// A gentle random terrain: heights on a grid, bends well under 10°.
-fn terrain(n: usize, half: f32, amplitude: f32, seed: u64) -> TriMesh {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    let cell = 2.0 * half / n as f32;
-    let mut vertices = Vec::new();
-    for i in 0..=n {
-        for j in 0..=n {
-            let y = amplitude * rng.random_range(-1.0f32..1.0);
-            vertices.push(Vec3::new(-half + i as f32 * cell, y, -half + j as f32 * cell));
-        }
-    }
-    let at = |i: usize, j: usize| (i * (n + 1) + j) as u32;
-    let mut triangles = Vec::new();
-    for i in 0..n {
-        for j in 0..n {
-            triangles.push([at(i, j), at(i, j + 1), at(i + 1, j)]);
-            triangles.push([at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
-        }
-    }
-    TriMesh::new(vertices, triangles).unwrap()
-}
-
 #[test]
 fn contacts_agree_with_parry_trimesh_on_random_poses() {
-    use parry3d::math::Vector as PVector;
-    let mesh = terrain(16, 8.0, 0.05, 9);
-    let parry_mesh = parry3d::shape::TriMesh::new(
-        mesh.vertices()
-            .iter()
-            .map(|v| PVector::new(v.x, v.y, v.z))
-            .collect(),
-        mesh.triangles().to_vec(),
-    )
-    .unwrap();
+    let mesh = bumpy_terrain(16, 8.0, 0.05, 9);
+    let parry_mesh = parry_trimesh(&mesh);
     let mut rng = Pcg64::seed_from_u64(10);
     let hull = ConvexHull::from_points(
         &(0..32)
@@ -532,9 +469,8 @@ const PARRY_TOLERANCE: f32 = 0.02;
 /// distance where that is shallow.
 #[test]
 fn separations_do_not_depend_on_the_margin() {
-    use parry3d::math::Vector as PVector;
     let meshes = [
-        ("bumpy terrain", terrain(16, 8.0, 0.3, 21)),
+        ("bumpy terrain", bumpy_terrain(16, 8.0, 0.3, 21)),
         ("flat tessellated floor", grid_floor(12, 8.0, 0.3, 22)),
     ];
     let mut rng = Pcg64::seed_from_u64(23);
@@ -554,14 +490,7 @@ fn separations_do_not_depend_on_the_margin() {
     let mut scratch = TriMeshScratch::default();
     let (mut pairs, mut compared) = (0, 0);
     for (mesh_name, mesh) in &meshes {
-        let parry_mesh = parry3d::shape::TriMesh::new(
-            mesh.vertices()
-                .iter()
-                .map(|v| PVector::new(v.x, v.y, v.z))
-                .collect(),
-            mesh.triangles().to_vec(),
-        )
-        .unwrap();
+        let parry_mesh = parry_trimesh(mesh);
         for (shape_name, shape) in &shapes {
             let parry_shape = to_parry_shape(shape).unwrap();
             let size = shape.size();

@@ -215,21 +215,54 @@ fn malformed_compounds_are_refused_naming_the_path() {
         assert_eq!(stderr(&output), format!("error: {expected}\n"), "{name}");
         assert!(output.stdout.is_empty(), "{name}");
     }
-    // A compound cannot pair with a triangle mesh.
-    let mut scene: Value = serde_json::from_str(&base).unwrap();
-    let mesh = serde_json::json!({"trimesh": {"vertices": [[0, 0, 0], [0, 0, 1], [1, 0, 0]], "triangles": [[0, 1, 2]]}});
+}
+
+/// A square of two triangles at y = 0 under the floor's dumbbell (body 4): it gets what the
+/// floor gets, in either order, on both backends (GPU = CPU by the contract).
+#[test]
+fn a_compound_on_a_triangle_mesh_gets_what_it_gets_on_the_floor() {
+    let mut scene: Value = serde_json::from_str(&compound_scene(None)).unwrap();
+    let mesh = serde_json::json!({"trimesh": {
+        "vertices": [[-4, 0, -4], [-4, 0, 4], [4, 0, 4], [4, 0, -4]],
+        "triangles": [[0, 1, 3], [3, 1, 2]]}});
     scene["shapes"].as_array_mut().unwrap().push(mesh);
     let body = serde_json::json!({"shape": 4, "position": [0, 0, 0], "rotation": [0, 0, 0, 1]});
     scene["bodies"].as_array_mut().unwrap().push(body);
-    scene["pairs"] = serde_json::json!([[0, 1], [4, 1]]);
+    scene["pairs"] = serde_json::json!([[0, 1], [4, 1], [1, 4]]);
     let path = scene_file("compound_mesh_pair", &scene.to_string());
-    let output = hullsat(&["collide", path.to_str().unwrap(), "--backend", "cpu"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).starts_with("error: pairs[1]: a compound and a triangle mesh cannot be tested"),
-        "{}",
-        stderr(&output)
-    );
+    let path = path.to_str().unwrap();
+    let cpu = hullsat(&["collide", path, "--backend", "cpu"]);
+    let found = manifolds(&cpu);
+    assert_eq!(found.len(), 3, "{found:?}");
+    let xs = |m: &Value| {
+        let mut xs: Vec<f64> = m["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| floats(&p["position"])[0])
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs
+    };
+    for (m, sign) in [(&found[1], 1.0), (&found[2], -1.0)] {
+        let normal = floats(&m["normal"]);
+        assert!(normal[1] * sign > 0.999, "{m}");
+        assert!((m["separation"].as_f64().unwrap() + 0.01).abs() < 1e-5, "{m}");
+        let (on_mesh, on_floor) = (xs(m), xs(&found[0]));
+        assert_eq!(on_mesh.len(), 2, "{m}");
+        assert!(
+            on_mesh.iter().zip(&on_floor).all(|(a, b)| (a - b).abs() < 1e-5),
+            "{m}"
+        );
+    }
+    let gpu = hullsat(&["collide", path, "--backend", "gpu"]);
+    if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+        assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&gpu));
+        return;
+    }
+    assert!(gpu.status.success(), "{}", stderr(&gpu));
+    let tally = assert_collide_outputs_agree(path, &stdout(&gpu), &stdout(&cpu));
+    assert_eq!((tally.pairs, tally.cpu_manifolds), (3, 3), "{tally:?}");
 }
 
 #[test]
@@ -254,6 +287,56 @@ fn the_demo_runs_dumbbells_and_l_shapes_on_both_backends() {
     assert_eq!(touching(&gpu_report), touching(&report), "{gpu_report}");
     assert!(
         gpu_report.contains("within the GPU = CPU contract"),
+        "{gpu_report}"
+    );
+}
+
+#[test]
+fn the_demo_drops_compounds_on_the_terrain_on_both_backends() {
+    let terrain_pairs = |report: &str| -> usize {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with("terrain: body 600, "))
+            .unwrap();
+        line.split(", ")
+            .nth(2)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let args = [
+        "demo",
+        "--shapes",
+        "compound",
+        "--bodies",
+        "600",
+        "--seed",
+        "3",
+        "--terrain",
+    ];
+    let cpu = hullsat(&[&args[..], &["--backend", "cpu"]].concat());
+    assert!(cpu.status.success(), "{}", stderr(&cpu));
+    // No note: the compounds' pairs with the terrain are listed and collided.
+    assert!(stderr(&cpu).is_empty(), "{}", stderr(&cpu));
+    let report = stdout(&cpu);
+    assert!(terrain_pairs(&report) > 20, "{report}");
+    let gpu = hullsat(&[&args[..], &["--backend", "gpu"]].concat());
+    if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
+        assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but: {}", stderr(&gpu));
+        return;
+    }
+    // Exit 0: every pair, the terrain's included, within the GPU = CPU contract.
+    assert!(gpu.status.success(), "{}", stderr(&gpu));
+    let gpu_report = stdout(&gpu);
+    assert!(
+        gpu_report.contains("within the GPU = CPU contract"),
+        "{gpu_report}"
+    );
+    assert!(
+        terrain_pairs(&gpu_report) >= terrain_pairs(&report),
         "{gpu_report}"
     );
 }

@@ -88,12 +88,10 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
         return;
     }
     // The batch's door (narrowphase::validate::never_paired): a static body (a mesh) pairs with
-    // no static one (a mesh or a half-space) nor a compound.
-    let flags_i = shapes[body.shape].flags;
-    let static_i = (flags_i & SHAPE_FLAG_STATIC) != 0u;
+    // no static one (a mesh or a half-space).
+    let static_i = (shapes[body.shape].flags & SHAPE_FLAG_STATIC) != 0u;
     // The flags a bounded j must not have.
-    let refused = select(0u, SHAPE_FLAG_STATIC, (flags_i & SHAPE_FLAG_COMPOUND) != 0u)
-        | select(0u, SHAPE_FLAG_STATIC | SHAPE_FLAG_COMPOUND, static_i);
+    let refused = select(0u, SHAPE_FLAG_STATIC, static_i);
     // The box grown by the margin (the node test below is the CPU's overlap test).
     let b = boxes[i];
     let lo = b.min - vec3<f32>(params.margin);

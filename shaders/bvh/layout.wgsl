@@ -25,10 +25,9 @@ struct GpuBvhShape {
 // GpuBvhShape::flags bits. Must match crate::bvh::gpu::SHAPE_FLAG_CYLINDER: the true
 // cylinder's box.
 const SHAPE_FLAG_CYLINDER: u32 = 1u;
-// Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body nor a
-// compound.
+// Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body.
 const SHAPE_FLAG_STATIC: u32 = 2u;
-// Must match crate::bvh::gpu::SHAPE_FLAG_COMPOUND: a compound, never paired with a mesh.
+// Must match crate::bvh::gpu::SHAPE_FLAG_COMPOUND: a compound.
 const SHAPE_FLAG_COMPOUND: u32 = 4u;
 
 // Must match crate::bvh::BvhNode (BVH frame): an inner node's children at `first` and

@@ -467,7 +467,7 @@ fn collide_triangle_sphere(t: MeshTriangle, centre: vec3<f32>, radius: f32, marg
     if separation > margin {
         return no_triangle_contact(TRIANGLE_NONE);
     }
-    triangle_points[0] = vec4<f32>(on_sphere + normal * (0.5 * separation), -separation);
+    triangle_points[0] = vec4<f32>(on_sphere - normal * (0.5 * separation), -separation);
     triangle_ids[0] = triangle_primitive_id(feature, 0u);
     return TriangleContact(TRIANGLE_CONTACT, normal, separation, 1u);
 }

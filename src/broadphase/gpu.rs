@@ -436,9 +436,9 @@ impl GpuBroadphase {
     /// Every candidate pair of `bodies` within `margin` (length units, finite, >= 0), as
     /// [`super::candidate_pairs_at_most`] lists them: `[a, b]` with `a < b`, sorted, a superset
     /// of the CPU's list (the extra pairs within the padding of `docs/design/gpu-broadphase.md`),
-    /// pairs the batch refuses (two static shapes, a compound and a mesh) left out as there
+    /// pairs the batch refuses (two static shapes) left out as there
     /// (here on the host: the resident list of [`Self::encode_resident`] may hold mesh-mesh,
-    /// mesh-half-space and mesh-compound pairs).
+    /// mesh-half-space pairs).
     /// Uploads the bodies, runs [`Self::encode_resident`] (sorted) and reads back; when the
     /// pairs outgrow the slots of the last call it runs again with as many slots as the count.
     ///

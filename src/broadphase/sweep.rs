@@ -10,8 +10,7 @@
 //!    is within reach (its upper bound plus the margin), and keep those within the margin along
 //!    the other two axes as well, counting each pair in one cell only.
 //! 4. Pair each half-space with every bounded body whose AABB comes within the margin of it.
-//!    Two static shapes (triangle meshes, half-spaces) are never paired, nor a compound and a
-//!    mesh (the batch refuses them).
+//!    Two static shapes (triangle meshes, half-spaces) are never paired (the batch refuses them).
 //! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
 //!
 //! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first count (a bound, then exactly
@@ -32,7 +31,7 @@ use crate::parallel::SharedPtr;
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
 /// half-space with every bounded body whose AABB reaches within `margin` of its plane (two
-/// static shapes, half-spaces or triangle meshes, are never paired, nor a compound and a mesh). Each pair is `[a, b]` with `a < b`; the list is sorted.
+/// static shapes, half-spaces or triangle meshes, are never paired). Each pair is `[a, b]` with `a < b`; the list is sorted.
 ///
 /// Expects checked input (see [`crate::scene::validate_batch`]): existing shape indices, finite
 /// unit poses, finite non-negative margin. Runs in parallel; the result does not depend on the
@@ -80,7 +79,7 @@ pub fn candidate_pairs_at_most(
         .filter(|(_, body)| !matches!(shape_of(body), Shape::HalfSpace(_)))
         .map(|(i, body)| (i as u32, world_aabb(shape_of(body), &body.pose)))
         .collect();
-    // Triangle meshes: never paired with each other, a half-space or a compound.
+    // Triangle meshes: never paired with each other or a half-space.
     let meshes = shapes.iter().any(|s| matches!(s, Shape::TriMesh(_)));
     let refused = move |a: u32, b: u32| {
         meshes && never_paired(shape_of(&bodies[a as usize]), shape_of(&bodies[b as usize]))

@@ -128,13 +128,13 @@ pub struct GpuBvhShape {
 pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 
 /// [`GpuBvhShape::flags`] bit: a bounded static shape (a triangle mesh), which the broadphase
-/// pairs with no other static body (a mesh, or a half-space: `unbounded`) nor a compound, as the
+/// pairs with no other static body (a mesh, or a half-space: `unbounded`), as the
 /// batch refuses such pairs (`narrowphase::validate::never_paired`). Must match
 /// bvh/layout.wgsl.
 pub const SHAPE_FLAG_STATIC: u32 = 2;
 
-/// [`GpuBvhShape::flags`] bit: a compound, which the broadphase does not pair with a mesh
-/// ([`SHAPE_FLAG_STATIC`]). Must match bvh/layout.wgsl.
+/// [`GpuBvhShape::flags`] bit: a compound (paired as any moving body; the bit marks the kind for
+/// the kernels). Must match bvh/layout.wgsl.
 pub const SHAPE_FLAG_COMPOUND: u32 = 4;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);

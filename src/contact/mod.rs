@@ -19,6 +19,7 @@ mod triangle_capsule;
 mod triangle_hull;
 mod triangle_sphere;
 mod trimesh;
+mod trimesh_compound;
 
 pub use box_box::collide_box_box;
 pub(crate) use box_box::{box_manifold_on_axis, collide_box_box_reporting_sat};
@@ -39,6 +40,7 @@ pub(crate) use triangle_capsule::collide_triangle_capsule;
 pub(crate) use triangle_hull::collide_triangle_hull;
 pub(crate) use triangle_sphere::{FEATURE_WEIGHT_TOLERANCE, collide_triangle_sphere};
 pub use trimesh::{TriMeshScratch, collide_trimesh_shape};
+pub use trimesh_compound::collide_trimesh_compound;
 
 use std::cell::RefCell;
 
@@ -80,11 +82,14 @@ fn with_compound_scratch<R>(f: impl FnOnce(&mut CompoundScratch) -> R) -> R {
 /// in either order (triangle, then the triangle's and the body's features), never
 /// [`crate::FeatureId::swapped`].
 ///
-/// A compound and any other kind but a triangle mesh, in either order, take
+/// A compound and a triangle mesh, in either order, take [`collide_trimesh_compound`] (the mesh
+/// as its A) on the same [`TriMeshScratch`], normal and ids as for a convex body, the ids
+/// [`crate::trimesh::compound_mesh_feature_id`]s.
+///
+/// A compound and any other kind, in either order, take
 /// [`collide_compound_shape`], [`collide_shape_compound`] or [`collide_compound_compound`] on a
 /// per-thread [`CompoundScratch`]: the normal from `a` to `b`, ids
 /// [`crate::compound::compound_feature_id`] (which commute with [`crate::FeatureId::swapped`]).
-/// A compound and a mesh give `None` (the batch refuses the pair).
 ///
 /// Unchecked: the poses must be valid ([`Pose::is_valid`]: finite, unit rotations), the
 /// margin finite and non-negative, and everything within the supported range
@@ -124,7 +129,15 @@ pub(crate) fn collide_shapes_into(
 fn collide_by_kind(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, margin: f32) -> Option<Manifold> {
     use Shape::*;
     match (a, b) {
-        (Compound(_), TriMesh(_)) | (TriMesh(_), Compound(_)) => None,
+        (TriMesh(mesh), Compound(c)) => {
+            with_trimesh_scratch(|s| collide_trimesh_compound(mesh, pose_a, c, pose_b, margin, s))
+        }
+        (Compound(c), TriMesh(mesh)) => {
+            let mut m =
+                with_trimesh_scratch(|s| collide_trimesh_compound(mesh, pose_b, c, pose_a, margin, s))?;
+            m.swap_keeping_ids();
+            Some(m)
+        }
         (Compound(ca), Compound(cb)) => {
             with_compound_scratch(|s| collide_compound_compound(ca, pose_a, cb, pose_b, margin, s))
         }

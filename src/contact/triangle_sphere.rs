@@ -62,7 +62,7 @@ pub(crate) fn collide_triangle_sphere(
     let on_sphere = centre - normal * radius;
     let mut manifold = Manifold::new(normal, separation);
     manifold.push(ContactPoint {
-        position: (on_sphere + normal * (0.5 * separation)).as_dvec3(),
+        position: (on_sphere - normal * (0.5 * separation)).as_dvec3(),
         depth: -separation,
         id: primitive_id(feature, 0),
     });

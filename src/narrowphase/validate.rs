@@ -6,7 +6,7 @@
 //!    reads: a batch keeps the caller's bodies and normalizes a rotation where a body is used
 //!    ([`ValidatedBatch::body`], `unit_pose`), the same bits [`check_pose`] returns.
 //! 3. Pairs (in parallel): existing bodies, no body paired with itself, not two static shapes
-//!    (two half-spaces, two triangle meshes, a mesh and a half-space), not a compound and a mesh.
+//!    (two half-spaces, two triangle meshes, a mesh and a half-space).
 //! 4. Backends compute each pair in canonical order, lower body index first, and swap the
 //!    result of a pair given the other way round (see [`ValidatedBatch`]).
 //!
@@ -35,8 +35,8 @@ pub(crate) const CHECKS_PER_TASK: usize = 1024;
 /// of [`crate::CpuNarrowphase::collide_validated`] and
 /// [`crate::GpuNarrowphase::collide_validated`]. Validate against the narrowphase's own shapes
 /// (`ValidatedBatch::new(narrowphase.shapes(), ..)`); a backend given a batch validated against
-/// another shape list accepts it only when that list has the same length and half-spaces,
-/// triangle meshes and compounds at the same indices (everything the checks depend on), else it
+/// another shape list accepts it only when that list has the same length and half-spaces and
+/// triangle meshes at the same indices (everything the checks depend on), else it
 /// is an [`InputError`] at `shapes`.
 ///
 /// Pairs are computed in canonical order, the lower body index first ([`Self::pair`]): every
@@ -166,7 +166,7 @@ impl<'a> ValidatedBatch<'a> {
     }
 
     /// `Ok` when a backend over `shapes` may use this batch: the same list, or one with the same
-    /// length and half-spaces, triangle meshes and compounds at the same indices (all that
+    /// length and half-spaces and triangle meshes at the same indices (all that
     /// validation depended on).
     pub fn check_shapes(&self, shapes: &[Shape]) -> Result<(), InputError> {
         let same_list = std::ptr::eq(self.shapes, shapes);
@@ -342,14 +342,13 @@ fn check_body(shapes: &[Shape], i: usize, body: &Body) -> Result<Body, InputErro
     })
 }
 
-/// What step 3 reads of a shape: two static shapes never pair, nor a compound and a mesh.
+/// What step 3 reads of a shape: two static shapes never pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RuleKind {
-    /// A convex body.
-    Convex,
+    /// A body that moves (convex or a compound).
+    Moving,
     HalfSpace,
     TriMesh,
-    Compound,
 }
 
 impl RuleKind {
@@ -358,8 +357,7 @@ impl RuleKind {
         match shape {
             Shape::HalfSpace(_) => RuleKind::HalfSpace,
             Shape::TriMesh(_) => RuleKind::TriMesh,
-            Shape::Compound(_) => RuleKind::Compound,
-            _ => RuleKind::Convex,
+            _ => RuleKind::Moving,
         }
     }
 }
@@ -416,7 +414,7 @@ impl<'b> PairRule<'b> {
     }
 }
 
-/// Step 3's rule on the two shapes of a pair: two static shapes, or a compound and a mesh.
+/// Step 3's rule on the two shapes of a pair: two static shapes.
 #[inline(always)]
 fn kind_problem(a: &Shape, b: &Shape) -> Option<PairProblem> {
     match (RuleKind::of(a), RuleKind::of(b)) {
@@ -425,15 +423,12 @@ fn kind_problem(a: &Shape, b: &Shape) -> Option<PairProblem> {
         (RuleKind::TriMesh, RuleKind::HalfSpace) | (RuleKind::HalfSpace, RuleKind::TriMesh) => {
             Some(PairProblem::MeshAndHalfSpace)
         }
-        (RuleKind::TriMesh, RuleKind::Compound) | (RuleKind::Compound, RuleKind::TriMesh) => {
-            Some(PairProblem::CompoundAndMesh)
-        }
         _ => None,
     }
 }
 
-/// True when the door refuses every pair of shapes `a` and `b` (two static shapes, a compound
-/// and a mesh): the broadphases never list such pairs.
+/// True when the door refuses every pair of shapes `a` and `b` (two static shapes): the
+/// broadphases never list such pairs.
 #[inline(always)]
 pub(crate) fn never_paired(a: &Shape, b: &Shape) -> bool {
     kind_problem(a, b).is_some()
@@ -451,8 +446,6 @@ enum PairProblem {
     TwoMeshes,
     /// A triangle mesh and a half-space.
     MeshAndHalfSpace,
-    /// A compound and a triangle mesh.
-    CompoundAndMesh,
 }
 
 impl PairProblem {
@@ -474,11 +467,6 @@ impl PairProblem {
             PairProblem::MeshAndHalfSpace => InputError::new(
                 path,
                 "a triangle mesh and a half-space cannot be tested against each other (both are static)",
-            ),
-            PairProblem::CompoundAndMesh => InputError::new(
-                path,
-                "a compound and a triangle mesh cannot be tested against each other (not supported: \
-                 collide the compound's children with the mesh as separate bodies)",
             ),
         }
     }

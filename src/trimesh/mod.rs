@@ -447,11 +447,37 @@ fn adjacency(vertices: &[Vec3], triangles: &[[u32; 3]], planes: &[Plane]) -> (Ve
 /// of one manifold may share an id. Mesh ids are not [`FeatureId::swapped`]-compatible: the
 /// mesh stays body A.
 pub fn mesh_feature_id(triangle: u32, local: FeatureId) -> FeatureId {
-    let (a, b) = match local.kind() {
+    let (a, b) = triangle_and_body_features(local);
+    FeatureId(triangle << 13 | local.kind() << 11 | (local.flag() as u32) << 10 | (a & 3) << 8 | (b & 0xff))
+}
+
+/// The id of a contact point between a mesh and a compound: the triangle, the compound's child
+/// and the per-triangle id `local` (mesh = body A, as [`mesh_feature_id`]), packed as
+///
+/// ```text
+///  31               16 15      10  9  8  7  6  5 4     0
+/// [ triangle mod 2^16 |  child   | kind | f | tri | body ]
+/// ```
+///
+/// `kind`, `f` and `tri` as in [`mesh_feature_id`]; `child` the compound's child (6 bits:
+/// [`crate::compound::MAX_COMPOUND_CHILDREN`]), `body` the child's feature modulo 32. Costs:
+/// two triangles whose indices differ by a multiple of 2^16, touched by one child at once, share
+/// their ids, as do two features of one child 32 apart (hulls above 32 vertices, faces or edges).
+/// Kept whichever body comes first, as mesh ids are.
+pub fn compound_mesh_feature_id(triangle: u32, child: u32, local: FeatureId) -> FeatureId {
+    let (a, b) = triangle_and_body_features(local);
+    let flag = local.flag() as u32;
+    FeatureId(
+        triangle << 16 | (child & 0x3f) << 10 | local.kind() << 8 | flag << 7 | (a & 3) << 5 | (b & 0x1f),
+    )
+}
+
+/// The triangle's and the body's features of a per-triangle id (mesh = body A).
+fn triangle_and_body_features(local: FeatureId) -> (u32, u32) {
+    match local.kind() {
         FeatureId::FACE_B => (local.low(), local.high()),
         _ => (local.high(), local.low()),
-    };
-    FeatureId(triangle << 13 | local.kind() << 11 | (local.flag() as u32) << 10 | (a & 3) << 8 | (b & 0xff))
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod shapes;
 pub mod suites;
 pub mod triangle_kernel;
 pub mod wgsl;
+pub mod worlds;
 
 pub use shapes::{random_direction, random_direction as random_unit_vector, random_rotation};
 

@@ -96,12 +96,6 @@ fn add_terrain(scene: &mut Scene) -> Result<(), CliError> {
         shape: scene.shapes.len() as u32,
         pose: Pose::from_translation(DVec3::new(centre.x, lo.y - 0.05 * f64::from(extent), centre.z)),
     });
-    if scene.shapes.iter().any(|s| s.as_compound().is_some()) {
-        output::note(
-            "note: compounds and the terrain are not tested against each other (compound against \
-             triangle mesh is not supported yet): the broadphase leaves those pairs out",
-        );
-    }
     scene.shapes.push(Shape::from(mesh));
     Ok(())
 }
