@@ -282,3 +282,79 @@ fn a_mixed_scene_with_a_terrain_and_compounds_far_from_the_origin_gives_the_cpu_
         }
     }
 }
+
+#[test]
+fn the_contract_takes_either_triangle_or_child_through_the_entry_point_without_a_gpu() {
+    // A ridge: two triangles meeting along x = 0 at 45° each side (body 0), and a compound of
+    // two unit boxes side by side, meeting at x = 0 (body 1, 10 units up).
+    let ridge = hullsat::TriMesh::new(
+        vec![
+            Vec3::new(-1.0, 0.0, -1.0),
+            Vec3::new(0.0, 1.0, -1.0),
+            Vec3::new(1.0, 0.0, -1.0),
+            Vec3::new(-1.0, 0.0, 1.0),
+            Vec3::new(0.0, 1.0, 1.0),
+            Vec3::new(1.0, 0.0, 1.0),
+        ],
+        vec![[0, 3, 1], [1, 3, 4], [1, 4, 2], [2, 4, 5]],
+    )
+    .unwrap();
+    let boxes = Compound::new(
+        [-0.5, 0.5]
+            .map(|x| {
+                child(
+                    Shape::Cuboid(Cuboid::new(Vec3::splat(0.5)).unwrap()),
+                    Vec3::new(x, 0.0, 0.0),
+                    Quat::IDENTITY,
+                )
+            })
+            .to_vec(),
+    )
+    .unwrap();
+    let shapes = vec![Shape::from(ridge), Shape::from(boxes)];
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 1,
+            pose: Pose::new(Vec3::new(0.0, 10.0, 0.0), Quat::IDENTITY),
+        },
+    ];
+    let cpu = CpuRaycaster::new(shapes.clone());
+    // Straight down onto the ridge line, and onto the boxes' shared top edge.
+    let rays = [
+        Ray::new(DVec3::new(0.0, 5.0, 0.3), -Vec3::Y, Some(8.0)).unwrap(),
+        Ray::new(DVec3::new(0.0, 15.0, 0.3), -Vec3::Y, None).unwrap(),
+    ];
+    let expected = cpu.cast(&bodies, &rays, true).unwrap();
+    assert_eq!(expected.iter().map(Vec::len).sum::<usize>(), 2, "{expected:?}");
+    let with_normal = |i: usize, normal: Vec3| {
+        let mut lists = expected.clone();
+        lists[i][0].normal = normal;
+        lists
+    };
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let faces = [
+        (0, Vec3::new(-s, s, 0.0)),
+        (0, Vec3::new(s, s, 0.0)),
+        (1, Vec3::Y),
+        (1, Vec3::X),
+        (1, -Vec3::X),
+    ];
+    for (i, normal) in faces {
+        let judged = compare_ray_hits(&shapes, &bodies, &rays, true, &with_normal(i, normal), &expected);
+        assert!(judged.is_ok(), "ray {i}, normal {normal}: {judged:?}");
+    }
+    // A normal of no face through the entry point.
+    for (i, normal) in [(0, Vec3::Y), (1, Vec3::new(s, s, 0.0))] {
+        let e = compare_ray_hits(&shapes, &bodies, &rays, true, &with_normal(i, normal), &expected)
+            .expect_err("a wrong normal");
+        assert_eq!(
+            (e.ray, e.kind),
+            (i, hullsat::contract::rays::RayDisagreementKind::Normal),
+            "{e}"
+        );
+    }
+}
