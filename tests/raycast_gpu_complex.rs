@@ -23,14 +23,12 @@ use raycast_common::{gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 use support::shapes::{Family, random_direction, random_rotation, random_shape};
 
+/// The CPU's every-hit lists, the GPU's, and the tallies of every hit and closest.
+type Cast = (Vec<Vec<RayHit>>, Vec<Vec<RayHit>>, [RayTally; 2]);
+
 /// Casts `rays` at `bodies` on the GPU and the CPU, every hit and closest, and judges the GPU's
-/// lists by the contract (panics naming the ray outside it). Returns the CPU's every-hit lists
-/// and the GPU's, and the two tallies; `None` without a GPU.
-fn cast_both(
-    shapes: &[Shape],
-    bodies: &[Body],
-    rays: &[Ray],
-) -> Option<(Vec<Vec<RayHit>>, Vec<Vec<RayHit>>, [RayTally; 2])> {
+/// lists by the contract (panics naming the ray outside it); `None` without a GPU.
+fn cast_both(shapes: &[Shape], bodies: &[Body], rays: &[Ray]) -> Option<Cast> {
     let mut gpu = gpu_or_skip(shapes)?;
     let cpu = CpuRaycaster::new(shapes);
     let mut tallies = [RayTally::default(); 2];

@@ -22,7 +22,7 @@ pub const MESH_NO_ITEM: u32 = u32::MAX;
 pub const MESH_STACK_SIZE: u32 = TRIANGLE_BVH_STACK_SIZE as u32;
 
 /// A four-wide node of a mesh's BVH, mesh frame; must match `GpuMeshNode` in mesh.wgsl (112
-/// bytes). Each lane's box is grown as the CPU's ray query grows it ([`crate::BvhNode::padded`]).
+/// bytes). Each lane's box is grown as the CPU's ray query grows it ([`crate::raycast::BvhNode::padded`]).
 /// An inner node's lanes are its children; a leaf node's lanes its triangles.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
