@@ -115,3 +115,91 @@ impl MeshTables {
 
 const _: () = assert!(size_of::<GpuMeshNode>() == 112);
 const _: () = assert!(size_of::<GpuMeshTriangle>() == 16);
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+
+    /// A `cells × cells` grid over `[0, cells]²` with heights `height · sin(i) cos(j)`.
+    fn grid(cells: u32, height: f32) -> TriMesh {
+        let vertices = (0..=cells)
+            .flat_map(|i| (0..=cells).map(move |j| (i as f32, j as f32)))
+            .map(|(x, z)| Vec3::new(x, height * x.sin() * z.cos(), z))
+            .collect();
+        let at = |i: u32, j: u32| i * (cells + 1) + j;
+        let triangles = (0..cells)
+            .flat_map(|i| (0..cells).map(move |j| (i, j)))
+            .flat_map(|(i, j)| {
+                [
+                    [at(i, j), at(i, j + 1), at(i + 1, j)],
+                    [at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)],
+                ]
+            })
+            .collect();
+        TriMesh::new(vertices, triangles).unwrap()
+    }
+
+    /// The lane's box (lower, upper corner).
+    fn lane(node: &GpuMeshNode, i: usize) -> (Vec3, Vec3) {
+        (
+            Vec3::new(node.min_x[i], node.min_y[i], node.min_z[i]),
+            Vec3::new(node.max_x[i], node.max_y[i], node.max_z[i]),
+        )
+    }
+
+    /// Every triangle under `entry`, each checked inside `bounds` and inside its lane's box.
+    fn triangles_under(tables: &MeshTables, entry: u32, bounds: (Vec3, Vec3), out: &mut Vec<u32>) {
+        let node = &tables.nodes[(entry & !MESH_LEAF_BIT) as usize];
+        for i in 0..4 {
+            let item = node.items[i];
+            if item == MESH_NO_ITEM {
+                continue;
+            }
+            let (min, max) = lane(node, i);
+            assert!(
+                min.cmpge(bounds.0).all() && max.cmple(bounds.1).all(),
+                "a lane outside its parent's box"
+            );
+            if entry & MESH_LEAF_BIT != 0 {
+                for corner in tables.triangles[item as usize].vertices {
+                    let v = Vec3::from_slice(&tables.vertices[corner as usize]);
+                    assert!(
+                        v.cmpge(min).all() && v.cmple(max).all(),
+                        "a corner outside its box"
+                    );
+                }
+                out.push(item);
+            } else {
+                triangles_under(tables, item, (min, max), out);
+            }
+        }
+    }
+
+    #[test]
+    fn two_meshes_keep_absolute_indices_and_nested_boxes() {
+        // A flat and a hilly terrain: the second's nodes, triangles and vertices follow the first's.
+        let meshes = [grid(3, 0.0), grid(20, 1.0)];
+        let mut tables = MeshTables::default();
+        let ranges = meshes.each_ref().map(|m| tables.push(m));
+        assert_eq!(ranges[1].first_triangle, meshes[0].triangles().len() as u32);
+        for (mesh, range) in meshes.iter().zip(ranges) {
+            let mut found = Vec::new();
+            let everything = (Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+            triangles_under(&tables, range.root, everything, &mut found);
+            found.sort_unstable();
+            let expected: Vec<u32> = (0..mesh.triangles().len() as u32)
+                .map(|t| range.first_triangle + t)
+                .collect();
+            assert_eq!(found, expected);
+            for (t, triangle) in mesh.triangles().iter().enumerate() {
+                let gpu = tables.triangles[(range.first_triangle as usize) + t].vertices;
+                for k in 0..3 {
+                    let v = Vec3::from_slice(&tables.vertices[gpu[k] as usize]);
+                    assert_eq!(v, mesh.vertices()[triangle[k] as usize]);
+                }
+            }
+        }
+    }
+}
