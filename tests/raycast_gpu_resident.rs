@@ -3,7 +3,7 @@
 //! by the GPU = CPU contract for rays ([`hullsat::contract::rays`]): a random scene with a
 //! half-space (every hit and closest), a scene of cylinders, the same scene 1e6 from the world origin with the BVH
 //! origin near it and at zero, many bodies at one point, a terrain mesh and compounds among
-//! ordinary bodies (with the triangle and child each hit names), empty inputs, and the host's
+//! ordinary bodies, there and 1e6 away (with the triangle and child each hit names), empty inputs, and the host's
 //! checks of the caller's buffers.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
@@ -369,6 +369,31 @@ fn meshes_and_compounds_give_the_cpu_hits_and_name_the_triangle_and_child() {
             "{hits} hits, {ties} ties"
         );
     }
+    // The same scene 1e6 from the world origin, the BVH frame near it.
+    let offset = DVec3::new(1.0e6, -2.0e5, 5.0e5);
+    let far_bodies: Vec<Body> = bodies
+        .iter()
+        .map(|b| Body {
+            pose: Pose {
+                translation: b.pose.translation + offset,
+                ..b.pose
+            },
+            ..*b
+        })
+        .collect();
+    let far_rays: Vec<Ray> = rays
+        .iter()
+        .map(|r| {
+            let max = r.max_distance().is_finite().then_some(r.max_distance());
+            Ray::new(r.origin() + offset, r.direction(), max).unwrap()
+        })
+        .collect();
+    let (hits, ties, _) =
+        check_scene(&shapes, &far_bodies, &far_rays, offset + 15.0, true).expect("a GPU: it ran above");
+    assert!(
+        hits > rays.len() / 3 && ties <= hits / 100,
+        "far: {hits} hits, {ties} ties"
+    );
     // The slot's feature: the triangle the CPU's mesh cast names, the child its compound cast
     // names, for closest hits the two sides agree on away from edges and ties.
     let mut gpu = gpu_or_skip(&shapes).expect("a GPU: it ran above");
