@@ -1,7 +1,7 @@
 //! Compounds in the batch: the door, compound pairs with every
 //! other kind in either order and either given order on every CPU entry point, broadphase boxes
 //! and pairs, bounding spheres, CPU ray casts, and the GPU path (compound pairs finished on the
-//! host, judged by the GPU = CPU contract; the resident API and the GPU ray caster refuse them).
+//! host, judged by the GPU = CPU contract; the resident API refuses them).
 
 mod support;
 

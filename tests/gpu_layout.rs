@@ -22,7 +22,7 @@ use hullsat::narrowphase::gpu::layout::{
     SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
 use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
-use hullsat::raycast::gpu::RAYCAST_WGSL;
+use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 
 mod support;
 use support::triangle_kernel::triangle_kernel_source;
@@ -54,11 +54,12 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 9] = [
+const SOURCES: [(&str, &str); 10] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
+    ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
     ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
     ("BROADPHASE_WGSL", BROADPHASE_WGSL),
@@ -165,6 +166,7 @@ fn shared_structs_and_quaternion_helpers_are_written_once() {
     }
     for (name, source) in [
         ("RAYCAST_WGSL", RAYCAST_WGSL),
+        ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
         ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
         ("BROADPHASE_WGSL", BROADPHASE_WGSL),
         ("MOTION_WGSL", MOTION_WGSL),

@@ -2,8 +2,9 @@
 //! buffers, the BVH built on the GPU, the hits read back here and judged against the CPU caster
 //! by the GPU = CPU contract for rays ([`hullsat::contract::rays`]): a random scene with a
 //! half-space (every hit and closest), a scene of cylinders, the same scene 1e6 from the world origin with the BVH
-//! origin near it and at zero, many bodies at one point, empty inputs, and the host's checks of
-//! the caller's buffers.
+//! origin near it and at zero, many bodies at one point, a terrain mesh and compounds among
+//! ordinary bodies, there and 1e6 away (with the triangle and child each hit names), empty inputs, and the host's
+//! checks of the caller's buffers.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -12,11 +13,18 @@ mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
+use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contract::rays::compare_ray_hits;
+use hullsat::generate::terrain;
+use hullsat::pose::Isometry;
 use hullsat::raycast::layout::{GpuBody, GpuRay, GpuRayCount, GpuRayHit, INCOMPLETE_BIT, STACK_OVERFLOW_BIT};
 use hullsat::raycast::{ResidentHits, ResidentRays};
+use hullsat::raycast::{cast_compound, cast_trimesh};
 use hullsat::scene::validate_batch;
-use hullsat::{Body, CpuRaycaster, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere};
+use hullsat::{
+    Body, Capsule, CpuRaycaster, Cuboid, Cylinder, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere,
+};
+use rand::RngExt;
 use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 use wgpu::util::DeviceExt;
@@ -56,18 +64,16 @@ fn read(gpu: &GpuRaycaster, buffer: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
     staging.get_mapped_range(..).expect("mapped range").to_vec()
 }
 
-/// Casts `rays` at `bodies` through `encode_resident` (BVH frame at `origin`) and builds the
-/// hit lists a consumer would: the GPU's, and the CPU caster's for the rays it lists as
-/// incomplete (more hits than slots, or cut short by the driver). Returns them with the number
-/// of such rays.
-fn cast_resident(
+/// Casts `rays` at `bodies` through `encode_resident` (BVH frame at `origin`) and reads back
+/// the counts and the hit slots as the kernel left them, with the slots per ray.
+fn resident_slots(
     gpu: &mut GpuRaycaster,
     shapes: &[Shape],
     bodies: &[Body],
     rays: &[Ray],
     origin: DVec3,
     closest: bool,
-) -> (Vec<Vec<RayHit>>, usize) {
+) -> (Vec<GpuRayCount>, Vec<GpuRayHit>, u32) {
     let normalized = validate_batch(shapes, bodies, &[], 0.0).unwrap();
     let gpu_bodies: Vec<GpuBody> = normalized
         .iter()
@@ -96,13 +102,29 @@ fn cast_resident(
         &hits,
         (rays.len() * slots as usize * size_of::<GpuRayHit>()) as u64,
     );
+    let counts = bytemuck::pod_collect_to_vec(&count_bytes);
+    (counts, bytemuck::pod_collect_to_vec(&hit_bytes), slots)
+}
+
+/// [`resident_slots`] turned into the hit lists a consumer would build: the GPU's, and the CPU
+/// caster's for the rays it lists as incomplete (more hits than slots, or cut short by the
+/// driver). Returns them with the number of such rays.
+fn cast_resident(
+    gpu: &mut GpuRaycaster,
+    shapes: &[Shape],
+    bodies: &[Body],
+    rays: &[Ray],
+    origin: DVec3,
+    closest: bool,
+) -> (Vec<Vec<RayHit>>, usize) {
+    let (counts, slot_hits, slots) = resident_slots(gpu, shapes, bodies, rays, origin, closest);
     let cpu = CpuRaycaster::new(shapes);
     let mut recomputed = 0;
     let lists = rays
         .iter()
         .enumerate()
         .map(|(i, ray)| {
-            let count: GpuRayCount = bytemuck::pod_read_unaligned(&count_bytes[i * 8..i * 8 + 8]);
+            let count = counts[i];
             let overflow = !closest && count.hits > slots;
             if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
                 recomputed += 1;
@@ -113,9 +135,7 @@ fn cast_resident(
             }
             (0..count.hits.min(slots) as usize)
                 .map(|k| {
-                    let at = (i * slots as usize + k) * size_of::<GpuRayHit>();
-                    let hit: GpuRayHit =
-                        bytemuck::pod_read_unaligned(&hit_bytes[at..at + size_of::<GpuRayHit>()]);
+                    let hit = slot_hits[i * slots as usize + k];
                     RayHit {
                         body: hit.body,
                         distance: hit.distance,
@@ -288,5 +308,125 @@ fn empty_inputs_and_bad_buffers() {
             ..good
         }),
         "ResidentRays.origin: [NaN, 0, 0] is not finite"
+    );
+}
+
+/// A terrain, a compound of a box and a sphere and one of a capsule and a cylinder.
+fn terrain_and_compounds() -> Vec<Shape> {
+    let child = |shape: Shape, x: f32| CompoundChild {
+        shape,
+        pose: Isometry {
+            translation: Vec3::new(x, 0.0, 0.0),
+            rotation: Quat::from_rotation_z(0.4 * x),
+        },
+    };
+    vec![
+        Shape::from(terrain(32, 20.0, 2.0).unwrap()),
+        Shape::from(
+            Compound::new(vec![
+                child(Shape::Cuboid(Cuboid::new(Vec3::splat(0.4)).unwrap()), -0.5),
+                child(Shape::Sphere(Sphere::new(0.5).unwrap()), 0.5),
+            ])
+            .unwrap(),
+        ),
+        Shape::from(
+            Compound::new(vec![
+                child(Shape::Capsule(Capsule::new(0.5, 0.3).unwrap()), -0.6),
+                child(Shape::Cylinder(Cylinder::new(0.5, 0.4).unwrap()), 0.6),
+            ])
+            .unwrap(),
+        ),
+    ]
+}
+
+#[test]
+fn meshes_and_compounds_give_the_cpu_hits_and_name_the_triangle_and_child() {
+    let mut rng = seeded_rng(36);
+    let (mut shapes, mut bodies) = random_scene(&mut rng, 300, 30.0, Vec3::ZERO);
+    let first = shapes.len() as u32;
+    shapes.extend(terrain_and_compounds());
+    bodies.push(Body {
+        shape: first,
+        pose: Pose::new(Vec3::new(15.0, 3.0, 15.0), Quat::from_rotation_y(0.2)),
+    });
+    for i in 0..60 {
+        bodies.push(Body {
+            shape: first + 1 + i % 2,
+            pose: Pose::new(
+                Vec3::new(rng.random(), rng.random(), rng.random()) * 30.0,
+                support::shapes::random_rotation(&mut rng),
+            ),
+        });
+    }
+    let rays = random_rays(&mut rng, 3000, 30.0, Vec3::ZERO);
+    for closest in [false, true] {
+        let Some((hits, ties, _)) = check_scene(&shapes, &bodies, &rays, DVec3::splat(15.0), closest) else {
+            return;
+        };
+        eprintln!("closest {closest}: {hits} hits, {ties} ties");
+        assert!(
+            hits > rays.len() / 3 && ties <= hits / 100,
+            "{hits} hits, {ties} ties"
+        );
+    }
+    // The same scene 1e6 from the world origin, the BVH frame near it.
+    let offset = DVec3::new(1.0e6, -2.0e5, 5.0e5);
+    let far_bodies: Vec<Body> = bodies
+        .iter()
+        .map(|b| Body {
+            pose: Pose {
+                translation: b.pose.translation + offset,
+                ..b.pose
+            },
+            ..*b
+        })
+        .collect();
+    let far_rays: Vec<Ray> = rays
+        .iter()
+        .map(|r| {
+            let max = r.max_distance().is_finite().then_some(r.max_distance());
+            Ray::new(r.origin() + offset, r.direction(), max).unwrap()
+        })
+        .collect();
+    let (hits, ties, _) =
+        check_scene(&shapes, &far_bodies, &far_rays, offset + 15.0, true).expect("a GPU: it ran above");
+    assert!(
+        hits > rays.len() / 3 && ties <= hits / 100,
+        "far: {hits} hits, {ties} ties"
+    );
+    // The slot's feature: the triangle the CPU's mesh cast names, the child its compound cast
+    // names, for closest hits the two sides agree on away from edges and ties.
+    let mut gpu = gpu_or_skip(&shapes).expect("a GPU: it ran above");
+    let (counts, slot_hits, _) = resident_slots(&mut gpu, &shapes, &bodies, &rays, DVec3::splat(15.0), true);
+    let cpu = CpuRaycaster::new(&shapes).cast(&bodies, &rays, true).unwrap();
+    let mut named = [0, 0];
+    for (i, ray) in rays.iter().enumerate() {
+        let (Some(c), true) = (cpu[i].first(), counts[i].hits > 0 && counts[i].flags == 0) else {
+            continue;
+        };
+        let g = slot_hits[i];
+        let body = &bodies[c.body as usize];
+        if g.body != c.body || body.shape < first || (g.distance - c.distance).abs() > 1e-3 {
+            continue;
+        }
+        let local = ray.to_local(&body.pose);
+        let expected = match &shapes[body.shape as usize] {
+            Shape::TriMesh(mesh) => cast_trimesh(mesh, &local).map(|(_, t)| (0, t)),
+            Shape::Compound(compound) => cast_compound(compound, &local).map(|(_, child)| (1, child)),
+            _ => None,
+        };
+        let Some((kind, feature)) = expected else {
+            continue;
+        };
+        // Rays through an edge or a child's seam may name either side: only normals that
+        // agree are compared.
+        if Vec3::from(g.normal).distance(c.normal) < 1e-3 {
+            assert_eq!(g.feature, feature, "ray {i}: {g:?}, cpu {c:?}");
+            named[kind] += 1;
+        }
+    }
+    assert!(
+        named[0] > 100 && named[1] > 20,
+        "{named:?} triangle and child hits compared"
     );
 }

@@ -1,17 +1,20 @@
-//! `shaders/raycast/raycast.wgsl` and `shaders/bvh/bvh_build.wgsl` parse and validate, and
-//! every struct and constant they share with Rust has the same layout and value on both sides.
-//! No device needed.
+//! `shaders/raycast/raycast.wgsl` (both variants: without and with triangle meshes and
+//! compounds, `raycast_complex.wgsl` and the meshes' `shaders/common/mesh.wgsl`) and
+//! `shaders/bvh/bvh_build.wgsl` parse and validate, and every struct and constant they share
+//! with Rust has the same layout and value on both sides. No device needed.
 
+use hullsat::constants::TRIMESH_RAY_EDGE_TOLERANCE;
+use hullsat::gpu::mesh_layout::{GpuMeshNode, GpuMeshTriangle, MESH_LEAF_BIT, MESH_NO_ITEM, MESH_STACK_SIZE};
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
     SHAPE_FLAG_COMPOUND, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE,
     UNBOUNDED_EXTENT,
 };
-use hullsat::raycast::gpu::RAYCAST_WGSL;
+use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 use hullsat::raycast::layout::{
-    GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT, SHAPE_BOX,
-    SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, STACK_OVERFLOW_BIT,
-    WORKGROUP_SIZE,
+    GpuBody, GpuCompoundChild, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT,
+    SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    SHAPE_TRIMESH, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
 use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
 
@@ -31,15 +34,78 @@ fn module() -> naga::Module {
         hullsat::gpu::QUAT_WGSL.to_string()
             + &shader("common/body.wgsl")
             + &shader("bvh/layout.wgsl")
-            + &shader("raycast/raycast.wgsl"),
+            + &shader("raycast/raycast.wgsl")
+            + &shader("raycast/raycast_convex_only.wgsl"),
         "the embedded shader is the files"
     );
     parse("raycast.wgsl", RAYCAST_WGSL)
 }
 
+/// The kernel with triangle meshes and compounds.
+fn complex_module() -> naga::Module {
+    assert_eq!(
+        RAYCAST_COMPLEX_WGSL,
+        hullsat::gpu::QUAT_WGSL.to_string()
+            + &shader("common/body.wgsl")
+            + &shader("bvh/layout.wgsl")
+            + &shader("common/mesh.wgsl")
+            + &shader("raycast/raycast.wgsl")
+            + &shader("raycast/raycast_complex.wgsl"),
+        "the embedded shader is the files"
+    );
+    parse("raycast_complex.wgsl", RAYCAST_COMPLEX_WGSL)
+}
+
 #[test]
 fn the_kernel_parses_and_validates() {
     validate("raycast.wgsl", &module());
+    validate("raycast_complex.wgsl", &complex_module());
+}
+
+#[test]
+fn mesh_and_compound_structs_and_constants_match_the_rust_ones() {
+    use naga::Literal::{F32, U32};
+    let module = complex_module();
+    let cases = [
+        (
+            "GpuMeshNode",
+            rust_layout!(GpuMeshNode {
+                min_x,
+                min_y,
+                min_z,
+                max_x,
+                max_y,
+                max_z,
+                items
+            }),
+        ),
+        (
+            "GpuMeshTriangle",
+            rust_layout!(GpuMeshTriangle { vertices, _pad }),
+        ),
+        (
+            "GpuCompoundChild",
+            rust_layout!(GpuCompoundChild {
+                rotation,
+                translation,
+                shape
+            }),
+        ),
+    ];
+    for (name, rust) in cases {
+        assert_same_layout(&module, name, rust);
+    }
+    assert_consts(
+        &module,
+        &[
+            ("MESH_LEAF_BIT", U32(MESH_LEAF_BIT)),
+            ("MESH_NO_ITEM", U32(MESH_NO_ITEM)),
+            ("MESH_STACK_SIZE", U32(MESH_STACK_SIZE)),
+            ("TRIMESH_RAY_EDGE_TOLERANCE", F32(TRIMESH_RAY_EDGE_TOLERANCE)),
+            ("SHAPE_TRIMESH", U32(SHAPE_TRIMESH)),
+            ("SHAPE_COMPOUND", U32(SHAPE_COMPOUND)),
+        ],
+    );
 }
 
 #[test]
@@ -72,8 +138,8 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
             rust_layout!(GpuRayShape {
                 params,
                 kind,
-                first_plane,
-                plane_count,
+                first,
+                count,
                 _pad
             }),
         ),
@@ -92,7 +158,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
                 normal,
                 distance,
                 body,
-                _pad0,
+                feature,
                 _pad1,
                 _pad2
             }),

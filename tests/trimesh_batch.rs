@@ -1,7 +1,7 @@
 //! Triangle meshes in the batch: the door's pair rules, (convex, mesh) pairs in either order and
 //! either given order on every CPU entry point, broadphase boxes and pairs, CPU ray casts, and
 //! the GPU path (mesh pairs finished on the host, judged by the GPU = CPU contract; the
-//! resident API and the GPU ray caster refuse meshes).
+//! resident API refuses meshes).
 
 mod support;
 

@@ -105,7 +105,7 @@ fn rays_stop_at_the_terrain() {
         ]),
     );
     let path = scene_file("terrain_rays", &Value::Object(scene).to_string());
-    for backend in ["cpu", "auto"] {
+    for backend in ["cpu", "auto", "gpu"] {
         let output = hullsat(&[
             "raycast",
             path.to_str().unwrap(),
@@ -113,6 +113,13 @@ fn rays_stop_at_the_terrain() {
             backend,
             "--closest",
         ]);
+        if backend == "gpu"
+            && output.status.code() == Some(1)
+            && stderr(&output).contains("no GPU adapter found")
+        {
+            assert!(!gpu_required(), "{}", stderr(&output));
+            continue;
+        }
         assert!(output.status.success(), "{backend}: {}", stderr(&output));
         let hits: Value = serde_json::from_slice(&output.stdout).unwrap();
         let hits = hits["hits"].as_array().unwrap();
@@ -129,17 +136,6 @@ fn rays_stop_at_the_terrain() {
         assert!(floats(&above["normal"])[1] > 0.5 && floats(&below["normal"])[1] < -0.5);
         assert!(first(3).is_none());
     }
-    // The GPU ray caster refuses meshes by name, never missing them.
-    let output = hullsat(&["raycast", path.to_str().unwrap(), "--backend", "gpu"]);
-    if output.status.code() == Some(1) && stderr(&output).contains("no GPU adapter found") {
-        assert!(!gpu_required(), "{}", stderr(&output));
-        return;
-    }
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output)
-            .starts_with("error: shapes[0]: the GPU ray caster does not cast against triangle meshes")
-    );
 }
 
 #[test]
@@ -188,4 +184,61 @@ fn malformed_meshes_are_refused_naming_the_path() {
         stderr(&output),
         "error: pairs[1]: two triangle meshes cannot be tested against each other (meshes are static)\n"
     );
+}
+
+#[test]
+fn bench_times_rays_over_the_terrain_on_the_gpu_too() {
+    let text = terrain_scene(None);
+    let path = scene_file("terrain_ray_bench", &text);
+    let run = hullsat(&[
+        "bench",
+        "--scene",
+        path.to_str().unwrap(),
+        "--rays",
+        "400",
+        "--ray-length",
+        "6",
+        "--repeat",
+        "1",
+        "--backend",
+        "cpu,gpu,gpu-resident",
+        "--json",
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let rows: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows[0]["backend"], "cpu");
+    let hits = rows[0]["hits"].as_u64().unwrap();
+    // The bench's workload here: its rays over the scene's bodies (seed 0).
+    let scene = hullsat::scene::json::parse_scene_json(&text).unwrap();
+    let rays = hullsat::raycast::workload::random_rays(&scene.bodies, 400, Some(6.0), 0);
+    let lists = hullsat::raycast::raycast(&scene.shapes, &scene.bodies, &rays, false).unwrap();
+    assert_eq!(
+        lists.iter().map(Vec::len).sum::<usize>() as u64,
+        hits,
+        "not the bench's workload"
+    );
+    let terrain_hits = lists.iter().flatten().filter(|h| h.body == 0).count();
+    assert!(terrain_hits > 20, "{terrain_hits} terrain hits");
+    // A GPU backend's count is the CPU's within the (ray, body) pairs the rays graze.
+    let grazing = rays
+        .iter()
+        .map(|ray| {
+            (0..scene.bodies.len() as u32)
+                .filter(|&body| hullsat::contract::rays::ray_grazes(&scene.shapes, &scene.bodies, body, ray))
+                .count()
+        })
+        .sum::<usize>() as u64;
+    for backend in ["gpu", "gpu-resident"] {
+        match rows.iter().find(|r| r["backend"] == backend) {
+            Some(row) => {
+                let gpu_hits = row["hits"].as_u64().unwrap();
+                assert!(
+                    gpu_hits.abs_diff(hits) <= grazing,
+                    "{row}: cpu {hits}, {grazing} grazing"
+                );
+            }
+            None => assert!(!gpu_required(), "{}", stderr(&run)),
+        }
+    }
 }

@@ -8,6 +8,8 @@
 //    frame (cast_body); record hits in the ray's slots, nearest first (ties: lower body).
 // 4. Cast the ray at every unbounded body (half-spaces).
 // 5. Flag a ray whose loops the driver may have cut short, write the hit count.
+// Triangle meshes and compounds: cast_complex, from raycast_complex.wgsl (or, for shape lists
+// with neither, raycast_convex_only.wgsl, which binds no tables for them).
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate) and
 // shaders/bvh/layout.wgsl (BvhNode, BVH_STACK_SIZE; see RAYCAST_WGSL).
@@ -23,6 +25,8 @@ const SHAPE_SPHERE: u32 = 2u;
 const SHAPE_CAPSULE: u32 = 3u;
 const SHAPE_HALF_SPACE: u32 = 4u;
 const SHAPE_CYLINDER: u32 = 5u;
+const SHAPE_TRIMESH: u32 = 6u;
+const SHAPE_COMPOUND: u32 = 7u;
 // Must match crate::raycast::layout::INCOMPLETE_BIT and STACK_OVERFLOW_BIT.
 const INCOMPLETE_BIT: u32 = 1u;
 const STACK_OVERFLOW_BIT: u32 = 2u;
@@ -43,8 +47,8 @@ struct GpuRay {
 struct GpuRayShape {
     params: vec4<f32>,
     kind: u32,
-    first_plane: u32,
-    plane_count: u32,
+    first: u32,
+    count: u32,
     _pad: u32,
 }
 
@@ -53,7 +57,7 @@ struct GpuRayHit {
     normal: vec3<f32>,
     distance: f32,
     body: u32,
-    _pad0: u32,
+    feature: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -95,20 +99,24 @@ struct LocalRay {
     max_distance: f32,
 }
 
-// crate::raycast::LocalHit plus whether there is one.
+// crate::raycast::LocalHit plus whether there is one and which part (GpuRayHit::feature).
 struct LocalHit {
     hit: bool,
     distance: f32,
     normal: vec3<f32>,
+    feature: u32,
 }
 
 fn no_hit() -> LocalHit {
-    return LocalHit(false, 0.0, vec3<f32>(0.0));
+    return LocalHit(false, 0.0, vec3<f32>(0.0), 0u);
 }
 
 fn inside(ray: LocalRay) -> LocalHit {
-    return LocalHit(true, 0.0, -ray.direction);
+    return LocalHit(true, 0.0, -ray.direction, 0u);
 }
+
+// STACK_OVERFLOW_BIT when a mesh walk's stack was full (never for meshes TriMesh builds).
+var<private> complex_flags: u32;
 
 // clip.rs: the ray range inside the planes clipped so far.
 struct Clip {
@@ -159,7 +167,7 @@ fn clip_range(clip: ptr<function, Clip>, enter: f32, exit: f32, normal: vec3<f32
 // clip.rs step 4.
 fn clip_hit(clip: Clip, ray: LocalRay) -> LocalHit {
     if clip.has_entry && clip.enter >= 0.0 {
-        return LocalHit(true, clip.enter, clip.entry_normal);
+        return LocalHit(true, clip.enter, clip.entry_normal, 0u);
     }
     return inside(ray);
 }
@@ -167,8 +175,8 @@ fn clip_hit(clip: Clip, ray: LocalRay) -> LocalHit {
 // cast_hull.rs.
 fn cast_hull(shape: GpuRayShape, ray: LocalRay) -> LocalHit {
     var clip = clip_new(ray);
-    for (var i = 0u; i < shape.plane_count; i++) {
-        let plane = planes[shape.first_plane + i];
+    for (var i = 0u; i < shape.count; i++) {
+        let plane = planes[shape.first + i];
         if !clip_plane(&clip, ray, plane.xyz, plane.w) {
             return no_hit();
         }
@@ -215,7 +223,7 @@ fn cast_sphere(radius: f32, ray: LocalRay) -> LocalHit {
     if t > ray.max_distance {
         return no_hit();
     }
-    return LocalHit(true, t, normalize_or(o + t * d, -d));
+    return LocalHit(true, t, normalize_or(o + t * d, -d), 0u);
 }
 
 fn normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
@@ -251,7 +259,7 @@ fn cast_capsule(half_height: f32, radius: f32, ray: LocalRay) -> LocalHit {
                     return no_hit();
                 }
                 let normal = normalize_or(vec3<f32>(o.x + t * d.x, 0.0, o.z + t * d.z), -d);
-                return LocalHit(true, t, normal);
+                return LocalHit(true, t, normal, 0u);
             }
         }
     }
@@ -316,6 +324,14 @@ fn cast_body(body: GpuBody, ray: GpuRay, max_distance: f32) -> LocalHit {
         return no_hit();
     }
     let shape = shapes[body.shape];
+    if shape.kind == SHAPE_TRIMESH || shape.kind == SHAPE_COMPOUND {
+        return cast_complex(shape, local);
+    }
+    return cast_convex(shape, local);
+}
+
+// cast_shape.rs cast_shape for every kind but meshes and compounds (a ray in the shape's frame).
+fn cast_convex(shape: GpuRayShape, local: LocalRay) -> LocalHit {
     switch shape.kind {
         case SHAPE_HULL: {
             return cast_hull(shape, local);
@@ -376,7 +392,7 @@ fn test_body(index: u32, ray: GpuRay, base: u32, found: u32) -> u32 {
     if !local.hit {
         return found;
     }
-    let hit = GpuRayHit(quat_rotate(body.rotation, local.normal), local.distance, index, 0u, 0u, 0u);
+    let hit = GpuRayHit(quat_rotate(body.rotation, local.normal), local.distance, index, local.feature, 0u, 0u);
     var j = min(found, params.hit_slots);
     while j > 0u {
         let before = hits[base + j - 1u];
@@ -456,5 +472,6 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if steps < wanted {
         flags |= INCOMPLETE_BIT;
     }
+    flags |= complex_flags;
     counts[index] = GpuRayCount(found, flags);
 }

@@ -5,8 +5,9 @@
 //! 1. **Well formed**: existing bodies once per list, finite numbers, distances within the
 //!    ray's range, points on the ray, unit normals ([`RAY_NORMAL_TOLERANCE`]), sorted lists.
 //! 2. **A body on both lists**: entry points within `τ` across the surface, the same start
-//!    inside or not, normals within [`RAY_NORMAL_TOLERANCE`] (wider on curved surfaces, any face
-//!    through an edge or vertex); near-equal distances may swap order.
+//!    inside or not, normals within [`RAY_NORMAL_TOLERANCE`] (wider on curved surfaces, a
+//!    compound's curved children too; any face through an edge or vertex: a polyhedron's, a
+//!    mesh triangle either side, a compound child's); near-equal distances may swap order.
 //! 3. **A body on one list only** where the ray grazes it ([`ray_grazes`], [`RAY_GRAZING_NUDGE`]).
 //! 4. **Closest**: another first body only where the CPU's hits before it tie or graze.
 //!
@@ -18,7 +19,7 @@ use glam::{DVec3, Vec3};
 use super::judge_all;
 use crate::constants::GPU_AGREEMENT_TOLERANCE;
 use crate::narrowphase::validate::normalized;
-use crate::raycast::{Ray, RayHit, cast_body};
+use crate::raycast::{Ray, RayHit, cast_body, cast_compound};
 use crate::scene::Body;
 use crate::shape::Shape;
 
@@ -339,10 +340,10 @@ impl RayScene<'_> {
         }
         let shape = &self.shapes[self.body(b).shape as usize];
         let curved = match shape {
-            Shape::Sphere(s) => Some(s.radius),
-            Shape::Capsule(c) => Some(c.radius),
-            Shape::Cylinder(c) => Some(c.radius()),
-            _ => None,
+            // The child the CPU's ray enters.
+            Shape::Compound(compound) => cast_compound(compound, &ray.to_local(&self.body(b).pose))
+                .and_then(|(_, child)| curved_radius(&compound.children()[child as usize].shape)),
+            _ => curved_radius(shape),
         };
         if let Some(radius) = curved {
             let allowed = RAY_NORMAL_TOLERANCE + (a.distance - b.distance).abs() / radius;
@@ -453,17 +454,61 @@ fn malformed(detail: String) -> Broken {
     (RayDisagreementKind::Malformed, detail)
 }
 
-/// True when world `normal` is within [`RAY_NORMAL_TOLERANCE`] of an outward face normal of
-/// the polyhedral `body` whose plane passes within `tolerance` (length units) of world `point`.
+/// The radius of a curved shape's surface (sphere, capsule, cylinder), whose normal turns with
+/// the entry point; `None` for flat-faced shapes.
+fn curved_radius(shape: &Shape) -> Option<f32> {
+    match shape {
+        Shape::Sphere(s) => Some(s.radius),
+        Shape::Capsule(c) => Some(c.radius),
+        Shape::Cylinder(c) => Some(c.radius()),
+        _ => None,
+    }
+}
+
+/// True when world `normal` is within [`RAY_NORMAL_TOLERANCE`] of a face normal of `body`
+/// whose face passes within `tolerance` (length units) of world `point`: a polyhedron's outward
+/// face plane, a mesh triangle (either side; the point within `tolerance` of the triangle), or
+/// such a face of a compound's child.
 fn is_face_through(shape: &Shape, body: &Body, normal: Vec3, point: DVec3, tolerance: f32) -> bool {
-    let Some(hull) = shape.as_hull() else {
-        return false;
-    };
     let local = body
         .pose
         .inverse_transform_vector((point - body.pose.translation).as_vec3());
-    hull.planes().iter().any(|plane| {
-        body.pose.transform_vector(plane.normal).distance(normal) <= RAY_NORMAL_TOLERANCE
-            && plane.signed_distance(local).abs() <= tolerance
-    })
+    let local_normal = body.pose.inverse_transform_vector(normal);
+    is_local_face_through(shape, local_normal, local, tolerance)
+}
+
+/// [`is_face_through`] in the shape's frame.
+fn is_local_face_through(shape: &Shape, normal: Vec3, point: Vec3, tolerance: f32) -> bool {
+    let near = |n: Vec3| n.distance(normal) <= RAY_NORMAL_TOLERANCE;
+    match shape {
+        Shape::TriMesh(mesh) => {
+            let mut candidates = Vec::new();
+            mesh.triangles_in_aabb(point - tolerance, point + tolerance, &mut candidates);
+            candidates.iter().any(|&t| {
+                let triangle = mesh.triangle(t);
+                let [a, ..] = triangle.vertices;
+                let inside = triangle
+                    .sides()
+                    .iter()
+                    .zip(triangle.vertices)
+                    .all(|(&(_, side), v)| (point - v).dot(side) <= tolerance);
+                (near(triangle.normal) || near(-triangle.normal))
+                    && (point - a).dot(triangle.normal).abs() <= tolerance
+                    && inside
+            })
+        }
+        Shape::Compound(compound) => compound.children().iter().any(|child| {
+            is_local_face_through(
+                &child.shape,
+                child.pose.inverse_transform_vector(normal),
+                child.pose.inverse_transform_point(point),
+                tolerance,
+            )
+        }),
+        _ => shape.as_hull().is_some_and(|hull| {
+            hull.planes()
+                .iter()
+                .any(|plane| near(plane.normal) && plane.signed_distance(point).abs() <= tolerance)
+        }),
+    }
 }

@@ -28,8 +28,9 @@ use super::GpuError;
 pub const READBACK_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Storage buffers per shader stage asked of the device (up to what the adapter allows): the
-/// most any kernel binds (the narrowphase's clip kernel).
-const MAX_STORAGE_BUFFERS: u32 = 9;
+/// most any kernel binds (the ray kernel with meshes or compounds,
+/// [`crate::raycast::layout::COMPLEX_STORAGE_BUFFERS`]).
+const MAX_STORAGE_BUFFERS: u32 = 12;
 
 /// The features GPU timestamps need: queries written between commands of an encoder.
 pub(crate) const TIMESTAMP_FEATURES: wgpu::Features =
@@ -91,7 +92,8 @@ impl GpuContext {
         let adapter_limits = adapter.limits();
         // Ask for the adapter's buffer limits: the defaults (128 MiB binding, 256 MiB buffer)
         // would split batches sooner than needed.
-        // Kernels may bind more storage buffers than the default 8 (the clip kernel 9; Vulkan,
+        // Kernels may bind more storage buffers than the default 8 (the clip kernel 9, the ray
+        // kernel with meshes 12; Vulkan,
         // Metal and DX12 adapters allow at least 31; a feature checks what it needs).
         let required_limits = wgpu::Limits {
             max_storage_buffer_binding_size: adapter_limits.max_storage_buffer_binding_size,

@@ -11,12 +11,14 @@
 //!   broadphase's).
 //! - [`Timestamps`]: GPU timestamps around a submission's commands, read back with it.
 //! - [`layout`]: the encodings every kernel shares (quaternions, split f64 translations).
+//! - [`mesh_layout`]: the GPU form of triangle meshes (vertices, triangles, BVH nodes).
 //! - [`GpuError`]: why a GPU call failed; never a panic.
 
 pub(crate) mod buffers;
 pub(crate) mod context;
 mod error;
 pub mod layout;
+pub mod mesh_layout;
 pub(crate) mod pipeline;
 pub(crate) mod radix_sort;
 mod timestamps;

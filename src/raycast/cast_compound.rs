@@ -1,7 +1,7 @@
 //! Ray against a compound: each child hit in its own frame ([`cast_shape`]), the nearest kept,
 //! its normal turned back into the compound's frame. A ray starting inside any child hits at
-//! distance 0 with the normal against its direction. No GPU twin: the GPU ray caster refuses
-//! compounds.
+//! distance 0 with the normal against its direction. WGSL twin: `cast_compound` in
+//! `shaders/raycast/raycast_complex.wgsl`.
 
 use super::cast_shape::cast_shape;
 use super::ray::{LocalHit, LocalRay};

@@ -4,8 +4,8 @@
 //! Both faces are hit (a ray from below a floor or inside a closed mesh stops at it): collisions
 //! are one-sided so that bodies are pushed out of the front, but a ray asks what is in the way.
 //! The normal is the triangle's, turned to face the ray (`normal · direction <= 0`). A mesh
-//! has no inside: a ray starting on no triangle never hits at distance 0. No GPU twin: the
-//! GPU ray caster refuses meshes.
+//! has no inside: a ray starting on no triangle never hits at distance 0. WGSL twin:
+//! `cast_trimesh` in `shaders/raycast/raycast_complex.wgsl` (the same walk and test).
 
 use glam::Vec3;
 

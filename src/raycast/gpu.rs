@@ -1,7 +1,10 @@
 //! The GPU batch: the kernel `raycast.wgsl` traverses the BVH and casts each ray at its
 //! candidates, one ray per invocation; the host builds the BVH and turns slots into hits.
 //!
-//! 1. Construction uploads the shape table and the hull face planes once ([`ShapeTables`]).
+//! 1. Construction uploads the shape table and the hull face planes once ([`ShapeTables`]), and
+//!    with a triangle mesh or a compound among the shapes their tables (vertices, triangles and
+//!    BVH nodes of each mesh, each compound's children as shapes of their own plus a child
+//!    table) and the kernel that reads them (`raycast_complex.wgsl`).
 //! 2. Each call validates the bodies ([`validate_batch`], the CPU path's messages), builds the
 //!    [`Bvh`] on the CPU on all threads (the same one the CPU batch traverses) and writes
 //!    bodies and rays into mapped staging memory on all threads, nodes and body lists through
@@ -30,8 +33,8 @@ use wgpu::util::DeviceExt;
 
 use super::cpu::cast_one;
 use super::layout::{
-    GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, INCOMPLETE_BIT, STACK_OVERFLOW_BIT,
-    ShapeTables, WORKGROUP_SIZE,
+    COMPLEX_STORAGE_BUFFERS, GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams,
+    INCOMPLETE_BIT, STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
@@ -44,14 +47,28 @@ use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::scene::{Body, validate_batch};
 use crate::shape::Shape;
 
-/// The WGSL source of the ray kernel: the narrowphase kernels' quaternion helpers
-/// ([`crate::gpu::QUAT_WGSL`]), the BVH's shared structs (`shaders/bvh/layout.wgsl`), then the
-/// kernel.
+/// The WGSL source of the ray kernel for shape lists without triangle meshes or compounds: the
+/// narrowphase kernels' quaternion helpers ([`crate::gpu::QUAT_WGSL`]), the body, the BVH's
+/// shared structs (`shaders/bvh/layout.wgsl`), the kernel, then its `cast_complex` that is never
+/// reached (`raycast_convex_only.wgsl`).
 pub const RAYCAST_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
     include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
-    include_str!("../../shaders/raycast/raycast.wgsl")
+    include_str!("../../shaders/raycast/raycast.wgsl"),
+    include_str!("../../shaders/raycast/raycast_convex_only.wgsl")
+);
+
+/// The WGSL source of the ray kernel for shape lists with a triangle mesh or a compound: as
+/// [`RAYCAST_WGSL`] with the meshes' layout (`shaders/common/mesh.wgsl`) and
+/// `raycast_complex.wgsl`, which binds their tables as group 2.
+pub const RAYCAST_COMPLEX_WGSL: &str = concat!(
+    include_str!("../../shaders/common/quat.wgsl"),
+    include_str!("../../shaders/common/body.wgsl"),
+    include_str!("../../shaders/bvh/layout.wgsl"),
+    include_str!("../../shaders/common/mesh.wgsl"),
+    include_str!("../../shaders/raycast/raycast.wgsl"),
+    include_str!("../../shaders/raycast/raycast_complex.wgsl")
 );
 
 /// Wall-clock times of the last [`GpuRaycaster::cast`] call.
@@ -108,20 +125,22 @@ impl GpuRaycaster {
         Self::with_context(GpuContext::with_device(device, queue)?, shapes)
     }
 
-    /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`. A triangle mesh
-    /// or a compound among them is refused ([`GpuError::Input`] at `shapes[i]`): the kernel
-    /// casts neither, and a ray must never miss one silently; cast against them with
-    /// [`crate::CpuRaycaster`].
+    /// Runs on `context` (the shared one, or a caller's) and uploads `shapes`. With a triangle
+    /// mesh or a compound among them the kernel binds [`COMPLEX_STORAGE_BUFFERS`] storage
+    /// buffers per shader stage: [`GpuError::Unsupported`] on a device that allows fewer.
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         let device = context.device();
         let max_binding = context.limits.max_binding;
-        let tables = ShapeTables::new(shapes)?;
+        let tables = ShapeTables::new(shapes);
+        let complex = tables.has_complex();
+        if complex && context.limits.max_storage_buffers < COMPLEX_STORAGE_BUFFERS {
+            return Err(GpuError::Unsupported(format!(
+                "GPU ray casts against triangle meshes or compounds need {COMPLEX_STORAGE_BUFFERS} storage buffers per shader stage and this device allows {}; use CpuRaycaster",
+                context.limits.max_storage_buffers
+            )));
+        }
         let scopes = ErrorScopes::push(device);
-        let mut shape_buffers = Vec::new();
-        for (label, bytes) in [
-            ("ray shapes", bytemuck::cast_slice::<_, u8>(&tables.shapes)),
-            ("ray hull planes", bytemuck::cast_slice(&tables.planes)),
-        ] {
+        let upload = |label: &'static str, bytes: &[u8]| -> Result<wgpu::Buffer, GpuError> {
             check_limit(
                 label,
                 bytes.len() as u64,
@@ -130,12 +149,16 @@ impl GpuRaycaster {
             )?;
             let mut contents = bytes.to_vec();
             contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
-            shape_buffers.push(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
                 contents: &contents,
                 usage: wgpu::BufferUsages::STORAGE,
-            }));
-        }
+            }))
+        };
+        let shape_buffers = [
+            upload("ray shapes", bytemuck::cast_slice(&tables.shapes))?,
+            upload("ray hull planes", bytemuck::cast_slice(&tables.planes))?,
+        ];
         let shape_layout = bind_group_layout(device, "ray shapes", &[storage(true); 2]);
         let uniform = wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
@@ -163,13 +186,46 @@ impl GpuRaycaster {
                 binding(1, &shape_buffers[1], 0, shape_buffers[1].size()),
             ],
         });
-        let pipeline = compute_pipeline(
-            device,
-            "raycast",
-            "raycast.wgsl",
-            RAYCAST_WGSL,
-            &[&shape_layout, &call_layout],
-        );
+        // Group 2, meshes and compounds: node, vertex, triangle and child tables.
+        let complex_group = if complex {
+            let buffers = [
+                upload("ray mesh nodes", bytemuck::cast_slice(&tables.meshes.nodes))?,
+                upload("ray mesh vertices", bytemuck::cast_slice(&tables.meshes.vertices))?,
+                upload(
+                    "ray mesh triangles",
+                    bytemuck::cast_slice(&tables.meshes.triangles),
+                )?,
+                upload("ray compound children", bytemuck::cast_slice(&tables.children))?,
+            ];
+            let layout = bind_group_layout(device, "ray meshes and compounds", &[storage(true); 4]);
+            let entries: Vec<wgpu::BindGroupEntry> = (0..4)
+                .map(|i| binding(i as u32, &buffers[i], 0, buffers[i].size()))
+                .collect();
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("ray meshes and compounds"),
+                layout: &layout,
+                entries: &entries,
+            });
+            Some((layout, group))
+        } else {
+            None
+        };
+        let pipeline = match &complex_group {
+            Some((layout, _)) => compute_pipeline(
+                device,
+                "raycast",
+                "raycast.wgsl",
+                RAYCAST_COMPLEX_WGSL,
+                &[&shape_layout, &call_layout, layout],
+            ),
+            None => compute_pipeline(
+                device,
+                "raycast",
+                "raycast.wgsl",
+                RAYCAST_WGSL,
+                &[&shape_layout, &call_layout],
+            ),
+        };
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let params = create_buffer(
             device,
@@ -200,6 +256,7 @@ impl GpuRaycaster {
             kernel: CastKernel {
                 pipeline,
                 shape_group,
+                complex_group: complex_group.map(|(_, group)| group),
                 call_layout,
             },
             shapes: shapes.to_vec(),
@@ -466,10 +523,12 @@ impl GpuRaycaster {
     }
 }
 
-/// The traversal kernel (`raycast.wgsl`): its pipeline and the shapes it binds as group 0.
+/// The traversal kernel (`raycast.wgsl`): its pipeline, the shapes it binds as group 0 and,
+/// with meshes or compounds among them, their tables as group 2.
 pub(super) struct CastKernel {
     pipeline: wgpu::ComputePipeline,
     shape_group: wgpu::BindGroup,
+    complex_group: Option<wgpu::BindGroup>,
     call_layout: wgpu::BindGroupLayout,
 }
 
@@ -530,6 +589,9 @@ impl CastKernel {
         });
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.shape_group, &[]);
+        if let Some(group) = &self.complex_group {
+            pass.set_bind_group(2, group, &[]);
+        }
         for (group, workgroups) in &groups {
             pass.set_bind_group(1, group, &[]);
             pass.dispatch_workgroups(*workgroups, 1, 1);

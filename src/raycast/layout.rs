@@ -11,7 +11,7 @@ pub use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation};
 
 use super::ray::Ray;
-use crate::scene::InputError;
+pub use crate::gpu::mesh_layout::{GpuMeshRange, MeshTables};
 use crate::shape::Shape;
 
 /// Invocations per workgroup (one ray each); must match `WORKGROUP_SIZE` in raycast.wgsl.
@@ -32,6 +32,16 @@ pub const SHAPE_HALF_SPACE: u32 = 4;
 /// [`GpuRayShape::kind`] of a cylinder (cast exactly, not as its prism); must match
 /// `SHAPE_CYLINDER` in raycast.wgsl.
 pub const SHAPE_CYLINDER: u32 = 5;
+/// [`GpuRayShape::kind`] of a triangle mesh (its tables in [`MeshTables`]); must match
+/// `SHAPE_TRIMESH` in raycast.wgsl.
+pub const SHAPE_TRIMESH: u32 = 6;
+/// [`GpuRayShape::kind`] of a compound (its children in [`ShapeTables::children`]); must match
+/// `SHAPE_COMPOUND` in raycast.wgsl.
+pub const SHAPE_COMPOUND: u32 = 7;
+/// Storage buffers the kernel binds in one shader stage when the shapes include a triangle mesh
+/// or a compound (2 shape tables, 4 mesh and compound tables, 6 per call): more than wgpu's
+/// default limit of 8, so such a ray caster needs a device that allows it.
+pub const COMPLEX_STORAGE_BUFFERS: u32 = 12;
 /// [`GpuRayCount::flags`] bit: the driver cut the kernel's loops short (llvmpipe's loop budget,
 /// see `crate::gpu`), so the host recomputes the ray on the CPU; must match `INCOMPLETE_BIT` in
 /// raycast.wgsl.
@@ -78,68 +88,111 @@ impl GpuRay {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRayShape {
     /// Box: half extents xyz. Sphere: radius in x. Capsule and cylinder: half height x, radius y.
-    /// Half-space: unit outward normal xyz, offset w. Hull: unused.
+    /// Half-space: unit outward normal xyz, offset w. Hull, mesh, compound: unused.
     pub params: [f32; 4],
     /// `SHAPE_*`.
     pub kind: u32,
-    /// Hull: index of its first face plane in the plane buffer.
-    pub first_plane: u32,
-    /// Hull: number of face planes.
-    pub plane_count: u32,
+    /// Hull: index of its first face plane in the plane table. Mesh: its root entry
+    /// ([`GpuMeshRange::root`]). Compound: index of its first child in the child table.
+    pub first: u32,
+    /// Hull: number of face planes. Mesh: index of its first triangle in the triangle table.
+    /// Compound: number of children.
+    pub count: u32,
     /// Padding.
     pub _pad: u32,
 }
 
-/// Shapes and hull planes in the flat arrays the kernel reads.
+/// A compound's child: where it lies in the compound's frame and its shape; must match
+/// `GpuCompoundChild` in raycast_complex.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCompoundChild {
+    /// Unit rotation quaternion `[x, y, z, w]`, child to compound frame.
+    pub rotation: [f32; 4],
+    /// Position of the child's origin in the compound's frame, length units.
+    pub translation: [f32; 3],
+    /// Index of the child's shape in the shape table (after the caller's shapes).
+    pub shape: u32,
+}
+
+/// Shapes, hull planes, meshes and compound children in the flat arrays the kernel reads.
 #[derive(Clone, Debug, Default)]
 pub struct ShapeTables {
-    /// One entry per shape, in shape order.
+    /// One entry per shape, in shape order, then one per compound child (compounds in shape
+    /// order, children in order).
     pub shapes: Vec<GpuRayShape>,
     /// Hull face planes: unit outward normal xyz, offset w (hull frame).
     pub planes: Vec<[f32; 4]>,
+    /// Every mesh's vertices, triangles and BVH nodes.
+    pub meshes: MeshTables,
+    /// Every compound's children, compounds in shape order.
+    pub children: Vec<GpuCompoundChild>,
 }
 
 impl ShapeTables {
-    /// The tables of `shapes`; an [`InputError`] at `shapes[i]` for a triangle mesh or a
-    /// compound, which the kernel does not cast against (the CPU ray caster does).
-    pub fn new(shapes: &[Shape]) -> Result<ShapeTables, InputError> {
+    /// The tables of `shapes`.
+    pub fn new(shapes: &[Shape]) -> ShapeTables {
         let mut tables = ShapeTables::default();
-        for (i, shape) in shapes.iter().enumerate() {
-            let (kind, params) = match shape {
-                Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
-                Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
-                Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
-                Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),
-                Shape::Cylinder(c) => (SHAPE_CYLINDER, [c.half_height(), c.radius(), 0.0, 0.0]),
-                Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
-                Shape::TriMesh(_) => {
-                    return Err(InputError::new(
-                        format!("shapes[{i}]"),
-                        "the GPU ray caster does not cast against triangle meshes (CpuRaycaster does)",
-                    ));
-                }
-                Shape::Compound(_) => {
-                    return Err(InputError::new(
-                        format!("shapes[{i}]"),
-                        "the GPU ray caster does not cast against compounds (CpuRaycaster does)",
-                    ));
-                }
-            };
-            let first_plane = tables.planes.len() as u32;
-            if let Shape::Hull(hull) = shape {
-                tables
-                    .planes
-                    .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
-            }
-            tables.shapes.push(GpuRayShape {
-                params,
-                kind,
-                first_plane,
-                plane_count: tables.planes.len() as u32 - first_plane,
-                _pad: 0,
-            });
+        for shape in shapes {
+            tables.push(shape);
         }
-        Ok(tables)
+        // Children after the caller's shapes, so a body's shape index is its table index.
+        for (i, shape) in shapes.iter().enumerate() {
+            if let Shape::Compound(compound) = shape {
+                tables.shapes[i].first = tables.children.len() as u32;
+                tables.shapes[i].count = compound.children().len() as u32;
+                for child in compound.children() {
+                    tables.children.push(GpuCompoundChild {
+                        rotation: child.pose.rotation.to_array(),
+                        translation: child.pose.translation.to_array(),
+                        shape: tables.shapes.len() as u32,
+                    });
+                    tables.push(&child.shape);
+                }
+            }
+        }
+        tables
+    }
+
+    /// True when a shape is a mesh or a compound: the kernel then binds their tables.
+    pub fn has_complex(&self) -> bool {
+        self.shapes
+            .iter()
+            .any(|s| s.kind == SHAPE_TRIMESH || s.kind == SHAPE_COMPOUND)
+    }
+
+    /// Appends the entry of `shape` (a compound's children come later, see [`Self::new`]).
+    fn push(&mut self, shape: &Shape) {
+        let (kind, params) = match shape {
+            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+            Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
+            Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
+            Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),
+            Shape::Cylinder(c) => (SHAPE_CYLINDER, [c.half_height(), c.radius(), 0.0, 0.0]),
+            Shape::HalfSpace(h) => (SHAPE_HALF_SPACE, h.normal.extend(h.offset).to_array()),
+            Shape::TriMesh(_) => (SHAPE_TRIMESH, [0.0; 4]),
+            Shape::Compound(_) => (SHAPE_COMPOUND, [0.0; 4]),
+        };
+        let (first, count) = match shape {
+            Shape::Hull(hull) => {
+                let first = self.planes.len() as u32;
+                self.planes
+                    .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
+                (first, hull.planes().len() as u32)
+            }
+            Shape::TriMesh(mesh) => {
+                let range = self.meshes.push(mesh);
+                (range.root, range.first_triangle)
+            }
+            _ => (0, 0),
+        };
+        self.shapes.push(GpuRayShape {
+            params,
+            kind,
+            first,
+            count,
+            _pad: 0,
+        });
     }
 }
 
@@ -153,8 +206,9 @@ pub struct GpuRayHit {
     pub distance: f32,
     /// Index of the body.
     pub body: u32,
-    /// Padding.
-    pub _pad0: u32,
+    /// Which part was hit: a mesh's triangle index, a compound's child index; 0 for other
+    /// shapes.
+    pub feature: u32,
     /// Padding.
     pub _pad1: u32,
     /// Padding.
@@ -195,3 +249,4 @@ const _: () = assert!(size_of::<GpuRay>() == 48);
 const _: () = assert!(size_of::<GpuRayShape>() == 32);
 const _: () = assert!(size_of::<GpuRayHit>() == 32);
 const _: () = assert!(size_of::<GpuRayCount>() == 8);
+const _: () = assert!(size_of::<GpuCompoundChild>() == 32);

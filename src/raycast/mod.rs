@@ -10,8 +10,8 @@
 //!    which names the triangle; [`RayHit`] has no field for it); a compound at its nearest
 //!    child ([`cast_compound()`]).
 //! 4. The CPU batch ([`CpuRaycaster`], rayon) and the GPU batch ([`GpuRaycaster`]; WGSL twin
-//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray) return the same lists; the GPU ray
-//!    caster refuses shape lists with a triangle mesh or a compound. The resident
+//!    `shaders/raycast/raycast.wgsl`, steps 2–3 per ray; meshes and compounds in
+//!    `raycast_complex.wgsl`) return the same lists. The resident
 //!    API ([`GpuRaycaster::encode_resident`]) builds the BVH on the GPU from bodies already
 //!    there and leaves the hits there.
 //!

@@ -14,13 +14,16 @@
 use glam::{Vec3, Vec4};
 
 use crate::bvh::BvhNode;
+use crate::gpu::mesh_layout::{GpuMeshNode, MESH_LEAF_BIT};
 
 /// Most triangles in a leaf (one lane each).
 const LEAF_TRIANGLES: usize = 4;
 
 /// Traversal stack entries: a median split of at most 2^32 triangles is at most 32 binary levels
-/// deep (16 four-wide), and the walk holds at most three entries per level plus one.
-const STACK_SIZE: usize = 64;
+/// deep (16 four-wide), and the walk holds at most three entries per level plus one. The GPU's
+/// walk uses the same ([`crate::gpu::mesh_layout::MESH_STACK_SIZE`]).
+pub const TRIANGLE_BVH_STACK_SIZE: usize = 64;
+const STACK_SIZE: usize = TRIANGLE_BVH_STACK_SIZE;
 
 /// A [`Node4`] child or stack entry naming a leaf (its index in [`TriangleBvh::leaves`]) rather
 /// than a node.
@@ -259,6 +262,39 @@ impl TriangleBvh {
     /// The root box (lower and upper corner): the extremes of every item's box.
     pub fn bounds(&self) -> (Vec3, Vec3) {
         self.bounds
+    }
+
+    /// The tree in its GPU form appended to `nodes`: the nodes, then the leaves, each lane's box
+    /// grown as [`Self::for_each_ray_candidate`] grows it, item `t` written as
+    /// `first_item + t`. Returns the root's entry (with [`MESH_LEAF_BIT`] for a leaf root).
+    pub(crate) fn append_gpu_nodes(&self, nodes: &mut Vec<GpuMeshNode>, first_item: u32) -> u32 {
+        let base = nodes.len() as u32;
+        let leaf_base = base + self.nodes.len() as u32;
+        let entry = |e: u32| {
+            if e & LEAF_BIT != 0 {
+                (leaf_base + (e & !LEAF_BIT)) | MESH_LEAF_BIT
+            } else {
+                base + e
+            }
+        };
+        let gpu_node = |boxes: &Boxes4, items: [u32; 4], item: &dyn Fn(u32) -> u32| {
+            let mut node = GpuMeshNode::EMPTY;
+            for (i, &it) in items.iter().enumerate() {
+                let (min, max) = boxes.lane(i);
+                if min.cmple(max).all() {
+                    let padded = BvhNode::padded(min, max);
+                    node.set(i, padded.min, padded.max, item(it));
+                }
+            }
+            node
+        };
+        nodes.extend(self.nodes.iter().map(|n| gpu_node(&n.boxes, n.children, &entry)));
+        nodes.extend(
+            self.leaves
+                .iter()
+                .map(|l| gpu_node(&l.boxes, l.triangles, &|t| first_item + t)),
+        );
+        entry(self.root)
     }
 
     /// Step 5: calls `visit` with every triangle whose box a ray (local origin, component-wise

@@ -25,7 +25,7 @@ use crate::hull::Plane;
 use crate::manifold::FeatureId;
 use crate::query::gjk::SupportMap;
 
-pub use bvh::TriangleBvh;
+pub use bvh::{TRIANGLE_BVH_STACK_SIZE, TriangleBvh};
 
 /// Most triangles a mesh may have: the triangle index takes 19 bits of a mesh contact's
 /// [`FeatureId`] ([`mesh_feature_id`]). Larger levels are split into several meshes.

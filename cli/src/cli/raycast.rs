@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use hullsat::raycast::json::{RayScene, parse_ray_scene_json, write_hits_json};
-use hullsat::{CpuRaycaster, GpuRaycaster, RayHit, Shape};
+use hullsat::{CpuRaycaster, GpuRaycaster, RayHit};
 
 use super::backend::{Backend, auto_casts_on_gpu, gpu_failed};
 use super::{CliError, output};
@@ -43,9 +43,8 @@ EXIT STATUS:
   it, reported as one line on stderr naming the JSON path (e.g. rays[3].direction). Nothing is
   written on failure. Under --backend auto, the CPU runs when the only adapter is a software one
   (such as lavapipe), and a GPU that cannot run is one note on stderr and the CPU runs instead;
-  under --backend gpu it is exit status 1. The GPU does not cast against triangle meshes or
-  compounds (\"trimesh\", \"compound\" shapes): --backend auto casts such scenes on the CPU,
-  --backend gpu refuses them (exit status 2, naming the shape). A compound is hit at its nearest
+  under --backend gpu it is exit status 1. Triangle meshes and compounds (\"trimesh\",
+  \"compound\" shapes) are cast on either backend. A compound is hit at its nearest
   child. Rays hit either face of a mesh triangle; the normal is the
   triangle's, turned toward the ray.";
 
@@ -78,18 +77,13 @@ pub(super) fn run(args: &RaycastArgs) -> Result<(), CliError> {
     output::write_text(args.out.as_deref(), &write_hits_json(&hits))
 }
 
-/// Casts the scene's rays on `backend`; `auto` takes the CPU on a software adapter or for a
-/// scene with a triangle mesh or a compound, and falls back to it, with one line on stderr, when the GPU
-/// cannot run.
+/// Casts the scene's rays on `backend`; `auto` takes the CPU on a software adapter, and falls
+/// back to it, with one line on stderr, when the GPU cannot run.
 fn cast_on(backend: Backend, scene: &RayScene, closest: bool) -> Result<Vec<Vec<RayHit>>, CliError> {
     let gpu = match backend {
         Backend::Cpu => false,
         Backend::Gpu => true,
-        // The GPU ray caster has no mesh or compound cast: auto casts such scenes on the CPU.
-        Backend::Auto => {
-            let cpu_only = |s: &Shape| matches!(s, Shape::TriMesh(_) | Shape::Compound(_));
-            !scene.shapes.iter().any(cpu_only) && auto_casts_on_gpu()?
-        }
+        Backend::Auto => auto_casts_on_gpu()?,
     };
     if gpu {
         match GpuRaycaster::new(&scene.shapes)
