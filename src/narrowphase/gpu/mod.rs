@@ -383,7 +383,7 @@ impl GpuNarrowphase {
     /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
     /// queue, so they take effect at the next submission: record one `encode_resident` per
     /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
-    /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
+    /// buffer without `STORAGE` usage, `max_pairs` 0 or beyond the pair buffer, a misaligned count
     /// offset); [`GpuError::Unsupported`] on a device without the clip kernel. A narrowphase
     /// whose shapes include a triangle mesh or a compound is refused ([`GpuError::Input`] at
     /// `shapes[i]`): their pairs are computed on the host, which a resident batch never

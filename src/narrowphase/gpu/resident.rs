@@ -68,7 +68,7 @@ pub struct ResidentBatch<'a> {
     pub pair_count: &'a wgpu::Buffer,
     /// Byte offset of the count in `pair_count` (a multiple of 4).
     pub pair_count_offset: u64,
-    /// Most pairs a call runs (a larger count is clamped): sizes the manifold list.
+    /// Most pairs a call runs (a larger count is clamped): sizes the manifold list; at least 1.
     pub max_pairs: u32,
     /// Speculative margin, length units (>= 0).
     pub margin: f32,
@@ -397,6 +397,12 @@ fn check_batch(batch: &ResidentBatch<'_>, max_binding: u64) -> Result<(), GpuErr
         max_binding,
         "max_storage_buffer_binding_size",
     )?;
+    if batch.max_pairs == 0 {
+        return Err(bad(
+            "max_pairs",
+            "must be at least 1 (it sizes the manifold list and the dispatches)".into(),
+        ));
+    }
     let pair_bytes = u64::from(batch.max_pairs) * PAIR_BYTES;
     if pair_bytes > batch.pairs.size() {
         return Err(bad(
