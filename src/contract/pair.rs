@@ -14,7 +14,7 @@ use crate::constants::{
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
-use crate::narrowphase::validate::{canonical, is_host_pair, is_mesh_pair, normalized, restore_pair_order};
+use crate::narrowphase::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
@@ -161,7 +161,7 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
-        if is_host_pair(self.a.0, self.b.0) {
+        if self.mesh_pair() {
             return host_pair_agreement(gpu, cpu);
         }
         let (g, c) = match (gpu, cpu) {
@@ -572,22 +572,20 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// The contract for a pair with a triangle mesh or a compound ([`is_host_pair`]): the GPU path
-/// computes it on the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
+/// The contract for a pair with a triangle mesh ([`is_mesh_pair`]): the GPU path computes it on
+/// the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
 fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
     match (gpu, cpu) {
         (None, None) => Ok(Agreement::NoContact),
         (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
         (Some(_), None) | (None, Some(_)) => Err(Disagreement {
             kind: DisagreementKind::Verdict,
-            detail: format!(
-                "a mesh or compound pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"
-            ),
+            detail: format!("a mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"),
         }),
         (Some(g), Some(c)) => Err(Disagreement {
             kind: DisagreementKind::Point,
             detail: format!(
-                "a mesh or compound pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
+                "a mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
             ),
         }),
     }

@@ -110,6 +110,11 @@ pub const MANIFOLD_HOST: u32 = 2;
 /// beyond the shape list (only a resident caller's unvalidated pairs can be; see
 /// `GpuNarrowphase::encode_resident`).
 pub const MANIFOLD_INVALID: u32 = 3;
+/// [`GpuManifold::status`]: a compound pair whose child pairs did not fit the call's sub-pair
+/// capacity (`GpuNarrowphase::set_compound_capacity`), not computed: count 0, `points[0]` x
+/// and y hold the call's total of child pairs and the capacity as u32 bits
+/// ([`GpuManifold::overflow`]). The host API returns [`crate::GpuError::CompoundCapacity`].
+pub const MANIFOLD_OVERFLOW: u32 = 4;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
 pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
@@ -184,6 +189,13 @@ impl GpuManifold {
             deepest_feature_b: 0,
             _pad: 0,
         }
+    }
+}
+
+impl GpuManifold {
+    /// For [`MANIFOLD_OVERFLOW`]: the call's total of child pairs and the capacity.
+    pub fn overflow(&self) -> (u32, u32) {
+        (self.points[0][0].to_bits(), self.points[0][1].to_bits())
     }
 }
 

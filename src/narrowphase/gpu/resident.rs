@@ -19,6 +19,7 @@
 use encase::ShaderType;
 
 use super::call_buffers::chunk_pairs;
+use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
@@ -40,7 +41,7 @@ pub const RESIDENT_WGSL: &str = concat!(
 );
 
 /// Bytes of one chunk's indirect dispatch arguments.
-const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
+pub(super) const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
 
 /// A batch whose bodies, pairs and pair count live in the caller's GPU buffers (on the
 /// narrowphase's device, each with [`wgpu::BufferUsages::STORAGE`]), for
@@ -132,27 +133,7 @@ impl ResidentState {
     pub fn new(context: &GpuContext) -> Result<Self, GpuError> {
         let device = context.device();
         let scopes = ErrorScopes::push(device);
-        let prepare_layout = bind_group_layout(
-            device,
-            "resident prepare",
-            &[
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: Some(GpuResidentSetup::min_size()),
-                },
-                storage(true),
-                storage(false),
-                storage(false),
-            ],
-        );
-        let prepare = compute_pipeline_with_gaps(
-            device,
-            "resident prepare",
-            "resident.wgsl",
-            RESIDENT_WGSL,
-            &[None, None, Some(&prepare_layout)],
-        );
+        let (prepare, prepare_layout) = prepare_kernel(device);
         let storage_usage = wgpu::BufferUsages::STORAGE;
         let state = ResidentState {
             prepare,
@@ -185,7 +166,9 @@ impl ResidentState {
         Ok(state)
     }
 
-    /// Records steps 2 and 3 into `encoder` after the host checks (step 1).
+    /// Records steps 2 and 3 into `encoder` after the host checks (step 1), then the compound
+    /// stage when the narrowphase has one.
+    #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -194,6 +177,7 @@ impl ResidentState {
         clip: &ClipKernel,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
+        compound: Option<&mut CompoundStage>,
     ) -> Result<ResidentManifolds, GpuError> {
         let limits = context.limits;
         check_batch(batch, limits.max_binding)?;
@@ -267,6 +251,19 @@ impl ResidentState {
                     pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);
                     pass.dispatch_workgroups_indirect(&self.dispatch.buffer, k * DISPATCH_BYTES);
                 }
+            }
+            if let Some(stage) = compound {
+                let caller = CallerPairs {
+                    bodies: batch.bodies,
+                    pairs: batch.pairs,
+                    params: &self.params.buffer,
+                    list: &self.list.buffer,
+                    chunk,
+                    pair_count: max_pairs,
+                    margin: batch.margin,
+                    indirect: Some(&self.dispatch.buffer),
+                };
+                stage.record(context, kernels, clip, geometry, encoder, caller)?;
             }
         }
         scopes.pop()?;
@@ -353,6 +350,33 @@ impl ResidentState {
             },
         ));
     }
+}
+
+/// The prepare kernel (resident.wgsl) and its group 2 layout, compiled on `device` inside the
+/// caller's error scopes (the resident API's and the compound stage's sub-pair dispatch).
+pub(super) fn prepare_kernel(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let layout = bind_group_layout(
+        device,
+        "resident prepare",
+        &[
+            wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: Some(GpuResidentSetup::min_size()),
+            },
+            storage(true),
+            storage(false),
+            storage(false),
+        ],
+    );
+    let pipeline = compute_pipeline_with_gaps(
+        device,
+        "resident prepare",
+        "resident.wgsl",
+        RESIDENT_WGSL,
+        &[None, None, Some(&layout)],
+    );
+    (pipeline, layout)
 }
 
 /// A bind group entry for the whole of `buffer`.
