@@ -18,7 +18,7 @@ use hullsat::{
     Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
     Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
 };
-use hullsat::{ContactPoint, FeatureId, GpuError, GpuRaycaster, Manifold};
+use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, GpuRaycaster, Manifold};
 use support::shapes::random_rotation;
 use support::{gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
 use wgpu::util::DeviceExt;
@@ -62,7 +62,7 @@ fn dumbbell() -> Compound {
     .unwrap()
 }
 
-/// An L of two boxes (a leg and a foot), the foot a turned cylinder's neighbour.
+/// An L of two boxes (a leg and a foot), a turned cylinder on the leg and a hull beside it.
 fn l_shape() -> Compound {
     Compound::new(vec![
         child(cuboid(0.25, 1.0, 0.5), Vec3::new(0.0, 0.75, 0.0), Quat::IDENTITY),
@@ -71,6 +71,11 @@ fn l_shape() -> Compound {
             Shape::Cylinder(Cylinder::new(0.2, 0.3).unwrap()),
             Vec3::new(0.0, 1.9, 0.0),
             Quat::from_rotation_x(0.7),
+        ),
+        child(
+            Shape::Hull(support::analytic::unit_box()),
+            Vec3::new(-0.4, 1.2, 0.0),
+            Quat::from_rotation_y(0.5),
         ),
     ])
     .unwrap()
@@ -504,7 +509,7 @@ fn resident_compound_pairs_are_listed_once_within_the_contract() {
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let device = gpu.device().clone();
     let storage = |contents: &[u8]| {
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: None,
@@ -527,28 +532,9 @@ fn resident_compound_pairs_are_listed_once_within_the_contract() {
         max_pairs: pairs.len() as u32,
         margin,
     };
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let out = gpu.encode_resident(&mut encoder, &batch).expect("encodes");
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: out.list.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
-    queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .expect("finishes");
-    let view = staging.get_mapped_range(..).expect("mapped");
-    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    let entries = read_resident(&mut gpu, &batch);
     let mut results: Vec<Option<Manifold>> = vec![None; pairs.len()];
-    for entry in view[MANIFOLD_LIST_HEAD as usize..]
-        .chunks_exact(size_of::<GpuManifold>())
-        .take(head.count as usize)
-    {
-        let raw: GpuManifold = bytemuck::pod_read_unaligned(entry);
+    for raw in entries {
         let pair = raw.pair as usize;
         assert!(results[pair].is_none(), "pair {pair} listed twice");
         // A pair the GPU left to the host: the caller's CPU computes it, as the host API does.
@@ -581,6 +567,45 @@ fn resident_compound_pairs_are_listed_once_within_the_contract() {
     let tally =
         compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
     assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
+    // Past the capacity: the compound pairs that did not fit are listed MANIFOLD_OVERFLOW with
+    // the true total, the others as before.
+    gpu.set_compound_capacity(2).unwrap();
+    let entries = read_resident(&mut gpu, &batch);
+    let overflowed: Vec<_> = entries
+        .iter()
+        .filter(|e| e.status == hullsat::narrowphase::gpu::layout::MANIFOLD_OVERFLOW)
+        .collect();
+    assert!(!overflowed.is_empty());
+    for entry in overflowed {
+        let (total, capacity) = entry.overflow();
+        assert!(total > capacity && capacity == 2, "{total} {capacity}");
+    }
+}
+
+/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
+fn read_resident(gpu: &mut GpuNarrowphase, batch: &ResidentBatch) -> Vec<GpuManifold> {
+    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out.list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
+    queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
 }
 
 #[test]

@@ -202,16 +202,57 @@ pub(crate) struct CompoundStage {
     kernels: std::sync::Arc<CompoundKernels>,
     compounds: wgpu::Buffer,
     parts: wgpu::Buffer,
-    capacity: u32,
-    sub_bodies: wgpu::Buffer,
-    sub_pairs: wgpu::Buffer,
-    sub_tags: wgpu::Buffer,
-    sub_results: wgpu::Buffer,
-    sub_manifolds: wgpu::Buffer,
+    sub: SubPairs,
     sub_params: wgpu::Buffer,
     sub_dispatch: wgpu::Buffer,
     setup: wgpu::Buffer,
     ranges: GrowBuffer,
+}
+
+/// The sub-pair buffers, `capacity` slots each.
+struct SubPairs {
+    capacity: u32,
+    /// Two virtual bodies per slot.
+    bodies: wgpu::Buffer,
+    /// `[2k, 2k + 1]` for slot k, written once.
+    pairs: wgpu::Buffer,
+    /// The child pair of each slot, `i << 8 | j`.
+    tags: wgpu::Buffer,
+    results: wgpu::Buffer,
+    /// A manifold list's head (unused), then one manifold per slot.
+    manifolds: wgpu::Buffer,
+}
+
+impl SubPairs {
+    /// The buffers of `capacity` slots on `context`'s device (inside the caller's error scopes).
+    fn new(context: &GpuContext, capacity: u32) -> Self {
+        let device = context.device();
+        let n = u64::from(capacity);
+        let storage = wgpu::BufferUsages::STORAGE;
+        let pairs = create_buffer(
+            device,
+            "compound sub-pairs",
+            n * PAIR_BYTES,
+            storage | wgpu::BufferUsages::COPY_DST,
+        );
+        let indices: Vec<[u32; 2]> = (0..capacity).map(|k| [2 * k, 2 * k + 1]).collect();
+        context
+            .queue()
+            .write_buffer(&pairs, 0, bytemuck::cast_slice(&indices));
+        SubPairs {
+            capacity,
+            bodies: create_buffer(device, "compound sub-bodies", 2 * n * BODY_BYTES, storage),
+            pairs,
+            tags: create_buffer(device, "compound sub-tags", n * 4, storage),
+            results: create_buffer(device, "compound sub-results", n * RESULT_BYTES, storage),
+            manifolds: create_buffer(
+                device,
+                "compound sub-manifolds",
+                MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES,
+                storage,
+            ),
+        }
+    }
 }
 
 impl CompoundStage {
@@ -241,16 +282,11 @@ impl CompoundStage {
         let capacity = DEFAULT_COMPOUND_CAPACITY.min(max_capacity(context));
         let storage = wgpu::BufferUsages::STORAGE;
         let small = |label, usage| create_buffer(device, label, PARAMS_STRIDE, usage);
-        let mut stage = CompoundStage {
+        let stage = CompoundStage {
             kernels: compound_kernels,
             compounds,
             parts,
-            capacity: 0,
-            sub_bodies: small("compound sub-bodies", storage),
-            sub_pairs: small("compound sub-pairs", storage),
-            sub_tags: small("compound sub-tags", storage),
-            sub_results: small("compound sub-results", storage),
-            sub_manifolds: small("compound sub-manifolds", storage),
+            sub: SubPairs::new(context, capacity),
             sub_params: small("compound sub-params", storage | wgpu::BufferUsages::UNIFORM),
             sub_dispatch: small("compound sub-dispatch", storage | wgpu::BufferUsages::INDIRECT),
             setup: create_buffer(
@@ -261,14 +297,13 @@ impl CompoundStage {
             ),
             ranges: GrowBuffer::new(device, "compound ranges", storage | wgpu::BufferUsages::COPY_DST),
         };
-        stage.allocate(context, capacity);
         scopes.pop()?;
         Ok(stage)
     }
 
     /// Sub-pair slots per call.
     pub fn capacity(&self) -> u32 {
-        self.capacity
+        self.sub.capacity
     }
 
     /// Sets the sub-pair slots per call (1 to one dispatch chunk), reallocating the buffers.
@@ -282,35 +317,8 @@ impl CompoundStage {
             .into());
         }
         let scopes = ErrorScopes::push(context.device());
-        self.allocate(context, capacity);
+        self.sub = SubPairs::new(context, capacity);
         scopes.pop()
-    }
-
-    /// The sub-pair buffers at `capacity` slots; the pairs `[2k, 2k + 1]` written once.
-    fn allocate(&mut self, context: &GpuContext, capacity: u32) {
-        let device = context.device();
-        let n = u64::from(capacity);
-        let storage = wgpu::BufferUsages::STORAGE;
-        self.sub_bodies = create_buffer(device, "compound sub-bodies", 2 * n * BODY_BYTES, storage);
-        self.sub_pairs = create_buffer(
-            device,
-            "compound sub-pairs",
-            n * PAIR_BYTES,
-            storage | wgpu::BufferUsages::COPY_DST,
-        );
-        let pairs: Vec<[u32; 2]> = (0..capacity).map(|k| [2 * k, 2 * k + 1]).collect();
-        context
-            .queue()
-            .write_buffer(&self.sub_pairs, 0, bytemuck::cast_slice(&pairs));
-        self.sub_tags = create_buffer(device, "compound sub-tags", n * 4, storage);
-        self.sub_results = create_buffer(device, "compound sub-results", n * RESULT_BYTES, storage);
-        self.sub_manifolds = create_buffer(
-            device,
-            "compound sub-manifolds",
-            MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES,
-            storage,
-        );
-        self.capacity = capacity;
     }
 
     /// Steps 1 to 4 into `encoder`, after the clip kernel of the same call (see the module
@@ -336,16 +344,16 @@ impl CompoundStage {
         self.ranges.reserve(device, ranges_bytes, limits.max_binding);
         let setup = GpuResidentSetup {
             margin: caller.margin,
-            max_pairs: self.capacity,
+            max_pairs: self.sub.capacity,
             count_index: 0,
-            chunk_pairs: self.capacity,
+            chunk_pairs: self.sub.capacity,
             chunks: 1,
         };
         context
             .queue()
             .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
         encoder.clear_buffer(&self.ranges.buffer, 0, Some(COMPOUND_RANGES_HEAD));
-        let n = u64::from(self.capacity);
+        let (sub, n) = (&self.sub, u64::from(self.sub.capacity));
         let k = &self.kernels;
         let group = |label: &str, layout: &wgpu::BindGroupLayout, entries: &[wgpu::BindGroupEntry]| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -355,23 +363,23 @@ impl CompoundStage {
             })
         };
         let ranges = binding(6, &self.ranges.buffer, 0, ranges_bytes);
-        let tags = binding(7, &self.sub_tags, 0, n * 4);
+        let tags = binding(7, &sub.tags, 0, n * 4);
         let params = |index: u32, buffer| binding(index, buffer, 0, GpuParams::min_size().get());
         let sub_call = [
-            binding(0, &self.sub_bodies, 0, 2 * n * BODY_BYTES),
-            binding(1, &self.sub_pairs, 0, n * PAIR_BYTES),
-            binding(2, &self.sub_results, 0, n * RESULT_BYTES),
+            binding(0, &sub.bodies, 0, 2 * n * BODY_BYTES),
+            binding(1, &sub.pairs, 0, n * PAIR_BYTES),
+            binding(2, &sub.results, 0, n * RESULT_BYTES),
             params(3, &self.sub_params),
         ];
-        let sub_manifolds = binding(4, &self.sub_manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES);
+        let sub_manifolds = binding(4, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES);
         let expand_group = group(
             "compound expand",
             &k.expand_layout,
             &[
                 binding(0, &self.compounds, 0, self.compounds.size()),
                 binding(1, &self.parts, 0, self.parts.size()),
-                binding(2, &self.sub_bodies, 0, 2 * n * BODY_BYTES),
-                binding(3, &self.sub_tags, 0, n * 4),
+                binding(2, &sub.bodies, 0, 2 * n * BODY_BYTES),
+                binding(3, &sub.tags, 0, n * 4),
                 binding(4, &self.ranges.buffer, 0, ranges_bytes),
             ],
         );
@@ -395,7 +403,7 @@ impl CompoundStage {
             &[
                 params(3, caller.params),
                 binding(4, caller.list, 0, caller.list.size().min(limits.max_binding)),
-                binding(5, &self.sub_manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES),
+                binding(5, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES),
                 ranges,
                 tags,
             ],
