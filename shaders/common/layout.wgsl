@@ -69,7 +69,7 @@ struct GpuManifold {
     ids: array<u32, 4>,
     // Valid points (1 to 4 when status is MANIFOLD_CLIPPED).
     count: u32,
-    // MANIFOLD_CLIPPED, MANIFOLD_HOST or MANIFOLD_INVALID.
+    // MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_INVALID or MANIFOLD_OVERFLOW.
     status: u32,
     // Index of the pair in the dispatch (the caller's pair buffer for a resident call).
     pair: u32,

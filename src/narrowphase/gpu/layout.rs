@@ -58,8 +58,9 @@ pub const SHAPE_HALF_SPACE: u32 = 4;
 /// `GpuShape::kind`: a triangle mesh: no geometry on the device, its pairs always finished on
 /// the host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
 pub const SHAPE_TRIMESH: u32 = 5;
-/// `GpuShape::kind`: a compound: no geometry on the device, its pairs always finished on the
-/// host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
+/// `GpuShape::kind`: a compound: no geometry of its own (its children are shapes of the table,
+/// after the narrowphase's); the clip kernel skips its pairs, which the compound stage merges
+/// and lists; must match geometry.wgsl.
 pub const SHAPE_COMPOUND: u32 = 6;
 
 /// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
@@ -102,8 +103,9 @@ pub const MANIFOLD_SEPARATED: u32 = 0;
 pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
 /// beyond [`MAX_GPU_CLIP_VERTICES`] on the SAT's axis or the deepest one, a deepest edge-pair
-/// axis that came out parallel when formed again, or a hull pair apart within the margin whose
-/// f32 GJK direction is too uncertain).
+/// axis that came out parallel when formed again, a hull pair apart within the margin whose
+/// f32 GJK direction is too uncertain; a compound pair with such a child pair, or whose merge
+/// gathers more than [`MAX_GPU_CLIP_VERTICES`] points).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
@@ -136,8 +138,8 @@ pub struct GpuManifold {
     pub ids: [u32; 4],
     /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
     pub count: u32,
-    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`] or [`MANIFOLD_INVALID`] ([`MANIFOLD_SEPARATED`]
-    /// pairs are not stored in the compact list).
+    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`], [`MANIFOLD_INVALID`] or [`MANIFOLD_OVERFLOW`]
+    /// ([`MANIFOLD_SEPARATED`] pairs are not stored in the compact list).
     pub status: u32,
     /// Index of the pair in the whole dispatch (a host round, or the pair buffer of a resident
     /// call): the manifold list is compacted, in no particular order, so this says which pair

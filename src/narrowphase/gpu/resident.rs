@@ -82,9 +82,12 @@ pub struct ResidentBatch<'a> {
 /// [`super::LAYOUT_WGSL`] (prepend it; it documents every field): `status` is
 /// `MANIFOLD_CLIPPED` (1 to 4 points), `MANIFOLD_HOST` (not finished on the GPU, count 0; see
 /// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
-/// together, loops cut short by a software driver) or `MANIFOLD_INVALID` (a body or shape index
-/// out of range, or a body paired with itself: not computed); `pair` indexes the caller's pair
-/// buffer, whose `.x` is A.
+/// together, loops cut short by a software driver, a compound pair one of whose child pairs is
+/// such), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
+/// itself: not computed) or `MANIFOLD_OVERFLOW` (a compound
+/// pair whose child pairs passed the narrowphase's `compound_capacity`: not computed; see
+/// [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose `.x`
+/// is A. A compound pair is listed once, merged from its child pairs as the CPU does.
 ///
 /// A consumer moves points to the world with A's pose (`quat_rotate(q_a, p) + translation_hi +
 /// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
