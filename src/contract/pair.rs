@@ -99,6 +99,11 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
+    /// True when either body is a compound.
+    fn compound_pair(&self) -> bool {
+        matches!(self.a.0, Shape::Compound(_)) || matches!(self.b.0, Shape::Compound(_))
+    }
+
     /// True when either body is a triangle mesh ([`is_mesh_pair`]).
     pub(super) fn mesh_pair(&self) -> bool {
         is_mesh_pair(self.a.0, self.b.0)
@@ -305,9 +310,26 @@ impl<'a> PairGeometry<'a> {
                     })
                     .map(|q| q.id)
             };
+            // A compound pair's point of the same child pair at the same place under another
+            // child feature: the tie rules above read the bodies' own features, not a child's
+            // (its id keeps the feature modulo 256), so that child pair's tie is accepted here.
+            let child_renamed = || {
+                r.points()
+                    .iter()
+                    .find(|q| {
+                        self.compound_pair()
+                            && !g.points().iter().any(|o| o.id == q.id)
+                            && !accounted.contains(&q.id)
+                            && same_children(p.id, q.id)
+                            && p.position.distance(q.position) as f32 <= tolerance
+                            && (p.depth - q.depth).abs() <= tolerance
+                    })
+                    .map(|q| q.id)
+            };
             let tied = support_tie(self.posed(), g, r, p, self.tolerance)
                 .or_else(|| vertex_tie(self.posed(), g, r, p, tolerance + self.tolerance))
-                .or_else(renamed);
+                .or_else(renamed)
+                .or_else(child_renamed);
             if let Some(id) = tied {
                 accounted.push(id);
                 found = Found::Tie;
@@ -589,6 +611,12 @@ fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result
             ),
         }),
     }
+}
+
+/// True when two compound ids ([`crate::compound::compound_feature_id`]) have the same kind and
+/// name the same children (bits 8 and up of each field).
+fn same_children(a: FeatureId, b: FeatureId) -> bool {
+    a.kind() == b.kind() && a.high() >> 8 == b.high() >> 8 && a.low() >> 8 == b.low() >> 8
 }
 
 /// True when both manifolds name the same set of point ids.
