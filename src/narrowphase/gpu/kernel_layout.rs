@@ -375,3 +375,61 @@ fn part(shape: u32, pose: Isometry, (min, max): (glam::Vec3, glam::Vec3)) -> Gpu
         ..GpuCompoundPart::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::compound::{Compound, CompoundChild};
+    use crate::shape::{Cuboid, HalfSpace, Sphere};
+
+    #[test]
+    fn compound_children_follow_the_shapes_and_every_shape_has_its_parts() {
+        let sphere = Shape::Sphere(Sphere::new(0.5).unwrap());
+        let cuboid = Shape::Cuboid(Cuboid::new(Vec3::new(1.0, 0.5, 0.25)).unwrap());
+        let pose = Isometry::new(Vec3::new(2.0, 0.0, 0.0), Quat::from_rotation_z(0.5));
+        let compound = Compound::new(vec![
+            CompoundChild {
+                shape: cuboid.clone(),
+                pose,
+            },
+            CompoundChild {
+                shape: sphere.clone(),
+                pose: Isometry::IDENTITY,
+            },
+        ])
+        .unwrap();
+        let ground = Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap());
+        let shapes = [sphere, Shape::from(compound.clone()), ground];
+        let tables = HullTables::new(&shapes);
+        // The three shapes, then the compound's two children.
+        assert_eq!(tables.shapes.len(), 5);
+        assert_eq!(
+            [tables.shapes[3].kind, tables.shapes[4].kind],
+            [SHAPE_BOX, SHAPE_SPHERE]
+        );
+        assert_eq!(tables.shapes[1].kind, SHAPE_COMPOUND);
+        assert!(tables.has_compounds());
+        // One record per shape given: a single part for the sphere and the half-space.
+        let flags: Vec<u32> = tables.compounds.iter().map(|c| c.flags).collect();
+        assert_eq!(
+            flags,
+            [COMPOUND_SPHERE, COMPOUND_IS_COMPOUND, COMPOUND_HALF_SPACE]
+        );
+        let counts: Vec<u32> = tables.compounds.iter().map(|c| c.part_count).collect();
+        assert_eq!(counts, [1, 2, 1]);
+        let part = |shape: usize, i: u32| tables.parts[(tables.compounds[shape].first_part + i) as usize];
+        assert_eq!(part(0, 0).shape, 0);
+        assert_eq!(part(0, 0).box_max, [0.5; 3]);
+        let child = part(1, 0);
+        assert_eq!(child.shape, 3);
+        assert_eq!(child.translation, pose.translation.to_array());
+        assert_eq!(child.rotation, pose.rotation.to_array());
+        let (min, max) = compound.child_aabb(0);
+        assert_eq!((child.box_min, child.box_max), (min.to_array(), max.to_array()));
+        assert_eq!(part(1, 1).shape, 4);
+        assert_eq!(part(2, 0).shape, 2);
+        assert_eq!(tables.compounds[1].size, compound.size());
+    }
+}
