@@ -67,9 +67,9 @@ pub use timings::GpuTimings;
 ///   frame and lists only the pairs that are not separated; the host reads back about 140
 ///   bytes per pair in contact (112 each plus headroom) and only moves points to world space.
 ///   The host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is
-///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules and
-///   half-spaces run on the GPU too; the few pairs the kernel cannot finish (see the module
-///   docs, step 5) take the CPU path.
+///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules,
+///   half-spaces and compounds run on the GPU too; the few pairs the kernels cannot finish (see
+///   the module docs, step 5) take the CPU path.
 /// - `Cpu`: the kernel's 48-byte SAT results are read back for every pair and clipped on all
 ///   CPU threads ([`manifold_from_sat`](crate::contact::manifold_from_sat)). Fewer bytes cross the bus when more than about a
 ///   third of the pairs touch; it can win on a many-core host with a slow link, and it is the
