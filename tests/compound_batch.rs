@@ -1,7 +1,8 @@
 //! Compounds in the batch: the door, compound pairs with every
 //! other kind in either order and either given order on every CPU entry point, broadphase boxes
-//! and pairs, bounding spheres, CPU ray casts, and the GPU path (compound pairs finished on the
-//! host, judged by the GPU = CPU contract; the resident API refuses them).
+//! and pairs, bounding spheres, CPU ray casts, and the GPU path (compound pairs expanded, clipped
+//! and merged on the GPU in the host and resident APIs, judged by the GPU = CPU contract; the
+//! sub-pair capacity's overflow).
 
 mod support;
 
@@ -11,12 +12,16 @@ use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
+use hullsat::narrowphase::gpu::layout::{GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
 use hullsat::{
     Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
     Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
 };
+use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, GpuRaycaster, Manifold};
 use support::shapes::random_rotation;
-use support::{assert_gpu_refuses_first_shape, gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
+use support::{gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
+use wgpu::util::DeviceExt;
 
 /// Shape indices of [`shapes`].
 const DUMBBELL: u32 = 0;
@@ -57,7 +62,7 @@ fn dumbbell() -> Compound {
     .unwrap()
 }
 
-/// An L of two boxes (a leg and a foot), the foot a turned cylinder's neighbour.
+/// An L of two boxes (a leg and a foot), a turned cylinder on the leg and a hull beside it.
 fn l_shape() -> Compound {
     Compound::new(vec![
         child(cuboid(0.25, 1.0, 0.5), Vec3::new(0.0, 0.75, 0.0), Quat::IDENTITY),
@@ -66,6 +71,11 @@ fn l_shape() -> Compound {
             Shape::Cylinder(Cylinder::new(0.2, 0.3).unwrap()),
             Vec3::new(0.0, 1.9, 0.0),
             Quat::from_rotation_x(0.7),
+        ),
+        child(
+            Shape::Hull(support::analytic::unit_box()),
+            Vec3::new(-0.4, 1.2, 0.0),
+            Quat::from_rotation_y(0.5),
         ),
     ])
     .unwrap()
@@ -370,48 +380,231 @@ fn rays_hit_the_nearest_child() {
     }
 }
 
+/// `bodies` moved by `offset` (length units), the ground with them.
+fn shifted(bodies: &[Body], offset: DVec3) -> Vec<Body> {
+    bodies
+        .iter()
+        .map(|b| Body {
+            shape: b.shape,
+            pose: Pose::new(b.pose.translation + offset, b.pose.rotation),
+        })
+        .collect()
+}
+
 #[test]
-fn gpu_compound_pairs_are_finished_on_the_host_within_the_contract() {
+fn gpu_compound_pairs_agree_with_the_cpu_within_the_contract() {
     let shapes = shapes();
-    let bodies = bodies(24, 7);
-    let mut pairs = compound_pairs(&shapes, &bodies);
+    let near = bodies(24, 7);
+    let mut pairs = compound_pairs(&shapes, &near);
     let compound = pairs.len();
-    // Convex pairs too, so the kernels run beside the host's compound pairs.
-    pairs.extend((2..bodies.len() as u32 - 1).map(|b| [b, b + 1]));
-    pairs.extend((2..bodies.len() as u32).map(|b| [b, 0]));
+    // Convex pairs too, so the clip kernel and the merge share the list.
+    pairs.extend((2..near.len() as u32 - 1).map(|b| [b, b + 1]));
+    pairs.extend((2..near.len() as u32).map(|b| [b, 0]));
     let margin = 0.05;
-    let cpu = CpuNarrowphase::new(&shapes)
-        .collide(&bodies, &pairs, margin)
-        .unwrap();
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    for clipping in [
-        hullsat::narrowphase::gpu::Clipping::Gpu,
-        hullsat::narrowphase::gpu::Clipping::Cpu,
-    ] {
-        if gpu.set_clipping(clipping).is_err() {
-            continue;
-        }
-        let results = gpu.collide(&bodies, &pairs, margin).unwrap();
-        let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
-            .unwrap_or_else(|e| panic!("{clipping:?}: {e}"));
-        assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
-        // Compound pairs are the CPU's bit for bit.
-        assert_eq!(results[..compound], cpu[..compound], "{clipping:?}");
-        if clipping == hullsat::narrowphase::gpu::Clipping::Gpu {
-            assert!(gpu.timings().host_pairs >= compound, "{:?}", gpu.timings());
+    // Near the origin, and far from it (the split translations keep the child poses exact).
+    for offset in [DVec3::ZERO, DVec3::new(3.0e4, -2.0e4, 5.0e4)] {
+        let bodies = shifted(&near, offset);
+        let cpu = CpuNarrowphase::new(&shapes)
+            .collide(&bodies, &pairs, margin)
+            .unwrap();
+        for clipping in [Clipping::Gpu, Clipping::Cpu] {
+            if gpu.set_clipping(clipping).is_err() {
+                continue;
+            }
+            let results = gpu.collide(&bodies, &pairs, margin).unwrap();
+            let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
+                .unwrap_or_else(|e| panic!("{clipping:?} at {offset}: {e}"));
+            let touching = cpu[..compound].iter().flatten().count();
+            assert!(
+                touching > compound / 8,
+                "{touching} of {compound} compound pairs touch"
+            );
+            assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
+            if clipping == Clipping::Gpu {
+                // Only the pairs the GPU left to the host count (llvmpipe's loop budget, big
+                // faces); most compound pairs are the GPU's.
+                let host = gpu.timings().host_pairs;
+                assert!(host < touching / 2, "{host} host pairs of {touching}");
+            }
         }
     }
 }
 
 #[test]
-fn gpu_refusals_name_the_compound_shape() {
+fn a_call_past_the_compound_capacity_fails_naming_the_count() {
+    let shapes = shapes();
+    let bodies = bodies(24, 7);
+    let pairs = compound_pairs(&shapes, &bodies);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    if gpu.clipping() != Clipping::Gpu {
+        return;
+    }
+    assert!(gpu.compound_capacity() > 0);
+    assert!(matches!(gpu.set_compound_capacity(0), Err(GpuError::Input(_))));
+    gpu.set_compound_capacity(4).unwrap();
+    match gpu.collide(&bodies, &pairs, 0.05) {
+        Err(GpuError::CompoundCapacity { capacity, count }) => {
+            assert_eq!(capacity, 4);
+            assert!(count > capacity, "{count}");
+        }
+        other => panic!("expected the capacity error, got {other:?}"),
+    }
+    gpu.set_compound_capacity(1 << 12).unwrap();
+    let cpu = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &pairs, 0.05)
+        .unwrap();
+    let results = gpu.collide(&bodies, &pairs, 0.05).unwrap();
+    compare_batch(&shapes, &bodies, &pairs, 0.05, &results, &cpu).unwrap();
+}
+
+#[test]
+fn resident_compound_pairs_are_listed_once_within_the_contract() {
+    // No terrain: the resident API refuses meshes.
     let shapes: Vec<Shape> = shapes()
         .into_iter()
-        .filter(|s| s.as_trimesh().is_none())
+        .map(|s| match s.as_trimesh() {
+            Some(_) => sphere(0.3),
+            None => s,
+        })
         .collect();
-    assert_gpu_refuses_first_shape(&shapes, "compounds");
+    let mut bodies = bodies(24, 9);
+    bodies[1].pose = Pose::new(DVec3::new(0.0, 0.5, 0.0), Quat::IDENTITY);
+    // Every pair, as given (A = x), lower index first, so the CPU computes the same order.
+    let n = bodies.len() as u32;
+    let pairs: Vec<[u32; 2]> = (0..n).flat_map(|a| (a + 1..n).map(move |b| [a, b])).collect();
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    // One dispatch chunk, then chunks of 256 pairs (the expansion and the merge run per chunk
+    // over windows of the caller's pairs; the sub-pair capacity is then 256).
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: 4,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = support::device_or_skip(limits) else {
+        return;
+    };
+    let chunked = GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
+    assert!(pairs.len() > 256 && chunked.compound_capacity() == 256);
+    for gpu in [gpu, chunked] {
+        resident_scene_within_the_contract(gpu, &shapes, &bodies, &pairs);
+    }
+}
+
+/// The resident API on `pairs` of `bodies` against the CPU, and the host API; then, past a
+/// capacity of 2, the compound pairs that do not fit listed `MANIFOLD_OVERFLOW`.
+fn resident_scene_within_the_contract(
+    mut gpu: GpuNarrowphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+) {
+    let device = gpu.device().clone();
+    let storage = |contents: &[u8]| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        })
+    };
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let (body_buffer, pair_buffer) = (
+        storage(bytemuck::cast_slice(&gpu_bodies)),
+        storage(bytemuck::cast_slice(&pairs)),
+    );
+    let count_buffer = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
+    let margin = 0.05;
+    let batch = ResidentBatch {
+        bodies: &body_buffer,
+        pairs: &pair_buffer,
+        pair_count: &count_buffer,
+        pair_count_offset: 0,
+        max_pairs: pairs.len() as u32,
+        margin,
+    };
+    let entries = read_resident(&mut gpu, &batch);
+    let mut results: Vec<Option<Manifold>> = vec![None; pairs.len()];
+    for raw in entries {
+        let pair = raw.pair as usize;
+        assert!(results[pair].is_none(), "pair {pair} listed twice");
+        // A pair the GPU left to the host: the caller's CPU computes it, as the host API does.
+        let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
+        results[pair] = match raw.status {
+            hullsat::narrowphase::gpu::layout::MANIFOLD_CLIPPED => {
+                let mut m = Manifold::new(raw.normal.into(), raw.separation);
+                for (p, &id) in raw.points.iter().zip(&raw.ids).take(raw.count as usize) {
+                    m.push(ContactPoint {
+                        position: Vec3::new(p[0], p[1], p[2]).as_dvec3(),
+                        depth: p[3],
+                        id: FeatureId(id),
+                    });
+                }
+                Some(m.to_world(&a.pose))
+            }
+            hullsat::narrowphase::gpu::layout::MANIFOLD_HOST => collide_shapes(
+                &shapes[a.shape as usize],
+                &a.pose,
+                &shapes[b.shape as usize],
+                &b.pose,
+                margin,
+            ),
+            status => panic!("pair {pair}: status {status}"),
+        };
+    }
+    let cpu = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &pairs, margin)
+        .unwrap();
+    let tally =
+        compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
+    assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
+    // The host API on the same narrowphase (its rounds run the same chunks, dispatched directly).
+    let host = gpu.collide(bodies, pairs, margin).unwrap();
+    compare_batch(shapes, bodies, pairs, margin, &host, &cpu).unwrap_or_else(|e| panic!("host API: {e}"));
+    // Past the capacity: the compound pairs that did not fit are listed MANIFOLD_OVERFLOW with
+    // the true total, the others as before.
+    gpu.set_compound_capacity(2).unwrap();
+    let entries = read_resident(&mut gpu, &batch);
+    let overflowed: Vec<_> = entries
+        .iter()
+        .filter(|e| e.status == hullsat::narrowphase::gpu::layout::MANIFOLD_OVERFLOW)
+        .collect();
+    assert!(!overflowed.is_empty());
+    for entry in overflowed {
+        let (total, capacity) = entry.overflow();
+        assert!(total > capacity && capacity == 2, "{total} {capacity}");
+    }
+}
+
+/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
+fn read_resident(gpu: &mut GpuNarrowphase, batch: &ResidentBatch) -> Vec<GpuManifold> {
+    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out.list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
+    queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
 }
 
 #[test]
@@ -428,4 +621,78 @@ fn the_gpu_broadphase_lists_every_cpu_compound_pair() {
         .filter(|p| p.iter().any(|&b| is_compound(&shapes, &bodies[b as usize])))
         .count();
     assert!(compound_pairs > 20, "{compound_pairs}");
+}
+
+/// A compound of 2 to 5 random children of every convex kind (12-point hulls, boxes, spheres,
+/// capsules, cylinders of sizes 0.2 to 0.6) at random local poses within ±1.
+fn random_compound(rng: &mut rand_pcg::Pcg64) -> Compound {
+    use rand::RngExt;
+    let count = rng.random_range(2..=5);
+    let children = (0..count)
+        .map(|k| {
+            let size: f32 = rng.random_range(0.2..0.6);
+            let shape = match (k + rng.random_range(0..5)) % 5 {
+                0 => loop {
+                    let points = support::shapes::random_hull_points(rng, 12, Vec3::splat(size));
+                    if let Ok(hull) = hullsat::ConvexHull::from_points(&points) {
+                        break Shape::Hull(hull);
+                    }
+                },
+                1 => cuboid(size, 0.7 * size, 0.5 * size),
+                2 => sphere(size),
+                3 => Shape::Capsule(Capsule::new(size, 0.5 * size).unwrap()),
+                _ => Shape::Cylinder(Cylinder::new(size, 0.6 * size).unwrap()),
+            };
+            child(shape, support::random_vec3(rng, 1.0), random_rotation(rng))
+        })
+        .collect();
+    Compound::new(children).unwrap()
+}
+
+#[test]
+fn random_compound_scenes_agree_with_the_cpu_within_the_contract() {
+    for seed in [0xc0b0, 2] {
+        let mut rng = seeded_rng(seed);
+        let mut shapes: Vec<Shape> = (0..4).map(|_| Shape::from(random_compound(&mut rng))).collect();
+        shapes.extend([
+            Shape::HalfSpace(HalfSpace::new(Vec3::Y, -1.5).unwrap()),
+            sphere(0.5),
+            cuboid(0.6, 0.4, 0.5),
+            support::shapes::random_shape(&mut rng, support::shapes::Family::Hull),
+        ]);
+        let Some(mut gpu) = gpu_or_skip(&shapes) else {
+            return;
+        };
+        let near: Vec<Body> = std::iter::once(Body {
+            shape: 4,
+            pose: Pose::IDENTITY,
+        })
+        .chain((0..28).map(|i| Body {
+            shape: [0, 1, 2, 3, 5, 6, 7][i % 7],
+            pose: Pose::new(
+                support::random_vec3(&mut rng, 1.6).as_dvec3(),
+                random_rotation(&mut rng),
+            ),
+        }))
+        .collect();
+        let pairs = compound_pairs(&shapes, &near);
+        let margin = 0.05;
+        for offset in [DVec3::ZERO, DVec3::new(-4.0e4, 1.0e4, 2.0e4)] {
+            let bodies = shifted(&near, offset);
+            let cpu = CpuNarrowphase::new(&shapes)
+                .collide(&bodies, &pairs, margin)
+                .unwrap();
+            let results = gpu.collide(&bodies, &pairs, margin).unwrap();
+            let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
+                .unwrap_or_else(|e| panic!("at {offset}: {e}"));
+            assert!(tally.cpu_manifolds > pairs.len() / 16, "{tally:?}");
+            // Pairs the GPU leaves to the host are few (child pairs left to it, merges beyond 32
+            // points, llvmpipe's loop budget): 0 to 10 of 600 over six seeds on lavapipe.
+            let host = gpu.timings().host_pairs;
+            assert!(
+                host < tally.gpu_manifolds / 4,
+                "seed {seed}: {host} host pairs, {tally:?}"
+            );
+        }
+    }
 }

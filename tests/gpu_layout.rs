@@ -5,23 +5,29 @@ use hullsat::FeatureId;
 use hullsat::broadphase::gpu::BROADPHASE_WGSL;
 use hullsat::constants::{
     AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, CAPSULE_PARALLEL_SINE, CLOSEST_FEATURE_COSINE,
-    CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE,
-    GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR, INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+    COMPOUND_AABB_PADDING, COMPOUND_MERGE_DEGREES, CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS,
+    GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE, GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR,
+    INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
 };
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
 use hullsat::internals::{BVH_BUILD_WGSL, RADIX_SORT_WGSL};
 use hullsat::internals::{
-    COOP_EDGE_PAIRS, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE, SAT_BOUND_SLACK,
-    SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
+    COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound,
+    GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE,
+    SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
 };
 use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
     GpuSatResult, INCOMPLETE_BIT, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
-    MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND,
-    SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
+    MANIFOLD_OVERFLOW, MANIFOLD_SEPARATED, MAX_GPU_CLIP_VERTICES, SEPARATED_BIT, SHAPE_BOX, SHAPE_CAPSULE,
+    SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
-use hullsat::narrowphase::gpu::{CLIP_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
+use hullsat::narrowphase::gpu::{
+    CLIP_WGSL, COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL,
+    SAT_WGSL,
+};
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 
 mod support;
@@ -54,9 +60,11 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 10] = [
+const SOURCES: [(&str, &str); 12] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
+    ("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
+    ("COMPOUND_MERGE_WGSL", COMPOUND_MERGE_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
@@ -297,6 +305,39 @@ fn kernel_structs_have_the_rust_layout() {
     assert_same_layout(&module, "GpuEdge", rust_layout!(GpuEdge { v0, v1, f0, f1 }));
     assert_same_layout(
         &module,
+        "GpuCompound",
+        rust_layout!(GpuCompound {
+            first_part,
+            part_count,
+            flags,
+            size
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuCompoundPart",
+        rust_layout!(GpuCompoundPart {
+            rotation,
+            translation,
+            shape,
+            box_min,
+            _pad0,
+            box_max,
+            _pad1
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuCompoundRange",
+        rust_layout!(GpuCompoundRange {
+            first,
+            count,
+            flags,
+            size
+        }),
+    );
+    assert_same_layout(
+        &module,
         "GpuParams",
         encase_layout!(GpuParams {
             margin,
@@ -354,8 +395,23 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("SHAPE_TRIMESH", U32(SHAPE_TRIMESH)),
         ("SHAPE_COMPOUND", U32(SHAPE_COMPOUND)),
         ("F32_MAX", F32(f32::MAX)),
+        ("COMPOUND_IS_COMPOUND", U32(COMPOUND_IS_COMPOUND)),
+        ("COMPOUND_SPHERE", U32(COMPOUND_SPHERE)),
+        ("COMPOUND_HALF_SPACE", U32(COMPOUND_HALF_SPACE)),
+        ("COMPOUND_RANGE_LISTED", U32(COMPOUND_RANGE_LISTED)),
+        ("COMPOUND_RANGE_SINGLE", U32(COMPOUND_RANGE_SINGLE)),
+        ("COMPOUND_RANGE_OVERFLOW", U32(COMPOUND_RANGE_OVERFLOW)),
+        ("COMPOUND_RANGE_HOST", U32(COMPOUND_RANGE_HOST)),
     ];
     assert_consts(&module, &expected);
+    assert_consts(
+        &parse_source("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
+        &[("COMPOUND_AABB_PADDING", F32(COMPOUND_AABB_PADDING))],
+    );
+    assert_consts(
+        &parse_source("COMPOUND_MERGE_WGSL", COMPOUND_MERGE_WGSL),
+        &[("COMPOUND_MERGE_DEGREES", F32(COMPOUND_MERGE_DEGREES))],
+    );
     // The field constants of the shared structs, as callers see them.
     let layout = [
         ("AXIS_NONE", U32(AXIS_NONE)),
@@ -369,6 +425,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("MANIFOLD_CLIPPED", U32(MANIFOLD_CLIPPED)),
         ("MANIFOLD_HOST", U32(MANIFOLD_HOST)),
         ("MANIFOLD_INVALID", U32(MANIFOLD_INVALID)),
+        ("MANIFOLD_OVERFLOW", U32(MANIFOLD_OVERFLOW)),
     ];
     assert_consts(&layout_module(), &layout);
     // The cooperative path's threshold (an override: its default) and its switch.

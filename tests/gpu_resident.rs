@@ -446,6 +446,7 @@ fn resident_batches_the_host_can_see_are_wrong_are_refused_by_field() {
             "ResidentBatch.bodies",
         ),
         (ResidentBatch { max_pairs: 9, ..good }, "ResidentBatch.max_pairs"),
+        (ResidentBatch { max_pairs: 0, ..good }, "ResidentBatch.max_pairs"),
         (
             ResidentBatch {
                 pair_count_offset: 2,

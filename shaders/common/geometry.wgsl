@@ -64,6 +64,49 @@ struct GpuParams {
     first_pair: u32,
 }
 
+// Must match kernel_layout.rs `GpuCompound`: one per shape of the narrowphase, its parts for the
+// compound midphase (a compound's children; any other shape is its own single part, as
+// src/contact/compound.rs's Body::Shape), flags COMPOUND_* and the size of its tolerances.
+struct GpuCompound {
+    first_part: u32,
+    part_count: u32,
+    flags: u32,
+    size: f32,
+}
+
+// Must match kernel_layout.rs `GpuCompoundPart`: a part's pose in its body's frame (rotation
+// xyzw, translation), its shape's index in the shape table, and its box in the body's frame.
+struct GpuCompoundPart {
+    rotation: vec4<f32>,
+    translation: vec3<f32>,
+    shape: u32,
+    box_min: vec3<f32>,
+    _pad0: u32,
+    box_max: vec3<f32>,
+    _pad1: u32,
+}
+
+// Must match kernel_layout.rs `GpuCompoundRange`: one per caller pair, written by the compound
+// expansion: its child pairs' sub-pair slots [first, first + count), flags COMPOUND_RANGE_*,
+// and the summed sizes of its two bodies (the merge's tie tolerance, times
+// CONTACT_REDUCTION_TOLERANCE).
+struct GpuCompoundRange {
+    first: u32,
+    count: u32,
+    flags: u32,
+    size: f32,
+}
+
+// Mirrors crate::narrowphase::gpu::kernel_layout::COMPOUND_*: GpuCompound.flags.
+const COMPOUND_IS_COMPOUND: u32 = 1u;
+const COMPOUND_SPHERE: u32 = 2u;
+const COMPOUND_HALF_SPACE: u32 = 4u;
+// Mirrors crate::narrowphase::gpu::kernel_layout::COMPOUND_RANGE_*: GpuCompoundRange.flags.
+const COMPOUND_RANGE_LISTED: u32 = 1u;
+const COMPOUND_RANGE_SINGLE: u32 = 2u;
+const COMPOUND_RANGE_OVERFLOW: u32 = 4u;
+const COMPOUND_RANGE_HOST: u32 = 8u;
+
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
 // face_loops (layout.rs HullTables::face_loops): for face g (global index first_face + f), its
 // loop's first entry and length at [2g] and [2g + 1]; the loops (hull-local vertex indices,

@@ -28,6 +28,9 @@ const MANIFOLD_SEPARATED: u32 = 0u;
 const MANIFOLD_CLIPPED: u32 = 1u;
 const MANIFOLD_HOST: u32 = 2u;
 const MANIFOLD_INVALID: u32 = 3u;
+// OVERFLOW: a compound pair whose child pairs did not fit the sub-pair capacity (count 0;
+// points[0].x and .y: the total child pairs of the call and the capacity, as u32 bits).
+const MANIFOLD_OVERFLOW: u32 = 4u;
 
 // Must match layout.rs `GpuSatResult`: one per pair, A's frame (48 bytes).
 struct GpuSatResult {
@@ -66,7 +69,7 @@ struct GpuManifold {
     ids: array<u32, 4>,
     // Valid points (1 to 4 when status is MANIFOLD_CLIPPED).
     count: u32,
-    // MANIFOLD_CLIPPED, MANIFOLD_HOST or MANIFOLD_INVALID.
+    // MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_INVALID or MANIFOLD_OVERFLOW.
     status: u32,
     // Index of the pair in the dispatch (the caller's pair buffer for a resident call).
     pair: u32,

@@ -235,7 +235,13 @@ struct Candidates {
     hull: GpuShape,
     q: vec4<f32>,
     t: vec3<f32>,
+    // Polygon buffer `s` holds merged contact points whose separation is -merged_depth[i]
+    // (compound_merge.wgsl), not measured from a plane.
+    merged: bool,
 }
+
+// The depths of the merged points in polygon buffer 0 (Candidates.merged).
+var<private> merged_depth: array<f32, MAX_CLIP_VERTICES>;
 
 fn polygon_candidates(s: u32) -> Candidates {
     var c: Candidates;
@@ -287,6 +293,9 @@ struct Reduction {
 
 // Signed distance of candidate i in front of the plane (normal, offset).
 fn candidate_separation(r: Reduction, i: u32) -> f32 {
+    if r.c.merged {
+        return -merged_depth[i];
+    }
     return dot(r.normal, candidate_position(r.c, i)) - r.offset;
 }
 
@@ -348,11 +357,20 @@ fn pick(r: Reduction, step: u32, tolerance: f32) -> u32 {
     return 0u;
 }
 
-// 6. and 7.: reduces the candidates `c` against the plane (normal, offset) and writes the
-// points into `m`, each midway between its candidate and the plane.
-fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
+// At most four candidates, in candidate order: their indices and count.
+struct Kept {
+    indices: array<u32, 4>,
+    count: u32,
+}
+
+// reduce_to_four (src/contact/clip.rs) over the candidates of `r_in` within its margin, the
+// separations measured as candidate_separation does; the tolerance is a length.
+fn reduce_to_four(r_in: Reduction) -> Kept {
+    var r = r_in;
+    let c = r.c;
+    let normal = r.normal;
+    let tolerance = r.tolerance;
     let n = candidate_count(c);
-    var r = Reduction(c, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
     var kept = array<u32, 4>(0u, 0u, 0u, 0u);
     var kept_count = 0u;
     var within_count = 0u;
@@ -419,13 +437,21 @@ fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32
         }
         kept_count = unique;
     }
-    for (var k = 0u; k < kept_count; k++) {
-        let i = kept[k];
+    return Kept(kept, kept_count);
+}
+
+// 6. and 7.: reduces the candidates `c` against the plane (normal, offset) and writes the
+// points into `m`, each midway between its candidate and the plane.
+fn add_clipped_points(c: Candidates, normal: vec3<f32>, offset: f32, margin: f32, tolerance: f32, m: ptr<function, GpuManifold>) {
+    let r = Reduction(c, normal, offset, margin, F32_MAX, tolerance, vec3<f32>(0.0), 0u, 0u, vec3<u32>(0u));
+    let kept = reduce_to_four(r);
+    for (var k = 0u; k < kept.count; k++) {
+        let i = kept.indices[k];
         let separation = candidate_separation(r, i);
         (*m).points[k] = vec4<f32>(candidate_position(c, i) - normal * (0.5 * separation), -separation);
         (*m).ids[k] = candidate_id(c, i);
     }
-    (*m).count = kept_count;
+    (*m).count = kept.count;
 }
 
 // Largest component magnitude of v.
@@ -649,6 +675,10 @@ fn clip_pair(index: u32) -> GpuManifold {
     let body_b = bodies[pair.y];
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
+    if a.kind == SHAPE_COMPOUND || b.kind == SHAPE_COMPOUND {
+        // Merged by the compound stage (compound_merge.wgsl), which lists them.
+        return unlisted;
+    }
     if !is_hull(a) || !is_hull(b) {
         return collide_primitives(index, sat);
     }
@@ -720,4 +750,27 @@ fn clip_pair(index: u32) -> GpuManifold {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     emit_manifold(id.x, local, clip_pair(id.x));
+}
+
+// The compound stage's clip pass (src/narrowphase/gpu/compound.rs): sub-pair `index`'s manifold
+// in its own slot of the sub-manifold buffer (bound as the list; its head unused), separated
+// ones too, moved from body A's frame by A's pose as Manifold::to_world does: a sub-pair's
+// bodies are posed in the compound pair's A frame, so the result is in that frame.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main_slots(@builtin(global_invocation_id) id: vec3<u32>) {
+    let index = id.x;
+    if index >= params.pair_count || index >= arrayLength(&manifolds.entries) {
+        return;
+    }
+    var m = clip_pair(index);
+    if m.status == MANIFOLD_CLIPPED {
+        let body_a = bodies[pairs[index].x];
+        let t = body_a.translation_hi + body_a.translation_lo;
+        m.normal = quat_rotate(body_a.rotation, m.normal);
+        for (var k = 0u; k < m.count; k++) {
+            m.points[k] = vec4<f32>(pose_point(body_a.rotation, t, m.points[k].xyz), m.points[k].w);
+        }
+    }
+    m.pair = params.first_pair + index;
+    manifolds.entries[index] = m;
 }

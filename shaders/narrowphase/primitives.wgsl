@@ -282,7 +282,7 @@ fn collide_halfspace_hull(body_a: GpuBody, halfspace: GpuShape, body_b: GpuBody,
     // 2. and 3.: at most four, midway between vertex and plane. Candidates that fit the polygon
     // buffer are copied there in index order (reduce_to_four's lowest-index ties are kept) so
     // the reduction's passes run over them alone; more are read from the hull in every pass.
-    var vertices = Candidates(0u, true, hull, b_in_a.q, b_in_a.t);
+    var vertices = Candidates(0u, true, hull, b_in_a.q, b_in_a.t, false);
     if candidates <= MAX_CLIP_VERTICES {
         poly_len[0] = 0u;
         for (var i = 0u; i < hull.vertex_count; i++) {

@@ -11,8 +11,9 @@
 //! 4. **Ties** only where the CPU's own decision was within rounding, recomputed
 //!    ([`nudged_references`]; [`Agreement::FeatureTie`], [`Agreement::AxisTie`]).
 //!
-//! A pair with a triangle mesh or a compound is computed on the host by the CPU's routine in
-//! both paths, so it agrees only as the CPU's manifold bit for bit.
+//! A pair with a triangle mesh is computed on the host by the CPU's routine in both paths, so it
+//! agrees only as the CPU's manifold bit for bit. A compound pair (merged child pairs, on the
+//! GPU too) is judged by the rules above, its points matched by their compound ids.
 //!
 //! Else a [`Disagreement`]; ties are counted ([`AgreementTally`]). In full: docs/design/contract.md.
 

@@ -14,7 +14,7 @@ use crate::constants::{
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
-use crate::narrowphase::validate::{canonical, is_host_pair, is_mesh_pair, normalized, restore_pair_order};
+use crate::narrowphase::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
@@ -99,6 +99,11 @@ impl<'a> PairGeometry<'a> {
         }
     }
 
+    /// True when either body is a compound.
+    fn compound_pair(&self) -> bool {
+        matches!(self.a.0, Shape::Compound(_)) || matches!(self.b.0, Shape::Compound(_))
+    }
+
     /// True when either body is a triangle mesh ([`is_mesh_pair`]).
     pub(super) fn mesh_pair(&self) -> bool {
         is_mesh_pair(self.a.0, self.b.0)
@@ -161,7 +166,7 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
-        if is_host_pair(self.a.0, self.b.0) {
+        if self.mesh_pair() {
             return host_pair_agreement(gpu, cpu);
         }
         let (g, c) = match (gpu, cpu) {
@@ -305,9 +310,26 @@ impl<'a> PairGeometry<'a> {
                     })
                     .map(|q| q.id)
             };
+            // A compound pair's point of the same child pair at the same place under another
+            // child feature: the tie rules above read the bodies' own features, not a child's
+            // (its id keeps the feature modulo 256), so that child pair's tie is accepted here.
+            let child_renamed = || {
+                r.points()
+                    .iter()
+                    .find(|q| {
+                        self.compound_pair()
+                            && !g.points().iter().any(|o| o.id == q.id)
+                            && !accounted.contains(&q.id)
+                            && same_children(p.id, q.id)
+                            && p.position.distance(q.position) as f32 <= tolerance
+                            && (p.depth - q.depth).abs() <= tolerance
+                    })
+                    .map(|q| q.id)
+            };
             let tied = support_tie(self.posed(), g, r, p, self.tolerance)
                 .or_else(|| vertex_tie(self.posed(), g, r, p, tolerance + self.tolerance))
-                .or_else(renamed);
+                .or_else(renamed)
+                .or_else(child_renamed);
             if let Some(id) = tied {
                 accounted.push(id);
                 found = Found::Tie;
@@ -572,25 +594,29 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// The contract for a pair with a triangle mesh or a compound ([`is_host_pair`]): the GPU path
-/// computes it on the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
+/// The contract for a pair with a triangle mesh ([`is_mesh_pair`]): the GPU path computes it on
+/// the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
 fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
     match (gpu, cpu) {
         (None, None) => Ok(Agreement::NoContact),
         (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
         (Some(_), None) | (None, Some(_)) => Err(Disagreement {
             kind: DisagreementKind::Verdict,
-            detail: format!(
-                "a mesh or compound pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"
-            ),
+            detail: format!("a mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"),
         }),
         (Some(g), Some(c)) => Err(Disagreement {
             kind: DisagreementKind::Point,
             detail: format!(
-                "a mesh or compound pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
+                "a mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
             ),
         }),
     }
+}
+
+/// True when two compound ids ([`crate::compound::compound_feature_id`]) have the same kind and
+/// name the same children (bits 8 and up of each field).
+fn same_children(a: FeatureId, b: FeatureId) -> bool {
+    a.kind() == b.kind() && a.high() >> 8 == b.high() >> 8 && a.low() >> 8 == b.low() >> 8
 }
 
 /// True when both manifolds name the same set of point ids.

@@ -68,6 +68,18 @@ pub enum GpuError {
         /// The count stopped at 2^31 (the counter never wraps): the true count is larger.
         at_least: bool,
     },
+    /// The compound pairs of a call expand to more child pairs than the narrowphase's sub-pair
+    /// capacity (`GpuNarrowphase::set_compound_capacity`).
+    #[error(
+        "the compound pairs need {count} child pairs, more than the capacity of {capacity} \
+         (GpuNarrowphase::set_compound_capacity)"
+    )]
+    CompoundCapacity {
+        /// The capacity, in child pairs.
+        capacity: u32,
+        /// The child pairs the GPU counted (the true total).
+        count: u32,
+    },
     /// The batch was rejected before upload (same message as the CPU path).
     #[error(transparent)]
     Input(#[from] InputError),

@@ -21,6 +21,7 @@
 
 use encase::ShaderType;
 
+use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
@@ -142,7 +143,8 @@ impl CallBuffers {
 
     /// Steps 1 to 3: writes the round's pairs (through its pair staging buffer) and the chunks'
     /// parameters and records the SAT kernel into `encoder`, then the clip kernel when the round
-    /// has it. Bodies are staged. The outputs exceed no buffer limit (the caller splits rounds).
+    /// has it, then the compound stage when given with the clip kernel. Bodies are staged. The
+    /// outputs exceed no buffer limit (the caller splits rounds).
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -150,6 +152,7 @@ impl CallBuffers {
         encoder: &mut wgpu::CommandEncoder,
         geometry: &HullGeometry,
         round: Round<impl Fn(usize) -> [u32; 2] + Sync>,
+        compound: Option<&mut CompoundStage>,
     ) -> Result<(), GpuError> {
         let Round {
             pair_count,
@@ -246,6 +249,19 @@ impl CallBuffers {
                 pass.set_bind_group(1, &groups[k as usize], &[(k * PARAMS_STRIDE) as u32]);
                 pass.dispatch_workgroups(len.div_ceil(per_workgroup) as u32, 1, 1);
             }
+        }
+        if let (Some(stage), Some(clip)) = (compound, clip) {
+            let caller = CallerPairs {
+                bodies: &self.bodies.buffer,
+                pairs: &self.pairs.buffer,
+                params: &self.params.buffer,
+                list: &self.manifolds[slot].buffer,
+                chunk,
+                pair_count: count,
+                margin,
+                indirect: None,
+            };
+            stage.record(context, kernels, clip, geometry, encoder, caller)?;
         }
         scopes.pop()
     }

@@ -5,9 +5,10 @@
 //! - A hull pair the clip kernel left to the host (`MANIFOLD_HOST`), and every hull pair under
 //!   [`Clipping::Cpu`](super::Clipping), is clipped on the CPU from the GPU's SAT
 //!   ([`manifold_from_sat`]); other pairs left to it take the CPU path ([`collide_shapes`]).
-//!   Pairs with a triangle mesh or a compound always do: the kernels hold neither
-//!   (`SHAPE_TRIMESH`, `SHAPE_COMPOUND`), the clip kernel lists every such pair `MANIFOLD_HOST`,
-//!   so they are the CPU's manifolds bit for bit.
+//!   Pairs with a triangle mesh always do (the kernels hold none: `SHAPE_TRIMESH`), so they are
+//!   the CPU's manifolds bit for bit; so do compound pairs the compound stage left to the host.
+//! - A compound pair past the compound stage's capacity (`MANIFOLD_OVERFLOW`) fails the call
+//!   ([`GpuError::CompoundCapacity`]).
 //! - A SAT result the driver cut short (`INCOMPLETE_BIT`, CPU drivers only) is recomputed by
 //!   the CPU SAT ([`query_hulls`]).
 //!
@@ -16,7 +17,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::GpuTimings;
-use super::layout::{GpuManifold, GpuSatResult, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_SEPARATED};
+use super::layout::{
+    GpuManifold, GpuSatResult, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_OVERFLOW, MANIFOLD_SEPARATED,
+};
 use super::staged::StagedBatch;
 use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::gpu::GpuError;
@@ -90,6 +93,10 @@ impl FinishCounts {
                         Ok(cpu_collide(batch, pair))
                     }
                 }
+            }
+            MANIFOLD_OVERFLOW => {
+                let (count, capacity) = raw.overflow();
+                Err(GpuError::CompoundCapacity { capacity, count })
             }
             status => Err(GpuError::BadResult {
                 pair,
@@ -231,6 +238,23 @@ fn other_feature_limit(shape: &Shape) -> usize {
 /// names features within [`other_feature_limit`] of A (high) and B (low).
 fn check_feature(id: FeatureId, a: &Shape, b: &Shape) -> Result<(), String> {
     let (high, low) = (id.high() as usize, id.low() as usize);
+    if matches!(a, Shape::Compound(_)) || matches!(b, Shape::Compound(_)) {
+        // compound_feature_id: each field's child (bits 8 and up) names a part of the body
+        // whose feature it names.
+        let parts = |s: &Shape| match s {
+            Shape::Compound(c) => c.children().len(),
+            _ => 1,
+        };
+        let (high_body, low_body) = if id.kind() == FeatureId::FACE_B {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        if high >> 8 >= parts(high_body) || low >> 8 >= parts(low_body) {
+            return Err(format!("children {} and {} out of range", high >> 8, low >> 8));
+        }
+        return Ok(());
+    }
     let face_or_vertex = |h: &ConvexHull| h.planes().len().max(h.vertices().len());
     let (high_limit, low_limit) = match (id.kind(), a.as_hull(), b.as_hull()) {
         (FeatureId::FACE_A, Some(a), Some(b)) => (face_or_vertex(a), b.vertices().len()),

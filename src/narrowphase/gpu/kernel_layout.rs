@@ -1,6 +1,7 @@
 //! The structs only hullsat's own kernels read, each with its WGSL twin checked against naga by
 //! `tests/gpu_layout.rs`: the shape table and hull geometry ([`GpuShape`], [`GpuEdge`],
-//! [`HullTables`]) and the per-chunk [`GpuParams`] in `shaders/common/geometry.wgsl`,
+//! [`HullTables`]), the compound tables ([`GpuCompound`], [`GpuCompoundPart`],
+//! [`GpuCompoundRange`]) and the per-chunk [`GpuParams`] in `shaders/common/geometry.wgsl`,
 //! [`GpuResidentSetup`] in `shaders/narrowphase/resident.wgsl`. Not API (the tests reach them
 //! through [`crate::internals`]).
 //!
@@ -13,7 +14,9 @@ use encase::ShaderType;
 use super::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
+use crate::broadphase::world_aabb;
 use crate::hull::ConvexHull;
+use crate::pose::{Isometry, Pose};
 use crate::shape::Shape;
 
 /// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
@@ -141,7 +144,86 @@ pub struct GpuResidentSetup {
     pub chunks: u32,
 }
 
+/// [`GpuCompound::flags`]: the shape is a compound (its parts are its children); must match
+/// geometry.wgsl, as the other `COMPOUND_*` flags.
+pub const COMPOUND_IS_COMPOUND: u32 = 1;
+/// [`GpuCompound::flags`]: the shape is a sphere (a merge keeps the deepest child pair's point).
+pub const COMPOUND_SPHERE: u32 = 2;
+/// [`GpuCompound::flags`]: the shape is a half-space (its part pairs with every part).
+pub const COMPOUND_HALF_SPACE: u32 = 4;
+/// [`GpuCompoundRange::flags`]: the caller pair is a compound pair (the merge lists it); must
+/// match geometry.wgsl, as the other `COMPOUND_RANGE_*` flags.
+pub const COMPOUND_RANGE_LISTED: u32 = 1;
+/// [`GpuCompoundRange::flags`]: a body is a sphere (the merge keeps one sub-manifold).
+pub const COMPOUND_RANGE_SINGLE: u32 = 2;
+/// [`GpuCompoundRange::flags`]: the child pairs did not fit the sub-pair capacity.
+pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
+/// [`GpuCompoundRange::flags`]: the driver cut the expansion's loops short: the host's pair.
+pub const COMPOUND_RANGE_HOST: u32 = 8;
+
+/// One per shape of the narrowphase (index = the shape's index): its parts for the compound
+/// midphase, a compound's children or, for any other shape, the shape itself as a single part
+/// at the body's origin (as `src/contact/compound.rs` does); must match geometry.wgsl
+/// `GpuCompound`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCompound {
+    /// Index of its first part in the part table.
+    pub first_part: u32,
+    /// Number of parts (0 for a triangle mesh: it never meets a compound).
+    pub part_count: u32,
+    /// `COMPOUND_IS_COMPOUND`, `COMPOUND_SPHERE`, `COMPOUND_HALF_SPACE`.
+    pub flags: u32,
+    /// [`Shape::size`] (a compound's: its largest child's), length units.
+    pub size: f32,
+}
+
+/// One part of a body for the compound midphase; must match geometry.wgsl `GpuCompoundPart`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCompoundPart {
+    /// The part's rotation in its body's frame, unit quaternion xyzw.
+    pub rotation: [f32; 4],
+    /// The part's translation in its body's frame, length units.
+    pub translation: [f32; 3],
+    /// The part's shape: its index in the shape table (a compound's children follow the
+    /// narrowphase's shapes).
+    pub shape: u32,
+    /// Lower corner of its box in the body's frame (tight, as [`world_aabb`]; zero for a
+    /// half-space, which pairs with every part).
+    pub box_min: [f32; 3],
+    /// Padding.
+    pub _pad0: u32,
+    /// Upper corner of its box in the body's frame.
+    pub box_max: [f32; 3],
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// One caller pair's child pairs after the compound expansion; must match geometry.wgsl
+/// `GpuCompoundRange`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuCompoundRange {
+    /// Its first sub-pair slot.
+    pub first: u32,
+    /// Its child pairs.
+    pub count: u32,
+    /// `COMPOUND_RANGE_*`.
+    pub flags: u32,
+    /// The two bodies' sizes summed, length units (times
+    /// [`crate::constants::CONTACT_REDUCTION_TOLERANCE`]: the merge's tie tolerance).
+    pub size: f32,
+}
+
+/// Bytes before the first [`GpuCompoundRange`] in the range table: the total of child pairs
+/// (a `u32`) and padding (compound_expand.wgsl `CompoundRangeTable`).
+pub const COMPOUND_RANGES_HEAD: u64 = 16;
+
 const _: () = assert!(size_of::<GpuShape>() == 64);
+const _: () = assert!(size_of::<GpuCompound>() == 16);
+const _: () = assert!(size_of::<GpuCompoundPart>() == 64);
+const _: () = assert!(size_of::<GpuCompoundRange>() == 16);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
 
 /// Every shape and its hull geometry in the flat arrays the shader reads (built once per
@@ -160,14 +242,54 @@ pub struct HullTables {
     pub face_ranges: Vec<[u32; 2]>,
     /// Every face's vertex loop (hull-local vertex indices, counter-clockwise from outside).
     pub loops: Vec<u32>,
+    /// One per shape given (not per child): its parts.
+    pub compounds: Vec<GpuCompound>,
+    /// The parts [`Self::compounds`] index.
+    pub parts: Vec<GpuCompoundPart>,
 }
 
 impl HullTables {
-    /// The tables of `shapes`, in order (boxes with their hull geometry).
+    /// The tables of `shapes`, in order (boxes with their hull geometry), then every compound's
+    /// children as shapes of their own, and each shape's parts.
     pub fn new(shapes: &[Shape]) -> Self {
         let mut tables = HullTables::default();
         for shape in shapes {
             tables.push(shape);
+        }
+        for (index, shape) in shapes.iter().enumerate() {
+            let mut record = GpuCompound {
+                first_part: tables.parts.len() as u32,
+                part_count: 1,
+                flags: 0,
+                size: shape.size(),
+            };
+            match shape {
+                Shape::Compound(compound) => {
+                    record.flags = COMPOUND_IS_COMPOUND;
+                    record.part_count = compound.children().len() as u32;
+                    for (i, child) in compound.children().iter().enumerate() {
+                        let part = part(tables.shapes.len() as u32, child.pose, compound.child_aabb(i));
+                        tables.parts.push(part);
+                        tables.push(&child.shape);
+                    }
+                }
+                Shape::TriMesh(_) => record.part_count = 0,
+                Shape::HalfSpace(_) => {
+                    record.flags = COMPOUND_HALF_SPACE;
+                    tables
+                        .parts
+                        .push(part(index as u32, Isometry::IDENTITY, Default::default()));
+                }
+                _ => {
+                    if matches!(shape, Shape::Sphere(_)) {
+                        record.flags = COMPOUND_SPHERE;
+                    }
+                    let bounds = world_aabb(shape, &Pose::IDENTITY);
+                    let part = part(index as u32, Isometry::IDENTITY, (bounds.min, bounds.max));
+                    tables.parts.push(part);
+                }
+            }
+            tables.compounds.push(record);
         }
         tables
     }
@@ -223,6 +345,11 @@ impl HullTables {
         }
     }
 
+    /// True when a shape is a compound (the compound stage has work).
+    pub fn has_compounds(&self) -> bool {
+        self.compounds.iter().any(|c| c.flags & COMPOUND_IS_COMPOUND != 0)
+    }
+
     /// The kernels' `face_loops` buffer (see geometry.wgsl): for face `g`, the first entry and
     /// length of its loop at `[2g]` and `[2g + 1]`, then every loop; `first` counts from the
     /// start of the buffer.
@@ -234,5 +361,75 @@ impl HullTables {
         }
         out.extend_from_slice(&self.loops);
         out
+    }
+}
+
+/// A part of shape `shape` at `pose` in its body's frame, with its box there.
+fn part(shape: u32, pose: Isometry, (min, max): (glam::Vec3, glam::Vec3)) -> GpuCompoundPart {
+    GpuCompoundPart {
+        rotation: pose.rotation.to_array(),
+        translation: pose.translation.to_array(),
+        shape,
+        box_min: min.to_array(),
+        box_max: max.to_array(),
+        ..GpuCompoundPart::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+    use crate::compound::{Compound, CompoundChild};
+    use crate::shape::{Cuboid, HalfSpace, Sphere};
+
+    #[test]
+    fn compound_children_follow_the_shapes_and_every_shape_has_its_parts() {
+        let sphere = Shape::Sphere(Sphere::new(0.5).unwrap());
+        let cuboid = Shape::Cuboid(Cuboid::new(Vec3::new(1.0, 0.5, 0.25)).unwrap());
+        let pose = Isometry::new(Vec3::new(2.0, 0.0, 0.0), Quat::from_rotation_z(0.5));
+        let compound = Compound::new(vec![
+            CompoundChild {
+                shape: cuboid.clone(),
+                pose,
+            },
+            CompoundChild {
+                shape: sphere.clone(),
+                pose: Isometry::IDENTITY,
+            },
+        ])
+        .unwrap();
+        let ground = Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap());
+        let shapes = [sphere, Shape::from(compound.clone()), ground];
+        let tables = HullTables::new(&shapes);
+        // The three shapes, then the compound's two children.
+        assert_eq!(tables.shapes.len(), 5);
+        assert_eq!(
+            [tables.shapes[3].kind, tables.shapes[4].kind],
+            [SHAPE_BOX, SHAPE_SPHERE]
+        );
+        assert_eq!(tables.shapes[1].kind, SHAPE_COMPOUND);
+        assert!(tables.has_compounds());
+        // One record per shape given: a single part for the sphere and the half-space.
+        let flags: Vec<u32> = tables.compounds.iter().map(|c| c.flags).collect();
+        assert_eq!(
+            flags,
+            [COMPOUND_SPHERE, COMPOUND_IS_COMPOUND, COMPOUND_HALF_SPACE]
+        );
+        let counts: Vec<u32> = tables.compounds.iter().map(|c| c.part_count).collect();
+        assert_eq!(counts, [1, 2, 1]);
+        let part = |shape: usize, i: u32| tables.parts[(tables.compounds[shape].first_part + i) as usize];
+        assert_eq!(part(0, 0).shape, 0);
+        assert_eq!(part(0, 0).box_max, [0.5; 3]);
+        let child = part(1, 0);
+        assert_eq!(child.shape, 3);
+        assert_eq!(child.translation, pose.translation.to_array());
+        assert_eq!(child.rotation, pose.rotation.to_array());
+        let (min, max) = compound.child_aabb(0);
+        assert_eq!((child.box_min, child.box_max), (min.to_array(), max.to_array()));
+        assert_eq!(part(1, 1).shape, 4);
+        assert_eq!(part(2, 0).shape, 2);
+        assert_eq!(tables.compounds[1].size, compound.size());
     }
 }

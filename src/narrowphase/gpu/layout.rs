@@ -58,8 +58,9 @@ pub const SHAPE_HALF_SPACE: u32 = 4;
 /// `GpuShape::kind`: a triangle mesh: no geometry on the device, its pairs always finished on
 /// the host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
 pub const SHAPE_TRIMESH: u32 = 5;
-/// `GpuShape::kind`: a compound: no geometry on the device, its pairs always finished on the
-/// host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
+/// `GpuShape::kind`: a compound: no geometry of its own (its children are shapes of the table,
+/// after the narrowphase's); the clip kernel skips its pairs, which the compound stage merges
+/// and lists; must match geometry.wgsl.
 pub const SHAPE_COMPOUND: u32 = 6;
 
 /// The SAT verdict for one pair, in A's frame; must match layout.wgsl `GpuSatResult`
@@ -102,14 +103,20 @@ pub const MANIFOLD_SEPARATED: u32 = 0;
 pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
 /// beyond [`MAX_GPU_CLIP_VERTICES`] on the SAT's axis or the deepest one, a deepest edge-pair
-/// axis that came out parallel when formed again, or a hull pair apart within the margin whose
-/// f32 GJK direction is too uncertain).
+/// axis that came out parallel when formed again, a hull pair apart within the margin whose
+/// f32 GJK direction is too uncertain; a compound pair with such a child pair, or whose merge
+/// gathers more than [`MAX_GPU_CLIP_VERTICES`] points).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is
 /// beyond the shape list (only a resident caller's unvalidated pairs can be; see
 /// `GpuNarrowphase::encode_resident`).
 pub const MANIFOLD_INVALID: u32 = 3;
+/// [`GpuManifold::status`]: a compound pair whose child pairs did not fit the call's sub-pair
+/// capacity (`GpuNarrowphase::set_compound_capacity`), not computed: count 0, `points[0]` x
+/// and y hold the call's total of child pairs and the capacity as u32 bits
+/// ([`GpuManifold::overflow`]). The host API returns [`crate::GpuError::CompoundCapacity`].
+pub const MANIFOLD_OVERFLOW: u32 = 4;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
 pub const MAX_GPU_CLIP_VERTICES: u32 = 32;
@@ -131,8 +138,8 @@ pub struct GpuManifold {
     pub ids: [u32; 4],
     /// Valid points (0 to 4; at least 1 when `status` is [`MANIFOLD_CLIPPED`]).
     pub count: u32,
-    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`] or [`MANIFOLD_INVALID`] ([`MANIFOLD_SEPARATED`]
-    /// pairs are not stored in the compact list).
+    /// [`MANIFOLD_CLIPPED`], [`MANIFOLD_HOST`], [`MANIFOLD_INVALID`] or [`MANIFOLD_OVERFLOW`]
+    /// ([`MANIFOLD_SEPARATED`] pairs are not stored in the compact list).
     pub status: u32,
     /// Index of the pair in the whole dispatch (a host round, or the pair buffer of a resident
     /// call): the manifold list is compacted, in no particular order, so this says which pair
@@ -184,6 +191,13 @@ impl GpuManifold {
             deepest_feature_b: 0,
             _pad: 0,
         }
+    }
+}
+
+impl GpuManifold {
+    /// For [`MANIFOLD_OVERFLOW`]: the call's total of child pairs and the capacity.
+    pub fn overflow(&self) -> (u32, u32) {
+        (self.points[0][0].to_bits(), self.points[0][1].to_bits())
     }
 }
 

@@ -12,9 +12,11 @@
 //! 5. Finish each pair on the host: move it to world space, or clip or run it on the CPU where
 //!    the GPU left it (`finish`). Pairs with a triangle mesh are always the host's: the kernels
 //!    see a mesh as `SHAPE_TRIMESH` with no geometry and list its pairs `MANIFOLD_HOST`, and
-//!    the host runs [`crate::contact::collide_trimesh_shape`] on them; compounds likewise
-//!    (`SHAPE_COMPOUND`, [`crate::contact::collide_compound_shape`] and its siblings). The
-//!    resident API refuses both.
+//!    the host runs [`crate::contact::collide_trimesh_shape`] on them; the resident API
+//!    refuses meshes. Pairs with a compound run on the GPU under [`Clipping::Gpu`] (`compound`:
+//!    expanded to child pairs, SAT and clip per child pair, merged in WGSL, recorded after the
+//!    clip kernel), in both APIs; under [`Clipping::Cpu`] the host runs
+//!    [`crate::contact::collide_compound_shape`] and its siblings.
 //! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
 //!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
 //!
@@ -24,6 +26,7 @@
 //! kernels' design and llvmpipe's loop budget: docs/design/gpu-narrowphase.md.
 
 mod call_buffers;
+mod compound;
 mod finish;
 mod geometry;
 pub(crate) mod kernel_layout;
@@ -43,6 +46,8 @@ use crate::narrowphase::validate::ValidatedBatch;
 use crate::query::sat::SatResult;
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
+use compound::CompoundStage;
+pub use compound::{COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, DEFAULT_COMPOUND_CAPACITY};
 use finish::FinishCounts;
 use geometry::HullGeometry;
 use kernel_layout::HullTables;
@@ -62,9 +67,9 @@ pub use timings::GpuTimings;
 ///   frame and lists only the pairs that are not separated; the host reads back about 140
 ///   bytes per pair in contact (112 each plus headroom) and only moves points to world space.
 ///   The host's per-pair work is then a few dozen nanoseconds, so it wins wherever the host is
-///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules and
-///   half-spaces run on the GPU too; the few pairs the kernel cannot finish (see the module
-///   docs, step 5) take the CPU path.
+///   the bottleneck: few CPU cores, large batches, a fast GPU. Pairs with spheres, capsules,
+///   half-spaces and compounds run on the GPU too; the few pairs the kernels cannot finish (see
+///   the module docs, step 5) take the CPU path.
 /// - `Cpu`: the kernel's 48-byte SAT results are read back for every pair and clipped on all
 ///   CPU threads ([`manifold_from_sat`](crate::contact::manifold_from_sat)). Fewer bytes cross the bus when more than about a
 ///   third of the pairs touch; it can win on a many-core host with a slow link, and it is the
@@ -114,15 +119,23 @@ impl GpuNarrowphase {
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
         let kernels = NarrowphaseKernels::of(&context)?;
-        let geometry =
-            HullGeometry::upload(&context, &kernels.sat.geometry_layout, &HullTables::new(shapes))?;
+        let tables = HullTables::new(shapes);
+        let geometry = HullGeometry::upload(&context, &kernels.sat.geometry_layout, &tables)?;
         let clipping = if kernels.clip.is_some() {
             Clipping::Gpu
         } else {
             Clipping::Cpu
         };
+        let compound = match &kernels.clip {
+            Some(clip) if tables.has_compounds() => {
+                Some(CompoundStage::new(&context, &kernels, clip, &tables)?)
+            }
+            _ => None,
+        };
+        let mut runner = RoundRunner::new(context, kernels, geometry)?;
+        runner.compound = compound;
         Ok(GpuNarrowphase {
-            runner: RoundRunner::new(context, kernels, geometry)?,
+            runner,
             shapes: shapes.to_vec(),
             clipping,
             timings: GpuTimings::default(),
@@ -175,6 +188,24 @@ impl GpuNarrowphase {
     /// Timings of the last [`Self::sat`] or [`Self::collide`] call.
     pub fn timings(&self) -> GpuTimings {
         self.timings
+    }
+
+    /// Child pairs (sub-pairs) one call's compound pairs may expand to on the GPU, all rounds'
+    /// pairs counted per round (0 without a compound or the clip kernel). Beyond it a call fails
+    /// with [`GpuError::CompoundCapacity`] naming the true count (the resident API lists the
+    /// pairs [`layout::MANIFOLD_OVERFLOW`]). Each slot holds 268 bytes on the device.
+    pub fn compound_capacity(&self) -> u32 {
+        self.runner.compound.as_ref().map_or(0, CompoundStage::capacity)
+    }
+
+    /// Sets [`Self::compound_capacity`] (1 to one dispatch chunk of the device, at least
+    /// 65,536 on devices with WebGPU's default limits), reallocating its buffers;
+    /// [`GpuError::Input`] outside that range. Does nothing without compounds.
+    pub fn set_compound_capacity(&mut self, sub_pairs: u32) -> Result<(), GpuError> {
+        match &mut self.runner.compound {
+            Some(stage) => stage.set_capacity(&self.runner.context, sub_pairs),
+            None => Ok(()),
+        }
     }
 
     /// Where [`Self::collide`] clips (see [`Clipping`]).
@@ -366,9 +397,14 @@ impl GpuNarrowphase {
         // Nothing is recorded into the caller's encoder unless every pair passes.
         batch.check_pairs_first()?;
         let round = batch.round((0, pairs.len()), None, 0);
-        runner
-            .buffers
-            .encode(&runner.context, &runner.kernels, encoder, &runner.geometry, round)?;
+        runner.buffers.encode(
+            &runner.context,
+            &runner.kernels,
+            encoder,
+            &runner.geometry,
+            round,
+            None,
+        )?;
         Ok(runner.buffers.results())
     }
 
@@ -383,26 +419,24 @@ impl GpuNarrowphase {
     /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
     /// queue, so they take effect at the next submission: record one `encode_resident` per
     /// submission. [`GpuError::Input`] names a field the host can check that is wrong (a
-    /// buffer without `STORAGE` usage, `max_pairs` beyond the pair buffer, a misaligned count
-    /// offset); [`GpuError::Unsupported`] on a device without the clip kernel. A narrowphase
-    /// whose shapes include a triangle mesh or a compound is refused ([`GpuError::Input`] at
-    /// `shapes[i]`): their pairs are computed on the host, which a resident batch never
-    /// reaches; use [`Self::collide`] for them.
+    /// buffer without `STORAGE` usage, `max_pairs` 0 or beyond the pair buffer, a misaligned count
+    /// offset; with compounds, `max_pairs` beyond one binding of their ranges);
+    /// [`GpuError::Unsupported`] on a device without the clip kernel. Compound pairs are
+    /// merged on the GPU and listed once each (`MANIFOLD_OVERFLOW` when a call's child pairs
+    /// exceed [`Self::compound_capacity`]). A narrowphase whose shapes include a triangle mesh
+    /// is refused ([`GpuError::Input`] at `shapes[i]`): mesh pairs are computed on the host,
+    /// which a resident batch never reaches; use [`Self::collide`] for them.
     pub fn encode_resident(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
     ) -> Result<ResidentManifolds, GpuError> {
-        if let Some(i) = self
-            .shapes
-            .iter()
-            .position(|s| matches!(s, Shape::TriMesh(_) | Shape::Compound(_)))
-        {
-            let message = "the resident API does not run triangle meshes or compounds (their pairs \
-                           are computed on the host): use collide or collide_into";
+        if let Some(i) = self.shapes.iter().position(|s| matches!(s, Shape::TriMesh(_))) {
+            let message = "the resident API does not run triangle meshes (their pairs are \
+                           computed on the host): use collide or collide_into";
             return Err(InputError::new(format!("shapes[{i}]"), message).into());
         }
-        let runner = &self.runner;
+        let runner = &mut self.runner;
         runner.context.check_health()?;
         let clip = runner
             .kernels
@@ -420,6 +454,7 @@ impl GpuNarrowphase {
             clip,
             encoder,
             batch,
+            runner.compound.as_mut(),
         )
     }
 }

@@ -19,6 +19,7 @@
 use encase::ShaderType;
 
 use super::call_buffers::chunk_pairs;
+use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
@@ -40,7 +41,7 @@ pub const RESIDENT_WGSL: &str = concat!(
 );
 
 /// Bytes of one chunk's indirect dispatch arguments.
-const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
+pub(super) const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
 
 /// A batch whose bodies, pairs and pair count live in the caller's GPU buffers (on the
 /// narrowphase's device, each with [`wgpu::BufferUsages::STORAGE`]), for
@@ -68,7 +69,7 @@ pub struct ResidentBatch<'a> {
     pub pair_count: &'a wgpu::Buffer,
     /// Byte offset of the count in `pair_count` (a multiple of 4).
     pub pair_count_offset: u64,
-    /// Most pairs a call runs (a larger count is clamped): sizes the manifold list.
+    /// Most pairs a call runs (a larger count is clamped): sizes the manifold list; at least 1.
     pub max_pairs: u32,
     /// Speculative margin, length units (>= 0).
     pub margin: f32,
@@ -81,9 +82,12 @@ pub struct ResidentBatch<'a> {
 /// [`super::LAYOUT_WGSL`] (prepend it; it documents every field): `status` is
 /// `MANIFOLD_CLIPPED` (1 to 4 points), `MANIFOLD_HOST` (not finished on the GPU, count 0; see
 /// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
-/// together, loops cut short by a software driver) or `MANIFOLD_INVALID` (a body or shape index
-/// out of range, or a body paired with itself: not computed); `pair` indexes the caller's pair
-/// buffer, whose `.x` is A.
+/// together, loops cut short by a software driver, a compound pair one of whose child pairs is
+/// such), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
+/// itself: not computed) or `MANIFOLD_OVERFLOW` (a compound
+/// pair whose child pairs passed the narrowphase's `compound_capacity`: not computed; see
+/// [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose `.x`
+/// is A. A compound pair is listed once, merged from its child pairs as the CPU does.
 ///
 /// A consumer moves points to the world with A's pose (`quat_rotate(q_a, p) + translation_hi +
 /// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
@@ -132,27 +136,7 @@ impl ResidentState {
     pub fn new(context: &GpuContext) -> Result<Self, GpuError> {
         let device = context.device();
         let scopes = ErrorScopes::push(device);
-        let prepare_layout = bind_group_layout(
-            device,
-            "resident prepare",
-            &[
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: Some(GpuResidentSetup::min_size()),
-                },
-                storage(true),
-                storage(false),
-                storage(false),
-            ],
-        );
-        let prepare = compute_pipeline_with_gaps(
-            device,
-            "resident prepare",
-            "resident.wgsl",
-            RESIDENT_WGSL,
-            &[None, None, Some(&prepare_layout)],
-        );
+        let (prepare, prepare_layout) = prepare_kernel(device);
         let storage_usage = wgpu::BufferUsages::STORAGE;
         let state = ResidentState {
             prepare,
@@ -185,7 +169,9 @@ impl ResidentState {
         Ok(state)
     }
 
-    /// Records steps 2 and 3 into `encoder` after the host checks (step 1).
+    /// Records steps 2 and 3 into `encoder` after the host checks (step 1), then the compound
+    /// stage when the narrowphase has one.
+    #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -194,6 +180,7 @@ impl ResidentState {
         clip: &ClipKernel,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
+        compound: Option<&mut CompoundStage>,
     ) -> Result<ResidentManifolds, GpuError> {
         let limits = context.limits;
         check_batch(batch, limits.max_binding)?;
@@ -267,6 +254,19 @@ impl ResidentState {
                     pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);
                     pass.dispatch_workgroups_indirect(&self.dispatch.buffer, k * DISPATCH_BYTES);
                 }
+            }
+            if let Some(stage) = compound {
+                let caller = CallerPairs {
+                    bodies: batch.bodies,
+                    pairs: batch.pairs,
+                    params: &self.params.buffer,
+                    list: &self.list.buffer,
+                    chunk,
+                    pair_count: max_pairs,
+                    margin: batch.margin,
+                    indirect: Some(&self.dispatch.buffer),
+                };
+                stage.record(context, kernels, clip, geometry, encoder, caller)?;
             }
         }
         scopes.pop()?;
@@ -355,6 +355,33 @@ impl ResidentState {
     }
 }
 
+/// The prepare kernel (resident.wgsl) and its group 2 layout, compiled on `device` inside the
+/// caller's error scopes (the resident API's and the compound stage's sub-pair dispatch).
+pub(super) fn prepare_kernel(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let layout = bind_group_layout(
+        device,
+        "resident prepare",
+        &[
+            wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: Some(GpuResidentSetup::min_size()),
+            },
+            storage(true),
+            storage(false),
+            storage(false),
+        ],
+    );
+    let pipeline = compute_pipeline_with_gaps(
+        device,
+        "resident prepare",
+        "resident.wgsl",
+        RESIDENT_WGSL,
+        &[None, None, Some(&layout)],
+    );
+    (pipeline, layout)
+}
+
 /// A bind group entry for the whole of `buffer`.
 fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
     binding(index, buffer, 0, buffer.size())
@@ -397,6 +424,12 @@ fn check_batch(batch: &ResidentBatch<'_>, max_binding: u64) -> Result<(), GpuErr
         max_binding,
         "max_storage_buffer_binding_size",
     )?;
+    if batch.max_pairs == 0 {
+        return Err(bad(
+            "max_pairs",
+            "must be at least 1 (it sizes the manifold list and the dispatches)".into(),
+        ));
+    }
     let pair_bytes = u64::from(batch.max_pairs) * PAIR_BYTES;
     if pair_bytes > batch.pairs.size() {
         return Err(bad(

@@ -29,6 +29,7 @@ use bytemuck::Pod;
 use rayon::prelude::*;
 
 use super::call_buffers::CallBuffers;
+use super::compound::CompoundStage;
 use super::geometry::HullGeometry;
 use super::kernels::{CLIP_UNSUPPORTED, ClipKernel, NarrowphaseKernels};
 use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
@@ -80,6 +81,8 @@ pub(super) struct RoundRunner {
     pub kernels: Arc<NarrowphaseKernels>,
     pub geometry: HullGeometry,
     pub buffers: CallBuffers,
+    /// The compound stage, for a narrowphase with a compound under the clip kernel.
+    pub compound: Option<CompoundStage>,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
     readback: [GrowBuffer; 2],
     /// Per slot, timestamps at the start of a round's commands, before its copy back and after
@@ -128,6 +131,7 @@ impl RoundRunner {
             kernels,
             geometry,
             buffers,
+            compound: None,
             readback,
             timestamps,
             listed_share: 1.0,
@@ -235,8 +239,9 @@ impl RoundRunner {
             if let Some(timestamps) = timestamps {
                 timestamps.write(&mut encoder, 0);
             }
+            let compound = self.compound.as_mut();
             self.buffers
-                .encode(context, kernels, &mut encoder, &self.geometry, round)?;
+                .encode(context, kernels, &mut encoder, &self.geometry, round, compound)?;
             if let Some(timestamps) = timestamps {
                 timestamps.write(&mut encoder, 1);
             }
