@@ -516,7 +516,7 @@ fn resident_scene_within_the_contract(
     let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
     let (body_buffer, pair_buffer) = (
         storage(bytemuck::cast_slice(&gpu_bodies)),
-        storage(bytemuck::cast_slice(&pairs)),
+        storage(bytemuck::cast_slice(pairs)),
     );
     let count_buffer = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
     let margin = 0.05;
@@ -557,11 +557,11 @@ fn resident_scene_within_the_contract(
             status => panic!("pair {pair}: status {status}"),
         };
     }
-    let cpu = CpuNarrowphase::new(&shapes)
-        .collide(&bodies, &pairs, margin)
+    let cpu = CpuNarrowphase::new(shapes)
+        .collide(bodies, pairs, margin)
         .unwrap();
     let tally =
-        compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
+        compare_batch(shapes, bodies, pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
     assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
     // The host API on the same narrowphase (its rounds run the same chunks, dispatched directly).
     let host = gpu.collide(bodies, pairs, margin).unwrap();
