@@ -18,7 +18,7 @@ use hullsat::{
     Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
     Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
 };
-use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, GpuRaycaster, Manifold};
+use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, Manifold};
 use support::shapes::random_rotation;
 use support::{gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
 use wgpu::util::DeviceExt;
