@@ -7,8 +7,7 @@ use hullsat::constants::TRIMESH_RAY_EDGE_TOLERANCE;
 use hullsat::gpu::mesh_layout::{GpuMeshNode, GpuMeshTriangle, MESH_LEAF_BIT, MESH_NO_ITEM, MESH_STACK_SIZE};
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
-    SHAPE_FLAG_COMPOUND, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE,
-    UNBOUNDED_EXTENT,
+    SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 use hullsat::raycast::layout::{
@@ -286,7 +285,6 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("CYLINDER_RIM_SLACK", F32(CYLINDER_RIM_SLACK)),
         ("SHAPE_FLAG_CYLINDER", U32(SHAPE_FLAG_CYLINDER)),
         ("SHAPE_FLAG_STATIC", U32(SHAPE_FLAG_STATIC)),
-        ("SHAPE_FLAG_COMPOUND", U32(SHAPE_FLAG_COMPOUND)),
     ];
     assert_consts(&module, &expected);
     for entry in &module.entry_points {

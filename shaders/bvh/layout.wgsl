@@ -27,8 +27,6 @@ struct GpuBvhShape {
 const SHAPE_FLAG_CYLINDER: u32 = 1u;
 // Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body.
 const SHAPE_FLAG_STATIC: u32 = 2u;
-// Must match crate::bvh::gpu::SHAPE_FLAG_COMPOUND: a compound.
-const SHAPE_FLAG_COMPOUND: u32 = 4u;
 
 // Must match crate::bvh::BvhNode (BVH frame): an inner node's children at `first` and
 // `first + 1`; a leaf's `count` > 0 bodies from `first` in the body list.

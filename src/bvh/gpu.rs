@@ -118,7 +118,7 @@ pub struct GpuBvhShape {
     /// Largest distance of a boxed hull's vertex from the shape origin, rounded up (length
     /// units; scales the padding for the rotation's f32 error); 0 otherwise.
     pub reach: f32,
-    /// [`SHAPE_FLAG_CYLINDER`], [`SHAPE_FLAG_STATIC`] and [`SHAPE_FLAG_COMPOUND`] bits.
+    /// [`SHAPE_FLAG_CYLINDER`] and [`SHAPE_FLAG_STATIC`] bits.
     pub flags: u32,
 }
 
@@ -132,10 +132,6 @@ pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 /// batch refuses such pairs (`narrowphase::validate::never_paired`). Must match
 /// bvh/layout.wgsl.
 pub const SHAPE_FLAG_STATIC: u32 = 2;
-
-/// [`GpuBvhShape::flags`] bit: a compound (paired as any moving body; the bit marks the kind for
-/// the kernels). Must match bvh/layout.wgsl.
-pub const SHAPE_FLAG_COMPOUND: u32 = 4;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
 
@@ -188,7 +184,6 @@ impl GpuBvhShape {
             flags: match shape {
                 Shape::Cylinder(_) => SHAPE_FLAG_CYLINDER,
                 Shape::TriMesh(_) => SHAPE_FLAG_STATIC,
-                Shape::Compound(_) => SHAPE_FLAG_COMPOUND,
                 _ => 0,
             },
         }
