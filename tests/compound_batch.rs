@@ -15,8 +15,8 @@ use hullsat::generate::terrain;
 use hullsat::narrowphase::gpu::layout::{GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
 use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
 use hullsat::{
-    Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
-    Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
+    Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Isometry, Pose, Ray, Shape,
+    Sphere, ValidatedBatch, world_bounding_sphere,
 };
 use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, Manifold};
 use support::shapes::random_rotation;
@@ -222,26 +222,7 @@ fn compound_pairs_agree_in_every_order_and_on_every_cpu_entry_point() {
         }
     }
     // The other entry points: the same manifolds bit for bit.
-    assert_eq!(
-        cpu.collide_single_thread(&bodies, &pairs, margin).unwrap(),
-        results
-    );
-    let mut set = ContactSet::new();
-    cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
-    assert_eq!(set.to_options(pairs.len()), results);
-    let mut cache = ContactCache::new();
-    for _ in 0..2 {
-        assert_eq!(
-            cache.collide_batch(&cpu, &bodies, &pairs, margin).unwrap(),
-            results
-        );
-        assert_eq!(
-            cache
-                .collide_batch_parallel(&cpu, &bodies, &pairs, margin)
-                .unwrap(),
-            results
-        );
-    }
+    support::assert_cpu_entry_points_agree(&cpu, &bodies, &pairs, margin, &results);
 }
 
 #[test]

@@ -13,8 +13,7 @@ use hullsat::contract::compare_batch;
 use hullsat::scene::json::parse_scene_json;
 use hullsat::trimesh::compound_mesh_feature_id;
 use hullsat::{
-    Body, Compound, ContactCache, ContactPoint, ContactSet, CpuNarrowphase, Cuboid, FeatureId, Manifold,
-    Pose, Shape, TriMesh,
+    Body, Compound, ContactPoint, CpuNarrowphase, Cuboid, FeatureId, Manifold, Pose, Shape, TriMesh,
 };
 use parry3d::query::PointQuery;
 use rand::RngExt;
@@ -322,26 +321,7 @@ fn compound_mesh_pairs_agree_in_either_order_on_every_cpu_entry_point() {
         }
         assert_eq!(both[1], reversed, "{given:?}");
     }
-    assert_eq!(
-        cpu.collide_single_thread(&bodies, &pairs, margin).unwrap(),
-        results
-    );
-    let mut set = ContactSet::new();
-    cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
-    assert_eq!(set.to_options(pairs.len()), results);
-    let mut cache = ContactCache::new();
-    for _ in 0..2 {
-        assert_eq!(
-            cache.collide_batch(&cpu, &bodies, &pairs, margin).unwrap(),
-            results
-        );
-        assert_eq!(
-            cache
-                .collide_batch_parallel(&cpu, &bodies, &pairs, margin)
-                .unwrap(),
-            results
-        );
-    }
+    support::assert_cpu_entry_points_agree(&cpu, &bodies, &pairs, margin, &results);
     // The broadphase lists every touching pair.
     let listed = hullsat::broadphase::candidate_pairs(&shapes, &bodies, margin);
     for (b, m) in (1..).zip(results.iter().step_by(2)) {

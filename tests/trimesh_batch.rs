@@ -12,8 +12,8 @@ use hullsat::generate::terrain;
 use hullsat::raycast::{LocalRay, cast_trimesh};
 use hullsat::trimesh::mesh_feature_id;
 use hullsat::{
-    Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, FeatureId,
-    HalfSpace, Manifold, Pose, Ray, Shape, Sphere, ValidatedBatch,
+    Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, FeatureId, HalfSpace, Manifold, Pose, Ray,
+    Shape, Sphere, ValidatedBatch,
 };
 use support::shapes::random_rotation;
 use support::{assert_gpu_refuses_first_shape, gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
@@ -157,26 +157,7 @@ fn mesh_pairs_agree_in_every_order_and_on_every_cpu_entry_point() {
         }
     }
     // The other entry points: the same manifolds bit for bit.
-    assert_eq!(
-        cpu.collide_single_thread(&bodies, &pairs, margin).unwrap(),
-        results
-    );
-    let mut set = ContactSet::new();
-    cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
-    assert_eq!(set.to_options(pairs.len()), results);
-    let mut cache = ContactCache::new();
-    for _ in 0..2 {
-        assert_eq!(
-            cache.collide_batch(&cpu, &bodies, &pairs, margin).unwrap(),
-            results
-        );
-        assert_eq!(
-            cache
-                .collide_batch_parallel(&cpu, &bodies, &pairs, margin)
-                .unwrap(),
-            results
-        );
-    }
+    support::assert_cpu_entry_points_agree(&cpu, &bodies, &pairs, margin, &results);
 }
 
 #[test]

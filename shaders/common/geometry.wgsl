@@ -101,6 +101,7 @@ struct GpuCompoundRange {
 const COMPOUND_IS_COMPOUND: u32 = 1u;
 const COMPOUND_SPHERE: u32 = 2u;
 const COMPOUND_HALF_SPACE: u32 = 4u;
+const COMPOUND_MESH: u32 = 8u;
 // Mirrors crate::narrowphase::gpu::kernel_layout::COMPOUND_RANGE_*: GpuCompoundRange.flags.
 const COMPOUND_RANGE_LISTED: u32 = 1u;
 const COMPOUND_RANGE_SINGLE: u32 = 2u;

@@ -280,3 +280,26 @@ pub fn gpu_broadphase_covers_cpu(shapes: &[Shape], bodies: &[Body], margin: f32)
     );
     Some(cpu)
 }
+
+/// Panics unless every other CPU entry point (single thread, `collide_into`, the contact cache
+/// cold and warm, serial and parallel) gives `results`, `collide`'s answer, bit for bit.
+pub fn assert_cpu_entry_points_agree(
+    cpu: &hullsat::CpuNarrowphase,
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+    results: &[Option<Manifold>],
+) {
+    assert_eq!(cpu.collide_single_thread(bodies, pairs, margin).unwrap(), results);
+    let mut set = hullsat::ContactSet::new();
+    cpu.collide_into(bodies, pairs, margin, &mut set).unwrap();
+    assert_eq!(set.to_options(pairs.len()), results);
+    let mut cache = hullsat::ContactCache::new();
+    for _ in 0..2 {
+        assert_eq!(cache.collide_batch(cpu, bodies, pairs, margin).unwrap(), results);
+        assert_eq!(
+            cache.collide_batch_parallel(cpu, bodies, pairs, margin).unwrap(),
+            results
+        );
+    }
+}

@@ -151,6 +151,9 @@ pub const COMPOUND_IS_COMPOUND: u32 = 1;
 pub const COMPOUND_SPHERE: u32 = 2;
 /// [`GpuCompound::flags`]: the shape is a half-space (its part pairs with every part).
 pub const COMPOUND_HALF_SPACE: u32 = 4;
+/// [`GpuCompound::flags`]: the shape is a triangle mesh (no parts on the device): its compound
+/// pairs are the host's ([`COMPOUND_RANGE_HOST`]).
+pub const COMPOUND_MESH: u32 = 8;
 /// [`GpuCompoundRange::flags`]: the caller pair is a compound pair (the merge lists it); must
 /// match geometry.wgsl, as the other `COMPOUND_RANGE_*` flags.
 pub const COMPOUND_RANGE_LISTED: u32 = 1;
@@ -158,7 +161,8 @@ pub const COMPOUND_RANGE_LISTED: u32 = 1;
 pub const COMPOUND_RANGE_SINGLE: u32 = 2;
 /// [`GpuCompoundRange::flags`]: the child pairs did not fit the sub-pair capacity.
 pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
-/// [`GpuCompoundRange::flags`]: the driver cut the expansion's loops short: the host's pair.
+/// [`GpuCompoundRange::flags`]: the host's pair (the driver cut the expansion's loops short, or
+/// a body is a triangle mesh).
 pub const COMPOUND_RANGE_HOST: u32 = 8;
 
 /// One per shape of the narrowphase (index = the shape's index): its parts for the compound
@@ -170,9 +174,9 @@ pub const COMPOUND_RANGE_HOST: u32 = 8;
 pub struct GpuCompound {
     /// Index of its first part in the part table.
     pub first_part: u32,
-    /// Number of parts (0 for a triangle mesh: it never meets a compound).
+    /// Number of parts (0 for a triangle mesh: [`COMPOUND_MESH`]).
     pub part_count: u32,
-    /// `COMPOUND_IS_COMPOUND`, `COMPOUND_SPHERE`, `COMPOUND_HALF_SPACE`.
+    /// `COMPOUND_IS_COMPOUND`, `COMPOUND_SPHERE`, `COMPOUND_HALF_SPACE`, `COMPOUND_MESH`.
     pub flags: u32,
     /// [`Shape::size`] (a compound's: its largest child's), length units.
     pub size: f32,
@@ -273,7 +277,10 @@ impl HullTables {
                         tables.push(&child.shape);
                     }
                 }
-                Shape::TriMesh(_) => record.part_count = 0,
+                Shape::TriMesh(_) => {
+                    record.flags = COMPOUND_MESH;
+                    record.part_count = 0;
+                }
                 Shape::HalfSpace(_) => {
                     record.flags = COMPOUND_HALF_SPACE;
                     tables
