@@ -532,14 +532,24 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
     }
     let sides = triangle_sides(t);
     let closest = closest_triangle_segment(t, sides, s0, s1);
+    var beside = false;
+    var beside_normal = vec3<f32>(0.0);
+    var beside_separation = 0.0;
+    var beside_feature = vec2<u32>(TRIANGLE_FACE, 0u);
     if closest.on_triangle.w != 0.0 {
-        // 2. Apart.
+        // 2. Apart: a feature's normal, or the face's (step 4, this point if nothing is clipped).
         let on_triangle = closest.on_triangle.xyz;
         let feature = triangle_feature_at(t, on_triangle, FEATURE_WEIGHT_TOLERANCE);
         let offset = closest.on_segment - on_triangle;
         let distance = length(offset);
         if feature.x != TRIANGLE_FACE && triangle_allows_normal(t, sides, feature, offset / distance) {
-            return triangle_one_point(offset / distance, distance - radius, on_triangle, feature, margin);
+            if dot(n, offset / distance) < TRIMESH_FACE_NORMAL_COSINE {
+                return triangle_one_point(offset / distance, distance - radius, on_triangle, feature, margin);
+            }
+            beside = true;
+            beside_normal = offset / distance;
+            beside_separation = distance - radius;
+            beside_feature = feature;
         }
     } else {
         // 3. Touching: an active edge's axis beats the face only by the preference.
@@ -576,16 +586,20 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
             return triangle_one_point(best_axis, best_separation, e0 + (e1 - e0) * st.y, vec2<u32>(TRIANGLE_EDGE, best_edge), margin);
         }
     }
-    // 4. The face normal: the segment clipped by the triangle's sides (clip_segment_by_sides).
+    // 4. The face normal: the segment clipped by the triangle's sides pushed out by `tolerance`
+    // (clip_segment_by_sides).
     var t_min = 0.0;
     var t_max = 1.0;
+    var inside = true;
     for (var k = 0u; k < 3u; k++) {
         let c0 = v[k];
         let side = cross(v[(k + 1u) % 3u] - c0, n);
-        let d0 = dot(side, s0 - c0);
-        let d1 = dot(side, s1 - c0);
+        let pushed = tolerance * length(side);
+        let d0 = dot(side, s0 - c0) - pushed;
+        let d1 = dot(side, s1 - c0) - pushed;
         if d0 > 0.0 && d1 > 0.0 {
-            return no_triangle_contact(TRIANGLE_NONE);
+            inside = false;
+            break;
         }
         if d0 > 0.0 {
             t_min = max(t_min, d0 / (d0 - d1));
@@ -593,8 +607,11 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
             t_max = min(t_max, d0 / (d0 - d1));
         }
     }
-    if !(t_min < t_max) {
+    if !inside || !(t_min < t_max) {
         // Beside the triangle with a refused normal: the neighbour across that feature answers.
+        if beside {
+            return triangle_one_point(beside_normal, beside_separation, closest.on_triangle.xyz, beside_feature, margin);
+        }
         return no_triangle_contact(TRIANGLE_NONE);
     }
     var count = 0u;

@@ -4,12 +4,16 @@
 //! 1. The segment ends' heights over the plane: beyond `radius + margin`, or wholly behind the
 //!    plane (one-sided), no contact.
 //! 2. Segment apart from the triangle: GJK's closest points; their direction is the normal when
-//!    [`TriMesh::allows_normal`] accepts it on the triangle's feature there (one point).
+//!    [`TriMesh::allows_normal`] accepts it on the triangle's feature there (one point), unless
+//!    it is the face's own (within [`TRIMESH_FACE_NORMAL_DEGREES`]): then step 4, so a capsule
+//!    lying along a seam gets its two ends, not wherever GJK lands on the shared edge.
 //! 3. Segment touching the triangle: the face normal, or an active edge × segment axis that
 //!    separates more by the face preference (one point, on the two segments).
-//! 4. Face normal (from 2 or 3): the segment clipped by the triangle's sides, each end within
-//!    the margin a point (two points lying flat); nothing inside the sides: no contact (the
-//!    neighbour across the refused edge or corner holds it).
+//! 4. Face normal (from 2 or 3): the segment clipped by the triangle's sides pushed out by
+//!    `tolerance` (a segment along a shared edge stays inside both triangles whatever the
+//!    rounding), each end within the margin a point (two points lying flat); nothing inside the
+//!    sides: step 2's point if it had one, else no contact (the neighbour across the refused edge
+//!    or corner holds it).
 //!
 //! Ids as the sphere's ([`primitive_id`]), B's field 0 for one point, 1 + end (0 nearer the
 //! segment's start) for clipped ends. WGSL twin: `collide_triangle_capsule` in
@@ -17,6 +21,7 @@
 
 use glam::Vec3;
 
+use crate::constants::TRIMESH_FACE_NORMAL_DEGREES;
 use crate::contact::clip::clip_segment_by_sides;
 use crate::contact::triangle_sphere::{FEATURE_WEIGHT_TOLERANCE, primitive_id};
 use crate::manifold::{ContactPoint, Manifold};
@@ -26,7 +31,7 @@ use crate::trimesh::{TriMesh, TriangleFeature};
 
 /// The manifold (A's frame, the mesh's) of triangle `index` of `mesh` and a capsule with core
 /// `segment` (A's frame) and `radius`, or `None` beyond `margin`. `tolerance`: the face
-/// preference (length units).
+/// preference and the sides' slack (length units).
 pub(crate) fn collide_triangle_capsule(
     mesh: &TriMesh,
     index: u32,
@@ -50,11 +55,15 @@ pub(crate) fn collide_triangle_capsule(
         });
         (separation <= margin).then_some(manifold)
     };
-    // 2. Apart.
+    // 2. Apart: a feature's normal, or the face's (step 4, this point if nothing is clipped).
+    let mut beside = None;
     if let Some(c) = closest_points(&triangle, &segment) {
         let feature = triangle.feature_at(c.point_a, FEATURE_WEIGHT_TOLERANCE);
         if feature != TriangleFeature::Face && mesh.allows_normal(index, feature, c.direction) {
-            return one_point(c.direction, c.distance - radius, c.point_a, feature);
+            if n.dot(c.direction) < TRIMESH_FACE_NORMAL_DEGREES.to_radians().cos() {
+                return one_point(c.direction, c.distance - radius, c.point_a, feature);
+            }
+            beside = Some((c.direction, c.distance - radius, c.point_a, feature));
         }
     } else {
         // 3. Touching: an active edge's axis beats the face only by the preference.
@@ -92,7 +101,8 @@ pub(crate) fn collide_triangle_capsule(
     }
     // 4. The face normal: the segment clipped by the triangle's sides.
     let mut manifold = Manifold::new(n, heights[0].min(heights[1]) - radius);
-    if let Some((t_min, t_max)) = clip_segment_by_sides(segment, 3, |k| triangle.vertices[k], n) {
+    let corners = |k| triangle.vertices[k];
+    if let Some((t_min, t_max)) = clip_segment_by_sides(segment, 3, corners, n, tolerance) {
         for (end, t) in [t_min, t_max].into_iter().enumerate() {
             let p = segment[0].lerp(segment[1], t);
             let gap = n.dot(p - triangle.vertices[0]) - radius;
@@ -112,5 +122,7 @@ pub(crate) fn collide_triangle_capsule(
         return (manifold.point_count() > 0).then_some(manifold);
     }
     // Beside the triangle with a refused normal: the neighbour across that feature answers.
-    None
+    beside.and_then(|(normal, separation, on_triangle, feature)| {
+        one_point(normal, separation, on_triangle, feature)
+    })
 }
