@@ -761,6 +761,23 @@ fn boxes_on_a_floor_at_seams_and_spheres_rolling_across_them_match_the_cpu() {
             }
         }
     }
+    // Capsules lying tilted across seams: clipped ends on the capsule's surface, not inside it.
+    for tilt in [0.02f32, 0.2] {
+        for yaw in [0.3f32, 1.0, 2.5] {
+            let direction = Quat::from_rotation_y(yaw) * Vec3::new(tilt.cos(), tilt.sin(), 0.0);
+            let rotation = Quat::from_rotation_arc(Vec3::Y, direction);
+            for at in [Vec3::new(1.5, 0.0, 1.7), Vec3::new(2.2, 0.0, 2.4)] {
+                for depth in [0.01f32, -0.005] {
+                    scenes.push(Scene {
+                        mesh: floor.clone(),
+                        shape: 2,
+                        b_in_a: resting(&shapes[2], rotation, at, Vec3::Y, depth),
+                        margin: 0.1,
+                    });
+                }
+            }
+        }
+    }
     let on_the_floor = scenes.len();
     // Box edges nearly parallel to the floor's boundary edge x = 0 (an edge pair), overhanging.
     for yaw in [0.0f32, 1e-5, 1e-4, 1e-3, 1e-2] {

@@ -5,7 +5,7 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::contact::{TriMeshScratch, collide_trimesh_shape};
+use hullsat::contact::{TriMeshScratch, collide_capsule_hull, collide_trimesh_shape};
 use hullsat::trimesh::TriMesh;
 use hullsat::{Capsule, Manifold, Pose, Shape};
 use support::worlds::grid_floor;
@@ -75,4 +75,81 @@ fn capsule_lying_along_a_seam_gets_its_two_ends() {
             }
         }
     }
+}
+
+/// The closest point of the segment `[a, b]` to `q`.
+fn closest_on_segment(a: Vec3, b: Vec3, q: Vec3) -> Vec3 {
+    let t = ((q - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+    a.lerp(b, t)
+}
+
+/// A capsule lying nearly flat but tilted across the seams of a floor: every point lies midway
+/// between the floor and the capsule's surface straight below the core (on the capsule, not
+/// inside it), its depth the gap there; the separation is the convex capsule-hull routine's on a box
+/// whose top face is the floor (its lower end's cap).
+#[test]
+fn tilted_capsule_points_lie_midway_between_the_capsule_and_the_floor() {
+    let floor = grid_floor(8, 4.0, 0.2, 2);
+    let (half_height, radius, margin) = (0.6, 0.3, 0.1);
+    let capsule = Capsule::new(half_height, radius).unwrap();
+    let shape = Shape::Capsule(capsule);
+    let slab = hullsat::ConvexHull::from_points(
+        &[-1.0f32, 1.0]
+            .into_iter()
+            .flat_map(|x| [-1.0f32, 1.0].into_iter().map(move |z| (x, z)))
+            .flat_map(|(x, z)| {
+                [
+                    Vec3::new(8.0 * x, -1.0, 8.0 * z),
+                    Vec3::new(8.0 * x, 0.0, 8.0 * z),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut rng = support::seeded_rng(3);
+    let mut clipped = 0;
+    for tilt in [0.01f32, 0.04, 0.2] {
+        for _ in 0..50 {
+            use rand::RngExt;
+            let yaw = rng.random_range(0.0..std::f32::consts::TAU);
+            let direction = Quat::from_rotation_y(yaw) * Vec3::new(tilt.cos(), tilt.sin(), 0.0);
+            let at = Vec3::new(rng.random_range(-2.0..2.0), 0.0, rng.random_range(-2.0..2.0));
+            // The lower end's cap 0.01 into the floor.
+            let centre = at + Vec3::Y * (radius - 0.01 + half_height * tilt.sin());
+            let pose = Pose::new(centre, Quat::from_rotation_arc(Vec3::Y, direction));
+            let ends = [-1.0, 1.0].map(|s| centre + direction * (s * half_height));
+            let what = format!("tilt {tilt}, yaw {yaw}, at {at}");
+            let m = collide(&floor, &shape, &pose, margin).unwrap_or_else(|| panic!("{what}: none"));
+            assert!(
+                m.normal.angle_between(Vec3::Y).to_degrees() < 0.5,
+                "{what}: {m:?}"
+            );
+            for p in m.points() {
+                let gap = -p.depth;
+                let position = p.position.as_vec3();
+                assert!((position.y - 0.5 * gap).abs() < 1e-5, "{what}: not midway: {m:?}");
+                let on_capsule = position + Vec3::Y * (0.5 * gap);
+                let core = closest_on_segment(ends[0], ends[1], on_capsule);
+                let off = on_capsule.distance(core) - radius;
+                assert!(off.abs() < 1e-5, "{what}: {off} off the capsule's surface: {p:?}");
+                // Straight below the core, and the way down leaves the capsule there.
+                let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+                let under_core = closest_on_segment(flat(ends[0]), flat(ends[1]), flat(on_capsule));
+                assert!(
+                    under_core.distance(flat(on_capsule)) < 1e-5,
+                    "{what}: not below the core: {p:?}"
+                );
+                let lower = on_capsule - Vec3::Y * 1e-3;
+                let below = lower.distance(closest_on_segment(ends[0], ends[1], lower));
+                assert!(below > radius, "{what}: the capsule goes on below {p:?}");
+                clipped += usize::from(core.distance(ends[0]).min(core.distance(ends[1])) > 1e-3);
+            }
+            let hull = collide_capsule_hull(&capsule, &pose, &slab, &Pose::IDENTITY, margin).unwrap();
+            assert!(
+                (m.separation - hull.separation).abs() < 1e-5,
+                "{what}: {m:?} {hull:?}"
+            );
+        }
+    }
+    assert!(clipped > 50, "few points clipped at seams: {clipped}");
 }

@@ -522,6 +522,27 @@ fn closest_triangle_segment(t: MeshTriangle, sides: TriangleSides, s0: vec3<f32>
 // triangle's feature there (one point); 3. touching: the face normal, or an allowed edge x
 // segment axis beyond the face by the preference (one point); 4. the face normal: the segment
 // clipped by the triangle's sides, each end within the margin a point (ids: B's field 1 + end).
+// How far below the core point at t on the segment s0 s1 (along -n, unit) the capsule's surface
+// lies: radius / cos tilt through the cylinder, or less through the lower end's cap where the way
+// down leaves the cylinder past that end (surface_below in the Rust twin).
+fn capsule_surface_below(s0: vec3<f32>, s1: vec3<f32>, t: f32, n: vec3<f32>, radius: f32) -> f32 {
+    let direction = s1 - s0;
+    let segment_length = length(direction);
+    // Sine and cosine of the segment's tilt out of the plane.
+    var sine = 0.0;
+    if segment_length > 0.0 {
+        sine = abs(dot(n, direction) / segment_length);
+    }
+    let cosine = sqrt(max(1.0 - sine * sine, 0.0));
+    // The core's length from the point to its lower end.
+    let room = segment_length * select(1.0 - t, t, dot(n, direction) >= 0.0);
+    if radius * sine <= room * cosine {
+        return radius / cosine;
+    }
+    // |p - n s - end| = radius, p - end along the core.
+    return room * sine + sqrt(max(radius * radius - room * room * cosine * cosine, 0.0));
+}
+
 fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radius: f32, margin: f32, tolerance: f32) -> TriangleContact {
     let n = t.normal;
     let v = t.corners;
@@ -617,10 +638,12 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
     var count = 0u;
     var separation = F32_MAX;
     for (var end = 0u; end < 2u; end++) {
-        let p = s0 + (s1 - s0) * select(t_min, t_max, end == 1u);
-        let gap = dot(n, p - v[0]) - radius;
+        let t_end = select(t_min, t_max, end == 1u);
+        let p = s0 + (s1 - s0) * t_end;
+        let below = capsule_surface_below(s0, s1, t_end, n, radius);
+        let gap = dot(n, p - v[0]) - below;
         if gap <= margin {
-            triangle_points[count] = vec4<f32>(p - n * (radius + 0.5 * gap), -gap);
+            triangle_points[count] = vec4<f32>(p - n * (below + 0.5 * gap), -gap);
             triangle_ids[count] = triangle_primitive_id(vec2<u32>(TRIANGLE_FACE, 0u), 1u + end);
             separation = min(separation, gap);
             count += 1u;

@@ -11,7 +11,10 @@
 //!    separates more by the face preference (one point, on the two segments).
 //! 4. Face normal (from 2 or 3): the segment clipped by the triangle's sides pushed out by
 //!    `tolerance` (a segment along a shared edge stays inside both triangles whatever the
-//!    rounding), each end within the margin a point (two points lying flat); nothing inside the
+//!    rounding), each end within the margin a point (two points lying flat), midway between the
+//!    plane and the capsule's surface straight below the clipped core point (`radius / cos tilt`
+//!    below it through the cylinder: `radius` would lie inside a tilted capsule), its depth the
+//!    gap there; nothing inside the
 //!    sides: step 2's point if it had one, else no contact (the neighbour across the refused edge
 //!    or corner holds it).
 //!
@@ -105,10 +108,11 @@ pub(crate) fn collide_triangle_capsule(
     if let Some((t_min, t_max)) = clip_segment_by_sides(segment, 3, corners, n, tolerance) {
         for (end, t) in [t_min, t_max].into_iter().enumerate() {
             let p = segment[0].lerp(segment[1], t);
-            let gap = n.dot(p - triangle.vertices[0]) - radius;
+            let below = surface_below(segment, t, n, radius);
+            let gap = n.dot(p - triangle.vertices[0]) - below;
             if gap <= margin {
                 manifold.push(ContactPoint {
-                    position: (p - n * (radius + 0.5 * gap)).as_dvec3(),
+                    position: (p - n * (below + 0.5 * gap)).as_dvec3(),
                     depth: -gap,
                     id: primitive_id(TriangleFeature::Face, 1 + end as u32),
                 });
@@ -125,4 +129,27 @@ pub(crate) fn collide_triangle_capsule(
     beside.and_then(|(normal, separation, on_triangle, feature)| {
         one_point(normal, separation, on_triangle, feature)
     })
+}
+
+/// How far below the core point at `t` on `segment` (along `-n`, unit) the capsule's surface
+/// lies: `radius / cos tilt` through the cylinder, or less through the lower end's cap where the
+/// way down leaves the cylinder past that end (`radius` at the lower end itself).
+fn surface_below(segment: [Vec3; 2], t: f32, n: Vec3, radius: f32) -> f32 {
+    let direction = segment[1] - segment[0];
+    let length = direction.length();
+    // Sine and cosine of the segment's tilt out of the plane.
+    let sin = if length > 0.0 {
+        (n.dot(direction) / length).abs()
+    } else {
+        0.0
+    };
+    let cos = (1.0 - sin * sin).max(0.0).sqrt();
+    // The core's length from the point to its lower end.
+    let room = length * if n.dot(direction) >= 0.0 { t } else { 1.0 - t };
+    if radius * sin <= room * cos {
+        radius / cos
+    } else {
+        // |p - n s - end| = radius, p - end along the core.
+        room * sin + (radius * radius - room * room * cos * cos).max(0.0).sqrt()
+    }
 }
