@@ -5,10 +5,16 @@
 mod support;
 
 use glam::{Quat, Vec3};
+use hullsat::broadphase::world_aabb;
 use hullsat::contact::{TriMeshScratch, collide_capsule_hull, collide_trimesh_shape};
+use hullsat::internals::collide_mesh_triangle;
 use hullsat::trimesh::TriMesh;
-use hullsat::{Capsule, Manifold, Pose, Shape};
-use support::worlds::grid_floor;
+use hullsat::{Capsule, FeatureId, Isometry, Manifold, Pose, Shape};
+use parry3d::query::PointQuery;
+use rand::RngExt;
+use support::parry::{to_parry_pose, to_parry_shape};
+use support::shapes::{Family, random_rotation, random_shape};
+use support::worlds::{bumpy_terrain, grid_floor, shrink};
 
 fn collide(mesh: &TriMesh, shape: &Shape, pose: &Pose, margin: f32) -> Option<Manifold> {
     collide_trimesh_shape(
@@ -110,7 +116,6 @@ fn tilted_capsule_points_lie_midway_between_the_capsule_and_the_floor() {
     let mut clipped = 0;
     for tilt in [0.01f32, 0.04, 0.2] {
         for _ in 0..50 {
-            use rand::RngExt;
             let yaw = rng.random_range(0.0..std::f32::consts::TAU);
             let direction = Quat::from_rotation_y(yaw) * Vec3::new(tilt.cos(), tilt.sin(), 0.0);
             let at = Vec3::new(rng.random_range(-2.0..2.0), 0.0, rng.random_range(-2.0..2.0));
@@ -152,4 +157,60 @@ fn tilted_capsule_points_lie_midway_between_the_capsule_and_the_floor() {
         }
     }
     assert!(clipped > 50, "few points clipped at seams: {clipped}");
+}
+
+/// The distance from `q` to triangle `t` of `mesh` (either side).
+fn distance_to_triangle(mesh: &TriMesh, t: u32, q: Vec3) -> f32 {
+    let vector = |v: Vec3| parry3d::math::Vector::new(v.x, v.y, v.z);
+    let [a, b, c] = mesh.triangle(t).vertices.map(vector);
+    parry3d::shape::Triangle::new(a, b, c).distance_to_point(
+        &to_parry_pose(&Pose::IDENTITY),
+        vector(q),
+        false,
+    )
+}
+
+/// An edge-pair point lies midway between the closest points of its two edges, so within half
+/// its depth of its triangle and of the body's surface (plus rounding), touching or speculative:
+/// boxes and hulls dropped on gentle and rough terrains, every triangle's contact before the
+/// merge.
+#[test]
+fn edge_pair_points_lie_between_their_edges() {
+    let mut rng = support::seeded_rng(5);
+    let margin = 0.05;
+    let mut edge_points = 0;
+    for (amplitude, seed) in [(0.05f32, 41), (0.3, 42)] {
+        let mesh = bumpy_terrain(16, 8.0, amplitude, seed);
+        for _ in 0..1500 {
+            let family = [Family::Box, Family::Hull][rng.random_range(0..2)];
+            let shape = random_shape(&mut rng, family);
+            let shape = shrink(shape.clone(), 0.5 / shape.bounding_radius().max(0.5));
+            let size = shape.size();
+            let place = Vec3::new(rng.random_range(-5.0..5.0), 0.0, rng.random_range(-5.0..5.0));
+            let rotation = random_rotation(&mut rng);
+            let low = world_aabb(&shape, &Pose::new(place, rotation)).min.y as f32;
+            let at = place + Vec3::Y * (rng.random_range(-0.2..0.05) - low);
+            let b_in_a = Isometry::new(at, rotation);
+            let parry_shape = to_parry_shape(&shape).unwrap();
+            let body_pose = to_parry_pose(&Pose::new(at, rotation));
+            for t in 0..mesh.triangles().len() as u32 {
+                let Some((_, _, points)) = collide_mesh_triangle(&mesh, t, &shape, &b_in_a, margin) else {
+                    continue;
+                };
+                for p in points.iter().filter(|p| p.id.kind() == FeatureId::EDGE_PAIR) {
+                    edge_points += 1;
+                    let q = p.position.as_vec3();
+                    let slack = 0.5 * p.depth.abs() + 1e-3 * size + 1e-4;
+                    let to_triangle = distance_to_triangle(&mesh, t, q);
+                    let vector = parry3d::math::Vector::new(q.x, q.y, q.z);
+                    let to_body = parry_shape.distance_to_point(&body_pose, vector, false);
+                    assert!(
+                        to_triangle <= slack && to_body <= slack,
+                        "{at} {rotation}, triangle {t}: {p:?} is {to_triangle} from it, {to_body} from the body"
+                    );
+                }
+            }
+        }
+    }
+    assert!(edge_points > 200, "few edge pairs: {edge_points}");
 }

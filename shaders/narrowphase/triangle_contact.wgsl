@@ -190,10 +190,18 @@ struct TriangleAxis {
     max_separation: f32,
 }
 
+// sat_triangle.rs edges_meet: the closest points of segments a0 a1 and b0 b1 are `gap` apart
+// (the edge axis times the separation) within `tolerance`: the lines' own, not clamped to an end.
+fn edges_meet(a0: vec3<f32>, a1: vec3<f32>, b0: vec3<f32>, b1: vec3<f32>, gap: vec3<f32>, tolerance: f32) -> bool {
+    let st = closest_points_segments(a0, a1, b0, b1);
+    return length(b0 + (b1 - b0) * st.y - (a0 + (a1 - a0) * st.x) - gap) <= tolerance;
+}
+
 // 2. The one-sided SAT of triangle t against `hull` posed in A's frame by (q, tr); faces
 // preferred by `tolerance` (length units), which also finds the features for the active-edge
 // rule. Steps as sat_triangle.rs: 1. the triangle's face, 2. B's faces, 3. edge pairs whose
-// Gauss arcs cross, 4. only allowed axes in front of the face chosen.
+// Gauss arcs cross, chosen only where the edges meet across the axis (edges_meet), 4. only
+// allowed axes in front of the face chosen.
 fn query_triangle_hull(t: MeshTriangle, sides: TriangleSides, hull: GpuShape, q: vec4<f32>, tr: vec3<f32>, margin: f32, tolerance: f32) -> TriangleAxis {
     var none: TriangleAxis;
     none.kind = AXIS_NONE;
@@ -270,7 +278,8 @@ fn query_triangle_hull(t: MeshTriangle, sides: TriangleSides, hull: GpuShape, q:
             }
             max_separation = max(max_separation, separation);
             if separation > beat_edge && (best_edge.kind == AXIS_NONE || separation > best_edge.separation) && dot(x, n) >= 0.0
-                && triangle_allows_normal(t, sides, vec2<u32>(TRIANGLE_EDGE, k), axis) {
+                && triangle_allows_normal(t, sides, vec2<u32>(TRIANGLE_EDGE, k), axis)
+                && edges_meet(v[k], v[(k + 1u) % 3u], start, pose_point(q, tr, hull_vertex(hull, edge.v1)), axis * separation, tolerance) {
                 best_edge = TriangleAxis(AXIS_EDGE_PAIR, k, j, axis, separation, 0.0);
             }
         }
