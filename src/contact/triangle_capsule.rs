@@ -14,9 +14,8 @@
 //!    rounding), each end within the margin a point (two points lying flat), midway between the
 //!    plane and the capsule's surface straight below the clipped core point (`radius / cos tilt`
 //!    below it through the cylinder: `radius` would lie inside a tilted capsule), its depth the
-//!    gap there; nothing inside the
-//!    sides: step 2's point if it had one, else no contact (the neighbour across the refused edge
-//!    or corner holds it).
+//!    gap there; nothing inside the sides: step 2's point if it had one, else no contact (the
+//!    neighbour across the refused edge or corner holds it).
 //!
 //! Ids as the sphere's ([`primitive_id`]), B's field 0 for one point, 1 + end (0 nearer the
 //! segment's start) for clipped ends. WGSL twin: `collide_triangle_capsule` in

@@ -109,8 +109,9 @@ pub struct TriangleAxis {
 /// The SAT of `triangle` against `hull` posed at `b_in_a` (`posed`: the same hull posed there,
 /// [`PosedHull::pose`]; `sides`: the triangle's [`Triangle::sides`]): `None` when an axis
 /// separates them by more than `margin` or the hull lies wholly behind the triangle's plane; else
-/// the best allowed axis (module docs) with faces preferred by `tolerance` (length units).
-/// Features for `allows` are found within `tolerance` too.
+/// the best allowed axis (module docs; an edge axis only where its edges meet) with faces
+/// preferred by `tolerance` (length units).
+/// Features for `allows`, and whether edges meet, are judged within `tolerance` too.
 #[allow(clippy::too_many_arguments)]
 pub fn query_triangle_hull(
     triangle: &Triangle,
@@ -265,7 +266,7 @@ pub fn query_triangle_hull(
 /// Whether segments `a` and `b` (A's frame) meet across an edge axis: their closest points are
 /// `gap` apart (the axis times the separation) within `tolerance` (length units), so they are
 /// the lines' closest points, not clamped to an end.
-pub(crate) fn edges_meet(a: [Vec3; 2], b: [Vec3; 2], gap: Vec3, tolerance: f32) -> bool {
+fn edges_meet(a: [Vec3; 2], b: [Vec3; 2], gap: Vec3, tolerance: f32) -> bool {
     let (s, t) = closest_points_segments(a[0], a[1], b[0], b[1]);
     (b[0].lerp(b[1], t) - a[0].lerp(a[1], s) - gap).length() <= tolerance
 }
