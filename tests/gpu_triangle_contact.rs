@@ -739,6 +739,45 @@ fn boxes_on_a_floor_at_seams_and_spheres_rolling_across_them_match_the_cpu() {
             });
         }
     }
+    // Capsules lying along a grid line and a cell's diagonal, nudged off them and turned, touching
+    // and apart within the margin (the clipped segment's two ends on both triangles).
+    let diagonal = Vec3::new(1.0, 0.0, -1.0).normalize();
+    for (on_seam, seam) in [
+        (Vec3::new(1.5, 0.0, 2.0), Vec3::X),
+        (Vec3::new(1.5, 0.0, 1.5), diagonal),
+    ] {
+        for angle in [0.0f32, 0.02, 0.1] {
+            let rotation = Quat::from_rotation_arc(Vec3::Y, Quat::from_rotation_y(angle) * seam);
+            for offset in [0.0f32, 1e-5, 3e-3] {
+                for depth in [0.01f32, 0.0, -0.005] {
+                    let at = on_seam + seam.cross(Vec3::Y) * offset;
+                    scenes.push(Scene {
+                        mesh: floor.clone(),
+                        shape: 2,
+                        b_in_a: resting(&shapes[2], rotation, at, Vec3::Y, depth),
+                        margin: 0.01,
+                    });
+                }
+            }
+        }
+    }
+    // Capsules lying tilted across seams: clipped ends on the capsule's surface, not inside it.
+    for tilt in [0.02f32, 0.2] {
+        for yaw in [0.3f32, 1.0, 2.5] {
+            let direction = Quat::from_rotation_y(yaw) * Vec3::new(tilt.cos(), tilt.sin(), 0.0);
+            let rotation = Quat::from_rotation_arc(Vec3::Y, direction);
+            for at in [Vec3::new(1.5, 0.0, 1.7), Vec3::new(2.2, 0.0, 2.4)] {
+                for depth in [0.01f32, -0.005] {
+                    scenes.push(Scene {
+                        mesh: floor.clone(),
+                        shape: 2,
+                        b_in_a: resting(&shapes[2], rotation, at, Vec3::Y, depth),
+                        margin: 0.1,
+                    });
+                }
+            }
+        }
+    }
     let on_the_floor = scenes.len();
     // Box edges nearly parallel to the floor's boundary edge x = 0 (an edge pair), overhanging.
     for yaw in [0.0f32, 1e-5, 1e-4, 1e-3, 1e-2] {

@@ -190,10 +190,18 @@ struct TriangleAxis {
     max_separation: f32,
 }
 
+// sat_triangle.rs edges_meet: the closest points of segments a0 a1 and b0 b1 are `gap` apart
+// (the edge axis times the separation) within `tolerance`: the lines' own, not clamped to an end.
+fn edges_meet(a0: vec3<f32>, a1: vec3<f32>, b0: vec3<f32>, b1: vec3<f32>, gap: vec3<f32>, tolerance: f32) -> bool {
+    let st = closest_points_segments(a0, a1, b0, b1);
+    return length(b0 + (b1 - b0) * st.y - (a0 + (a1 - a0) * st.x) - gap) <= tolerance;
+}
+
 // 2. The one-sided SAT of triangle t against `hull` posed in A's frame by (q, tr); faces
 // preferred by `tolerance` (length units), which also finds the features for the active-edge
 // rule. Steps as sat_triangle.rs: 1. the triangle's face, 2. B's faces, 3. edge pairs whose
-// Gauss arcs cross, 4. only allowed axes in front of the face chosen.
+// Gauss arcs cross, chosen only where the edges meet across the axis (edges_meet), 4. only
+// allowed axes in front of the face chosen.
 fn query_triangle_hull(t: MeshTriangle, sides: TriangleSides, hull: GpuShape, q: vec4<f32>, tr: vec3<f32>, margin: f32, tolerance: f32) -> TriangleAxis {
     var none: TriangleAxis;
     none.kind = AXIS_NONE;
@@ -270,7 +278,8 @@ fn query_triangle_hull(t: MeshTriangle, sides: TriangleSides, hull: GpuShape, q:
             }
             max_separation = max(max_separation, separation);
             if separation > beat_edge && (best_edge.kind == AXIS_NONE || separation > best_edge.separation) && dot(x, n) >= 0.0
-                && triangle_allows_normal(t, sides, vec2<u32>(TRIANGLE_EDGE, k), axis) {
+                && triangle_allows_normal(t, sides, vec2<u32>(TRIANGLE_EDGE, k), axis)
+                && edges_meet(v[k], v[(k + 1u) % 3u], start, pose_point(q, tr, hull_vertex(hull, edge.v1)), axis * separation, tolerance) {
                 best_edge = TriangleAxis(AXIS_EDGE_PAIR, k, j, axis, separation, 0.0);
             }
         }
@@ -522,6 +531,27 @@ fn closest_triangle_segment(t: MeshTriangle, sides: TriangleSides, s0: vec3<f32>
 // triangle's feature there (one point); 3. touching: the face normal, or an allowed edge x
 // segment axis beyond the face by the preference (one point); 4. the face normal: the segment
 // clipped by the triangle's sides, each end within the margin a point (ids: B's field 1 + end).
+// How far below the core point at t on the segment s0 s1 (along -n, unit) the capsule's surface
+// lies: radius / cos tilt through the cylinder, or less through the lower end's cap where the way
+// down leaves the cylinder past that end (surface_below in the Rust twin).
+fn capsule_surface_below(s0: vec3<f32>, s1: vec3<f32>, t: f32, n: vec3<f32>, radius: f32) -> f32 {
+    let direction = s1 - s0;
+    let segment_length = length(direction);
+    // Sine and cosine of the segment's tilt out of the plane.
+    var sine = 0.0;
+    if segment_length > 0.0 {
+        sine = abs(dot(n, direction) / segment_length);
+    }
+    let cosine = sqrt(max(1.0 - sine * sine, 0.0));
+    // The core's length from the point to its lower end.
+    let room = segment_length * select(1.0 - t, t, dot(n, direction) >= 0.0);
+    if radius * sine <= room * cosine {
+        return radius / cosine;
+    }
+    // |p - n s - end| = radius, p - end along the core.
+    return room * sine + sqrt(max(radius * radius - room * room * cosine * cosine, 0.0));
+}
+
 fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radius: f32, margin: f32, tolerance: f32) -> TriangleContact {
     let n = t.normal;
     let v = t.corners;
@@ -532,14 +562,24 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
     }
     let sides = triangle_sides(t);
     let closest = closest_triangle_segment(t, sides, s0, s1);
+    var beside = false;
+    var beside_normal = vec3<f32>(0.0);
+    var beside_separation = 0.0;
+    var beside_feature = vec2<u32>(TRIANGLE_FACE, 0u);
     if closest.on_triangle.w != 0.0 {
-        // 2. Apart.
+        // 2. Apart: a feature's normal, or the face's (step 4, this point if nothing is clipped).
         let on_triangle = closest.on_triangle.xyz;
         let feature = triangle_feature_at(t, on_triangle, FEATURE_WEIGHT_TOLERANCE);
         let offset = closest.on_segment - on_triangle;
         let distance = length(offset);
         if feature.x != TRIANGLE_FACE && triangle_allows_normal(t, sides, feature, offset / distance) {
-            return triangle_one_point(offset / distance, distance - radius, on_triangle, feature, margin);
+            if dot(n, offset / distance) < TRIMESH_FACE_NORMAL_COSINE {
+                return triangle_one_point(offset / distance, distance - radius, on_triangle, feature, margin);
+            }
+            beside = true;
+            beside_normal = offset / distance;
+            beside_separation = distance - radius;
+            beside_feature = feature;
         }
     } else {
         // 3. Touching: an active edge's axis beats the face only by the preference.
@@ -576,16 +616,20 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
             return triangle_one_point(best_axis, best_separation, e0 + (e1 - e0) * st.y, vec2<u32>(TRIANGLE_EDGE, best_edge), margin);
         }
     }
-    // 4. The face normal: the segment clipped by the triangle's sides (clip_segment_by_sides).
+    // 4. The face normal: the segment clipped by the triangle's sides pushed out by `tolerance`
+    // (clip_segment_by_sides).
     var t_min = 0.0;
     var t_max = 1.0;
+    var inside = true;
     for (var k = 0u; k < 3u; k++) {
         let c0 = v[k];
         let side = cross(v[(k + 1u) % 3u] - c0, n);
-        let d0 = dot(side, s0 - c0);
-        let d1 = dot(side, s1 - c0);
+        let pushed = tolerance * length(side);
+        let d0 = dot(side, s0 - c0) - pushed;
+        let d1 = dot(side, s1 - c0) - pushed;
         if d0 > 0.0 && d1 > 0.0 {
-            return no_triangle_contact(TRIANGLE_NONE);
+            inside = false;
+            break;
         }
         if d0 > 0.0 {
             t_min = max(t_min, d0 / (d0 - d1));
@@ -593,17 +637,22 @@ fn collide_triangle_capsule(t: MeshTriangle, s0: vec3<f32>, s1: vec3<f32>, radiu
             t_max = min(t_max, d0 / (d0 - d1));
         }
     }
-    if !(t_min < t_max) {
+    if !inside || !(t_min < t_max) {
         // Beside the triangle with a refused normal: the neighbour across that feature answers.
+        if beside {
+            return triangle_one_point(beside_normal, beside_separation, closest.on_triangle.xyz, beside_feature, margin);
+        }
         return no_triangle_contact(TRIANGLE_NONE);
     }
     var count = 0u;
     var separation = F32_MAX;
     for (var end = 0u; end < 2u; end++) {
-        let p = s0 + (s1 - s0) * select(t_min, t_max, end == 1u);
-        let gap = dot(n, p - v[0]) - radius;
+        let t_end = select(t_min, t_max, end == 1u);
+        let p = s0 + (s1 - s0) * t_end;
+        let below = capsule_surface_below(s0, s1, t_end, n, radius);
+        let gap = dot(n, p - v[0]) - below;
         if gap <= margin {
-            triangle_points[count] = vec4<f32>(p - n * (radius + 0.5 * gap), -gap);
+            triangle_points[count] = vec4<f32>(p - n * (below + 0.5 * gap), -gap);
             triangle_ids[count] = triangle_primitive_id(vec2<u32>(TRIANGLE_FACE, 0u), 1u + end);
             separation = min(separation, gap);
             count += 1u;

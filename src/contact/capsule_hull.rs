@@ -193,6 +193,7 @@ fn clip_on_face(
         face_loop.len(),
         |k| vertices[face_loop[k] as usize],
         face_normal,
+        0.0,
     )?;
     let mut manifold = Manifold::new(pose_b.transform_vector(-face_normal), separation);
     for (end, t) in [t_min, t_max].into_iter().enumerate() {

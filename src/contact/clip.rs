@@ -292,22 +292,25 @@ pub(crate) fn crossing_id(
 }
 
 /// The parameter range `[t_min, t_max]` of `segment` inside the side planes of a convex face
-/// with `count` corners (`corner(k)`, counter-clockwise about the unit `normal`, same frame), or
-/// `None` when no part of it is inside.
+/// with `count` corners (`corner(k)`, counter-clockwise about the unit `normal`, same frame),
+/// each plane pushed out by `slack` (length units), or `None` when no part of it is inside.
 pub(crate) fn clip_segment_by_sides(
     segment: [Vec3; 2],
     count: usize,
     corner: impl Fn(usize) -> Vec3,
     normal: Vec3,
+    slack: f32,
 ) -> Option<(f32, f32)> {
     let (mut t_min, mut t_max) = (0.0f32, 1.0f32);
     for k in 0..count {
         let v0 = corner(k);
         let v1 = corner((k + 1) % count);
-        // Points outward of the face polygon (its loop is counter-clockwise about normal).
+        // Points outward of the face polygon (its loop is counter-clockwise about normal), as
+        // long as the edge: the slack scaled to it.
         let side = (v1 - v0).cross(normal);
-        let d0 = side.dot(segment[0] - v0);
-        let d1 = side.dot(segment[1] - v0);
+        let pushed = slack * side.length();
+        let d0 = side.dot(segment[0] - v0) - pushed;
+        let d1 = side.dot(segment[1] - v0) - pushed;
         if d0 > 0.0 && d1 > 0.0 {
             return None;
         }

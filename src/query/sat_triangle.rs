@@ -5,7 +5,10 @@
 //! 1. Triangle face `n`: B's lowest point along `n` over the plane. Beyond the margin, or B
 //!    wholly behind the plane, no contact.
 //! 2. B's faces: the triangle's lowest corner under each face plane.
-//! 3. Edge pairs whose arcs cross (B's arc negated), separation from the two edges.
+//! 3. Edge pairs whose arcs cross (B's arc negated), separation from the two edges. An edge
+//!    axis may be chosen only where the two segments' closest points are the lines' (within
+//!    the tolerance): elsewhere the edges do not meet across it (the one-sided, active-edge
+//!    choice can land there, when deep or apart), and their midpoint would lie off both.
 //! 4. Every axis may separate (the flat triangle's SAT); only axes in front of the triangle
 //!    (`normal · n >= 0`) that `allows` accepts (the caller's internal-edge policy) may be
 //!    chosen, with the hull SAT's face preference. The largest separation over every axis, chosen
@@ -21,6 +24,7 @@ use crate::constants::PARALLEL_EDGE_SINE;
 use crate::hull::{ConvexHull, Plane};
 use crate::pose::Isometry;
 use crate::query::sat::{SatAxis, real_lanes, rotate_lanes};
+use crate::query::segment::closest_points_segments;
 use crate::trimesh::{Triangle, TriangleFeature};
 
 /// A hull posed in A's frame once for many triangles: its vertices, face planes (four per group
@@ -105,8 +109,9 @@ pub struct TriangleAxis {
 /// The SAT of `triangle` against `hull` posed at `b_in_a` (`posed`: the same hull posed there,
 /// [`PosedHull::pose`]; `sides`: the triangle's [`Triangle::sides`]): `None` when an axis
 /// separates them by more than `margin` or the hull lies wholly behind the triangle's plane; else
-/// the best allowed axis (module docs) with faces preferred by `tolerance` (length units).
-/// Features for `allows` are found within `tolerance` too.
+/// the best allowed axis (module docs; an edge axis only where its edges meet) with faces
+/// preferred by `tolerance` (length units).
+/// Features for `allows`, and whether edges meet, are judged within `tolerance` too.
 #[allow(clippy::too_many_arguments)]
 pub fn query_triangle_hull(
     triangle: &Triangle,
@@ -228,10 +233,13 @@ pub fn query_triangle_hull(
                     return None;
                 }
                 max_separation = max_separation.max(separation);
+                let end = vertices[edges[j].vertices[1] as usize];
+                let triangle_edge = [triangle.vertices[k], triangle.vertices[(k + 1) % 3]];
                 if separation > beat
                     && best_edge.is_none_or(|b| separation > b.separation)
                     && x.dot(n) >= 0.0
                     && allows(TriangleFeature::Edge(k), axis)
+                    && edges_meet(triangle_edge, [start, end], axis * separation, tolerance)
                 {
                     best_edge = Some(TriangleAxis {
                         axis: SatAxis::EdgePair {
@@ -253,4 +261,12 @@ pub fn query_triangle_hull(
     }
     best.max_separation = max_separation;
     Some(best)
+}
+
+/// Whether segments `a` and `b` (A's frame) meet across an edge axis: their closest points are
+/// `gap` apart (the axis times the separation) within `tolerance` (length units), so they are
+/// the lines' closest points, not clamped to an end.
+fn edges_meet(a: [Vec3; 2], b: [Vec3; 2], gap: Vec3, tolerance: f32) -> bool {
+    let (s, t) = closest_points_segments(a[0], a[1], b[0], b[1]);
+    (b[0].lerp(b[1], t) - a[0].lerp(a[1], s) - gap).length() <= tolerance
 }
