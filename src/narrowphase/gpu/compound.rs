@@ -45,7 +45,7 @@ pub const COMPOUND_EXPAND_WGSL: &str = concat!(
 );
 
 /// The WGSL source of the compound merge: the clip kernel's source (its reduction, ids and
-/// list), then the merge.
+/// list), the merge steps it shares with the mesh pass (`merge.wgsl`), then the kernel.
 pub const COMPOUND_MERGE_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
     include_str!("../../../shaders/common/body.wgsl"),
@@ -54,6 +54,7 @@ pub const COMPOUND_MERGE_WGSL: &str = concat!(
     include_str!("../../../shaders/narrowphase/clip.wgsl"),
     include_str!("../../../shaders/narrowphase/gjk.wgsl"),
     include_str!("../../../shaders/narrowphase/primitives.wgsl"),
+    include_str!("../../../shaders/narrowphase/merge.wgsl"),
     include_str!("../../../shaders/narrowphase/compound_merge.wgsl")
 );
 
@@ -80,7 +81,7 @@ pub(crate) struct CompoundKernels {
 }
 
 /// A compute layout with the given binding numbers and types.
-fn layout_at(
+pub(super) fn layout_at(
     device: &wgpu::Device,
     label: &str,
     entries: &[(u32, wgpu::BindingType)],
@@ -482,7 +483,7 @@ impl CompoundStage {
 }
 
 /// A compute pass labelled `label`.
-fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
+pub(super) fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
     encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),
         timestamp_writes: None,
@@ -490,6 +491,6 @@ fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::Compute
 }
 
 /// The most sub-pair slots on `context`'s device: one dispatch chunk.
-fn max_capacity(context: &GpuContext) -> u32 {
+pub(super) fn max_capacity(context: &GpuContext) -> u32 {
     super::call_buffers::chunk_pairs(context.limits).min(u64::from(u32::MAX)) as u32
 }
