@@ -18,7 +18,7 @@ use hullsat::{
     Body, Capsule, ContactCache, ContactSet, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace,
     Isometry, Pose, Ray, Shape, Sphere, ValidatedBatch, world_bounding_sphere,
 };
-use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, Manifold};
+use hullsat::{GpuError, GpuNarrowphase};
 use support::shapes::random_rotation;
 use support::{gpu_broadphase_covers_cpu, gpu_or_skip, read_resident, resident_results, seeded_rng};
 use wgpu::util::DeviceExt;

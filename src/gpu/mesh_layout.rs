@@ -4,7 +4,7 @@
 //! `shaders/common/mesh.wgsl` ("must match"; checked by tests/raycast_layout.rs). The tables
 //! carry what ray casts need; the narrowphase's mesh pass adds each triangle's contact data
 //! beside them ([`GpuMeshTriangleContact`], [`MeshTables::push_contacts`]). Both upload the
-//! tables with [`MeshTables::upload`].
+//! tables with `MeshTables::upload`.
 
 use bytemuck::{Pod, Zeroable};
 
