@@ -137,57 +137,128 @@ fn resident_mesh_pairs_are_listed_once_within_the_contract() {
     let bodies = bodies(&shapes, n, 12, DVec3::new(-2.0e3, 10.0, 5.0e2));
     // As given (A = x): the floor as A, the terrain as B.
     let pairs: Vec<[u32; 2]> = mesh_pairs(n).into_iter().filter(|p| p[0] < p[1]).collect();
-    let margin = 0.02;
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
     if gpu.clipping() != Clipping::Gpu {
         return;
     }
-    let device = gpu.device().clone();
-    let storage = |contents: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: None,
-            contents,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        })
-    };
-    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let (body_buffer, pair_buffer) = (
-        storage(bytemuck::cast_slice(&gpu_bodies)),
-        storage(bytemuck::cast_slice(&pairs)),
-    );
-    let count_buffer = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
-    let batch = ResidentBatch {
-        bodies: &body_buffer,
-        pairs: &pair_buffer,
-        pair_count: &count_buffer,
-        pair_count_offset: 0,
-        max_pairs: pairs.len() as u32,
-        margin,
-    };
-    let entries = read_resident(&mut gpu, &batch);
-    let results = resident_results(&entries, &shapes, &bodies, &pairs, margin);
-    let on_gpu = entries.iter().filter(|e| e.status == MANIFOLD_CLIPPED).count();
-    let cpu = CpuNarrowphase::new(&shapes)
-        .collide(&bodies, &pairs, margin)
-        .unwrap();
-    let tally =
-        compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
-    assert!(tally.cpu_manifolds > pairs.len() / 2, "{tally:?}");
-    assert!(
-        on_gpu > tally.cpu_manifolds / 2,
-        "{on_gpu} pairs finished on the GPU: {tally:?}"
-    );
+    let batch = ResidentScene::new(&gpu, &bodies, &pairs);
+    batch.within_the_contract(&mut gpu, &shapes, &bodies, &pairs);
     // Past a capacity of 8 work items: the pairs that do not fit are listed MANIFOLD_OVERFLOW
     // with the true total, the others as before.
     gpu.set_mesh_capacity(8).unwrap();
-    let entries = read_resident(&mut gpu, &batch);
+    let entries = read_resident(&mut gpu, &batch.batch());
     let overflowed: Vec<_> = entries.iter().filter(|e| e.status == MANIFOLD_OVERFLOW).collect();
     assert!(!overflowed.is_empty());
     for entry in overflowed {
         let (total, capacity) = entry.overflow();
         assert!(total > capacity && capacity == 8, "{total} {capacity}");
+    }
+}
+
+#[test]
+fn resident_mesh_pairs_in_a_later_dispatch_chunk() {
+    // A device of 4 workgroups per dimension: chunks of 256 pairs, 256 work items. The convex
+    // pairs fill the first chunk; the mesh pairs fall in the second (the midphase and the merge
+    // run per chunk over windows of the caller's pairs).
+    let shapes = shapes();
+    let n = 24;
+    let bodies = bodies(&shapes, n, 14, DVec3::new(3.0e2, 0.0, -1.0e2));
+    let mut pairs: Vec<[u32; 2]> = (1..=n as u32)
+        .flat_map(|a| (a + 1..=n as u32).map(move |b| [a, b]))
+        .collect();
+    let convex = pairs.len();
+    pairs.extend(mesh_pairs(n).into_iter().filter(|p| p[0] == 0).take(8));
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: 4,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = support::device_or_skip(limits) else {
+        return;
+    };
+    let mut gpu = hullsat::GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
+    assert!(convex > 256 && gpu.mesh_capacity() == 256);
+    let batch = ResidentScene::new(&gpu, &bodies, &pairs);
+    batch.within_the_contract(&mut gpu, &shapes, &bodies, &pairs);
+}
+
+/// A resident batch's buffers on a narrowphase's device.
+struct ResidentScene {
+    bodies: wgpu::Buffer,
+    pairs: wgpu::Buffer,
+    count: wgpu::Buffer,
+    pair_count: u32,
+}
+
+/// Margin of the resident scenes, length units.
+const RESIDENT_MARGIN: f32 = 0.02;
+
+impl ResidentScene {
+    fn new(gpu: &hullsat::GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Self {
+        let storage = |contents: &[u8]| {
+            gpu.device()
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                })
+        };
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        ResidentScene {
+            bodies: storage(bytemuck::cast_slice(&gpu_bodies)),
+            pairs: storage(bytemuck::cast_slice(pairs)),
+            count: storage(bytemuck::bytes_of(&(pairs.len() as u32))),
+            pair_count: pairs.len() as u32,
+        }
+    }
+
+    fn batch(&self) -> ResidentBatch<'_> {
+        ResidentBatch {
+            bodies: &self.bodies,
+            pairs: &self.pairs,
+            pair_count: &self.count,
+            pair_count_offset: 0,
+            max_pairs: self.pair_count,
+            margin: RESIDENT_MARGIN,
+        }
+    }
+
+    /// The resident API's list against the CPU under the contract, each pair listed once, most
+    /// touching mesh pairs finished on the GPU.
+    fn within_the_contract(
+        &self,
+        gpu: &mut hullsat::GpuNarrowphase,
+        shapes: &[Shape],
+        bodies: &[Body],
+        pairs: &[[u32; 2]],
+    ) {
+        let margin = RESIDENT_MARGIN;
+        let entries = read_resident(gpu, &self.batch());
+        let results = resident_results(&entries, shapes, bodies, pairs, margin);
+        let cpu = CpuNarrowphase::new(shapes)
+            .collide(bodies, pairs, margin)
+            .unwrap();
+        compare_batch(shapes, bodies, pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
+        let is_mesh = |e: &&hullsat::narrowphase::gpu::layout::GpuManifold| {
+            pairs[e.pair as usize]
+                .iter()
+                .any(|&b| bodies[b as usize].shape < CONVEX)
+        };
+        let on_gpu = entries
+            .iter()
+            .filter(is_mesh)
+            .filter(|e| e.status == MANIFOLD_CLIPPED)
+            .count();
+        let touching = (0..pairs.len())
+            .filter(|&i| pairs[i].iter().any(|&b| bodies[b as usize].shape < CONVEX) && cpu[i].is_some())
+            .count();
+        assert!(touching > 2, "{touching} touching mesh pairs");
+        assert!(
+            on_gpu > touching / 2,
+            "{on_gpu} of {touching} mesh pairs on the GPU"
+        );
     }
 }
 

@@ -243,6 +243,36 @@ mod tests {
     }
 
     #[test]
+    fn contact_data_names_neighbours_by_their_table_index() {
+        let meshes = [grid(3, 0.0), grid(4, 1.0)];
+        let mut tables = MeshTables::default();
+        let mut contacts = Vec::new();
+        for mesh in &meshes {
+            let range = tables.push(mesh);
+            MeshTables::push_contacts(mesh, range, &mut contacts);
+        }
+        assert_eq!(contacts.len(), tables.triangles.len());
+        let first = meshes[0].triangles().len() as u32;
+        for t in 0..meshes[1].triangles().len() as u32 {
+            let record = contacts[(first + t) as usize];
+            assert_eq!(record.normal, meshes[1].plane(t).normal.to_array());
+            assert_eq!(record.active_edges, u32::from(meshes[1].active_edges(t)));
+            // Each neighbour lies in the same mesh's part of the table and names this one back.
+            for n in record.neighbours.into_iter().filter(|&n| n != MESH_NO_ITEM) {
+                assert!((first..contacts.len() as u32).contains(&n), "{n}");
+                assert!(contacts[n as usize].neighbours.contains(&(first + t)));
+            }
+        }
+        // A grid's inner edges have neighbours; its border edges none.
+        assert!(contacts.iter().any(|c| c.neighbours.contains(&MESH_NO_ITEM)));
+        assert!(
+            contacts
+                .iter()
+                .any(|c| c.neighbours.iter().all(|&n| n != MESH_NO_ITEM))
+        );
+    }
+
+    #[test]
     fn two_meshes_keep_absolute_indices_and_nested_boxes() {
         // A flat and a hilly terrain: the second's nodes, triangles and vertices follow the first's.
         let meshes = [grid(3, 0.0), grid(20, 1.0)];
