@@ -28,8 +28,9 @@ const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
-// otherwise), the inner radius of the SAT's bounds and the kind's sizes in params (layout.rs
-// documents them).
+// otherwise; a triangle mesh: its first triangle in first_face and BVH root in first_edge of
+// the mesh tables), the inner radius of the SAT's bounds and the kind's sizes in params
+// (layout.rs documents them).
 struct GpuShape {
     centroid: vec3<f32>,
     radius: f32,

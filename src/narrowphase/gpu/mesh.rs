@@ -29,10 +29,9 @@ use super::compound::{CallerPairs, layout_at, max_capacity, pass};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
-    PARAMS_STRIDE, WORKGROUP_SIZE,
+    PARAMS_STRIDE,
 };
 use super::kernels::NarrowphaseKernels;
-use super::layout::PAIR_BYTES;
 use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, upload_storage};
 use crate::gpu::context::ErrorScopes;
@@ -407,35 +406,21 @@ impl MeshStage {
             ],
         );
         let merge_group = group("mesh merge", &k.merge_layout, &[items(0), ranges(1), points(2)]);
-        let chunks = caller.pair_count.div_ceil(caller.chunk);
-        let pair_len = caller.pair_count * PAIR_BYTES;
+        let chunks = caller.chunks();
         let expand_calls: Vec<wgpu::BindGroup> = (0..chunks)
             .map(|c| {
-                let at = c * caller.chunk * PAIR_BYTES;
+                let (at, len) = caller.pair_window(c);
                 group(
                     "mesh expand call",
                     &k.expand_call_layout,
                     &[
                         whole(0, caller.bodies),
-                        binding(
-                            1,
-                            caller.pairs,
-                            at,
-                            (caller.chunk * PAIR_BYTES).min(pair_len - at),
-                        ),
+                        binding(1, caller.pairs, at, len),
                         params(3, caller.params),
                     ],
                 )
             })
             .collect();
-        // Chunk c's dispatch: from its size, or from the caller's indirect arguments.
-        let dispatch_chunk = |pass: &mut wgpu::ComputePass, c: u64| match caller.indirect {
-            Some(args) => pass.dispatch_workgroups_indirect(args, c * DISPATCH_BYTES),
-            None => {
-                let len = caller.chunk.min(caller.pair_count - c * caller.chunk);
-                pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
-            }
-        };
         // 1. Midphase, per caller chunk.
         {
             let mut pass = pass(encoder, "mesh expand");
@@ -445,7 +430,7 @@ impl MeshStage {
             for (c, call) in expand_calls.iter().enumerate() {
                 let c = c as u64;
                 pass.set_bind_group(1, call, &[(c * PARAMS_STRIDE) as u32]);
-                dispatch_chunk(&mut pass, c);
+                caller.dispatch(&mut pass, c);
             }
         }
         // 2. The item dispatch's size.
@@ -472,7 +457,7 @@ impl MeshStage {
             pass.set_bind_group(2, &merge_group, &[]);
             for c in 0..chunks {
                 pass.set_bind_group(1, &merge_call, &[(c * PARAMS_STRIDE) as u32]);
-                dispatch_chunk(&mut pass, c);
+                caller.dispatch(&mut pass, c);
             }
         }
         scopes.pop()
