@@ -2,7 +2,8 @@
 //! (midphase, per-triangle contacts, merge) in the host and resident APIs, judged against the
 //! CPU by the GPU = CPU contract on terrain scenes (a tessellated flat floor, a bumpy terrain)
 //! with bodies of every convex kind resting on or hovering near them, near the origin and
-//! 1e6 from it, with the mesh as A and as B; the work item capacity's overflow.
+//! 1e6 from it, with the mesh as A and as B; the work item capacity's overflow; and, without a
+//! GPU, the contract's general rules on mesh pairs against the CPU run a few ulps off.
 
 mod support;
 
@@ -290,4 +291,39 @@ fn a_call_past_the_mesh_capacity_fails_naming_the_count() {
         .unwrap();
     let results = gpu.collide(&bodies, &pairs, 0.02).unwrap();
     compare_batch(&shapes, &bodies, &pairs, 0.02, &results, &cpu).unwrap();
+}
+
+#[test]
+fn the_cpu_on_mesh_pairs_a_few_ulps_off_stays_within_the_contract() {
+    // What a GPU's fused multiply-adds do to the relative pose, on the CPU: each convex body
+    // moved by `ulps` f32 ulps of its distance to its mesh and turned by `ulps` × EPSILON; the
+    // contract's general rules must accept the moved run's mesh manifolds (no GPU needed).
+    let shapes = shapes();
+    let n = 60;
+    let mut rng = seeded_rng(21);
+    let cpu = CpuNarrowphase::new(&shapes);
+    let mut total = hullsat::contract::AgreementTally::default();
+    for offset in [DVec3::ZERO, DVec3::new(1.0e6, -3.0e5, 7.0e5)] {
+        let bodies = bodies(&shapes, n, 15, offset);
+        let pairs = mesh_pairs(n);
+        let reference = cpu.collide(&bodies, &pairs, 0.02).unwrap();
+        for ulps in [1.0f32, 2.0, 4.0, 8.0] {
+            let mut moved = bodies.clone();
+            for body in moved.iter_mut().filter(|b| b.shape >= CONVEX) {
+                let reach = (body.pose.translation - offset).length().max(1.0) as f32;
+                let step = ulps * f32::EPSILON * reach;
+                body.pose.translation += (support::random_direction(&mut rng) * step).as_dvec3();
+                let turn = Quat::from_axis_angle(support::random_direction(&mut rng), ulps * f32::EPSILON);
+                body.pose.rotation = (turn * body.pose.rotation).normalize();
+            }
+            let results = cpu.collide(&moved, &pairs, 0.02).unwrap();
+            let tally = compare_batch(&shapes, &bodies, &pairs, 0.02, &results, &reference)
+                .unwrap_or_else(|e| panic!("{ulps} ulps at {offset}: {e}"));
+            total = total.merged(&tally);
+        }
+    }
+    eprintln!("{total:?}");
+    assert!(total.cpu_manifolds > total.pairs / 2, "{total:?}");
+    // The perturbation must have changed something, or the proof proves nothing.
+    assert!(total.conditioned + total.ties() > 0, "{total:?}");
 }
