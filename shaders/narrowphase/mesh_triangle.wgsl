@@ -3,7 +3,8 @@
 // sub-contact stored in the item and its points appended to the point table. Rust twin:
 // src/contact/trimesh.rs (push_body_contacts, step 2); host: src/narrowphase/gpu/mesh.rs.
 //
-// 1. Bounds guard (the prepare kernel's item count, clamped to the capacity).
+// 1. Bounds guard (the prepare kernel's item count, clamped to the capacity; items outside
+//    their pair's range, left from an earlier call, skipped).
 // 2. The MeshTriangle: the item's corners, the triangle's contact data, its neighbours'
 //    normals.
 // 3. collide_triangle_shape with the body's pose and shape from the pair's range, the face
@@ -55,6 +56,12 @@ fn main_triangles(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let range = mesh_ranges.entries[item.pair];
+    // An item of this call lies in its pair's range; one left from an earlier call (in the
+    // range of a pair that overflowed) is skipped, so it takes no point slots.
+    let overflowed = (range.flags & COMPOUND_RANGE_OVERFLOW) != 0u;
+    if overflowed || k < range.first || k - range.first >= range.count {
+        return;
+    }
     if range.shape >= arrayLength(&shapes) {
         mesh_items[k] = item;
         return;
