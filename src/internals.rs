@@ -6,8 +6,9 @@
 pub use crate::narrowphase::gpu::kernel_layout::{
     COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
     COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_RANGES_HEAD, COMPOUND_SPHERE, COOP_EDGE_PAIRS,
-    GpuCompound, GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuParams, GpuResidentSetup, GpuShape,
-    HullTables, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, PARAMS_STRIDE, SPLIT_EDGE_PAIRS,
+    GpuCompound, GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint,
+    GpuParams, GpuResidentSetup, GpuShape, HullTables, MESH_RANGE_SWAPPED, MESH_TABLE_HEAD,
+    PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, PARAMS_STRIDE, SPLIT_EDGE_PAIRS,
     WORKGROUP_SIZE,
 };
 pub use crate::narrowphase::gpu::kernels::SatMapping;

@@ -12,15 +12,15 @@ use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
-use hullsat::narrowphase::gpu::layout::{GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+use hullsat::narrowphase::gpu::layout::GpuBody;
 use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
 use hullsat::{
     Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Isometry, Pose, Ray, Shape,
     Sphere, ValidatedBatch, world_bounding_sphere,
 };
-use hullsat::{ContactPoint, FeatureId, GpuError, GpuNarrowphase, Manifold};
+use hullsat::{GpuError, GpuNarrowphase};
 use support::shapes::random_rotation;
-use support::{gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
+use support::{gpu_broadphase_covers_cpu, gpu_or_skip, read_resident, resident_results, seeded_rng};
 use wgpu::util::DeviceExt;
 
 /// Shape indices of [`shapes`].
@@ -510,34 +510,7 @@ fn resident_scene_within_the_contract(
         margin,
     };
     let entries = read_resident(&mut gpu, &batch);
-    let mut results: Vec<Option<Manifold>> = vec![None; pairs.len()];
-    for raw in entries {
-        let pair = raw.pair as usize;
-        assert!(results[pair].is_none(), "pair {pair} listed twice");
-        // A pair the GPU left to the host: the caller's CPU computes it, as the host API does.
-        let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
-        results[pair] = match raw.status {
-            hullsat::narrowphase::gpu::layout::MANIFOLD_CLIPPED => {
-                let mut m = Manifold::new(raw.normal.into(), raw.separation);
-                for (p, &id) in raw.points.iter().zip(&raw.ids).take(raw.count as usize) {
-                    m.push(ContactPoint {
-                        position: Vec3::new(p[0], p[1], p[2]).as_dvec3(),
-                        depth: p[3],
-                        id: FeatureId(id),
-                    });
-                }
-                Some(m.to_world(&a.pose))
-            }
-            hullsat::narrowphase::gpu::layout::MANIFOLD_HOST => collide_shapes(
-                &shapes[a.shape as usize],
-                &a.pose,
-                &shapes[b.shape as usize],
-                &b.pose,
-                margin,
-            ),
-            status => panic!("pair {pair}: status {status}"),
-        };
-    }
+    let results = resident_results(&entries, shapes, bodies, pairs, margin);
     let cpu = CpuNarrowphase::new(shapes)
         .collide(bodies, pairs, margin)
         .unwrap();
@@ -560,32 +533,6 @@ fn resident_scene_within_the_contract(
         let (total, capacity) = entry.overflow();
         assert!(total > capacity && capacity == 2, "{total} {capacity}");
     }
-}
-
-/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
-fn read_resident(gpu: &mut GpuNarrowphase, batch: &ResidentBatch) -> Vec<GpuManifold> {
-    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: out.list.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
-    queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .expect("finishes");
-    let view = staging.get_mapped_range(..).expect("mapped");
-    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
-    view[MANIFOLD_LIST_HEAD as usize..]
-        .chunks_exact(size_of::<GpuManifold>())
-        .take(head.count as usize)
-        .map(bytemuck::pod_read_unaligned)
-        .collect()
 }
 
 #[test]

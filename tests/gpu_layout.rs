@@ -7,7 +7,7 @@ use hullsat::constants::{
     AXIS_PREFERENCE_TOLERANCE, CAPSULE_FACE_SINE, CAPSULE_PARALLEL_SINE, CLOSEST_FEATURE_COSINE,
     COMPOUND_AABB_PADDING, COMPOUND_MERGE_DEGREES, CONTACT_REDUCTION_TOLERANCE, GJK_MAX_ITERATIONS,
     GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE, GPU_GJK_CONDITIONING, GPU_GJK_MAX_DIRECTION_ERROR,
-    INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE,
+    INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE, TRIMESH_AABB_PADDING, TRIMESH_MERGE_DEGREES,
 };
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
@@ -15,8 +15,9 @@ use hullsat::internals::{BVH_BUILD_WGSL, RADIX_SORT_WGSL};
 use hullsat::internals::{
     COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
     COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound,
-    GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuParams, GpuResidentSetup, GpuShape, PARAMS_STRIDE,
-    SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams,
+    GpuResidentSetup, GpuShape, MESH_RANGE_SWAPPED, PARAMS_STRIDE, SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS,
+    WORKGROUP_SIZE,
 };
 use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
@@ -25,8 +26,8 @@ use hullsat::narrowphase::gpu::layout::{
     SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
 use hullsat::narrowphase::gpu::{
-    CLIP_WGSL, COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, LAYOUT_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL,
-    SAT_WGSL,
+    CLIP_WGSL, COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, LAYOUT_WGSL, MESH_EXPAND_WGSL, MESH_MERGE_WGSL,
+    MESH_TRIANGLE_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 
@@ -60,11 +61,14 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 12] = [
+const SOURCES: [(&str, &str); 15] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
     ("COMPOUND_MERGE_WGSL", COMPOUND_MERGE_WGSL),
+    ("MESH_EXPAND_WGSL", MESH_EXPAND_WGSL),
+    ("MESH_TRIANGLE_WGSL", MESH_TRIANGLE_WGSL),
+    ("MESH_MERGE_WGSL", MESH_MERGE_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
@@ -338,6 +342,47 @@ fn kernel_structs_have_the_rust_layout() {
     );
     assert_same_layout(
         &module,
+        "GpuMeshPairRange",
+        rust_layout!(GpuMeshPairRange {
+            first,
+            count,
+            flags,
+            size,
+            rotation,
+            translation,
+            shape
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuMeshItem",
+        rust_layout!(GpuMeshItem {
+            corners,
+            normal,
+            separation,
+            pair,
+            triangle,
+            local_triangle,
+            status,
+            first_point,
+            count,
+            _pad0,
+            _pad1
+        }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuMeshPoint",
+        rust_layout!(GpuMeshPoint {
+            point,
+            id,
+            _pad0,
+            _pad1,
+            _pad2
+        }),
+    );
+    assert_same_layout(
+        &module,
         "GpuParams",
         encase_layout!(GpuParams {
             margin,
@@ -403,6 +448,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("COMPOUND_RANGE_SINGLE", U32(COMPOUND_RANGE_SINGLE)),
         ("COMPOUND_RANGE_OVERFLOW", U32(COMPOUND_RANGE_OVERFLOW)),
         ("COMPOUND_RANGE_HOST", U32(COMPOUND_RANGE_HOST)),
+        ("MESH_RANGE_SWAPPED", U32(MESH_RANGE_SWAPPED)),
     ];
     assert_consts(&module, &expected);
     assert_consts(
@@ -412,6 +458,14 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_consts(
         &parse_source("COMPOUND_MERGE_WGSL", COMPOUND_MERGE_WGSL),
         &[("COMPOUND_MERGE_DEGREES", F32(COMPOUND_MERGE_DEGREES))],
+    );
+    assert_consts(
+        &parse_source("MESH_EXPAND_WGSL", MESH_EXPAND_WGSL),
+        &[("TRIMESH_AABB_PADDING", F32(TRIMESH_AABB_PADDING))],
+    );
+    assert_consts(
+        &parse_source("MESH_MERGE_WGSL", MESH_MERGE_WGSL),
+        &[("TRIMESH_MERGE_DEGREES", F32(TRIMESH_MERGE_DEGREES))],
     );
     // The field constants of the shared structs, as callers see them.
     let layout = [

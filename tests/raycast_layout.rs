@@ -4,7 +4,9 @@
 //! with Rust has the same layout and value on both sides. No device needed.
 
 use hullsat::constants::TRIMESH_RAY_EDGE_TOLERANCE;
-use hullsat::gpu::mesh_layout::{GpuMeshNode, GpuMeshTriangle, MESH_LEAF_BIT, MESH_NO_ITEM, MESH_STACK_SIZE};
+use hullsat::gpu::mesh_layout::{
+    GpuMeshNode, GpuMeshTriangle, GpuMeshTriangleContact, MESH_LEAF_BIT, MESH_NO_ITEM, MESH_STACK_SIZE,
+};
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
     SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
@@ -81,6 +83,15 @@ fn mesh_and_compound_structs_and_constants_match_the_rust_ones() {
         (
             "GpuMeshTriangle",
             rust_layout!(GpuMeshTriangle { vertices, _pad }),
+        ),
+        (
+            "GpuMeshTriangleContact",
+            rust_layout!(GpuMeshTriangleContact {
+                normal,
+                active_edges,
+                neighbours,
+                _pad
+            }),
         ),
         (
             "GpuCompoundChild",

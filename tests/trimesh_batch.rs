@@ -1,7 +1,7 @@
 //! Triangle meshes in the batch: the door's pair rules, (convex, mesh) pairs in either order and
 //! either given order on every CPU entry point, broadphase boxes and pairs, CPU ray casts, and
-//! the GPU path (mesh pairs finished on the host, judged by the GPU = CPU contract; the
-//! resident API refuses meshes).
+//! the GPU path (mesh pairs run by the GPU mesh pass, judged by the GPU = CPU contract; more in
+//! tests/gpu_mesh.rs).
 
 mod support;
 
@@ -16,7 +16,7 @@ use hullsat::{
     Shape, Sphere, ValidatedBatch,
 };
 use support::shapes::random_rotation;
-use support::{assert_gpu_refuses_first_shape, gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
+use support::{gpu_broadphase_covers_cpu, gpu_or_skip, seeded_rng};
 
 /// Shape indices of [`shapes`].
 const TERRAIN: u32 = 0;
@@ -317,11 +317,11 @@ fn the_ray_caster_finds_a_terrain_body_under_a_box() {
 }
 
 #[test]
-fn gpu_mesh_pairs_are_finished_on_the_host_within_the_contract() {
+fn gpu_mesh_pairs_agree_with_the_cpu_within_the_contract() {
     let shapes = shapes();
     let bodies = bodies(40, 7);
     let mut pairs = mesh_pairs(&bodies);
-    // Convex pairs among them too, so the kernels run beside the host's mesh pairs.
+    // Convex pairs among them too, so the kernels run beside the mesh pass.
     pairs.extend((2..bodies.len() as u32 - 2).map(|b| [b, b + 1]));
     pairs.extend((2..bodies.len() as u32 - 1).map(|b| [1, b]));
     let margin = 0.05;
@@ -342,11 +342,14 @@ fn gpu_mesh_pairs_are_finished_on_the_host_within_the_contract() {
         let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
             .unwrap_or_else(|e| panic!("{clipping:?}: {e}"));
         assert!(tally.cpu_manifolds > pairs.len() / 8, "{tally:?}");
-        // Mesh pairs are the CPU's bit for bit.
         let mesh_pairs = 4 * (bodies.len() - 3);
-        assert_eq!(results[..mesh_pairs], cpu[..mesh_pairs], "{clipping:?}");
         if clipping == hullsat::narrowphase::gpu::Clipping::Gpu {
-            assert!(gpu.timings().host_pairs >= mesh_pairs, "{:?}", gpu.timings());
+            // The mesh pass ran them: few left to the host (llvmpipe's loop budget).
+            let touching = cpu[..mesh_pairs].iter().flatten().count();
+            assert!(gpu.timings().host_pairs < touching / 2, "{:?}", gpu.timings());
+        } else {
+            // The CPU path computed them: the CPU's bit for bit.
+            assert_eq!(results[..mesh_pairs], cpu[..mesh_pairs]);
         }
     }
     // The same door as the CPU's.
@@ -357,11 +360,6 @@ fn gpu_mesh_pairs_are_finished_on_the_host_within_the_contract() {
         error.to_string().contains("pairs[0]: two triangle meshes"),
         "{error}"
     );
-}
-
-#[test]
-fn gpu_refusals_name_the_mesh_shape() {
-    assert_gpu_refuses_first_shape(&shapes(), "triangle meshes");
 }
 
 #[test]

@@ -169,7 +169,7 @@ fn demo_terrain_puts_a_mesh_under_the_particles_on_both_backends() {
         .parse()
         .unwrap();
     assert!(on_mesh > 20 && on_mesh < pairs, "{report}");
-    // The GPU broadphase and narrowphase (mesh pairs on the host), judged by the contract.
+    // The GPU broadphase and narrowphase (mesh pairs on the GPU), judged by the contract.
     let gpu = hullsat(&["demo", "--bodies", "2000", "--terrain", "--backend", "gpu"]);
     if gpu.status.code() == Some(1) && stderr(&gpu).contains("no GPU adapter found") {
         return no_gpu(&stderr(&gpu));
@@ -181,6 +181,17 @@ fn demo_terrain_puts_a_mesh_under_the_particles_on_both_backends() {
     assert!(
         report.contains("terrain: body 2000, 3200 triangles, "),
         "{report}"
+    );
+    // The mesh pairs ran on the GPU: few pairs took the CPU path.
+    let host: u64 = report
+        .split("clipping: on the GPU; ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no host pair count in {report}"));
+    assert!(
+        host < on_mesh / 4,
+        "{host} host pairs, {on_mesh} terrain pairs: {report}"
     );
 }
 

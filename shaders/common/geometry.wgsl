@@ -28,8 +28,9 @@ const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
-// otherwise), the inner radius of the SAT's bounds and the kind's sizes in params (layout.rs
-// documents them).
+// otherwise; a triangle mesh: its first triangle in first_face and BVH root in first_edge of
+// the mesh tables), the inner radius of the SAT's bounds and the kind's sizes in params
+// (layout.rs documents them).
 struct GpuShape {
     centroid: vec3<f32>,
     radius: f32,
@@ -97,6 +98,48 @@ struct GpuCompoundRange {
     size: f32,
 }
 
+// Must match kernel_layout.rs `GpuMeshPairRange`: one per caller pair, written by the mesh
+// midphase (mesh_expand.wgsl): its work items [first, first + count) in BVH order, flags
+// COMPOUND_RANGE_* and MESH_RANGE_SWAPPED, the body's size, its pose in the mesh's frame
+// (rotation xyzw, translation) and its shape index.
+struct GpuMeshPairRange {
+    first: u32,
+    count: u32,
+    flags: u32,
+    size: f32,
+    rotation: vec4<f32>,
+    translation: vec3<f32>,
+    shape: u32,
+}
+
+// Must match kernel_layout.rs `GpuMeshItem`: a (caller pair, triangle) work item, the
+// triangle's corners (mesh frame), and its sub-contact (normal, separation, status
+// MANIFOLD_CLIPPED, MANIFOLD_SEPARATED or MANIFOLD_HOST, points [first_point, first_point +
+// count) of the point table).
+struct GpuMeshItem {
+    corners: array<vec4<f32>, 3>,
+    normal: vec3<f32>,
+    separation: f32,
+    pair: u32,
+    triangle: u32,
+    local_triangle: u32,
+    status: u32,
+    first_point: u32,
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Must match kernel_layout.rs `GpuMeshPoint`: position xyz (mesh frame) and depth w, the
+// per-triangle feature id.
+struct GpuMeshPoint {
+    point: vec4<f32>,
+    id: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
 // Mirrors crate::narrowphase::gpu::kernel_layout::COMPOUND_*: GpuCompound.flags.
 const COMPOUND_IS_COMPOUND: u32 = 1u;
 const COMPOUND_SPHERE: u32 = 2u;
@@ -107,6 +150,8 @@ const COMPOUND_RANGE_LISTED: u32 = 1u;
 const COMPOUND_RANGE_SINGLE: u32 = 2u;
 const COMPOUND_RANGE_OVERFLOW: u32 = 4u;
 const COMPOUND_RANGE_HOST: u32 = 8u;
+// Mirrors crate::narrowphase::gpu::kernel_layout::MESH_RANGE_SWAPPED: GpuMeshPairRange.flags.
+const MESH_RANGE_SWAPPED: u32 = 16u;
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
 // face_loops (layout.rs HullTables::face_loops): for face g (global index first_face + f), its

@@ -27,3 +27,13 @@ struct GpuMeshTriangle {
     vertices: vec3<u32>,
     _pad: u32,
 }
+
+// Must match crate::gpu::mesh_layout::GpuMeshTriangleContact (mesh frame), indexed as the
+// triangle table: the unit front normal, bit k of active_edges when edge k is active, the
+// triangle across edge k (MESH_NO_ITEM for none).
+struct GpuMeshTriangleContact {
+    normal: vec3<f32>,
+    active_edges: u32,
+    neighbours: vec3<u32>,
+    _pad: u32,
+}

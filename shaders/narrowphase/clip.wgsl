@@ -675,8 +675,9 @@ fn clip_pair(index: u32) -> GpuManifold {
     let body_b = bodies[pair.y];
     let a = shapes[body_a.shape];
     let b = shapes[body_b.shape];
-    if a.kind == SHAPE_COMPOUND || b.kind == SHAPE_COMPOUND {
-        // Merged by the compound stage (compound_merge.wgsl), which lists them.
+    if a.kind == SHAPE_COMPOUND || b.kind == SHAPE_COMPOUND || a.kind == SHAPE_TRIMESH || b.kind == SHAPE_TRIMESH {
+        // Merged by the compound stage (compound_merge.wgsl) or the mesh pass
+        // (mesh_merge.wgsl), which list them.
         return unlisted;
     }
     if !is_hull(a) || !is_hull(b) {

@@ -3,8 +3,8 @@
 // (collide_bodies, steps 1 and 2's posing); host: src/narrowphase/gpu/compound.rs.
 //
 // 1. Bounds guard. A pair of two single shapes is no compound pair: its range stays unlisted
-//    (flags 0) and the clip kernel lists it. A compound against a triangle mesh is listed as
-//    the host's (COMPOUND_RANGE_HOST; the CPU's collide_trimesh_compound finishes it).
+//    (flags 0) and the clip kernel lists it; nor is a compound against a triangle mesh (the
+//    mesh pass lists it for the host: mesh_expand.wgsl).
 // 2. B's pose in A's frame (relative_pose: the split translations); each of B's parts' boxes
 //    there (its box in B's frame rotated, |R| h about the moved centre; for a single shape this
 //    is looser than the CPU's tight box, which only adds child pairs apart beyond the margin),
@@ -91,11 +91,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     let a = compounds[body_a.shape];
     let b = compounds[body_b.shape];
-    if ((a.flags | b.flags) & COMPOUND_IS_COMPOUND) == 0u {
-        return;
-    }
-    if ((a.flags | b.flags) & COMPOUND_MESH) != 0u {
-        ranges.entries[p] = GpuCompoundRange(0u, 0u, COMPOUND_RANGE_LISTED | COMPOUND_RANGE_HOST, a.size + b.size);
+    if ((a.flags | b.flags) & (COMPOUND_IS_COMPOUND | COMPOUND_MESH)) != COMPOUND_IS_COMPOUND {
         return;
     }
     // 2. The child pairs, counted.

@@ -12,7 +12,7 @@
 //    swapped where step 1 says.
 // Two half-spaces never collide. Pairs the kernel cannot finish go to the host
 // (MANIFOLD_HOST): pairs with a triangle mesh or a compound (SHAPE_TRIMESH, SHAPE_COMPOUND:
-// always the host's, see src/narrowphase/gpu/finish.rs), and where the driver's loop cap cut the loops short
+// the clip kernel passes them to the mesh pass and the compound stage first), and where the driver's loop cap cut the loops short
 // (loops_cut_short).
 //
 // Compiled after geometry.wgsl, clip.wgsl (feature_id, closest_points_segments,

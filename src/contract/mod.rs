@@ -11,9 +11,10 @@
 //! 4. **Ties** only where the CPU's own decision was within rounding, recomputed
 //!    ([`nudged_references`]; [`Agreement::FeatureTie`], [`Agreement::AxisTie`]).
 //!
-//! A pair with a triangle mesh is computed on the host by the CPU's routine in both paths, so it
-//! agrees only as the CPU's manifold bit for bit. A compound pair (merged child pairs, on the
-//! GPU too) is judged by the rules above, its points matched by their compound ids.
+//! A compound against a triangle mesh is computed on the host by the CPU's routine in both
+//! paths, so it agrees only as the CPU's manifold bit for bit. A compound pair (merged child
+//! pairs) and a mesh pair (merged triangle contacts), on the GPU too, are judged by the rules
+//! above, their points matched by their compound or mesh ids.
 //!
 //! Else a [`Disagreement`]; ties are counted ([`AgreementTally`]). In full: docs/design/contract.md.
 

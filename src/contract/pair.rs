@@ -166,7 +166,7 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
-        if self.mesh_pair() {
+        if self.mesh_pair() && self.compound_pair() {
             return host_pair_agreement(gpu, cpu);
         }
         let (g, c) = match (gpu, cpu) {
@@ -594,20 +594,22 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// The contract for a pair with a triangle mesh ([`is_mesh_pair`]): the GPU path computes it on
-/// the host with the CPU's routine, so it must be the CPU's manifold bit for bit.
+/// The contract for a compound against a triangle mesh: the GPU path computes it on the host
+/// with the CPU's routine, so it must be the CPU's manifold bit for bit.
 fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
     match (gpu, cpu) {
         (None, None) => Ok(Agreement::NoContact),
         (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
         (Some(_), None) | (None, Some(_)) => Err(Disagreement {
             kind: DisagreementKind::Verdict,
-            detail: format!("a mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"),
+            detail: format!(
+                "a compound-mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"
+            ),
         }),
         (Some(g), Some(c)) => Err(Disagreement {
             kind: DisagreementKind::Point,
             detail: format!(
-                "a mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
+                "a compound-mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
             ),
         }),
     }

@@ -261,6 +261,30 @@ pub(crate) fn check_limit(
     Ok(())
 }
 
+/// A read-only storage buffer on `device` holding `bytes` (zero-padded to at least
+/// [`MIN_BUFFER_BYTES`]), labelled `label`; [`GpuError::TooLarge`] beyond `max_binding` bytes.
+pub(crate) fn upload_storage(
+    device: &wgpu::Device,
+    label: &'static str,
+    bytes: &[u8],
+    max_binding: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    use wgpu::util::DeviceExt;
+    check_limit(
+        label,
+        bytes.len() as u64,
+        max_binding,
+        "max_storage_buffer_binding_size",
+    )?;
+    let mut contents = bytes.to_vec();
+    contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
+    Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &contents,
+        usage: wgpu::BufferUsages::STORAGE,
+    }))
+}
+
 /// A bind group entry for `size` bytes of `buffer` from `offset`.
 pub(crate) fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {

@@ -80,6 +80,18 @@ pub enum GpuError {
         /// The child pairs the GPU counted (the true total).
         count: u32,
     },
+    /// A call's mesh pairs overlapped more triangles than the narrowphase's work item
+    /// capacity (`GpuNarrowphase::set_mesh_capacity`); nothing was computed for them.
+    #[error(
+        "the mesh pairs overlap {count} triangles, more than the capacity of {capacity} work items \
+         (GpuNarrowphase::set_mesh_capacity)"
+    )]
+    MeshCapacity {
+        /// The capacity, in work items (body-triangle pairs).
+        capacity: u32,
+        /// The work items the GPU counted (the true total).
+        count: u32,
+    },
     /// The batch was rejected before upload (same message as the CPU path).
     #[error(transparent)]
     Input(#[from] InputError),

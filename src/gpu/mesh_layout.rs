@@ -1,13 +1,16 @@
 //! The GPU form of triangle meshes, one table for every mesh of a shape list: vertices,
 //! triangles and each mesh's four-wide triangle BVH ([`crate::trimesh::TriangleBvh`]), indices
 //! absolute within the tables so a kernel needs only a mesh's root entry. Shared with
-//! `shaders/common/mesh.wgsl` ("must match"; checked by tests/raycast_layout.rs). It carries
-//! what ray casts need (the ray kernel reads it); a contact pass would add its per-triangle data
-//! beside it.
+//! `shaders/common/mesh.wgsl` ("must match"; checked by tests/raycast_layout.rs). The tables
+//! carry what ray casts need; the narrowphase's mesh pass adds each triangle's contact data
+//! beside them ([`GpuMeshTriangleContact`], [`MeshTables::push_contacts`]). Both upload the
+//! tables with `MeshTables::upload`.
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::trimesh::{TRIANGLE_BVH_STACK_SIZE, TriMesh};
+use crate::gpu::GpuError;
+use crate::gpu::buffers::upload_storage;
+use crate::trimesh::{NO_NEIGHBOUR, TRIANGLE_BVH_STACK_SIZE, TriMesh};
 
 /// A [`GpuMeshNode`] child entry naming a leaf node (its index with this bit) rather than an
 /// inner node; must match `MESH_LEAF_BIT` in mesh.wgsl.
@@ -75,6 +78,22 @@ pub struct GpuMeshTriangle {
     pub _pad: u32,
 }
 
+/// What the contact pass needs of a triangle beyond its corners (mesh frame), one per entry of
+/// the triangle table; must match `GpuMeshTriangleContact` in mesh.wgsl (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMeshTriangleContact {
+    /// Unit front normal ([`TriMesh::plane`]).
+    pub normal: [f32; 3],
+    /// Bit `k` set when edge `k` is active ([`TriMesh::active_edges`]).
+    pub active_edges: u32,
+    /// The triangle across edge `k` (its index in the triangle table), [`MESH_NO_ITEM`] where
+    /// there is none ([`TriMesh::neighbours`]).
+    pub neighbours: [u32; 3],
+    /// Padding.
+    pub _pad: u32,
+}
+
 /// Where one mesh lies in [`MeshTables`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuMeshRange {
@@ -111,10 +130,56 @@ impl MeshTables {
         let root = mesh.bvh().append_gpu_nodes(&mut self.nodes, first_triangle);
         GpuMeshRange { root, first_triangle }
     }
+
+    /// Appends the contact data of `mesh`, which lies at `range` in these tables, to
+    /// `contacts` (indexed as the triangle table).
+    pub fn push_contacts(mesh: &TriMesh, range: GpuMeshRange, contacts: &mut Vec<GpuMeshTriangleContact>) {
+        contacts.extend(
+            (0..mesh.triangles().len() as u32).map(|t| GpuMeshTriangleContact {
+                normal: mesh.plane(t).normal.to_array(),
+                active_edges: u32::from(mesh.active_edges(t)),
+                neighbours: mesh.neighbours(t).map(|n| match n {
+                    NO_NEIGHBOUR => MESH_NO_ITEM,
+                    n => range.first_triangle + n,
+                }),
+                _pad: 0,
+            }),
+        );
+    }
+
+    /// The node, vertex and triangle tables as storage buffers on `device` (each at least
+    /// 256 bytes); [`GpuError::TooLarge`] for a table beyond `max_binding` bytes.
+    pub(crate) fn upload(
+        &self,
+        device: &wgpu::Device,
+        max_binding: u64,
+    ) -> Result<[wgpu::Buffer; 3], GpuError> {
+        Ok([
+            upload_storage(
+                device,
+                "mesh nodes",
+                bytemuck::cast_slice(&self.nodes),
+                max_binding,
+            )?,
+            upload_storage(
+                device,
+                "mesh vertices",
+                bytemuck::cast_slice(&self.vertices),
+                max_binding,
+            )?,
+            upload_storage(
+                device,
+                "mesh triangles",
+                bytemuck::cast_slice(&self.triangles),
+                max_binding,
+            )?,
+        ])
+    }
 }
 
 const _: () = assert!(size_of::<GpuMeshNode>() == 112);
 const _: () = assert!(size_of::<GpuMeshTriangle>() == 16);
+const _: () = assert!(size_of::<GpuMeshTriangleContact>() == 32);
 
 #[cfg(test)]
 mod tests {
@@ -175,6 +240,36 @@ mod tests {
                 triangles_under(tables, item, (min, max), out);
             }
         }
+    }
+
+    #[test]
+    fn contact_data_names_neighbours_by_their_table_index() {
+        let meshes = [grid(3, 0.0), grid(4, 1.0)];
+        let mut tables = MeshTables::default();
+        let mut contacts = Vec::new();
+        for mesh in &meshes {
+            let range = tables.push(mesh);
+            MeshTables::push_contacts(mesh, range, &mut contacts);
+        }
+        assert_eq!(contacts.len(), tables.triangles.len());
+        let first = meshes[0].triangles().len() as u32;
+        for t in 0..meshes[1].triangles().len() as u32 {
+            let record = contacts[(first + t) as usize];
+            assert_eq!(record.normal, meshes[1].plane(t).normal.to_array());
+            assert_eq!(record.active_edges, u32::from(meshes[1].active_edges(t)));
+            // Each neighbour lies in the same mesh's part of the table and names this one back.
+            for n in record.neighbours.into_iter().filter(|&n| n != MESH_NO_ITEM) {
+                assert!((first..contacts.len() as u32).contains(&n), "{n}");
+                assert!(contacts[n as usize].neighbours.contains(&(first + t)));
+            }
+        }
+        // A grid's inner edges have neighbours; its border edges none.
+        assert!(contacts.iter().any(|c| c.neighbours.contains(&MESH_NO_ITEM)));
+        assert!(
+            contacts
+                .iter()
+                .any(|c| c.neighbours.iter().all(|&n| n != MESH_NO_ITEM))
+        );
     }
 
     #[test]

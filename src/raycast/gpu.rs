@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 
 use encase::ShaderType;
 use rayon::prelude::*;
-use wgpu::util::DeviceExt;
 
 use super::cpu::cast_one;
 use super::layout::{
@@ -39,7 +38,7 @@ use super::layout::{
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
 use crate::bvh::{Bvh, BvhNode};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, StagingBuffer, binding, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer, upload_storage};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
@@ -140,21 +139,7 @@ impl GpuRaycaster {
             )));
         }
         let scopes = ErrorScopes::push(device);
-        let upload = |label: &'static str, bytes: &[u8]| -> Result<wgpu::Buffer, GpuError> {
-            check_limit(
-                label,
-                bytes.len() as u64,
-                max_binding,
-                "max_storage_buffer_binding_size",
-            )?;
-            let mut contents = bytes.to_vec();
-            contents.resize(bytes.len().max(MIN_BUFFER_BYTES as usize), 0);
-            Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: &contents,
-                usage: wgpu::BufferUsages::STORAGE,
-            }))
-        };
+        let upload = |label: &'static str, bytes: &[u8]| upload_storage(device, label, bytes, max_binding);
         let shape_buffers = [
             upload("ray shapes", bytemuck::cast_slice(&tables.shapes))?,
             upload("ray hull planes", bytemuck::cast_slice(&tables.planes))?,
@@ -188,13 +173,11 @@ impl GpuRaycaster {
         });
         // Group 2, meshes and compounds: node, vertex, triangle and child tables.
         let complex_group = if complex {
+            let [nodes, vertices, triangles] = tables.meshes.upload(device, max_binding)?;
             let buffers = [
-                upload("ray mesh nodes", bytemuck::cast_slice(&tables.meshes.nodes))?,
-                upload("ray mesh vertices", bytemuck::cast_slice(&tables.meshes.vertices))?,
-                upload(
-                    "ray mesh triangles",
-                    bytemuck::cast_slice(&tables.meshes.triangles),
-                )?,
+                nodes,
+                vertices,
+                triangles,
                 upload("ray compound children", bytemuck::cast_slice(&tables.children))?,
             ];
             let layout = bind_group_layout(device, "ray meshes and compounds", &[storage(true); 4]);

@@ -221,41 +221,6 @@ pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue
     Some((device, queue))
 }
 
-/// Asserts that `GpuNarrowphase::encode_resident` refuses `shapes` naming `shapes[0]` (a kind
-/// it does not run) with a message containing `kind`; skips without an adapter.
-pub fn assert_gpu_refuses_first_shape(shapes: &[Shape], kind: &str) {
-    let refused = |error: hullsat::InputError| {
-        assert_eq!(error.path, "shapes[0]");
-        assert!(error.message.contains(kind), "{error}");
-    };
-    let Some(mut gpu) = gpu_or_skip(shapes) else {
-        return;
-    };
-    let device = gpu.device().clone();
-    let buffer = |size: u64| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        })
-    };
-    let (bodies, pairs, count) = (buffer(48 * 4), buffer(64), buffer(4));
-    let batch = hullsat::narrowphase::gpu::ResidentBatch {
-        bodies: &bodies,
-        pairs: &pairs,
-        pair_count: &count,
-        pair_count_offset: 0,
-        max_pairs: 8,
-        margin: 0.0,
-    };
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-    match gpu.encode_resident(&mut encoder, &batch) {
-        Err(GpuError::Input(error)) => refused(error),
-        other => panic!("expected a refusal, got {:?}", other.err()),
-    }
-}
-
 /// The CPU broadphase's pairs of `bodies`, after asserting that the GPU broadphase's host call
 /// lists every one of them and that its list passes the narrowphase's door as it is; `None`
 /// without an adapter.
@@ -302,4 +267,75 @@ pub fn assert_cpu_entry_points_agree(
             results
         );
     }
+}
+
+/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
+pub fn read_resident(
+    gpu: &mut GpuNarrowphase,
+    batch: &hullsat::narrowphase::gpu::ResidentBatch,
+) -> Vec<hullsat::narrowphase::gpu::layout::GpuManifold> {
+    use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out.list.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
+    queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("finishes");
+    let view = staging.get_mapped_range(..).expect("mapped");
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
+    view[MANIFOLD_LIST_HEAD as usize..]
+        .chunks_exact(size_of::<GpuManifold>())
+        .take(head.count as usize)
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
+/// One result per pair from a resident list's `entries` (each pair listed at most once):
+/// clipped manifolds moved to the world by A's pose, pairs left to the host computed by the
+/// CPU routine as the host API does.
+pub fn resident_results(
+    entries: &[hullsat::narrowphase::gpu::layout::GpuManifold],
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    margin: f32,
+) -> Vec<Option<Manifold>> {
+    use hullsat::narrowphase::gpu::layout::{MANIFOLD_CLIPPED, MANIFOLD_HOST};
+    let mut results: Vec<Option<Manifold>> = vec![None; pairs.len()];
+    for raw in entries {
+        let pair = raw.pair as usize;
+        assert!(results[pair].is_none(), "pair {pair} listed twice");
+        let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
+        results[pair] = match raw.status {
+            MANIFOLD_CLIPPED => {
+                let mut m = Manifold::new(raw.normal.into(), raw.separation);
+                for (p, &id) in raw.points.iter().zip(&raw.ids).take(raw.count as usize) {
+                    m.push(hullsat::ContactPoint {
+                        position: Vec3::new(p[0], p[1], p[2]).as_dvec3(),
+                        depth: p[3],
+                        id: hullsat::FeatureId(id),
+                    });
+                }
+                Some(m.to_world(&a.pose))
+            }
+            MANIFOLD_HOST => hullsat::contact::collide_shapes(
+                &shapes[a.shape as usize],
+                &a.pose,
+                &shapes[b.shape as usize],
+                &b.pose,
+                margin,
+            ),
+            status => panic!("pair {pair}: status {status}"),
+        };
+    }
+    results
 }

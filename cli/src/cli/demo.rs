@@ -69,8 +69,8 @@ pub(super) struct DemoArgs {
     #[arg(long, value_enum, default_value_t = Clip::Gpu)]
     clip: Clip,
     /// Add a terrain under the particles: a static triangle mesh of rolling hills (3,200
-    /// triangles) whose crests reach into the lowest layer of the particles. Its pairs run on
-    /// the CPU in both backends (the GPU finishes mesh pairs on the host).
+    /// triangles) whose crests reach into the lowest layer of the particles. With the GPU
+    /// backend its pairs run on the GPU too (the mesh pass).
     #[arg(long)]
     terrain: bool,
 }

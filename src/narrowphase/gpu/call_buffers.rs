@@ -26,6 +26,7 @@ use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
+use super::mesh::MeshStage;
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::{DeviceLimits, ErrorScopes};
 use crate::gpu::layout::write_uniform;
@@ -143,7 +144,8 @@ impl CallBuffers {
 
     /// Steps 1 to 3: writes the round's pairs (through its pair staging buffer) and the chunks'
     /// parameters and records the SAT kernel into `encoder`, then the clip kernel when the round
-    /// has it, then the compound stage when given with the clip kernel. Bodies are staged. The
+    /// has it, then the compound stage and the mesh pass when given with the clip kernel. Bodies
+    /// are staged. The
     /// outputs exceed no buffer limit (the caller splits rounds).
     pub fn encode(
         &mut self,
@@ -152,7 +154,7 @@ impl CallBuffers {
         encoder: &mut wgpu::CommandEncoder,
         geometry: &HullGeometry,
         round: Round<impl Fn(usize) -> [u32; 2] + Sync>,
-        compound: Option<&mut CompoundStage>,
+        (compound, mesh): (Option<&mut CompoundStage>, Option<&mut MeshStage>),
     ) -> Result<(), GpuError> {
         let Round {
             pair_count,
@@ -250,8 +252,8 @@ impl CallBuffers {
                 pass.dispatch_workgroups(len.div_ceil(per_workgroup) as u32, 1, 1);
             }
         }
-        if let (Some(stage), Some(clip)) = (compound, clip) {
-            let caller = CallerPairs {
+        if let Some(clip) = clip {
+            let caller = || CallerPairs {
                 bodies: &self.bodies.buffer,
                 pairs: &self.pairs.buffer,
                 params: &self.params.buffer,
@@ -261,7 +263,12 @@ impl CallBuffers {
                 margin,
                 indirect: None,
             };
-            stage.record(context, kernels, clip, geometry, encoder, caller)?;
+            if let Some(stage) = compound {
+                stage.record(context, kernels, clip, geometry, encoder, caller())?;
+            }
+            if let Some(stage) = mesh {
+                stage.record(context, geometry, encoder, caller())?;
+            }
         }
         scopes.pop()
     }

@@ -45,7 +45,7 @@ pub const COMPOUND_EXPAND_WGSL: &str = concat!(
 );
 
 /// The WGSL source of the compound merge: the clip kernel's source (its reduction, ids and
-/// list), then the merge.
+/// list), the merge steps it shares with the mesh pass (`merge.wgsl`), then the kernel.
 pub const COMPOUND_MERGE_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
     include_str!("../../../shaders/common/body.wgsl"),
@@ -54,6 +54,7 @@ pub const COMPOUND_MERGE_WGSL: &str = concat!(
     include_str!("../../../shaders/narrowphase/clip.wgsl"),
     include_str!("../../../shaders/narrowphase/gjk.wgsl"),
     include_str!("../../../shaders/narrowphase/primitives.wgsl"),
+    include_str!("../../../shaders/narrowphase/merge.wgsl"),
     include_str!("../../../shaders/narrowphase/compound_merge.wgsl")
 );
 
@@ -80,7 +81,7 @@ pub(crate) struct CompoundKernels {
 }
 
 /// A compute layout with the given binding numbers and types.
-fn layout_at(
+pub(super) fn layout_at(
     device: &wgpu::Device,
     label: &str,
     entries: &[(u32, wgpu::BindingType)],
@@ -195,6 +196,34 @@ pub(crate) struct CallerPairs<'a> {
     /// `None`: chunk sizes from `pair_count`; `Some`: each chunk's indirect arguments (a
     /// resident call's, at `k * DISPATCH_BYTES`).
     pub indirect: Option<&'a wgpu::Buffer>,
+}
+
+impl CallerPairs<'_> {
+    /// Dispatch chunks of the call.
+    pub fn chunks(&self) -> u64 {
+        self.pair_count.div_ceil(self.chunk)
+    }
+
+    /// Chunk `c`'s window of the pair buffer: its byte offset and length.
+    pub fn pair_window(&self, c: u64) -> (u64, u64) {
+        let at = c * self.chunk * PAIR_BYTES;
+        (
+            at,
+            (self.chunk * PAIR_BYTES).min(self.pair_count * PAIR_BYTES - at),
+        )
+    }
+
+    /// Dispatches chunk `c` of one caller pair per invocation: from its size, or from the
+    /// caller's indirect arguments.
+    pub fn dispatch(&self, pass: &mut wgpu::ComputePass, c: u64) {
+        match self.indirect {
+            Some(args) => pass.dispatch_workgroups_indirect(args, c * DISPATCH_BYTES),
+            None => {
+                let len = self.chunk.min(self.pair_count - c * self.chunk);
+                pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+            }
+        }
+    }
 }
 
 /// One narrowphase's compound tables on the device and the stage's buffers.
@@ -408,35 +437,21 @@ impl CompoundStage {
                 tags,
             ],
         );
-        let chunks = caller.pair_count.div_ceil(caller.chunk);
-        let pair_len = caller.pair_count * PAIR_BYTES;
+        let chunks = caller.chunks();
         let expand_calls: Vec<wgpu::BindGroup> = (0..chunks)
             .map(|c| {
-                let at = c * caller.chunk * PAIR_BYTES;
+                let (at, len) = caller.pair_window(c);
                 group(
                     "compound expand call",
                     &k.expand_call_layout,
                     &[
                         binding(0, caller.bodies, 0, caller.bodies.size()),
-                        binding(
-                            1,
-                            caller.pairs,
-                            at,
-                            (caller.chunk * PAIR_BYTES).min(pair_len - at),
-                        ),
+                        binding(1, caller.pairs, at, len),
                         params(3, caller.params),
                     ],
                 )
             })
             .collect();
-        // Chunk c's dispatch: from its size, or from the caller's indirect arguments.
-        let dispatch_chunk = |pass: &mut wgpu::ComputePass, c: u64| match caller.indirect {
-            Some(args) => pass.dispatch_workgroups_indirect(args, c * DISPATCH_BYTES),
-            None => {
-                let len = caller.chunk.min(caller.pair_count - c * caller.chunk);
-                pass.dispatch_workgroups(len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
-            }
-        };
         // 1. Expansion, per caller chunk.
         {
             let mut pass = pass(encoder, "compound expand");
@@ -445,7 +460,7 @@ impl CompoundStage {
             for (c, call) in expand_calls.iter().enumerate() {
                 let c = c as u64;
                 pass.set_bind_group(1, call, &[(c * PARAMS_STRIDE) as u32]);
-                dispatch_chunk(&mut pass, c);
+                caller.dispatch(&mut pass, c);
             }
         }
         // 2. The sub-pair dispatch's size.
@@ -474,7 +489,7 @@ impl CompoundStage {
             pass.set_bind_group(0, &geometry.group, &[]);
             for c in 0..chunks {
                 pass.set_bind_group(1, &merge_group, &[(c * PARAMS_STRIDE) as u32]);
-                dispatch_chunk(&mut pass, c);
+                caller.dispatch(&mut pass, c);
             }
         }
         scopes.pop()
@@ -482,7 +497,7 @@ impl CompoundStage {
 }
 
 /// A compute pass labelled `label`.
-fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
+pub(super) fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
     encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),
         timestamp_writes: None,
@@ -490,6 +505,6 @@ fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::Compute
 }
 
 /// The most sub-pair slots on `context`'s device: one dispatch chunk.
-fn max_capacity(context: &GpuContext) -> u32 {
+pub(super) fn max_capacity(context: &GpuContext) -> u32 {
     super::call_buffers::chunk_pairs(context.limits).min(u64::from(u32::MAX)) as u32
 }

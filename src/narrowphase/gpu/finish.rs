@@ -4,11 +4,11 @@
 //! - A clipped manifold (`MANIFOLD_CLIPPED`, A's frame) moves to world space with A's pose.
 //! - A hull pair the clip kernel left to the host (`MANIFOLD_HOST`), and every hull pair under
 //!   [`Clipping::Cpu`](super::Clipping), is clipped on the CPU from the GPU's SAT
-//!   ([`manifold_from_sat`]); other pairs left to it take the CPU path ([`collide_shapes`]).
-//!   Pairs with a triangle mesh always do (the kernels hold none: `SHAPE_TRIMESH`), so they are
-//!   the CPU's manifolds bit for bit; so do compound pairs the compound stage left to the host.
-//! - A compound pair past the compound stage's capacity (`MANIFOLD_OVERFLOW`) fails the call
-//!   ([`GpuError::CompoundCapacity`]).
+//!   ([`manifold_from_sat`]); other pairs left to it take the CPU path ([`collide_shapes`]):
+//!   compound and mesh pairs the compound stage or the mesh pass left to the host (a compound
+//!   against a mesh always), the CPU's manifolds bit for bit.
+//! - A compound or mesh pair past the capacity of its stage (`MANIFOLD_OVERFLOW`) fails the
+//!   call ([`GpuError::CompoundCapacity`], [`GpuError::MeshCapacity`]).
 //! - A SAT result the driver cut short (`INCOMPLETE_BIT`, CPU drivers only) is recomputed by
 //!   the CPU SAT ([`query_hulls`]).
 //!
@@ -83,8 +83,8 @@ impl FinishCounts {
                         let margin = batch.margin();
                         Ok(manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin))
                     }
-                    // Mesh and compound pairs: always the host's (the kernels hold neither),
-                    // counted as host pairs only.
+                    // Mesh and compound pairs their stage left to the host, counted as host
+                    // pairs only.
                     _ if is_host_pair(batch.shape(a), batch.shape(b)) => Ok(cpu_collide(batch, pair)),
                     // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
                     // leaves them only when the driver cut its loops short).
@@ -96,7 +96,13 @@ impl FinishCounts {
             }
             MANIFOLD_OVERFLOW => {
                 let (count, capacity) = raw.overflow();
-                Err(GpuError::CompoundCapacity { capacity, count })
+                let [a, b] = batch.pair(pair);
+                let compound = |s: &Shape| matches!(s, Shape::Compound(_));
+                if compound(batch.shape(a)) || compound(batch.shape(b)) {
+                    Err(GpuError::CompoundCapacity { capacity, count })
+                } else {
+                    Err(GpuError::MeshCapacity { capacity, count })
+                }
             }
             status => Err(GpuError::BadResult {
                 pair,
@@ -237,6 +243,14 @@ fn other_feature_limit(shape: &Shape) -> usize {
 /// other; an edge pair names an edge of each (both kinds only between hulls); an `OTHER` id
 /// names features within [`other_feature_limit`] of A (high) and B (low).
 fn check_feature(id: FeatureId, a: &Shape, b: &Shape) -> Result<(), String> {
+    if let (Shape::TriMesh(mesh), _) | (_, Shape::TriMesh(mesh)) = (a, b) {
+        // mesh_feature_id: the triangle in bits 13 and up.
+        let triangle = id.0 >> 13;
+        if triangle as usize >= mesh.triangles().len() {
+            return Err(format!("triangle {triangle} of {}", mesh.triangles().len()));
+        }
+        return Ok(());
+    }
     let (high, low) = (id.high() as usize, id.low() as usize);
     if matches!(a, Shape::Compound(_)) || matches!(b, Shape::Compound(_)) {
         // compound_feature_id: each field's child (bits 8 and up) names a part of the body

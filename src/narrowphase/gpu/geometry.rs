@@ -25,6 +25,9 @@ pub(crate) struct HullGeometry {
     pub splittable: bool,
     /// The shape table (kinds and edge counts: [`Self::is_split_pair`]).
     shapes: Vec<GpuShape>,
+    /// The group's buffers (vertices, planes, edges, shapes, face loops) and the bytes each is
+    /// bound at, for kernels that bind a few of them (the mesh midphase).
+    pub buffers: Vec<(wgpu::Buffer, u64)>,
 }
 
 /// True when some pair of `shapes`, a shape with itself included (two bodies may share one),
@@ -98,11 +101,18 @@ impl HullGeometry {
         }
         // Bound at their exact sizes (buffers are at least 256 bytes), so the kernels'
         // `arrayLength(&shapes)` is the number of shapes (their bounds guard).
+        let buffers: Vec<(wgpu::Buffer, u64)> = buffers
+            .into_iter()
+            .zip(geometry.map(|(_, bytes)| bytes.len() as u64))
+            .map(|(b, bytes)| {
+                let bound = if bytes == 0 { b.size() } else { bytes };
+                (b, bound)
+            })
+            .collect();
         let entries: Vec<_> = buffers
             .iter()
-            .zip(geometry.map(|(_, bytes)| bytes.len() as u64))
             .enumerate()
-            .map(|(i, (b, bytes))| binding(i as u32, b, 0, if bytes == 0 { b.size() } else { bytes }))
+            .map(|(i, (b, bytes))| binding(i as u32, b, 0, *bytes))
             .collect();
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("hull geometry"),
@@ -114,6 +124,7 @@ impl HullGeometry {
             cooperative: may_form_big_pairs(&tables.shapes),
             splittable: may_form_split_pairs(&tables.shapes),
             shapes: tables.shapes.clone(),
+            buffers,
         })
     }
 

@@ -1,7 +1,8 @@
 //! The structs only hullsat's own kernels read, each with its WGSL twin checked against naga by
 //! `tests/gpu_layout.rs`: the shape table and hull geometry ([`GpuShape`], [`GpuEdge`],
 //! [`HullTables`]), the compound tables ([`GpuCompound`], [`GpuCompoundPart`],
-//! [`GpuCompoundRange`]) and the per-chunk [`GpuParams`] in `shaders/common/geometry.wgsl`,
+//! [`GpuCompoundRange`]), the mesh pass's records ([`GpuMeshPairRange`], [`GpuMeshItem`],
+//! [`GpuMeshPoint`]) and the per-chunk [`GpuParams`] in `shaders/common/geometry.wgsl`,
 //! [`GpuResidentSetup`] in `shaders/narrowphase/resident.wgsl`. Not API (the tests reach them
 //! through [`crate::internals`]).
 //!
@@ -15,6 +16,7 @@ use super::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
 use crate::broadphase::world_aabb;
+use crate::gpu::mesh_layout::{GpuMeshTriangleContact, MeshTables};
 use crate::hull::ConvexHull;
 use crate::pose::{Isometry, Pose};
 use crate::shape::Shape;
@@ -83,7 +85,8 @@ pub struct GpuShape {
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
     /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise (a
-    /// triangle mesh or compound has nothing on the device: its pairs are the host's).
+    /// compound's children are shapes of their own; a triangle mesh lies in the mesh tables,
+    /// its triangle 0 at `first_face` and its BVH root entry in `first_edge`, counts zero).
     pub params: [f32; 4],
 }
 
@@ -151,8 +154,8 @@ pub const COMPOUND_IS_COMPOUND: u32 = 1;
 pub const COMPOUND_SPHERE: u32 = 2;
 /// [`GpuCompound::flags`]: the shape is a half-space (its part pairs with every part).
 pub const COMPOUND_HALF_SPACE: u32 = 4;
-/// [`GpuCompound::flags`]: the shape is a triangle mesh (no parts on the device): its compound
-/// pairs are the host's ([`COMPOUND_RANGE_HOST`]).
+/// [`GpuCompound::flags`]: the shape is a triangle mesh (no parts): its pairs are the mesh
+/// pass's, compound pairs included, which it lists for the host.
 pub const COMPOUND_MESH: u32 = 8;
 /// [`GpuCompoundRange::flags`]: the caller pair is a compound pair (the merge lists it); must
 /// match geometry.wgsl, as the other `COMPOUND_RANGE_*` flags.
@@ -161,8 +164,7 @@ pub const COMPOUND_RANGE_LISTED: u32 = 1;
 pub const COMPOUND_RANGE_SINGLE: u32 = 2;
 /// [`GpuCompoundRange::flags`]: the child pairs did not fit the sub-pair capacity.
 pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
-/// [`GpuCompoundRange::flags`]: the host's pair (the driver cut the expansion's loops short, or
-/// a body is a triangle mesh).
+/// [`GpuCompoundRange::flags`]: the driver cut the expansion's loops short: the host's pair.
 pub const COMPOUND_RANGE_HOST: u32 = 8;
 
 /// One per shape of the narrowphase (index = the shape's index): its parts for the compound
@@ -224,7 +226,90 @@ pub struct GpuCompoundRange {
 /// (a `u32`) and padding (compound_expand.wgsl `CompoundRangeTable`).
 pub const COMPOUND_RANGES_HEAD: u64 = 16;
 
+/// [`GpuMeshPairRange::flags`] (beside the `COMPOUND_RANGE_*` flags, which it shares): the mesh
+/// is the pair's B, so the merged manifold moves to the body's frame with its normal negated
+/// (as [`crate::Manifold::swap_keeping_ids`]); must match geometry.wgsl.
+pub const MESH_RANGE_SWAPPED: u32 = 16;
+
+/// One caller pair of the mesh pass (written by the midphase, `mesh_expand.wgsl`): its work
+/// items `[first, first + count)` in BVH order, and the body posed in the mesh's frame; must
+/// match geometry.wgsl `GpuMeshPairRange`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMeshPairRange {
+    /// Its first work item.
+    pub first: u32,
+    /// Its work items (the triangles its box overlaps; the true count on overflow).
+    pub count: u32,
+    /// `COMPOUND_RANGE_*` and [`MESH_RANGE_SWAPPED`].
+    pub flags: u32,
+    /// The body's [`Shape::size`], length units (the merge's tie tolerance times
+    /// [`crate::constants::CONTACT_REDUCTION_TOLERANCE`]).
+    pub size: f32,
+    /// The body's rotation in the mesh's frame, unit quaternion xyzw.
+    pub rotation: [f32; 4],
+    /// The body's translation in the mesh's frame, length units.
+    pub translation: [f32; 3],
+    /// The body's shape index.
+    pub shape: u32,
+}
+
+/// One work item of the mesh pass: a (caller pair, triangle) whose boxes overlap, written by
+/// the midphase; the per-triangle kernel adds the triangle's sub-contact (mesh frame); must
+/// match geometry.wgsl `GpuMeshItem`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMeshItem {
+    /// The triangle's corners, mesh frame (w 0), length units.
+    pub corners: [[f32; 4]; 3],
+    /// Sub-contact: unit normal from the mesh toward the body.
+    pub normal: [f32; 3],
+    /// Sub-contact: separation, length units (negative = overlapping).
+    pub separation: f32,
+    /// The caller pair (its index in the call).
+    pub pair: u32,
+    /// The triangle's index in the triangle table.
+    pub triangle: u32,
+    /// The triangle's index in its mesh (the one feature ids name).
+    pub local_triangle: u32,
+    /// Sub-contact: `MANIFOLD_CLIPPED` (a contact), `MANIFOLD_SEPARATED` (none) or
+    /// `MANIFOLD_HOST` (the pair is the host's).
+    pub status: u32,
+    /// Sub-contact: its first point in the point table.
+    pub first_point: u32,
+    /// Sub-contact: its points.
+    pub count: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// One point of a triangle's sub-contact; must match geometry.wgsl `GpuMeshPoint`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMeshPoint {
+    /// Position xyz (mesh frame, length units) and depth w (positive = penetrating).
+    pub point: [f32; 4],
+    /// The per-triangle feature id (mesh = A), before `mesh_feature_id` names the triangle.
+    pub id: u32,
+    /// Padding.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+/// Bytes before the first entry of the mesh pass's range and point tables: the entries
+/// reserved (a `u32`, atomic) and padding (mesh_expand.wgsl `MeshRangeTable`,
+/// mesh_triangle.wgsl `MeshPointTable`).
+pub const MESH_TABLE_HEAD: u64 = 16;
+
 const _: () = assert!(size_of::<GpuShape>() == 64);
+const _: () = assert!(size_of::<GpuMeshPairRange>() == 48);
+const _: () = assert!(size_of::<GpuMeshItem>() == 96);
+const _: () = assert!(size_of::<GpuMeshPoint>() == 32);
 const _: () = assert!(size_of::<GpuCompound>() == 16);
 const _: () = assert!(size_of::<GpuCompoundPart>() == 64);
 const _: () = assert!(size_of::<GpuCompoundRange>() == 16);
@@ -250,6 +335,10 @@ pub struct HullTables {
     pub compounds: Vec<GpuCompound>,
     /// The parts [`Self::compounds`] index.
     pub parts: Vec<GpuCompoundPart>,
+    /// Every triangle mesh's vertices, triangles and BVH (the ray caster's form).
+    pub meshes: MeshTables,
+    /// Every mesh triangle's contact data, indexed as `meshes.triangles`.
+    pub mesh_contacts: Vec<GpuMeshTriangleContact>,
 }
 
 impl HullTables {
@@ -318,6 +407,12 @@ impl HullTables {
             params,
             ..GpuShape::default()
         };
+        if let Shape::TriMesh(mesh) = shape {
+            let range = self.meshes.push(mesh);
+            MeshTables::push_contacts(mesh, range, &mut self.mesh_contacts);
+            record.first_face = range.first_triangle;
+            record.first_edge = range.root;
+        }
         if let Some(hull) = shape.as_hull() {
             record.centroid = hull.centroid().to_array();
             record.inner_radius = hull.inner_radius();
@@ -350,6 +445,11 @@ impl HullTables {
                 .push([self.loops.len() as u32, face_loop.len() as u32]);
             self.loops.extend_from_slice(face_loop);
         }
+    }
+
+    /// True when a shape is a triangle mesh (the mesh pass has work).
+    pub fn has_meshes(&self) -> bool {
+        !self.meshes.triangles.is_empty()
     }
 
     /// True when a shape is a compound (the compound stage has work).

@@ -55,8 +55,8 @@ pub const SHAPE_SPHERE: u32 = 2;
 pub const SHAPE_CAPSULE: u32 = 3;
 /// `GpuShape::kind`: a half-space; must match geometry.wgsl.
 pub const SHAPE_HALF_SPACE: u32 = 4;
-/// `GpuShape::kind`: a triangle mesh: no geometry on the device, its pairs always finished on
-/// the host (the clip kernel lists them `MANIFOLD_HOST`); must match geometry.wgsl.
+/// `GpuShape::kind`: a triangle mesh: its tables are the mesh pass's; the clip kernel skips its
+/// pairs, which the mesh pass merges and lists; must match geometry.wgsl.
 pub const SHAPE_TRIMESH: u32 = 5;
 /// `GpuShape::kind`: a compound: no geometry of its own (its children are shapes of the table,
 /// after the narrowphase's); the clip kernel skips its pairs, which the compound stage merges
@@ -113,9 +113,11 @@ pub const MANIFOLD_HOST: u32 = 2;
 /// `GpuNarrowphase::encode_resident`).
 pub const MANIFOLD_INVALID: u32 = 3;
 /// [`GpuManifold::status`]: a compound pair whose child pairs did not fit the call's sub-pair
-/// capacity (`GpuNarrowphase::set_compound_capacity`), not computed: count 0, `points[0]` x
-/// and y hold the call's total of child pairs and the capacity as u32 bits
-/// ([`GpuManifold::overflow`]). The host API returns [`crate::GpuError::CompoundCapacity`].
+/// capacity (`GpuNarrowphase::set_compound_capacity`), or a mesh pair whose triangles did not
+/// fit its work item capacity (`GpuNarrowphase::set_mesh_capacity`), not computed: count 0,
+/// `points[0]` x and y hold the call's total of child pairs or work items and the capacity as
+/// u32 bits ([`GpuManifold::overflow`]). The host API returns
+/// [`crate::GpuError::CompoundCapacity`] or [`crate::GpuError::MeshCapacity`].
 pub const MANIFOLD_OVERFLOW: u32 = 4;
 /// Most vertices of the clip kernel's polygon buffer: pairs whose reference and incident faces
 /// have more vertices together go to the host; must match clip.wgsl.
@@ -195,7 +197,8 @@ impl GpuManifold {
 }
 
 impl GpuManifold {
-    /// For [`MANIFOLD_OVERFLOW`]: the call's total of child pairs and the capacity.
+    /// For [`MANIFOLD_OVERFLOW`]: the call's total of child pairs (or work items) and the
+    /// capacity.
     pub fn overflow(&self) -> (u32, u32) {
         (self.points[0][0].to_bits(), self.points[0][1].to_bits())
     }

@@ -10,13 +10,13 @@
 //! 3. Submit, in rounds of at most 262,144 pairs, round k + 1 before round k is read (`rounds`).
 //! 4. Read back: the SAT results, or the clip kernel's compact list of pairs in contact.
 //! 5. Finish each pair on the host: move it to world space, or clip or run it on the CPU where
-//!    the GPU left it (`finish`). Pairs with a triangle mesh are always the host's: the kernels
-//!    see a mesh as `SHAPE_TRIMESH` with no geometry and list its pairs `MANIFOLD_HOST`, and
-//!    the host runs [`crate::contact::collide_trimesh_shape`] on them; the resident API
-//!    refuses meshes. Pairs with a compound run on the GPU under [`Clipping::Gpu`] (`compound`:
-//!    expanded to child pairs, SAT and clip per child pair, merged in WGSL, recorded after the
-//!    clip kernel), in both APIs; under [`Clipping::Cpu`] the host runs
-//!    [`crate::contact::collide_compound_shape`] and its siblings.
+//!    the GPU left it (`finish`). Pairs with a compound run on the GPU under [`Clipping::Gpu`]
+//!    (`compound`: expanded to child pairs, SAT and clip per child pair, merged in WGSL), and
+//!    so do pairs of a triangle mesh and a convex body (`mesh`: a midphase into body-triangle
+//!    work items, the per-triangle contacts, merged in WGSL), both recorded after the clip
+//!    kernel, in both APIs; a compound against a mesh is the host's (`MANIFOLD_HOST`). Under
+//!    [`Clipping::Cpu`] the host runs [`crate::contact::collide_compound_shape`],
+//!    [`crate::contact::collide_trimesh_shape`] and their siblings.
 //! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
 //!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
 //!
@@ -32,6 +32,7 @@ mod geometry;
 pub(crate) mod kernel_layout;
 pub(crate) mod kernels;
 pub mod layout;
+mod mesh;
 mod resident;
 mod rounds;
 mod staged;
@@ -44,7 +45,7 @@ use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::ValidatedBatch;
 use crate::query::sat::SatResult;
-use crate::scene::{Body, InputError};
+use crate::scene::Body;
 use crate::shape::Shape;
 use compound::CompoundStage;
 pub use compound::{COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, DEFAULT_COMPOUND_CAPACITY};
@@ -55,6 +56,8 @@ use kernels::{CLIP_UNSUPPORTED, NarrowphaseKernels};
 pub use kernels::{CLIP_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL};
 pub use layout::LAYOUT_WGSL;
 use layout::{GpuManifold, GpuSatResult};
+use mesh::MeshStage;
+pub use mesh::{DEFAULT_MESH_CAPACITY, MESH_EXPAND_WGSL, MESH_MERGE_WGSL, MESH_TRIANGLE_WGSL};
 use resident::ResidentState;
 pub use resident::{RESIDENT_WGSL, ResidentBatch, ResidentManifolds};
 use rounds::RoundRunner;
@@ -132,8 +135,13 @@ impl GpuNarrowphase {
             }
             _ => None,
         };
+        let mesh = match &kernels.clip {
+            Some(_) if tables.has_meshes() => Some(MeshStage::new(&context, &kernels, &tables)?),
+            _ => None,
+        };
         let mut runner = RoundRunner::new(context, kernels, geometry)?;
         runner.compound = compound;
+        runner.mesh = mesh;
         Ok(GpuNarrowphase {
             runner,
             shapes: shapes.to_vec(),
@@ -204,6 +212,25 @@ impl GpuNarrowphase {
     pub fn set_compound_capacity(&mut self, sub_pairs: u32) -> Result<(), GpuError> {
         match &mut self.runner.compound {
             Some(stage) => stage.set_capacity(&self.runner.context, sub_pairs),
+            None => Ok(()),
+        }
+    }
+
+    /// Work items (body-triangle pairs) one call's mesh pairs may reach on the GPU, all rounds'
+    /// pairs counted per round, with as many contact points (0 without a mesh or the clip
+    /// kernel). Beyond it a call fails with [`GpuError::MeshCapacity`] naming the true count
+    /// (the resident API lists the pairs [`layout::MANIFOLD_OVERFLOW`]); points beyond it leave
+    /// their pairs to the host. Each item holds 128 bytes on the device.
+    pub fn mesh_capacity(&self) -> u32 {
+        self.runner.mesh.as_ref().map_or(0, MeshStage::capacity)
+    }
+
+    /// Sets [`Self::mesh_capacity`] (1 to one dispatch chunk of the device, at least 65,536 on
+    /// devices with WebGPU's default limits), reallocating its buffers; [`GpuError::Input`]
+    /// outside that range. Does nothing without meshes.
+    pub fn set_mesh_capacity(&mut self, items: u32) -> Result<(), GpuError> {
+        match &mut self.runner.mesh {
+            Some(stage) => stage.set_capacity(&self.runner.context, items),
             None => Ok(()),
         }
     }
@@ -403,7 +430,7 @@ impl GpuNarrowphase {
             encoder,
             &runner.geometry,
             round,
-            None,
+            (None, None),
         )?;
         Ok(runner.buffers.results())
     }
@@ -423,19 +450,14 @@ impl GpuNarrowphase {
     /// offset; with compounds, `max_pairs` beyond one binding of their ranges);
     /// [`GpuError::Unsupported`] on a device without the clip kernel. Compound pairs are
     /// merged on the GPU and listed once each (`MANIFOLD_OVERFLOW` when a call's child pairs
-    /// exceed [`Self::compound_capacity`]). A narrowphase whose shapes include a triangle mesh
-    /// is refused ([`GpuError::Input`] at `shapes[i]`): mesh pairs are computed on the host,
-    /// which a resident batch never reaches; use [`Self::collide`] for them.
+    /// exceed [`Self::compound_capacity`]), and so are mesh pairs (`MANIFOLD_OVERFLOW` past
+    /// [`Self::mesh_capacity`]); a compound against a mesh is listed `MANIFOLD_HOST` (the
+    /// caller computes it, e.g. with [`crate::contact::collide_shapes`]).
     pub fn encode_resident(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
     ) -> Result<ResidentManifolds, GpuError> {
-        if let Some(i) = self.shapes.iter().position(|s| matches!(s, Shape::TriMesh(_))) {
-            let message = "the resident API does not run triangle meshes (their pairs are \
-                           computed on the host): use collide or collide_into";
-            return Err(InputError::new(format!("shapes[{i}]"), message).into());
-        }
         let runner = &mut self.runner;
         runner.context.check_health()?;
         let clip = runner
@@ -455,6 +477,7 @@ impl GpuNarrowphase {
             encoder,
             batch,
             runner.compound.as_mut(),
+            runner.mesh.as_mut(),
         )
     }
 }

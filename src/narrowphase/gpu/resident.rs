@@ -24,6 +24,7 @@ use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
+use super::mesh::MeshStage;
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
@@ -84,10 +85,13 @@ pub struct ResidentBatch<'a> {
 /// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
 /// together, loops cut short by a software driver, a compound pair one of whose child pairs is
 /// such), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
-/// itself: not computed) or `MANIFOLD_OVERFLOW` (a compound
-/// pair whose child pairs passed the narrowphase's `compound_capacity`: not computed; see
-/// [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose `.x`
-/// is A. A compound pair is listed once, merged from its child pairs as the CPU does.
+/// itself: not computed) or `MANIFOLD_OVERFLOW` (a compound or mesh pair whose child pairs or
+/// triangles passed the narrowphase's `compound_capacity` or `mesh_capacity`: not computed;
+/// see [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose
+/// `.x` is A. A compound pair is listed once, merged from its child pairs as the CPU does; a
+/// mesh pair once, merged from its triangles' contacts (its points' ids
+/// [`crate::trimesh::mesh_feature_id`]s, the mesh A or B); a compound against a mesh
+/// `MANIFOLD_HOST`.
 ///
 /// A consumer moves points to the world with A's pose (`quat_rotate(q_a, p) + translation_hi +
 /// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
@@ -170,7 +174,7 @@ impl ResidentState {
     }
 
     /// Records steps 2 and 3 into `encoder` after the host checks (step 1), then the compound
-    /// stage when the narrowphase has one.
+    /// stage and the mesh pass when the narrowphase has them.
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
@@ -181,6 +185,7 @@ impl ResidentState {
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentBatch<'_>,
         compound: Option<&mut CompoundStage>,
+        mesh: Option<&mut MeshStage>,
     ) -> Result<ResidentManifolds, GpuError> {
         let limits = context.limits;
         check_batch(batch, limits.max_binding)?;
@@ -255,18 +260,21 @@ impl ResidentState {
                     pass.dispatch_workgroups_indirect(&self.dispatch.buffer, k * DISPATCH_BYTES);
                 }
             }
+            let caller = || CallerPairs {
+                bodies: batch.bodies,
+                pairs: batch.pairs,
+                params: &self.params.buffer,
+                list: &self.list.buffer,
+                chunk,
+                pair_count: max_pairs,
+                margin: batch.margin,
+                indirect: Some(&self.dispatch.buffer),
+            };
             if let Some(stage) = compound {
-                let caller = CallerPairs {
-                    bodies: batch.bodies,
-                    pairs: batch.pairs,
-                    params: &self.params.buffer,
-                    list: &self.list.buffer,
-                    chunk,
-                    pair_count: max_pairs,
-                    margin: batch.margin,
-                    indirect: Some(&self.dispatch.buffer),
-                };
-                stage.record(context, kernels, clip, geometry, encoder, caller)?;
+                stage.record(context, kernels, clip, geometry, encoder, caller())?;
+            }
+            if let Some(stage) = mesh {
+                stage.record(context, geometry, encoder, caller())?;
             }
         }
         scopes.pop()?;

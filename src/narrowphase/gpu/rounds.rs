@@ -33,6 +33,7 @@ use super::compound::CompoundStage;
 use super::geometry::HullGeometry;
 use super::kernels::{CLIP_UNSUPPORTED, ClipKernel, NarrowphaseKernels};
 use super::layout::{GpuManifold, GpuManifoldCount, GpuSatResult, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
+use super::mesh::MeshStage;
 use super::staged::{BatchInput, PairOrder, StagedBatch};
 use super::timings::GpuTimings;
 use crate::contact_set::ContactSet;
@@ -83,6 +84,8 @@ pub(super) struct RoundRunner {
     pub buffers: CallBuffers,
     /// The compound stage, for a narrowphase with a compound under the clip kernel.
     pub compound: Option<CompoundStage>,
+    /// The mesh pass, for a narrowphase with a triangle mesh under the clip kernel.
+    pub mesh: Option<MeshStage>,
     /// Two readback buffers: a pipelined batch reads one round while the next is mapped.
     readback: [GrowBuffer; 2],
     /// Per slot, timestamps at the start of a round's commands, before its copy back and after
@@ -132,6 +135,7 @@ impl RoundRunner {
             geometry,
             buffers,
             compound: None,
+            mesh: None,
             readback,
             timestamps,
             listed_share: 1.0,
@@ -239,9 +243,9 @@ impl RoundRunner {
             if let Some(timestamps) = timestamps {
                 timestamps.write(&mut encoder, 0);
             }
-            let compound = self.compound.as_mut();
+            let stages = (self.compound.as_mut(), self.mesh.as_mut());
             self.buffers
-                .encode(context, kernels, &mut encoder, &self.geometry, round, compound)?;
+                .encode(context, kernels, &mut encoder, &self.geometry, round, stages)?;
             if let Some(timestamps) = timestamps {
                 timestamps.write(&mut encoder, 1);
             }

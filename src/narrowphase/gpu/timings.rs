@@ -29,9 +29,9 @@ pub struct GpuTimings {
     /// pairs the clip kernel left for that reason (the CPU path); their time is in
     /// `cpu_clipping` (`collide`) or `dispatch_readback` (`sat`).
     pub incomplete_pairs: usize,
-    /// Under [`Clipping::Gpu`](super::Clipping::Gpu): pairs the clip kernel or the compound stage
-    /// left to the host (see [`super::layout::MANIFOLD_HOST`]; mesh pairs always), computed by
-    /// the CPU path; their time is in `cpu_clipping`.
+    /// Under [`Clipping::Gpu`](super::Clipping::Gpu): pairs the clip kernel, the compound stage
+    /// or the mesh pass left to the host (see [`super::layout::MANIFOLD_HOST`]; a compound
+    /// against a mesh always), computed by the CPU path; their time is in `cpu_clipping`.
     pub host_pairs: usize,
     /// Bytes copied from the device into mapped readback memory, summed over rounds: 48 per
     /// pair under [`Clipping::Cpu`](super::Clipping::Cpu); under [`Clipping::Gpu`](super::Clipping::Gpu), each round's manifold list head
