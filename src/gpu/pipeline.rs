@@ -3,7 +3,7 @@
 //!
 //! 1. [`storage`]: a storage buffer binding type.
 //! 2. [`bind_group_layout`]: a compute-stage layout with one entry per binding type, numbered
-//!    from 0.
+//!    from 0 ([`bind_group_layout_at`] with the binding numbers given).
 //! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
 //!    over the given bind group layouts, group 0 first ([`compute_pipeline_with_gaps`] when
 //!    some group indices are unused, [`compute_pipeline_variants`] for several pipelines of one
@@ -27,11 +27,20 @@ pub(crate) fn bind_group_layout(
     label: &str,
     types: &[wgpu::BindingType],
 ) -> wgpu::BindGroupLayout {
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = types
+    let numbered: Vec<(u32, wgpu::BindingType)> = (0..).zip(types.iter().copied()).collect();
+    bind_group_layout_at(device, label, &numbered)
+}
+
+/// A compute bind group layout with the given binding numbers and types.
+pub(crate) fn bind_group_layout_at(
+    device: &wgpu::Device,
+    label: &str,
+    entries: &[(u32, wgpu::BindingType)],
+) -> wgpu::BindGroupLayout {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = entries
         .iter()
-        .enumerate()
-        .map(|(i, &ty)| wgpu::BindGroupLayoutEntry {
-            binding: i as u32,
+        .map(|&(binding, ty)| wgpu::BindGroupLayoutEntry {
+            binding,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty,
             count: None,

@@ -31,7 +31,7 @@ use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -80,27 +80,6 @@ pub(crate) struct CompoundKernels {
     prepare_layout: wgpu::BindGroupLayout,
 }
 
-/// A compute layout with the given binding numbers and types.
-pub(super) fn layout_at(
-    device: &wgpu::Device,
-    label: &str,
-    entries: &[(u32, wgpu::BindingType)],
-) -> wgpu::BindGroupLayout {
-    let entries: Vec<_> = entries
-        .iter()
-        .map(|&(binding, ty)| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty,
-            count: None,
-        })
-        .collect();
-    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some(label),
-        entries: &entries,
-    })
-}
-
 impl CompoundKernels {
     /// The kernels of `context`'s device, compiled by the first call on that device.
     fn of(
@@ -115,12 +94,12 @@ impl CompoundKernels {
                 has_dynamic_offset: true,
                 min_binding_size: Some(GpuParams::min_size()),
             };
-            let expand_call_layout = layout_at(
+            let expand_call_layout = bind_group_layout_at(
                 device,
                 "compound expand call",
                 &[(0, storage(true)), (1, storage(true)), (3, params)],
             );
-            let expand_layout = layout_at(
+            let expand_layout = bind_group_layout_at(
                 device,
                 "compound expand",
                 &[
@@ -146,7 +125,7 @@ impl CompoundKernels {
                 &[Some(geometry), Some(&clip.call_layout)],
                 [("compound clip", "main_slots", Default::default())],
             );
-            let merge_layout = layout_at(
+            let merge_layout = bind_group_layout_at(
                 device,
                 "compound merge",
                 &[

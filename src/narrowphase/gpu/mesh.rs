@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::compound::{CallerPairs, layout_at, max_capacity, pass};
+use super::compound::{CallerPairs, max_capacity, pass};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
@@ -37,7 +37,7 @@ use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, uploa
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
-use crate::gpu::pipeline::{compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -121,17 +121,17 @@ impl MeshKernels {
             };
             // The midphase binds 9 storage buffers, the clip kernel's limit: of the geometry
             // only the hull vertices and the shapes.
-            let expand_geometry_layout = layout_at(
+            let expand_geometry_layout = bind_group_layout_at(
                 device,
                 "mesh expand geometry",
                 &[(0, storage(true)), (3, storage(true))],
             );
-            let expand_call_layout = layout_at(
+            let expand_call_layout = bind_group_layout_at(
                 device,
                 "mesh expand call",
                 &[(0, storage(true)), (1, storage(true)), (3, params)],
             );
-            let expand_layout = layout_at(
+            let expand_layout = bind_group_layout_at(
                 device,
                 "mesh expand",
                 &[
@@ -154,8 +154,8 @@ impl MeshKernels {
                 [("mesh expand", "main", Default::default())],
             );
             let geometry = &kernels.sat.geometry_layout;
-            let params_layout = layout_at(device, "mesh triangles call", &[(3, params)]);
-            let triangles_layout = layout_at(
+            let params_layout = bind_group_layout_at(device, "mesh triangles call", &[(3, params)]);
+            let triangles_layout = bind_group_layout_at(
                 device,
                 "mesh triangles",
                 &[
@@ -172,8 +172,9 @@ impl MeshKernels {
                 &[Some(geometry), Some(&params_layout), Some(&triangles_layout)],
                 [("mesh triangles", "main_triangles", Default::default())],
             );
-            let merge_call_layout = layout_at(device, "mesh merge call", &[(3, params), (4, storage(false))]);
-            let merge_layout = layout_at(
+            let merge_call_layout =
+                bind_group_layout_at(device, "mesh merge call", &[(3, params), (4, storage(false))]);
+            let merge_layout = bind_group_layout_at(
                 device,
                 "mesh merge",
                 &[(0, storage(true)), (1, storage(true)), (2, storage(true))],
