@@ -1,7 +1,9 @@
 //! A compound body against a triangle mesh: two boxes resting on tessellated floors (the outer
 //! corners, the floor's normal at every seam), either order, feature ids, parry3d on random
 //! scenes (each child against parry's `TriMesh`), and the pair in the batch, the JSON scene and
-//! the GPU path (finished on the host, judged by the GPU = CPU contract).
+//! the GPU mesh pass (host and resident APIs, judged by the GPU = CPU contract on a flat floor
+//! and a bumpy terrain under compounds of every child kind, near the origin and 1e6 from it,
+//! either order; its work item capacity counting a compound's items).
 
 mod support;
 
@@ -361,7 +363,7 @@ fn a_json_scene_with_a_mesh_and_a_compound_collides_them() {
 }
 
 #[test]
-fn gpu_compound_mesh_pairs_are_the_cpus_and_the_gpu_broadphase_lists_them() {
+fn gpu_compound_mesh_pairs_agree_with_the_cpu_and_the_gpu_broadphase_lists_them() {
     let shapes = batch_shapes();
     let bodies = batch_bodies(&shapes, 30, 61);
     let mut pairs: Vec<[u32; 2]> = (1..bodies.len() as u32).flat_map(|b| [[0, b], [b, 0]]).collect();
@@ -378,9 +380,241 @@ fn gpu_compound_mesh_pairs_are_the_cpus_and_the_gpu_broadphase_lists_them() {
     };
     let results = gpu.collide(&bodies, &pairs, margin).unwrap();
     compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap();
-    assert_eq!(results[..host], cpu[..host]);
-    assert!(gpu.timings().host_pairs >= host, "{:?}", gpu.timings());
+    // Only pairs llvmpipe's loop budget cut short go to the host.
+    let touching = cpu[..host].iter().flatten().count();
+    assert!(gpu.timings().host_pairs < touching / 2, "{:?}", gpu.timings());
     let listed = gpu_broadphase_covers_cpu(&shapes, &bodies, margin).unwrap();
     let with_terrain = listed.iter().filter(|p| p[0] == 0).count();
     assert!(with_terrain > 5, "{with_terrain} terrain pairs listed");
+}
+
+/// Shape indices of [`terrain_shapes`].
+const FLOOR: u32 = 0;
+const BUMPY: u32 = 1;
+
+/// A flat floor of 8 x 8 jittered cells and a bumpy terrain over `[-4, 4]^2`, then a compound
+/// with a child of every convex kind (box, sphere, capsule, cylinder, hull) and [`two_boxes`].
+fn terrain_shapes() -> Vec<Shape> {
+    let mut rng = seeded_rng(71);
+    let hull = support::shapes::random_shape(&mut rng, support::shapes::Family::Hull);
+    let hull = support::worlds::shrink(hull.clone(), 0.4 / hull.bounding_radius().max(0.4));
+    let every_kind = Compound::new(vec![
+        child(
+            Shape::Cuboid(Cuboid::new(Vec3::new(0.3, 0.2, 0.25)).unwrap()),
+            Vec3::new(-0.8, 0.0, 0.0),
+            Quat::IDENTITY,
+        ),
+        child(
+            Shape::Sphere(hullsat::Sphere::new(0.3).unwrap()),
+            Vec3::new(0.8, 0.1, 0.0),
+            Quat::IDENTITY,
+        ),
+        child(
+            Shape::Capsule(hullsat::Capsule::new(0.2, 0.3).unwrap()),
+            Vec3::new(0.0, 0.0, 0.8),
+            Quat::from_rotation_z(1.2),
+        ),
+        child(
+            Shape::Cylinder(hullsat::Cylinder::new(0.25, 0.3).unwrap()),
+            Vec3::new(0.0, 0.0, -0.8),
+            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        ),
+        child(hull, Vec3::new(0.0, 0.2, 0.0), Quat::from_rotation_y(0.7)),
+    ])
+    .unwrap();
+    vec![
+        Shape::from(grid_floor(8, 4.0, 0.2, 5)),
+        Shape::from(bumpy_terrain(8, 4.0, 0.15, 6)),
+        Shape::from(every_kind),
+        Shape::from(two_boxes()),
+    ]
+}
+
+/// The floor (0) and the terrain (1, 20 units along x) at `offset`, then `n` compounds
+/// alternating kinds, the first half over the floor and the rest over the terrain, their lowest
+/// points from 0.2 below height 0 to 0.05 above, mostly upright, some turned at random.
+fn terrain_bodies(shapes: &[Shape], n: usize, seed: u64, offset: DVec3) -> Vec<Body> {
+    let mut rng = seeded_rng(seed);
+    let terrain_at = DVec3::new(20.0, 0.0, 0.0);
+    let mut bodies = vec![
+        Body {
+            shape: FLOOR,
+            pose: Pose::new(offset, Quat::IDENTITY),
+        },
+        Body {
+            shape: BUMPY,
+            pose: Pose::new(offset + terrain_at, Quat::IDENTITY),
+        },
+    ];
+    for i in 0..n {
+        let shape = 2 + (i % 2) as u32;
+        let rotation = match i % 3 {
+            0 => Quat::IDENTITY,
+            1 => Quat::from_rotation_y(rng.random_range(-3.0f32..3.0)),
+            _ => random_rotation(&mut rng),
+        };
+        let low = world_aabb(&shapes[shape as usize], &Pose::new(DVec3::ZERO, rotation))
+            .min
+            .y;
+        let x = rng.random_range(-2.5f64..2.5);
+        let z = rng.random_range(-2.5f64..2.5);
+        let y = f64::from(-low) + rng.random_range(-0.2f64..0.05);
+        let base = if 2 * i < n { DVec3::ZERO } else { terrain_at };
+        bodies.push(Body {
+            shape,
+            pose: Pose::new(offset + base + DVec3::new(x, y, z), rotation),
+        });
+    }
+    bodies
+}
+
+/// Each compound with its mesh, in both orders.
+fn terrain_pairs(n: usize) -> Vec<[u32; 2]> {
+    (0..n as u32)
+        .flat_map(|i| {
+            let mesh = if 2 * i < n as u32 { 0 } else { 1 };
+            [[mesh, i + 2], [i + 2, mesh]]
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_compounds_on_terrain_agree_with_the_cpu_within_the_contract() {
+    let shapes = terrain_shapes();
+    let n = 12;
+    let pairs = terrain_pairs(n);
+    let margin = 0.02;
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    for offset in [DVec3::ZERO, DVec3::new(1.0e6, -3.0e5, 7.0e5)] {
+        let bodies = terrain_bodies(&shapes, n, 72, offset);
+        let cpu = CpuNarrowphase::new(&shapes)
+            .collide(&bodies, &pairs, margin)
+            .unwrap();
+        let results = gpu.collide(&bodies, &pairs, margin).unwrap();
+        let tally = compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu)
+            .unwrap_or_else(|e| panic!("at {offset}: {e}"));
+        let touching = cpu.iter().flatten().count();
+        assert!(touching > pairs.len() / 2, "{touching} of {} touch", pairs.len());
+        let host = gpu.timings().host_pairs;
+        eprintln!("at {offset}: {touching} touching, {host} left to the host, {tally:?}");
+        assert!(
+            host < touching / 2,
+            "{host} host pairs of {touching} at {offset}: {tally:?}"
+        );
+    }
+}
+
+#[test]
+fn resident_compound_mesh_pairs_are_listed_once_on_the_gpu() {
+    use hullsat::narrowphase::gpu::ResidentBatch;
+    use hullsat::narrowphase::gpu::layout::{GpuBody, MANIFOLD_CLIPPED, MANIFOLD_HOST};
+    use wgpu::util::DeviceExt;
+    let shapes = terrain_shapes();
+    let n = 8;
+    let bodies = terrain_bodies(&shapes, n, 73, DVec3::new(-2.0e3, 10.0, 5.0e2));
+    let pairs = terrain_pairs(n);
+    let margin = 0.02;
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let storage = |contents: &[u8]| {
+        gpu.device()
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            })
+    };
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let (body_buffer, pair_buffer) = (
+        storage(bytemuck::cast_slice(&gpu_bodies)),
+        storage(bytemuck::cast_slice(&pairs)),
+    );
+    let count = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
+    let batch = ResidentBatch {
+        bodies: &body_buffer,
+        pairs: &pair_buffer,
+        pair_count: &count,
+        pair_count_offset: 0,
+        max_pairs: pairs.len() as u32,
+        margin,
+    };
+    let entries = support::read_resident(&mut gpu, &batch);
+    let mut listed: Vec<u32> = entries.iter().map(|e| e.pair).collect();
+    listed.sort_unstable();
+    assert!(
+        listed.windows(2).all(|w| w[0] != w[1]),
+        "a pair listed twice: {listed:?}"
+    );
+    let results = support::resident_results(&entries, &shapes, &bodies, &pairs, margin);
+    let cpu = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &pairs, margin)
+        .unwrap();
+    compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
+    // MANIFOLD_HOST only where the merge gathered more points than its polygon buffer holds
+    // (MAX_CLIP_VERTICES: docs/design/trimesh.md), so only on touching pairs.
+    let touching = cpu.iter().flatten().count();
+    let on_gpu = entries.iter().filter(|e| e.status == MANIFOLD_CLIPPED).count();
+    let host: Vec<u32> = entries
+        .iter()
+        .filter(|e| e.status == MANIFOLD_HOST)
+        .map(|e| e.pair)
+        .collect();
+    eprintln!("{on_gpu} of {touching} touching pairs on the GPU, host: {host:?}");
+    assert!(
+        touching > 2 && on_gpu > 2,
+        "{on_gpu} of {touching} on the GPU, host {host:?}"
+    );
+    assert!(host.iter().all(|&p| cpu[p as usize].is_some()), "{host:?}");
+}
+
+#[test]
+fn the_mesh_capacity_counts_a_compounds_items_child_by_child() {
+    let shapes = terrain_shapes();
+    let margin = 0.02;
+    // Two boxes resting flat on the floor, away from the grid lines.
+    let pose = Pose::new(DVec3::new(0.13, 0.29, 0.37), Quat::IDENTITY);
+    let bodies = [
+        Body {
+            shape: FLOOR,
+            pose: Pose::IDENTITY,
+        },
+        Body { shape: 3, pose },
+    ];
+    let pairs = [[0, 1], [1, 0]];
+    let mesh = shapes[FLOOR as usize].as_trimesh().unwrap();
+    let compound = shapes[3].as_compound().unwrap();
+    // The CPU's midphase per child: its box grown by the margin (the padding is 1e-5 of it).
+    let mut found = Vec::new();
+    let per_pair: usize = compound
+        .children()
+        .iter()
+        .map(|c| {
+            let b = world_aabb(&c.shape, &pose.mul_isometry(&c.pose));
+            let grow = Vec3::splat(margin);
+            mesh.triangles_in_aabb(b.min - grow, b.max + grow, &mut found);
+            found.len()
+        })
+        .sum();
+    assert!(per_pair > 2, "{per_pair}");
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let capacity = per_pair as u32;
+    gpu.set_mesh_capacity(capacity).unwrap();
+    match gpu.collide(&bodies, &pairs, margin) {
+        Err(hullsat::GpuError::MeshCapacity { capacity: c, count }) => {
+            assert_eq!((c, count), (capacity, 2 * capacity));
+        }
+        other => panic!("expected the capacity error, got {other:?}"),
+    }
+    gpu.set_mesh_capacity(2 * capacity).unwrap();
+    let results = gpu.collide(&bodies, &pairs, margin).unwrap();
+    let cpu = CpuNarrowphase::new(&shapes)
+        .collide(&bodies, &pairs, margin)
+        .unwrap();
+    compare_batch(&shapes, &bodies, &pairs, margin, &results, &cpu).unwrap();
+    assert!(results.iter().all(Option::is_some), "{results:?}");
 }

@@ -334,4 +334,15 @@ fn the_demo_drops_compounds_on_the_terrain_on_both_backends() {
         terrain_pairs(&gpu_report) >= terrain_pairs(&report),
         "{gpu_report}"
     );
+    // The compounds' pairs with the terrain ran on the GPU: few took the CPU path.
+    let host: usize = gpu_report
+        .split("clipping: on the GPU; ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no host pair count in {gpu_report}"));
+    assert!(
+        host < terrain_pairs(&gpu_report) / 4,
+        "{host} host pairs: {gpu_report}"
+    );
 }

@@ -29,7 +29,7 @@ const PARALLEL_EDGE_SINE: f32 = 1.0e-3;
 // Must match layout.rs `GpuShape`: one per shape (index = Body::shape); kind SHAPE_*, size
 // (Shape::size), hull ranges into the shared geometry arrays (hull and box; zero counts
 // otherwise; a triangle mesh: its first triangle in first_face and BVH root in first_edge of
-// the mesh tables), the inner radius of the SAT's bounds and the kind's sizes in params
+// the mesh tables; a compound: its first part in first_face and part count in face_count), the inner radius of the SAT's bounds and the kind's sizes in params
 // (layout.rs documents them).
 struct GpuShape {
     centroid: vec3<f32>,
@@ -115,7 +115,8 @@ struct GpuMeshPairRange {
 // Must match kernel_layout.rs `GpuMeshItem`: a (caller pair, triangle) work item, the
 // triangle's corners (mesh frame), and its sub-contact (normal, separation, status
 // MANIFOLD_CLIPPED, MANIFOLD_SEPARATED or MANIFOLD_HOST, points [first_point, first_point +
-// count) of the point table).
+// count) of the point table), then the body's (a compound's child's) shape, child index and
+// pose in the mesh's frame.
 struct GpuMeshItem {
     corners: array<vec4<f32>, 3>,
     normal: vec3<f32>,
@@ -126,8 +127,11 @@ struct GpuMeshItem {
     status: u32,
     first_point: u32,
     count: u32,
+    shape: u32,
+    child: u32,
+    rotation: vec4<f32>,
+    translation: vec3<f32>,
     _pad0: u32,
-    _pad1: u32,
 }
 
 // Must match kernel_layout.rs `GpuMeshPoint`: position xyz (mesh frame) and depth w, the
@@ -152,6 +156,8 @@ const COMPOUND_RANGE_OVERFLOW: u32 = 4u;
 const COMPOUND_RANGE_HOST: u32 = 8u;
 // Mirrors crate::narrowphase::gpu::kernel_layout::MESH_RANGE_SWAPPED: GpuMeshPairRange.flags.
 const MESH_RANGE_SWAPPED: u32 = 16u;
+// Mirrors crate::narrowphase::gpu::kernel_layout::MESH_RANGE_COMPOUND: GpuMeshPairRange.flags.
+const MESH_RANGE_COMPOUND: u32 = 32u;
 
 // Group 0: hull geometry, uploaded once. Vertices xyz (w unused); planes normal xyz, offset w;
 // face_loops (layout.rs HullTables::face_loops): for face g (global index first_face + f), its
@@ -193,6 +199,12 @@ fn relative_pose(body_a: GpuBody, body_b: GpuBody) -> RelativePose {
     let inv_a = quat_conjugate(body_a.rotation);
     let t_world = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
     return RelativePose(normalize(quat_mul(inv_a, body_b.rotation)), quat_rotate(inv_a, t_world));
+}
+
+// A part at (rotation, translation) in its body's frame, posed by the body's pose `b_in_a`, as
+// Isometry::mul_isometry.
+fn pose_part(b_in_a: RelativePose, rotation: vec4<f32>, translation: vec3<f32>) -> RelativePose {
+    return RelativePose(normalize(quat_mul(b_in_a.q, rotation)), quat_rotate(b_in_a.q, translation) + b_in_a.t);
 }
 
 // The axis of A's edge (start pa, unit direction da) and B's edge from pb to qb (A's frame), as

@@ -4,7 +4,7 @@
 //
 // 1. Bounds guard. A pair of two single shapes is no compound pair: its range stays unlisted
 //    (flags 0) and the clip kernel lists it; nor is a compound against a triangle mesh (the
-//    mesh pass lists it for the host: mesh_expand.wgsl).
+//    mesh pass lists it: mesh_expand.wgsl).
 // 2. B's pose in A's frame (relative_pose: the split translations); each of B's parts' boxes
 //    there (its box in B's frame rotated, |R| h about the moved centre; for a single shape this
 //    is looser than the CPU's tight box, which only adds child pairs apart beyond the margin),
@@ -125,9 +125,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 continue;
             }
             sub_bodies[2u * k] = GpuBody(part_a.rotation, part_a.translation, part_a.shape, vec3<f32>(0.0), 0u);
-            let q = normalize(quat_mul(b_in_a.q, part_b.rotation));
-            let t = quat_rotate(b_in_a.q, part_b.translation) + b_in_a.t;
-            sub_bodies[2u * k + 1u] = GpuBody(q, t, part_b.shape, vec3<f32>(0.0), 0u);
+            let posed = pose_part(b_in_a, part_b.rotation, part_b.translation);
+            sub_bodies[2u * k + 1u] = GpuBody(posed.q, posed.t, part_b.shape, vec3<f32>(0.0), 0u);
             sub_tags[k] = (i << 8u) | j;
             k += 1u;
         }

@@ -1,33 +1,40 @@
 // The mesh pass's midphase: one caller pair per invocation turns a (mesh, body) pair into
 // (pair, triangle) work items, in the mesh's frame (A is the mesh, as the CPU's). Rust twin:
-// src/contact/trimesh.rs (push_body_contacts, step 1) and TriangleBvh::for_each_overlap
-// (src/trimesh/bvh.rs); host: src/narrowphase/gpu/mesh.rs.
+// src/contact/trimesh.rs (push_body_contacts, step 1), src/contact/trimesh_compound.rs (its
+// children in order) and TriangleBvh::for_each_overlap (src/trimesh/bvh.rs); host:
+// src/narrowphase/gpu/mesh.rs.
 //
 // 1. Bounds guard. A pair without a mesh stays unlisted (flags 0); the mesh as the pair's B is
-//    swapped to A (MESH_RANGE_SWAPPED); a compound against a mesh is listed for the host.
-// 2. The body's pose in the mesh's frame (relative_pose) and its box there as box_in_a
-//    computes it (a hull's posed vertices, a sphere's or capsule's closed form), grown by the
-//    margin and TRIMESH_AABB_PADDING.
+//    swapped to A (MESH_RANGE_SWAPPED); a compound is flagged MESH_RANGE_COMPOUND.
+// 2. The body's pose in the mesh's frame (relative_pose); a compound's children posed there in
+//    order (pose_part, its parts' records at the head of the range table); each one's box there as box_in_a computes it (a hull's
+//    posed vertices, a sphere's or capsule's closed form), grown by the margin and
+//    TRIMESH_AABB_PADDING. Steps 3 and 4 run once per child (a convex body is its own child
+//    0), so items come child by child, each child's in BVH order: the CPU's sub-contact order.
 // 3. The BVH walked depth first with a MESH_STACK_SIZE stack, children in order, so triangles
 //    come in the CPU's order. Inner lanes are tested on their boxes, which the ray caster grew
 //    (they only hold more); leaf lanes on the triangle's own box from its corners, the CPU's
 //    exact test.
 // 4. Counted by a first walk; one atomicAdd reserves the contiguous items (the total keeps the
 //    true count; past the capacity the range is flagged overflow and nothing is written); a
-//    second walk writes them, so an item's place in the range is its rank in BVH order.
+//    second walk writes them, so an item's place in the range is its rank in that order; each
+//    item carries its child's index, shape and pose.
 //
 // Compiled after quat, body, layout, geometry and mesh.wgsl (MESH_EXPAND_WGSL). Group 0 binds
 // only the hull vertices (0) and shapes (3); group 1 the chunk's bodies, pairs and params;
-// group 2 the mesh tables, the items and the ranges.
+// group 2 the mesh tables, the items and the ranges (with the compound parts: 9 storage
+// buffers, the clip kernel's limit).
 
 // Mirrors crate::constants::TRIMESH_AABB_PADDING (dimensionless, times a box's reach).
 const TRIMESH_AABB_PADDING: f32 = 1.0e-5;
 
-// The range table: the items reserved (the work item count), then one range per caller pair.
-// Must match kernel_layout.rs MESH_TABLE_HEAD and GpuMeshPairRange.
+// The range table: the items reserved (the work item count) and the part count, then every
+// compound part as a record (pose in its compound's frame, shape; copied in by the host each
+// call), then one range per caller pair. Must match kernel_layout.rs MESH_TABLE_HEAD and
+// GpuMeshPairRange.
 struct MeshRangeTable {
     total: atomic<u32>,
-    _pad0: u32,
+    parts: u32,
     _pad1: u32,
     _pad2: u32,
     entries: array<GpuMeshPairRange>,
@@ -83,8 +90,9 @@ struct Walk {
 }
 
 // Step 3 over the mesh at `root` (triangle 0 at `first_triangle`): counts the triangles whose
-// boxes overlap `b`, and with `write` stores them as pair `p`'s items from `first`.
-fn walk_mesh(root: u32, first_triangle: u32, b: Aabb, p: u32, first: u32, write: bool) -> Walk {
+// boxes overlap `b`, and with `write` stores them from `first` as copies of `body` (its pair,
+// child, shape and pose) naming their triangle.
+fn walk_mesh(root: u32, first_triangle: u32, b: Aabb, body: GpuMeshItem, first: u32, write: bool) -> Walk {
     var stack: array<u32, MESH_STACK_SIZE>;
     stack[0] = root;
     var top = 1u;
@@ -121,9 +129,8 @@ fn walk_mesh(root: u32, first_triangle: u32, b: Aabb, p: u32, first: u32, write:
                 if all(lo <= b.hi) && all(hi >= b.lo) {
                     let k = first + walk.count;
                     if write && k < capacity {
-                        var item: GpuMeshItem;
+                        var item = body;
                         item.corners = array<vec4<f32>, 3>(vec4<f32>(a, 0.0), vec4<f32>(c1, 0.0), vec4<f32>(c2, 0.0));
-                        item.pair = p;
                         item.triangle = t;
                         item.local_triangle = t - first_triangle;
                         mesh_items[k] = item;
@@ -152,11 +159,43 @@ fn walk_mesh(root: u32, first_triangle: u32, b: Aabb, p: u32, first: u32, write:
     return walk;
 }
 
+// Step 2 for child `child` of pair `p`'s body (shape `shape_index`, posed by `b_in_a`): the
+// item fields it shares, from part `part` for a compound; shape MESH_NO_ITEM for a child that
+// touches nothing (a half-space, mesh or compound, as push_body_contacts).
+fn mesh_child(body: GpuShape, shape_index: u32, b_in_a: RelativePose, p: u32, child: u32, part: u32) -> GpuMeshItem {
+    var item: GpuMeshItem;
+    item.pair = p;
+    item.child = child;
+    item.shape = shape_index;
+    var pose = b_in_a;
+    if body.kind == SHAPE_COMPOUND {
+        let record = mesh_ranges.entries[part];
+        item.shape = record.shape;
+        pose = pose_part(b_in_a, record.rotation, record.translation);
+    }
+    item.rotation = pose.q;
+    item.translation = pose.t;
+    if item.shape >= arrayLength(&shapes) {
+        item.shape = MESH_NO_ITEM;
+        return item;
+    }
+    let kind = shapes[item.shape].kind;
+    if kind == SHAPE_HALF_SPACE || kind == SHAPE_TRIMESH || kind == SHAPE_COMPOUND {
+        item.shape = MESH_NO_ITEM;
+    }
+    return item;
+}
+
+// The grown box of `child`'s shape at its pose (mesh frame).
+fn child_box(child: GpuMeshItem) -> Aabb {
+    return body_box_in_mesh(shapes[child.shape], child.rotation, child.translation, params.margin);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard.
     let index = id.x;
-    let p = params.first_pair + index;
+    let p = mesh_ranges.parts + params.first_pair + index;
     if index >= params.pair_count || p >= arrayLength(&mesh_ranges.entries) {
         return;
     }
@@ -186,23 +225,34 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         // No mesh, or two static shapes (never in contact).
         return;
     }
-    if body.kind == SHAPE_COMPOUND {
-        range.flags |= COMPOUND_RANGE_HOST;
-        mesh_ranges.entries[p] = range;
-        return;
-    }
-    // 2. The body in the mesh's frame, and its box there.
+    // 2. The body in the mesh's frame; a compound's children there (parts [first, end)).
     let b_in_a = relative_pose(body_a, body_b);
-    let b = body_box_in_mesh(body, b_in_a.q, b_in_a.t, params.margin);
     range.size = body.radius;
     range.rotation = b_in_a.q;
     range.translation = b_in_a.t;
     range.shape = body_b.shape;
-    if body.kind == SHAPE_SPHERE {
+    var parts = vec2<u32>(0u, 1u);
+    if body.kind == SHAPE_COMPOUND {
+        range.flags |= MESH_RANGE_COMPOUND;
+        parts = vec2<u32>(body.first_face, body.first_face + body.face_count);
+        if parts.y > mesh_ranges.parts {
+            range.flags |= COMPOUND_RANGE_HOST;
+            mesh_ranges.entries[p] = range;
+            return;
+        }
+    } else if body.kind == SHAPE_SPHERE {
         range.flags |= COMPOUND_RANGE_SINGLE;
     }
-    // 3 and 4. Counted, reserved, written.
-    let counted = walk_mesh(mesh.first_edge, mesh.first_face, b, p, 0u, false);
+    // 3 and 4. Counted, reserved, written, child by child.
+    var counted = Walk(0u, false);
+    for (var c = parts.x; c < parts.y; c++) {
+        let child = mesh_child(body, body_b.shape, b_in_a, p, c - parts.x, c);
+        if child.shape != MESH_NO_ITEM {
+            let walk = walk_mesh(mesh.first_edge, mesh.first_face, child_box(child), child, 0u, false);
+            counted.count += walk.count;
+            counted.dropped = counted.dropped || walk.dropped;
+        }
+    }
     let first = atomicAdd(&mesh_ranges.total, counted.count);
     range.first = first;
     range.count = counted.count;
@@ -212,7 +262,15 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         mesh_ranges.entries[p] = range;
         return;
     }
-    let written = walk_mesh(mesh.first_edge, mesh.first_face, b, p, first, true);
+    var written = Walk(0u, false);
+    for (var c = parts.x; c < parts.y; c++) {
+        let child = mesh_child(body, body_b.shape, b_in_a, p, c - parts.x, c);
+        if child.shape != MESH_NO_ITEM {
+            let walk = walk_mesh(mesh.first_edge, mesh.first_face, child_box(child), child, first + written.count, true);
+            written.count += walk.count;
+            written.dropped = written.dropped || walk.dropped;
+        }
+    }
     // The driver cut a loop short (llvmpipe), or the tables are not the CPU's: the host's pair.
     if counted.dropped || written.dropped || written.count != counted.count || loops_cut_short() {
         range.flags |= COMPOUND_RANGE_HOST;

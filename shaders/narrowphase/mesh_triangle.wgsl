@@ -7,8 +7,8 @@
 //    their pair's range, left from an earlier call, skipped).
 // 2. The MeshTriangle: the item's corners, the triangle's contact data, its neighbours'
 //    normals.
-// 3. collide_triangle_shape with the body's pose and shape from the pair's range, the face
-//    preference AXIS_PREFERENCE_TOLERANCE x the body's size.
+// 3. collide_triangle_shape with the body's (a compound's child's) pose and shape from the
+//    item, the face preference AXIS_PREFERENCE_TOLERANCE x that shape's size.
 // 4. The status as the merge reads it (MANIFOLD_CLIPPED: a contact, MANIFOLD_SEPARATED: none,
 //    MANIFOLD_HOST: TRIANGLE_HOST), a contact's points reserved with one atomicAdd on the
 //    point table (past its end, or loops cut short by the driver: MANIFOLD_HOST).
@@ -29,7 +29,7 @@ struct MeshPointTable {
 // mesh_expand.wgsl's range table, read.
 struct MeshRanges {
     total: u32,
-    _pad0: u32,
+    parts: u32,
     _pad1: u32,
     _pad2: u32,
     entries: array<GpuMeshPairRange>,
@@ -62,7 +62,7 @@ fn main_triangles(@builtin(global_invocation_id) id: vec3<u32>) {
     if overflowed || k < range.first || k - range.first >= range.count {
         return;
     }
-    if range.shape >= arrayLength(&shapes) {
+    if item.shape >= arrayLength(&shapes) {
         mesh_items[k] = item;
         return;
     }
@@ -82,9 +82,9 @@ fn main_triangles(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     // 3. Its sub-contact.
-    let shape = shapes[range.shape];
+    let shape = shapes[item.shape];
     let tolerance = PRIMITIVE_AXIS_PREFERENCE_TOLERANCE * shape.radius;
-    let contact = collide_triangle_shape(t, shape, range.rotation, range.translation, params.margin, tolerance);
+    let contact = collide_triangle_shape(t, shape, item.rotation, item.translation, params.margin, tolerance);
     item.normal = contact.normal;
     item.separation = contact.separation;
     // 4. Its status and points.

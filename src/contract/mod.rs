@@ -11,10 +11,9 @@
 //! 4. **Ties** only where the CPU's own decision was within rounding, recomputed
 //!    ([`nudged_references`]; [`Agreement::FeatureTie`], [`Agreement::AxisTie`]).
 //!
-//! A compound against a triangle mesh is computed on the host by the CPU's routine in both
-//! paths, so it agrees only as the CPU's manifold bit for bit. A compound pair (merged child
-//! pairs) and a mesh pair (merged triangle contacts), on the GPU too, are judged by the rules
-//! above, their points matched by their compound or mesh ids.
+//! A compound pair (merged child pairs), a mesh pair (merged triangle contacts) and a compound
+//! against a mesh (its children's triangle contacts merged), on the GPU too, are judged by the
+//! rules above, their points matched by their compound or mesh ids.
 //!
 //! Else a [`Disagreement`]; ties are counted ([`AgreementTally`]). In full: docs/design/contract.md.
 

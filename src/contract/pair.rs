@@ -166,9 +166,6 @@ impl<'a> PairGeometry<'a> {
         gpu: Option<&Manifold>,
         cpu: Option<&Manifold>,
     ) -> Result<Agreement, Disagreement> {
-        if self.mesh_pair() && self.compound_pair() {
-            return host_pair_agreement(gpu, cpu);
-        }
         let (g, c) = match (gpu, cpu) {
             (None, None) => return Ok(Agreement::NoContact),
             (Some(g), Some(c)) => (g, c),
@@ -320,7 +317,7 @@ impl<'a> PairGeometry<'a> {
                         self.compound_pair()
                             && !g.points().iter().any(|o| o.id == q.id)
                             && !accounted.contains(&q.id)
-                            && same_children(p.id, q.id)
+                            && same_children(self.mesh_pair(), p.id, q.id)
                             && p.position.distance(q.position) as f32 <= tolerance
                             && (p.depth - q.depth).abs() <= tolerance
                     })
@@ -594,30 +591,14 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// The contract for a compound against a triangle mesh: the GPU path computes it on the host
-/// with the CPU's routine, so it must be the CPU's manifold bit for bit.
-fn host_pair_agreement(gpu: Option<&Manifold>, cpu: Option<&Manifold>) -> Result<Agreement, Disagreement> {
-    match (gpu, cpu) {
-        (None, None) => Ok(Agreement::NoContact),
-        (Some(g), Some(c)) if g == c => Ok(Agreement::Same),
-        (Some(_), None) | (None, Some(_)) => Err(Disagreement {
-            kind: DisagreementKind::Verdict,
-            detail: format!(
-                "a compound-mesh pair (computed on the host) on one side only: gpu {gpu:?} cpu {cpu:?}"
-            ),
-        }),
-        (Some(g), Some(c)) => Err(Disagreement {
-            kind: DisagreementKind::Point,
-            detail: format!(
-                "a compound-mesh pair (computed on the host) differs from the CPU's:\n gpu {g:?}\n cpu {c:?}"
-            ),
-        }),
-    }
-}
-
 /// True when two compound ids ([`crate::compound::compound_feature_id`]) have the same kind and
-/// name the same children (bits 8 and up of each field).
-fn same_children(a: FeatureId, b: FeatureId) -> bool {
+/// name the same children (bits 8 and up of each field); against a mesh
+/// ([`crate::trimesh::compound_mesh_feature_id`]), the same kind, child and triangle (bits 8
+/// and up).
+fn same_children(mesh: bool, a: FeatureId, b: FeatureId) -> bool {
+    if mesh {
+        return a.0 >> 8 == b.0 >> 8;
+    }
     a.kind() == b.kind() && a.high() >> 8 == b.high() >> 8 && a.low() >> 8 == b.low() >> 8
 }
 

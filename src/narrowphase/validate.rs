@@ -295,8 +295,8 @@ pub(crate) fn is_mesh_pair(a: &Shape, b: &Shape) -> bool {
     matches!(a, Shape::TriMesh(_)) || matches!(b, Shape::TriMesh(_))
 }
 
-/// True when either shape is a triangle mesh or a compound: the GPU path computes the pair on
-/// the host with the CPU's routine (the kernels hold neither kind).
+/// True when either shape is a triangle mesh or a compound: a pair the GPU's compound stage or
+/// mesh pass computes, or leaves to the host's CPU routine (never the clip kernel's).
 #[inline(always)]
 pub(crate) fn is_host_pair(a: &Shape, b: &Shape) -> bool {
     let host = |s: &Shape| matches!(s, Shape::TriMesh(_) | Shape::Compound(_));

@@ -25,7 +25,7 @@ use crate::contact::{collide_shapes, manifold_from_sat};
 use crate::gpu::GpuError;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::narrowphase::validate::is_host_pair;
+use crate::narrowphase::validate::{is_host_pair, is_mesh_pair};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::shape::Shape;
@@ -97,11 +97,11 @@ impl FinishCounts {
             MANIFOLD_OVERFLOW => {
                 let (count, capacity) = raw.overflow();
                 let [a, b] = batch.pair(pair);
-                let compound = |s: &Shape| matches!(s, Shape::Compound(_));
-                if compound(batch.shape(a)) || compound(batch.shape(b)) {
-                    Err(GpuError::CompoundCapacity { capacity, count })
-                } else {
+                // The mesh pass's (a compound against a mesh too), else the compound stage's.
+                if is_mesh_pair(batch.shape(a), batch.shape(b)) {
                     Err(GpuError::MeshCapacity { capacity, count })
+                } else {
+                    Err(GpuError::CompoundCapacity { capacity, count })
                 }
             }
             status => Err(GpuError::BadResult {
@@ -244,6 +244,19 @@ fn other_feature_limit(shape: &Shape) -> usize {
 /// names features within [`other_feature_limit`] of A (high) and B (low).
 fn check_feature(id: FeatureId, a: &Shape, b: &Shape) -> Result<(), String> {
     if let (Shape::TriMesh(mesh), _) | (_, Shape::TriMesh(mesh)) = (a, b) {
+        if let (Shape::Compound(c), _) | (_, Shape::Compound(c)) = (a, b) {
+            // compound_mesh_feature_id: the triangle mod 2^16 in bits 16 and up, the child in
+            // bits 10 to 15.
+            let (triangle, child) = (id.0 >> 16, (id.0 >> 10) & 0x3f);
+            if triangle as usize >= mesh.triangles().len() || child as usize >= c.children().len() {
+                return Err(format!(
+                    "triangle {triangle} of {}, child {child} of {}",
+                    mesh.triangles().len(),
+                    c.children().len()
+                ));
+            }
+            return Ok(());
+        }
         // mesh_feature_id: the triangle in bits 13 and up.
         let triangle = id.0 >> 13;
         if triangle as usize >= mesh.triangles().len() {

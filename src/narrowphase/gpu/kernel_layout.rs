@@ -85,8 +85,10 @@ pub struct GpuShape {
     /// Kind-specific sizes, shape frame, length units: box: half extents xyz; sphere: radius in
     /// x; capsule: radius in x, half height (segment along Y) in y; half-space: unit outward
     /// normal xyz and offset w (the solid is `dot(normal, x) <= offset`); zero otherwise (a
-    /// compound's children are shapes of their own; a triangle mesh lies in the mesh tables,
-    /// its triangle 0 at `first_face` and its BVH root entry in `first_edge`, counts zero).
+    /// compound's children are shapes of their own, its first part at `first_face` and its part
+    /// count in `face_count` (the mesh midphase reads them); a triangle mesh lies in the mesh
+    /// tables, its triangle 0 at `first_face` and its BVH root entry in `first_edge`, counts
+    /// zero).
     pub params: [f32; 4],
 }
 
@@ -155,7 +157,7 @@ pub const COMPOUND_SPHERE: u32 = 2;
 /// [`GpuCompound::flags`]: the shape is a half-space (its part pairs with every part).
 pub const COMPOUND_HALF_SPACE: u32 = 4;
 /// [`GpuCompound::flags`]: the shape is a triangle mesh (no parts): its pairs are the mesh
-/// pass's, compound pairs included, which it lists for the host.
+/// pass's, compound pairs included.
 pub const COMPOUND_MESH: u32 = 8;
 /// [`GpuCompoundRange::flags`]: the caller pair is a compound pair (the merge lists it); must
 /// match geometry.wgsl, as the other `COMPOUND_RANGE_*` flags.
@@ -230,10 +232,14 @@ pub const COMPOUND_RANGES_HEAD: u64 = 16;
 /// is the pair's B, so the merged manifold moves to the body's frame with its normal negated
 /// (as [`crate::Manifold::swap_keeping_ids`]); must match geometry.wgsl.
 pub const MESH_RANGE_SWAPPED: u32 = 16;
+/// [`GpuMeshPairRange::flags`]: the body is a compound (its items carry their child; the merge
+/// names ids [`crate::trimesh::compound_mesh_feature_id`]); must match geometry.wgsl.
+pub const MESH_RANGE_COMPOUND: u32 = 32;
 
 /// One caller pair of the mesh pass (written by the midphase, `mesh_expand.wgsl`): its work
-/// items `[first, first + count)` in BVH order, and the body posed in the mesh's frame; must
-/// match geometry.wgsl `GpuMeshPairRange`.
+/// items `[first, first + count)` in BVH order, and the body posed in the mesh's frame; also,
+/// ahead of the pairs' ranges, one compound part (its pose in its compound's frame and shape,
+/// counts and flags zero); must match geometry.wgsl `GpuMeshPairRange`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuMeshPairRange {
@@ -279,10 +285,16 @@ pub struct GpuMeshItem {
     pub first_point: u32,
     /// Sub-contact: its points.
     pub count: u32,
+    /// The body's shape index (a compound's: the child's).
+    pub shape: u32,
+    /// The compound's child (its index in the compound; 0 for a convex body).
+    pub child: u32,
+    /// The body's (or child's) rotation in the mesh's frame, unit quaternion xyzw.
+    pub rotation: [f32; 4],
+    /// The body's (or child's) translation in the mesh's frame, length units.
+    pub translation: [f32; 3],
     /// Padding.
     pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
 }
 
 /// One point of a triangle's sub-contact; must match geometry.wgsl `GpuMeshPoint`.
@@ -302,13 +314,14 @@ pub struct GpuMeshPoint {
 }
 
 /// Bytes before the first entry of the mesh pass's range and point tables: the entries
-/// reserved (a `u32`, atomic) and padding (mesh_expand.wgsl `MeshRangeTable`,
+/// reserved (a `u32`, atomic), the range table's compound part records (a `u32`: its caller
+/// pairs' ranges follow them) and padding (mesh_expand.wgsl `MeshRangeTable`,
 /// mesh_triangle.wgsl `MeshPointTable`).
 pub const MESH_TABLE_HEAD: u64 = 16;
 
 const _: () = assert!(size_of::<GpuShape>() == 64);
 const _: () = assert!(size_of::<GpuMeshPairRange>() == 48);
-const _: () = assert!(size_of::<GpuMeshItem>() == 96);
+const _: () = assert!(size_of::<GpuMeshItem>() == 128);
 const _: () = assert!(size_of::<GpuMeshPoint>() == 32);
 const _: () = assert!(size_of::<GpuCompound>() == 16);
 const _: () = assert!(size_of::<GpuCompoundPart>() == 64);
@@ -360,6 +373,8 @@ impl HullTables {
                 Shape::Compound(compound) => {
                     record.flags = COMPOUND_IS_COMPOUND;
                     record.part_count = compound.children().len() as u32;
+                    let shape = &mut tables.shapes[index];
+                    (shape.first_face, shape.face_count) = (record.first_part, record.part_count);
                     for (i, child) in compound.children().iter().enumerate() {
                         let part = part(tables.shapes.len() as u32, child.pose, compound.child_aabb(i));
                         tables.parts.push(part);

@@ -104,8 +104,8 @@ pub const MANIFOLD_CLIPPED: u32 = 1;
 /// [`GpuManifold::status`]: the host computes this pair (the driver cut the loops short, faces
 /// beyond [`MAX_GPU_CLIP_VERTICES`] on the SAT's axis or the deepest one, a deepest edge-pair
 /// axis that came out parallel when formed again, a hull pair apart within the margin whose
-/// f32 GJK direction is too uncertain; a compound pair with such a child pair, or whose merge
-/// gathers more than [`MAX_GPU_CLIP_VERTICES`] points).
+/// f32 GJK direction is too uncertain; a compound pair with such a child pair, or a compound
+/// or mesh pair whose merge gathers more than [`MAX_GPU_CLIP_VERTICES`] points).
 pub const MANIFOLD_HOST: u32 = 2;
 /// [`GpuManifold::status`]: the pair was not computed because an index is out of range: a body
 /// index beyond the bodies buffer, a body paired with itself, or a body whose shape index is

@@ -14,8 +14,12 @@
 //! 4. Merge (`mesh_merge.wgsl`, one caller pair per invocation): `merge.wgsl`'s steps (shared
 //!    with the compound stage) at [`crate::constants::TRIMESH_MERGE_DEGREES`], ids
 //!    [`crate::trimesh::mesh_feature_id`], appended to the call's list in A's frame
-//!    (`MANIFOLD_HOST` where an item was left to the host or the pair has a compound,
-//!    `MANIFOLD_OVERFLOW` where its range passed the capacity).
+//!    (`MANIFOLD_HOST` where an item was left to the host, `MANIFOLD_OVERFLOW` where its range
+//!    passed the capacity).
+//!
+//! A compound against a mesh (the twin of [`crate::contact::collide_trimesh_compound`]) walks
+//! the BVH once per child, its items child by child, each carrying its child's pose and shape;
+//! one merge over them all, ids [`crate::trimesh::compound_mesh_feature_id`].
 //!
 //! The mesh tables are uploaded once (shared with the ray caster: [`MeshTables::upload`]); the
 //! item, point and range buffers persist; the few bind groups are built per call. Costs:
@@ -82,7 +86,7 @@ pub const MESH_MERGE_WGSL: &str = concat!(
 );
 
 /// Work items (body-triangle pairs) of a new narrowphase with meshes (at most one dispatch
-/// chunk), with as many slots in the point table: 128 bytes each on the device, 8.4 MB in all.
+/// chunk), with as many slots in the point table: 160 bytes each on the device, 10.5 MB in all.
 pub const DEFAULT_MESH_CAPACITY: u32 = 1 << 16;
 
 /// Bytes of one work item.
@@ -120,7 +124,7 @@ impl MeshKernels {
                 min_binding_size: Some(GpuParams::min_size()),
             };
             // The midphase binds 9 storage buffers, the clip kernel's limit: of the geometry
-            // only the hull vertices and the shapes.
+            // only the hull vertices and the shapes (a compound's parts ride in the ranges).
             let expand_geometry_layout = bind_group_layout_at(
                 device,
                 "mesh expand geometry",
@@ -212,6 +216,11 @@ pub(crate) struct MeshStage {
     tables: [wgpu::Buffer; 3],
     /// Each triangle's contact data, indexed as the triangle table.
     contacts: wgpu::Buffer,
+    /// The range table's head (the part count) and every compound part as a record (pose in
+    /// its compound's frame, shape), copied to the range table each call.
+    part_records: wgpu::Buffer,
+    /// Records in `part_records` (one per entry of [`HullTables::parts`]).
+    part_count: u64,
     work: WorkItems,
     item_params: wgpu::Buffer,
     item_dispatch: wgpu::Buffer,
@@ -254,6 +263,7 @@ impl MeshStage {
         let device = context.device();
         let max_binding = context.limits.max_binding;
         let scopes = ErrorScopes::push(device);
+        let (part_records, part_count) = part_records(device, tables);
         let mesh_tables: &MeshTables = &tables.meshes;
         let uploaded = mesh_tables.upload(device, max_binding).and_then(|meshes| {
             let contacts = bytemuck::cast_slice(&tables.mesh_contacts);
@@ -281,6 +291,8 @@ impl MeshStage {
             kernels: mesh_kernels,
             tables,
             contacts,
+            part_records,
+            part_count,
             work,
             item_params,
             item_dispatch,
@@ -319,7 +331,7 @@ impl MeshStage {
         caller: CallerPairs<'_>,
     ) -> Result<(), GpuError> {
         let (device, limits) = (context.device(), context.limits);
-        let ranges_bytes = MESH_TABLE_HEAD + caller.pair_count * RANGE_BYTES;
+        let ranges_bytes = MESH_TABLE_HEAD + (self.part_count + caller.pair_count) * RANGE_BYTES;
         check_limit(
             "mesh ranges",
             ranges_bytes,
@@ -339,7 +351,8 @@ impl MeshStage {
         context
             .queue()
             .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
-        encoder.clear_buffer(&self.ranges.buffer, 0, Some(MESH_TABLE_HEAD));
+        let head = self.part_records.size();
+        encoder.copy_buffer_to_buffer(&self.part_records, 0, &self.ranges.buffer, 0, head);
         encoder.clear_buffer(&self.work.points, 0, Some(MESH_TABLE_HEAD));
         let k = &self.kernels;
         let group = |label: &str, layout: &wgpu::BindGroupLayout, entries: &[wgpu::BindGroupEntry]| {
@@ -463,4 +476,28 @@ impl MeshStage {
         }
         scopes.pop()
     }
+}
+
+/// The range table's head on the device: the item total (0), the part count, then each of
+/// `tables`' compound parts as a [`GpuMeshPairRange`] (its pose in its compound's frame and its
+/// shape; the mesh midphase poses a compound's children from them); and the part count.
+fn part_records(device: &wgpu::Device, tables: &HullTables) -> (wgpu::Buffer, u64) {
+    use wgpu::util::DeviceExt;
+    let count = tables.parts.len() as u32;
+    let mut bytes = [0, count, 0, 0].map(u32::to_le_bytes).concat();
+    for part in &tables.parts {
+        let record = GpuMeshPairRange {
+            rotation: part.rotation,
+            translation: part.translation,
+            shape: part.shape,
+            ..GpuMeshPairRange::default()
+        };
+        bytes.extend_from_slice(bytemuck::bytes_of(&record));
+    }
+    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("mesh part records"),
+        contents: &bytes,
+        usage: wgpu::BufferUsages::COPY_SRC,
+    });
+    (buffer, u64::from(count))
 }

@@ -14,7 +14,7 @@
 //!    (`compound`: expanded to child pairs, SAT and clip per child pair, merged in WGSL), and
 //!    so do pairs of a triangle mesh and a convex body (`mesh`: a midphase into body-triangle
 //!    work items, the per-triangle contacts, merged in WGSL), both recorded after the clip
-//!    kernel, in both APIs; a compound against a mesh is the host's (`MANIFOLD_HOST`). Under
+//!    kernel, in both APIs, a compound against a mesh in the mesh pass. Under
 //!    [`Clipping::Cpu`] the host runs [`crate::contact::collide_compound_shape`],
 //!    [`crate::contact::collide_trimesh_shape`] and their siblings.
 //! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]

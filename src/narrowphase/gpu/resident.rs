@@ -90,8 +90,9 @@ pub struct ResidentBatch<'a> {
 /// see [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose
 /// `.x` is A. A compound pair is listed once, merged from its child pairs as the CPU does; a
 /// mesh pair once, merged from its triangles' contacts (its points' ids
-/// [`crate::trimesh::mesh_feature_id`]s, the mesh A or B); a compound against a mesh
-/// `MANIFOLD_HOST`.
+/// [`crate::trimesh::mesh_feature_id`]s, the mesh A or B); a compound against a mesh once,
+/// merged from all its children's triangle contacts (ids
+/// [`crate::trimesh::compound_mesh_feature_id`]).
 ///
 /// A consumer moves points to the world with A's pose (`quat_rotate(q_a, p) + translation_hi +
 /// translation_lo`) and the normal with A's rotation. To use the count alone, bind `list` at
