@@ -25,7 +25,7 @@ use super::kernel_layout::{
     COMPOUND_RANGES_HEAD, GpuCompoundRange, GpuParams, GpuResidentSetup, HullTables, PARAMS_STRIDE,
     WORKGROUP_SIZE,
 };
-use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels};
+use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels, with_clip_sources};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
@@ -46,17 +46,8 @@ pub const COMPOUND_EXPAND_WGSL: &str = concat!(
 
 /// The WGSL source of the compound merge: the clip kernel's source (its reduction, ids and
 /// list), the merge steps it shares with the mesh pass (`merge.wgsl`), then the kernel.
-pub const COMPOUND_MERGE_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/clip.wgsl"),
-    include_str!("../../../shaders/narrowphase/gjk.wgsl"),
-    include_str!("../../../shaders/narrowphase/primitives.wgsl"),
-    include_str!("../../../shaders/narrowphase/merge.wgsl"),
-    include_str!("../../../shaders/narrowphase/compound_merge.wgsl")
-);
+pub const COMPOUND_MERGE_WGSL: &str =
+    with_clip_sources!("narrowphase/merge.wgsl", "narrowphase/compound_merge.wgsl");
 
 /// Sub-pair slots of a new narrowphase with compounds (at most one dispatch chunk): 268 bytes
 /// each on the device (two bodies, a pair, a tag, a SAT result, a manifold), 17.6 MB in all.

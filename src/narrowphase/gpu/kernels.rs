@@ -43,15 +43,26 @@ pub const SAT_SUBGROUP_WGSL: &str = concat!(
 /// The WGSL source of the clip kernel: the shared declarations, the kernel (hull pairs), GJK
 /// (hull pairs apart within the margin, spheres and capsules against hulls) and the closed
 /// forms of the pairs with a sphere, capsule or half-space.
-pub const CLIP_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/clip.wgsl"),
-    include_str!("../../../shaders/narrowphase/gjk.wgsl"),
-    include_str!("../../../shaders/narrowphase/primitives.wgsl")
-);
+pub const CLIP_WGSL: &str = with_clip_sources!();
+
+/// [`CLIP_WGSL`]'s sources, then the given files under `shaders/`, as one `&'static str`: the
+/// source of a kernel compiled with the clip kernel's functions (the merges, the per-triangle
+/// kernel).
+macro_rules! with_clip_sources {
+    ($($file:literal),*) => {
+        concat!(
+            include_str!("../../../shaders/common/quat.wgsl"),
+            include_str!("../../../shaders/common/body.wgsl"),
+            include_str!("../../../shaders/common/layout.wgsl"),
+            include_str!("../../../shaders/common/geometry.wgsl"),
+            include_str!("../../../shaders/narrowphase/clip.wgsl"),
+            include_str!("../../../shaders/narrowphase/gjk.wgsl"),
+            include_str!("../../../shaders/narrowphase/primitives.wgsl")
+            $(, include_str!(concat!("../../../shaders/", $file)))*
+        )
+    };
+}
+pub(crate) use with_clip_sources;
 
 /// Storage buffers the clip kernel binds in one shader stage (5 geometry, bodies, pairs, SAT
 /// results, manifolds): more than wgpu's default limit of 8, so devices must allow it.

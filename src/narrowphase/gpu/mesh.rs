@@ -35,7 +35,7 @@ use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
     PARAMS_STRIDE,
 };
-use super::kernels::NarrowphaseKernels;
+use super::kernels::{NarrowphaseKernels, with_clip_sources};
 use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, upload_storage};
 use crate::gpu::context::ErrorScopes;
@@ -58,32 +58,15 @@ pub const MESH_EXPAND_WGSL: &str = concat!(
 
 /// The WGSL source of the per-triangle kernel: the clip kernel's source, the mesh layout, the
 /// per-triangle contact functions, then the kernel.
-pub const MESH_TRIANGLE_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/clip.wgsl"),
-    include_str!("../../../shaders/narrowphase/gjk.wgsl"),
-    include_str!("../../../shaders/narrowphase/primitives.wgsl"),
-    include_str!("../../../shaders/common/mesh.wgsl"),
-    include_str!("../../../shaders/narrowphase/triangle_contact.wgsl"),
-    include_str!("../../../shaders/narrowphase/mesh_triangle.wgsl")
+pub const MESH_TRIANGLE_WGSL: &str = with_clip_sources!(
+    "common/mesh.wgsl",
+    "narrowphase/triangle_contact.wgsl",
+    "narrowphase/mesh_triangle.wgsl"
 );
 
 /// The WGSL source of the mesh merge: the clip kernel's source (its reduction and list), the
 /// merge steps shared with the compound stage, then the kernel.
-pub const MESH_MERGE_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/clip.wgsl"),
-    include_str!("../../../shaders/narrowphase/gjk.wgsl"),
-    include_str!("../../../shaders/narrowphase/primitives.wgsl"),
-    include_str!("../../../shaders/narrowphase/merge.wgsl"),
-    include_str!("../../../shaders/narrowphase/mesh_merge.wgsl")
-);
+pub const MESH_MERGE_WGSL: &str = with_clip_sources!("narrowphase/merge.wgsl", "narrowphase/mesh_merge.wgsl");
 
 /// Work items (body-triangle pairs) of a new narrowphase with meshes (at most one dispatch
 /// chunk), with as many slots in the point table: 160 bytes each on the device, 10.5 MB in all.
