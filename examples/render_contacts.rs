@@ -31,13 +31,10 @@
 //!    narrowphase, on the host for this check only); otherwise the exit status is non-zero, so
 //!    CI can run it on a software driver (lavapipe).
 //!
-//! With `--terrain`, what runs where: the GPU broadphase pairs the terrain like any body (a
-//! static one: never with another static body); the resident narrowphase refuses meshes, so
-//! step 4 instead reads the GPU broadphase's pairs back ([`GpuBroadphase::candidate_pairs_at_most`])
-//! and calls [`GpuNarrowphase::collide`], whose kernels compute the particle pairs and whose host
-//! side the terrain pairs (the CPU's mesh routine); the manifolds are uploaded as a list of the
-//! same layout (A's frame), which step 5 draws as before. The terrain is drawn as its triangles,
-//! flat-shaded.
+//! With `--terrain`, the same frame: the GPU broadphase pairs the terrain like any body (a
+//! static one: never with another static body) and the resident narrowphase's mesh pass
+//! computes the terrain pairs (a midphase into body-triangle work items, the per-triangle
+//! contacts, the merge). The terrain is drawn as its triangles, flat-shaded.
 
 use std::error::Error;
 use std::fs::File;
@@ -58,11 +55,10 @@ use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, ResidentP
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::GpuContext;
 use hullsat::narrowphase::gpu::layout::{
-    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE,
-    SHAPE_HULL, SHAPE_SPHERE,
+    GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
 };
 use hullsat::narrowphase::gpu::{ResidentBatch, ResidentManifolds};
-use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Manifold, Pose, Scene, Shape};
+use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
 /// The example's shaders (bodies, contacts), compiled after hullsat's WGSL (see
@@ -161,11 +157,8 @@ fn run(args: &Args) -> Result<(), Box<dyn Error>> {
     let bodies = body_buffer(&device, &scene.bodies);
     // Step 4.
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("frame") });
-    let (pairs, contacts) = if args.terrain {
-        host_contacts(&mut broadphase, &mut narrowphase, &device, &scene)?
-    } else {
-        record_contacts(&mut broadphase, &mut narrowphase, &mut encoder, &bodies, &scene)?
-    };
+    let (pairs, contacts) =
+        record_contacts(&mut broadphase, &mut narrowphase, &mut encoder, &bodies, &scene)?;
     // Step 5.
     let renderer = Renderer::new(&device, args.width, args.height);
     let meshes = Meshes::new(&scene.shapes, extent);
@@ -359,94 +352,6 @@ fn record_contacts(
         },
     )?;
     Ok((pairs, manifolds))
-}
-
-/// Step 4 with a terrain (the resident narrowphase refuses meshes): the GPU broadphase's pairs
-/// read back, [`GpuNarrowphase::collide`] on them (kernels for the particle pairs, the host for
-/// the terrain's), and both uploaded as the resident path leaves them: the pairs, and a list
-/// (count, then one [`GpuManifold`] per touching pair, A's frame).
-fn host_contacts(
-    broadphase: &mut GpuBroadphase,
-    narrowphase: &mut GpuNarrowphase,
-    device: &wgpu::Device,
-    scene: &Scene,
-) -> Result<(ResidentPairs, ResidentManifolds), Box<dyn Error>> {
-    let slots = scene.bodies.len() * PAIR_SLOTS_PER_BODY as usize;
-    let pairs = broadphase.candidate_pairs_at_most(&scene.bodies, scene.margin, slots)?;
-    let manifolds = narrowphase.collide(&scene.bodies, &pairs, scene.margin)?;
-    let entries: Vec<GpuManifold> = manifolds
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| {
-            Some(a_frame_entry(
-                m.as_ref()?,
-                &scene.bodies[pairs[i][0] as usize].pose,
-                i,
-            ))
-        })
-        .collect();
-    let head = GpuManifoldCount {
-        count: entries.len() as u32,
-        ..Default::default()
-    };
-    // At least one entry's room: the shader binds an array of them.
-    let room = [GpuManifold::default()];
-    let body = if entries.is_empty() {
-        &room[..]
-    } else {
-        &entries[..]
-    };
-    let list = [bytemuck::bytes_of(&head), bytemuck::cast_slice(body)].concat();
-    let storage = |label, contents: &[u8], usage| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents,
-            usage: wgpu::BufferUsages::STORAGE | usage,
-        })
-    };
-    // The broadphase's count as the resident call leaves it, for step 6.
-    let count = GpuPairCount {
-        count: pairs.len() as u32,
-        ..Default::default()
-    };
-    let pair_buffer = storage("pairs", bytemuck::cast_slice(&pairs), wgpu::BufferUsages::empty());
-    Ok((
-        ResidentPairs {
-            pairs: pair_buffer,
-            pair_count: storage(
-                "pair count",
-                bytemuck::bytes_of(&count),
-                wgpu::BufferUsages::COPY_SRC,
-            ),
-            pair_count_offset: 0,
-            max_pairs: slots as u32,
-        },
-        ResidentManifolds {
-            list: storage("manifolds", &list, wgpu::BufferUsages::COPY_SRC),
-            capacity: entries.len() as u32,
-        },
-    ))
-}
-
-/// A world manifold as a manifold list entry: normal and points in the frame of body A (at
-/// `pose_a`), for pair `pair`.
-fn a_frame_entry(m: &Manifold, pose_a: &Pose, pair: usize) -> GpuManifold {
-    let mut entry = GpuManifold {
-        normal: pose_a.inverse_transform_vector(m.normal).to_array(),
-        separation: m.separation,
-        count: m.point_count() as u32,
-        status: MANIFOLD_CLIPPED,
-        pair: pair as u32,
-        ..Default::default()
-    };
-    for (k, point) in m.points().iter().enumerate() {
-        entry.points[k] = pose_a
-            .inverse_transform_point(point.position)
-            .extend(point.depth)
-            .to_array();
-        entry.ids[k] = point.id.0;
-    }
-    entry
 }
 
 /// Step 6: the broadphase's pair count, copied into `readback` by the frame's (finished)
