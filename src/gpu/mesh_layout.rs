@@ -127,7 +127,16 @@ impl MeshTables {
                 vertices: t.map(|i| first_vertex + i),
                 _pad: 0,
             }));
-        let root = mesh.bvh().append_gpu_nodes(&mut self.nodes, first_triangle);
+        let root = mesh
+            .bvh()
+            .flatten_into(&mut self.nodes, first_triangle, MESH_LEAF_BIT, |lanes| {
+                let mut node = GpuMeshNode::EMPTY;
+                for (i, (min, max, item)) in lanes.into_iter().enumerate().filter_map(|(i, l)| Some((i, l?)))
+                {
+                    node.set(i, min, max, item);
+                }
+                node
+            });
         GpuMeshRange { root, first_triangle }
     }
 

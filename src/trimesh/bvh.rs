@@ -14,7 +14,6 @@
 use glam::{Vec3, Vec4};
 
 use crate::bvh::BvhNode;
-use crate::gpu::mesh_layout::{GpuMeshNode, MESH_LEAF_BIT};
 
 /// Most triangles in a leaf (one lane each).
 const LEAF_TRIANGLES: usize = 4;
@@ -264,35 +263,45 @@ impl TriangleBvh {
         self.bounds
     }
 
-    /// The tree in its GPU form appended to `nodes`: the nodes, then the leaves, each lane's box
-    /// grown as [`Self::for_each_ray_candidate`] grows it, item `t` written as
-    /// `first_item + t`. Returns the root's entry (with [`MESH_LEAF_BIT`] for a leaf root).
-    pub(crate) fn append_gpu_nodes(&self, nodes: &mut Vec<GpuMeshNode>, first_item: u32) -> u32 {
-        let base = nodes.len() as u32;
+    /// The tree flattened for another walker (the GPU's), appended to `out`: the nodes, then the
+    /// leaves, each as `node(lanes)`, a used lane `Some((min, max, entry))` with its box grown
+    /// as [`Self::for_each_ray_candidate`] grows it. A node's entry is its index in `out`, a
+    /// leaf's its index ORed with `leaf_bit`, item `t` is `first_item + t`. Returns the root's
+    /// entry.
+    pub(crate) fn flatten_into<N>(
+        &self,
+        out: &mut Vec<N>,
+        first_item: u32,
+        leaf_bit: u32,
+        node: impl Fn([Option<([f32; 3], [f32; 3], u32)>; 4]) -> N,
+    ) -> u32 {
+        let base = out.len() as u32;
         let leaf_base = base + self.nodes.len() as u32;
         let entry = |e: u32| {
             if e & LEAF_BIT != 0 {
-                (leaf_base + (e & !LEAF_BIT)) | MESH_LEAF_BIT
+                (leaf_base + (e & !LEAF_BIT)) | leaf_bit
             } else {
                 base + e
             }
         };
-        let gpu_node = |boxes: &Boxes4, items: [u32; 4], item: &dyn Fn(u32) -> u32| {
-            let mut node = GpuMeshNode::EMPTY;
-            for (i, &it) in items.iter().enumerate() {
+        let lanes = |boxes: &Boxes4, items: [u32; 4], item: &dyn Fn(u32) -> u32| {
+            std::array::from_fn(|i| {
                 let (min, max) = boxes.lane(i);
-                if min.cmple(max).all() {
+                min.cmple(max).all().then(|| {
                     let padded = BvhNode::padded(min, max);
-                    node.set(i, padded.min, padded.max, item(it));
-                }
-            }
-            node
+                    (padded.min, padded.max, item(items[i]))
+                })
+            })
         };
-        nodes.extend(self.nodes.iter().map(|n| gpu_node(&n.boxes, n.children, &entry)));
-        nodes.extend(
+        out.extend(
+            self.nodes
+                .iter()
+                .map(|n| node(lanes(&n.boxes, n.children, &entry))),
+        );
+        out.extend(
             self.leaves
                 .iter()
-                .map(|l| gpu_node(&l.boxes, l.triangles, &|t| first_item + t)),
+                .map(|l| node(lanes(&l.boxes, l.triangles, &|t| first_item + t))),
         );
         entry(self.root)
     }
