@@ -24,11 +24,11 @@ use encase::ShaderType;
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
-use super::kernels::{ClipKernel, NarrowphaseKernels};
+use super::kernels::{ClipKernel, NarrowphaseKernels, chunk_pairs};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
-use crate::gpu::context::{DeviceLimits, ErrorScopes};
+use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::write_uniform;
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::Body;
@@ -348,44 +348,5 @@ impl CallBuffers {
                 entries: &entries,
             }));
         }
-    }
-}
-
-/// Pairs per dispatch chunk: fits one storage binding of the largest per-pair record (a
-/// manifold) and one dispatch dimension, and is a multiple of 256 so every chunk's byte offset
-/// (8, 32 and 112 bytes per pair) is a multiple of 2048, above any
-/// `min_storage_buffer_offset_alignment` (at most 256).
-pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
-    let by_binding = limits.max_binding / MANIFOLD_BYTES;
-    let by_dispatch = limits.max_workgroups * u64::from(WORKGROUP_SIZE);
-    (by_binding.min(by_dispatch) / 256 * 256).max(256)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_fit_one_binding_and_one_dispatch_at_aligned_offsets() {
-        // lavapipe: 128 MiB bindings, 65,535 workgroups per dimension.
-        let lavapipe = DeviceLimits {
-            max_binding: 128 << 20,
-            max_buffer: 1 << 40,
-            max_workgroups: 65_535,
-            max_storage_buffers: 9,
-        };
-        let small_binding = DeviceLimits {
-            max_binding: 1 << 20,
-            ..lavapipe
-        };
-        for limits in [lavapipe, small_binding] {
-            let chunk = chunk_pairs(limits);
-            assert!(chunk * MANIFOLD_BYTES <= limits.max_binding);
-            assert!(chunk <= limits.max_workgroups * u64::from(WORKGROUP_SIZE));
-            assert_eq!((chunk * PAIR_BYTES) % 256, 0);
-            assert!(chunk * 2 > limits.max_binding / MANIFOLD_BYTES || chunk * 2 > 65_535 * 64);
-        }
-        // 128 MiB / 112 bytes, rounded down to a multiple of 256.
-        assert_eq!(chunk_pairs(lavapipe), 1_198_336);
     }
 }

@@ -26,8 +26,8 @@ use super::kernel_layout::{
     WORKGROUP_SIZE,
 };
 use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels, with_clip_sources};
+use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
-use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
@@ -476,5 +476,5 @@ pub(super) fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wg
 
 /// The most sub-pair slots on `context`'s device: one dispatch chunk.
 pub(super) fn max_capacity(context: &GpuContext) -> u32 {
-    super::call_buffers::chunk_pairs(context.limits).min(u64::from(u32::MAX)) as u32
+    super::kernels::chunk_pairs(context.limits).min(u64::from(u32::MAX)) as u32
 }

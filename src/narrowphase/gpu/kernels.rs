@@ -3,17 +3,23 @@
 //! one module, one per [`SatMapping`]; the two that reduce from a second module on devices with
 //! subgroups) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
 //! `gjk.wgsl` and `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is
-//! shared by both.
+//! shared by both. Also what every dispatch path shares: the pairs per dispatch chunk
+//! ([`chunk_pairs`]) and the prepare kernel (`resident.wgsl`) that turns a GPU-side count into
+//! indirect dispatch arguments (the resident API, the compound stage and the mesh pass).
 
 use std::sync::Arc;
 
 use encase::ShaderType;
 
 use super::kernel_layout::{
-    GpuParams, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE,
+    GpuParams, GpuResidentSetup, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE,
 };
+use super::layout::MANIFOLD_BYTES;
 use crate::gpu::GpuContext;
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, compute_pipeline_variants, storage};
+use crate::gpu::context::DeviceLimits;
+use crate::gpu::pipeline::{
+    bind_group_layout, compute_pipeline, compute_pipeline_variants, compute_pipeline_with_gaps, storage,
+};
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
 /// share, the kernels' own), then the kernel, its box-box SAT and its cooperative path's
@@ -268,5 +274,84 @@ impl ClipKernel {
             pipeline,
             call_layout,
         }
+    }
+}
+
+/// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
+pub const RESIDENT_WGSL: &str = concat!(
+    include_str!("../../../shaders/common/quat.wgsl"),
+    include_str!("../../../shaders/common/body.wgsl"),
+    include_str!("../../../shaders/common/layout.wgsl"),
+    include_str!("../../../shaders/common/geometry.wgsl"),
+    include_str!("../../../shaders/narrowphase/resident.wgsl")
+);
+
+/// Bytes of one chunk's indirect dispatch arguments.
+pub(super) const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
+
+/// The prepare kernel (resident.wgsl) and its group 2 layout, compiled on `device` inside the
+/// caller's error scopes (the resident API's and the compound stage's sub-pair dispatch).
+pub(super) fn prepare_kernel(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let layout = bind_group_layout(
+        device,
+        "resident prepare",
+        &[
+            wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: Some(GpuResidentSetup::min_size()),
+            },
+            storage(true),
+            storage(false),
+            storage(false),
+        ],
+    );
+    let pipeline = compute_pipeline_with_gaps(
+        device,
+        "resident prepare",
+        "resident.wgsl",
+        RESIDENT_WGSL,
+        &[None, None, Some(&layout)],
+    );
+    (pipeline, layout)
+}
+
+/// Pairs per dispatch chunk: fits one storage binding of the largest per-pair record (a
+/// manifold) and one dispatch dimension, and is a multiple of 256 so every chunk's byte offset
+/// (8, 32 and 112 bytes per pair) is a multiple of 2048, above any
+/// `min_storage_buffer_offset_alignment` (at most 256).
+pub(crate) fn chunk_pairs(limits: DeviceLimits) -> u64 {
+    let by_binding = limits.max_binding / MANIFOLD_BYTES;
+    let by_dispatch = limits.max_workgroups * u64::from(WORKGROUP_SIZE);
+    (by_binding.min(by_dispatch) / 256 * 256).max(256)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::narrowphase::gpu::layout::PAIR_BYTES;
+
+    #[test]
+    fn chunks_fit_one_binding_and_one_dispatch_at_aligned_offsets() {
+        // lavapipe: 128 MiB bindings, 65,535 workgroups per dimension.
+        let lavapipe = DeviceLimits {
+            max_binding: 128 << 20,
+            max_buffer: 1 << 40,
+            max_workgroups: 65_535,
+            max_storage_buffers: 9,
+        };
+        let small_binding = DeviceLimits {
+            max_binding: 1 << 20,
+            ..lavapipe
+        };
+        for limits in [lavapipe, small_binding] {
+            let chunk = chunk_pairs(limits);
+            assert!(chunk * MANIFOLD_BYTES <= limits.max_binding);
+            assert!(chunk <= limits.max_workgroups * u64::from(WORKGROUP_SIZE));
+            assert_eq!((chunk * PAIR_BYTES) % 256, 0);
+            assert!(chunk * 2 > limits.max_binding / MANIFOLD_BYTES || chunk * 2 > 65_535 * 64);
+        }
+        // 128 MiB / 112 bytes, rounded down to a multiple of 256.
+        assert_eq!(chunk_pairs(lavapipe), 1_198_336);
     }
 }

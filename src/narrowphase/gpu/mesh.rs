@@ -35,8 +35,8 @@ use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
     PARAMS_STRIDE,
 };
+use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::kernels::{NarrowphaseKernels, with_clip_sources};
-use super::resident::{DISPATCH_BYTES, prepare_kernel};
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, upload_storage};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;

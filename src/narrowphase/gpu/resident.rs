@@ -18,31 +18,18 @@
 
 use encase::ShaderType;
 
-use super::call_buffers::chunk_pairs;
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels};
+use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_with_gaps, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
-
-/// The WGSL source of the resident prepare kernel: the shared declarations, then the kernel.
-pub const RESIDENT_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/quat.wgsl"),
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    include_str!("../../../shaders/common/geometry.wgsl"),
-    include_str!("../../../shaders/narrowphase/resident.wgsl")
-);
-
-/// Bytes of one chunk's indirect dispatch arguments.
-pub(super) const DISPATCH_BYTES: u64 = size_of::<wgpu::util::DispatchIndirectArgs>() as u64;
 
 /// A batch whose bodies, pairs and pair count live in the caller's GPU buffers (on the
 /// narrowphase's device, each with [`wgpu::BufferUsages::STORAGE`]), for
@@ -362,33 +349,6 @@ impl ResidentState {
             },
         ));
     }
-}
-
-/// The prepare kernel (resident.wgsl) and its group 2 layout, compiled on `device` inside the
-/// caller's error scopes (the resident API's and the compound stage's sub-pair dispatch).
-pub(super) fn prepare_kernel(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
-    let layout = bind_group_layout(
-        device,
-        "resident prepare",
-        &[
-            wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: Some(GpuResidentSetup::min_size()),
-            },
-            storage(true),
-            storage(false),
-            storage(false),
-        ],
-    );
-    let pipeline = compute_pipeline_with_gaps(
-        device,
-        "resident prepare",
-        "resident.wgsl",
-        RESIDENT_WGSL,
-        &[None, None, Some(&layout)],
-    );
-    (pipeline, layout)
 }
 
 /// A bind group entry for the whole of `buffer`.
