@@ -307,14 +307,7 @@ impl CompoundStage {
 
     /// Sets the sub-pair slots per call (1 to one dispatch chunk), reallocating the buffers.
     pub fn set_capacity(&mut self, context: &GpuContext, capacity: u32) -> Result<(), GpuError> {
-        let most = max_capacity(context);
-        if !(1..=most).contains(&capacity) {
-            return Err(InputError::new(
-                "capacity",
-                format!("{capacity} sub-pairs: expected 1 to {most} (one dispatch chunk on this device)"),
-            )
-            .into());
-        }
+        check_capacity(context, capacity, "sub-pairs")?;
         let scopes = ErrorScopes::push(context.device());
         self.sub = SubPairs::new(context, capacity);
         scopes.pop()
@@ -474,7 +467,21 @@ pub(super) fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wg
     })
 }
 
-/// The most sub-pair slots on `context`'s device: one dispatch chunk.
+/// The most sub-pair slots (or mesh work items) on `context`'s device: one dispatch chunk.
 pub(super) fn max_capacity(context: &GpuContext) -> u32 {
     super::kernels::chunk_pairs(context.limits).min(u64::from(u32::MAX)) as u32
+}
+
+/// `Ok` when `capacity` (of `unit`: "sub-pairs", "work items") is 1 to [`max_capacity`], else
+/// the error naming the range.
+pub(super) fn check_capacity(context: &GpuContext, capacity: u32, unit: &str) -> Result<(), GpuError> {
+    let most = max_capacity(context);
+    if !(1..=most).contains(&capacity) {
+        return Err(InputError::new(
+            "capacity",
+            format!("{capacity} {unit}: expected 1 to {most} (one dispatch chunk on this device)"),
+        )
+        .into());
+    }
+    Ok(())
 }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::compound::{CallerPairs, max_capacity, pass};
+use super::compound::{CallerPairs, check_capacity, max_capacity, pass};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
@@ -43,7 +43,6 @@ use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
-use crate::scene::InputError;
 
 /// The WGSL source of the mesh midphase: the shared declarations, the mesh layout, then the
 /// kernel.
@@ -291,14 +290,7 @@ impl MeshStage {
 
     /// Sets the work items per call (1 to one dispatch chunk), reallocating the buffers.
     pub fn set_capacity(&mut self, context: &GpuContext, capacity: u32) -> Result<(), GpuError> {
-        let most = max_capacity(context);
-        if !(1..=most).contains(&capacity) {
-            return Err(InputError::new(
-                "capacity",
-                format!("{capacity} work items: expected 1 to {most} (one dispatch chunk on this device)"),
-            )
-            .into());
-        }
+        check_capacity(context, capacity, "work items")?;
         let scopes = ErrorScopes::push(context.device());
         self.work = WorkItems::new(context, capacity);
         scopes.pop()
