@@ -15,8 +15,9 @@ pub fn hullsat(args: &[&str]) -> Output {
         .expect("the hullsat binary runs")
 }
 
-/// A fresh path named `name` in a scratch folder of this test binary's own (any old file
-/// removed), so test binaries running at once never share a file.
+/// A fresh path named `name` in a scratch folder of this test's own (the test binary's, then
+/// the test thread's name; any old file removed), so neither test binaries nor the tests of one
+/// binary running at once share a file.
 pub fn scratch(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let stem = exe
@@ -24,7 +25,10 @@ pub fn scratch(name: &str) -> PathBuf {
         .and_then(|s| s.to_str())
         .expect("a UTF-8 file name");
     let binary = stem.split('-').next().unwrap_or(stem);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(binary);
+    let mut dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(binary);
+    if let Some(test) = std::thread::current().name().filter(|n| *n != "main") {
+        dir.push(test.replace("::", "."));
+    }
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);
