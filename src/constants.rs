@@ -180,6 +180,14 @@ pub const TRIMESH_FLAT_EDGE_DEGREES: f32 = 1.0;
 /// more near-face contacts through the edge checks; larger lets edge contacts tilt this much.
 pub const TRIMESH_FACE_NORMAL_DEGREES: f32 = 0.05;
 
+/// A triangle contact's points are raised to the largest separation over the axes tested (its
+/// step 5) only when that separation exceeds this fraction of body B's size (dimensionless;
+/// times the size, a length): a smaller gap is rounding, as when a box's corner lies exactly on
+/// a triangle's edge line, and raising the points there would swap the whole depth for zero on
+/// the sign of a rounding error. Larger lets points keep their depth beside wider gaps; smaller
+/// lets rounding decide.
+pub const TRIMESH_APART_TOLERANCE: f32 = 1.0e-5;
+
 /// A body's contacts against a mesh merge into one manifold: the deepest triangle contact's
 /// normal, and the points of the triangle contacts whose normals are within this angle (degrees)
 /// of it. Larger keeps points across gentler bends (their depths measured along their own

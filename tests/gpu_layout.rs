@@ -778,7 +778,7 @@ fn walk_unguarded(
 /// corner-loop marker its clip shares with clip.wgsl.
 #[test]
 fn triangle_contact_constants_equal_the_rust_ones() {
-    use hullsat::constants::TRIMESH_FACE_NORMAL_DEGREES;
+    use hullsat::constants::{TRIMESH_APART_TOLERANCE, TRIMESH_FACE_NORMAL_DEGREES};
     use hullsat::internals::FEATURE_WEIGHT_TOLERANCE;
     use naga::Literal::{F32, U32};
     let module = parse_source("triangle kernel", &triangle_kernel_source());
@@ -789,6 +789,7 @@ fn triangle_contact_constants_equal_the_rust_ones() {
                 "TRIMESH_FACE_NORMAL_COSINE",
                 F32(TRIMESH_FACE_NORMAL_DEGREES.to_radians().cos()),
             ),
+            ("TRIMESH_APART_TOLERANCE", F32(TRIMESH_APART_TOLERANCE)),
             ("FEATURE_WEIGHT_TOLERANCE", F32(FEATURE_WEIGHT_TOLERANCE)),
             ("MAX_CLIP_VERTICES", U32(MAX_GPU_CLIP_VERTICES)),
             ("CORNER_LOOP", U32(u32::MAX)),

@@ -27,6 +27,9 @@
 // Mirrors the cosine of crate::constants::TRIMESH_FACE_NORMAL_DEGREES in f32, as
 // TriMesh::allows_normal_by forms it: a normal this close to the face's is always allowed.
 const TRIMESH_FACE_NORMAL_COSINE: f32 = 0.99999964;
+// Mirrors crate::constants::TRIMESH_APART_TOLERANCE (fraction of B's size): a smaller gap
+// raises no point (collide_triangle_hull step 5).
+const TRIMESH_APART_TOLERANCE: f32 = 1.0e-5;
 // Mirrors crate::internals::FEATURE_WEIGHT_TOLERANCE (dimensionless barycentric weight).
 const FEATURE_WEIGHT_TOLERANCE: f32 = 1.0e-5;
 // TriangleFeature (src/trimesh/mod.rs): x of a vec2<u32> feature; y is the edge or corner k.
@@ -342,9 +345,10 @@ fn collide_triangle_hull(t: MeshTriangle, hull: GpuShape, q: vec4<f32>, tr: vec3
         return no_triangle_contact(TRIANGLE_NONE);
     }
     let v = t.corners;
-    // 5. The least separation a point may show.
+    // 5. The least separation a point may show; a gap within rounding of zero is none.
+    let apart = TRIMESH_APART_TOLERANCE / PRIMITIVE_AXIS_PREFERENCE_TOLERANCE * tolerance;
     var floor = -F32_MAX;
-    if sat.max_separation > 0.0 {
+    if sat.max_separation > apart {
         floor = sat.max_separation;
     }
     var corners: array<vec3<f32>, MAX_CLIP_VERTICES>;

@@ -7,9 +7,9 @@
 //! 3. The clipped points within the margin, midway between the incident point and the
 //!    reference plane (the mesh merge reduces every triangle's points together).
 //! 4. Edge axis: one point midway between the closest points of the two edges.
-//! 5. Apart (an axis, refused or not, separates): no point's separation below that axis's, so a
-//!    refused axis's gap never turns into a depth and the separation is the margin's to report,
-//!    not to change (docs/design/trimesh.md).
+//! 5. Apart (an axis, refused or not, separates by more than [`TRIMESH_APART_TOLERANCE`] × B's
+//!    size): no point's separation below that axis's, so a refused axis's gap never turns into a
+//!    depth and the separation is the margin's to report, not to change (docs/design/trimesh.md).
 //!
 //! Ids: the hull routine's (`FACE_A` with the triangle as reference, `FACE_B` with the hull's
 //! face, `EDGE_PAIR`), the triangle's features numbered 0..=2, its face 0. WGSL twin:
@@ -17,6 +17,7 @@
 
 use glam::Vec3;
 
+use crate::constants::{AXIS_PREFERENCE_TOLERANCE, TRIMESH_APART_TOLERANCE};
 use crate::contact::clip::{
     ClipPolygon, ClipVertex, EdgeCarrier, MAX_CLIP_VERTICES, ReferencePolygon, clip_by_reference_sides,
 };
@@ -56,8 +57,9 @@ pub(crate) fn collide_triangle_hull(
     let posed_vertices = posed.vertices();
     let first = out.len();
     let corners = |i: usize| triangle.vertices[i];
-    // 5. The least separation a point may show.
-    let floor = if sat.max_separation > 0.0 {
+    // 5. The least separation a point may show; a gap within rounding of zero is none.
+    let apart = TRIMESH_APART_TOLERANCE / AXIS_PREFERENCE_TOLERANCE * tolerance;
+    let floor = if sat.max_separation > apart {
         sat.max_separation
     } else {
         f32::NEG_INFINITY
