@@ -4,12 +4,12 @@
 // takes the first of the subgroups' in workgroup memory (one slot per subgroup). The order is
 // sat.wgsl's (first_face, first_edge), a total order: the same winner as the tree of
 // sat_reduce.wgsl, and so the same result bits. Compiled last in SAT_SUBGROUP_WGSL, in
-// sat_reduce.wgsl's place. Each reduction starts with a workgroup barrier: Vulkan does not
-// promise that a subgroup's invocations run together again after the SAT's divergent loops, and
-// NVIDIA's do not (subgroup operations there saw partial subgroups and chose other axes), while
-// every invocation leaves a barrier together. No `enable subgroups;`: naga 30 refuses the
-// directive ("not yet supported") and takes the subgroup builtins without it where the device
-// allows them.
+// sat_reduce.wgsl's place, for `main_pair_per_workgroup` only: under `main` (big pairs listed
+// per workgroup and run in a loop) NVIDIA's driver returned other axes than the tree (H200,
+// 580.159.04; with or without a barrier before the subgroup operations), so that entry point
+// reduces in workgroup memory on every device (SatKernel). No `enable subgroups;`: naga 30
+// refuses the directive ("not yet supported") and takes the subgroup builtins without it where
+// the device allows them.
 // Rust twin: src/narrowphase/gpu/kernels.rs (SAT_SUBGROUP_WGSL, SatKernel).
 
 // The builtins the SAT kernel's entry points take (besides their ids).
@@ -75,9 +75,9 @@ fn subgroup_first_edge(mine: EdgeQuery, margin: f32) -> EdgeQuery {
 
 // The first of the invocations' face results (`mine` is this invocation's), the same for all.
 fn reduce_faces(mine: FaceQuery, lane: u32, margin: f32) -> FaceQuery {
-    // The slots' readers of the last reduction are done, and the subgroup runs together again.
-    workgroupBarrier();
     let first = subgroup_first_face(mine, margin);
+    // The slots' readers of the last reduction are done.
+    workgroupBarrier();
     if subgroup_lane == first_in(subgroupBallot(true)) {
         face_slots[subgroup_index] = first;
     }
@@ -92,8 +92,8 @@ fn reduce_faces(mine: FaceQuery, lane: u32, margin: f32) -> FaceQuery {
 
 // The first of the invocations' edge results, the same for all.
 fn reduce_edges(mine: EdgeQuery, lane: u32, margin: f32) -> EdgeQuery {
-    workgroupBarrier();
     let first = subgroup_first_edge(mine, margin);
+    workgroupBarrier();
     if subgroup_lane == first_in(subgroupBallot(true)) {
         edge_slots[subgroup_index] = first;
     }

@@ -1,7 +1,7 @@
 //! The narrowphase's kernels, compiled once per device and kept with its context
 //! ([`GpuContext::kernels`]): the SAT kernel (`shaders/narrowphase/sat.wgsl`, three pipelines of
-//! one module, one per [`SatMapping`]; the two that reduce from a second module on devices with
-//! subgroups) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
+//! one module, one per [`SatMapping`]; the one pair per workgroup pipeline from a second module
+//! on devices with subgroups) and the clip kernel (`shaders/narrowphase/clip.wgsl` with
 //! `gjk.wgsl` and `primitives.wgsl`), with their bind group layouts. Group 0 (hull geometry) is
 //! shared by both. Also what every dispatch path shares: the pairs per dispatch chunk
 //! ([`chunk_pairs`]) and the prepare kernel (`resident.wgsl`) that turns a GPU-side count into
@@ -34,8 +34,9 @@ pub const SAT_WGSL: &str = concat!(
     include_str!("../../../shaders/narrowphase/sat_reduce.wgsl")
 );
 
-/// [`SAT_WGSL`] with the cooperative path's reductions by subgroup operations, for devices with
-/// [`wgpu::Features::SUBGROUP`]. The same results, bit for bit.
+/// [`SAT_WGSL`] with the cooperative path's reductions by subgroup operations, for the one pair
+/// per workgroup pipeline on devices with [`wgpu::Features::SUBGROUP`]. The same results, bit
+/// for bit.
 pub const SAT_SUBGROUP_WGSL: &str = concat!(
     include_str!("../../../shaders/common/quat.wgsl"),
     include_str!("../../../shaders/common/body.wgsl"),
@@ -150,8 +151,9 @@ impl SatMapping {
 /// sat.wgsl's cooperative path (`COOP_PATH` true, the WGSL default) and `serial` without it, for
 /// narrowphases whose shapes can form no big pair (docs/design/gpu-narrowphase.md counts what
 /// `serial` leaves out), both one pair per invocation (`main`); `per_workgroup` one pair per
-/// workgroup (`main_pair_per_workgroup`). On a device with subgroups the two that reduce
-/// (`cooperative`, `per_workgroup`) are built from [`SAT_SUBGROUP_WGSL`].
+/// workgroup (`main_pair_per_workgroup`). On a device with subgroups `per_workgroup` is built
+/// from [`SAT_SUBGROUP_WGSL`]; `cooperative` reduces in workgroup memory everywhere (its
+/// subgroup reductions chose other axes on an NVIDIA H200: sat_reduce_subgroup.wgsl).
 pub(crate) struct SatKernel {
     pub cooperative: wgpu::ComputePipeline,
     pub serial: wgpu::ComputePipeline,
@@ -161,8 +163,9 @@ pub(crate) struct SatKernel {
 }
 
 impl SatKernel {
-    /// Compiles the kernel on `device` (inside the caller's error scopes), its reductions with
-    /// subgroup operations when `subgroups` (the device has [`wgpu::Features::SUBGROUP`]).
+    /// Compiles the kernel on `device` (inside the caller's error scopes), the one pair per
+    /// workgroup reductions with subgroup operations when `subgroups` (the device has
+    /// [`wgpu::Features::SUBGROUP`]).
     fn new(device: &wgpu::Device, subgroups: bool) -> Self {
         let geometry_layout = bind_group_layout(device, "hull geometry", &[storage(true); 5]);
         let call_layout = bind_group_layout(
@@ -200,14 +203,14 @@ impl SatKernel {
             ("sat (one pair per workgroup)", "main_pair_per_workgroup", options)
         };
         let [cooperative, serial, per_workgroup] = if subgroups {
-            // `serial` never reduces: it stays with the module every device compiles.
-            let [serial] = compute_pipeline_variants(device, "sat.wgsl", SAT_WGSL, &groups, [serial()]);
-            let [cooperative, per_workgroup] = compute_pipeline_variants(
+            let [cooperative, serial] =
+                compute_pipeline_variants(device, "sat.wgsl", SAT_WGSL, &groups, [cooperative(), serial()]);
+            let [per_workgroup] = compute_pipeline_variants(
                 device,
                 "sat.wgsl (subgroups)",
                 SAT_SUBGROUP_WGSL,
                 &groups,
-                [cooperative(), per_workgroup()],
+                [per_workgroup()],
             );
             [cooperative, serial, per_workgroup]
         } else {
