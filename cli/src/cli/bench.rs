@@ -63,8 +63,9 @@ BACKENDS:
   gpu-frame
          a whole frame on the GPU: the bodies uploaded once, then per run the GPU broadphase
          (GpuBroadphase::encode_resident, pairs sorted) and the resident narrowphase on its
-         pairs in one encoder, timed as gpu-resident; the pair count and the list are read
-         once after timing (generated scenes only: it finds its own pairs). With --frames N
+         pairs in one encoder, timed as gpu-resident, then as many runs of the broadphase
+         alone; the pair count and the list are read once after timing (generated scenes
+         only: it finds its own pairs). With --frames N
          and --backend gpu-frame alone: N frames, the bodies moved on the GPU before each
          (FRAMES below)
   A GPU backend is skipped with a note on stderr when no adapter exists (an error when only GPU
@@ -98,7 +99,8 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   staged copies and kernels) and gpu_copy_back_s (of the copy back), both part of
   dispatch_readback_s, host_pairs (of the warm-up run) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident and gpu-frame,
-  which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found), and
+  which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found, and
+  broadphase_s, the median of the broadphase alone), and
   \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
   conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
   the GPU, verdicts only: \"same\" counts pairs both find touching).
@@ -251,8 +253,8 @@ struct Measurement {
     host_pairs: Option<usize>,
     /// How gpu-resident or gpu-frame was timed.
     timing: Option<resident::ResidentTiming>,
-    /// gpu-frame: the pairs the GPU broadphase found.
-    frame_pairs: Option<u32>,
+    /// gpu-frame: the pairs the GPU broadphase found, and the median of the broadphase alone.
+    frame_pairs: Option<(u32, Duration)>,
     /// Bytes a GPU backend copied back from the device in its last timed run.
     readback_bytes: Option<u64>,
     /// The warm-up run's results (CPU and GPU whole-call backends), for the contract check;
@@ -414,7 +416,7 @@ fn measure_backend(
                 gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
                 timing: Some(runs.timing),
-                frame_pairs: Some(runs.gpu_pairs),
+                frame_pairs: Some((runs.gpu_pairs, runs.broadphase_median)),
                 readback_bytes: Some(0),
                 results: None,
                 resident_lists: None,
@@ -705,8 +707,9 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
-    if let Some(gpu_pairs) = m.frame_pairs {
+    if let Some((gpu_pairs, broadphase)) = m.frame_pairs {
         object["gpu_pairs"] = json!(gpu_pairs);
+        object["broadphase_s"] = json!(broadphase.as_secs_f64());
     }
     if let Some(timing) = m.timing {
         object["timing"] = json!(timing.name());
@@ -779,13 +782,15 @@ fn table(
             ));
         }
         match (m.timing, m.frame_pairs) {
-            (Some(timing), Some(gpu_pairs)) => lines.push(format!(
+            (Some(timing), Some((gpu_pairs, broadphase))) => lines.push(format!(
                 "{} ({}): bodies on the GPU, broadphase and narrowphase in one submission: {gpu_pairs} \
-                 GPU pairs (the CPU broadphase's {pairs}), {} manifolds, {} pairs left to the host",
+                 GPU pairs (the CPU broadphase's {pairs}), {} manifolds, {} pairs left to the host; \
+                 the broadphase alone {:.3} ms (median of as many runs)",
                 m.backend.name(),
                 timing.name(),
                 m.manifolds,
-                m.host_pairs.unwrap_or(0)
+                m.host_pairs.unwrap_or(0),
+                broadphase.as_secs_f64() * 1e3
             )),
             (Some(timing), None) => lines.push(format!(
                 "{} ({}): data and manifolds stay on the GPU, {} pairs left to the host",

@@ -47,6 +47,8 @@ pub(super) struct FrameRuns {
     pub p95: std::time::Duration,
     /// Pairs the GPU broadphase found.
     pub gpu_pairs: u32,
+    /// Median of as many runs of the broadphase alone (timed as the frames).
+    pub broadphase_median: std::time::Duration,
     /// Entries of the manifold list with status clipped (manifolds).
     pub manifolds: usize,
     /// Entries left to the host.
@@ -114,18 +116,7 @@ impl FrameGpu {
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
     ) -> Result<(ResidentPairs, wgpu::Buffer), CliError> {
-        let frame = ResidentBodies {
-            bodies: &self.body_buffer,
-            body_count: self.body_count,
-            origin: self.origin,
-            margin: self.margin,
-            max_pairs: self.max_pairs,
-            sort: true,
-        };
-        let pairs = self
-            .broadphase
-            .encode_resident(encoder, &frame)
-            .map_err(backend_error)?;
+        let pairs = self.encode_broadphase(encoder)?;
         let batch = ResidentBatch {
             bodies: &self.body_buffer,
             pairs: &pairs.pairs,
@@ -139,6 +130,21 @@ impl FrameGpu {
             .encode_resident(encoder, &batch)
             .map_err(backend_error)?;
         Ok((pairs, manifolds.list))
+    }
+
+    /// Records one frame's broadphase (pairs sorted) into `encoder`; its pairs, once submitted.
+    fn encode_broadphase(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<ResidentPairs, CliError> {
+        let frame = ResidentBodies {
+            bodies: &self.body_buffer,
+            body_count: self.body_count,
+            origin: self.origin,
+            margin: self.margin,
+            max_pairs: self.max_pairs,
+            sort: true,
+        };
+        self.broadphase
+            .encode_resident(encoder, &frame)
+            .map_err(backend_error)
     }
 }
 
@@ -175,6 +181,11 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
         last = Some(out);
     }
     let (pairs, list) = last.expect("at least one timed run");
+    let mut broadphase_times = Vec::with_capacity(repeat as usize);
+    for _ in 0..repeat {
+        let (time, _) = timed_run(&context, &mut timer, |encoder| gpu.encode_broadphase(encoder))?;
+        broadphase_times.push(time);
+    }
 
     // Step 3.
     let head = size_of::<GpuPairCount>() as u64;
@@ -191,6 +202,7 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
         median: median(&times),
         p95: percentile_95(&times),
         gpu_pairs: count.count,
+        broadphase_median: median(&broadphase_times),
         manifolds: listed.len(),
         host_pairs: left_to_host.len(),
         timing: ResidentTiming::of(&context),
