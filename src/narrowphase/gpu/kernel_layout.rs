@@ -147,6 +147,11 @@ pub struct GpuResidentSetup {
     pub chunk_pairs: u32,
     /// Dispatch chunks recorded (enough for `max_pairs`).
     pub chunks: u32,
+    /// 0: one set of dispatch arguments per chunk (one pair per invocation). Else the SAT's two
+    /// sets follow it, one pair per invocation from index `chunks`, one workgroup per pair from
+    /// `2 * chunks`, and the second runs (the first is empty) when the clamped count is below
+    /// this.
+    pub per_workgroup_below: u32,
 }
 
 /// [`GpuCompound::flags`]: the shape is a compound (its parts are its children); must match

@@ -173,6 +173,12 @@ impl GpuNarrowphase {
         geometry.sat_mapping(count, split_pairs, limits)
     }
 
+    /// The indirect dispatch arguments of the last [`Self::encode_resident`]
+    /// (`ResidentState::dispatch_args`); `None` before the first.
+    pub(crate) fn resident_dispatch_args(&self) -> Option<&wgpu::Buffer> {
+        self.resident.as_ref().map(ResidentState::dispatch_args)
+    }
+
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         self.runner.context.adapter_info()
