@@ -272,6 +272,10 @@ mod tests {
         assert!(SatMapping::fits_per_workgroup(limit - 1, 65_535));
         assert!(!SatMapping::fits_per_workgroup(limit, 65_535));
         assert!(!SatMapping::fits_per_workgroup(1_000, 999));
+        // The resident threshold: the constant, or the workgroups one dimension holds, plus one.
+        assert_eq!(SatMapping::per_workgroup_below(65_535), limit);
+        assert_eq!(SatMapping::per_workgroup_below(999), 1_000);
+        assert_eq!(SatMapping::per_workgroup_below(u64::MAX), limit);
         assert_eq!(SatMapping::PerWorkgroup.pairs_per_workgroup(), 1);
         assert_eq!(per_invocation(true).pairs_per_workgroup(), 64);
     }
