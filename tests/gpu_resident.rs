@@ -534,7 +534,7 @@ fn resident_against_cpu(
     let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
     let (listed, entries) = read_list(device, queue, encoder, &out.list);
     let pairs = &pairs[..count];
-    let expected = CpuNarrowphase::new(shapes.to_vec())
+    let expected = CpuNarrowphase::new(shapes)
         .collide(bodies, pairs, 0.0)
         .expect("CPU collide");
     let touching = expected.iter().flatten().count();

@@ -31,12 +31,12 @@ pub const COOP_EDGE_PAIRS: u32 = 65_536;
 
 /// Pairs below which a host round's (or a resident call's, by its GPU-side count) SAT dispatch
 /// takes one workgroup per pair (sat.wgsl `main_pair_per_workgroup`) when its shapes can form a
-/// pair of [`SPLIT_EDGE_PAIRS`]: on a GPU
-/// of L resident lanes the split pairs' total work (hull32: 18,013 lane-dot-products each) then
-/// ends before one warp's slowest serial pair (13,297) while pairs < 0.71 L, 192k on an H100 and
-/// 23k on 32,768 lanes (counted, not measured: docs/design/gpu-narrowphase.md). At most 65,535,
-/// WebGPU's default `max_compute_workgroups_per_dimension` (the choice also checks the device's),
-/// so one dimension holds the workgroups.
+/// pair of [`SPLIT_EDGE_PAIRS`]: on a GPU of L resident lanes the split pairs' total work
+/// (hull32: 18,013 lane-dot-products each) then ends before one warp's slowest serial pair
+/// (13,297) while pairs < 0.71 L, 192k on an H100 and 23k on 32,768 lanes (counted, not
+/// measured: docs/design/gpu-narrowphase.md). At most 65,535, WebGPU's default
+/// `max_compute_workgroups_per_dimension` (the choice also checks the device's), so one
+/// dimension holds the workgroups.
 pub const PAIR_PER_WORKGROUP_PAIRS: u32 = 16_384;
 
 /// One workgroup per pair needs at least one pair in this many of the round to be split over
