@@ -22,6 +22,15 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &
     gpu.sat_mapping(bodies, pairs)
 }
 
+/// The indirect dispatch arguments (`wgpu::util::DispatchIndirectArgs`, 12 bytes each) of
+/// `gpu`'s last `encode_resident`, a buffer with COPY_SRC; `None` before the first. Per
+/// dispatch chunk (`chunks` of them), the caller pairs' one pair per invocation (clip kernel);
+/// then, when the shapes can form split pairs, the SAT's one-pair-per-invocation set from index
+/// `chunks` and its one-workgroup-per-pair set from `2 * chunks`, one of the two empty.
+pub fn resident_dispatch_args(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer> {
+    gpu.resident_dispatch_args().cloned()
+}
+
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhProbe, GpuBvhShape,
     ProbedBvh, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,

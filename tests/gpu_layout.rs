@@ -406,7 +406,8 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
             max_pairs,
             count_index,
             chunk_pairs,
-            chunks
+            chunks,
+            per_workgroup_below
         }),
     );
     assert_same_layout(

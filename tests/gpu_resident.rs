@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use glam::Vec3;
 use hullsat::contract::{AgreementTally, compare_batch};
+use hullsat::internals::{
+    PAIR_PER_WORKGROUP_PAIRS, SatMapping, WORKGROUP_SIZE, resident_dispatch_args, sat_mapping,
+};
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
 };
@@ -177,21 +180,20 @@ fn storage_buffer(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::
     })
 }
 
-/// Submits `encoder` after copying `list` into a mapped buffer, waits, and returns its count and
-/// entries (what a caller would bind instead).
-fn read_list(
+/// Submits `encoder` after copying `buffer` into a mapped buffer, waits, and returns its bytes.
+fn read_back(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     mut encoder: wgpu::CommandEncoder,
-    list: &wgpu::Buffer,
-) -> (u32, Vec<GpuManifold>) {
+    buffer: &wgpu::Buffer,
+) -> Vec<u8> {
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("test readback"),
-        size: list.size(),
+        size: buffer.size(),
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    encoder.copy_buffer_to_buffer(list, 0, &staging, 0, list.size());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
     let submission = queue.submit([encoder.finish()]);
     staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
     device
@@ -201,8 +203,20 @@ fn read_list(
         })
         .expect("finishes");
     let view = staging.get_mapped_range(..).expect("mapped");
-    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
-    let entries = view[MANIFOLD_LIST_HEAD as usize..]
+    view.to_vec()
+}
+
+/// Submits `encoder` after copying `list` into a mapped buffer, waits, and returns its count and
+/// entries (what a caller would bind instead).
+fn read_list(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: wgpu::CommandEncoder,
+    list: &wgpu::Buffer,
+) -> (u32, Vec<GpuManifold>) {
+    let bytes = read_back(device, queue, encoder, list);
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&bytes[..MANIFOLD_LIST_HEAD as usize]);
+    let entries = bytes[MANIFOLD_LIST_HEAD as usize..]
         .chunks_exact(size_of::<GpuManifold>())
         .take(head.count as usize)
         .map(bytemuck::pod_read_unaligned)
@@ -479,4 +493,164 @@ fn resident_batches_the_host_can_see_are_wrong_are_refused_by_field() {
     let mut encoder = device.create_command_encoder(&Default::default());
     gpu.encode_resident(&mut encoder, &good)
         .expect("the good batch encodes");
+}
+
+/// Workgroups of the first chunk's dispatches in `gpu`'s last resident call, once submitted:
+/// the caller pairs' (clip kernel), the SAT's one pair per invocation, the SAT's one workgroup
+/// per pair (`internals::resident_dispatch_args`; a call of `chunks` chunks).
+fn first_chunk_workgroups(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    gpu: &GpuNarrowphase,
+    chunks: usize,
+) -> [u32; 3] {
+    let args = resident_dispatch_args(gpu).expect("a resident call was encoded");
+    let bytes = read_back(
+        device,
+        queue,
+        device.create_command_encoder(&Default::default()),
+        &args,
+    );
+    let args: &[wgpu::util::DispatchIndirectArgs] = bytemuck::cast_slice(&bytes[..bytes.len() / 12 * 12]);
+    [0, 1, 2].map(|set| args[set * chunks].x)
+}
+
+/// Runs `gpu`'s resident call on `batch` with the count `count` (at byte 0 of `count_buffer`),
+/// checks its list against the CPU's results on the first `count` of `pairs` by the contract,
+/// and returns [`first_chunk_workgroups`] (the call being of one chunk).
+#[allow(clippy::too_many_arguments)]
+fn resident_against_cpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    gpu: &mut GpuNarrowphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    batch: &ResidentBatch<'_>,
+    count: usize,
+) -> [u32; 3] {
+    queue.write_buffer(batch.pair_count, 0, bytemuck::bytes_of(&(count as u32)));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
+    let (listed, entries) = read_list(device, queue, encoder, &out.list);
+    let pairs = &pairs[..count];
+    let expected = CpuNarrowphase::new(shapes)
+        .collide(bodies, pairs, 0.0)
+        .expect("CPU collide");
+    let touching = expected.iter().flatten().count();
+    assert!(touching > 0, "count {count}: no pair touches");
+    let results = results_by_pair(&entries, bodies, pairs);
+    let tally = assert_same_results(shapes, bodies, pairs, &results, &expected);
+    assert!(
+        (listed as usize).abs_diff(touching) <= tally.verdict_ties,
+        "count {count}: {listed} listed, {touching} touch; {tally:?}"
+    );
+    first_chunk_workgroups(device, queue, gpu, 1)
+}
+
+/// `[caller, SAT per invocation, SAT per workgroup]` workgroups of a one-chunk call of `count`
+/// pairs: one workgroup per pair below `below` pairs, else one pair per invocation.
+fn expected_workgroups(count: usize, below: usize) -> [u32; 3] {
+    let per_invocation = count.div_ceil(WORKGROUP_SIZE as usize) as u32;
+    if count < below {
+        [per_invocation, 0, count as u32]
+    } else {
+        [per_invocation, per_invocation, 0]
+    }
+}
+
+#[test]
+fn small_resident_batches_of_big_hulls_take_one_workgroup_per_pair() {
+    use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
+    let config = ParticleSceneConfig {
+        bodies: 600,
+        mix: ShapeMix::hulls_only(32),
+        ..Default::default()
+    };
+    let scene = generate_particle_scene_with_pairs(&config).expect("scene");
+    let pairs = scene.pairs.clone().expect("broadphase pairs");
+    let (shapes, bodies) = (&scene.shapes, &scene.bodies);
+    assert!(pairs.len() > 100, "{} pairs", pairs.len());
+    // 65,535 workgroups per dimension: below PAIR_PER_WORKGROUP_PAIRS. 64: below 65, the
+    // workgroups one dimension holds, so 65 pairs take one pair per invocation.
+    for (workgroups, counts) in [(65_535, vec![pairs.len()]), (64, vec![64, 65])] {
+        let Some((device, queue)) = device_or_skip(resident_limits(workgroups)) else {
+            return;
+        };
+        let mut gpu =
+            GpuNarrowphase::with_device(device.clone(), queue.clone(), shapes).expect("narrowphase");
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+        let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+        let count_buffer = storage_buffer(&device, "count", &[0; 4]);
+        let batch = ResidentBatch {
+            bodies: &body_buffer,
+            pairs: &pair_buffer,
+            pair_count: &count_buffer,
+            pair_count_offset: 0,
+            max_pairs: pairs.len() as u32,
+            margin: 0.0,
+        };
+        let below = (PAIR_PER_WORKGROUP_PAIRS as usize).min(workgroups as usize + 1);
+        for count in counts {
+            // The host's call of these pairs (all split) takes the same mapping.
+            let host = sat_mapping(&gpu, bodies, &pairs[..count]);
+            assert_eq!(host == SatMapping::PerWorkgroup, count < below, "{count} pairs");
+            let run = resident_against_cpu(&device, &queue, &mut gpu, shapes, bodies, &pairs, &batch, count);
+            assert_eq!(
+                run,
+                expected_workgroups(count, below),
+                "{workgroups} workgroups, {count} pairs"
+            );
+        }
+    }
+}
+
+#[test]
+fn resident_batches_take_one_workgroup_per_pair_by_the_count_alone() {
+    // Box pairs only, over shapes with a 32-vertex hull (which can form split pairs): the
+    // mapping follows the count, up to PAIR_PER_WORKGROUP_PAIRS - 1 pairs, whatever their shapes.
+    let mut rng = seeded_rng(0x5ca1_ab1e);
+    let mut shapes = boxes(&mut rng, 4);
+    let points = support::shapes::random_hull_points(&mut rng, 32, Vec3::splat(0.5));
+    shapes.push(Shape::Hull(
+        hullsat::ConvexHull::from_points(&points).expect("a hull"),
+    ));
+    let limit = PAIR_PER_WORKGROUP_PAIRS as usize;
+    let (bodies, pairs) = scene(&mut rng, 4, limit, 0.05);
+    let Some((device, queue)) = device_or_skip(resident_limits(65_535)) else {
+        return;
+    };
+    let mut gpu = GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+    let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
+    let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
+    let count_buffer = storage_buffer(&device, "count", &[0; 4]);
+    let batch = ResidentBatch {
+        bodies: &body_buffer,
+        pairs: &pair_buffer,
+        pair_count: &count_buffer,
+        pair_count_offset: 0,
+        max_pairs: limit as u32,
+        margin: 0.0,
+    };
+    for count in [limit - 1, limit] {
+        let run = resident_against_cpu(&device, &queue, &mut gpu, &shapes, &bodies, &pairs, &batch, count);
+        assert_eq!(run, expected_workgroups(count, limit), "{count} pairs");
+    }
+    // Boxes alone form no split pair: one set of arguments, the SAT's from the caller pairs'.
+    let box_shapes = &shapes[..4];
+    let mut boxes_only =
+        GpuNarrowphase::with_device(device.clone(), queue.clone(), box_shapes).expect("narrowphase");
+    let run = resident_against_cpu(
+        &device,
+        &queue,
+        &mut boxes_only,
+        box_shapes,
+        &bodies,
+        &pairs,
+        &batch,
+        100,
+    );
+    assert_eq!(run, [2, 0, 0], "the SAT's sets are never written");
 }

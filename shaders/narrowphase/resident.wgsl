@@ -1,13 +1,17 @@
 // The resident prepare step: one invocation per dispatch chunk turns the caller's pair count
 // (read from its GPU buffer, never by the host) into the chunk's GpuParams (pair count, first
 // pair, margin) and its indirect dispatch arguments, so the SAT and clip kernels that follow
-// run exactly the pairs the count names. Rust twin (host): src/narrowphase/gpu/resident.rs.
+// run exactly the pairs the count names; with setup.per_workgroup_below, the SAT's two
+// dispatches too. Rust twin (host): src/narrowphase/gpu/resident.rs.
 //
 // 1. Bounds guard: chunks beyond setup.chunks do nothing; a count index beyond the caller's
 //    buffer reads as 0 pairs.
 // 2. pairs = min(count, setup.max_pairs) (the manifold list's capacity).
 // 3. Chunk k runs pairs [k * chunk_pairs, min(pairs, (k + 1) * chunk_pairs)) (maybe none):
 //    its parameters, and ceil(n / WORKGROUP_SIZE) workgroups.
+// 4. With per_workgroup_below (non-zero): the SAT's one-pair-per-invocation arguments at
+//    chunks + k and its one-workgroup-per-pair ones (n workgroups) at 2 * chunks + k, the
+//    first empty when pairs < per_workgroup_below, else the second.
 //
 // Compiled after geometry.wgsl (GpuParams, WORKGROUP_SIZE); its bindings are group 2, so they
 // do not meet the kernels' groups 0 and 1.
@@ -22,6 +26,7 @@ struct GpuResidentSetup {
     count_index: u32,
     chunk_pairs: u32,
     chunks: u32,
+    per_workgroup_below: u32,
 }
 
 // One chunk's GpuParams, padded to PARAMS_STRIDE bytes (the kernels bind it at a dynamic
@@ -61,5 +66,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let first = k * setup.chunk_pairs;
     let n = min(pairs - min(pairs, first), setup.chunk_pairs);
     chunk_params[k].params = GpuParams(setup.margin, n, first);
-    dispatch_args[k] = DispatchArgs((n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE, 1u, 1u);
+    let workgroups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    dispatch_args[k] = DispatchArgs(workgroups, 1u, 1u);
+    // 4. The SAT's two sets, one of them empty.
+    if setup.per_workgroup_below != 0u && 2u * setup.chunks + k < arrayLength(&dispatch_args) {
+        let per_workgroup = pairs < setup.per_workgroup_below;
+        dispatch_args[setup.chunks + k] = DispatchArgs(select(workgroups, 0u, per_workgroup), 1u, 1u);
+        dispatch_args[2u * setup.chunks + k] = DispatchArgs(select(0u, n, per_workgroup), 1u, 1u);
+    }
 }

@@ -340,6 +340,7 @@ impl CompoundStage {
             count_index: 0,
             chunk_pairs: self.sub.capacity,
             chunks: 1,
+            per_workgroup_below: 0,
         };
         context
             .queue()

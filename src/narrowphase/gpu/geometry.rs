@@ -2,7 +2,8 @@
 //! planes, edges and face loops ([`HullTables`]), uploaded once and bound as group 0 of the SAT
 //! and clip kernels, and which SAT pipeline its calls take: one workgroup per pair for a small
 //! round enough of whose pairs are split over the workgroup ([`forms_split_pair`], counted while
-//! the round's pairs are staged), else one pair per invocation.
+//! the round's pairs are staged), else one pair per invocation; a resident call by its GPU-side
+//! count alone.
 
 use super::kernel_layout::{COOP_EDGE_PAIRS, GpuShape, HullTables, SPLIT_EDGE_PAIRS};
 use super::kernels::SatMapping;
@@ -154,11 +155,24 @@ impl HullGeometry {
         SatMapping::choose(pairs, split_pairs, self.cooperative, limits.max_workgroups)
     }
 
-    /// The SAT mapping of the resident path: one pair per invocation whatever the count (its
-    /// dispatch sizes come from the GPU).
+    /// The one-pair-per-invocation SAT mapping of a dispatch sized on the GPU: the compound
+    /// stage's sub-pairs always, a resident call's pairs from [`Self::resident_per_workgroup_below`]
+    /// pairs on.
     pub fn resident_sat_mapping(&self) -> SatMapping {
         SatMapping::PerInvocation {
             cooperative: self.cooperative,
+        }
+    }
+
+    /// Pairs below which a resident call's SAT takes one workgroup per pair, by the GPU-side
+    /// count alone (docs/design/gpu-narrowphase.md argues why no split share), on a device of
+    /// `limits` ([`SatMapping::per_workgroup_below`]); 0 when the shapes can form no split pair:
+    /// the call then dispatches one pair per invocation only.
+    pub fn resident_per_workgroup_below(&self, limits: DeviceLimits) -> u32 {
+        if self.splittable {
+            SatMapping::per_workgroup_below(limits.max_workgroups) as u32
+        } else {
+            0
         }
     }
 }
@@ -258,6 +272,10 @@ mod tests {
         assert!(SatMapping::fits_per_workgroup(limit - 1, 65_535));
         assert!(!SatMapping::fits_per_workgroup(limit, 65_535));
         assert!(!SatMapping::fits_per_workgroup(1_000, 999));
+        // The resident threshold: the constant, or the workgroups one dimension holds, plus one.
+        assert_eq!(SatMapping::per_workgroup_below(65_535), limit);
+        assert_eq!(SatMapping::per_workgroup_below(999), 1_000);
+        assert_eq!(SatMapping::per_workgroup_below(u64::MAX), limit);
         assert_eq!(SatMapping::PerWorkgroup.pairs_per_workgroup(), 1);
         assert_eq!(per_invocation(true).pairs_per_workgroup(), 64);
     }

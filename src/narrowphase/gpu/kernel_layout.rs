@@ -29,13 +29,14 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// boxes never do (they take the box SAT).
 pub const COOP_EDGE_PAIRS: u32 = 65_536;
 
-/// Pairs below which a host round's SAT dispatch takes one workgroup per pair (sat.wgsl
-/// `main_pair_per_workgroup`) when its shapes can form a pair of [`SPLIT_EDGE_PAIRS`]: on a GPU
-/// of L resident lanes the split pairs' total work (hull32: 18,013 lane-dot-products each) then
-/// ends before one warp's slowest serial pair (13,297) while pairs < 0.71 L, 192k on an H100 and
-/// 23k on 32,768 lanes (counted, not measured: docs/design/gpu-narrowphase.md). At most 65,535,
-/// WebGPU's default `max_compute_workgroups_per_dimension` (the choice also checks the device's),
-/// so one dimension holds the workgroups.
+/// Pairs below which a host round's (or a resident call's, by its GPU-side count) SAT dispatch
+/// takes one workgroup per pair (sat.wgsl `main_pair_per_workgroup`) when its shapes can form a
+/// pair of [`SPLIT_EDGE_PAIRS`]: on a GPU of L resident lanes the split pairs' total work
+/// (hull32: 18,013 lane-dot-products each) then ends before one warp's slowest serial pair
+/// (13,297) while pairs < 0.71 L, 192k on an H100 and 23k on 32,768 lanes (counted, not
+/// measured: docs/design/gpu-narrowphase.md). At most 65,535, WebGPU's default
+/// `max_compute_workgroups_per_dimension` (the choice also checks the device's), so one
+/// dimension holds the workgroups.
 pub const PAIR_PER_WORKGROUP_PAIRS: u32 = 16_384;
 
 /// One workgroup per pair needs at least one pair in this many of the round to be split over
@@ -147,6 +148,11 @@ pub struct GpuResidentSetup {
     pub chunk_pairs: u32,
     /// Dispatch chunks recorded (enough for `max_pairs`).
     pub chunks: u32,
+    /// 0: one set of dispatch arguments per chunk (one pair per invocation). Else the SAT's two
+    /// sets follow it, one pair per invocation from index `chunks`, one workgroup per pair from
+    /// `2 * chunks`, and the second runs (the first is empty) when the clamped count is below
+    /// this.
+    pub per_workgroup_below: u32,
 }
 
 /// [`GpuCompound::flags`]: the shape is a compound (its parts are its children); must match

@@ -117,9 +117,17 @@ pub enum SatMapping {
 impl SatMapping {
     /// Whether a dispatch of `pairs` pairs may take one workgroup per pair on a device of at most
     /// `max_workgroups` workgroups per dimension: fewer than [`PAIR_PER_WORKGROUP_PAIRS`], and
-    /// its workgroups fit one dimension. Only then are its split pairs counted.
+    /// its workgroups fit one dimension (below [`Self::per_workgroup_below`]). Only then are its
+    /// split pairs counted.
     pub(crate) fn fits_per_workgroup(pairs: u64, max_workgroups: u64) -> bool {
-        pairs < u64::from(PAIR_PER_WORKGROUP_PAIRS) && pairs <= max_workgroups
+        pairs < Self::per_workgroup_below(max_workgroups)
+    }
+
+    /// Pairs below which a dispatch may take one workgroup per pair on a device of at most
+    /// `max_workgroups` workgroups per dimension: [`PAIR_PER_WORKGROUP_PAIRS`], or fewer where
+    /// one dimension holds fewer workgroups.
+    pub(crate) fn per_workgroup_below(max_workgroups: u64) -> u64 {
+        u64::from(PAIR_PER_WORKGROUP_PAIRS).min(max_workgroups.saturating_add(1))
     }
 
     /// The mapping of a dispatch of `pairs` pairs of which `split_pairs` run split over a

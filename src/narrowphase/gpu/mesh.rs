@@ -322,6 +322,7 @@ impl MeshStage {
             count_index: 0,
             chunk_pairs: self.work.capacity,
             chunks: 1,
+            per_workgroup_below: 0,
         };
         context
             .queue()

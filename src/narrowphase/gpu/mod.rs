@@ -173,6 +173,12 @@ impl GpuNarrowphase {
         geometry.sat_mapping(count, split_pairs, limits)
     }
 
+    /// The indirect dispatch arguments of the last [`Self::encode_resident`]
+    /// (`ResidentState::dispatch_args`); `None` before the first.
+    pub(crate) fn resident_dispatch_args(&self) -> Option<&wgpu::Buffer> {
+        self.resident.as_ref().map(ResidentState::dispatch_args)
+    }
+
     /// The adapter the device came from (name, backend, device type).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
         self.runner.context.adapter_info()
@@ -440,8 +446,10 @@ impl GpuNarrowphase {
     /// into the caller's `encoder`, and returns the list the manifolds will be in once it is
     /// submitted ([`ResidentManifolds`], which documents the WGSL structs). Nothing is read
     /// back and the host writes nothing per pair: a prepare kernel turns the count into each
-    /// dispatch chunk's pair count and indirect dispatch arguments. Pairs are run as given (A
-    /// is `pairs[i].x`); pairs the GPU cannot finish are listed with status
+    /// dispatch chunk's pair count and indirect dispatch arguments (the SAT takes one workgroup
+    /// per pair below 16,384 pairs, `PAIR_PER_WORKGROUP_PAIRS`, when the shapes can form pairs
+    /// worth splitting, as [`Self::collide`] may). Pairs are run as given (A is `pairs[i].x`);
+    /// pairs the GPU cannot finish are listed with status
     /// [`layout::MANIFOLD_HOST`] (see [`ResidentManifolds`]), pairs with out-of-range indices
     /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
     /// queue, so they take effect at the next submission: record one `encode_resident` per

@@ -10,9 +10,11 @@
 //!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments.
 //! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
 //!    over windows of the caller's pair buffer (enough chunks recorded for `max_pairs`; chunks
-//!    past the count dispatch no workgroup). The SAT kernel runs one pair per invocation
-//!    whatever the count (only the GPU knows it). The clip kernel appends to one list whose
-//!    count the encoder zeroes first.
+//!    past the count dispatch no workgroup). When the shapes can form split pairs the SAT is
+//!    recorded twice, one pair per invocation and one workgroup per pair, from two more sets of
+//!    arguments of which the prepare kernel leaves one empty by the count
+//!    ([`HullGeometry::resident_per_workgroup_below`]); else once, one pair per invocation. The
+//!    clip kernel appends to one list whose count the encoder zeroes first.
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
 
@@ -21,7 +23,7 @@ use encase::ShaderType;
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
-use super::kernels::{ClipKernel, NarrowphaseKernels};
+use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping};
 use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
@@ -113,6 +115,7 @@ struct GroupsKey {
     pairs: wgpu::Buffer,
     pair_count: wgpu::Buffer,
     chunks: u64,
+    dispatch_sets: u64,
     generations: [u64; 4],
 }
 
@@ -147,7 +150,7 @@ impl ResidentState {
             dispatch: GrowBuffer::new(
                 device,
                 "resident dispatch",
-                wgpu::BufferUsages::INDIRECT | storage_usage,
+                wgpu::BufferUsages::INDIRECT | storage_usage | wgpu::BufferUsages::COPY_SRC,
             ),
             results: GrowBuffer::new(device, "resident sat results", storage_usage),
             list: GrowBuffer::new(
@@ -181,6 +184,9 @@ impl ResidentState {
         let max_pairs = u64::from(batch.max_pairs);
         let chunk = chunk_pairs(limits);
         let chunks = max_pairs.div_ceil(chunk);
+        let per_workgroup_below = geometry.resident_per_workgroup_below(limits);
+        // The caller pairs' set, and the SAT's two when it may take one workgroup per pair.
+        let dispatch_sets = if per_workgroup_below == 0 { 1 } else { 3 };
         let list_bytes = MANIFOLD_LIST_HEAD + max_pairs * MANIFOLD_BYTES;
         check_limit(
             "resident manifold list",
@@ -198,7 +204,7 @@ impl ResidentState {
         self.params
             .reserve(device, chunks * PARAMS_STRIDE, limits.max_buffer);
         self.dispatch
-            .reserve(device, chunks * DISPATCH_BYTES, limits.max_buffer);
+            .reserve(device, dispatch_sets * chunks * DISPATCH_BYTES, limits.max_buffer);
         self.results
             .reserve(device, max_pairs * RESULT_BYTES, limits.max_buffer);
         self.list.reserve(device, list_bytes, limits.max_binding);
@@ -208,13 +214,14 @@ impl ResidentState {
             count_index: (batch.pair_count_offset / 4) as u32,
             chunk_pairs: chunk as u32,
             chunks: chunks as u32,
+            per_workgroup_below,
         };
         context
             .queue()
             .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
         encoder.clear_buffer(&self.list.buffer, 0, Some(MANIFOLD_LIST_HEAD));
         if chunks > 0 {
-            self.ensure_groups(context, kernels, clip, batch, chunk, chunks);
+            self.ensure_groups(context, kernels, clip, batch, chunk, (chunks, dispatch_sets));
             let (_, groups) = self.groups.as_ref().expect("built above");
             // Step 2.
             {
@@ -226,26 +233,37 @@ impl ResidentState {
                 pass.set_bind_group(2, &groups.prepare, &[]);
                 pass.dispatch_workgroups(chunks.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
             }
-            // Step 3: one pass per kernel, the clip pass reading what the SAT pass wrote.
+            // Step 3: the SAT pass (dispatches of its mappings, each from its set of arguments:
+            // the caller pairs' set, or the SAT's two), then the clip pass reading what it wrote.
+            // One workgroup per pair only in the chunks that start below the threshold.
+            let per_invocation = geometry.resident_sat_mapping();
+            let per_workgroup_chunks = u64::from(per_workgroup_below).div_ceil(chunk).min(chunks);
+            let sat_runs = match dispatch_sets {
+                1 => [(per_invocation, 0, chunks), (SatMapping::PerWorkgroup, 0, 0)],
+                _ => [
+                    (per_invocation, 1, chunks),
+                    (SatMapping::PerWorkgroup, 2, per_workgroup_chunks),
+                ],
+            };
+            let sat = sat_runs.map(|(mapping, set, count)| (kernels.sat.pipeline(mapping), set, count));
             let passes = [
-                (
-                    kernels.sat.pipeline(geometry.resident_sat_mapping()),
-                    &groups.sat,
-                    "resident sat",
-                ),
-                (&clip.pipeline, &groups.clip, "resident clip"),
+                (&sat[..], &groups.sat, "resident sat"),
+                (&[(&clip.pipeline, 0, chunks)][..], &groups.clip, "resident clip"),
             ];
-            for (pipeline, chunk_groups, label) in passes {
+            for (runs, chunk_groups, label) in passes {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some(label),
                     timestamp_writes: None,
                 });
-                pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, &geometry.group, &[]);
-                for (k, group) in chunk_groups.iter().enumerate() {
-                    let k = k as u64;
-                    pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);
-                    pass.dispatch_workgroups_indirect(&self.dispatch.buffer, k * DISPATCH_BYTES);
+                for &(pipeline, set, count) in runs.iter().filter(|run| run.2 > 0) {
+                    pass.set_pipeline(pipeline);
+                    for (k, group) in chunk_groups.iter().enumerate().take(count as usize) {
+                        let k = k as u64;
+                        pass.set_bind_group(1, group, &[(k * PARAMS_STRIDE) as u32]);
+                        let args = (set * chunks + k) * DISPATCH_BYTES;
+                        pass.dispatch_workgroups_indirect(&self.dispatch.buffer, args);
+                    }
                 }
             }
             let caller = || CallerPairs {
@@ -272,6 +290,13 @@ impl ResidentState {
         })
     }
 
+    /// The indirect dispatch arguments the last call's prepare kernel writes: per chunk the
+    /// caller pairs' (one per invocation: clip, compound, mesh), then with split pairs possible
+    /// the SAT's one-pair-per-invocation and one-workgroup-per-pair sets.
+    pub fn dispatch_args(&self) -> &wgpu::Buffer {
+        &self.dispatch.buffer
+    }
+
     /// Step 4: builds the bind groups unless those cached were built on the same buffers.
     fn ensure_groups(
         &mut self,
@@ -280,13 +305,14 @@ impl ResidentState {
         clip: &ClipKernel,
         batch: &ResidentBatch<'_>,
         chunk: u64,
-        chunks: u64,
+        (chunks, dispatch_sets): (u64, u64),
     ) {
         let key = GroupsKey {
             bodies: batch.bodies.clone(),
             pairs: batch.pairs.clone(),
             pair_count: batch.pair_count.clone(),
             chunks,
+            dispatch_sets,
             generations: [
                 self.params.generation,
                 self.dispatch.generation,
@@ -305,7 +331,12 @@ impl ResidentState {
                 whole(0, &self.setup),
                 whole(1, batch.pair_count),
                 binding(2, &self.params.buffer, 0, chunks * PARAMS_STRIDE),
-                binding(3, &self.dispatch.buffer, 0, chunks * DISPATCH_BYTES),
+                binding(
+                    3,
+                    &self.dispatch.buffer,
+                    0,
+                    dispatch_sets * chunks * DISPATCH_BYTES,
+                ),
             ],
         });
         // The window of chunk k in `buffer` of `bytes_per_pair` records, `len` of them in all.
