@@ -12,16 +12,16 @@ use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
-use hullsat::narrowphase::gpu::layout::GpuBody;
-use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::{
     Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Isometry, Pose, Ray, Shape,
     Sphere, ValidatedBatch, world_bounding_sphere,
 };
 use hullsat::{GpuError, GpuNarrowphase};
 use support::shapes::random_rotation;
-use support::{gpu_broadphase_covers_cpu, gpu_or_skip, read_resident, resident_results, seeded_rng};
-use wgpu::util::DeviceExt;
+use support::{
+    ResidentScene, gpu_broadphase_covers_cpu, gpu_or_skip, read_resident, resident_results, seeded_rng,
+};
 
 /// Shape indices of [`shapes`].
 const DUMBBELL: u32 = 0;
@@ -486,29 +486,9 @@ fn resident_scene_within_the_contract(
     bodies: &[Body],
     pairs: &[[u32; 2]],
 ) {
-    let device = gpu.device().clone();
-    let storage = |contents: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: None,
-            contents,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        })
-    };
-    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let (body_buffer, pair_buffer) = (
-        storage(bytemuck::cast_slice(&gpu_bodies)),
-        storage(bytemuck::cast_slice(pairs)),
-    );
-    let count_buffer = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
+    let scene = ResidentScene::new(gpu.device(), bodies, pairs);
     let margin = 0.05;
-    let batch = ResidentBatch {
-        bodies: &body_buffer,
-        pairs: &pair_buffer,
-        pair_count: &count_buffer,
-        pair_count_offset: 0,
-        max_pairs: pairs.len() as u32,
-        margin,
-    };
+    let batch = scene.batch(margin);
     let entries = read_resident(&mut gpu, &batch);
     let results = resident_results(&entries, shapes, bodies, pairs, margin);
     let cpu = CpuNarrowphase::new(shapes)

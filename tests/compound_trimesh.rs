@@ -508,9 +508,7 @@ fn gpu_compounds_on_terrain_agree_with_the_cpu_within_the_contract() {
 
 #[test]
 fn resident_compound_mesh_pairs_are_listed_once_on_the_gpu() {
-    use hullsat::narrowphase::gpu::ResidentBatch;
-    use hullsat::narrowphase::gpu::layout::{GpuBody, MANIFOLD_CLIPPED, MANIFOLD_HOST};
-    use wgpu::util::DeviceExt;
+    use hullsat::narrowphase::gpu::layout::{MANIFOLD_CLIPPED, MANIFOLD_HOST};
     let shapes = terrain_shapes();
     let n = 8;
     let bodies = terrain_bodies(&shapes, n, 73, DVec3::new(-2.0e3, 10.0, 5.0e2));
@@ -519,28 +517,8 @@ fn resident_compound_mesh_pairs_are_listed_once_on_the_gpu() {
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    let storage = |contents: &[u8]| {
-        gpu.device()
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: None,
-                contents,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-            })
-    };
-    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let (body_buffer, pair_buffer) = (
-        storage(bytemuck::cast_slice(&gpu_bodies)),
-        storage(bytemuck::cast_slice(&pairs)),
-    );
-    let count = storage(bytemuck::bytes_of(&(pairs.len() as u32)));
-    let batch = ResidentBatch {
-        bodies: &body_buffer,
-        pairs: &pair_buffer,
-        pair_count: &count,
-        pair_count_offset: 0,
-        max_pairs: pairs.len() as u32,
-        margin,
-    };
+    let scene = support::ResidentScene::new(gpu.device(), &bodies, &pairs);
+    let batch = scene.batch(margin);
     let entries = support::read_resident(&mut gpu, &batch);
     let mut listed: Vec<u32> = entries.iter().map(|e| e.pair).collect();
     listed.sort_unstable();

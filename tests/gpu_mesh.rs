@@ -9,14 +9,13 @@ mod support;
 
 use glam::{DVec3, Quat, Vec3};
 use hullsat::contract::compare_batch;
-use hullsat::narrowphase::gpu::layout::{GpuBody, MANIFOLD_CLIPPED, MANIFOLD_OVERFLOW};
-use hullsat::narrowphase::gpu::{Clipping, ResidentBatch};
+use hullsat::narrowphase::gpu::Clipping;
+use hullsat::narrowphase::gpu::layout::{MANIFOLD_CLIPPED, MANIFOLD_OVERFLOW};
 use hullsat::{Body, Capsule, CpuNarrowphase, Cuboid, Cylinder, GpuError, Pose, Shape, Sphere};
 use rand::RngExt;
 use support::shapes::random_rotation;
 use support::worlds::{bumpy_terrain, grid_floor};
-use support::{gpu_or_skip, read_resident, resident_results, seeded_rng};
-use wgpu::util::DeviceExt;
+use support::{ResidentScene, gpu_or_skip, read_resident, resident_results, seeded_rng};
 
 /// Shape indices of [`shapes`].
 const FLOOR: u32 = 0;
@@ -144,12 +143,12 @@ fn resident_mesh_pairs_are_listed_once_within_the_contract() {
     if gpu.clipping() != Clipping::Gpu {
         return;
     }
-    let batch = ResidentScene::new(&gpu, &bodies, &pairs);
-    batch.within_the_contract(&mut gpu, &shapes, &bodies, &pairs);
+    let batch = ResidentScene::new(gpu.device(), &bodies, &pairs);
+    within_the_contract(&batch, &mut gpu, &shapes, &bodies, &pairs);
     // Past a capacity of 8 work items: the pairs that do not fit are listed MANIFOLD_OVERFLOW
     // with the true total, the others as before.
     gpu.set_mesh_capacity(8).unwrap();
-    let entries = read_resident(&mut gpu, &batch.batch());
+    let entries = read_resident(&mut gpu, &batch.batch(RESIDENT_MARGIN));
     let overflowed: Vec<_> = entries.iter().filter(|e| e.status == MANIFOLD_OVERFLOW).collect();
     assert!(!overflowed.is_empty());
     for entry in overflowed {
@@ -181,86 +180,47 @@ fn resident_mesh_pairs_in_a_later_dispatch_chunk() {
     };
     let mut gpu = hullsat::GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase");
     assert!(convex > 256 && gpu.mesh_capacity() == 256);
-    let batch = ResidentScene::new(&gpu, &bodies, &pairs);
-    batch.within_the_contract(&mut gpu, &shapes, &bodies, &pairs);
-}
-
-/// A resident batch's buffers on a narrowphase's device.
-struct ResidentScene {
-    bodies: wgpu::Buffer,
-    pairs: wgpu::Buffer,
-    count: wgpu::Buffer,
-    pair_count: u32,
+    let batch = ResidentScene::new(gpu.device(), &bodies, &pairs);
+    within_the_contract(&batch, &mut gpu, &shapes, &bodies, &pairs);
 }
 
 /// Margin of the resident scenes, length units.
 const RESIDENT_MARGIN: f32 = 0.02;
 
-impl ResidentScene {
-    fn new(gpu: &hullsat::GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Self {
-        let storage = |contents: &[u8]| {
-            gpu.device()
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: None,
-                    contents,
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-                })
-        };
-        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-        ResidentScene {
-            bodies: storage(bytemuck::cast_slice(&gpu_bodies)),
-            pairs: storage(bytemuck::cast_slice(pairs)),
-            count: storage(bytemuck::bytes_of(&(pairs.len() as u32))),
-            pair_count: pairs.len() as u32,
-        }
-    }
-
-    fn batch(&self) -> ResidentBatch<'_> {
-        ResidentBatch {
-            bodies: &self.bodies,
-            pairs: &self.pairs,
-            pair_count: &self.count,
-            pair_count_offset: 0,
-            max_pairs: self.pair_count,
-            margin: RESIDENT_MARGIN,
-        }
-    }
-
-    /// The resident API's list against the CPU under the contract, each pair listed once, most
-    /// touching mesh pairs finished on the GPU.
-    fn within_the_contract(
-        &self,
-        gpu: &mut hullsat::GpuNarrowphase,
-        shapes: &[Shape],
-        bodies: &[Body],
-        pairs: &[[u32; 2]],
-    ) {
-        let margin = RESIDENT_MARGIN;
-        let entries = read_resident(gpu, &self.batch());
-        let results = resident_results(&entries, shapes, bodies, pairs, margin);
-        let cpu = CpuNarrowphase::new(shapes)
-            .collide(bodies, pairs, margin)
-            .unwrap();
-        compare_batch(shapes, bodies, pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
-        let is_mesh = |e: &&hullsat::narrowphase::gpu::layout::GpuManifold| {
-            pairs[e.pair as usize]
-                .iter()
-                .any(|&b| bodies[b as usize].shape < CONVEX)
-        };
-        let on_gpu = entries
+/// The resident API's list of `scene` against the CPU under the contract, each pair listed once,
+/// most touching mesh pairs finished on the GPU.
+fn within_the_contract(
+    scene: &ResidentScene,
+    gpu: &mut hullsat::GpuNarrowphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+) {
+    let margin = RESIDENT_MARGIN;
+    let entries = read_resident(gpu, &scene.batch(margin));
+    let results = resident_results(&entries, shapes, bodies, pairs, margin);
+    let cpu = CpuNarrowphase::new(shapes)
+        .collide(bodies, pairs, margin)
+        .unwrap();
+    compare_batch(shapes, bodies, pairs, margin, &results, &cpu).unwrap_or_else(|e| panic!("{e}"));
+    let is_mesh = |e: &&hullsat::narrowphase::gpu::layout::GpuManifold| {
+        pairs[e.pair as usize]
             .iter()
-            .filter(is_mesh)
-            .filter(|e| e.status == MANIFOLD_CLIPPED)
-            .count();
-        let touching = (0..pairs.len())
-            .filter(|&i| pairs[i].iter().any(|&b| bodies[b as usize].shape < CONVEX) && cpu[i].is_some())
-            .count();
-        assert!(touching > 2, "{touching} touching mesh pairs");
-        assert!(
-            on_gpu > touching / 2,
-            "{on_gpu} of {touching} mesh pairs on the GPU"
-        );
-    }
+            .any(|&b| bodies[b as usize].shape < CONVEX)
+    };
+    let on_gpu = entries
+        .iter()
+        .filter(is_mesh)
+        .filter(|e| e.status == MANIFOLD_CLIPPED)
+        .count();
+    let touching = (0..pairs.len())
+        .filter(|&i| pairs[i].iter().any(|&b| bodies[b as usize].shape < CONVEX) && cpu[i].is_some())
+        .count();
+    assert!(touching > 2, "{touching} touching mesh pairs");
+    assert!(
+        on_gpu > touching / 2,
+        "{on_gpu} of {touching} mesh pairs on the GPU"
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ use hullsat::{
 };
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use support::{device_or_skip, gpu_or_skip, random_rotation, seeded_rng};
+use support::{ResidentScene, device_or_skip, gpu_or_skip, random_rotation, seeded_rng};
 use wgpu::util::DeviceExt;
 
 /// Boxes of half extents 0.25 to 0.5 (at most 0.87 from centre to corner).
@@ -579,18 +579,8 @@ fn small_resident_batches_of_big_hulls_take_one_workgroup_per_pair() {
         };
         let mut gpu =
             GpuNarrowphase::with_device(device.clone(), queue.clone(), shapes).expect("narrowphase");
-        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-        let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
-        let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
-        let count_buffer = storage_buffer(&device, "count", &[0; 4]);
-        let batch = ResidentBatch {
-            bodies: &body_buffer,
-            pairs: &pair_buffer,
-            pair_count: &count_buffer,
-            pair_count_offset: 0,
-            max_pairs: pairs.len() as u32,
-            margin: 0.0,
-        };
+        let resident = ResidentScene::new(&device, bodies, &pairs);
+        let batch = resident.batch(0.0);
         let below = (PAIR_PER_WORKGROUP_PAIRS as usize).min(workgroups as usize + 1);
         for count in counts {
             // The host's call of these pairs (all split) takes the same mapping.
@@ -622,18 +612,8 @@ fn resident_batches_take_one_workgroup_per_pair_by_the_count_alone() {
         return;
     };
     let mut gpu = GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
-    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let body_buffer = storage_buffer(&device, "bodies", bytemuck::cast_slice(&gpu_bodies));
-    let pair_buffer = storage_buffer(&device, "pairs", bytemuck::cast_slice(&pairs));
-    let count_buffer = storage_buffer(&device, "count", &[0; 4]);
-    let batch = ResidentBatch {
-        bodies: &body_buffer,
-        pairs: &pair_buffer,
-        pair_count: &count_buffer,
-        pair_count_offset: 0,
-        max_pairs: limit as u32,
-        margin: 0.0,
-    };
+    let resident = ResidentScene::new(&device, &bodies, &pairs[..limit]);
+    let batch = resident.batch(0.0);
     for count in [limit - 1, limit] {
         let run = resident_against_cpu(&device, &queue, &mut gpu, &shapes, &bodies, &pairs, &batch, count);
         assert_eq!(run, expected_workgroups(count, limit), "{count} pairs");

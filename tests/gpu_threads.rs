@@ -13,14 +13,12 @@ use std::time::Duration;
 use glam::DVec3;
 use glam::{Quat, Vec3};
 use hullsat::contract::compare_pair;
-use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{
-    GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD,
+    GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD,
 };
 use hullsat::{Body, CpuNarrowphase, CpuRaycaster, Cuboid, GpuNarrowphase, GpuRaycaster, Pose, Ray, Shape};
 use rand::RngExt;
-use support::{gpu_or_skip, seeded_rng};
-use wgpu::util::DeviceExt;
+use support::{ResidentScene, gpu_or_skip, seeded_rng};
 
 /// Threads started at once.
 const THREADS: usize = 8;
@@ -150,26 +148,9 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
 /// test's own, `encode_resident`, submitted, and the list read back (bounded wait).
 fn resident_list(gpu: &mut GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<GpuManifold> {
     let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
-    let storage = |label: &str, contents: &[u8]| {
-        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents,
-            usage: wgpu::BufferUsages::STORAGE,
-        })
-    };
-    let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
-    let body_buffer = storage("bodies", bytemuck::cast_slice(&gpu_bodies));
-    let pair_buffer = storage("pairs", bytemuck::cast_slice(pairs));
-    let count_buffer = storage("count", bytemuck::bytes_of(&(pairs.len() as u32)));
+    let scene = ResidentScene::new(&device, bodies, pairs);
     let mut encoder = device.create_command_encoder(&Default::default());
-    let batch = ResidentBatch {
-        bodies: &body_buffer,
-        pairs: &pair_buffer,
-        pair_count: &count_buffer,
-        pair_count_offset: 0,
-        max_pairs: pairs.len() as u32,
-        margin: 0.0,
-    };
+    let batch = scene.batch(0.0);
     let list = gpu.encode_resident(&mut encoder, &batch).expect("encodes").list;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("test readback"),

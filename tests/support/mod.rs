@@ -269,6 +269,48 @@ pub fn assert_cpu_entry_points_agree(
     }
 }
 
+/// A resident batch's buffers, as a caller's own (STORAGE and COPY_DST) on `device`: the bodies
+/// in the GPU layout, the pairs, and a pair count holding the number of pairs.
+pub struct ResidentScene {
+    pub bodies: wgpu::Buffer,
+    pub pairs: wgpu::Buffer,
+    pub count: wgpu::Buffer,
+    pub pair_count: u32,
+}
+
+impl ResidentScene {
+    pub fn new(device: &wgpu::Device, bodies: &[Body], pairs: &[[u32; 2]]) -> Self {
+        use hullsat::narrowphase::gpu::layout::GpuBody;
+        use wgpu::util::DeviceExt;
+        let storage = |label: &str, contents: &[u8]| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            })
+        };
+        let gpu_bodies: Vec<GpuBody> = bodies.iter().map(GpuBody::from_body).collect();
+        ResidentScene {
+            bodies: storage("bodies", bytemuck::cast_slice(&gpu_bodies)),
+            pairs: storage("pairs", bytemuck::cast_slice(pairs)),
+            count: storage("pair count", bytemuck::bytes_of(&(pairs.len() as u32))),
+            pair_count: pairs.len() as u32,
+        }
+    }
+
+    /// The batch of every pair at `margin` (length units).
+    pub fn batch(&self, margin: f32) -> hullsat::narrowphase::gpu::ResidentBatch<'_> {
+        hullsat::narrowphase::gpu::ResidentBatch {
+            bodies: &self.bodies,
+            pairs: &self.pairs,
+            pair_count: &self.count,
+            pair_count_offset: 0,
+            max_pairs: self.pair_count,
+            margin,
+        }
+    }
+}
+
 /// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
 pub fn read_resident(
     gpu: &mut GpuNarrowphase,
