@@ -70,8 +70,8 @@ const LIST_SLACK: usize = 256;
 
 /// A record read back from the GPU: the SAT kernel's (dense), or the clip kernel's (compact).
 pub(super) trait Readout: Pod {
-    /// True for the clip kernel's compact list: the clip kernel runs, and pairs missing from
-    /// the list read as `Self::zeroed()` (for [`GpuManifold`], status `MANIFOLD_SEPARATED`).
+    /// True for the clip kernel's compact list: the clip kernel runs, and only the listed
+    /// pairs' records are read (pairs missing from the list are separated).
     const COMPACT: bool;
 }
 
