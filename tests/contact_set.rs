@@ -193,7 +193,7 @@ fn gpu_collide_into_equals_gpu_collide_bit_for_bit() {
 /// than are scattered on the calling thread (16k) and more pairs than are counted there (64k).
 #[test]
 fn gpu_collide_into_equals_gpu_collide_on_a_large_batch() {
-    let mut rng = seeded_rng(0x1a_46e_ba7c);
+    let mut rng = seeded_rng(0x1a46_eba7);
     let shapes = shape_library(&mut rng);
     let (bodies, pairs, _) = random_hull_pairs(&mut rng, &shapes, 70_000);
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
