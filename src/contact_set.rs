@@ -17,6 +17,13 @@ use crate::parallel::SharedPtr;
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
 
+/// Pairs up to which [`ContactSet::append_listed`] counts each run's listed pairs on the
+/// calling thread (a load a pair, about 50 µs: less than waking the thread pool).
+const SEQUENTIAL_COUNT: usize = 64 * 1024;
+
+/// The pair index of an entry [`ContactSet::append_listed`] left out, removed after.
+const LEFT_OUT: u32 = u32::MAX;
+
 /// The pairs in contact of one batch call: for each, its index in the call's pair list and its
 /// [`Manifold`] (as the backends' `collide` returns it: normal unit, world space, from the
 /// pair's first body toward its second; separation in length units, negative when penetrating;
@@ -30,8 +37,8 @@ pub struct ContactSet {
     manifolds: Vec<Manifold>,
     /// Per-run buffers of [`Self::append_chunked`], kept for the next call.
     runs: Vec<RunBuffer>,
-    /// (pair, list entry) keys a backend sorts a compact list by, kept for the next call.
-    pub(crate) keys: Vec<(u32, u32)>,
+    /// Where each run of [`Self::append_listed`] writes, kept for the next call.
+    offsets: Vec<usize>,
 }
 
 /// The touching pairs one run of pairs found (see [`ContactSet::append_chunked`]).
@@ -185,45 +192,86 @@ impl ContactSet {
         }
     }
 
-    /// Appends `count` entries in parallel: pair index and manifold of entry `k` from
-    /// `entry(k)`, which gives `None` for an entry to leave out. Entries must come in increasing
-    /// pair order (a caller sorts them first).
-    pub(crate) fn append_entries(
+    /// Appends pairs `first + i` for `i` in `0..count`, in order, in parallel: those where
+    /// `listed(i)`, each with `manifold(i)` (`None` leaves it out: rare, removed after). The
+    /// runs (at least `min_run` pairs) count their listed pairs first, so each writes straight
+    /// to its place: one pass over the manifolds. `listed` must answer the same in both passes.
+    pub(crate) fn append_listed(
         &mut self,
-        count: usize,
-        min_len: usize,
-        entry: impl Fn(usize) -> (u32, Option<Manifold>) + Sync,
+        (first, count): (usize, usize),
+        min_run: usize,
+        listed: impl Fn(usize) -> bool + Sync,
+        manifold: impl Fn(usize) -> Option<Manifold> + Sync,
     ) {
+        let run = (count / (rayon::current_num_threads() * 64)).max(min_run.max(1));
+        let runs = count.div_ceil(run);
+        let range = |r: usize| r * run..((r + 1) * run).min(count);
+        let count_run = |r: usize| range(r).filter(|&i| listed(i)).count();
+        self.offsets.clear();
+        if count <= SEQUENTIAL_COUNT {
+            self.offsets.extend((0..runs).map(count_run));
+        } else {
+            self.offsets.par_extend((0..runs).into_par_iter().map(count_run));
+        }
+        // The counts become each run's first place (a prefix sum), then the end.
         let base = self.pairs.len();
-        // Left-out entries are marked with pair u32::MAX and removed after (rare: pairs the
-        // host finished and found apart beyond the margin).
-        let (pairs, manifolds) = (&mut self.pairs, &mut self.manifolds);
-        pairs.par_extend((0..count).into_par_iter().with_min_len(min_len).map(|_| u32::MAX));
-        manifolds.par_extend(
-            pairs[base..]
-                .par_iter_mut()
-                .with_min_len(min_len)
-                .enumerate()
-                .map(|(k, slot)| match entry(k) {
-                    (pair, Some(manifold)) => {
-                        *slot = pair;
-                        manifold
-                    }
-                    (_, None) => Manifold::default(),
-                }),
+        let mut end = base;
+        for offset in &mut self.offsets {
+            (*offset, end) = (end, end + *offset);
+        }
+        self.offsets.push(end);
+        self.pairs.reserve(end - base);
+        self.manifolds.reserve(end - base);
+        let (pairs, manifolds) = (
+            SharedPtr(self.pairs.as_mut_ptr()),
+            SharedPtr(self.manifolds.as_mut_ptr()),
         );
-        if pairs[base..].contains(&u32::MAX) {
-            let mut kept = base;
-            for k in base..pairs.len() {
-                if pairs[k] != u32::MAX {
-                    pairs[kept] = pairs[k];
-                    manifolds[kept] = manifolds[k];
-                    kept += 1;
+        let offsets = &self.offsets;
+        let fill_run = |r: usize| {
+            let places = offsets[r]..offsets[r + 1];
+            let found = range(r).filter(|&i| listed(i)).map(|i| match manifold(i) {
+                Some(m) => ((first + i) as u32, m),
+                None => (LEFT_OUT, Manifold::default()),
+            });
+            let padded = found.chain(std::iter::repeat((LEFT_OUT, Manifold::default())));
+            for (at, (pair, m)) in places.zip(padded) {
+                // SAFETY: both vectors have room for `end` entries; the runs' places
+                // `offsets[r]..offsets[r + 1]` are disjoint and lie in `base..end`.
+                unsafe {
+                    pairs.get().add(at).write(pair);
+                    manifolds.get().add(at).write(m);
                 }
             }
-            pairs.truncate(kept);
-            manifolds.truncate(kept);
+        };
+        if runs <= 1 {
+            (0..runs).for_each(fill_run);
+        } else {
+            (0..runs).into_par_iter().for_each(fill_run);
         }
+        // SAFETY: every place in `base..end` was written above (u32 and Manifold are Copy).
+        unsafe {
+            self.pairs.set_len(end);
+            self.manifolds.set_len(end);
+        }
+        self.remove_left_out(base);
+    }
+
+    /// Removes the entries from `base` on marked [`LEFT_OUT`], keeping the others' order.
+    fn remove_left_out(&mut self, base: usize) {
+        let (pairs, manifolds) = (&mut self.pairs, &mut self.manifolds);
+        if !pairs[base..].contains(&LEFT_OUT) {
+            return;
+        }
+        let mut kept = base;
+        for k in base..pairs.len() {
+            if pairs[k] != LEFT_OUT {
+                pairs[kept] = pairs[k];
+                manifolds[kept] = manifolds[k];
+                kept += 1;
+            }
+        }
+        pairs.truncate(kept);
+        manifolds.truncate(kept);
     }
 }
 
@@ -261,17 +309,27 @@ mod tests {
     }
 
     #[test]
-    fn entries_left_out_are_removed_in_order() {
-        let mut set = ContactSet::new();
-        set.append_entries(3, 1, |k| (k as u32, Some(manifold(k as f32))));
-        set.append_entries(1000, 16, |k| {
-            let pair = 10 + 2 * k as u32;
-            (pair, (k % 5 != 1).then(|| manifold(pair as f32)))
-        });
-        assert_eq!(set.len(), 3 + 800);
-        assert!(set.pair_indices().windows(2).all(|w| w[0] < w[1]));
-        assert!(set.iter().all(|(pair, m)| m.separation == pair as f32));
-        assert_eq!(set.get(12), None);
-        assert!(set.get(14).is_some());
+    fn listed_pairs_are_appended_in_order_and_left_out_ones_removed() {
+        // Counted on the calling thread and on all threads; every third pair listed, one in
+        // five of those left out.
+        for count in [1000, SEQUENTIAL_COUNT + 1000] {
+            let mut set = ContactSet::new();
+            set.append_listed((0, 3), 1, |_| true, |i| Some(manifold(i as f32)));
+            let listed = |i: usize| i % 3 == 1;
+            set.append_listed((10, count), 16, listed, |i| {
+                (i % 5 != 1).then(|| manifold((10 + i) as f32))
+            });
+            let expected: Vec<u32> = (0..3)
+                .chain(
+                    (0..count)
+                        .filter(|&i| listed(i) && i % 5 != 1)
+                        .map(|i| 10 + i as u32),
+                )
+                .collect();
+            assert_eq!(set.pair_indices(), expected);
+            assert!(set.iter().all(|(pair, m)| m.separation == pair as f32));
+            assert_eq!(set.get(11), None, "left out");
+            assert!(set.get(14).is_some());
+        }
     }
 }

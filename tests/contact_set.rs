@@ -1,7 +1,7 @@
 //! `collide_into` and [`ContactSet`] on both backends: the set holds exactly the touching pairs
-//! of `collide`, bit for bit (the GPU's against the GPU's own `collide`, which is built from the
-//! same set, under both clipping modes; the GPU = CPU contract is tests/contract.rs'), in pair
-//! order, on the shared test scenes
+//! of `collide`, bit for bit (the GPU's against the GPU's own `collide`, which reads the same
+//! kernel output into one entry per pair, under both clipping modes; the GPU = CPU contract is
+//! tests/contract.rs'), in pair order, on the shared test scenes
 //! (tests/support/suites.rs) with pairs given in either order; empty batches; one set reused
 //! across calls of different sizes; and a refused call leaves the set empty.
 //!
@@ -187,6 +187,24 @@ fn gpu_collide_into_equals_gpu_collide_bit_for_bit() {
             assert_same(&set, &expected_short, &format!("{what}, prefix"));
         }
     }
+}
+
+/// A batch large enough that the host finish runs its parallel steps: a list of more entries
+/// than are scattered on the calling thread (16k) and more pairs than are counted there (64k).
+#[test]
+fn gpu_collide_into_equals_gpu_collide_on_a_large_batch() {
+    let mut rng = seeded_rng(0x1a46_eba7);
+    let shapes = shape_library(&mut rng);
+    let (bodies, pairs, _) = random_hull_pairs(&mut rng, &shapes, 70_000);
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let expected = gpu.collide(&bodies, &pairs, MARGINS[1]).unwrap();
+    let touching = expected.iter().flatten().count();
+    assert!(touching > 16 * 1024, "{touching} touching pairs");
+    let mut set = ContactSet::new();
+    gpu.collide_into(&bodies, &pairs, MARGINS[1], &mut set).unwrap();
+    assert_same(&set, &expected, "70,000 pairs");
 }
 
 #[test]

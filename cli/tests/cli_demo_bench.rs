@@ -227,7 +227,7 @@ fn bench_json_has_one_entry_per_backend() {
         "2",
         "--json",
         "--backend",
-        "cpu1,cpu,gpu,gpu-cpuclip",
+        "cpu1,cpu,cpu-set,gpu,gpu-cpuclip,gpu-set",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
@@ -239,8 +239,19 @@ fn bench_json_has_one_entry_per_backend() {
     let cpu = check_bench_entry(&entries, "cpu", pairs);
     assert!(cpu["threads"].as_u64().unwrap() >= 1);
     assert_eq!(cpu["manifolds"], cpu1["manifolds"], "same pairs, same verdicts");
-    if entries.len() == 4 {
-        for backend in ["gpu", "gpu-cpuclip"] {
+    // collide_into's set holds the touching pairs collide finds.
+    let cpu_set = check_bench_entry(&entries, "cpu-set", pairs);
+    assert_eq!(cpu_set["manifolds"], cpu["manifolds"], "{cpu_set}");
+    if entries.len() == 6 {
+        let (gpu, gpu_set) = (
+            check_bench_entry(&entries, "gpu", pairs),
+            check_bench_entry(&entries, "gpu-set", pairs),
+        );
+        assert_eq!(
+            gpu_set["manifolds"], gpu["manifolds"],
+            "the same kernel output: {gpu_set}"
+        );
+        for backend in ["gpu", "gpu-cpuclip", "gpu-set"] {
             let gpu = check_bench_entry(&entries, backend, pairs);
             for key in ["upload_s", "dispatch_readback_s", "cpu_clipping_s"] {
                 assert!(gpu[key].as_f64().unwrap() >= 0.0, "{key} in {gpu}");
@@ -272,7 +283,7 @@ fn bench_json_has_one_entry_per_backend() {
             );
         }
     } else {
-        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(entries.len(), 3, "{entries:?}");
         assert!(
             stderr(&output).contains("note: skipping backend gpu"),
             "{}",

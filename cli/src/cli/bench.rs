@@ -18,7 +18,9 @@ use hullsat::generate::ParticleSceneConfig;
 use hullsat::narrowphase::gpu::{Clipping, GpuTimings};
 use hullsat::raycast::RayTimings;
 use hullsat::raycast::workload::random_rays;
-use hullsat::{CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene};
+use hullsat::{
+    ContactSet, CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -53,6 +55,10 @@ BACKENDS:
          pairs the clip kernel cannot finish take the CPU path (counted in host_pairs)
   gpu-cpuclip
          the SAT on the GPU, clipping on the CPU (all threads)
+  cpu-set, gpu-set
+         cpu and gpu filling a reused ContactSet (CpuNarrowphase::collide_into,
+         GpuNarrowphase::collide_into): the touching pairs only, no entry per pair; the
+         per-pair view the check needs is built from the warm-up run's set, outside the timing
   gpu-resident
          the resident API (GpuNarrowphase::encode_resident): bodies, pairs and the pair count
          uploaded once into GPU buffers before timing, the manifolds left on the GPU; the time
@@ -136,6 +142,10 @@ enum BenchBackend {
     Gpu,
     /// The GPU SAT plus CPU clipping.
     GpuCpuclip,
+    /// The CPU on all threads into a reused contact set.
+    CpuSet,
+    /// The GPU SAT plus GPU clipping into a reused contact set.
+    GpuSet,
     /// The resident API: data on the GPU, manifolds left there.
     GpuResident,
     /// A whole frame on the GPU: bodies there, the GPU broadphase and the resident narrowphase
@@ -150,6 +160,8 @@ impl BenchBackend {
             BenchBackend::Cpu => "cpu",
             BenchBackend::Gpu => "gpu",
             BenchBackend::GpuCpuclip => "gpu-cpuclip",
+            BenchBackend::CpuSet => "cpu-set",
+            BenchBackend::GpuSet => "gpu-set",
             BenchBackend::GpuResident => "gpu-resident",
             BenchBackend::GpuFrame => "gpu-frame",
         }
@@ -159,9 +171,10 @@ impl BenchBackend {
     fn cpu_threads(self) -> Option<usize> {
         match self {
             BenchBackend::Cpu1 => Some(1),
-            BenchBackend::Cpu => Some(rayon::current_num_threads()),
+            BenchBackend::Cpu | BenchBackend::CpuSet => Some(rayon::current_num_threads()),
             BenchBackend::Gpu
             | BenchBackend::GpuCpuclip
+            | BenchBackend::GpuSet
             | BenchBackend::GpuResident
             | BenchBackend::GpuFrame => None,
         }
@@ -170,10 +183,12 @@ impl BenchBackend {
     /// Where a GPU backend clips.
     fn clipping(self) -> Option<Clipping> {
         match self {
-            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuResident | BenchBackend::GpuFrame => {
-                None
-            }
-            BenchBackend::Gpu => Some(Clipping::Gpu),
+            BenchBackend::Cpu1
+            | BenchBackend::Cpu
+            | BenchBackend::CpuSet
+            | BenchBackend::GpuResident
+            | BenchBackend::GpuFrame => None,
+            BenchBackend::Gpu | BenchBackend::GpuSet => Some(Clipping::Gpu),
             BenchBackend::GpuCpuclip => Some(Clipping::Cpu),
         }
     }
@@ -367,13 +382,17 @@ fn measure_backend(
 ) -> Result<Option<Measurement>, CliError> {
     let (bodies, margin) = (&scene.bodies, scene.margin);
     let measurement = match backend {
-        BenchBackend::Cpu1 | BenchBackend::Cpu => {
+        BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::CpuSet => {
             let cpu = CpuNarrowphase::new(scene.shapes.clone());
-            let runs = time_runs(backend, repeat, progress, || {
-                let results = if backend == BenchBackend::Cpu1 {
-                    cpu.collide_single_thread(bodies, pairs, margin)?
-                } else {
-                    cpu.collide(bodies, pairs, margin)?
+            let mut set = ContactSet::new();
+            let runs = time_runs(backend, repeat, progress, |keep| {
+                let results = match backend {
+                    BenchBackend::Cpu1 => cpu.collide_single_thread(bodies, pairs, margin)?,
+                    BenchBackend::CpuSet => {
+                        cpu.collide_into(bodies, pairs, margin, &mut set)?;
+                        per_pair_view(&set, pairs.len(), keep)
+                    }
+                    _ => cpu.collide(bodies, pairs, margin)?,
                 };
                 Ok((results, None))
             })?;
@@ -445,7 +464,7 @@ fn measure_backend(
                 contract: None,
             }
         }
-        BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
+        BenchBackend::Gpu | BenchBackend::GpuCpuclip | BenchBackend::GpuSet => {
             let mut gpu = match GpuNarrowphase::new(&scene.shapes) {
                 Ok(gpu) => gpu,
                 Err(err @ GpuError::NoAdapter(_)) => {
@@ -462,8 +481,15 @@ fn measure_backend(
             gpu.set_clipping(clipping)
                 .map_err(|err| CliError::Backend(format!("GPU backend failed: {err}")))?;
             let device = adapter_description(&gpu);
-            let runs = time_runs(backend, repeat, progress, || {
-                let results = gpu.collide(bodies, pairs, margin).map_err(gpu_error)?;
+            let mut set = ContactSet::new();
+            let runs = time_runs(backend, repeat, progress, |keep| {
+                let results = if backend == BenchBackend::GpuSet {
+                    gpu.collide_into(bodies, pairs, margin, &mut set)
+                        .map_err(gpu_error)?;
+                    per_pair_view(&set, pairs.len(), keep)
+                } else {
+                    gpu.collide(bodies, pairs, margin).map_err(gpu_error)?
+                };
                 Ok((results, Some(gpu.timings())))
             })?;
             let split =
@@ -512,7 +538,12 @@ fn check_contract_of_gpu_backends(
     pairs: &[[u32; 2]],
     measurements: &mut [Measurement],
 ) -> Result<(), CliError> {
-    let is_cpu = |m: &Measurement| matches!(m.backend, BenchBackend::Cpu1 | BenchBackend::Cpu);
+    let is_cpu = |m: &Measurement| {
+        matches!(
+            m.backend,
+            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::CpuSet
+        )
+    };
     if measurements.iter().all(is_cpu) {
         measurements.iter_mut().for_each(|m| m.results = None);
         return Ok(());
@@ -524,7 +555,7 @@ fn check_contract_of_gpu_backends(
     for m in measurements.iter_mut() {
         let results = m.results.take();
         match m.backend {
-            BenchBackend::Gpu | BenchBackend::GpuCpuclip => {
+            BenchBackend::Gpu | BenchBackend::GpuCpuclip | BenchBackend::GpuSet => {
                 let gpu = results.expect("GPU results are kept");
                 m.contract = Some(check_contract(m.backend.name(), scene, pairs, &gpu, &reference)?);
             }
@@ -539,7 +570,7 @@ fn check_contract_of_gpu_backends(
                     &reference,
                 )?);
             }
-            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::GpuFrame => {}
+            BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::CpuSet | BenchBackend::GpuFrame => {}
         }
     }
     Ok(())
@@ -614,16 +645,17 @@ struct Runs {
     warm_up_gpu: Option<GpuTimings>,
 }
 
-/// One warm-up call of `run`, then `repeat` timed calls. A progress bar on stderr when
-/// `progress` and the timed runs look like they will take more than a second.
+/// One warm-up call of `run(true)`, then `repeat` timed calls of `run(false)` (`run(keep)`
+/// returns one entry per pair, which a contact-set backend builds only when `keep`). A progress
+/// bar on stderr when `progress` and the timed runs look like they will take more than a second.
 fn time_runs(
     backend: BenchBackend,
     repeat: u32,
     progress: bool,
-    mut run: impl FnMut() -> Result<(Vec<Option<Manifold>>, Option<GpuTimings>), CliError>,
+    mut run: impl FnMut(bool) -> Result<(Vec<Option<Manifold>>, Option<GpuTimings>), CliError>,
 ) -> Result<Runs, CliError> {
     let t = Instant::now();
-    let (results, warm_up_gpu) = run()?;
+    let (results, warm_up_gpu) = run(true)?;
     let warm_up = t.elapsed();
     let bar = (progress && warm_up * repeat > Duration::from_secs(1)).then(|| {
         let bar = ProgressBar::new(u64::from(repeat));
@@ -644,7 +676,7 @@ fn time_runs(
     };
     for _ in 0..repeat {
         let t = Instant::now();
-        let (_, gpu_timings) = run()?;
+        let (_, gpu_timings) = run(false)?;
         runs.times.push(t.elapsed());
         runs.gpu.extend(gpu_timings);
         if let Some(bar) = &bar {
@@ -655,6 +687,12 @@ fn time_runs(
         bar.finish_and_clear();
     }
     Ok(runs)
+}
+
+/// A contact-set backend's results as one entry per pair when `keep` (the warm-up run, for the
+/// count and the check; built after the call, so outside any timing), else none.
+fn per_pair_view(set: &ContactSet, pairs: usize, keep: bool) -> Vec<Option<Manifold>> {
+    if keep { set.to_options(pairs) } else { Vec::new() }
 }
 
 /// The 95th percentile of a non-empty list by nearest rank: the `ceil(0.95 n)`-th smallest (the
@@ -990,6 +1028,13 @@ fn measure_rays(
         }
         BenchBackend::GpuCpuclip => {
             output::note("note: skipping backend gpu-cpuclip for rays: ray casts have no clipping step");
+            return Ok(None);
+        }
+        BenchBackend::CpuSet | BenchBackend::GpuSet => {
+            output::note(&format!(
+                "note: skipping backend {} for rays: ray casts fill no contact set",
+                backend.name()
+            ));
             return Ok(None);
         }
         BenchBackend::GpuFrame => {

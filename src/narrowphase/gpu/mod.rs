@@ -17,8 +17,9 @@
 //!    kernel, in both APIs, a compound against a mesh in the mesh pass. Under
 //!    [`Clipping::Cpu`] the host runs [`crate::contact::collide_compound_shape`],
 //!    [`crate::contact::collide_trimesh_shape`] and their siblings.
-//! 6. Restore the pair order the caller gave, appending the touching pairs to a [`ContactSet`]
-//!    in pair order; [`GpuNarrowphase::collide`] builds its one entry per pair from that set.
+//! 6. Restore the pair order the caller gave: [`GpuNarrowphase::collide_into`] appends the
+//!    touching pairs to a [`ContactSet`] in pair order, [`GpuNarrowphase::collide`] writes its
+//!    one entry per pair straight from the records read back.
 //!
 //! The kernels are compiled once per device (`kernels`); the hulls are uploaded once per
 //! narrowphase (`geometry`). [`GpuNarrowphase::encode`] and [`GpuNarrowphase::encode_resident`]
@@ -96,9 +97,6 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
-    /// The touching pairs [`Self::collide`] reads before building its one entry per pair, kept
-    /// for the next call.
-    touching: ContactSet,
 }
 
 impl GpuNarrowphase {
@@ -148,7 +146,6 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
-            touching: ContactSet::new(),
         })
     }
 
@@ -273,9 +270,11 @@ impl GpuNarrowphase {
             margin,
         };
         let counts = FinishCounts::default();
-        let (results, timings) = self.runner.run_sat(&self.shapes, input, |batch, pair, raw| {
-            counts.sat_result(batch, pair, raw)
-        })?;
+        let (results, timings) =
+            self.runner
+                .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
+                    counts.sat_result(batch, pair, raw)
+                })?;
         // No clipping here: reading the results counts as readback.
         self.timings = counts.add_to(GpuTimings {
             dispatch_readback: timings.dispatch_readback + timings.cpu_clipping,
@@ -377,18 +376,34 @@ impl GpuNarrowphase {
         }
     }
 
-    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`]: the
-    /// touching pairs into the narrowphase's own set, then one entry per pair built from it on
-    /// all threads (its time counts as `cpu_clipping`).
+    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`]: one entry
+    /// per pair written straight from each round's records on all threads
+    /// (`rounds::read_per_pair`; under [`Clipping::Gpu`] only the listed pairs' entries are
+    /// read, the others `None`), the pair order restored as each manifold is written.
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
-        let pair_count = input.pair_count();
-        let mut touching = std::mem::take(&mut self.touching);
-        let ran = self.collide_input_into(input, &mut touching);
-        let t = std::time::Instant::now();
-        let results = ran.map(|()| touching.to_options(pair_count));
-        self.timings.cpu_clipping += t.elapsed();
-        self.touching = touching;
-        results
+        let counts = FinishCounts::default();
+        let restored = |batch: &StagedBatch, pair, manifold: Option<Manifold>| {
+            manifold.map(|mut manifold| {
+                batch.restore_pair_order(pair, &mut manifold);
+                manifold
+            })
+        };
+        let (results, timings) = match self.clipping {
+            Clipping::Gpu => {
+                self.runner
+                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuManifold| {
+                        Ok(restored(batch, pair, counts.clipped_on_gpu(batch, pair, raw)?))
+                    })?
+            }
+            Clipping::Cpu => {
+                self.runner
+                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
+                        Ok(restored(batch, pair, counts.clipped_on_cpu(batch, pair, raw)?))
+                    })?
+            }
+        };
+        self.timings = counts.add_to(timings);
+        Ok(results)
     }
 
     /// Records the SAT kernel for `pairs` into `encoder` and returns the buffer that will hold one

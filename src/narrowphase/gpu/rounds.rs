@@ -16,12 +16,16 @@
 //!    pairs + headroom), against 112 × pairs for a dense list.
 //!    Where the device has timestamps, each round's commands are timed on the GPU: up to the
 //!    copy back (staged data into device buffers, the kernels), and the copy back.
-//! 4. Finishing a round reads the mapped records on all threads into a [`ContactSet`], in pair
-//!    order: every dense record (`read_dense_into`), or only the listed entries of a compact
-//!    list (`read_listed_into`): their pair indices checked (in the round, listed once;
-//!    [`GpuError::BadResult`] otherwise) and sorted, no work per pair left out of the list.
-//!    `sat` maps every dense record to one result per pair (`read_per_pair`).
+//! 4. Finishing a round reads the mapped records on all threads, in pair order. A compact
+//!    list is first scattered into a table of one entry index per pair of the round
+//!    ([`EntryTable`]: its pair indices checked, in the round and listed once,
+//!    [`GpuError::BadResult`] otherwise; no sort). One result per pair (`read_per_pair`:
+//!    `sat`, `collide`) reads every dense record, or the table and only the listed entries; a
+//!    [`ContactSet`] takes every dense record's touching pair (`read_dense_into`), or only the
+//!    listed entries (`read_listed_into`), no work per pair left out of the list but a 4-byte
+//!    table slot.
 
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,6 +56,10 @@ const PIPELINE_PAIRS: usize = 1 << 18;
 /// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
 const PAIRS_PER_TASK: usize = 256;
 
+/// Step 4: a compact list of at most this many entries is scattered into its [`EntryTable`] on
+/// the calling thread (a few nanoseconds an entry: less than waking the thread pool).
+const SEQUENTIAL_ENTRIES: usize = 16 * 1024;
+
 /// Step 3: the prefix of a manifold list copied with its count is the last round's share of
 /// listed pairs times this, so a share that grows by up to a quarter costs no second copy.
 const LIST_HEADROOM: f64 = 1.25;
@@ -62,8 +70,8 @@ const LIST_SLACK: usize = 256;
 
 /// A record read back from the GPU: the SAT kernel's (dense), or the clip kernel's (compact).
 pub(super) trait Readout: Pod {
-    /// True for the clip kernel's compact list: the clip kernel runs, and pairs missing from
-    /// the list read as `Self::zeroed()` (for [`GpuManifold`], status `MANIFOLD_SEPARATED`).
+    /// True for the clip kernel's compact list: the clip kernel runs, and only the listed
+    /// pairs' records are read (pairs missing from the list are separated).
     const COMPACT: bool;
 }
 
@@ -94,6 +102,8 @@ pub(super) struct RoundRunner {
     /// Listed (not separated) pairs per pair of the last round read back: sizes the prefix of
     /// the next manifold list copied with its count (step 3; 1 at first).
     listed_share: f64,
+    /// The compact list's entry of each pair of the round being read (step 4).
+    entries: EntryTable,
 }
 
 /// A submitted round whose records are being mapped for reading.
@@ -139,21 +149,23 @@ impl RoundRunner {
             readback,
             timestamps,
             listed_share: 1.0,
+            entries: EntryTable::default(),
         })
     }
 
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
-    /// narrowphase's), runs the SAT kernel round by round, and maps every pair's SAT result
-    /// through `per_pair(batch, pair index, record)` on all threads, in pair order. Returns them
-    /// with the timings (`incomplete_pairs` is left 0).
-    pub fn run_sat<'a, R: Send + Default>(
+    /// narrowphase's), runs it round by round, and maps every pair's record through
+    /// `per_pair(batch, pair index, record)` on all threads, in pair order: a dense record each,
+    /// or for a compact list the listed pairs' entries (the others give `R::default()` without
+    /// a call). Returns them with the timings (`incomplete_pairs` is left 0).
+    pub fn run_per_pair<'a, T: Readout, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
-        per_pair: impl Fn(&StagedBatch<'a>, usize, &GpuSatResult) -> Result<R, GpuError> + Sync,
+        per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings), GpuError> {
         let mut out = Vec::new();
-        let (timings, _) = self.run_with::<GpuSatResult>(shapes, input, &mut |batch, round| {
+        let (timings, _) = self.run_with::<T>(shapes, input, &mut |batch, round| {
             if out.capacity() == 0 {
                 out.reserve_exact(batch.pair_count());
             }
@@ -162,7 +174,7 @@ impl RoundRunner {
         Ok((out, timings))
     }
 
-    /// Stages the batch and runs it as [`Self::run_sat`] does, handing each round's mapped records
+    /// Stages the batch and runs it as [`Self::run_per_pair`] does, handing each round's mapped records
     /// to `read(batch, round)` in round order (pair order). Returns the timings (the reading
     /// counts as `cpu_clipping`; `incomplete_pairs` is left 0) and the staged batch.
     pub fn run_with<'a, T: Readout>(
@@ -397,17 +409,30 @@ impl RoundRunner {
             None => (0, round.copied),
         };
         let readback = &self.readback[round.slot].buffer;
+        let entries = &mut self.entries;
         let read = readback
             .get_mapped_range(0..end)
             .map_err(|e| GpuError::Readback(e.to_string()))
             .and_then(|view| {
+                let records = &view[start as usize..];
+                let table = match listed {
+                    Some(count) => {
+                        entries.fill(&records[..count * size_of::<T>()], round.pairs, round.first)?;
+                        Some(&*entries)
+                    }
+                    None => None,
+                };
                 let records = RoundRecords {
                     first: round.first,
                     pairs: round.pairs,
-                    records: &view[start as usize..],
-                    listed,
+                    records,
+                    entries: table,
                 };
-                read(batch, records)
+                let read = read(batch, records);
+                if read.is_err() {
+                    entries.clear(round.pairs);
+                }
+                read
             });
         readback.unmap();
         read?;
@@ -429,10 +454,11 @@ pub(super) struct RoundRecords<'r> {
     pub first: usize,
     /// The round's number of pairs.
     pub pairs: usize,
-    /// One record per pair (dense), or the `listed` entries of the compact list.
+    /// One record per pair (dense), or the entries of the compact list.
     pub records: &'r [u8],
-    /// The number of entries of a compact list; `None` for dense records.
-    pub listed: Option<usize>,
+    /// For a compact list, the entry of each pair of the round (filled and checked; a reader
+    /// takes every pair's slot once, [`Self::pair_record`]); `None` for dense records.
+    pub entries: Option<&'r EntryTable>,
 }
 
 impl RoundRecords<'_> {
@@ -440,6 +466,100 @@ impl RoundRecords<'_> {
     #[inline]
     fn record<T: Readout>(&self, i: usize) -> T {
         bytemuck::pod_read_unaligned(&self.records[i * size_of::<T>()..(i + 1) * size_of::<T>()])
+    }
+
+    /// The record of pair `i` of the round: dense, its own; compact, its list entry (taken
+    /// from the table), `None` when the pair is not listed.
+    #[inline]
+    fn pair_record<T: Readout>(&self, i: usize) -> Option<T> {
+        match self.entries {
+            Some(entries) => entries.take(i).map(|entry| self.record(entry as usize)),
+            None => Some(self.record(i)),
+        }
+    }
+}
+
+/// Step 4: per pair of a round, the index of the compact list entry naming it
+/// ([`NOT_LISTED`] for pairs left out of the list). Kept across rounds and calls with every
+/// slot [`NOT_LISTED`] between them: a reader takes each filled slot once.
+#[derive(Default)]
+pub(super) struct EntryTable(Vec<AtomicU32>);
+
+/// An [`EntryTable`] slot of a pair no list entry names.
+const NOT_LISTED: u32 = u32::MAX;
+
+impl EntryTable {
+    /// Scatters the entries of `list` (whole [`GpuManifold`]s) into the slots of their pairs,
+    /// for a round of `pairs` pairs starting at batch pair `first`. [`GpuError::BadResult`]
+    /// naming the round's first pair for an entry naming a pair outside the round (the lowest
+    /// such entry), or the lowest pair listed twice; the table is then left clear.
+    fn fill(&mut self, list: &[u8], pairs: usize, first: usize) -> Result<(), GpuError> {
+        if self.0.len() < pairs {
+            self.0.resize_with(pairs, || AtomicU32::new(NOT_LISTED));
+        }
+        let (outside, twice) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(usize::MAX));
+        let scatter = |entry: usize, raw: &[u8]| {
+            let pair = listed_pair(raw) as usize;
+            match self.0.get(pair).filter(|_| pair < pairs) {
+                None => drop(outside.fetch_min(entry, Ordering::Relaxed)),
+                Some(slot) if slot.swap(entry as u32, Ordering::Relaxed) != NOT_LISTED => {
+                    twice.fetch_min(pair, Ordering::Relaxed);
+                }
+                Some(_) => {}
+            }
+        };
+        let entries = list.chunks_exact(size_of::<GpuManifold>());
+        if entries.len() <= SEQUENTIAL_ENTRIES {
+            entries.enumerate().for_each(|(entry, raw)| scatter(entry, raw));
+        } else {
+            list.par_chunks_exact(size_of::<GpuManifold>())
+                .with_min_len(PAIRS_PER_TASK)
+                .enumerate()
+                .for_each(|(entry, raw)| scatter(entry, raw));
+        }
+        let (outside, twice) = (outside.into_inner(), twice.into_inner());
+        if outside == usize::MAX && twice == usize::MAX {
+            return Ok(());
+        }
+        self.clear(pairs);
+        Err(if outside != usize::MAX {
+            let at = outside * size_of::<GpuManifold>();
+            let pair = listed_pair(&list[at..at + size_of::<GpuManifold>()]);
+            GpuError::BadResult {
+                pair: first,
+                what: format!("manifold list entry {outside} names pair {pair} of a round of {pairs}"),
+            }
+        } else {
+            GpuError::BadResult {
+                pair: first + twice,
+                what: "listed twice in the manifold list".into(),
+            }
+        })
+    }
+
+    /// True when pair `i` of the round is listed (its slot not yet taken).
+    #[inline]
+    fn is_listed(&self, i: usize) -> bool {
+        self.0[i].load(Ordering::Relaxed) != NOT_LISTED
+    }
+
+    /// The entry of pair `i` of the round, its slot left [`NOT_LISTED`]; `None` when unlisted.
+    #[inline]
+    fn take(&self, i: usize) -> Option<u32> {
+        let slot = &self.0[i];
+        let entry = slot.load(Ordering::Relaxed);
+        (entry != NOT_LISTED).then(|| {
+            slot.store(NOT_LISTED, Ordering::Relaxed);
+            entry
+        })
+    }
+
+    /// Every slot of a round of `pairs` pairs [`NOT_LISTED`] (after an error).
+    fn clear(&mut self, pairs: usize) {
+        let pairs = pairs.min(self.0.len());
+        self.0[..pairs]
+            .iter_mut()
+            .for_each(|slot| *slot.get_mut() = NOT_LISTED);
     }
 }
 
@@ -467,13 +587,14 @@ impl FirstError {
     }
 }
 
-/// Step 4 for [`RoundRunner::run_sat`]: maps every pair's SAT result of a round through
-/// `per_pair` on all threads straight into `out` (in pair order). A failing pair leaves its
-/// default; the error of the lowest failing pair is returned.
-fn read_per_pair<'a, R: Send + Default>(
+/// Step 4 for [`RoundRunner::run_per_pair`]: maps every pair's record of a round (a compact
+/// list's pairs left out give `R::default()`) through `per_pair` on all threads straight into
+/// `out` (in pair order). A failing pair leaves its default; the error of the lowest failing
+/// pair is returned.
+fn read_per_pair<'a, T: Readout, R: Send + Default>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
-    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuSatResult) -> Result<R, GpuError> + Sync),
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
     out: &mut Vec<R>,
 ) -> Result<(), GpuError> {
     let errors = FirstError::default();
@@ -483,7 +604,10 @@ fn read_per_pair<'a, R: Send + Default>(
             .with_min_len(PAIRS_PER_TASK)
             .map(|i| {
                 let pair = round.first + i;
-                per_pair(batch, pair, &round.record::<GpuSatResult>(i)).unwrap_or_else(|e| {
+                let Some(record) = round.pair_record::<T>(i) else {
+                    return R::default();
+                };
+                per_pair(batch, pair, &record).unwrap_or_else(|e| {
                     errors.fail(pair, e);
                     R::default()
                 })
@@ -518,72 +642,39 @@ pub(super) fn read_dense_into<'a, T: Readout>(
     errors.into_result()
 }
 
-/// Step 4 into a [`ContactSet`], compact list: only the listed entries are read. Their pair
-/// indices are checked (in the round, each listed once: [`keys_checked`]) and
-/// sorted (8-byte keys, kept in `out` between calls); then each entry goes through `per_pair`
-/// on all threads and the touching pairs are appended to `out` in pair order, the given pair
-/// order restored. Work O(listed log listed), none per pair left out of the list.
+/// Step 4 into a [`ContactSet`], compact list: only the listed entries are read, in pair
+/// order from the round's [`EntryTable`] (checked as it was filled); each goes through
+/// `per_pair` on all threads and the touching pairs are appended to `out`, the given pair order
+/// restored. Work per listed pair, and a 4-byte slot per pair left out of the list.
 pub(super) fn read_listed_into<'a>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
     per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuManifold) -> Result<Option<Manifold>, GpuError> + Sync),
     out: &mut ContactSet,
 ) -> Result<(), GpuError> {
-    let (first, pairs) = (round.first, round.pairs);
-    let mut keys = std::mem::take(&mut out.keys);
-    keys.clear();
-    keys.par_extend(
-        round.records[..round.listed.unwrap_or(0) * size_of::<GpuManifold>()]
-            .par_chunks_exact(size_of::<GpuManifold>())
-            .with_min_len(PAIRS_PER_TASK)
-            .enumerate()
-            .map(|(entry, raw)| (listed_pair(raw), entry as u32)),
-    );
-    let checked = keys_checked(&mut keys, pairs, first);
-    if checked.is_ok() {
-        let errors = FirstError::default();
-        out.append_entries(keys.len(), PAIRS_PER_TASK, |k| {
-            let (pair, entry) = keys[k];
-            let pair = first + pair as usize;
-            match per_pair(batch, pair, &round.record::<GpuManifold>(entry as usize)) {
+    let entries = round.entries.expect("a compact list has its entry table");
+    let errors = FirstError::default();
+    out.append_listed(
+        (round.first, round.pairs),
+        PAIRS_PER_TASK,
+        |i| entries.is_listed(i),
+        |i| {
+            let pair = round.first + i;
+            let record = round.pair_record::<GpuManifold>(i)?;
+            match per_pair(batch, pair, &record) {
                 Ok(Some(mut manifold)) => {
                     batch.restore_pair_order(pair, &mut manifold);
-                    (pair as u32, Some(manifold))
+                    Some(manifold)
                 }
-                Ok(None) => (pair as u32, None),
+                Ok(None) => None,
                 Err(e) => {
                     errors.fail(pair, e);
-                    (pair as u32, None)
+                    None
                 }
             }
-        });
-        out.keys = keys;
-        return errors.into_result();
-    }
-    out.keys = keys;
-    checked
-}
-
-/// Sorts a compact list's (pair, entry) keys by pair and checks them for a round of `pairs`
-/// pairs starting at batch pair `first`: [`GpuError::BadResult`] naming the round's first pair
-/// for an entry naming a pair outside the round (the largest), and the pair for one listed
-/// twice.
-fn keys_checked(keys: &mut [(u32, u32)], pairs: usize, first: usize) -> Result<(), GpuError> {
-    keys.par_sort_unstable();
-    // Sorted, the largest pair is last: one look instead of a pass.
-    if let Some(&(pair, entry)) = keys.last().filter(|(pair, _)| *pair as usize >= pairs) {
-        return Err(GpuError::BadResult {
-            pair: first,
-            what: format!("manifold list entry {entry} names pair {pair} of a round of {pairs}"),
-        });
-    }
-    if let Some(twice) = keys.par_windows(2).find_first(|w| w[0].0 == w[1].0) {
-        return Err(GpuError::BadResult {
-            pair: first + twice[0].0 as usize,
-            what: "listed twice in the manifold list".into(),
-        });
-    }
-    Ok(())
+        },
+    );
+    errors.into_result()
 }
 
 /// The round-local pair a compact list entry (one [`GpuManifold`]'s bytes) names.
@@ -609,32 +700,57 @@ mod tests {
         bytemuck::cast_slice(&entries).to_vec()
     }
 
-    /// The (pair, entry) keys of a list, as `read_listed_into` builds them.
-    fn keys(list: &[u8]) -> Vec<(u32, u32)> {
-        list.chunks_exact(size_of::<GpuManifold>())
-            .enumerate()
-            .map(|(entry, raw)| (listed_pair(raw), entry as u32))
-            .collect()
+    /// The entry table of `list` for a round of `pairs` pairs at batch pair 100, taken whole.
+    fn entries(list: &[u8], pairs: usize, table: &mut EntryTable) -> Result<Vec<Option<u32>>, GpuError> {
+        table.fill(list, pairs, 100)?;
+        Ok((0..pairs).map(|i| table.take(i)).collect())
     }
 
     #[test]
-    fn list_keys_sort_by_pair_and_reject_bad_indices() {
-        let mut sorted = keys(&list(&[3, 0, 2]));
-        keys_checked(&mut sorted, 5, 100).expect("valid list");
-        assert_eq!(sorted, [(0, 1), (2, 2), (3, 0)]);
-        assert_eq!(
-            keys_checked(&mut keys(&list(&[1, 5])), 5, 100),
-            Err(GpuError::BadResult {
-                pair: 100,
-                what: "manifold list entry 1 names pair 5 of a round of 5".into()
-            })
-        );
-        assert_eq!(
-            keys_checked(&mut keys(&list(&[4, 2, 4])), 5, 100),
-            Err(GpuError::BadResult {
-                pair: 104,
-                what: "listed twice in the manifold list".into()
-            })
-        );
+    fn list_entries_scatter_by_pair_and_reject_bad_indices() {
+        // Short lists scatter on the calling thread, long ones on all threads: both sizes.
+        let long: Vec<u32> = (0..SEQUENTIAL_ENTRIES as u32 + 100)
+            .rev()
+            .map(|p| 3 * p)
+            .collect();
+        for listed in [vec![3, 0, 2], long] {
+            let pairs = *listed.iter().max().unwrap() as usize + 2;
+            let mut table = EntryTable::default();
+            let taken = entries(&list(&listed), pairs, &mut table).expect("valid list");
+            let mut expected = vec![None; pairs];
+            for (entry, &pair) in listed.iter().enumerate() {
+                expected[pair as usize] = Some(entry as u32);
+            }
+            assert_eq!(taken, expected);
+            assert!((0..pairs).all(|i| !table.is_listed(i)), "taking clears the table");
+            let mut outside = listed.clone();
+            outside[1] = pairs as u32;
+            outside.push(pairs as u32 + 7);
+            assert_eq!(
+                entries(&list(&outside), pairs, &mut table),
+                Err(GpuError::BadResult {
+                    pair: 100,
+                    what: format!("manifold list entry 1 names pair {pairs} of a round of {pairs}"),
+                })
+            );
+            assert!(
+                (0..pairs).all(|i| !table.is_listed(i)),
+                "an error clears the table"
+            );
+            let mut twice = listed.clone();
+            twice.extend([listed[2], listed[0]]);
+            let lowest = listed[0].min(listed[2]) as usize;
+            assert_eq!(
+                entries(&list(&twice), pairs, &mut table),
+                Err(GpuError::BadResult {
+                    pair: 100 + lowest,
+                    what: "listed twice in the manifold list".into(),
+                })
+            );
+            assert!(
+                (0..pairs).all(|i| !table.is_listed(i)),
+                "an error clears the table"
+            );
+        }
     }
 }

@@ -51,16 +51,6 @@ pub(super) enum BatchInput<'a> {
     },
 }
 
-impl BatchInput<'_> {
-    /// The number of pairs given.
-    pub(super) fn pair_count(&self) -> usize {
-        match self {
-            BatchInput::Validated(batch) => batch.given_pairs().len(),
-            BatchInput::Unchecked { pairs, .. } => pairs.len(),
-        }
-    }
-}
-
 /// The order in which pairs reach the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum PairOrder {
