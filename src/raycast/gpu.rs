@@ -115,8 +115,11 @@ pub struct GpuRaycaster {
     staged: [u64; 2],
     /// The resident API's BVH builder and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentRayState>,
-    /// The last call's bodies with normalized rotations, kept for their memory.
+    /// The last call's bodies with normalized rotations and their BVH, kept for their memory.
     normalized: Vec<Body>,
+    bvh: Bvh,
+    /// The BVH's body list then its unbounded bodies, as uploaded, kept for its memory.
+    body_list_scratch: Vec<u32>,
     /// The set [`Self::cast`] fills before building its lists, kept for its memory.
     lists: RayHitSet,
     timings: RayTimings,
@@ -248,6 +251,8 @@ impl GpuRaycaster {
             staged: [0; 2],
             resident: None,
             normalized: Vec::new(),
+            bvh: Bvh::default(),
+            body_list_scratch: Vec::new(),
             lists: RayHitSet::new(),
             params,
             kernel: CastKernel {
@@ -307,8 +312,9 @@ impl GpuRaycaster {
     }
 
     /// [`Self::cast`] into `out`, cleared first (also on error): the hits are written straight
-    /// from the mapped slots into the set on all threads. With a set reused on batches of
-    /// similar size, nothing is allocated that grows with the batch once warm except the BVH.
+    /// from the mapped slots into the set on all threads. The bodies' normalized copy and the
+    /// BVH are built in memory the caster keeps, so with a set reused on batches of similar
+    /// size only the BVH build's scratch (about 50 bytes a body) is allocated once warm.
     /// [`Self::timings`] splits the whole call.
     pub fn cast_into(
         &mut self,
@@ -331,11 +337,14 @@ impl GpuRaycaster {
                 .map(normalized),
         );
         let prepare = lap(&mut clock);
-        let bodies = std::mem::take(&mut self.normalized);
-        let bvh = Bvh::build(&self.shapes, &bodies);
+        self.bvh.rebuild(&self.shapes, &self.normalized);
         let bvh_build = lap(&mut clock);
+        let (bodies, bvh) = (
+            std::mem::take(&mut self.normalized),
+            std::mem::take(&mut self.bvh),
+        );
         let cast = self.cast_prepared(&bodies, &bvh, rays, closest, out, &mut clock);
-        self.normalized = bodies;
+        (self.normalized, self.bvh) = (bodies, bvh);
         let timings = cast?;
         self.timings = RayTimings {
             prepare,
@@ -446,7 +455,9 @@ impl GpuRaycaster {
         slots: u32,
         closest: bool,
     ) -> Result<(), GpuError> {
-        let body_lists: Vec<u32> = bvh.bodies.iter().chain(&bvh.unbounded).copied().collect();
+        let mut body_lists = std::mem::take(&mut self.body_list_scratch);
+        body_lists.clear();
+        body_lists.extend(bvh.bodies.iter().chain(&bvh.unbounded));
         let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
         let params = GpuRayParams {
             bvh_origin_hi: WgslVec3(bvh_origin_hi),
@@ -493,6 +504,7 @@ impl GpuRaycaster {
         self.staged = [body_bytes, ray_bytes];
         self.nodes.write(device, queue, whole[0].1, max);
         self.body_lists.write(device, queue, whole[1].1, max);
+        self.body_list_scratch = body_lists;
         self.counts
             .reserve(device, count * size_of::<GpuRayCount>() as u64, max);
         self.hits.reserve(
