@@ -76,7 +76,7 @@ pub use manifold::{ContactPoint, FeatureId, Manifold};
 pub use narrowphase::{CpuNarrowphase, GpuError, GpuNarrowphase, ValidatedBatch};
 pub use pose::{Isometry, Pose};
 pub use query::bounding_sphere::{BoundingSphere, world_bounding_sphere};
-pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit};
+pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit, RayHitSet};
 pub use scene::{Body, InputError, Scene};
 pub use shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 pub use trimesh::{TriMesh, TriMeshError};

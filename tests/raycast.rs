@@ -14,7 +14,8 @@ use hullsat::raycast::{
     LocalRay, cast_box, cast_capsule, cast_cylinder, cast_half_space, cast_hull, cast_shape, cast_sphere,
 };
 use hullsat::{
-    Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Pose, Ray, RayHit, Shape, Sphere,
+    Body, Capsule, ConvexHull, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Pose, Ray, RayHit, RayHitSet,
+    Shape, Sphere,
 };
 use parry3d::query::Ray as PRay;
 use rand::RngExt;
@@ -540,6 +541,21 @@ fn the_batch_finds_what_brute_force_finds() {
     let single = cpu.cast_single_thread(&bodies, &rays, false).unwrap();
     for (i, (a, b)) in all.iter().zip(&single).enumerate() {
         assert_eq!(a, b, "ray {i}: rayon vs one thread");
+    }
+    // The flat set, reused: every hit, then the closest, then every hit of fewer rays.
+    let mut set = RayHitSet::new();
+    for (closest, count, lists) in [
+        (false, rays.len(), &all),
+        (true, rays.len(), &closest),
+        (false, 700, &all),
+    ] {
+        cpu.cast_into(&bodies, &rays[..count], closest, &mut set).unwrap();
+        assert_eq!(set.ray_count(), count);
+        assert_eq!(set.to_lists(), lists[..count]);
+        assert_eq!(
+            set.all_hits().len(),
+            lists[..count].iter().map(Vec::len).sum::<usize>()
+        );
     }
     // Brute force on the bodies the batch uses (rotations renormalized by validation).
     let bodies = hullsat::scene::validate_batch(&shapes, &bodies, &[], 0.0).unwrap();

@@ -14,7 +14,7 @@ mod support;
 use glam::{DVec3, Quat, Vec3};
 use hullsat::contract::rays::{RayDisagreementKind, RayTally, compare_ray_hits, hit_tolerance};
 use hullsat::raycast::layout::GPU_HIT_SLOTS;
-use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape};
+use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, RayHitSet, Shape};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
@@ -178,6 +178,7 @@ fn a_reused_ray_caster_grows_its_buffers() {
         return;
     };
     let cpu = CpuRaycaster::new(shapes.clone());
+    let mut set = RayHitSet::new();
     for (count, rays) in [(10, 100), (300, 20), (100, 5000), (301, 1000)] {
         let rays = random_rays(&mut rng, rays, 20.0, Vec3::ZERO);
         let bodies = &bodies[bodies.len() - count..];
@@ -185,6 +186,21 @@ fn a_reused_ray_caster_grows_its_buffers() {
         let expected = cpu.cast(bodies, &rays, false).unwrap();
         let tally = compare(&shapes, bodies, &rays, &got, &expected, false);
         assert!(tally.ties() <= 2, "{tally:?}");
+        // A set reused across batches, larger and smaller: the same kernel's bits as `cast`.
+        for closest in [false, true] {
+            gpu.cast_into(bodies, &rays, closest, &mut set).unwrap();
+            let lists = if closest {
+                gpu.cast(bodies, &rays, true).unwrap()
+            } else {
+                got.clone()
+            };
+            assert_eq!(set.ray_count(), rays.len());
+            assert_eq!(
+                set.iter().collect::<Vec<_>>(),
+                lists.iter().map(Vec::as_slice).collect::<Vec<_>>()
+            );
+            assert_eq!(set.hit_count(), lists.iter().map(Vec::len).sum::<usize>());
+        }
     }
 }
 

@@ -281,7 +281,16 @@ fn bench_times_the_ray_workload() {
         .sum();
     match rows.iter().find(|r| r["backend"] == "gpu") {
         Some(gpu) => {
-            assert!(gpu["dispatch_readback_s"].as_f64().is_some() && gpu["cpu_rays"].as_u64().is_some());
+            for split in [
+                "prepare_s",
+                "bvh_build_s",
+                "upload_s",
+                "dispatch_readback_s",
+                "finish_s",
+            ] {
+                assert!(gpu[split].as_f64().is_some(), "{split}: {gpu}");
+            }
+            assert!(gpu["cpu_rays"].as_u64().is_some());
             let gpu_hits = gpu["hits"].as_u64().unwrap();
             assert!(
                 gpu_hits.abs_diff(hits) <= grazing as u64,

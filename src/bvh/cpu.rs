@@ -142,13 +142,22 @@ impl Bvh {
     /// Builds the hierarchy over `bodies` (indices into `shapes` already checked), on all
     /// threads.
     pub fn build(shapes: &[Shape], bodies: &[Body]) -> Bvh {
-        Self::build_split_from(shapes, bodies, PARALLEL_SPLIT)
+        let mut bvh = Bvh::default();
+        bvh.rebuild(shapes, bodies);
+        bvh
     }
 
-    /// [`Self::build`], splitting nodes of at least `parallel_from` bodies on two threads: the
+    /// [`Self::build`] in place: the same hierarchy, in this one's memory (its arrays are reused
+    /// and grown, so a caller building every frame faults no fresh pages once warm).
+    pub fn rebuild(&mut self, shapes: &[Shape], bodies: &[Body]) {
+        self.rebuild_split_from(shapes, bodies, PARALLEL_SPLIT);
+    }
+
+    /// [`Self::rebuild`], splitting nodes of at least `parallel_from` bodies on two threads: the
     /// same hierarchy whatever `parallel_from` is.
-    fn build_split_from(shapes: &[Shape], bodies: &[Body], parallel_from: usize) -> Bvh {
-        let mut unbounded = Vec::new();
+    fn rebuild_split_from(&mut self, shapes: &[Shape], bodies: &[Body], parallel_from: usize) {
+        let unbounded = &mut self.unbounded;
+        unbounded.clear();
         let mut bounded = Vec::with_capacity(bodies.len());
         for (i, body) in bodies.iter().enumerate() {
             let shape = &shapes[body.shape as usize];
@@ -183,23 +192,21 @@ impl Bvh {
         } else {
             counts.nodes(leaves.len())
         };
-        let mut nodes = vec![BvhNode::default(); node_count];
-        let mut leaf_bodies = vec![0u32; leaves.len()];
-        if let Some((root, below)) = nodes.split_first_mut() {
+        // Every node and body slot is written by the fill.
+        self.origin = origin;
+        self.nodes.clear();
+        self.nodes.resize(node_count, BvhNode::default());
+        self.bodies.clear();
+        self.bodies.resize(leaves.len(), 0);
+        if let Some((root, below)) = self.nodes.split_first_mut() {
             let subtree = Subtree {
                 node: root,
                 below,
                 below_first: 1,
-                bodies: &mut leaf_bodies,
+                bodies: &mut self.bodies,
                 bodies_first: 0,
             };
             subtree.fill(&mut leaves, &counts, parallel_from);
-        }
-        Bvh {
-            origin,
-            nodes,
-            bodies: leaf_bodies,
-            unbounded,
         }
     }
 
@@ -414,7 +421,8 @@ mod tests {
     #[test]
     fn the_parallel_build_is_the_sequential_one() {
         let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
-        for n in [0, 1, 4, 5, 9, 100, 1000, 4099] {
+        let mut reused = Bvh::default();
+        for n in [0, 1, 4, 5, 9, 100, 1000, 4099, 7] {
             let bodies: Vec<Body> = (0..n)
                 .map(|i| Body {
                     shape: 0,
@@ -424,12 +432,14 @@ mod tests {
                     ),
                 })
                 .collect();
-            let sequential = Bvh::build_split_from(&shapes, &bodies, usize::MAX);
-            assert_eq!(
-                Bvh::build_split_from(&shapes, &bodies, 1),
-                sequential,
-                "{n} bodies"
-            );
+            let mut sequential = Bvh::default();
+            sequential.rebuild_split_from(&shapes, &bodies, usize::MAX);
+            let mut parallel = Bvh::default();
+            parallel.rebuild_split_from(&shapes, &bodies, 1);
+            assert_eq!(parallel, sequential, "{n} bodies");
+            // Rebuilt over a larger tree's memory: the same hierarchy.
+            reused.rebuild(&shapes, &bodies);
+            assert_eq!(reused, sequential, "{n} bodies, rebuilt");
             // As many nodes as the tree has: every node written, none left over.
             let leaves = sequential.nodes.iter().filter(|node| node.is_leaf()).count();
             assert_eq!(

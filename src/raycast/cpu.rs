@@ -14,6 +14,7 @@ use std::cell::Cell;
 use rayon::prelude::*;
 
 use super::cast_shape::cast_body;
+use super::hit_set::RayHitSet;
 use super::ray::{Ray, RayHit};
 use crate::bvh::Bvh;
 use crate::scene::{Body, InputError, validate_batch};
@@ -54,6 +55,28 @@ impl CpuRaycaster {
             .collect())
     }
 
+    /// [`Self::cast`] into `out`, cleared first (also on error), in ray order: each run of rays
+    /// appends to a buffer the set keeps, so a set reused on batches of similar size allocates
+    /// nothing per ray once warm (see [`RayHitSet`]).
+    pub fn cast_into(
+        &self,
+        bodies: &[Body],
+        rays: &[Ray],
+        closest: bool,
+        out: &mut RayHitSet,
+    ) -> Result<(), InputError> {
+        out.clear();
+        let (bodies, bvh) = self.prepare(bodies)?;
+        out.fill_runs(rays.len(), RAYS_PER_TASK, |first, len, run| {
+            for ray in &rays[first..first + len] {
+                let before = run.hits.len();
+                cast_one_into(&self.shapes, &bodies, &bvh, ray, closest, &mut run.hits);
+                run.end_ray(before);
+            }
+        });
+        Ok(())
+    }
+
     /// Same as [`Self::cast`] on the calling thread only (a baseline for benchmarks).
     pub fn cast_single_thread(
         &self,
@@ -84,7 +107,21 @@ pub(crate) fn cast_one(
     ray: &Ray,
     closest: bool,
 ) -> Vec<RayHit> {
-    let mut hits: Vec<RayHit> = Vec::new();
+    let mut hits = Vec::new();
+    cast_one_into(shapes, bodies, bvh, ray, closest, &mut hits);
+    hits
+}
+
+/// [`cast_one`] appending the ray's hits to `out` (what `out` held before is left alone).
+pub(crate) fn cast_one_into(
+    shapes: &[Shape],
+    bodies: &[Body],
+    bvh: &Bvh,
+    ray: &Ray,
+    closest: bool,
+    out: &mut Vec<RayHit>,
+) {
+    let start = out.len();
     let limit = Cell::new(ray.max_distance().min(f32::MAX));
     bvh.traverse(
         ray.origin(),
@@ -96,14 +133,13 @@ pub(crate) fn cast_one(
                 return;
             };
             if !closest {
-                hits.push(hit);
-            } else if hits.first().is_none_or(|best| hit.precedes(best)) {
+                out.push(hit);
+            } else if out.get(start).is_none_or(|best| hit.precedes(best)) {
                 limit.set(hit.distance);
-                hits.clear();
-                hits.push(hit);
+                out.truncate(start);
+                out.push(hit);
             }
         },
     );
-    hits.sort_unstable_by(|a, b| a.distance.total_cmp(&b.distance).then(a.body.cmp(&b.body)));
-    hits
+    out[start..].sort_unstable_by(|a, b| a.distance.total_cmp(&b.distance).then(a.body.cmp(&b.body)));
 }

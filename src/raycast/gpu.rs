@@ -5,18 +5,19 @@
 //!    with a triangle mesh or a compound among the shapes their tables (vertices, triangles and
 //!    BVH nodes of each mesh, each compound's children as shapes of their own plus a child
 //!    table) and the kernel that reads them (`raycast_complex.wgsl`).
-//! 2. Each call validates the bodies ([`validate_batch`], the CPU path's messages), builds the
-//!    [`Bvh`] on the CPU on all threads (the same one the CPU batch traverses) and writes
-//!    bodies and rays into mapped staging memory on all threads, nodes and body lists through
-//!    the queue; every buffer is reused and grown, never shrunk.
+//! 2. Each call validates the bodies ([`ValidatedBatch`], the CPU path's messages) and
+//!    normalizes their rotations into memory it keeps, builds the [`Bvh`] on the CPU on all
+//!    threads (the same one the CPU batch traverses) and writes bodies and rays into mapped
+//!    staging memory on all threads, nodes and body lists through the queue; every buffer is
+//!    reused and grown, never shrunk.
 //! 3. The kernel writes, per ray, a [`GpuRayCount`] and up to `hit_slots` [`GpuRayHit`]s sorted
 //!    by distance then body ([`GPU_HIT_SLOTS`]; 1 with `closest`). Batches beyond one binding or
 //!    one dispatch are split into chunks bound at offsets.
-//! 4. The host builds [`RayHit`]s straight from the mapped slots, on all threads (world points
-//!    from the f64 origin). Rays
-//!    that entered more bodies than their slots, or that the driver cut short
-//!    ([`INCOMPLETE_BIT`], llvmpipe's loop budget, see [`crate::gpu`]), are recomputed by the
-//!    CPU batch's routine and counted in [`RayTimings::cpu_rays`].
+//! 4. The host writes [`RayHit`]s straight from the mapped slots into the caller's
+//!    [`RayHitSet`], on all threads (world points from the f64 origin). Rays that entered more
+//!    bodies than their slots, or that the driver cut short ([`INCOMPLETE_BIT`], llvmpipe's
+//!    loop budget, see [`crate::gpu`]), are recomputed by the CPU batch's routine and counted
+//!    in [`RayTimings::cpu_rays`].
 //!
 //! The device is the process-wide GPU context's ([`shared_context`], shared with the
 //! narrowphase) unless the caller hands one in. Errors never panic: wgpu validation and
@@ -30,7 +31,8 @@ use std::time::{Duration, Instant};
 use encase::ShaderType;
 use rayon::prelude::*;
 
-use super::cpu::cast_one;
+use super::cpu::cast_one_into;
+use super::hit_set::RayHitSet;
 use super::layout::{
     COMPLEX_STORAGE_BUFFERS, GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams,
     INCOMPLETE_BIT, STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
@@ -43,7 +45,9 @@ use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::gpu::{GpuContext, GpuError, shared_context};
-use crate::scene::{Body, validate_batch};
+use crate::narrowphase::ValidatedBatch;
+use crate::narrowphase::validate::normalized;
+use crate::scene::Body;
 use crate::shape::Shape;
 
 /// The WGSL source of the ray kernel for shape lists without triangle meshes or compounds: the
@@ -70,16 +74,20 @@ pub const RAYCAST_COMPLEX_WGSL: &str = concat!(
     include_str!("../../shaders/raycast/raycast_complex.wgsl")
 );
 
-/// Wall-clock times of the last [`GpuRaycaster::cast`] call.
+/// Wall-clock times of the last [`GpuRaycaster::cast_into`] (or [`GpuRaycaster::cast`]) call:
+/// consecutive steps, which add up to the whole call (`cast`'s lists built after it excepted).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RayTimings {
-    /// Validating the bodies and building the BVH on the CPU.
+    /// Validating the bodies and normalizing their rotations, on all threads.
+    pub prepare: Duration,
+    /// Building the BVH on the CPU.
     pub bvh_build: Duration,
     /// Writing bodies, BVH, rays and parameters to the GPU.
     pub upload: Duration,
     /// Recording, submitting, waiting for the kernel and reading the slots back.
     pub dispatch_readback: Duration,
-    /// Turning slots into hits, plus the CPU recomputation of `cpu_rays`.
+    /// Turning slots into hits in the caller's [`RayHitSet`], plus the CPU recomputation of
+    /// `cpu_rays`.
     pub finish: Duration,
     /// Rays recomputed on the CPU: more hits than slots, or cut short by the driver.
     pub cpu_rays: usize,
@@ -107,6 +115,13 @@ pub struct GpuRaycaster {
     staged: [u64; 2],
     /// The resident API's BVH builder and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentRayState>,
+    /// The last call's bodies with normalized rotations and their BVH, kept for their memory.
+    normalized: Vec<Body>,
+    bvh: Bvh,
+    /// The BVH's body list then its unbounded bodies, as uploaded, kept for its memory.
+    body_list_scratch: Vec<u32>,
+    /// The set [`Self::cast`] fills before building its lists, kept for its memory.
+    lists: RayHitSet,
     timings: RayTimings,
 }
 
@@ -235,6 +250,10 @@ impl GpuRaycaster {
             ]),
             staged: [0; 2],
             resident: None,
+            normalized: Vec::new(),
+            bvh: Bvh::default(),
+            body_list_scratch: Vec::new(),
+            lists: RayHitSet::new(),
             params,
             kernel: CastKernel {
                 pipeline,
@@ -278,83 +297,130 @@ impl GpuRaycaster {
     /// The same lists as [`super::CpuRaycaster::cast`]: one per ray, every body the ray enters
     /// within its max distance, nearest first (ties: lower body index), or with `closest` at
     /// most the nearest. Distances and normals agree with the CPU's to f32 rounding.
+    /// [`Self::cast_into`] into a set this caster keeps, then one `Vec` per ray.
     pub fn cast(
         &mut self,
         bodies: &[Body],
         rays: &[Ray],
         closest: bool,
     ) -> Result<Vec<Vec<RayHit>>, GpuError> {
+        let mut set = std::mem::take(&mut self.lists);
+        let cast = self.cast_into(bodies, rays, closest, &mut set);
+        let lists = cast.map(|()| set.to_lists());
+        self.lists = set;
+        lists
+    }
+
+    /// [`Self::cast`] into `out`, cleared first (also on error): the hits are written straight
+    /// from the mapped slots into the set on all threads. The bodies' normalized copy and the
+    /// BVH are built in memory the caster keeps, so with a set reused on batches of similar
+    /// size only the BVH build's scratch (about 50 bytes a body) is allocated once warm.
+    /// [`Self::timings`] splits the whole call.
+    pub fn cast_into(
+        &mut self,
+        bodies: &[Body],
+        rays: &[Ray],
+        closest: bool,
+        out: &mut RayHitSet,
+    ) -> Result<(), GpuError> {
+        out.clear();
+        self.timings = RayTimings::default();
         // Step 2.
-        let start = Instant::now();
-        let bodies = validate_batch(&self.shapes, bodies, &[], 0.0)?;
-        let bvh = Bvh::build(&self.shapes, &bodies);
-        let bvh_build = start.elapsed();
-        let start = Instant::now();
+        let mut clock = Instant::now();
+        let checked = ValidatedBatch::new(&self.shapes, bodies, &[], 0.0)?;
+        self.normalized.clear();
+        self.normalized.par_extend(
+            checked
+                .given_bodies()
+                .par_iter()
+                .with_min_len(BODIES_PER_TASK)
+                .map(normalized),
+        );
+        let prepare = lap(&mut clock);
+        self.bvh.rebuild(&self.shapes, &self.normalized);
+        let bvh_build = lap(&mut clock);
+        let (bodies, bvh) = (
+            std::mem::take(&mut self.normalized),
+            std::mem::take(&mut self.bvh),
+        );
+        let cast = self.cast_prepared(&bodies, &bvh, rays, closest, out, &mut clock);
+        (self.normalized, self.bvh) = (bodies, bvh);
+        let timings = cast?;
+        self.timings = RayTimings {
+            prepare,
+            bvh_build,
+            ..timings
+        };
+        Ok(())
+    }
+
+    /// Steps 2 (upload) to 4 over checked `bodies` and their `bvh`: the split from the upload on,
+    /// each step timed from the end of the one before (`clock`).
+    fn cast_prepared(
+        &mut self,
+        bodies: &[Body],
+        bvh: &Bvh,
+        rays: &[Ray],
+        closest: bool,
+        out: &mut RayHitSet,
+        clock: &mut Instant,
+    ) -> Result<RayTimings, GpuError> {
         self.context.check_health()?;
         let slots = if closest { 1 } else { GPU_HIT_SLOTS };
-        self.upload(&bodies, &bvh, rays, slots, closest)?;
-        let upload = start.elapsed();
+        self.upload(bodies, bvh, rays, slots, closest)?;
+        let upload = lap(clock);
         if rays.is_empty() {
-            self.timings = RayTimings {
-                bvh_build,
+            return Ok(RayTimings {
                 upload,
                 ..RayTimings::default()
-            };
-            return Ok(Vec::new());
+            });
         }
         // Step 3.
-        let start = Instant::now();
         let mapped = self.dispatch(rays.len() as u64, slots)?;
-        let dispatch_readback = start.elapsed();
+        let dispatch_readback = lap(clock);
         // Step 4, read straight from the mapped slots on all threads.
-        let start = Instant::now();
         let view = self
             .readback
             .buffer
             .get_mapped_range(0..mapped)
             .map_err(|e| GpuError::Readback(e.to_string()));
-        let out = view.map(|view| {
+        let shapes = &self.shapes;
+        let filled = view.map(|view| {
             let (counts, slot_hits) = view.split_at(rays.len() * size_of::<GpuRayCount>());
             let slots = slots as usize;
-            let hit_at = |i: usize| -> GpuRayHit {
-                let at = i * size_of::<GpuRayHit>();
-                bytemuck::pod_read_unaligned(&slot_hits[at..at + size_of::<GpuRayHit>()])
-            };
-            rays.par_iter()
-                .enumerate()
-                .map(|(i, ray)| {
-                    let at = i * size_of::<GpuRayCount>();
-                    let count: GpuRayCount =
-                        bytemuck::pod_read_unaligned(&counts[at..at + size_of::<GpuRayCount>()]);
+            out.fill_runs(rays.len(), FINISH_RAYS_PER_RUN, |first, len, run| {
+                for (i, ray) in rays.iter().enumerate().skip(first).take(len) {
+                    let before = run.hits.len();
+                    let count: GpuRayCount = read_at(counts, i);
                     let overflow = !closest && count.hits as usize > slots;
                     if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
-                        return (cast_one(&self.shapes, &bodies, &bvh, ray, closest), true);
+                        cast_one_into(shapes, bodies, bvh, ray, closest, &mut run.hits);
+                        run.tally += 1;
+                    } else {
+                        let kept = (count.hits as usize).min(slots);
+                        run.hits.extend((i * slots..i * slots + kept).map(|k| {
+                            let h: GpuRayHit = read_at(slot_hits, k);
+                            RayHit {
+                                body: h.body,
+                                distance: h.distance,
+                                point: ray.point_at(h.distance),
+                                normal: h.normal.into(),
+                            }
+                        }));
                     }
-                    let kept = (count.hits as usize).min(slots);
-                    let hits = (i * slots..i * slots + kept)
-                        .map(hit_at)
-                        .map(|h| RayHit {
-                            body: h.body,
-                            distance: h.distance,
-                            point: ray.point_at(h.distance),
-                            normal: h.normal.into(),
-                        })
-                        .collect();
-                    (hits, false)
-                })
-                .collect::<Vec<(Vec<RayHit>, bool)>>()
+                    run.end_ray(before);
+                }
+            })
         });
         self.readback.buffer.unmap();
-        let out = out?;
-        let cpu_rays = out.iter().filter(|(_, cpu)| *cpu).count();
-        self.timings = RayTimings {
-            bvh_build,
+        let cpu_rays = filled?;
+        Ok(RayTimings {
             upload,
             dispatch_readback,
-            finish: start.elapsed(),
+            finish: lap(clock),
             cpu_rays,
-        };
-        Ok(out.into_iter().map(|(hits, _)| hits).collect())
+            ..RayTimings::default()
+        })
     }
 
     /// The resident API: records into the caller's `encoder` the build of a BVH over bodies
@@ -389,7 +455,9 @@ impl GpuRaycaster {
         slots: u32,
         closest: bool,
     ) -> Result<(), GpuError> {
-        let body_lists: Vec<u32> = bvh.bodies.iter().chain(&bvh.unbounded).copied().collect();
+        let mut body_lists = std::mem::take(&mut self.body_list_scratch);
+        body_lists.clear();
+        body_lists.extend(bvh.bodies.iter().chain(&bvh.unbounded));
         let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
         let params = GpuRayParams {
             bvh_origin_hi: WgslVec3(bvh_origin_hi),
@@ -436,6 +504,7 @@ impl GpuRaycaster {
         self.staged = [body_bytes, ray_bytes];
         self.nodes.write(device, queue, whole[0].1, max);
         self.body_lists.write(device, queue, whole[1].1, max);
+        self.body_list_scratch = body_lists;
         self.counts
             .reserve(device, count * size_of::<GpuRayCount>() as u64, max);
         self.hits.reserve(
@@ -581,6 +650,27 @@ impl CastKernel {
         }
     }
 }
+
+/// The time since `clock`, which is moved to now: consecutive laps split a call without a gap.
+fn lap(clock: &mut Instant) -> Duration {
+    let now = Instant::now();
+    let elapsed = now - *clock;
+    *clock = now;
+    elapsed
+}
+
+/// Element `i` of a mapped array of `T` (mapped memory need not be aligned for `T`).
+#[inline]
+fn read_at<T: bytemuck::Pod>(bytes: &[u8], i: usize) -> T {
+    let at = i * size_of::<T>();
+    bytemuck::pod_read_unaligned(&bytes[at..at + size_of::<T>()])
+}
+
+/// Fewest rays a run of step 4 turns into hits (a few nanoseconds a ray).
+const FINISH_RAYS_PER_RUN: usize = 4096;
+
+/// Fewest bodies a rayon task normalizes in step 2.
+const BODIES_PER_TASK: usize = 4096;
 
 /// Rays per dispatch chunk: the chunk's rays (48 bytes each) and hit slots (`hit_bytes` per
 /// ray) each fit one storage binding, its workgroups one dispatch dimension, and it is a

@@ -31,6 +31,7 @@ mod cast_trimesh;
 mod clip;
 mod cpu;
 pub mod gpu;
+mod hit_set;
 pub mod json;
 pub mod layout;
 mod ray;
@@ -53,6 +54,7 @@ pub use cast_trimesh::cast_trimesh;
 pub use cpu::CpuRaycaster;
 pub(crate) use cpu::cast_one;
 pub use gpu::{GpuRaycaster, RayTimings};
+pub use hit_set::RayHitSet;
 pub use ray::{LocalHit, LocalRay, Ray, RayError, RayHit};
 pub use resident::{ResidentHits, ResidentRays};
 

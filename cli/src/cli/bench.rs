@@ -16,8 +16,8 @@ use clap::{Args, ValueEnum};
 use hullsat::broadphase::DEFAULT_MAX_CANDIDATE_PAIRS;
 use hullsat::generate::ParticleSceneConfig;
 use hullsat::narrowphase::gpu::{Clipping, GpuTimings};
-use hullsat::raycast::RayTimings;
 use hullsat::raycast::workload::random_rays;
+use hullsat::raycast::{RayHitSet, RayTimings};
 use hullsat::{
     ContactSet, CpuNarrowphase, CpuRaycaster, GpuError, GpuNarrowphase, GpuRaycaster, Manifold, Ray, Scene,
 };
@@ -86,12 +86,13 @@ verdict ties and pairs left to the host. A pair outside the contract is an error
 RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
 random rays (--seed) from points uniform in the box of the body positions, uniform directions,
 each --ray-length long (default 5 length units), every hit or with --closest the nearest.
-Backends cpu1, cpu (CpuRaycaster), gpu (GpuRaycaster::cast: BVH built on the CPU, traversal and
-exact casts in a WGSL kernel, hits read back) and gpu-resident (GpuRaycaster::encode_resident:
+Backends cpu1, cpu (CpuRaycaster::cast_into), gpu (GpuRaycaster::cast_into: BVH built on the CPU,
+traversal and exact casts in a WGSL kernel, hits read back; both fill one RayHitSet reused across
+runs) and gpu-resident (GpuRaycaster::encode_resident:
 bodies and rays uploaded once before timing, the BVH built on the GPU, the hits left there; GPU
 timestamps where the adapter has them, else submit-and-wait); the table gives rays per second
 and hits found. JSON objects then have \"rays\", \"hits\" and \"rays_per_s\" instead of the
-pair fields, gpu ones bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays, and
+pair fields, gpu ones prepare_s, bvh_build_s, upload_s, dispatch_readback_s, finish_s and cpu_rays, and
 gpu-resident ones \"timing\" and rays_to_recompute.
 
 JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
@@ -903,6 +904,7 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
                             "adapter": m.device, "threads": m.threads,
                         });
                 if let Some(t) = m.gpu {
+                    object["prepare_s"] = json!(t.prepare.as_secs_f64());
                     object["bvh_build_s"] = json!(t.bvh_build.as_secs_f64());
                     object["upload_s"] = json!(t.upload.as_secs_f64());
                     object["dispatch_readback_s"] = json!(t.dispatch_readback.as_secs_f64());
@@ -942,7 +944,8 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
         ));
         if let Some(t) = m.gpu {
             lines.push(format!(
-                "gpu split (last run): BVH build {:.3} ms, upload {:.3} ms, dispatch+readback {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
+                "gpu split (last run): prepare {:.3} ms, BVH build {:.3} ms, upload {:.3} ms, dispatch+readback {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
+                t.prepare.as_secs_f64() * 1e3,
                 t.bvh_build.as_secs_f64() * 1e3,
                 t.upload.as_secs_f64() * 1e3,
                 t.dispatch_readback.as_secs_f64() * 1e3,
@@ -1009,12 +1012,14 @@ fn measure_rays(
     Ok(Some(match backend {
         BenchBackend::Cpu1 | BenchBackend::Cpu => {
             let cpu = CpuRaycaster::new(scene.shapes.clone());
+            let mut set = RayHitSet::new();
             let (hits, median, p95) = timed(&mut || {
-                Ok(count(if backend == BenchBackend::Cpu1 {
-                    cpu.cast_single_thread(bodies, rays, closest)?
+                Ok(if backend == BenchBackend::Cpu1 {
+                    count(cpu.cast_single_thread(bodies, rays, closest)?)
                 } else {
-                    cpu.cast(bodies, rays, closest)?
-                }))
+                    cpu.cast_into(bodies, rays, closest, &mut set)?;
+                    set.hit_count()
+                })
             })?;
             RayMeasurement {
                 hits,
@@ -1066,9 +1071,10 @@ fn measure_rays(
             };
             let info = gpu.adapter_info();
             let device = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
+            let mut set = RayHitSet::new();
             let (hits, median, p95) = timed(&mut || {
-                gpu.cast(bodies, rays, closest)
-                    .map(count)
+                gpu.cast_into(bodies, rays, closest, &mut set)
+                    .map(|()| set.hit_count())
                     .map_err(|err| match err {
                         GpuError::Input(input) => CliError::Input(input),
                         err => CliError::Backend(format!("GPU backend failed: {err}")),
