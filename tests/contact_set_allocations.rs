@@ -1,6 +1,7 @@
 //! What `collide_into` allocates once its [`ContactSet`] is warm, counted by a global allocator
-//! over every thread (rayon's included): on the CPU nothing at all; on the GPU nothing that
-//! grows with the batch (wgpu's per-submission bookkeeping, a few KB, is counted and bounded).
+//! over every thread (rayon's included): nothing that grows with the batch (rayon's job queues
+//! on the CPU and wgpu's per-submission bookkeeping on the GPU, a few KB, are counted and
+//! bounded).
 //! One test in its own binary, so no other test allocates while it counts.
 
 mod support;
@@ -51,6 +52,21 @@ fn counted(f: impl FnOnce()) -> (usize, usize) {
         CALLS.load(Ordering::SeqCst) - calls,
         BYTES.load(Ordering::SeqCst) - bytes,
     )
+}
+
+/// Bytes a warm CPU call may allocate whatever its size: rayon's job queues, whose buffers its
+/// threads grow and shrink as jobs come and go (a worker's deque) and whose shared injector
+/// takes a new 1,520-byte block every 63 jobs sent from outside the pool. Two threads allocated
+/// nothing here; 16 (an H200 host, or `RAYON_NUM_THREADS=16` on the VM) up to 9 KB in 3
+/// allocations. A batch of `PAIRS` would need over 1 MB of manifolds alone.
+const CPU_CALL_BYTES: usize = 32 * 1024;
+
+/// Asserts that a warm CPU call allocated at most rayon's bookkeeping ([`CPU_CALL_BYTES`]).
+fn assert_warm_cpu((calls, bytes): (usize, usize), what: &str) {
+    assert!(
+        bytes <= CPU_CALL_BYTES,
+        "{what}: {bytes} bytes in {calls} allocations"
+    );
 }
 
 /// Bytes a warm GPU call may allocate whatever its size: wgpu's command encoder, bind groups
@@ -161,9 +177,11 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
     let (shapes, bodies, pairs) = batch();
     let margin = 0.02;
 
-    // CPU: a warm set and warm rayon threads allocate nothing, on the full batch or a prefix.
+    // CPU: a warm set and warm rayon threads allocate nothing of their own, on the full batch or
+    // a prefix.
     let cpu = CpuNarrowphase::new(&shapes);
     let mut set = ContactSet::new();
+    rayon::broadcast(|_| cpu.collide_single_thread(&bodies, &pairs, margin).unwrap());
     for _ in 0..3 {
         cpu.collide_into(&bodies, &pairs, margin, &mut set).unwrap();
     }
@@ -174,11 +192,7 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
     );
     for n in [PAIRS, PAIRS / 2, PAIRS] {
         let made = counted(|| cpu.collide_into(&bodies, &pairs[..n], margin, &mut set).unwrap());
-        assert_eq!(
-            made,
-            (0, 0),
-            "CPU collide_into of {n} pairs: (allocations, bytes)"
-        );
+        assert_warm_cpu(made, &format!("CPU collide_into of {n} pairs"));
     }
 
     // Mesh pairs: each thread's mesh scratch, once grown, serves every later pair. Which rayon
@@ -207,11 +221,7 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
                 .collide_into(&mesh_bodies, &mesh_pairs[..n], margin, &mut set)
                 .unwrap()
         });
-        assert_eq!(
-            made,
-            (0, 0),
-            "CPU collide_into of {n} mesh pairs: (allocations, bytes)"
-        );
+        assert_warm_cpu(made, &format!("CPU collide_into of {n} mesh pairs"));
         let made = counted(|| {
             mesh_cpu
                 .collide_single_thread(&mesh_bodies, &mesh_pairs[..n], margin)
@@ -250,11 +260,7 @@ fn warm_collide_into_allocates_nothing_that_grows_with_the_batch() {
                 .collide_into(&compound_bodies, &compound_pairs[..n], margin, &mut set)
                 .unwrap()
         });
-        assert_eq!(
-            made,
-            (0, 0),
-            "CPU collide_into of {n} compound pairs: (allocations, bytes)"
-        );
+        assert_warm_cpu(made, &format!("CPU collide_into of {n} compound pairs"));
         let made = counted(|| {
             compound_cpu
                 .collide_single_thread(&compound_bodies, &compound_pairs[..n], margin)
