@@ -13,13 +13,21 @@
 //!    hullsat reports a manifold for) or `all` (every body): `hullsat` (one scratch reused across
 //!    pairs), `parry` (`DefaultQueryDispatcher::contact_manifolds` with a fresh workspace and a
 //!    cleared manifold list per pair: a cold query per pair, as hullsat's). Throughput is pairs.
+//!
+//! `HULLSAT_BENCH_ONCE=1` runs each backend once over each shape's `all` set without criterion,
+//! for instruction counts under callgrind (`--toggle-collect=*collide_trimesh_shape*` counts
+//! hullsat's calls alone); `HULLSAT_BENCH_BACKENDS` (`hullsat`, `parry`, or `none`) picks them,
+//! `HULLSAT_BENCH_WORKLOADS` (`box`, `hull32`) the shapes.
+//! It prints the touching count, and with `HULLSAT_BENCH_DIGEST=1` a digest of every bit of
+//! hullsat's manifolds, which a pure speedup leaves unchanged.
 
+use std::hash::{DefaultHasher, Hasher};
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Quat, Vec3};
 use hullsat::contact::{TriMeshScratch, collide_trimesh_shape};
-use hullsat::{ConvexHull, Cuboid, Pose, Shape, TriMesh};
+use hullsat::{ConvexHull, Cuboid, Manifold, Pose, Shape, TriMesh};
 use parry3d::math::Vector as PVector;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d::shape::{SharedShape, TriMeshFlags};
@@ -143,13 +151,6 @@ fn bench_trimesh(c: &mut Criterion) {
                 settle(parry_mesh.as_ref(), parry_shape.as_ref(), start, gap)
             })
             .collect();
-        let touching: Vec<Pose> = poses
-            .iter()
-            .filter(|p| {
-                collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, p, MARGIN, &mut scratch).is_some()
-            })
-            .copied()
-            .collect();
         let mesh_pose = to_parry_pose(&Pose::IDENTITY);
         let parry_manifolds = |poses: &[_], manifolds: &mut Vec<ContactManifold<(), ()>>| {
             let mut points = 0;
@@ -174,6 +175,44 @@ fn bench_trimesh(c: &mut Criterion) {
             (points, touching)
         };
         let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
+        if std::env::var_os("HULLSAT_BENCH_ONCE").is_some() {
+            let backends = std::env::var("HULLSAT_BENCH_BACKENDS").unwrap_or("hullsat,parry".into());
+            let workloads = std::env::var("HULLSAT_BENCH_WORKLOADS").unwrap_or("box,hull32".into());
+            if !workloads.split(',').any(|w| w == *name) {
+                continue;
+            }
+            for backend in backends.split(',') {
+                let found = match backend {
+                    "hullsat" => {
+                        let results: Vec<Option<Manifold>> = poses
+                            .iter()
+                            .map(|p| {
+                                collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, p, MARGIN, &mut scratch)
+                            })
+                            .collect();
+                        // The digest only when asked for: it would count in the instructions.
+                        let digest = std::env::var_os("HULLSAT_BENCH_DIGEST")
+                            .map(|_| format!(" (digest {:016x})", digest(&results)))
+                            .unwrap_or_default();
+                        format!("{}{digest}", results.iter().flatten().count())
+                    }
+                    "parry" => {
+                        let parry_poses: Vec<_> = poses.iter().map(to_parry_pose).collect();
+                        parry_manifolds(&parry_poses, &mut manifolds).1.to_string()
+                    }
+                    _ => continue,
+                };
+                eprintln!("once trimesh/{name}/all/{backend}: {found} of {BODIES} touch");
+            }
+            continue;
+        }
+        let touching: Vec<Pose> = poses
+            .iter()
+            .filter(|p| {
+                collide_trimesh_shape(&mesh, &Pose::IDENTITY, shape, p, MARGIN, &mut scratch).is_some()
+            })
+            .copied()
+            .collect();
         println!(
             "trimesh/{name}: {} of {BODIES} bodies touch the terrain (parry: {})",
             touching.len(),
@@ -203,6 +242,29 @@ fn bench_trimesh(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// A hash of every bit of `results` (normals, separations, points, ids, in body order).
+fn digest(results: &[Option<Manifold>]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for manifold in results {
+        let Some(m) = manifold else {
+            hasher.write_u8(0);
+            continue;
+        };
+        hasher.write_u8(1);
+        for x in m.normal.to_array().into_iter().chain([m.separation]) {
+            hasher.write_u32(x.to_bits());
+        }
+        for point in m.points() {
+            for x in point.position.to_array() {
+                hasher.write_u64(x.to_bits());
+            }
+            hasher.write_u32(point.depth.to_bits());
+            hasher.write_u32(point.id.0);
+        }
+    }
+    hasher.finish()
 }
 
 criterion_group!(benches, bench_trimesh);

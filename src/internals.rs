@@ -91,7 +91,7 @@ pub fn collide_mesh_triangle(
                 mesh,
                 triangle,
                 hull,
-                &posed,
+                &mut posed,
                 b_in_a,
                 margin,
                 tolerance,

@@ -44,7 +44,7 @@ pub(crate) fn collide_triangle_hull(
     mesh: &TriMesh,
     index: u32,
     hull: &ConvexHull,
-    posed: &PosedHull,
+    posed: &mut PosedHull,
     b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,

@@ -94,7 +94,7 @@ impl TriMeshScratch {
         mesh.triangles_in_aabb(min - grow, max + grow, &mut self.triangles);
         // 2. Triangle contacts.
         let points = &mut self.points;
-        let posed = &self.posed;
+        let posed = &mut self.posed;
         for &t in &self.triangles {
             let first = points.len();
             let from_manifold = |m: Manifold, points: &mut Vec<ContactPoint>| {

@@ -15,7 +15,8 @@
 //!    or not, is returned beside the chosen one: when positive, a lower bound on the distance.
 //!
 //! B is posed in A's frame once per pair ([`PosedHull`]) and steps 2 and 3 run four faces or
-//! edges at a time; every value is the one the scalar per-triangle transform forms, bit for bit.
+//! edges at a time, the edge axes and their separations too; every value is the one the scalar
+//! per-triangle transform forms, bit for bit.
 //! WGSL twin: `query_triangle_hull` in shaders/narrowphase/triangle_contact.wgsl.
 
 use glam::{Vec3, Vec4};
@@ -28,9 +29,11 @@ use crate::query::segment::closest_points_segments;
 use crate::trimesh::{Triangle, TriangleFeature};
 
 /// A hull posed in A's frame once for many triangles: its vertices, face planes (four per group
-/// by coordinate) and the Gauss arcs of its edges negated (four per group). Each value is bit for
-/// bit the scalar one: `b_in_a.transform_point(v)`, `m = b_in_a.rotation * n` with offset
-/// `offset + m · t`, `-(b_in_a.rotation * n)`. Reused from pair to pair (allocates only to grow).
+/// by coordinate), the Gauss arcs of its edges negated and (on first use) the edges' starts and
+/// directions (four per group). Each value is bit for bit the scalar one:
+/// `b_in_a.transform_point(v)`, `m = b_in_a.rotation * n` with offset `offset + m · t`,
+/// `-(b_in_a.rotation * n)`, `b_in_a.rotation * d`. Reused from pair to pair (allocates only to
+/// grow).
 #[derive(Clone, Debug, Default)]
 pub struct PosedHull {
     /// Vertices, A's frame.
@@ -40,6 +43,11 @@ pub struct PosedHull {
     plane_lanes: Vec<[Vec4; 4]>,
     /// Each edge's face normals negated, A's frame: `faces[0]`'s x, y, z lanes, then `faces[1]`'s.
     arc_lanes: Vec<[Vec4; 6]>,
+    /// Each edge's start vertex and unit direction, A's frame: x, y, z lanes of each; a group
+    /// holds them once `edge_posed` says so.
+    edge_lanes: Vec<[Vec4; 6]>,
+    /// Per group of `edge_lanes`: posed at the current pose yet.
+    edge_posed: Vec<bool>,
     /// Face and edge counts (the real lanes).
     faces: usize,
     edges: usize,
@@ -69,8 +77,47 @@ impl PosedHull {
             let [dx, dy, dz] = rotate_lanes(q, lanes.normal1);
             [-cx, -cy, -cz, -dx, -dy, -dz]
         }));
+        // The edges' starts and directions are posed group by group on first use.
+        let groups = hull.edge_lanes().len();
+        if self.edge_lanes.len() < groups {
+            self.edge_lanes.resize(groups, [Vec4::ZERO; 6]);
+        }
+        self.edge_posed.clear();
+        self.edge_posed.resize(groups, false);
         self.faces = hull.planes().len();
         self.edges = hull.edges().len();
+    }
+
+    /// Edge group `group`'s start vertices and unit directions, A's frame (x, y, z lanes of
+    /// each; padding lanes repeat the last edge): `b_in_a.transform_point(v)` and
+    /// `b_in_a.rotation * d` bit for bit, posed on first use (`hull` and `b_in_a` those of the
+    /// last [`Self::pose`]).
+    #[inline]
+    fn edge_group(&mut self, hull: &ConvexHull, b_in_a: &Isometry, group: usize) -> &[Vec4; 6] {
+        if !self.edge_posed[group] {
+            self.pose_edge_group(hull, b_in_a, group);
+        }
+        &self.edge_lanes[group]
+    }
+
+    /// Poses [`Self::edge_group`]'s group `group` (out of line: the SAT's loop stays small).
+    #[inline(never)]
+    fn pose_edge_group(&mut self, hull: &ConvexHull, b_in_a: &Isometry, group: usize) {
+        let (q, t) = (b_in_a.rotation, b_in_a.translation);
+        let [sx, sy, sz] = rotate_lanes(q, hull.edge_lanes()[group].start);
+        let directions = hull.edge_directions();
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| directions[(4 * group + i).min(directions.len() - 1)]);
+        let [ux, uy, uz] = rotate_lanes(
+            q,
+            [
+                Vec4::new(a.x, b.x, c.x, d.x),
+                Vec4::new(a.y, b.y, c.y, d.y),
+                Vec4::new(a.z, b.z, c.z, d.z),
+            ],
+        );
+        let (tx, ty, tz) = (Vec4::splat(t.x), Vec4::splat(t.y), Vec4::splat(t.z));
+        self.edge_lanes[group] = [sx + tx, sy + ty, sz + tz, ux, uy, uz];
+        self.edge_posed[group] = true;
     }
 
     /// Vertices, A's frame.
@@ -117,7 +164,7 @@ pub fn query_triangle_hull(
     triangle: &Triangle,
     sides: &[(Vec3, Vec3); 3],
     hull: &ConvexHull,
-    posed: &PosedHull,
+    posed: &mut PosedHull,
     b_in_a: &Isometry,
     margin: f32,
     tolerance: f32,
@@ -180,21 +227,24 @@ pub fn query_triangle_hull(
             }
         }
     }
-    let mut max_separation = max_b.max_element();
+    let max_separation = max_b.max_element();
     if let Some(b) = best_b
         && b.separation > best.separation + tolerance
     {
         best = b;
     }
     // 3. Edge pairs whose arcs cross, four hull edges at a time.
-    let vertices = posed.vertices();
     let edges = hull.edges();
     let sides4 = sides.map(|(e, side)| (splat(e), splat(side)));
-    let beat = best.separation + tolerance;
+    let beat = Vec4::splat(best.separation + tolerance);
     let mut best_edge: Option<TriangleAxis> = None;
-    for (group, &[cx, cy, cz, dx, dy, dz]) in posed.arc_lanes.iter().enumerate() {
+    let parallel = Vec4::splat(PARALLEL_EDGE_SINE);
+    // Padding lanes repeat a real edge: the lane-wise maximum is over real edges only.
+    let mut max_edge = Vec4::NEG_INFINITY;
+    for group in 0..posed.arc_lanes.len() {
+        let [cx, cy, cz, dx, dy, dz] = posed.arc_lanes[group];
         // The arc c→d crosses the great circle ⟂ e at x; it must be on the side's half.
-        let crossings = sides4.map(|(e, side)| {
+        let crossing = |(e, side): ([Vec4; 3], [Vec4; 3])| {
             let (ce, de) = (dots(e, [cx, cy, cz]), dots(e, [dx, dy, dz]));
             let (ca, da) = (ce.abs(), de.abs());
             let x = [
@@ -202,42 +252,51 @@ pub fn query_triangle_hull(
                 (cy * da) + (dy * ca),
                 (cz * da) + (dz * ca),
             ];
-            let mask = ((ce * de).cmplt(Vec4::ZERO) & dots(side, x).cmpgt(Vec4::ZERO)).bitmask();
-            (mask, x)
-        });
-        let any = crossings.iter().fold(0, |m, c| m | c.0) & real_lanes(group, posed.edges);
-        if any == 0 {
+            ((ce * de).cmplt(Vec4::ZERO) & dots(side, x).cmpgt(Vec4::ZERO), x)
+        };
+        let crossings = [crossing(sides4[0]), crossing(sides4[1]), crossing(sides4[2])];
+        if !(crossings[0].0 | crossings[1].0 | crossings[2].0).any() {
             continue;
         }
-        for i in 0..4 {
-            if any & 1 << i == 0 {
+        // Each crossing's axis e × d (toward x) and separation, four hull edges at once, as the
+        // scalar `e.cross(d)`, `length`, `/` and `dot` form them; the axes beyond `beat`.
+        let &[sx, sy, sz, ux, uy, uz] = posed.edge_group(hull, b_in_a, group);
+        let mut axes = [([Vec4::ZERO; 3], Vec4::ZERO, 0u32); 3];
+        for (k, &(crossing, x)) in crossings.iter().enumerate() {
+            if !crossing.any() {
                 continue;
             }
+            let [ex, ey, ez] = sides4[k].0;
+            let cross = [ey * uz - uy * ez, ez * ux - uz * ex, ex * uy - ux * ey];
+            let length = dots(cross, cross).sqrt();
+            let flip = dots(cross, x).cmplt(Vec4::ZERO);
+            let toward = |c: Vec4| Vec4::select(flip, -c, c) / length;
+            let axis = [toward(cross[0]), toward(cross[1]), toward(cross[2])];
+            let [vx, vy, vz] = corners[k];
+            let separation = dots(axis, [sx - vx, sy - vy, sz - vz]);
+            let valid = crossing & length.cmpge(parallel);
+            if (separation.cmpgt(margin4) & valid).any() {
+                return None;
+            }
+            max_edge = max_edge.max(Vec4::select(valid, separation, Vec4::NEG_INFINITY));
+            let beyond = (valid & separation.cmpgt(beat)).bitmask() & real_lanes(group, posed.edges);
+            axes[k] = (axis, separation, beyond);
+        }
+        // Candidates in edge order, then side order.
+        let mut lanes = axes[0].2 | axes[1].2 | axes[2].2;
+        while lanes != 0 {
+            let i = lanes.trailing_zeros() as usize;
+            lanes &= lanes - 1;
             let j = 4 * group + i;
-            let start = vertices[edges[j].vertices[0] as usize];
-            let direction = b_in_a.rotation * hull.edge_directions()[j];
-            for (k, &(mask, [x_x, x_y, x_z])) in crossings.iter().enumerate() {
-                if mask & 1 << i == 0 {
+            for (k, &([ax, ay, az], separations, beyond)) in axes.iter().enumerate() {
+                let separation = separations[i];
+                if beyond & 1 << i == 0 || best_edge.is_some_and(|b| separation <= b.separation) {
                     continue;
                 }
-                let x = Vec3::new(x_x[i], x_y[i], x_z[i]);
-                let e = sides[k].0;
-                let cross = e.cross(direction);
-                let length = cross.length();
-                if length < PARALLEL_EDGE_SINE {
-                    continue;
-                }
-                let axis = if cross.dot(x) < 0.0 { -cross } else { cross } / length;
-                let separation = axis.dot(start - triangle.vertices[k]);
-                if separation > margin {
-                    return None;
-                }
-                max_separation = max_separation.max(separation);
-                let end = vertices[edges[j].vertices[1] as usize];
+                let (x, axis) = (crossings[k].1, Vec3::new(ax[i], ay[i], az[i]));
+                let [start, end] = edges[j].vertices.map(|v| posed.vertices[v as usize]);
                 let triangle_edge = [triangle.vertices[k], triangle.vertices[(k + 1) % 3]];
-                if separation > beat
-                    && best_edge.is_none_or(|b| separation > b.separation)
-                    && x.dot(n) >= 0.0
+                if Vec3::new(x[0][i], x[1][i], x[2][i]).dot(n) >= 0.0
                     && allows(TriangleFeature::Edge(k), axis)
                     && edges_meet(triangle_edge, [start, end], axis * separation, tolerance)
                 {
@@ -254,6 +313,7 @@ pub fn query_triangle_hull(
             }
         }
     }
+    let max_separation = max_separation.max(max_edge.max_element());
     if let Some(e) = best_edge
         && e.separation > best.separation + tolerance
     {
