@@ -33,7 +33,6 @@
 //! `HULLSAT_BENCH_DIGEST=1` a digest of every bit of the results, which a pure speedup leaves
 //! unchanged.
 
-use std::hash::{DefaultHasher, Hasher};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -42,7 +41,7 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_g
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::narrowphase::gpu::Clipping;
-use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Manifold, Shape};
+use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d::shape::SharedShape;
@@ -51,6 +50,9 @@ use parry3d::shape::SharedShape;
 #[path = "../tests/support/parry.rs"]
 mod parry_shapes;
 use parry_shapes::{to_parry_pose, to_parry_shape};
+
+mod common;
+use common::digest;
 
 /// Speculative margin of every workload, length units (the generated shapes are about 1 across).
 const MARGIN: f32 = 0.01;
@@ -286,30 +288,6 @@ fn run_once(w: &Workload, sizes: &[usize], backends: &[String]) {
             eprintln!("once {}/{backend}/{}: {found}{digest}", w.name, pairs.len());
         }
     }
-}
-
-/// A hash of every bit of `results` (normals, separations, points, ids, in pair order), so a
-/// change meant to be a pure speedup can be checked to leave the results bit for bit unchanged.
-fn digest(results: &[Option<Manifold>]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    for manifold in results {
-        let Some(m) = manifold else {
-            hasher.write_u8(0);
-            continue;
-        };
-        hasher.write_u8(1);
-        for x in m.normal.to_array().into_iter().chain([m.separation]) {
-            hasher.write_u32(x.to_bits());
-        }
-        for point in m.points() {
-            for x in point.position.to_array() {
-                hasher.write_u64(x.to_bits());
-            }
-            hasher.write_u32(point.depth.to_bits());
-            hasher.write_u32(point.id.0);
-        }
-    }
-    hasher.finish()
 }
 
 fn narrowphase(c: &mut Criterion) {

@@ -21,7 +21,6 @@
 //! It prints the touching count, and with `HULLSAT_BENCH_DIGEST=1` a digest of every bit of
 //! hullsat's manifolds, which a pure speedup leaves unchanged.
 
-use std::hash::{DefaultHasher, Hasher};
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -37,6 +36,9 @@ use rand_pcg::Pcg64;
 #[path = "../tests/support/parry.rs"]
 mod parry_shapes;
 use parry_shapes::{to_parry_pose, to_parry_shape};
+
+mod common;
+use common::digest;
 
 /// Bodies per workload.
 const BODIES: usize = 1000;
@@ -242,29 +244,6 @@ fn bench_trimesh(c: &mut Criterion) {
         }
     }
     group.finish();
-}
-
-/// A hash of every bit of `results` (normals, separations, points, ids, in body order).
-fn digest(results: &[Option<Manifold>]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    for manifold in results {
-        let Some(m) = manifold else {
-            hasher.write_u8(0);
-            continue;
-        };
-        hasher.write_u8(1);
-        for x in m.normal.to_array().into_iter().chain([m.separation]) {
-            hasher.write_u32(x.to_bits());
-        }
-        for point in m.points() {
-            for x in point.position.to_array() {
-                hasher.write_u64(x.to_bits());
-            }
-            hasher.write_u32(point.depth.to_bits());
-            hasher.write_u32(point.id.0);
-        }
-    }
-    hasher.finish()
 }
 
 criterion_group!(benches, bench_trimesh);
