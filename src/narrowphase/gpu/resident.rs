@@ -5,7 +5,10 @@
 //! 1. Host checks, per call, of what the host can see: buffer usages and sizes, the count's
 //!    offset, the limits. What it cannot see (the indices in the caller's pairs and bodies, the
 //!    count's value) the kernels guard: a count above `max_pairs` is clamped, a pair whose body
-//!    or shape index is out of range is listed as [`super::layout::MANIFOLD_INVALID`].
+//!    or shape index is out of range is listed as [`super::layout::MANIFOLD_INVALID`]. The
+//!    range is the GPU shape table's, which holds the compounds' children after the caller's
+//!    shapes: a shape index past the caller's shapes but inside the table is not caught, and
+//!    its body is computed as that child.
 //! 2. The prepare kernel (`resident.wgsl`, one invocation per dispatch chunk) reads the count
 //!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments.
 //! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
@@ -74,7 +77,8 @@ pub struct ResidentBatch<'a> {
 /// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
 /// together, loops cut short by a software driver, a compound pair one of whose child pairs is
 /// such), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
-/// itself: not computed) or `MANIFOLD_OVERFLOW` (a compound or mesh pair whose child pairs or
+/// itself: not computed; with compounds among the shapes, an index past the caller's shapes
+/// that falls on a child is not caught) or `MANIFOLD_OVERFLOW` (a compound or mesh pair whose child pairs or
 /// triangles passed the narrowphase's `compound_capacity` or `mesh_capacity`: not computed;
 /// see [`super::layout::MANIFOLD_OVERFLOW`]); `pair` indexes the caller's pair buffer, whose
 /// `.x` is A. A compound pair is listed once, merged from its child pairs as the CPU does; a
