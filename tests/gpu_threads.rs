@@ -13,12 +13,10 @@ use std::time::Duration;
 use glam::DVec3;
 use glam::{Quat, Vec3};
 use hullsat::contract::compare_pair;
-use hullsat::narrowphase::gpu::layout::{
-    GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_LIST_HEAD,
-};
+use hullsat::narrowphase::gpu::layout::{GpuManifold, MANIFOLD_CLIPPED};
 use hullsat::{Body, CpuNarrowphase, CpuRaycaster, Cuboid, GpuNarrowphase, GpuRaycaster, Pose, Ray, Shape};
 use rand::RngExt;
-use support::{ResidentScene, gpu_or_skip, seeded_rng};
+use support::{ResidentScene, gpu_or_skip, read_resident, seeded_rng};
 
 /// Threads started at once.
 const THREADS: usize = 8;
@@ -147,39 +145,8 @@ fn worker(thread: usize, shapes: &[Shape], start: &Barrier) {
 /// The resident API on `gpu`'s device: bodies, pairs and count uploaded into buffers of the
 /// test's own, `encode_resident`, submitted, and the list read back (bounded wait).
 fn resident_list(gpu: &mut GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<GpuManifold> {
-    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
-    let scene = ResidentScene::new(&device, bodies, pairs);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let batch = scene.batch(0.0);
-    let list = gpu.encode_resident(&mut encoder, &batch).expect("encodes").list;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test readback"),
-        size: list.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    encoder.copy_buffer_to_buffer(&list, 0, &staging, 0, list.size());
-    let submission = queue.submit([encoder.finish()]);
-    let (sender, receiver) = mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: Some(WATCHDOG),
-        })
-        .expect("finishes");
-    // Another thread's poll may run the callback.
-    receiver
-        .recv_timeout(WATCHDOG)
-        .expect("mapped in time")
-        .expect("maps");
-    let view = staging.get_mapped_range(..).expect("mapped");
-    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
-    view[MANIFOLD_LIST_HEAD as usize..]
-        .chunks_exact(size_of::<GpuManifold>())
-        .take(head.count as usize)
-        .map(bytemuck::pod_read_unaligned)
-        .collect()
+    let scene = ResidentScene::new(gpu.device(), bodies, pairs);
+    read_resident(gpu, &scene.batch(0.0))
 }
 
 #[test]

@@ -311,7 +311,11 @@ impl ResidentScene {
     }
 }
 
-/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back.
+/// Longest a test waits for the GPU to finish a submission and map its read-back buffer.
+pub const GPU_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Records `batch` on `gpu`'s resident API, submits, and reads the list's entries back, the wait
+/// bounded by [`GPU_WAIT`] (safe while other threads poll the same device).
 pub fn read_resident(
     gpu: &mut GpuNarrowphase,
     batch: &hullsat::narrowphase::gpu::ResidentBatch,
@@ -321,17 +325,26 @@ pub fn read_resident(
     let mut encoder = device.create_command_encoder(&Default::default());
     let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
+        label: Some("test readback"),
         size: out.list.size(),
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
     encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
-    queue.submit([encoder.finish()]);
-    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("maps"));
+    let submission = queue.submit([encoder.finish()]);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
     device
-        .poll(wgpu::PollType::wait_indefinitely())
+        .poll(wgpu::PollType::Wait {
+            submission_index: Some(submission),
+            timeout: Some(GPU_WAIT),
+        })
         .expect("finishes");
+    // Another thread's poll may run the callback.
+    receiver
+        .recv_timeout(GPU_WAIT)
+        .expect("mapped in time")
+        .expect("maps");
     let view = staging.get_mapped_range(..).expect("mapped");
     let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
     view[MANIFOLD_LIST_HEAD as usize..]
