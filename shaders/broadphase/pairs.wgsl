@@ -1,9 +1,11 @@
 // The GPU broadphase: candidate pairs from a BVH built on the GPU (shaders/bvh/bvh_build.wgsl).
 // Host (Rust twin): src/broadphase/gpu.rs; every struct and constant below must match it
 // (checked by tests/gpu_broadphase_layout.rs). The CPU reference is src/broadphase/sweep.rs.
-// `pairs`: one invocation per bounded body i, its (padded) box grown by the margin: a stack
-// traversal of the tree; at each leaf body j, a bounded j > i whose box overlaps, or a
-// half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter;
+// `pairs`: one invocation per bounded body i, taken in the tree's (Morton) order so neighbouring
+// invocations walk the same nodes, its (padded) box grown by the margin: a stack traversal of
+// the tree; at each leaf body j whose box overlaps (a half-space's always does), a bounded
+// j > i, or a half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an
+// atomic counter;
 // two static bodies (a mesh with a mesh or a half-space) and a mesh with a compound are never
 // paired. Slots past the capacity are not written but counted, so the count is true. The optional
 // sort is crate::gpu's radix sort (shaders/common/radix_sort.wgsl).
@@ -79,10 +81,11 @@ fn emit(a: u32, b: u32) {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = linear_id(id, groups);
-    if i >= params.body_count {
+    let slot = linear_id(id, groups);
+    if slot >= params.body_count {
         return;
     }
+    let i = body_list[slot];
     let body = bodies[i];
     if shapes[body.shape].unbounded != 0u {
         return;
@@ -115,7 +118,8 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
             }
             for (var k = 0u; k < node.count; k++) {
                 let j = body_list[node.first + k];
-                if j == i {
+                let other = boxes[j];
+                if j == i || any(other.min > hi) || any(lo > other.max) {
                     continue;
                 }
                 let other_shape = shapes[bodies[j].shape];
@@ -124,10 +128,7 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
                         emit(min(i, j), max(i, j));
                     }
                 } else if j > i && (other_shape.flags & refused) == 0u {
-                    let other = boxes[j];
-                    if all(other.min <= hi) && all(lo <= other.max) {
-                        emit(i, j);
-                    }
+                    emit(i, j);
                 }
             }
             continue;

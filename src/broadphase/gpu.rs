@@ -7,8 +7,8 @@
 //!    centred on the caller's f64 `origin`, Morton codes, a radix sort, an implicit tree),
 //!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
 //!    box the CPU computes in f32 world coordinates.
-//! 2. One traversal per bounded body, its box grown by the margin: each other body j in an
-//!    overlapping leaf gives `[min, max]` when j is bounded, j > i and the boxes overlap, or when
+//! 2. One traversal per bounded body, in the tree's body order (neighbouring invocations walk
+//!    the same nodes), its box grown by the margin: each other body j in an overlapping leaf gives `[min, max]` when j is bounded, j > i and the boxes overlap, or when
 //!    j is a half-space and the box comes within the margin of its plane (the CPU's rule plus
 //!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter: past the capacity they
 //!    are counted, not written, so [`GpuPairCount::count`] is the true count.
