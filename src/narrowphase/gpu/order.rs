@@ -144,13 +144,14 @@ pub(crate) struct OrderStage {
     kernels: Arc<OrderKernels>,
     classes: GrowBuffer,
     counters: GrowBuffer,
-    /// The shape table's group, then one sort group per chunk, built for `built`.
+    /// The shape table's group, then one sort group per chunk, and the key they were built for.
     groups: Option<(OrderGroupsKey, wgpu::BindGroup, Vec<wgpu::BindGroup>)>,
 }
 
-/// What the cached groups were built on: chunks, pairs per chunk, buffer generations.
+/// What the cached groups were built on: pairs, chunks, pairs per chunk, buffer generations.
 #[derive(PartialEq)]
 struct OrderGroupsKey {
+    max_pairs: u64,
     chunks: u64,
     chunk: u64,
     generations: [u64; 2],
@@ -219,6 +220,7 @@ impl OrderStage {
         (chunks, chunk): (u64, u64),
     ) {
         let key = OrderGroupsKey {
+            max_pairs,
             chunks,
             chunk,
             generations: [self.classes.generation, self.counters.generation],

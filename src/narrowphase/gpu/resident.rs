@@ -122,6 +122,8 @@ struct GroupsKey {
     bodies: wgpu::Buffer,
     pairs: wgpu::Buffer,
     pair_count: wgpu::Buffer,
+    /// The last chunk's windows end at `max_pairs`.
+    max_pairs: u32,
     chunks: u64,
     dispatch_sets: u64,
     generations: [u64; 4],
@@ -343,6 +345,7 @@ impl ResidentState {
             bodies: batch.bodies.clone(),
             pairs: batch.pairs.clone(),
             pair_count: batch.pair_count.clone(),
+            max_pairs: batch.max_pairs,
             chunks,
             dispatch_sets,
             generations: [
