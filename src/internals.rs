@@ -31,6 +31,18 @@ pub fn resident_dispatch_args(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffe
     gpu.resident_dispatch_args().cloned()
 }
 
+/// The SAT results (`GpuSatResult`, 48 bytes each) of `gpu`'s last `encode_resident` by slot, a
+/// buffer with COPY_SRC; `None` before the first. Chunk k's slots start at result `k * chunk`;
+/// slot s's `pair` names the pair it ran (with cost ordering, a permutation of each chunk's).
+pub fn resident_sat_results(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer> {
+    gpu.resident_sat_results().cloned()
+}
+
+pub use crate::narrowphase::gpu::order::{
+    COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderCounters, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP,
+    KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, ORDER_WGSL, cost_class,
+};
+
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhProbe, GpuBvhShape,
     ProbedBvh, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,

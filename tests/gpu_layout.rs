@@ -11,7 +11,7 @@ use hullsat::constants::{
 };
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
-use hullsat::internals::{BVH_BUILD_WGSL, RADIX_SORT_WGSL};
+use hullsat::internals::{BVH_BUILD_WGSL, ORDER_WGSL, RADIX_SORT_WGSL};
 use hullsat::internals::{
     COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
     COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound,
@@ -61,7 +61,7 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 15] = [
+const SOURCES: [(&str, &str); 16] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
@@ -70,6 +70,7 @@ const SOURCES: [(&str, &str); 15] = [
     ("MESH_TRIANGLE_WGSL", MESH_TRIANGLE_WGSL),
     ("MESH_MERGE_WGSL", MESH_MERGE_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
+    ("ORDER_WGSL", ORDER_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
@@ -279,7 +280,7 @@ fn shared_structs_have_the_rust_layout_for_callers_and_kernels() {
                 deepest_kind,
                 deepest_feature_a,
                 deepest_feature_b,
-                _pad
+                pair
             }),
         );
     }
@@ -390,7 +391,8 @@ fn kernel_structs_have_the_rust_layout() {
         encase_layout!(GpuParams {
             margin,
             pair_count,
-            first_pair
+            first_pair,
+            ordered
         }),
     );
 }
@@ -407,7 +409,8 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
             count_index,
             chunk_pairs,
             chunks,
-            per_workgroup_below
+            per_workgroup_below,
+            ordered
         }),
     );
     assert_same_layout(
@@ -424,6 +427,38 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
         &[("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32))],
     );
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
+}
+
+#[test]
+fn order_kernel_structs_and_constants_match_the_rust_ones() {
+    use hullsat::internals::{
+        COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderCounters, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP,
+        KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS,
+    };
+    use naga::Literal::U32;
+    let module = parse_source("ORDER_WGSL", ORDER_WGSL);
+    assert_same_layout(
+        &module,
+        "GpuOrderCounters",
+        rust_layout!(GpuOrderCounters { counts, cursors }),
+    );
+    assert_consts(
+        &module,
+        &[
+            ("COST_CLASSES", U32(COST_CLASSES)),
+            ("HULL_KEY_TOP_LOG2", U32(HULL_KEY_TOP_LOG2)),
+            ("KEY_SMALL_HULLS", U32(KEY_SMALL_HULLS)),
+            ("KEY_BOX_BOX", U32(KEY_BOX_BOX)),
+            ("KEY_HULL_PRIMITIVE", U32(KEY_HULL_PRIMITIVE)),
+            ("KEY_CHEAP", U32(KEY_CHEAP)),
+            ("EDGE_COUNT_CLAMP", U32(EDGE_COUNT_CLAMP)),
+        ],
+    );
+    // Both entry points run workgroups of WORKGROUP_SIZE: the caller pairs' dispatch arguments.
+    for entry in &module.entry_points {
+        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", entry.name);
+    }
+    assert_eq!(module.entry_points.len(), 2);
 }
 
 #[test]

@@ -513,6 +513,7 @@ fn run_sat_source(
         margin,
         pair_count: pairs.len() as u32,
         first_pair: 0,
+        ordered: 0,
     };
     let mut params_bytes = encase::UniformBuffer::new(Vec::new());
     params_bytes.write(&params).expect("encase writes the parameters");

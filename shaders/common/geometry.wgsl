@@ -59,10 +59,12 @@ struct GpuEdge {
 }
 
 // Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).
+// `ordered` (0 or 1): the SAT takes slot s's pair from results[s].pair (order.wgsl wrote it).
 struct GpuParams {
     margin: f32,
     pair_count: u32,
     first_pair: u32,
+    ordered: u32,
 }
 
 // Must match kernel_layout.rs `GpuCompound`: one per shape of the narrowphase, its parts for the

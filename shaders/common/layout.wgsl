@@ -54,7 +54,9 @@ struct GpuSatResult {
     deepest_feature_a: u32,
     // The deepest axis's face or edge of B (0 when a face of A is deepest).
     deepest_feature_b: u32,
-    _pad: u32,
+    // The index in the dispatch of the pair this result is for (as GpuManifold.pair): the
+    // result's own, unless a resident call ordered its pairs by cost (src/narrowphase/gpu/order.rs).
+    pair: u32,
 }
 
 // Must match layout.rs `GpuManifold`: one pair's manifold, A's frame (112 bytes).

@@ -3,7 +3,9 @@
 // and src/query/segment.rs (the references; functions of the same names); keep them in step.
 //
 // 1. Bounds guard; separated pairs MANIFOLD_SEPARATED; non-hull pairs take primitives.wgsl;
-//    pairs this kernel cannot finish as the CPU would go to the host (MANIFOLD_HOST).
+//    pairs this kernel cannot finish as the CPU would go to the host (MANIFOLD_HOST). Slot s
+//    runs the pair its SAT result names (sat_results[s].pair: s, or the pair the cost ordering
+//    put in slot s).
 // 2. Apart within the margin: GJK (gjk.wgsl); the closest-point pair when its direction is not
 //    the SAT axis (CLOSEST_FEATURE_COSINE); too uncertain in f32: to the host.
 // 3. Edge axis: one point midway between the edges' closest points. 4-6. Face axis: clip the
@@ -39,7 +41,8 @@ const SEGMENT_TINY: f32 = 1.4210855e-14;
 // reference side (this bit set) by its index in the reference loop.
 const SIDE_CARRIER: u32 = 0x80000000u;
 
-// Group 1, binding 2: the SAT kernel's results for this chunk; binding 4: the manifold list.
+// Group 1, binding 2: the SAT kernel's results for this chunk, by slot; binding 4: the manifold
+// list.
 @group(1) @binding(2) var<storage, read> sat_results: array<GpuSatResult>;
 @group(1) @binding(4) var<storage, read_write> manifolds: GpuManifoldList;
 
@@ -650,19 +653,19 @@ fn host_manifold(sat: GpuSatResult) -> GpuManifold {
     return m;
 }
 
-// Steps 1 to 7 for chunk pair `index`: the manifold emit_manifold stores (status
+// Steps 1 to 7 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
 // MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end).
-fn clip_pair(index: u32) -> GpuManifold {
+fn clip_pair(slot: u32, index: u32) -> GpuManifold {
     // 1. Bounds guard, pairs this kernel does not finish.
     var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
-    if index >= params.pair_count {
+    if slot >= params.pair_count || index >= params.pair_count {
         return unlisted;
     }
     if !pair_in_range(pairs[index]) {
         unlisted.status = MANIFOLD_INVALID;
         return unlisted;
     }
-    let sat = sat_results[index];
+    let sat = sat_results[slot];
     var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
     let host = host_manifold(sat);
     let axis = sat.kind & AXIS_MASK;
@@ -750,7 +753,12 @@ fn clip_pair(index: u32) -> GpuManifold {
 // the whole workgroup.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
-    emit_manifold(id.x, local, clip_pair(id.x));
+    let slot = id.x;
+    var index = slot;
+    if slot < params.pair_count {
+        index = sat_results[slot].pair - params.first_pair;
+    }
+    emit_manifold(index, local, clip_pair(slot, index));
 }
 
 // The compound stage's clip pass (src/narrowphase/gpu/compound.rs): sub-pair `index`'s manifold
@@ -763,7 +771,7 @@ fn main_slots(@builtin(global_invocation_id) id: vec3<u32>) {
     if index >= params.pair_count || index >= arrayLength(&manifolds.entries) {
         return;
     }
-    var m = clip_pair(index);
+    var m = clip_pair(index, index);
     if m.status == MANIFOLD_CLIPPED {
         let body_a = bodies[pairs[index].x];
         let t = body_a.translation_hi + body_a.translation_lo;

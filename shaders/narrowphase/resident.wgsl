@@ -12,6 +12,8 @@
 // 4. With per_workgroup_below (non-zero): the SAT's one-pair-per-invocation arguments at
 //    chunks + k and its one-workgroup-per-pair ones (n workgroups) at 2 * chunks + k, the
 //    first empty when pairs < per_workgroup_below, else the second.
+// setup.ordered (0 or 1) is passed on in each chunk's parameters: the SAT then reads its pairs
+// in cost order (order.wgsl).
 //
 // Compiled after geometry.wgsl (GpuParams, WORKGROUP_SIZE); its bindings are group 2, so they
 // do not meet the kernels' groups 0 and 1.
@@ -27,6 +29,7 @@ struct GpuResidentSetup {
     chunk_pairs: u32,
     chunks: u32,
     per_workgroup_below: u32,
+    ordered: u32,
 }
 
 // One chunk's GpuParams, padded to PARAMS_STRIDE bytes (the kernels bind it at a dynamic
@@ -65,7 +68,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 3. This chunk's share.
     let first = k * setup.chunk_pairs;
     let n = min(pairs - min(pairs, first), setup.chunk_pairs);
-    chunk_params[k].params = GpuParams(setup.margin, n, first);
+    chunk_params[k].params = GpuParams(setup.margin, n, first, setup.ordered);
     let workgroups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
     dispatch_args[k] = DispatchArgs(workgroups, 1u, 1u);
     // 4. The SAT's two sets, one of them empty.

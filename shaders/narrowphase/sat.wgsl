@@ -4,6 +4,9 @@
 // Rust twin: src/query/sat.rs (the reference) with src/query/bounds.rs; keep them in step.
 //
 // 1. Bounds guard (pair_in_range); pairs not both hulls (or boxes) get AXIS_NONE: the CPU's.
+//    Slot s of the chunk runs pair s, or with params.ordered the pair order.wgsl put there
+//    (pair_of_slot); results[s] is the slot's, naming its pair (GpuSatResult.pair, an index in
+//    the dispatch as params.first_pair counts).
 // 2. B's pose in A's frame (relative_pose, as Pose::relative_to_self) and its inverse.
 // 3-4. Face queries of A and of B (query_faces): deepest vertex below each plane, bounded.
 // 5. Edge query (query_edges_bounded): Gauss-map-crossing pairs, parallel ones skipped, the best
@@ -32,8 +35,22 @@ const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
 const KEPT_WORDS: u32 = 8u;
 // No edge: an unused slot of scan_four.
 const NO_EDGE: u32 = 0xffffffffu;
-// Group 1, binding 2: one result per pair of the chunk.
+// Group 1, binding 2: one result per slot of the chunk.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
+
+// The index of the pair slot `slot` (< params.pair_count) runs: with params.ordered the one the
+// cost ordering wrote there (order.wgsl), else `slot`.
+fn pair_of_slot(slot: u32) -> u32 {
+    if params.ordered != 0u {
+        return results[slot].pair - params.first_pair;
+    }
+    return slot;
+}
+
+// Slot `slot`'s result for pair `index` not run here (step 1): AXIS_NONE.
+fn write_none(slot: u32, index: u32) {
+    results[slot] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u, AXIS_NONE, 0u, 0u, params.first_pair + index);
+}
 
 struct FaceQuery {
     face: u32,
@@ -534,8 +551,9 @@ fn prefer_faces_by(c: SatCandidates, tolerance: f32) -> SatOut {
     return out;
 }
 
-// Stores pair `index`'s result; `cut` sets INCOMPLETE_BIT (the driver cut loops short).
-fn write_result(index: u32, out: SatOut, cut: bool) {
+// Stores pair `index`'s result in slot `slot`; `cut` sets INCOMPLETE_BIT (the driver cut loops
+// short).
+fn write_result(slot: u32, index: u32, out: SatOut, cut: bool) {
     var flags = out.kind;
     if out.separation > params.margin {
         flags |= SEPARATED_BIT;
@@ -543,7 +561,7 @@ fn write_result(index: u32, out: SatOut, cut: bool) {
     if cut {
         flags |= INCOMPLETE_BIT;
     }
-    results[index] = GpuSatResult(out.normal, out.axis_separation, out.separation, flags, out.feature_a, out.feature_b, out.deepest_kind, out.deepest_feature_a, out.deepest_feature_b, 0u);
+    results[slot] = GpuSatResult(out.normal, out.axis_separation, out.separation, flags, out.feature_a, out.feature_b, out.deepest_kind, out.deepest_feature_a, out.deepest_feature_b, params.first_pair + index);
 }
 
 // The pair's two bodies and shapes, the relative poses of step 2 and the face preference
@@ -650,8 +668,8 @@ override COOP_PATH: bool = true;
 // No item (an invocation that tested none): loses every comparison of the reductions.
 const NO_ITEM: u32 = 0xffffffffu;
 
-// The workgroup's big pairs (indices in the chunk) and their count.
-var<workgroup> coop_list: array<u32, WORKGROUP_SIZE>;
+// The workgroup's big pairs (slot and pair index in the chunk) and their count.
+var<workgroup> coop_list: array<vec2<u32>, WORKGROUP_SIZE>;
 var<workgroup> coop_count: atomic<u32>;
 var<workgroup> coop_listed: u32;
 // Invocations that finished a cooperative pair with no loop cut short, summed over the pairs.
@@ -871,17 +889,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, invocation: Invocation) {
     }
 
     // 1. Bounds guard, CPU-routed pairs; small pairs run here, big ones are listed.
-    let index = id.x;
-    if index < params.pair_count {
+    let slot = id.x;
+    if slot < params.pair_count {
+        let index = pair_of_slot(slot);
         if !runs_here(index) {
-            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u, AXIS_NONE, 0u, 0u, 0u);
+            write_none(slot, index);
         } else {
             var listed = false;
             if COOP_PATH {
-                listed = list_if_big(index);
+                listed = list_if_big(slot, index);
             }
             if !listed {
-                write_result(index, sat_serial(index), loops_cut_short());
+                write_result(slot, index, sat_serial(index), loops_cut_short());
             }
         }
     }
@@ -891,15 +910,15 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, invocation: Invocation) {
     }
 }
 
-// Lists pair `index` (which runs here) for the workgroup when it is big (is_big): its result
-// stays flagged until the workgroup stores it, so a pair the driver's loop cap keeps the
-// workgroup from reaching comes back flagged. False when it is not big.
-fn list_if_big(index: u32) -> bool {
+// Lists pair `index` (which runs here, in slot `slot`) for the workgroup when it is big
+// (is_big): its result stays flagged until the workgroup stores it, so a pair the driver's loop
+// cap keeps the workgroup from reaching comes back flagged. False when it is not big.
+fn list_if_big(slot: u32, index: u32) -> bool {
     if !is_big(index) {
         return false;
     }
-    coop_list[atomicAdd(&coop_count, 1u)] = index;
-    write_result(index, separating(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0), true);
+    coop_list[atomicAdd(&coop_count, 1u)] = vec2<u32>(slot, index);
+    write_result(slot, index, separating(AXIS_NONE, 0u, 0u, vec3<f32>(0.0), 0.0), true);
     return true;
 }
 
@@ -915,14 +934,14 @@ fn run_listed(lane: u32) {
     }
     let listed = workgroupUniformLoad(&coop_listed);
     for (var k = 0u; k < listed; k++) {
-        let pair_index = workgroupUniformLoad(&coop_list[k]);
-        let out = sat_coop(pair_index, lane);
+        let listed_pair = workgroupUniformLoad(&coop_list[k]);
+        let out = sat_coop(listed_pair.y, lane);
         if !loops_cut_short() {
             atomicAdd(&coop_done, 1u);
         }
         workgroupBarrier();
         if lane == 0u {
-            write_result(pair_index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE * (k + 1u));
+            write_result(listed_pair.x, listed_pair.y, out, atomicLoad(&coop_done) != WORKGROUP_SIZE * (k + 1u));
         }
     }
 }
@@ -938,37 +957,54 @@ fn run_listed(lane: u32) {
 // every pair either way (tests/gpu_sat.rs). The results do not depend on it.
 override SPLIT_EDGE_PAIRS: u32 = 64u;
 
-// Pair `workgroup.x` by the whole workgroup. Every branch below depends only on the workgroup's
+// The slot's pair index, as all invocations share it (pair_of_slot reads it from a read-write
+// buffer, which WGSL does not count as uniform).
+var<workgroup> slot_pair: u32;
+
+// Slot `workgroup.x` by the whole workgroup. Every branch below depends only on the workgroup's
 // pair (uniform), so the barriers of sat_coop stay in uniform control flow. Without COOP_PATH
 // every pair runs on lane 0 and no workgroup memory is reached.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main_pair_per_workgroup(@builtin(workgroup_id) workgroup: vec3<u32>, invocation: Invocation) {
     let lane = enter(invocation);
-    // 1. Bounds guard, CPU-routed pairs.
-    let index = workgroup.x;
-    if index >= params.pair_count {
+    // 1. Bounds guard.
+    let slot = workgroup.x;
+    if slot >= params.pair_count {
         return;
     }
+    if COOP_PATH {
+        if lane == 0u {
+            slot_pair = pair_of_slot(slot);
+        }
+        run_pair(slot, workgroupUniformLoad(&slot_pair), lane);
+    } else {
+        run_pair(slot, pair_of_slot(slot), lane);
+    }
+}
+
+// Pair `index` (uniform) in slot `slot` by the whole workgroup: CPU-routed pairs, then split
+// pairs by all invocations, the others by lane 0.
+fn run_pair(slot: u32, index: u32, lane: u32) {
     if !runs_here(index) {
         if lane == 0u {
-            results[index] = GpuSatResult(vec3<f32>(0.0), 0.0, 0.0, AXIS_NONE, 0u, 0u, AXIS_NONE, 0u, 0u, 0u);
+            write_none(slot, index);
         }
         return;
     }
     if COOP_PATH {
         if has_edge_pairs(index, SPLIT_EDGE_PAIRS) {
-            run_split(index, lane);
+            run_split(slot, index, lane);
             return;
         }
     }
     if lane == 0u {
-        write_result(index, sat_serial(index), loops_cut_short());
+        write_result(slot, index, sat_serial(index), loops_cut_short());
     }
 }
 
-// Pair `index` by sat_coop, stored by lane 0; complete (as in run_listed) when every invocation
-// finished it with no loop cut short. Called by every invocation.
-fn run_split(index: u32, lane: u32) {
+// Pair `index` by sat_coop, stored by lane 0 in slot `slot`; complete (as in run_listed) when
+// every invocation finished it with no loop cut short. Called by every invocation.
+fn run_split(slot: u32, index: u32, lane: u32) {
     if lane == 0u {
         atomicStore(&coop_done, 0u);
     }
@@ -979,6 +1015,6 @@ fn run_split(index: u32, lane: u32) {
     }
     workgroupBarrier();
     if lane == 0u {
-        write_result(index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE);
+        write_result(slot, index, out, atomicLoad(&coop_done) != WORKGROUP_SIZE);
     }
 }

@@ -217,6 +217,7 @@ impl CallBuffers {
                 margin,
                 pair_count: chunk.min(count - k * chunk) as u32,
                 first_pair: (k * chunk) as u32,
+                ordered: 0,
             };
             let at = (k * PARAMS_STRIDE) as usize;
             write_uniform(&chunk_params, &mut params[at..at + PARAMS_STRIDE as usize])?;

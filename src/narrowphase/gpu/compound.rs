@@ -341,6 +341,7 @@ impl CompoundStage {
             chunk_pairs: self.sub.capacity,
             chunks: 1,
             per_workgroup_below: 0,
+            ordered: 0,
         };
         context
             .queue()

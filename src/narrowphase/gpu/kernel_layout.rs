@@ -126,6 +126,9 @@ pub struct GpuParams {
     /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
     /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`](super::layout::GpuManifold::pair).
     pub first_pair: u32,
+    /// 1 when the chunk's pairs are ordered by cost (a resident call, `super::order`): the SAT
+    /// takes slot `s`'s pair from its result's [`GpuSatResult::pair`](super::layout::GpuSatResult::pair); else 0.
+    pub ordered: u32,
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
@@ -153,6 +156,9 @@ pub struct GpuResidentSetup {
     /// `2 * chunks`, and the second runs (the first is empty) when the clamped count is below
     /// this.
     pub per_workgroup_below: u32,
+    /// 1 when the call orders its pairs by cost before the SAT (`super::order`), passed on as
+    /// each chunk's [`GpuParams::ordered`]; else 0.
+    pub ordered: u32,
 }
 
 /// [`GpuCompound::flags`]: the shape is a compound (its parts are its children); must match

@@ -91,8 +91,10 @@ pub struct GpuSatResult {
     pub deepest_feature_a: u32,
     /// The deepest axis's face or edge on B (0 when a face of A is deepest).
     pub deepest_feature_b: u32,
-    /// Padding to a 16-byte multiple.
-    pub _pad: u32,
+    /// The index of the pair this result is for in its dispatch (the call, or a host round), as
+    /// [`GpuManifold::pair`]: the result's own index, unless a resident call ordered its pairs
+    /// by cost (the SAT and clip kernels then read it to find each slot's pair).
+    pub pair: u32,
 }
 
 /// [`GpuManifold::status`]: the pair has no contact (the SAT separates it beyond the margin).
@@ -191,7 +193,7 @@ impl GpuManifold {
             deepest_kind: AXIS_NONE,
             deepest_feature_a: 0,
             deepest_feature_b: 0,
-            _pad: 0,
+            pair: self.pair,
         }
     }
 }

@@ -323,6 +323,7 @@ impl MeshStage {
             chunk_pairs: self.work.capacity,
             chunks: 1,
             per_workgroup_below: 0,
+            ordered: 0,
         };
         context
             .queue()

@@ -34,6 +34,7 @@ pub(crate) mod kernel_layout;
 pub(crate) mod kernels;
 pub mod layout;
 mod mesh;
+pub(crate) mod order;
 mod resident;
 mod rounds;
 mod staged;
@@ -97,6 +98,8 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
+    /// Whether [`Self::encode_resident`] orders each call's pairs by cost before the SAT.
+    cost_ordering: bool,
 }
 
 impl GpuNarrowphase {
@@ -146,6 +149,7 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
+            cost_ordering: true,
         })
     }
 
@@ -174,6 +178,26 @@ impl GpuNarrowphase {
     /// (`ResidentState::dispatch_args`); `None` before the first.
     pub(crate) fn resident_dispatch_args(&self) -> Option<&wgpu::Buffer> {
         self.resident.as_ref().map(ResidentState::dispatch_args)
+    }
+
+    /// The SAT results of the last [`Self::encode_resident`], by slot (`None` before the first).
+    pub(crate) fn resident_sat_results(&self) -> Option<&wgpu::Buffer> {
+        self.resident.as_ref().map(ResidentState::sat_results)
+    }
+
+    /// Whether [`Self::encode_resident`] orders each call's pairs by cost on the GPU before the
+    /// SAT (true unless [`Self::set_cost_ordering`] switched it off).
+    pub fn cost_ordering(&self) -> bool {
+        self.cost_ordering
+    }
+
+    /// Switches the resident API's ordering of pairs by cost on or off (on by default): with it,
+    /// each warp of the SAT and clip kernels runs pairs of like cost (hull pairs by size, box
+    /// pairs, pairs with a sphere or capsule) instead of waiting on its one expensive pair, for
+    /// two more dispatches per chunk. Every output is the same either way (the list's order
+    /// aside, which is unspecified); off leaves the pairs in the caller's order.
+    pub fn set_cost_ordering(&mut self, on: bool) {
+        self.cost_ordering = on;
     }
 
     /// The adapter the device came from (name, backend, device type).
@@ -490,7 +514,7 @@ impl GpuNarrowphase {
             .ok_or_else(|| GpuError::Unsupported(CLIP_UNSUPPORTED.into()))?;
         let state = match &mut self.resident {
             Some(state) => state,
-            empty => empty.insert(ResidentState::new(&runner.context)?),
+            empty => empty.insert(ResidentState::new(&runner.context, &runner.kernels)?),
         };
         state.encode(
             &runner.context,
@@ -498,7 +522,7 @@ impl GpuNarrowphase {
             &runner.geometry,
             clip,
             encoder,
-            batch,
+            (batch, self.cost_ordering),
             runner.compound.as_mut(),
             runner.mesh.as_mut(),
         )

@@ -10,7 +10,9 @@
 //!    shapes: a shape index past the caller's shapes but inside the table is not caught, and
 //!    its body is computed as that child.
 //! 2. The prepare kernel (`resident.wgsl`, one invocation per dispatch chunk) reads the count
-//!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments.
+//!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments. Unless switched off
+//!    ([`super::GpuNarrowphase::set_cost_ordering`]), the ordering kernels then sort each chunk's
+//!    pairs by cost into a permutation the SAT and clip kernels follow (`super::order`).
 //! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
 //!    over windows of the caller's pair buffer (enough chunks recorded for `max_pairs`; chunks
 //!    past the count dispatch no workgroup). When the shapes can form split pairs the SAT is
@@ -30,6 +32,7 @@ use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping};
 use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
+use super::order::OrderStage;
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
@@ -109,6 +112,7 @@ pub(crate) struct ResidentState {
     dispatch: GrowBuffer,
     results: GrowBuffer,
     list: GrowBuffer,
+    order: OrderStage,
     groups: Option<(GroupsKey, Groups)>,
 }
 
@@ -118,6 +122,8 @@ struct GroupsKey {
     bodies: wgpu::Buffer,
     pairs: wgpu::Buffer,
     pair_count: wgpu::Buffer,
+    /// The last chunk's windows end at `max_pairs`.
+    max_pairs: u32,
     chunks: u64,
     dispatch_sets: u64,
     generations: [u64; 4],
@@ -132,7 +138,7 @@ struct Groups {
 
 impl ResidentState {
     /// Compiles the prepare kernel on `context`'s device and creates the (small) buffers.
-    pub fn new(context: &GpuContext) -> Result<Self, GpuError> {
+    pub fn new(context: &GpuContext, kernels: &NarrowphaseKernels) -> Result<Self, GpuError> {
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         let (prepare, prepare_layout) = prepare_kernel(device);
@@ -156,20 +162,26 @@ impl ResidentState {
                 "resident dispatch",
                 wgpu::BufferUsages::INDIRECT | storage_usage | wgpu::BufferUsages::COPY_SRC,
             ),
-            results: GrowBuffer::new(device, "resident sat results", storage_usage),
+            results: GrowBuffer::new(
+                device,
+                "resident sat results",
+                storage_usage | wgpu::BufferUsages::COPY_SRC,
+            ),
             list: GrowBuffer::new(
                 device,
                 "resident manifold list",
                 storage_usage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             ),
+            order: OrderStage::new(context, kernels)?,
             groups: None,
         };
         scopes.pop()?;
         Ok(state)
     }
 
-    /// Records steps 2 and 3 into `encoder` after the host checks (step 1), then the compound
-    /// stage and the mesh pass when the narrowphase has them.
+    /// Records steps 2 and 3 into `encoder` after the host checks (step 1), the pairs ordered
+    /// by cost first when `ordered`, then the compound stage and the mesh pass when the
+    /// narrowphase has them.
     #[allow(clippy::too_many_arguments)]
     pub fn encode(
         &mut self,
@@ -178,7 +190,7 @@ impl ResidentState {
         geometry: &HullGeometry,
         clip: &ClipKernel,
         encoder: &mut wgpu::CommandEncoder,
-        batch: &ResidentBatch<'_>,
+        (batch, ordered): (&ResidentBatch<'_>, bool),
         compound: Option<&mut CompoundStage>,
         mesh: Option<&mut MeshStage>,
     ) -> Result<ResidentManifolds, GpuError> {
@@ -219,6 +231,7 @@ impl ResidentState {
             chunk_pairs: chunk as u32,
             chunks: chunks as u32,
             per_workgroup_below,
+            ordered: u32::from(ordered),
         };
         context
             .queue()
@@ -236,6 +249,17 @@ impl ResidentState {
                 pass.set_pipeline(&self.prepare);
                 pass.set_bind_group(2, &groups.prepare, &[]);
                 pass.dispatch_workgroups(chunks.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
+            }
+            if ordered {
+                self.order.record(
+                    context,
+                    geometry,
+                    encoder,
+                    &groups.sat,
+                    &self.dispatch.buffer,
+                    max_pairs,
+                    (chunks, chunk),
+                );
             }
             // Step 3: the SAT pass (dispatches of its mappings, each from its set of arguments:
             // the caller pairs' set, or the SAT's two), then the clip pass reading what it wrote.
@@ -301,6 +325,12 @@ impl ResidentState {
         &self.dispatch.buffer
     }
 
+    /// The SAT results of the last call, by slot: chunk `k`'s from result `k * chunk` on, each
+    /// naming the pair its slot ran ([`super::layout::GpuSatResult::pair`]).
+    pub fn sat_results(&self) -> &wgpu::Buffer {
+        &self.results.buffer
+    }
+
     /// Step 4: builds the bind groups unless those cached were built on the same buffers.
     fn ensure_groups(
         &mut self,
@@ -315,6 +345,7 @@ impl ResidentState {
             bodies: batch.bodies.clone(),
             pairs: batch.pairs.clone(),
             pair_count: batch.pair_count.clone(),
+            max_pairs: batch.max_pairs,
             chunks,
             dispatch_sets,
             generations: [
