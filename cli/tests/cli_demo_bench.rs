@@ -509,3 +509,53 @@ fn bench_gpu_resident_lists_the_manifolds_cpu1_finds_but_for_verdict_ties() {
     );
     assert!(resident["median_s"].as_f64().unwrap() > 0.0, "{resident}");
 }
+
+/// `--gpu-stages --json`: gpu-frame and gpu-resident (narrowphase, then rays) add their stages
+/// in recording order, each a finite non-negative median; none where the device has no
+/// timestamp queries.
+#[test]
+fn bench_gpu_stages_lists_each_stage_of_the_resident_backends() {
+    let scene = [
+        "bench",
+        "--bodies",
+        "300",
+        "--repeat",
+        "2",
+        "--json",
+        "--gpu-stages",
+    ];
+    let frame = [&scene[..], &["--backend", "gpu-frame,gpu-resident"]].concat();
+    let rays = [&scene[..], &["--rays", "500", "--backend", "gpu-resident"]].concat();
+    let bvh = ["bvh boxes", "bvh morton", "bvh sort", "bvh tree"];
+    let resident = ["resident prepare", "resident sat", "resident clip"];
+    let frame_stages = [&bvh[..], &["broadphase traversal", "pair sort"], &resident].concat();
+    let ray_stages = [&bvh[..], &["ray traversal"]].concat();
+    let timed = hullsat::gpu::shared_context()
+        .is_ok_and(|c| c.device().features().contains(wgpu::Features::TIMESTAMP_QUERY));
+    for (args, expected) in [
+        (frame, vec![frame_stages, resident.to_vec()]),
+        (rays, vec![ray_stages]),
+    ] {
+        let output = hullsat(&args);
+        if !output.status.success() && stderr(&output).contains("no backend could run") {
+            assert!(!gpu_required(), "{}", stderr(&output));
+            return;
+        }
+        assert!(output.status.success(), "{}", stderr(&output));
+        let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("a JSON array");
+        assert_eq!(entries.len(), expected.len(), "{entries:?}");
+        for (entry, expected) in entries.iter().zip(expected) {
+            let Some(stages) = entry["stages"].as_array() else {
+                assert!(!timed, "no stages with timestamp queries: {entry}");
+                assert!(stderr(&output).contains("has no timestamp queries"));
+                continue;
+            };
+            let labels: Vec<&str> = stages.iter().map(|s| s["label"].as_str().unwrap()).collect();
+            assert_eq!(labels, expected, "{entry}");
+            for stage in stages {
+                let t = stage["median_s"].as_f64().expect("a number");
+                assert!(t.is_finite() && t >= 0.0, "{stage}");
+            }
+        }
+    }
+}

@@ -404,10 +404,7 @@ impl GpuBroadphase {
             ],
         });
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("broadphase"),
-                timestamp_writes: None,
-            });
+            let mut pass = context.begin_pass(encoder, "broadphase traversal");
             pass.set_bind_group(0, &group, &[]);
             pass.set_pipeline(&self.kernels.pairs);
             let (x, y) = grid(
@@ -429,6 +426,7 @@ impl GpuBroadphase {
             count: Some(&self.count),
             low_bits: bits,
             key_bits: 2 * bits,
+            stage: "pair sort",
         };
         self.sorter.encode(context, encoder, &keys)
     }

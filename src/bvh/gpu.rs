@@ -238,6 +238,10 @@ const CODES: usize = 1;
 const LEAVES: usize = 2;
 const INNER: usize = 3;
 
+/// The passes' labels (their stages under a [`crate::gpu::StageTimer`]), by kernel: the boxes,
+/// the Morton codes, and the tree (leaves and inner levels, one pass).
+const STAGE_LABELS: [&str; 3] = ["bvh boxes", "bvh morton", "bvh tree"];
+
 /// The build kernels, compiled once per device ([`GpuContext::kernels`]).
 struct BvhBuildKernels {
     layout: wgpu::BindGroupLayout,
@@ -497,33 +501,29 @@ impl GpuBvhBuilder {
         // Step 1's atomics start from 0 (no centre seen).
         encoder.clear_buffer(&self.bounds, 0, None);
         let max_groups = context.limits.max_workgroups;
-        // Steps 1 and 2, the sort, then the tree.
-        let sort_at = steps
-            .iter()
-            .position(|s| s.kernel == LEAVES)
-            .unwrap_or(steps.len());
-        for (k, range) in [0..sort_at, sort_at..steps.len()].into_iter().enumerate() {
-            if k == 1 {
+        // One pass per stage: step 1, step 2, the sort (step 3), then the tree (steps 4 and 5).
+        let stage = |step: &Step| STAGE_LABELS[step.kernel.min(LEAVES)];
+        let mut i = 0;
+        for stage_steps in steps.chunk_by(|a, b| stage(a) == stage(b)) {
+            if stage_steps[0].kernel == LEAVES {
                 let keys = RadixKeys {
                     keys: &self.keys.buffer,
                     max_keys: body_count,
                     count: None,
                     low_bits: 0,
                     key_bits: u32::BITS,
+                    stage: "bvh sort",
                 };
                 self.sorter.encode(context, encoder, &keys)?;
             }
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("bvh build"),
-                timestamp_writes: None,
-            });
-            for i in range {
-                let step = &steps[i];
+            let mut pass = context.begin_pass(encoder, stage(&stage_steps[0]));
+            for step in stage_steps {
                 // A 2-D grid when one dimension cannot hold the workgroups.
                 let (x, y) = grid("bvh build dispatch", u64::from(step.groups), 1, max_groups)?;
                 pass.set_pipeline(&self.kernels.pipelines[step.kernel]);
                 pass.set_bind_group(0, &group, &[(i as u64 * PARAMS_STRIDE) as u32]);
                 pass.dispatch_workgroups(x, y, 1);
+                i += 1;
             }
         }
         Ok(())

@@ -322,10 +322,7 @@ impl GpuMotion {
             ],
         });
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("motion"),
-                timestamp_writes: None,
-            });
+            let mut pass = context.begin_pass(encoder, "motion");
             pass.set_pipeline(&self.kernel.pipeline);
             pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(x, y, 1);

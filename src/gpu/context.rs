@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::GpuError;
+use super::stages::StageLog;
 
 /// Longest wait for the GPU to finish one submission before [`GpuError::Timeout`].
 pub const READBACK_TIMEOUT: Duration = Duration::from_secs(120);
@@ -67,6 +68,8 @@ pub struct GpuContext {
     health: Arc<Mutex<DeviceHealth>>,
     /// Step 5: each feature's compiled kernels, one value per type.
     kernels: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
+    /// The passes a [`super::StageTimer`] times (off by default).
+    pub(super) stages: StageLog,
 }
 
 /// The process-wide context: created on the first call (instance, adapter, device, queue),
@@ -104,12 +107,10 @@ impl GpuContext {
                 .max(wgpu::Limits::default().max_storage_buffers_per_shader_stage),
             ..wgpu::Limits::default()
         };
-        // Timestamps where the adapter has them, for GpuTimings' device times; subgroup
-        // operations where it has them, for the SAT kernel's reductions.
-        let mut required_features = adapter.features() & wgpu::Features::SUBGROUP;
-        if adapter.features().contains(TIMESTAMP_FEATURES) {
-            required_features |= TIMESTAMP_FEATURES;
-        }
+        // Timestamps where the adapter has them, for GpuTimings' device times and the stage
+        // timer's pass timestamps; subgroup operations where it has them, for the SAT kernel's
+        // reductions.
+        let required_features = adapter.features() & (wgpu::Features::SUBGROUP | TIMESTAMP_FEATURES);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("hullsat"),
             required_features,
@@ -169,6 +170,7 @@ impl GpuContext {
             limits,
             health,
             kernels: Mutex::new(Vec::new()),
+            stages: StageLog::default(),
         };
         context.check_health()?;
         Ok(Arc::new(context))

@@ -10,6 +10,7 @@
 //! - `radix_sort`: a stable GPU radix sort of u32 key pairs (the BVH build's and the
 //!   broadphase's).
 //! - [`Timestamps`]: GPU timestamps around a submission's commands, read back with it.
+//! - [`StageTimer`]: GPU time per stage (compute passes by label) over runs of recorded work.
 //! - [`layout`]: the encodings every kernel shares (quaternions, split f64 translations).
 //! - [`mesh_layout`]: the GPU form of triangle meshes (vertices, triangles, BVH nodes).
 //! - [`GpuError`]: why a GPU call failed; never a panic.
@@ -21,9 +22,11 @@ pub mod layout;
 pub mod mesh_layout;
 pub(crate) mod pipeline;
 pub(crate) mod radix_sort;
+mod stages;
 mod timestamps;
 
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 pub use error::GpuError;
 pub use layout::QUAT_WGSL;
+pub use stages::{MAX_TIMED_PASSES, StageTime, StageTimer, StageTimes};
 pub use timestamps::Timestamps;

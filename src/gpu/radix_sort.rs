@@ -128,6 +128,8 @@ pub(crate) struct RadixKeys<'a> {
     pub low_bits: u32,
     /// Low bits of the composite key sorted by (higher bits are ignored).
     pub key_bits: u32,
+    /// The sort's pass label, its stage under a [`super::StageTimer`].
+    pub stage: &'static str,
 }
 
 /// One dispatch after the first: kernel, parameters, indirect argument slot, pass.
@@ -400,10 +402,7 @@ impl GpuRadixSort {
                 ],
             })
         });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("radix sort"),
-            timestamp_writes: None,
-        });
+        let mut pass = context.begin_pass(encoder, keys.stage);
         pass.set_pipeline(&self.kernels.prepare);
         pass.set_bind_group(1, &prepare, &[]);
         pass.dispatch_workgroups(1, 1, 1);
@@ -478,6 +477,7 @@ impl GpuRadixProbe {
             count: count.map(|_| &self.count),
             low_bits,
             key_bits,
+            stage: "radix sort",
         };
         let sorted = self.sorter.encode(context, &mut encoder, &input);
         let bytes = u64::from(count.unwrap_or(max_keys).min(max_keys)) * 8;

@@ -635,10 +635,7 @@ impl CastKernel {
                 (group, len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32)
             })
             .collect();
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("raycast"),
-            timestamp_writes: None,
-        });
+        let mut pass = context.begin_pass(encoder, "ray traversal");
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.shape_group, &[]);
         if let Some(group) = &self.complex_group {

@@ -320,17 +320,28 @@ pub fn read_resident(
     gpu: &mut GpuNarrowphase,
     batch: &hullsat::narrowphase::gpu::ResidentBatch,
 ) -> Vec<hullsat::narrowphase::gpu::layout::GpuManifold> {
-    use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
     let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
     let mut encoder = device.create_command_encoder(&Default::default());
     let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
+    read_list(&device, &queue, encoder, &out.list)
+}
+
+/// Submits `encoder` after copying the resident manifold `list` into a mapped buffer; the
+/// list's entries, the wait bounded by [`GPU_WAIT`] (safe while other threads poll the device).
+pub fn read_list(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    mut encoder: wgpu::CommandEncoder,
+    list: &wgpu::Buffer,
+) -> Vec<hullsat::narrowphase::gpu::layout::GpuManifold> {
+    use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("test readback"),
-        size: out.list.size(),
+        size: list.size(),
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    encoder.copy_buffer_to_buffer(&out.list, 0, &staging, 0, out.list.size());
+    encoder.copy_buffer_to_buffer(list, 0, &staging, 0, list.size());
     let submission = queue.submit([encoder.finish()]);
     let (sender, receiver) = std::sync::mpsc::channel();
     staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));

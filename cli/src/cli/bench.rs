@@ -36,6 +36,7 @@ mod frames;
 mod gpu_frame;
 mod resident;
 mod resident_rays;
+mod stages;
 
 pub(super) const ABOUT: &str = "Times the narrowphase on several backends over the same pairs";
 
@@ -127,6 +128,17 @@ frame's pairs and list, which are checked against the CPU on the CPU-moved bodie
 seed: the GPU's pairs must hold the CPU's, and its manifolds the CPU's but for verdict ties and
 pairs left to the host (exit status 3 otherwise). The last frame's object adds \"manifolds\",
 \"host_pairs\", \"cpu_pairs\", \"cpu_manifolds\" and \"verdict_ties\".
+
+GPU STAGES (--gpu-stages, with gpu-frame and gpu-resident, narrowphase or rays): after the
+warm-up run, every compute pass of the timed runs gets GPU timestamps at its start and end
+(hullsat::gpu::StageTimer), read once after the runs. After the table, per backend, one line per
+stage: its label (the pass's: bvh boxes, bvh morton, bvh sort, bvh tree, broadphase traversal,
+pair sort, resident prepare, resident sat, resident clip, compound ..., mesh ..., ray
+traversal), the median over the runs of its GPU time (the sum of its passes' in a run), and its
+share of the stages' sum. The time between passes (barriers, copies, clears) is in no stage,
+so the sum is below the run's median. JSON objects add \"stages\": [{\"label\": ..., \"median_s\":
+t}, ...]. A device without timestamp queries gets a note on stderr, and the bench runs as
+without the flag. Not with --frames.
 
 EXIT STATUS:
   0 success; 1 a backend failed, or none could run; 2 a bad option or scene; 3 a GPU result
@@ -247,6 +259,10 @@ pub(super) struct BenchArgs {
         conflicts_with = "rays"
     )]
     frames: Option<u32>,
+    /// With gpu-frame or gpu-resident (narrowphase or --rays): the GPU time of each stage of
+    /// the timed runs, from compute-pass timestamps (see GPU STAGES).
+    #[arg(long, conflicts_with = "frames")]
+    gpu_stages: bool,
 }
 
 /// The medians of one backend's timed runs.
@@ -281,6 +297,8 @@ struct Measurement {
     resident_lists: Option<(Vec<u32>, Vec<u32>)>,
     /// A GPU backend's results judged by the GPU = CPU contract (gpu-resident: verdicts only).
     contract: Option<AgreementTally>,
+    /// `--gpu-stages`: each stage's median GPU time over the timed runs.
+    stages: Option<Vec<stages::StageMedian>>,
 }
 
 pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
@@ -309,6 +327,10 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
         }
     };
 
+    let staged = |b: &BenchBackend| matches!(b, BenchBackend::GpuFrame | BenchBackend::GpuResident);
+    if args.gpu_stages && !args.backend.iter().any(staged) {
+        output::note("note: --gpu-stages times gpu-frame and gpu-resident only, and neither is asked for");
+    }
     if let Some(rays) = args.rays {
         return ray_bench(args, &scene, &description, rays as usize);
     }
@@ -338,7 +360,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
         if args.backend[..i].contains(&backend) {
             continue;
         }
-        measurements.extend(measure_backend(backend, &scene, &pairs, args.repeat, progress)?);
+        measurements.extend(measure_backend(backend, &scene, &pairs, args, progress)?);
     }
     if measurements.is_empty() {
         return Err(CliError::Backend(
@@ -378,10 +400,10 @@ fn measure_backend(
     backend: BenchBackend,
     scene: &Scene,
     pairs: &[[u32; 2]],
-    repeat: u32,
+    args: &BenchArgs,
     progress: bool,
 ) -> Result<Option<Measurement>, CliError> {
-    let (bodies, margin) = (&scene.bodies, scene.margin);
+    let (bodies, margin, repeat) = (&scene.bodies, scene.margin, args.repeat);
     let measurement = match backend {
         BenchBackend::Cpu1 | BenchBackend::Cpu | BenchBackend::CpuSet => {
             let cpu = CpuNarrowphase::new(scene.shapes.clone());
@@ -413,6 +435,7 @@ fn measure_backend(
                 results: Some(runs.results),
                 resident_lists: None,
                 contract: None,
+                stages: None,
             }
         }
         BenchBackend::GpuFrame => {
@@ -422,7 +445,7 @@ fn measure_backend(
                 );
                 return Ok(None);
             }
-            let Some(runs) = gpu_frame::measure(scene, pairs.len(), repeat)? else {
+            let Some(runs) = gpu_frame::measure(scene, pairs.len(), repeat, args.gpu_stages)? else {
                 return Ok(None);
             };
             Measurement {
@@ -441,10 +464,11 @@ fn measure_backend(
                 results: None,
                 resident_lists: None,
                 contract: None,
+                stages: runs.stages,
             }
         }
         BenchBackend::GpuResident => {
-            let Some(runs) = resident::measure(scene, pairs, repeat)? else {
+            let Some(runs) = resident::measure(scene, pairs, repeat, args.gpu_stages)? else {
                 return Ok(None);
             };
             Measurement {
@@ -463,6 +487,7 @@ fn measure_backend(
                 results: None,
                 resident_lists: Some((runs.listed, runs.left_to_host)),
                 contract: None,
+                stages: runs.stages,
             }
         }
         BenchBackend::Gpu | BenchBackend::GpuCpuclip | BenchBackend::GpuSet => {
@@ -524,6 +549,7 @@ fn measure_backend(
                 results: Some(runs.results),
                 resident_lists: None,
                 contract: None,
+                stages: None,
             }
         }
     };
@@ -763,6 +789,9 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(bytes) = m.readback_bytes {
         object["readback_bytes"] = json!(bytes);
     }
+    if let Some(stages) = &m.stages {
+        object["stages"] = stages::to_json(stages);
+    }
     object
 }
 
@@ -860,6 +889,11 @@ fn table(
             (None, _) => {}
         }
     }
+    for m in measurements {
+        if let Some(stages) = &m.stages {
+            lines.extend(stages::lines(m.backend.name(), stages, repeat, m.median));
+        }
+    }
     lines
 }
 
@@ -915,6 +949,9 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
                     object["timing"] = json!(timing.name());
                     object["rays_to_recompute"] = json!(recompute);
                 }
+                if let Some(stages) = &m.stages {
+                    object["stages"] = stages::to_json(stages);
+                }
                 object
             })
             .collect();
@@ -961,6 +998,11 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
             ));
         }
     }
+    for (m, name) in &rows {
+        if let Some(stages) = &m.stages {
+            lines.extend(stages::lines(name, stages, args.repeat, m.median));
+        }
+    }
     output::print_lines(&lines)
 }
 
@@ -986,6 +1028,8 @@ struct RayMeasurement {
     /// gpu-resident: how it was timed, and the rays a consumer would recompute (more hits than
     /// slots, or cut short by the driver).
     resident: Option<(resident::ResidentTiming, usize)>,
+    /// `--gpu-stages` (gpu-resident): each stage's median GPU time over the timed runs.
+    stages: Option<Vec<stages::StageMedian>>,
 }
 
 /// Starts `backend` and times it on `rays`; `None` when it is the GPU and no adapter exists
@@ -1029,6 +1073,7 @@ fn measure_rays(
                 threads: backend.cpu_threads(),
                 gpu: None,
                 resident: None,
+                stages: None,
             }
         }
         BenchBackend::GpuCpuclip => {
@@ -1047,7 +1092,8 @@ fn measure_rays(
             return Ok(None);
         }
         BenchBackend::GpuResident => {
-            let Some(runs) = resident_rays::measure(scene, rays, closest, args.repeat)? else {
+            let Some(runs) = resident_rays::measure(scene, rays, closest, args.repeat, args.gpu_stages)?
+            else {
                 return Ok(None);
             };
             RayMeasurement {
@@ -1058,6 +1104,7 @@ fn measure_rays(
                 threads: None,
                 gpu: None,
                 resident: Some((runs.timing, runs.recompute)),
+                stages: runs.stages,
             }
         }
         BenchBackend::Gpu => {
@@ -1088,6 +1135,7 @@ fn measure_rays(
                 threads: None,
                 gpu: Some(gpu.timings()),
                 resident: None,
+                stages: None,
             }
         }
     }))

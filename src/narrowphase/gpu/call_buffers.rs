@@ -241,10 +241,7 @@ impl CallBuffers {
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.
         for (pipeline, groups, label, per_workgroup) in passes.into_iter().flatten() {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(label),
-                timestamp_writes: None,
-            });
+            let mut pass = context.begin_pass(encoder, label);
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &geometry.group, &[]);
             for k in 0..chunks {

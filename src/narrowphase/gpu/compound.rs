@@ -419,7 +419,7 @@ impl CompoundStage {
             .collect();
         // 1. Expansion, per caller chunk.
         {
-            let mut pass = pass(encoder, "compound expand");
+            let mut pass = context.begin_pass(encoder, "compound expand");
             pass.set_pipeline(&k.expand);
             pass.set_bind_group(2, &expand_group, &[]);
             for (c, call) in expand_calls.iter().enumerate() {
@@ -430,7 +430,7 @@ impl CompoundStage {
         }
         // 2. The sub-pair dispatch's size.
         {
-            let mut pass = pass(encoder, "compound prepare");
+            let mut pass = context.begin_pass(encoder, "compound prepare");
             pass.set_pipeline(&k.prepare);
             pass.set_bind_group(2, &prepare_group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
@@ -441,7 +441,7 @@ impl CompoundStage {
             (sat, &sat_group, "compound sat"),
             (&k.slots, &slots_group, "compound clip"),
         ] {
-            let mut pass = pass(encoder, label);
+            let mut pass = context.begin_pass(encoder, label);
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &geometry.group, &[]);
             pass.set_bind_group(1, call, &[0]);
@@ -449,7 +449,7 @@ impl CompoundStage {
         }
         // 4. Merge, per caller chunk.
         {
-            let mut pass = pass(encoder, "compound merge");
+            let mut pass = context.begin_pass(encoder, "compound merge");
             pass.set_pipeline(&k.merge);
             pass.set_bind_group(0, &geometry.group, &[]);
             for c in 0..chunks {
@@ -459,14 +459,6 @@ impl CompoundStage {
         }
         scopes.pop()
     }
-}
-
-/// A compute pass labelled `label`.
-pub(super) fn pass<'e>(encoder: &'e mut wgpu::CommandEncoder, label: &str) -> wgpu::ComputePass<'e> {
-    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: None,
-    })
 }
 
 /// The most sub-pair slots (or mesh work items) on `context`'s device: one dispatch chunk.

@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::compound::{CallerPairs, check_capacity, max_capacity, pass};
+use super::compound::{CallerPairs, check_capacity, max_capacity};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
@@ -414,7 +414,7 @@ impl MeshStage {
             .collect();
         // 1. Midphase, per caller chunk.
         {
-            let mut pass = pass(encoder, "mesh expand");
+            let mut pass = context.begin_pass(encoder, "mesh expand");
             pass.set_pipeline(&k.expand);
             pass.set_bind_group(0, &expand_geometry, &[]);
             pass.set_bind_group(2, &expand_group, &[]);
@@ -426,14 +426,14 @@ impl MeshStage {
         }
         // 2. The item dispatch's size.
         {
-            let mut pass = pass(encoder, "mesh prepare");
+            let mut pass = context.begin_pass(encoder, "mesh prepare");
             pass.set_pipeline(&k.prepare);
             pass.set_bind_group(2, &prepare_group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
         // 3. Per triangle.
         {
-            let mut pass = pass(encoder, "mesh triangles");
+            let mut pass = context.begin_pass(encoder, "mesh triangles");
             pass.set_pipeline(&k.triangles);
             pass.set_bind_group(0, &geometry.group, &[]);
             pass.set_bind_group(1, &item_params, &[0]);
@@ -442,7 +442,7 @@ impl MeshStage {
         }
         // 4. Merge, per caller chunk.
         {
-            let mut pass = pass(encoder, "mesh merge");
+            let mut pass = context.begin_pass(encoder, "mesh merge");
             pass.set_pipeline(&k.merge);
             pass.set_bind_group(0, &geometry.group, &[]);
             pass.set_bind_group(2, &merge_group, &[]);

@@ -242,10 +242,7 @@ impl ResidentState {
             let (_, groups) = self.groups.as_ref().expect("built above");
             // Step 2.
             {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("resident prepare"),
-                    timestamp_writes: None,
-                });
+                let mut pass = context.begin_pass(encoder, "resident prepare");
                 pass.set_pipeline(&self.prepare);
                 pass.set_bind_group(2, &groups.prepare, &[]);
                 pass.dispatch_workgroups(chunks.div_ceil(u64::from(WORKGROUP_SIZE)) as u32, 1, 1);
@@ -279,10 +276,7 @@ impl ResidentState {
                 (&[(&clip.pipeline, 0, chunks)][..], &groups.clip, "resident clip"),
             ];
             for (runs, chunk_groups, label) in passes {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some(label),
-                    timestamp_writes: None,
-                });
+                let mut pass = context.begin_pass(encoder, label);
                 pass.set_bind_group(0, &geometry.group, &[]);
                 for &(pipeline, set, count) in runs.iter().filter(|run| run.2 > 0) {
                     pass.set_pipeline(pipeline);

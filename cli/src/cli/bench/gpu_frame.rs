@@ -36,6 +36,7 @@ use super::frames::{FRAME_ANGLE_DEGREES, FRAME_SHIFT};
 use super::resident::{
     ResidentTiming, backend_error, read_back, read_list_pairs, start_resident, timed_run, upload, wait,
 };
+use super::stages::{self, StageMedian};
 use super::{CliError, check_resident_list, median, output, percentile_95, scene_pairs};
 
 /// Pair slots beyond twice the CPU's count.
@@ -56,6 +57,8 @@ pub(super) struct FrameRuns {
     pub timing: ResidentTiming,
     /// The adapter, in words.
     pub device: String,
+    /// With `--gpu-stages`, each stage's median over the timed frames.
+    pub stages: Option<Vec<StageMedian>>,
 }
 
 /// The GPU side of a frame (step 1): the broadphase and narrowphase on the shared device and
@@ -162,7 +165,12 @@ fn check_count(count: &GpuPairCount, max_pairs: u32, what: &str) -> Result<(), C
 
 /// Steps 1 to 3 for `scene`, whose CPU broadphase found `cpu_pairs` pairs; `None` (after a
 /// note) when the machine has no adapter.
-pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Option<FrameRuns>, CliError> {
+pub(super) fn measure(
+    scene: &Scene,
+    cpu_pairs: usize,
+    repeat: u32,
+    gpu_stages: bool,
+) -> Result<Option<FrameRuns>, CliError> {
     let Some(mut gpu) = FrameGpu::start(scene, cpu_pairs)? else {
         return Ok(None);
     };
@@ -173,13 +181,16 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
     // Step 2.
     let mut run = || timed_run(&context, &mut timer, |encoder| gpu.encode(encoder));
     run()?;
+    let stage_timer = stages::start(&context, gpu_stages, "gpu-frame")?;
     let mut times = Vec::with_capacity(repeat as usize);
     let mut last = None;
     for _ in 0..repeat {
         let (time, out) = run()?;
+        stages::end_run(&stage_timer);
         times.push(time);
         last = Some(out);
     }
+    let stages = stages::finish(stage_timer)?;
     let (pairs, list) = last.expect("at least one timed run");
     let mut broadphase_times = Vec::with_capacity(repeat as usize);
     for _ in 0..repeat {
@@ -207,6 +218,7 @@ pub(super) fn measure(scene: &Scene, cpu_pairs: usize, repeat: u32) -> Result<Op
         host_pairs: left_to_host.len(),
         timing: ResidentTiming::of(&context),
         device: gpu.device,
+        stages,
     }))
 }
 

@@ -24,6 +24,7 @@ use hullsat::narrowphase::gpu::layout::{
 use hullsat::{GpuError, GpuNarrowphase, Scene, ValidatedBatch};
 use wgpu::util::DeviceExt;
 
+use super::stages::{self, StageMedian};
 use super::{CliError, median, output, percentile_95};
 
 /// How a resident run was timed.
@@ -74,6 +75,8 @@ pub(super) struct ResidentRuns {
     pub timing: ResidentTiming,
     /// The adapter, in words.
     pub device: String,
+    /// With `--gpu-stages`, each stage's median over the timed runs.
+    pub stages: Option<Vec<StageMedian>>,
 }
 
 /// Steps 1 to 3 for `scene`'s `pairs`; `None` (after a note) when the machine has no adapter.
@@ -81,6 +84,7 @@ pub(super) fn measure(
     scene: &Scene,
     pairs: &[[u32; 2]],
     repeat: u32,
+    gpu_stages: bool,
 ) -> Result<Option<ResidentRuns>, CliError> {
     let Some(context) = start_resident("gpu-resident")? else {
         return Ok(None);
@@ -117,13 +121,16 @@ pub(super) fn measure(
         })
     };
     run()?;
+    let stage_timer = stages::start(&context, gpu_stages, "gpu-resident")?;
     let mut times = Vec::with_capacity(repeat as usize);
     let mut list = None;
     for _ in 0..repeat {
         let (time, out) = run()?;
+        stages::end_run(&stage_timer);
         times.push(time);
         list = Some(out);
     }
+    let stages = stages::finish(stage_timer)?;
     let list = list.expect("at least one timed run");
 
     // Step 3.
@@ -137,6 +144,7 @@ pub(super) fn measure(
         left_to_host,
         timing: ResidentTiming::of(&context),
         device: device_name,
+        stages,
     }))
 }
 

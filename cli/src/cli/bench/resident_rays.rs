@@ -20,6 +20,7 @@ use hullsat::scene::validate_batch;
 use hullsat::{GpuRaycaster, Ray, Scene};
 
 use super::resident::{ResidentTiming, backend_error, read_back, start_resident, timed_run, upload};
+use super::stages::{self, StageMedian};
 use super::{CliError, median, percentile_95};
 
 /// What the resident ray runs gave.
@@ -33,6 +34,8 @@ pub(super) struct ResidentRayRuns {
     pub timing: ResidentTiming,
     /// The adapter, in words.
     pub device: String,
+    /// With `--gpu-stages`, each stage's median over the timed runs.
+    pub stages: Option<Vec<StageMedian>>,
 }
 
 /// Steps 1 to 3; `None` (after a note) when the machine has no adapter.
@@ -41,6 +44,7 @@ pub(super) fn measure(
     rays: &[Ray],
     closest: bool,
     repeat: u32,
+    gpu_stages: bool,
 ) -> Result<Option<ResidentRayRuns>, CliError> {
     let Some(context) = start_resident("gpu-resident")? else {
         return Ok(None);
@@ -90,13 +94,16 @@ pub(super) fn measure(
         })
     };
     run()?;
+    let stage_timer = stages::start(&context, gpu_stages, "gpu-resident")?;
     let mut times = Vec::with_capacity(repeat as usize);
     let mut last = None;
     for _ in 0..repeat {
         let (time, (counts, slots)) = run()?;
+        stages::end_run(&stage_timer);
         times.push(time);
         last = Some((counts, slots));
     }
+    let stages = stages::finish(stage_timer)?;
     let (counts, slots) = last.expect("at least one timed run");
 
     // Step 3.
@@ -115,5 +122,6 @@ pub(super) fn measure(
         recompute,
         timing: ResidentTiming::of(&context),
         device: device_name,
+        stages,
     }))
 }
