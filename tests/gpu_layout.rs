@@ -30,6 +30,7 @@ use hullsat::narrowphase::gpu::{
     MESH_TRIANGLE_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
+use hullsat::raycast::order::RAY_ORDER_WGSL;
 
 mod support;
 use support::triangle_kernel::triangle_kernel_source;
@@ -73,6 +74,7 @@ const SOURCES: [(&str, &str); 16] = [
     ("ORDER_WGSL", ORDER_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
+    ("RAY_ORDER_WGSL", RAY_ORDER_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
     ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
     ("BROADPHASE_WGSL", BROADPHASE_WGSL),

@@ -34,6 +34,7 @@ pub mod gpu;
 mod hit_set;
 pub mod json;
 pub mod layout;
+pub mod order;
 mod ray;
 mod resident;
 #[cfg(feature = "generate")]
