@@ -21,7 +21,7 @@ use support::{gpu_or_skip, gpu_required, read_list};
 use wgpu::util::DeviceExt;
 
 /// The passes of one gpu-frame recording, in order.
-const FRAME_STAGES: [&str; 9] = [
+const FRAME_STAGES: [&str; 10] = [
     "bvh boxes",
     "bvh morton",
     "bvh sort",
@@ -29,6 +29,7 @@ const FRAME_STAGES: [&str; 9] = [
     "broadphase traversal",
     "pair sort",
     "resident prepare",
+    "resident order",
     "resident sat",
     "resident clip",
 ];

@@ -209,10 +209,7 @@ impl RayOrder {
         // Step 1.
         let codes = group(&self.keys.buffer);
         {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("ray order codes"),
-                timestamp_writes: None,
-            });
+            let mut pass = context.begin_pass(encoder, "ray order codes");
             pass.set_pipeline(&self.kernels.pipelines[0]);
             pass.set_bind_group(0, &codes, &[]);
             pass.dispatch_workgroups(groups, 1, 1);
@@ -224,14 +221,12 @@ impl RayOrder {
             count: None,
             low_bits: 0,
             key_bits: CODE_BITS,
+            stage: "ray sort",
         };
         let sorted = self.sorter.encode(context, encoder, &keys)?;
         // Step 3.
         let gather = group(&sorted);
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("ray order gather"),
-            timestamp_writes: None,
-        });
+        let mut pass = context.begin_pass(encoder, "ray order gather");
         pass.set_pipeline(&self.kernels.pipelines[1]);
         pass.set_bind_group(0, &gather, &[]);
         pass.dispatch_workgroups(groups, 1, 1);

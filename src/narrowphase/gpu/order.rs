@@ -195,10 +195,7 @@ impl OrderStage {
         // 1.
         encoder.clear_buffer(&self.counters.buffer, 0, Some(chunks * COUNTERS_STRIDE));
         // 2, 3: every chunk's counts before any chunk's scatter (wgpu orders the dispatches).
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("resident order"),
-            timestamp_writes: None,
-        });
+        let mut pass = context.begin_pass(encoder, "resident order");
         pass.set_bind_group(0, shapes, &[]);
         for pipeline in [&self.kernels.count, &self.kernels.scatter] {
             pass.set_pipeline(pipeline);
