@@ -192,7 +192,8 @@ fn checked_sat(
 
 /// The world-space manifold of a pair the kernel finished ([`MANIFOLD_CLIPPED`]):
 /// normal and points moved from A's frame by `pose_a`, after checking the point count, every
-/// feature id against the shapes' sizes, and that every number is finite.
+/// feature id against the shapes' sizes ([`FeatureLimits`], worked out once per pair), and that
+/// every number is finite.
 pub(crate) fn manifold_from_gpu(
     raw: &GpuManifold,
     a: &Shape,
@@ -210,19 +211,23 @@ pub(crate) fn manifold_from_gpu(
     if !finite {
         return Err(bad("a non-finite normal, separation or point".into()));
     }
-    // Built in A's frame and moved to the world as the CPU path does (`Manifold::to_world`), so
-    // both give the same world positions.
+    let limits = FeatureLimits::new(a, b);
+    // Built in A's frame and moved to the world as the CPU path does (`Manifold::move_to_world`),
+    // so both give the same world positions.
     let mut manifold = Manifold::new(raw.normal.into(), raw.separation);
     for (point, &id) in raw.points[..count].iter().zip(&raw.ids) {
         let id = FeatureId(id);
-        check_feature(id, a, b).map_err(|what| bad(format!("feature id {:#010x}: {what}", id.0)))?;
+        limits
+            .check(id)
+            .map_err(|what| bad(format!("feature id {:#010x}: {what}", id.0)))?;
         manifold.push(ContactPoint {
             position: glam::Vec3::new(point[0], point[1], point[2]).as_dvec3(),
             depth: point[3],
             id,
         });
     }
-    Ok(manifold.to_world(pose_a))
+    manifold.move_to_world(pose_a);
+    Ok(manifold)
 }
 
 /// Most features a kind-`OTHER` id field may name on `shape` (see [`FeatureId`] and the
@@ -238,64 +243,117 @@ fn other_feature_limit(shape: &Shape) -> usize {
     }
 }
 
-/// `Ok` when the fields of a feature id exist on the shapes (see [`FeatureId`]): a face
-/// contact's high field is a face or vertex of the body it names, its low field a vertex of the
-/// other; an edge pair names an edge of each (both kinds only between hulls); an `OTHER` id
-/// names features within [`other_feature_limit`] of A (high) and B (low).
-fn check_feature(id: FeatureId, a: &Shape, b: &Shape) -> Result<(), String> {
-    if let (Shape::TriMesh(mesh), _) | (_, Shape::TriMesh(mesh)) = (a, b) {
-        if let (Shape::Compound(c), _) | (_, Shape::Compound(c)) = (a, b) {
-            // compound_mesh_feature_id: the triangle mod 2^16 in bits 16 and up, the child in
-            // bits 10 to 15.
-            let (triangle, child) = (id.0 >> 16, (id.0 >> 10) & 0x3f);
-            if triangle as usize >= mesh.triangles().len() || child as usize >= c.children().len() {
-                return Err(format!(
-                    "triangle {triangle} of {}, child {child} of {}",
-                    mesh.triangles().len(),
-                    c.children().len()
-                ));
-            }
-            return Ok(());
+/// What the feature ids of one pair's points may name (see [`FeatureId`]), from its shapes
+/// once per pair: the points of a manifold then cost a few integer compares each.
+enum FeatureLimits {
+    /// A compound against a triangle mesh: [`crate::contact`]'s `compound_mesh_feature_id`.
+    CompoundMesh { triangles: usize, children: usize },
+    /// A triangle mesh against a convex body: `mesh_feature_id`.
+    Mesh { triangles: usize },
+    /// A compound against a body other than a mesh: `compound_feature_id`, parts per body.
+    Compound { parts_a: usize, parts_b: usize },
+    /// Any other pair: per body, faces or vertices, vertices and edges (`None` for a shape
+    /// that is not a hull), and the `OTHER` limit.
+    Plain([Option<HullLimits>; 2], [usize; 2]),
+}
+
+/// A hull's feature counts, as the ids of [`FeatureLimits::Plain`] name them.
+#[derive(Clone, Copy)]
+struct HullLimits {
+    face_or_vertex: usize,
+    vertices: usize,
+    edges: usize,
+}
+
+impl FeatureLimits {
+    fn new(a: &Shape, b: &Shape) -> Self {
+        if let (Shape::TriMesh(mesh), _) | (_, Shape::TriMesh(mesh)) = (a, b) {
+            let triangles = mesh.triangles().len();
+            return match (a, b) {
+                (Shape::Compound(c), _) | (_, Shape::Compound(c)) => FeatureLimits::CompoundMesh {
+                    triangles,
+                    children: c.children().len(),
+                },
+                _ => FeatureLimits::Mesh { triangles },
+            };
         }
-        // mesh_feature_id: the triangle in bits 13 and up.
-        let triangle = id.0 >> 13;
-        if triangle as usize >= mesh.triangles().len() {
-            return Err(format!("triangle {triangle} of {}", mesh.triangles().len()));
-        }
-        return Ok(());
-    }
-    let (high, low) = (id.high() as usize, id.low() as usize);
-    if matches!(a, Shape::Compound(_)) || matches!(b, Shape::Compound(_)) {
-        // compound_feature_id: each field's child (bits 8 and up) names a part of the body
-        // whose feature it names.
         let parts = |s: &Shape| match s {
             Shape::Compound(c) => c.children().len(),
             _ => 1,
         };
-        let (high_body, low_body) = if id.kind() == FeatureId::FACE_B {
-            (b, a)
-        } else {
-            (a, b)
-        };
-        if high >> 8 >= parts(high_body) || low >> 8 >= parts(low_body) {
-            return Err(format!("children {} and {} out of range", high >> 8, low >> 8));
+        if matches!(a, Shape::Compound(_)) || matches!(b, Shape::Compound(_)) {
+            return FeatureLimits::Compound {
+                parts_a: parts(a),
+                parts_b: parts(b),
+            };
         }
-        return Ok(());
+        let hull = |s: &Shape| {
+            s.as_hull().map(|h| HullLimits {
+                face_or_vertex: h.planes().len().max(h.vertices().len()),
+                vertices: h.vertices().len(),
+                edges: h.edges().len(),
+            })
+        };
+        FeatureLimits::Plain(
+            [hull(a), hull(b)],
+            [other_feature_limit(a), other_feature_limit(b)],
+        )
     }
-    let face_or_vertex = |h: &ConvexHull| h.planes().len().max(h.vertices().len());
-    let (high_limit, low_limit) = match (id.kind(), a.as_hull(), b.as_hull()) {
-        (FeatureId::FACE_A, Some(a), Some(b)) => (face_or_vertex(a), b.vertices().len()),
-        (FeatureId::FACE_B, Some(a), Some(b)) => (face_or_vertex(b), a.vertices().len()),
-        (FeatureId::EDGE_PAIR, Some(a), Some(b)) => (a.edges().len(), b.edges().len()),
-        (FeatureId::OTHER, _, _) => (other_feature_limit(a), other_feature_limit(b)),
-        (kind, _, _) => return Err(format!("kind {kind} on a pair that is not hull against hull")),
-    };
-    if high >= high_limit || low >= low_limit {
-        return Err(format!(
-            "fields {high} and {low} exceed the shapes' {high_limit} and {low_limit}"
-        ));
+
+    /// `Ok` when the fields of `id` exist on the pair's shapes: a face contact's high field is
+    /// a face or vertex of the body it names, its low field a vertex of the other; an edge pair
+    /// names an edge of each (both kinds only between hulls); an `OTHER` id names features
+    /// within [`other_feature_limit`] of A (high) and B (low).
+    #[inline]
+    fn check(&self, id: FeatureId) -> Result<(), String> {
+        let (high, low) = (id.high() as usize, id.low() as usize);
+        let (high_limit, low_limit) = match *self {
+            FeatureLimits::CompoundMesh { triangles, children } => {
+                // The triangle mod 2^16 in bits 16 and up, the child in bits 10 to 15.
+                let (triangle, child) = (id.0 >> 16, (id.0 >> 10) & 0x3f);
+                if triangle as usize >= triangles || child as usize >= children {
+                    return Err(format!(
+                        "triangle {triangle} of {triangles}, child {child} of {children}"
+                    ));
+                }
+                return Ok(());
+            }
+            FeatureLimits::Mesh { triangles } => {
+                // The triangle in bits 13 and up.
+                let triangle = id.0 >> 13;
+                if triangle as usize >= triangles {
+                    return Err(format!("triangle {triangle} of {triangles}"));
+                }
+                return Ok(());
+            }
+            FeatureLimits::Compound { parts_a, parts_b } => {
+                // Each field's child (bits 8 and up) names a part of the body whose feature it
+                // names.
+                let (high_parts, low_parts) = if id.kind() == FeatureId::FACE_B {
+                    (parts_b, parts_a)
+                } else {
+                    (parts_a, parts_b)
+                };
+                if high >> 8 >= high_parts || low >> 8 >= low_parts {
+                    return Err(format!("children {} and {} out of range", high >> 8, low >> 8));
+                }
+                return Ok(());
+            }
+            FeatureLimits::Plain(hulls, other) => match (id.kind(), hulls) {
+                (FeatureId::FACE_A, [Some(a), Some(b)]) => (a.face_or_vertex, b.vertices),
+                (FeatureId::FACE_B, [Some(a), Some(b)]) => (b.face_or_vertex, a.vertices),
+                (FeatureId::EDGE_PAIR, [Some(a), Some(b)]) => (a.edges, b.edges),
+                (FeatureId::OTHER, _) => (other[0], other[1]),
+                (kind, _) => return Err(format!("kind {kind} on a pair that is not hull against hull")),
+            },
+        };
+        if high >= high_limit || low >= low_limit {
+            return Err(format!(
+                "fields {high} and {low} exceed the shapes' {high_limit} and {low_limit}"
+            ));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]
