@@ -30,7 +30,6 @@ use hullsat::narrowphase::gpu::{
     MESH_TRIANGLE_WGSL, RESIDENT_WGSL, SAT_SUBGROUP_WGSL, SAT_WGSL,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
-use hullsat::raycast::order::RAY_ORDER_WGSL;
 
 mod support;
 use support::triangle_kernel::triangle_kernel_source;
@@ -62,7 +61,7 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 17] = [
+const SOURCES: [(&str, &str); 16] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
@@ -74,7 +73,6 @@ const SOURCES: [(&str, &str); 17] = [
     ("ORDER_WGSL", ORDER_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
-    ("RAY_ORDER_WGSL", RAY_ORDER_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
     ("BVH_BUILD_WGSL", BVH_BUILD_WGSL),
     ("BROADPHASE_WGSL", BROADPHASE_WGSL),

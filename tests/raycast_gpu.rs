@@ -2,8 +2,7 @@
 //! capsules, a ground half-space) with every hit and with the closest, a scene of cylinders, the same scene far from
 //! the world origin, rays that enter more bodies than the GPU's hit slots, empty inputs, a
 //! caller's device, bad bodies, and a ray caster reused across calls of growing size; each
-//! judged by the GPU = CPU contract for rays ([`hullsat::contract::rays`]). Rays ordered by
-//! origin before the traversal give the unordered call's lists bit for bit. Without a GPU: that
+//! judged by the GPU = CPU contract for rays ([`hullsat::contract::rays`]). Without a GPU: that
 //! contract accepts the CPU on inputs a few ulps off, counts its ties and rejects planted faults.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
@@ -18,7 +17,7 @@ use hullsat::raycast::layout::GPU_HIT_SLOTS;
 use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, RayHitSet, Shape};
 use rand::RngExt;
 use rand_pcg::Pcg64;
-use raycast_common::{cylinder_scene, gpu_or_skip, order_rays, random_rays, random_scene};
+use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 
 /// The GPU's lists judged against the CPU's by the GPU = CPU contract for rays
@@ -452,63 +451,4 @@ fn the_contract_counts_ties_and_rejects_faults_without_a_gpu() {
     rays.pop();
     let e = judge(&rays, false, &[]).expect_err("a missing list");
     assert_eq!((e.ray, e.kind), (0, Malformed), "{e}");
-}
-
-/// A hit's body, distance, point and normal as bits.
-type HitBits = (u32, u32, [u64; 3], [u32; 3]);
-
-/// Every field of every hit as bits, so that lists compare bit for bit.
-fn bits(lists: &[Vec<RayHit>]) -> Vec<Vec<HitBits>> {
-    lists
-        .iter()
-        .map(|list| {
-            list.iter()
-                .map(|h| {
-                    let point = h.point.to_array().map(f64::to_bits);
-                    (
-                        h.body,
-                        h.distance.to_bits(),
-                        point,
-                        h.normal.to_array().map(f32::to_bits),
-                    )
-                })
-                .collect()
-        })
-        .collect()
-}
-
-#[test]
-fn ordering_the_rays_changes_no_bit_of_the_lists() {
-    let mut rng = seeded_rng(33);
-    let (shapes, bodies) = random_scene(&mut rng, 400, 20.0, Vec3::ZERO);
-    let rays = order_rays(&mut rng, 20.0);
-    let Some(mut plain) = gpu_or_skip(&shapes) else {
-        return;
-    };
-    let mut ordered = GpuRaycaster::new(&shapes).expect("a second ray caster");
-    plain.set_ray_order_min(u32::MAX);
-    let n = rays.len() as u32;
-    let cpu = CpuRaycaster::new(&shapes);
-    for closest in [false, true] {
-        let expected = plain.cast(&bodies, &rays, closest).expect("unordered cast");
-        assert!(!plain.timings().ordered);
-        // At the threshold the rays are ordered, one below it they are not.
-        for (min, is_ordered) in [(n, true), (n + 1, false), (0, true)] {
-            ordered.set_ray_order_min(min);
-            let lists = ordered.cast(&bodies, &rays, closest).expect("cast");
-            assert_eq!(ordered.timings().ordered, is_ordered, "threshold {min}");
-            assert_eq!(
-                bits(&lists),
-                bits(&expected),
-                "closest {closest}, threshold {min}"
-            );
-            assert_eq!(ordered.timings().cpu_rays, plain.timings().cpu_rays);
-        }
-        let on_cpu = cpu.cast(&bodies, &rays, closest).unwrap();
-        compare(&shapes, &bodies, &rays, &expected, &on_cpu, closest);
-    }
-    // The default threshold leaves a batch this small unordered.
-    let mut fresh = GpuRaycaster::new(&shapes).expect("a third ray caster");
-    fresh.cast(&bodies, &rays, true).expect("cast");
-    assert!(n < hullsat::raycast::order::RAY_ORDER_MIN_RAYS && !fresh.timings().ordered);
 }

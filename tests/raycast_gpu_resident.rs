@@ -25,7 +25,7 @@ use hullsat::{
     Body, Capsule, CpuRaycaster, Cuboid, Cylinder, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere,
 };
 use rand::RngExt;
-use raycast_common::{cylinder_scene, gpu_or_skip, order_rays, random_rays, random_scene};
+use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
 use support::seeded_rng;
 use wgpu::util::DeviceExt;
 
@@ -65,8 +65,7 @@ fn read(gpu: &GpuRaycaster, buffer: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
 }
 
 /// Casts `rays` at `bodies` through `encode_resident` (BVH frame at `origin`) and reads back
-/// the counts and the hit slots as the kernel left them, with the slots per ray and whether the
-/// rays were ordered.
+/// the counts and the hit slots as the kernel left them, with the slots per ray.
 fn resident_slots(
     gpu: &mut GpuRaycaster,
     shapes: &[Shape],
@@ -74,7 +73,7 @@ fn resident_slots(
     rays: &[Ray],
     origin: DVec3,
     closest: bool,
-) -> (Vec<GpuRayCount>, Vec<GpuRayHit>, u32, bool) {
+) -> (Vec<GpuRayCount>, Vec<GpuRayHit>, u32) {
     let normalized = validate_batch(shapes, bodies, &[], 0.0).unwrap();
     let gpu_bodies: Vec<GpuBody> = normalized
         .iter()
@@ -94,12 +93,8 @@ fn resident_slots(
         closest,
     };
     let mut encoder = gpu.device().create_command_encoder(&Default::default());
-    let ResidentHits {
-        counts,
-        hits,
-        slots,
-        ordered,
-    } = gpu.encode_resident(&mut encoder, &batch).expect("resident cast");
+    let ResidentHits { counts, hits, slots } =
+        gpu.encode_resident(&mut encoder, &batch).expect("resident cast");
     gpu.queue().submit([encoder.finish()]);
     let count_bytes = read(gpu, &counts, (rays.len() * size_of::<GpuRayCount>()) as u64);
     let hit_bytes = read(
@@ -108,7 +103,7 @@ fn resident_slots(
         (rays.len() * slots as usize * size_of::<GpuRayHit>()) as u64,
     );
     let counts = bytemuck::pod_collect_to_vec(&count_bytes);
-    (counts, bytemuck::pod_collect_to_vec(&hit_bytes), slots, ordered)
+    (counts, bytemuck::pod_collect_to_vec(&hit_bytes), slots)
 }
 
 /// [`resident_slots`] turned into the hit lists a consumer would build: the GPU's, and the CPU
@@ -122,7 +117,7 @@ fn cast_resident(
     origin: DVec3,
     closest: bool,
 ) -> (Vec<Vec<RayHit>>, usize) {
-    let (counts, slot_hits, slots, _) = resident_slots(gpu, shapes, bodies, rays, origin, closest);
+    let (counts, slot_hits, slots) = resident_slots(gpu, shapes, bodies, rays, origin, closest);
     let cpu = CpuRaycaster::new(shapes);
     let mut recomputed = 0;
     let lists = rays
@@ -402,8 +397,7 @@ fn meshes_and_compounds_give_the_cpu_hits_and_name_the_triangle_and_child() {
     // The slot's feature: the triangle the CPU's mesh cast names, the child its compound cast
     // names, for closest hits the two sides agree on away from edges and ties.
     let mut gpu = gpu_or_skip(&shapes).expect("a GPU: it ran above");
-    let (counts, slot_hits, _, _) =
-        resident_slots(&mut gpu, &shapes, &bodies, &rays, DVec3::splat(15.0), true);
+    let (counts, slot_hits, _) = resident_slots(&mut gpu, &shapes, &bodies, &rays, DVec3::splat(15.0), true);
     let cpu = CpuRaycaster::new(&shapes).cast(&bodies, &rays, true).unwrap();
     let mut named = [0, 0];
     for (i, ray) in rays.iter().enumerate() {
@@ -435,52 +429,4 @@ fn meshes_and_compounds_give_the_cpu_hits_and_name_the_triangle_and_child() {
         named[0] > 100 && named[1] > 20,
         "{named:?} triangle and child hits compared"
     );
-}
-
-/// The slots a ray's count says the kernel wrote (`min(hits, slots)` of them), as bits.
-fn written_slots(counts: &[GpuRayCount], hits: &[GpuRayHit], slots: u32) -> Vec<Vec<[u32; 8]>> {
-    counts
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let first = i * slots as usize;
-            hits[first..first + c.hits.min(slots) as usize]
-                .iter()
-                .map(|h| bytemuck::cast(*h))
-                .collect()
-        })
-        .collect()
-}
-
-#[test]
-fn ordering_the_rays_changes_no_bit_of_the_slots() {
-    let mut rng = seeded_rng(34);
-    let (shapes, bodies) = random_scene(&mut rng, 400, 20.0, Vec3::ZERO);
-    let rays = order_rays(&mut rng, 20.0);
-    let Some(mut plain) = gpu_or_skip(&shapes) else {
-        return;
-    };
-    let mut ordered = GpuRaycaster::new(&shapes).expect("a second ray caster");
-    plain.set_ray_order_min(u32::MAX);
-    let n = rays.len() as u32;
-    let origin = DVec3::splat(10.0);
-    for closest in [false, true] {
-        let (counts, hits, slots, was_ordered) =
-            resident_slots(&mut plain, &shapes, &bodies, &rays, origin, closest);
-        assert!(!was_ordered);
-        assert!(
-            counts.iter().filter(|c| c.hits > 0).count() > rays.len() / 4,
-            "rays hit"
-        );
-        let expected = written_slots(&counts, &hits, slots);
-        // At the threshold the rays are ordered, one below it they are not.
-        for (min, is_ordered) in [(n, true), (n + 1, false), (0, true)] {
-            ordered.set_ray_order_min(min);
-            let (counts_o, hits_o, slots_o, was_ordered) =
-                resident_slots(&mut ordered, &shapes, &bodies, &rays, origin, closest);
-            assert_eq!(was_ordered, is_ordered, "threshold {min}");
-            assert_eq!(counts_o, counts, "closest {closest}, threshold {min}");
-            assert_eq!(written_slots(&counts_o, &hits_o, slots_o), expected);
-        }
-    }
 }

@@ -1,6 +1,6 @@
 //! `shaders/raycast/raycast.wgsl` (both variants: without and with triangle meshes and
-//! compounds, `raycast_complex.wgsl` and the meshes' `shaders/common/mesh.wgsl`),
-//! `shaders/raycast/ray_order.wgsl` and `shaders/bvh/bvh_build.wgsl` parse and validate, and every struct and constant they share
+//! compounds, `raycast_complex.wgsl` and the meshes' `shaders/common/mesh.wgsl`) and
+//! `shaders/bvh/bvh_build.wgsl` parse and validate, and every struct and constant they share
 //! with Rust has the same layout and value on both sides. No device needed.
 
 use hullsat::constants::TRIMESH_RAY_EDGE_TOLERANCE;
@@ -13,11 +13,10 @@ use hullsat::internals::{
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 use hullsat::raycast::layout::{
-    GpuBody, GpuCompoundChild, GpuRay, GpuRayCount, GpuRayHit, GpuRayOrderParams, GpuRayParams, GpuRayShape,
-    INCOMPLETE_BIT, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL,
-    SHAPE_SPHERE, SHAPE_TRIMESH, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
+    GpuBody, GpuCompoundChild, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, GpuRayShape, INCOMPLETE_BIT,
+    SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
+    SHAPE_TRIMESH, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
-use hullsat::raycast::order::RAY_ORDER_WGSL;
 use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
 
 mod support;
@@ -36,7 +35,6 @@ fn module() -> naga::Module {
         hullsat::gpu::QUAT_WGSL.to_string()
             + &shader("common/body.wgsl")
             + &shader("bvh/layout.wgsl")
-            + &shader("raycast/layout.wgsl")
             + &shader("raycast/raycast.wgsl")
             + &shader("raycast/raycast_convex_only.wgsl"),
         "the embedded shader is the files"
@@ -52,7 +50,6 @@ fn complex_module() -> naga::Module {
             + &shader("common/body.wgsl")
             + &shader("bvh/layout.wgsl")
             + &shader("common/mesh.wgsl")
-            + &shader("raycast/layout.wgsl")
             + &shader("raycast/raycast.wgsl")
             + &shader("raycast/raycast_complex.wgsl"),
         "the embedded shader is the files"
@@ -131,7 +128,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
                 origin_hi,
                 max_distance,
                 origin_lo,
-                index,
+                _pad0,
                 direction,
                 _pad1
             }),
@@ -186,8 +183,7 @@ fn rust_and_wgsl_structs_have_the_same_layout() {
                 hit_slots,
                 closest,
                 node_count,
-                unbounded_first,
-                ordered
+                unbounded_first
             }),
         ),
     ];
@@ -218,15 +214,14 @@ fn wgsl_constants_equal_the_rust_ones() {
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
 
-/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, the body, the BVH's structs,
-/// the Morton codes, then the file.
+/// `shaders/bvh/bvh_build.wgsl` as compiled: the quaternion helpers, the body, the BVH's structs, then
+/// the file.
 fn bvh_build_module() -> naga::Module {
     assert_eq!(
         BVH_BUILD_WGSL,
         hullsat::gpu::QUAT_WGSL.to_string()
             + &shader("common/body.wgsl")
             + &shader("bvh/layout.wgsl")
-            + &shader("common/morton.wgsl")
             + &shader("bvh/bvh_build.wgsl"),
         "the embedded shader is the files"
     );
@@ -312,55 +307,4 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         );
     }
     assert_eq!(module.entry_points.len(), 4);
-}
-
-/// `shaders/raycast/ray_order.wgsl` as compiled: the Morton codes, the ray, then the file.
-fn ray_order_module() -> naga::Module {
-    assert_eq!(
-        RAY_ORDER_WGSL,
-        shader("common/morton.wgsl") + &shader("raycast/layout.wgsl") + &shader("raycast/ray_order.wgsl"),
-        "the embedded shader is the files"
-    );
-    parse("ray_order.wgsl", RAY_ORDER_WGSL)
-}
-
-#[test]
-fn the_ray_order_kernels_match_the_rust_ones() {
-    let module = ray_order_module();
-    validate("ray_order.wgsl", &module);
-    let cases = [
-        (
-            "GpuRay",
-            rust_layout!(GpuRay {
-                origin_hi,
-                max_distance,
-                origin_lo,
-                index,
-                direction,
-                _pad1
-            }),
-        ),
-        (
-            "GpuRayOrderParams",
-            encase_layout!(GpuRayOrderParams {
-                bvh_origin_hi,
-                ray_count,
-                bvh_origin_lo,
-                bounds_encoded,
-                bounds_min,
-                bounds_max
-            }),
-        ),
-    ];
-    for (name, rust) in cases {
-        assert_same_layout(&module, name, rust);
-    }
-    assert_consts(&module, &[("WORKGROUP_SIZE", naga::Literal::U32(WORKGROUP_SIZE))]);
-    let entries: Vec<_> = module
-        .entry_points
-        .iter()
-        .map(|e| (e.name.as_str(), e.workgroup_size))
-        .collect();
-    let size = [WORKGROUP_SIZE, 1, 1];
-    assert_eq!(entries, [("codes_main", size), ("gather_main", size)]);
 }

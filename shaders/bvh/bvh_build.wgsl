@@ -16,8 +16,8 @@
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
 //
-// Compiled after shaders/common/quat.wgsl (quat_rotate), shaders/bvh/layout.wgsl (the shared
-// structs) and shaders/common/morton.wgsl (the codes and the bounds' encoding; see BVH_BUILD_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
+// shared structs; see BVH_BUILD_WGSL).
 
 // Must match crate::bvh::gpu::BVH_BUILD_WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -58,6 +58,16 @@ struct GpuBvhParams {
 @group(0) @binding(7) var<uniform> params: GpuBvhParams;
 // Boxed hulls' vertices, shape frame (xyz; w unused), ranges in GpuBvhShape.
 @group(0) @binding(8) var<storage, read> vertices: array<vec4<f32>>;
+
+// f32 -> u32 preserving order: flip every bit of a negative, the sign bit of a positive.
+fn order_encode(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+fn order_decode(e: u32) -> f32 {
+    return bitcast<f32>(select(~e, e & 0x7fffffffu, (e & 0x80000000u) != 0u));
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -130,6 +140,16 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     }
 }
 
+// Spreads the low 10 bits of v two bits apart (bit b to bit 3b).
+fn spread_bits(v: u32) -> u32 {
+    var x = v & 0x3ffu;
+    x = (x | (x << 16u)) & 0x030000ffu;
+    x = (x | (x << 8u)) & 0x0300f00fu;
+    x = (x | (x << 4u)) & 0x030c30c3u;
+    x = (x | (x << 2u)) & 0x09249249u;
+    return x;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = linear_id(id, groups);
@@ -142,17 +162,22 @@ fn codes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
         keys[i] = vec2<u32>(UNBOUNDED_CODE, i);
         return;
     }
-    let e = array<u32, 6>(
-        atomicLoad(&bounds[0]),
-        atomicLoad(&bounds[1]),
-        atomicLoad(&bounds[2]),
-        atomicLoad(&bounds[3]),
-        atomicLoad(&bounds[4]),
-        atomicLoad(&bounds[5]),
+    let lo = vec3<f32>(
+        order_decode(~atomicLoad(&bounds[0])),
+        order_decode(~atomicLoad(&bounds[1])),
+        order_decode(~atomicLoad(&bounds[2])),
     );
-    let region = decode_bounds(e);
+    let hi = vec3<f32>(
+        order_decode(atomicLoad(&bounds[3])),
+        order_decode(atomicLoad(&bounds[4])),
+        order_decode(atomicLoad(&bounds[5])),
+    );
     // The box centre (step 1's, padded symmetrically), 10 bits per axis of the bounds.
-    let code = morton_code((b.min + b.max) * 0.5, region.lo, region.hi);
+    let centre = (b.min + b.max) * 0.5;
+    let extent = hi - lo;
+    let unit = select(vec3<f32>(0.0), (centre - lo) / extent, extent > vec3<f32>(0.0));
+    let cell = vec3<u32>(clamp(unit * 1024.0, vec3<f32>(0.0), vec3<f32>(1023.0)));
+    let code = (spread_bits(cell.x) << 2u) | (spread_bits(cell.y) << 1u) | spread_bits(cell.z);
     keys[i] = vec2<u32>(code, i);
 }
 

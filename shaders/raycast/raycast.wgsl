@@ -2,8 +2,7 @@
 // Every struct and constant mirrors src/raycast/layout.rs or src/bvh/cpu.rs ("must match";
 // checked by tests/raycast_layout.rs). The steps are the CPU's (src/raycast/cpu.rs, bvh.rs,
 // clip.rs, cast_*.rs), same numbers and names:
-// 1. Bounds guard. Invocation k casts ray k, or with `params.ordered` the k-th ray of the
-//    ordered copy (ray_order.wgsl), whose count and hits go at its index in the caller's batch.
+// 1. Bounds guard.
 // 2. The ray's origin in the BVH frame, `(origin_hi - bvh_hi) + (origin_lo - bvh_lo)`.
 // 3. Traverse the BVH with a stack (bvh.rs step 3); cast the ray at each leaf body in the body's
 //    frame (cast_body); record hits in the ray's slots, nearest first (ties: lower body).
@@ -12,8 +11,8 @@
 // Triangle meshes and compounds: cast_complex, from raycast_complex.wgsl (or, for shape lists
 // with neither, raycast_convex_only.wgsl, which binds no tables for them).
 //
-// Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate), shaders/bvh/layout.wgsl
-// (BvhNode, BVH_STACK_SIZE) and shaders/raycast/layout.wgsl (GpuRay; see RAYCAST_WGSL).
+// Compiled after shaders/common/quat.wgsl (quat_rotate, quat_conjugate) and
+// shaders/bvh/layout.wgsl (BvhNode, BVH_STACK_SIZE; see RAYCAST_WGSL).
 
 // Must match crate::raycast::layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -33,6 +32,16 @@ const INCOMPLETE_BIT: u32 = 1u;
 const STACK_OVERFLOW_BIT: u32 = 2u;
 // Largest finite f32: the CPU's infinities are F32_MAX here.
 const F32_MAX: f32 = 0x1.fffffep+127f;
+
+// Must match crate::raycast::layout::GpuRay (world; origin split hi + lo).
+struct GpuRay {
+    origin_hi: vec3<f32>,
+    max_distance: f32,
+    origin_lo: vec3<f32>,
+    _pad0: u32,
+    direction: vec3<f32>,
+    _pad1: u32,
+}
 
 // Must match crate::raycast::layout::GpuRayShape.
 struct GpuRayShape {
@@ -68,14 +77,12 @@ struct GpuRayParams {
     closest: u32,
     node_count: u32,
     unbounded_first: u32,
-    ordered: u32,
 }
 
 // Group 0: shapes, uploaded once. Planes: unit outward normal xyz, offset w (hull frame).
 @group(0) @binding(0) var<storage, read> shapes: array<GpuRayShape>;
 @group(0) @binding(1) var<storage, read> planes: array<vec4<f32>>;
-// Group 1: per call. `rays`, `counts` and `hits` are bound per dispatch chunk at one offset
-// (one chunk when ordered).
+// Group 1: per call. `rays`, `counts` and `hits` are bound per dispatch chunk at one offset.
 @group(1) @binding(0) var<storage, read> bodies: array<GpuBody>;
 @group(1) @binding(1) var<storage, read> nodes: array<BvhNode>;
 // The BVH's leaf bodies, then the unbounded bodies (from params.unbounded_first).
@@ -406,12 +413,11 @@ fn test_body(index: u32, ray: GpuRay, base: u32, found: u32) -> u32 {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 1. Bounds guard.
-    let slot = id.x;
-    if slot >= arrayLength(&rays) {
+    let index = id.x;
+    if index >= arrayLength(&rays) {
         return;
     }
-    let ray = rays[slot];
-    let index = select(slot, ray.index, params.ordered != 0u);
+    let ray = rays[index];
     let base = index * params.hit_slots;
     var found = 0u;
     var flags = 0u;

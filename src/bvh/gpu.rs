@@ -42,13 +42,11 @@ use crate::scene::Body;
 use crate::shape::Shape;
 
 /// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
-/// the BVH's shared structs (`shaders/bvh/layout.wgsl`), the Morton codes
-/// (`shaders/common/morton.wgsl`, shared with the ray order), then `shaders/bvh/bvh_build.wgsl`.
+/// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/bvh/bvh_build.wgsl`.
 pub const BVH_BUILD_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
     include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
-    include_str!("../../shaders/common/morton.wgsl"),
     include_str!("../../shaders/bvh/bvh_build.wgsl")
 );
 
@@ -324,9 +322,6 @@ pub(crate) struct GpuBvh<'a> {
     pub shapes: &'a wgpu::Buffer,
     /// Each body's box, BVH frame ([`BvhNode`], `first` = body index), by body index.
     pub boxes: &'a wgpu::Buffer,
-    /// Step 1's bounds of the bounded bodies' box centres, BVH frame, 6 u32 encoded as
-    /// `shaders/common/morton.wgsl`'s `decode_bounds` reads them.
-    pub bounds: &'a wgpu::Buffer,
     /// [`BvhNode`]s, BVH frame, `node_count` of them (0 for no body).
     pub nodes: &'a wgpu::Buffer,
     /// Nodes written.
@@ -467,7 +462,6 @@ impl GpuBvhBuilder {
         Ok(GpuBvh {
             shapes: &self.shapes,
             boxes: &self.boxes.buffer,
-            bounds: &self.bounds,
             nodes: &self.nodes.buffer,
             node_count: node_count as u32,
             body_list: &self.body_list.buffer,

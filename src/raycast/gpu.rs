@@ -12,9 +12,7 @@
 //!    reused and grown, never shrunk.
 //! 3. The kernel writes, per ray, a [`GpuRayCount`] and up to `hit_slots` [`GpuRayHit`]s sorted
 //!    by distance then body ([`GPU_HIT_SLOTS`]; 1 with `closest`). Batches beyond one binding or
-//!    one dispatch are split into chunks bound at offsets. Batches of one chunk and at least
-//!    [`GpuRaycaster::set_ray_order_min`] rays are first ordered by origin on the GPU
-//!    ([`super::order`]), which changes no result.
+//!    one dispatch are split into chunks bound at offsets.
 //! 4. The host writes [`RayHit`]s straight from the mapped slots into the caller's
 //!    [`RayHitSet`], on all threads (world points from the f64 origin). Rays that entered more
 //!    bodies than their slots, or that the driver cut short ([`INCOMPLETE_BIT`], llvmpipe's
@@ -31,7 +29,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use encase::ShaderType;
-use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 
 use super::cpu::cast_one_into;
@@ -40,12 +37,11 @@ use super::layout::{
     COMPLEX_STORAGE_BUFFERS, GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams,
     INCOMPLETE_BIT, STACK_OVERFLOW_BIT, ShapeTables, WORKGROUP_SIZE,
 };
-use super::order::{OrderBounds, RAY_ORDER_MIN_RAYS, RayOrder};
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
 use crate::bvh::{Bvh, BvhNode};
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit, create_buffer, upload_storage};
-use crate::gpu::context::{DeviceLimits, ErrorScopes};
+use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
 use crate::gpu::{GpuContext, GpuError, shared_context};
@@ -56,26 +52,24 @@ use crate::shape::Shape;
 
 /// The WGSL source of the ray kernel for shape lists without triangle meshes or compounds: the
 /// narrowphase kernels' quaternion helpers ([`crate::gpu::QUAT_WGSL`]), the body, the BVH's
-/// shared structs (`shaders/bvh/layout.wgsl`), the ray (`shaders/raycast/layout.wgsl`), the kernel, then its `cast_complex` that is never
+/// shared structs (`shaders/bvh/layout.wgsl`), the kernel, then its `cast_complex` that is never
 /// reached (`raycast_convex_only.wgsl`).
 pub const RAYCAST_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
     include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
-    include_str!("../../shaders/raycast/layout.wgsl"),
     include_str!("../../shaders/raycast/raycast.wgsl"),
     include_str!("../../shaders/raycast/raycast_convex_only.wgsl")
 );
 
 /// The WGSL source of the ray kernel for shape lists with a triangle mesh or a compound: as
-/// [`RAYCAST_WGSL`] with the meshes' layout (`shaders/common/mesh.wgsl`, before the ray) and
+/// [`RAYCAST_WGSL`] with the meshes' layout (`shaders/common/mesh.wgsl`) and
 /// `raycast_complex.wgsl`, which binds their tables as group 2.
 pub const RAYCAST_COMPLEX_WGSL: &str = concat!(
     include_str!("../../shaders/common/quat.wgsl"),
     include_str!("../../shaders/common/body.wgsl"),
     include_str!("../../shaders/bvh/layout.wgsl"),
     include_str!("../../shaders/common/mesh.wgsl"),
-    include_str!("../../shaders/raycast/layout.wgsl"),
     include_str!("../../shaders/raycast/raycast.wgsl"),
     include_str!("../../shaders/raycast/raycast_complex.wgsl")
 );
@@ -97,9 +91,6 @@ pub struct RayTimings {
     pub finish: Duration,
     /// Rays recomputed on the CPU: more hits than slots, or cut short by the driver.
     pub cpu_rays: usize,
-    /// The rays were ordered by origin before the traversal
-    /// ([`GpuRaycaster::set_ray_order_min`]).
-    pub ordered: bool,
 }
 
 /// Ray casts on the GPU over a fixed set of shapes. See the module docs.
@@ -124,10 +115,6 @@ pub struct GpuRaycaster {
     staged: [u64; 2],
     /// The resident API's BVH builder and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentRayState>,
-    /// The whole call's ray order, made by the first call that orders.
-    order: Option<RayOrder>,
-    /// Fewest rays of a batch that is ordered ([`Self::set_ray_order_min`]).
-    ray_order_min: u32,
     /// The last call's bodies with normalized rotations and their BVH, kept for their memory.
     normalized: Vec<Body>,
     bvh: Bvh,
@@ -263,8 +250,6 @@ impl GpuRaycaster {
             ]),
             staged: [0; 2],
             resident: None,
-            order: None,
-            ray_order_min: RAY_ORDER_MIN_RAYS,
             normalized: Vec::new(),
             bvh: Bvh::default(),
             body_list_scratch: Vec::new(),
@@ -307,15 +292,6 @@ impl GpuRaycaster {
     /// Times of the last [`Self::cast`].
     pub fn timings(&self) -> RayTimings {
         self.timings
-    }
-
-    /// Orders batches of at least `rays` rays by origin on the GPU before the traversal
-    /// ([`super::order`]; default [`RAY_ORDER_MIN_RAYS`]; 0: every batch, `u32::MAX`: none),
-    /// in [`Self::cast`], [`Self::cast_into`] and [`Self::encode_resident`]. Only batches that
-    /// fit one dispatch chunk are ordered. The results are the same, bit for bit: only the order
-    /// in which the GPU walks the rays, and so its speed, changes.
-    pub fn set_ray_order_min(&mut self, rays: u32) {
-        self.ray_order_min = rays;
     }
 
     /// The same lists as [`super::CpuRaycaster::cast`]: one per ray, every body the ray enters
@@ -391,9 +367,7 @@ impl GpuRaycaster {
     ) -> Result<RayTimings, GpuError> {
         self.context.check_health()?;
         let slots = if closest { 1 } else { GPU_HIT_SLOTS };
-        let count = rays.len() as u64;
-        let ordered = orders(self.context.limits, count, slots, self.ray_order_min);
-        self.upload(bodies, bvh, rays, slots, closest, ordered)?;
+        self.upload(bodies, bvh, rays, slots, closest)?;
         let upload = lap(clock);
         if rays.is_empty() {
             return Ok(RayTimings {
@@ -402,12 +376,7 @@ impl GpuRaycaster {
             });
         }
         // Step 3.
-        // Ordered within the root box (an empty tree has none: any order serves).
-        let order = ordered.then(|| {
-            let root = bvh.nodes.first().copied().unwrap_or_default();
-            (bvh.origin, Vec3::from(root.min), Vec3::from(root.max))
-        });
-        let mapped = self.dispatch(count, slots, order)?;
+        let mapped = self.dispatch(rays.len() as u64, slots)?;
         let dispatch_readback = lap(clock);
         // Step 4, read straight from the mapped slots on all threads.
         let view = self
@@ -450,7 +419,6 @@ impl GpuRaycaster {
             dispatch_readback,
             finish: lap(clock),
             cpu_rays,
-            ordered,
             ..RayTimings::default()
         })
     }
@@ -475,7 +443,7 @@ impl GpuRaycaster {
             Some(state) => state,
             empty => empty.insert(ResidentRayState::new(&self.context, &self.shapes)?),
         };
-        state.encode(&self.context, &self.kernel, encoder, batch, self.ray_order_min)
+        state.encode(&self.context, &self.kernel, encoder, batch)
     }
 
     /// Writes bodies, BVH, rays and parameters.
@@ -486,7 +454,6 @@ impl GpuRaycaster {
         rays: &[Ray],
         slots: u32,
         closest: bool,
-        ordered: bool,
     ) -> Result<(), GpuError> {
         let mut body_lists = std::mem::take(&mut self.body_list_scratch);
         body_lists.clear();
@@ -500,7 +467,6 @@ impl GpuRaycaster {
             closest: u32::from(closest),
             node_count: bvh.nodes.len() as u32,
             unbounded_first: bvh.bodies.len() as u32,
-            ordered: u32::from(ordered),
         };
         let limits = self.context.limits;
         let body_bytes = (bodies.len() * size_of::<GpuBody>()) as u64;
@@ -552,16 +518,10 @@ impl GpuRaycaster {
         popped
     }
 
-    /// Records the staged copies, with `order` (the BVH's origin and root box) the ray order,
-    /// and the kernel in chunks, submits, and waits (bounded) until the counts and slots are
-    /// copied back and mapped: the readback buffer holds `count` (at least 1) counts then their
-    /// slots, mapped over the returned bytes.
-    fn dispatch(
-        &mut self,
-        count: u64,
-        slots: u32,
-        order: Option<(DVec3, Vec3, Vec3)>,
-    ) -> Result<u64, GpuError> {
+    /// Records the staged copies and the kernel in chunks, submits, and waits (bounded) until
+    /// the counts and slots are copied back and mapped: the readback buffer holds `count` (at
+    /// least 1) counts then their slots, mapped over the returned bytes.
+    fn dispatch(&mut self, count: u64, slots: u32) -> Result<u64, GpuError> {
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
         let limits = self.context.limits;
@@ -570,29 +530,15 @@ impl GpuRaycaster {
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("raycast"),
         });
-        if order.is_some() && self.order.is_none() {
-            self.order = Some(RayOrder::new(&self.context)?);
-        }
         let [body_bytes, ray_bytes] = self.staged;
         let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
         body_staging.record_copy(&mut encoder, &self.bodies.buffer, body_bytes);
         ray_staging.record_copy(&mut encoder, &self.rays.buffer, ray_bytes);
-        let rays = match (order, &mut self.order) {
-            (Some((origin, lo, hi)), Some(order)) => order.encode(
-                &self.context,
-                &mut encoder,
-                &self.rays.buffer,
-                count as u32,
-                origin,
-                OrderBounds::Host(lo, hi),
-            )?,
-            _ => &self.rays.buffer,
-        };
         let buffers = CastBuffers {
             bodies: &self.bodies.buffer,
             nodes: &self.nodes.buffer,
             body_list: &self.body_lists.buffer,
-            rays,
+            rays: &self.rays.buffer,
             counts: &self.counts.buffer,
             hits: &self.hits.buffer,
             params: &self.params,
@@ -722,16 +668,6 @@ const FINISH_RAYS_PER_RUN: usize = 4096;
 
 /// Fewest bodies a rayon task normalizes in step 2.
 const BODIES_PER_TASK: usize = 4096;
-
-/// True when a batch of `count` rays with `slots` hit slots each is ordered by origin before the
-/// traversal: at least `min_rays` (and one), and one dispatch chunk, as the ordered copy's
-/// invocations write at any ray's index of the count and hit buffers.
-pub(super) fn orders(limits: DeviceLimits, count: u64, slots: u32, min_rays: u32) -> bool {
-    let hit_bytes = u64::from(slots) * size_of::<GpuRayHit>() as u64;
-    count > 0
-        && count >= u64::from(min_rays)
-        && count <= chunk_rays(limits.max_binding, limits.max_workgroups, hit_bytes)
-}
 
 /// Rays per dispatch chunk: the chunk's rays (48 bytes each) and hit slots (`hit_bytes` per
 /// ray) each fit one storage binding, its workgroups one dispatch dimension, and it is a

@@ -50,7 +50,7 @@ pub const INCOMPLETE_BIT: u32 = 1;
 /// [`super::Bvh::build`]); must match `STACK_OVERFLOW_BIT` in raycast.wgsl.
 pub const STACK_OVERFLOW_BIT: u32 = 2;
 
-/// A ray, world space; must match `GpuRay` in `shaders/raycast/layout.wgsl`.
+/// A ray, world space; must match `GpuRay` in raycast.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRay {
@@ -60,9 +60,8 @@ pub struct GpuRay {
     pub max_distance: f32,
     /// Origin, low part.
     pub origin_lo: [f32; 3],
-    /// Read only in the ordered copy the kernel makes (`shaders/raycast/ray_order.wgsl`): the
-    /// ray's index in the caller's batch. Ignored in the caller's rays (0 from [`Self::from_ray`]).
-    pub index: u32,
+    /// Padding.
+    pub _pad0: u32,
     /// Unit direction, world.
     pub direction: [f32; 3],
     /// Padding.
@@ -77,7 +76,7 @@ impl GpuRay {
             origin_hi,
             max_distance: ray.max_distance().min(f32::MAX),
             origin_lo,
-            index: 0,
+            _pad0: 0,
             direction: ray.direction().to_array(),
             _pad1: 0,
         }
@@ -244,27 +243,6 @@ pub struct GpuRayParams {
     pub node_count: u32,
     /// Index of the first unbounded body in the body list buffer (after the BVH's leaf bodies).
     pub unbounded_first: u32,
-    /// 1: the rays bound are the ordered copy (`ray_order.wgsl`), each ray's results go at its
-    /// [`GpuRay::index`]; 0: at its own place.
-    pub ordered: u32,
-}
-
-/// Parameters of the ray order (uniform, written with encase); must match `GpuRayOrderParams`
-/// in `shaders/raycast/ray_order.wgsl`. Bounds in the BVH frame, length units.
-#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
-pub struct GpuRayOrderParams {
-    /// World position of the BVH frame's origin, high part.
-    pub bvh_origin_hi: WgslVec3,
-    /// Rays ordered.
-    pub ray_count: u32,
-    /// World position of the BVH frame's origin, low part.
-    pub bvh_origin_lo: WgslVec3,
-    /// 1: the bounds are the GPU BVH build's, in the buffer bound; 0: `bounds_min..bounds_max`.
-    pub bounds_encoded: u32,
-    /// Lower corner of the box the codes span (origins outside are clamped).
-    pub bounds_min: WgslVec3,
-    /// Upper corner of that box.
-    pub bounds_max: WgslVec3,
 }
 
 const _: () = assert!(size_of::<GpuRay>() == 48);

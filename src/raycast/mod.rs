@@ -34,7 +34,6 @@ pub mod gpu;
 mod hit_set;
 pub mod json;
 pub mod layout;
-pub mod order;
 mod ray;
 mod resident;
 #[cfg(feature = "generate")]

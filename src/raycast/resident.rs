@@ -5,16 +5,13 @@
 //!    naming the field).
 //! 2. Record the BVH build over the bodies (`crate::bvh`'s GPU builder: boxes relative to the caller's origin,
 //!    Morton order, an implicit tree), nothing read back.
-//! 3. With enough rays ([`super::GpuRaycaster::set_ray_order_min`]), record their order by
-//!    origin in the built tree's bounds ([`super::order`]).
-//! 4. Write the parameters and record the traversal kernel ([`super::gpu::CastKernel`]) over the
-//!    caller's rays, or their ordered copy, into this state's count and hit buffers.
+//! 3. Write the parameters and record the traversal kernel ([`super::gpu::CastKernel`]) over the
+//!    caller's rays into this state's count and hit buffers.
 
 use glam::DVec3;
 
-use super::gpu::{CastBuffers, CastKernel, orders};
+use super::gpu::{CastBuffers, CastKernel};
 use super::layout::{GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams};
-use super::order::{OrderBounds, RayOrder};
 use crate::InputError;
 use crate::bvh::gpu::GpuBvhBuilder;
 use crate::gpu::buffers::{GrowBuffer, check_limit, create_buffer};
@@ -63,9 +60,6 @@ pub struct ResidentHits {
     pub hits: wgpu::Buffer,
     /// Hit slots per ray: 1 with `closest`, else [`GPU_HIT_SLOTS`].
     pub slots: u32,
-    /// The rays were ordered by origin before the traversal (which changes no result;
-    /// [`super::GpuRaycaster::set_ray_order_min`]).
-    pub ordered: bool,
 }
 
 /// The BVH builder and one ray caster's resident buffers.
@@ -74,8 +68,6 @@ pub(super) struct ResidentRayState {
     params: wgpu::Buffer,
     counts: GrowBuffer,
     hits: GrowBuffer,
-    /// The ray order, made by the first call that orders.
-    order: Option<RayOrder>,
 }
 
 impl ResidentRayState {
@@ -93,28 +85,22 @@ impl ResidentRayState {
             ),
             counts: GrowBuffer::new(device, "resident ray hit counts", out),
             hits: GrowBuffer::new(device, "resident ray hits", out),
-            order: None,
         });
         scopes.pop()?;
         state
     }
 
-    /// Steps 1 to 4 into `encoder`, ordering the rays when there are at least `order_min`.
+    /// Steps 1 to 3 into `encoder`.
     pub fn encode(
         &mut self,
         context: &GpuContext,
         kernel: &CastKernel,
         encoder: &mut wgpu::CommandEncoder,
         batch: &ResidentRays<'_>,
-        order_min: u32,
     ) -> Result<ResidentHits, GpuError> {
         check_rays(batch, context.limits.max_binding)?;
         let slots = if batch.closest { 1 } else { GPU_HIT_SLOTS };
         let count = u64::from(batch.ray_count);
-        let ordered = orders(context.limits, count, slots, order_min);
-        if ordered && self.order.is_none() {
-            self.order = Some(RayOrder::new(context)?);
-        }
         let (count_bytes, hit_bytes) = (
             count * size_of::<GpuRayCount>() as u64,
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
@@ -137,19 +123,7 @@ impl ResidentRayState {
                 0.0,
             )
             .and_then(|bvh| {
-                // Step 3.
-                let rays = match (ordered, &mut self.order) {
-                    (true, Some(order)) => order.encode(
-                        context,
-                        encoder,
-                        batch.rays,
-                        batch.ray_count,
-                        batch.origin,
-                        OrderBounds::Encoded(bvh.bounds),
-                    )?,
-                    _ => batch.rays,
-                };
-                // Step 4: every body is in the tree (half-spaces under boxes no ray misses).
+                // Step 3: every body is in the tree (half-spaces under boxes no ray misses).
                 let (origin_hi, origin_lo) = split_translation(batch.origin);
                 let params = GpuRayParams {
                     bvh_origin_hi: WgslVec3(origin_hi),
@@ -159,7 +133,6 @@ impl ResidentRayState {
                     closest: u32::from(batch.closest),
                     node_count: bvh.node_count,
                     unbounded_first: 0,
-                    ordered: u32::from(ordered),
                 };
                 context
                     .queue()
@@ -168,7 +141,7 @@ impl ResidentRayState {
                     bodies: batch.bodies,
                     nodes: bvh.nodes,
                     body_list: bvh.body_list,
-                    rays,
+                    rays: batch.rays,
                     counts: &self.counts.buffer,
                     hits: &self.hits.buffer,
                     params: &self.params,
@@ -183,7 +156,6 @@ impl ResidentRayState {
             counts: self.counts.buffer.clone(),
             hits: self.hits.buffer.clone(),
             slots,
-            ordered,
         })
     }
 }

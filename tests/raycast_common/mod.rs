@@ -90,21 +90,3 @@ pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
         Err(e) => panic!("GPU ray caster could not start: {e}"),
     }
 }
-
-/// Rays for the ray order's tests over a scene in the cube `[0, side]³`: `random_rays`, rays
-/// from outside the bodies' bounds (3 sides from the centre, aimed at it, unbounded), and rays
-/// from one point (the centre) in many directions, the last one twice.
-pub fn order_rays(rng: &mut Pcg64, side: f32) -> Vec<Ray> {
-    let mut rays = random_rays(rng, 700, side, Vec3::ZERO);
-    let centre = Vec3::splat(0.5 * side).as_dvec3();
-    for _ in 0..150 {
-        let direction = random_direction(rng);
-        let origin = centre - (direction * 3.0 * side).as_dvec3();
-        rays.push(Ray::new(origin, direction, None).unwrap());
-    }
-    for _ in 0..150 {
-        rays.push(Ray::new(centre, random_direction(rng), Some(side)).unwrap());
-    }
-    rays.push(*rays.last().unwrap());
-    rays
-}
