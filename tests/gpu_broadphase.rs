@@ -188,6 +188,35 @@ fn mixed_scenes_list_every_cpu_pair_near_and_far_from_the_origin() {
     }
 }
 
+/// Each body walks only the bodies after its place in the tree's order, skipping subtrees by
+/// their last place: every tree shape (leaf counts on one level or two, a last leaf not full)
+/// must still give each pair once, half-spaces included.
+#[test]
+fn every_tree_shape_lists_each_pair_once() {
+    let margin = 0.02;
+    for count in [
+        1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 17, 31, 33, 47, 64, 65, 100, 129, 257, 600,
+    ] {
+        let (mut shapes, mut bodies) = mixed_scene(count, count as u64, margin);
+        shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).expect("plane")));
+        bodies.insert(
+            count / 2,
+            Body {
+                shape: (shapes.len() - 1) as u32,
+                pose: Pose::new(Vec3::ZERO, Quat::from_rotation_x(0.2)),
+            },
+        );
+        let Some(mut gpu) = broadphase_or_skip(&shapes) else {
+            return;
+        };
+        let pairs = gpu
+            .candidate_pairs_at_most(&bodies, margin, usize::MAX)
+            .expect("GPU pairs");
+        let (cpu, _) = assert_contract(&shapes, &bodies, margin, &pairs);
+        assert!(count < 100 || cpu > count, "{count} bodies: {cpu} CPU pairs");
+    }
+}
+
 #[test]
 fn cylinders_get_their_true_box_upright_or_tilted() {
     let margin = 0.0;

@@ -3,9 +3,10 @@
 // (checked by tests/gpu_broadphase_layout.rs). The CPU reference is src/broadphase/sweep.rs.
 // `pairs`: one invocation per bounded body i, taken in the tree's (Morton) order so neighbouring
 // invocations walk the same nodes, its (padded) box grown by the margin: a stack traversal of
-// the tree; at each leaf body j whose box overlaps (a half-space's always does), a bounded
-// j > i, or a half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an
-// atomic counter;
+// the tree over the bodies after i's place in that order only (subtrees wholly at or before it
+// are skipped by their last place, so each pair is met once); at each leaf body j whose box
+// overlaps (a half-space's always does; they come last in the order), a bounded j, or a
+// half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter;
 // two static bodies (a mesh with a mesh or a half-space) and a mesh with a compound are never
 // paired. Slots past the capacity are not written but counted, so the count is true. The optional
 // sort is crate::gpu's radix sort (shaders/common/radix_sort.wgsl).
@@ -71,6 +72,24 @@ fn near_half_space(b: BvhNode, j: u32, world_i: f32) -> bool {
     return lowest - offset <= params.margin + HALF_SPACE_SLACK * world;
 }
 
+// The last place in the body list (the tree's order) under node k of the implicit tree
+// (shaders/bvh/bvh_build.wgsl steps 4-5: heap order, 2 * leaves - 1 nodes, leaves ranked in
+// order from the deepest level's first node): its rightmost leaf's last body.
+fn last_place(k: u32) -> u32 {
+    let nodes = params.node_count;
+    let leaves = (nodes + 1u) / 2u;
+    let depth = firstLeadingBit(nodes);
+    let deepest = (1u << depth) - 1u;
+    let shift = depth - firstLeadingBit(k + 1u);
+    // The rightmost descendant on the deepest level, else (past the last node) one level up.
+    var leaf = ((k + 2u) << shift) - 2u;
+    if leaf >= nodes {
+        leaf = ((k + 2u) << (shift - 1u)) - 2u;
+    }
+    let rank = select(nodes - deepest + leaf - (leaves - 1u), leaf - deepest, leaf >= deepest);
+    return min(rank * BVH_LEAF_SIZE + BVH_LEAF_SIZE, params.body_count) - 1u;
+}
+
 // Appends a pair: counted always, written only below the capacity.
 fn emit(a: u32, b: u32) {
     let slot = atomicAdd(&counter.count, 1u);
@@ -106,7 +125,11 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     stack[0] = 0u;
     while len > 0u {
         len -= 1u;
-        let node = nodes[stack[len]];
+        let k = stack[len];
+        if last_place(k) <= slot {
+            continue;
+        }
+        let node = nodes[k];
         if any(node.min > hi) || any(node.max < lo) {
             continue;
         }
@@ -116,10 +139,10 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
                 flags |= SATURATED_BIT;
                 break;
             }
-            for (var k = 0u; k < node.count; k++) {
-                let j = body_list[node.first + k];
+            for (var place = max(node.first, slot + 1u); place < node.first + node.count; place++) {
+                let j = body_list[place];
                 let other = boxes[j];
-                if j == i || any(other.min > hi) || any(lo > other.max) {
+                if any(other.min > hi) || any(lo > other.max) {
                     continue;
                 }
                 let other_shape = shapes[bodies[j].shape];
@@ -127,8 +150,8 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
                     if !static_i && near_half_space(b, j, world_i) {
                         emit(min(i, j), max(i, j));
                     }
-                } else if j > i && (other_shape.flags & refused) == 0u {
-                    emit(i, j);
+                } else if (other_shape.flags & refused) == 0u {
+                    emit(min(i, j), max(i, j));
                 }
             }
             continue;

@@ -21,8 +21,6 @@
 
 // Must match crate::bvh::gpu::BVH_BUILD_WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
-// Must match crate::bvh::BVH_LEAF_SIZE.
-const BVH_LEAF_SIZE: u32 = 4u;
 // Must match crate::bvh::BVH_PADDING.
 const BVH_PADDING: f32 = 1e-5;
 // Must match crate::bvh::gpu::SPLIT_PADDING.
