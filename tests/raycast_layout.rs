@@ -17,7 +17,9 @@ use hullsat::raycast::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
     SHAPE_TRIMESH, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
-use hullsat::raycast::{BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT};
+use hullsat::raycast::{
+    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT, SPHERE_TEST_SLACK,
+};
 
 mod support;
 use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
@@ -200,6 +202,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         ("BVH_STACK_SIZE", U32(BVH_STACK_SIZE as u32)),
         ("MIN_DIRECTION_COMPONENT", F32(MIN_DIRECTION_COMPONENT)),
+        ("SPHERE_TEST_SLACK", F32(SPHERE_TEST_SLACK)),
         ("SHAPE_HULL", U32(SHAPE_HULL)),
         ("SHAPE_BOX", U32(SHAPE_BOX)),
         ("SHAPE_SPHERE", U32(SHAPE_SPHERE)),

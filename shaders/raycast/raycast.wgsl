@@ -18,6 +18,8 @@
 const WORKGROUP_SIZE: u32 = 64u;
 // Must match crate::raycast::MIN_DIRECTION_COMPONENT.
 const MIN_DIRECTION_COMPONENT: f32 = 1e-20;
+// Must match crate::raycast::SPHERE_TEST_SLACK.
+const SPHERE_TEST_SLACK: f32 = 1e-5;
 // Must match crate::raycast::layout::SHAPE_*.
 const SHAPE_HULL: u32 = 0u;
 const SHAPE_BOX: u32 = 1u;
@@ -172,8 +174,19 @@ fn clip_hit(clip: Clip, ray: LocalRay) -> LocalHit {
     return inside(ray);
 }
 
-// cast_hull.rs.
+// cast_hull.rs step 1: whether the ray passes the padded bounding sphere (centre xyz, radius w) by.
+fn sphere_missed(sphere: vec4<f32>, ray: LocalRay) -> bool {
+    let to_centre = sphere.xyz - ray.origin;
+    let along = clamp(dot(to_centre, ray.direction), 0.0, ray.max_distance);
+    let gap = length(ray.direction * along - to_centre);
+    return gap > sphere.w + SPHERE_TEST_SLACK * (length(to_centre) + along);
+}
+
+// cast_hull.rs: 1. the bounding sphere (shape.params), 2. every face plane.
 fn cast_hull(shape: GpuRayShape, ray: LocalRay) -> LocalHit {
+    if sphere_missed(shape.params, ray) {
+        return no_hit();
+    }
     var clip = clip_new(ray);
     for (var i = 0u; i < shape.count; i++) {
         let plane = planes[shape.first + i];

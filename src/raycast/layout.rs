@@ -88,7 +88,8 @@ impl GpuRay {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRayShape {
     /// Box: half extents xyz. Sphere: radius in x. Capsule and cylinder: half height x, radius y.
-    /// Half-space: unit outward normal xyz, offset w. Hull, mesh, compound: unused.
+    /// Half-space: unit outward normal xyz, offset w. Hull: its padded bounding sphere, centre
+    /// xyz and radius w ([`super::bounding_sphere`]). Mesh, compound: unused.
     pub params: [f32; 4],
     /// `SHAPE_*`.
     pub kind: u32,
@@ -164,7 +165,7 @@ impl ShapeTables {
     /// Appends the entry of `shape` (a compound's children come later, see [`Self::new`]).
     fn push(&mut self, shape: &Shape) {
         let (kind, params) = match shape {
-            Shape::Hull(_) => (SHAPE_HULL, [0.0; 4]),
+            Shape::Hull(hull) => (SHAPE_HULL, super::bounding_sphere(hull).to_array()),
             Shape::Cuboid(c) => (SHAPE_BOX, c.half_extents().extend(0.0).to_array()),
             Shape::Sphere(s) => (SHAPE_SPHERE, [s.radius, 0.0, 0.0, 0.0]),
             Shape::Capsule(c) => (SHAPE_CAPSULE, [c.half_height, c.radius, 0.0, 0.0]),

@@ -47,7 +47,7 @@ pub use cast_capsule::cast_capsule;
 pub use cast_compound::cast_compound;
 pub use cast_cylinder::cast_cylinder;
 pub use cast_half_space::cast_half_space;
-pub use cast_hull::cast_hull;
+pub use cast_hull::{SPHERE_TEST_SLACK, bounding_sphere, cast_hull};
 pub use cast_shape::{cast_body, cast_shape};
 pub use cast_sphere::cast_sphere;
 pub use cast_trimesh::cast_trimesh;
