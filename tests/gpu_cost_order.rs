@@ -11,7 +11,7 @@ use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_w
 use hullsat::internals::{HullTables, cost_class, resident_sat_results};
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuSatResult};
 use hullsat::{Body, GpuNarrowphase, HalfSpace, Pose, Shape};
-use support::{GPU_WAIT, ResidentScene, device_or_skip, read_resident};
+use support::{ResidentScene, device_or_skip, read_bytes, read_resident};
 
 /// A particle scene of every convex kind (boxes, hulls of 8 to 32 vertices, spheres, capsules,
 /// cylinders, compounds) with its broadphase pairs, and a floor mesh and a half-space under it
@@ -58,32 +58,10 @@ fn mixed_scene() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     (shapes, bodies, pairs)
 }
 
-/// Submits a copy of `buffer` and returns its bytes (the wait bounded by [`GPU_WAIT`]).
+/// The bytes of `buffer` on `gpu`'s device.
 fn read_buffer(gpu: &GpuNarrowphase, buffer: &wgpu::Buffer) -> Vec<u8> {
-    let (device, queue) = (gpu.device(), gpu.queue());
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("test readback"),
-        size: buffer.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
-    let submission = queue.submit([encoder.finish()]);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
-    device
-        .poll(wgpu::PollType::Wait {
-            submission_index: Some(submission),
-            timeout: Some(GPU_WAIT),
-        })
-        .expect("finishes");
-    receiver
-        .recv_timeout(GPU_WAIT)
-        .expect("mapped in time")
-        .expect("maps");
-    let view = staging.get_mapped_range(..).expect("mapped");
-    view.to_vec()
+    let encoder = gpu.device().create_command_encoder(&Default::default());
+    read_bytes(gpu.device(), gpu.queue(), encoder, buffer)
 }
 
 /// The list's entries sorted by pair, as bytes (bit-for-bit comparisons).

@@ -326,22 +326,21 @@ pub fn read_resident(
     read_list(&device, &queue, encoder, &out.list)
 }
 
-/// Submits `encoder` after copying the resident manifold `list` into a mapped buffer; the
-/// list's entries, the wait bounded by [`GPU_WAIT`] (safe while other threads poll the device).
-pub fn read_list(
+/// Submits `encoder` after copying `buffer` into a mapped one; its bytes, the wait bounded by
+/// [`GPU_WAIT`] (safe while other threads poll the device: any poll may run the callback).
+pub fn read_bytes(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     mut encoder: wgpu::CommandEncoder,
-    list: &wgpu::Buffer,
-) -> Vec<hullsat::narrowphase::gpu::layout::GpuManifold> {
-    use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+    buffer: &wgpu::Buffer,
+) -> Vec<u8> {
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("test readback"),
-        size: list.size(),
+        size: buffer.size(),
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    encoder.copy_buffer_to_buffer(list, 0, &staging, 0, list.size());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
     let submission = queue.submit([encoder.finish()]);
     let (sender, receiver) = std::sync::mpsc::channel();
     staging.map_async(wgpu::MapMode::Read, .., move |r| drop(sender.send(r)));
@@ -351,14 +350,26 @@ pub fn read_list(
             timeout: Some(GPU_WAIT),
         })
         .expect("finishes");
-    // Another thread's poll may run the callback.
     receiver
         .recv_timeout(GPU_WAIT)
         .expect("mapped in time")
         .expect("maps");
     let view = staging.get_mapped_range(..).expect("mapped");
-    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&view[..MANIFOLD_LIST_HEAD as usize]);
-    view[MANIFOLD_LIST_HEAD as usize..]
+    view.to_vec()
+}
+
+/// Submits `encoder` after copying the resident manifold `list` into a mapped buffer; the
+/// list's entries ([`read_bytes`]).
+pub fn read_list(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: wgpu::CommandEncoder,
+    list: &wgpu::Buffer,
+) -> Vec<hullsat::narrowphase::gpu::layout::GpuManifold> {
+    use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+    let bytes = read_bytes(device, queue, encoder, list);
+    let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&bytes[..MANIFOLD_LIST_HEAD as usize]);
+    bytes[MANIFOLD_LIST_HEAD as usize..]
         .chunks_exact(size_of::<GpuManifold>())
         .take(head.count as usize)
         .map(bytemuck::pod_read_unaligned)
