@@ -4,7 +4,7 @@
 
 use hullsat::broadphase::gpu::{
     BROADPHASE_WGSL, BROADPHASE_WORKGROUP_SIZE, COUNT_SATURATED, GpuBroadphaseParams, GpuPairCount,
-    HALF_SPACE_SLACK, INCOMPLETE_BIT, SATURATED_BIT, STACK_OVERFLOW_BIT,
+    HALF_SPACE_SLACK, INCOMPLETE_BIT, SATURATED_BIT,
 };
 
 mod support;
@@ -65,7 +65,6 @@ fn broadphase_structs_and_constants_match_the_rust_ones() {
         ("HALF_SPACE_SLACK", F32(HALF_SPACE_SLACK)),
         ("COUNT_SATURATED", U32(COUNT_SATURATED)),
         ("INCOMPLETE_BIT", U32(INCOMPLETE_BIT)),
-        ("STACK_OVERFLOW_BIT", U32(STACK_OVERFLOW_BIT)),
         ("SATURATED_BIT", U32(SATURATED_BIT)),
     ];
     assert_consts(&module, &expected);

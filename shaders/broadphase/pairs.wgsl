@@ -2,8 +2,8 @@
 // Host (Rust twin): src/broadphase/gpu.rs; every struct and constant below must match it
 // (checked by tests/gpu_broadphase_layout.rs). The CPU reference is src/broadphase/sweep.rs.
 // `pairs`: one invocation per bounded body i, taken in the tree's (Morton) order so neighbouring
-// invocations walk the same nodes, its (padded) box grown by the margin: a stack traversal of
-// the tree over the bodies after i's place in that order only (subtrees wholly at or before it
+// invocations walk the same nodes, its (padded) box grown by the margin: a stackless traversal of
+// the tree (heap order) over the bodies after i's place in that order only (subtrees wholly at or before it
 // are skipped by their last place, so each pair is met once); at each leaf body j whose box
 // overlaps (a half-space's always does; they come last in the order), a bounded j, or a
 // half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter;
@@ -22,8 +22,6 @@ const HALF_SPACE_SLACK: f32 = 0x1p-16f;
 const COUNT_SATURATED: u32 = 0x80000000u;
 // Must match crate::broadphase::gpu::INCOMPLETE_BIT.
 const INCOMPLETE_BIT: u32 = 1u;
-// Must match crate::broadphase::gpu::STACK_OVERFLOW_BIT.
-const STACK_OVERFLOW_BIT: u32 = 2u;
 // Must match crate::broadphase::gpu::SATURATED_BIT.
 const SATURATED_BIT: u32 = 4u;
 
@@ -98,6 +96,35 @@ fn emit(a: u32, b: u32) {
     }
 }
 
+// The pairs of body i (at `slot`, box b grown to lo..hi) with the bodies of `leaf` after it.
+fn leaf_pairs(
+    leaf: BvhNode,
+    slot: u32,
+    i: u32,
+    b: BvhNode,
+    lo: vec3<f32>,
+    hi: vec3<f32>,
+    static_i: bool,
+    refused: u32,
+    world_i: f32,
+) {
+    for (var place = max(leaf.first, slot + 1u); place < leaf.first + leaf.count; place++) {
+        let j = body_list[place];
+        let other = boxes[j];
+        if any(other.min > hi) || any(lo > other.max) {
+            continue;
+        }
+        let other_shape = shapes[bodies[j].shape];
+        if other_shape.unbounded != 0u {
+            if !static_i && near_half_space(b, j, world_i) {
+                emit(min(i, j), max(i, j));
+            }
+        } else if (other_shape.flags & refused) == 0u {
+            emit(min(i, j), max(i, j));
+        }
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let slot = linear_id(id, groups);
@@ -120,49 +147,35 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     let hi = b.max + vec3<f32>(params.margin);
     let world_i = max_abs(body.translation_hi);
     var flags = 0u;
-    var stack: array<u32, BVH_STACK_SIZE>;
-    var len = select(0u, 1u, params.node_count > 0u);
-    stack[0] = 0u;
-    while len > 0u {
-        len -= 1u;
-        let k = stack[len];
-        if last_place(k) <= slot {
-            continue;
-        }
-        let node = nodes[k];
-        if any(node.min > hi) || any(node.max < lo) {
-            continue;
-        }
-        if node.count > 0u {
-            // Stop once the count cannot grow without wrapping: the caller sees "at least".
-            if atomicLoad(&counter.count) >= COUNT_SATURATED {
-                flags |= SATURATED_BIT;
-                break;
-            }
-            for (var place = max(node.first, slot + 1u); place < node.first + node.count; place++) {
-                let j = body_list[place];
-                let other = boxes[j];
-                if any(other.min > hi) || any(lo > other.max) {
-                    continue;
-                }
-                let other_shape = shapes[bodies[j].shape];
-                if other_shape.unbounded != 0u {
-                    if !static_i && near_half_space(b, j, world_i) {
-                        emit(min(i, j), max(i, j));
+    // Depth first, left to right, without a stack: n is the node's heap index plus one, so a
+    // left child is even, its sibling n + 1, its first child 2n (node_count = 0: no node).
+    var n = select(0u, 1u, params.node_count > 0u);
+    while n != 0u {
+        let k = n - 1u;
+        var descend = false;
+        if last_place(k) > slot {
+            let node = nodes[k];
+            if all(node.min <= hi) && all(lo <= node.max) {
+                if node.count == 0u {
+                    descend = true;
+                } else {
+                    // Stop once the count cannot grow without wrapping: the caller sees "at least".
+                    if atomicLoad(&counter.count) >= COUNT_SATURATED {
+                        flags |= SATURATED_BIT;
+                        break;
                     }
-                } else if (other_shape.flags & refused) == 0u {
-                    emit(min(i, j), max(i, j));
+                    leaf_pairs(node, slot, i, b, lo, hi, static_i, refused, world_i);
                 }
             }
-            continue;
         }
-        if len + 2u > BVH_STACK_SIZE {
-            flags |= STACK_OVERFLOW_BIT;
-            break;
+        if descend {
+            n = 2u * n;
+        } else {
+            // Past this subtree: up while a right child (odd n), then to the right sibling; the
+            // root's last right child climbs to 0, the end.
+            n = n >> countTrailingZeros(~n);
+            n = select(n + 1u, 0u, n == 0u);
         }
-        stack[len] = node.first;
-        stack[len + 1u] = node.first + 1u;
-        len += 2u;
     }
     // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
     // spent (see crate::gpu): a two-step loop run last is cut short exactly then.

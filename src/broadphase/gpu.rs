@@ -75,9 +75,6 @@ pub const COUNT_SATURATED: u32 = 1 << 31;
 /// [`GpuPairCount::flags`] bit: the driver cut a traversal short (llvmpipe's loop budget, see
 /// [`crate::gpu`]): pairs may be missing. Must match `INCOMPLETE_BIT` in pairs.wgsl.
 pub const INCOMPLETE_BIT: u32 = 1;
-/// [`GpuPairCount::flags`] bit: a traversal stack was full (never for the builder's trees,
-/// whose depth is at most 32). Must match `STACK_OVERFLOW_BIT` in pairs.wgsl.
-pub const STACK_OVERFLOW_BIT: u32 = 2;
 /// [`GpuPairCount::flags`] bit: the count reached [`COUNT_SATURATED`]. Must match
 /// `SATURATED_BIT` in pairs.wgsl.
 pub const SATURATED_BIT: u32 = 4;
@@ -476,7 +473,7 @@ impl GpuBroadphase {
         }
         loop {
             let (count, pairs) = self.run_host(body_count, origin, margin, capacity)?;
-            if count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
+            if count.flags & INCOMPLETE_BIT != 0 {
                 return Err(GpuError::Unsupported(format!(
                     "the GPU broadphase's traversal was cut short (flags {:#x}): a software \
                      driver's loop budget; use the CPU broadphase",
