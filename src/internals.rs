@@ -39,8 +39,9 @@ pub fn resident_sat_results(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer>
 }
 
 pub use crate::narrowphase::gpu::order::{
-    COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderCounters, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP,
-    KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, ORDER_WGSL, cost_class,
+    COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderArgs, GpuOrderCounters, HALF_SPACE_EDGE_SHIFT, HULL_KEY_TOP_LOG2,
+    KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, ORDER_WGSL, PAIRS_PER_INVOCATION,
+    PRIMITIVE_KEY_TOP_LOG2, cost_class,
 };
 
 pub use crate::bvh::gpu::{

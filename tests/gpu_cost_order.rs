@@ -1,6 +1,7 @@
 //! The resident API's ordering of pairs by cost (`GpuNarrowphase::set_cost_ordering`): the
 //! manifold list is the same bit for bit with the ordering on and off, and each chunk's slots
-//! hold a permutation of its pairs in key order (`internals::cost_class`).
+//! hold a permutation of its pairs in key order (`internals::cost_class`), or the chunk's own
+//! order where the GPU skips the ordering (one workgroup per pair, a chunk of one key).
 
 mod support;
 
@@ -8,7 +9,9 @@ use std::sync::Arc;
 
 use glam::{Quat, Vec3};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs, terrain};
-use hullsat::internals::{HullTables, cost_class, resident_sat_results};
+use hullsat::internals::{
+    HullTables, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, cost_class, resident_sat_results,
+};
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuSatResult};
 use hullsat::{Body, GpuNarrowphase, HalfSpace, Pose, Shape};
 use support::{ResidentScene, device_or_skip, read_bytes, read_resident};
@@ -71,14 +74,14 @@ fn sorted_bytes(mut entries: Vec<GpuManifold>) -> Vec<Vec<u8>> {
 }
 
 /// Checks the last resident call's slots: per chunk of `chunk` slots, the pairs they name are
-/// a permutation of the chunk's, in non-decreasing [`cost_class`] order when `ordered`, else in
-/// the caller's order. Returns the keys met, slot order.
+/// a permutation of the chunk's, in non-decreasing [`cost_class`] order when `ordered(k)` for
+/// chunk `k`, else in the caller's order. Returns the keys met, slot order.
 fn check_slots(
     gpu: &GpuNarrowphase,
     bodies: &[Body],
     pairs: &[[u32; 2]],
     chunk: usize,
-    ordered: bool,
+    ordered: impl Fn(usize) -> bool,
 ) -> Vec<u32> {
     let bytes = read_buffer(gpu, &resident_sat_results(gpu).expect("a resident call"));
     let results: &[GpuSatResult] = bytemuck::cast_slice(&bytes[..pairs.len() * size_of::<GpuSatResult>()]);
@@ -90,15 +93,14 @@ fn check_slots(
     let mut keys = Vec::with_capacity(pairs.len());
     for (k, slots) in results.chunks(chunk).enumerate() {
         let mut named: Vec<usize> = slots.iter().map(|r| r.pair as usize).collect();
-        if !ordered {
+        let chunk_keys: Vec<u32> = named.iter().map(|&p| key(p)).collect();
+        if ordered(k) {
+            assert!(chunk_keys.is_sorted(), "chunk {k}: keys {chunk_keys:?}");
+        } else {
             assert!(
                 named.iter().enumerate().all(|(s, &p)| p == k * chunk + s),
-                "chunk {k}"
+                "chunk {k}: not in the caller's order"
             );
-        }
-        let chunk_keys: Vec<u32> = named.iter().map(|&p| key(p)).collect();
-        if ordered {
-            assert!(chunk_keys.is_sorted(), "chunk {k}: keys {chunk_keys:?}");
         }
         keys.extend(chunk_keys);
         named.sort_unstable();
@@ -108,40 +110,103 @@ fn check_slots(
     keys
 }
 
+/// A narrowphase on a device of at most `workgroups` workgroups per dimension (256-pair chunks
+/// at 4, one chunk at 65,535), or `None` where the test is skipped.
+fn narrowphase(shapes: &[Shape], workgroups: u32) -> Option<(wgpu::Device, GpuNarrowphase)> {
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: workgroups,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let (device, queue) = device_or_skip(limits)?;
+    let gpu = GpuNarrowphase::with_device(device.clone(), queue, shapes).expect("narrowphase");
+    Some((device, gpu))
+}
+
+/// The list of a resident call on `pairs` with the ordering on, checked as [`check_slots`]
+/// says, and the same bit for bit as with the ordering off (whose slots are in the caller's
+/// order). Returns the keys met, slot order.
+fn ordered_as_unordered(
+    (device, gpu): (&wgpu::Device, &mut GpuNarrowphase),
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    chunk: usize,
+    ordered: impl Fn(usize) -> bool,
+) -> Vec<u32> {
+    let resident = ResidentScene::new(device, bodies, pairs);
+    let batch = resident.batch(0.01);
+    gpu.set_cost_ordering(true);
+    let with_order = read_resident(gpu, &batch);
+    let keys = check_slots(gpu, bodies, pairs, chunk, ordered);
+    gpu.set_cost_ordering(false);
+    let given = read_resident(gpu, &batch);
+    check_slots(gpu, bodies, pairs, chunk, |_| false);
+    assert!(with_order.len() > 100, "{} listed", with_order.len());
+    assert_eq!(sorted_bytes(with_order), sorted_bytes(given));
+    keys
+}
+
 #[test]
 fn ordering_pairs_by_cost_leaves_every_manifold_bit_for_bit() {
     let (shapes, bodies, pairs) = mixed_scene();
     assert!(pairs.len() > 256, "{} pairs", pairs.len());
-    // 4 workgroups per dimension: 256-pair chunks, one pair per invocation from 5 pairs on. 65,535:
-    // one chunk, one workgroup per pair below 16,384 pairs (hulls of 8 vertices split).
-    for (workgroups, chunk) in [(4u32, 256usize), (65_535, usize::MAX)] {
-        let limits = wgpu::Limits {
-            max_compute_workgroups_per_dimension: workgroups,
-            max_storage_buffers_per_shader_stage: 9,
-            ..wgpu::Limits::default()
-        };
-        let Some((device, queue)) = device_or_skip(limits) else {
-            return;
-        };
-        let mut gpu = GpuNarrowphase::with_device(device.clone(), queue, &shapes).expect("narrowphase");
-        assert!(gpu.cost_ordering(), "on by default");
-        let resident = ResidentScene::new(&device, &bodies, &pairs);
-        let batch = resident.batch(0.01);
-        let ordered = read_resident(&mut gpu, &batch);
-        let keys = check_slots(&gpu, &bodies, &pairs, chunk.min(pairs.len()), true);
-        gpu.set_cost_ordering(false);
-        let given = read_resident(&mut gpu, &batch);
-        check_slots(&gpu, &bodies, &pairs, chunk.min(pairs.len()), false);
-        assert!(ordered.len() > 100, "{} listed", ordered.len());
-        assert_eq!(
-            sorted_bytes(ordered),
-            sorted_bytes(given),
-            "{workgroups} workgroups"
-        );
-        // The scene meets the keys of hull pairs, two boxes, hulls with primitives and the rest.
-        let mut met = keys;
-        met.sort_unstable();
-        met.dedup();
-        assert!(met.len() >= 5, "keys met: {met:?}");
+    // 256-pair chunks, one pair per invocation from 5 pairs on: every chunk ordered.
+    let Some((device, mut gpu)) = narrowphase(&shapes, 4) else {
+        return;
+    };
+    assert!(gpu.cost_ordering(), "on by default");
+    let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
+    // The scene meets the keys of every pair kind: hull pairs by their edge pairs, two boxes,
+    // hulls with primitives by the hull's edges, and the rest.
+    let mut met = keys;
+    met.sort_unstable();
+    met.dedup();
+    for kind in [
+        KEY_BOX_BOX,
+        KEY_HULL_PRIMITIVE,
+        KEY_HULL_PRIMITIVE + 1,
+        KEY_CHEAP - 1,
+        KEY_CHEAP,
+    ] {
+        assert!(met.contains(&kind), "key {kind} not met: {met:?}");
     }
+    assert!(
+        met.iter().filter(|&&k| k <= KEY_SMALL_HULLS).count() >= 3,
+        "keys met: {met:?}"
+    );
+}
+
+#[test]
+fn one_workgroup_per_pair_runs_the_pairs_unordered() {
+    let (shapes, bodies, pairs) = mixed_scene();
+    // One chunk; one workgroup per pair below 16,384 pairs (hulls of 8 vertices split): each
+    // pair has its own workgroup, so the GPU skips the ordering.
+    let Some((device, mut gpu)) = narrowphase(&shapes, 65_535) else {
+        return;
+    };
+    assert!(pairs.len() < 16_384);
+    ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, usize::MAX, |_| false);
+}
+
+#[test]
+fn a_chunk_of_one_key_is_not_scattered() {
+    let (shapes, bodies, pairs) = mixed_scene();
+    let is_box = |body: u32| matches!(shapes[bodies[body as usize].shape as usize], Shape::Cuboid(_));
+    let box_pairs: Vec<[u32; 2]> = pairs
+        .iter()
+        .copied()
+        .filter(|&[a, b]| is_box(a) && is_box(b))
+        .collect();
+    assert!(!box_pairs.is_empty());
+    // Chunk 0 holds two boxes 256 times (pairs repeat): one key, left in the caller's order;
+    // the mixed chunks after it are ordered.
+    let mut with_boxes: Vec<[u32; 2]> = box_pairs.iter().copied().cycle().take(256).collect();
+    with_boxes.extend(&pairs);
+    let Some((device, mut gpu)) = narrowphase(&shapes, 4) else {
+        return;
+    };
+    // First an ordered call, so chunk 0's results hold a permutation that must not be followed.
+    ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
+    let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &with_boxes, 256, |k| k > 0);
+    assert!(keys[..256].iter().all(|&k| k == KEY_BOX_BOX));
 }

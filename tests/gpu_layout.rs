@@ -432,8 +432,9 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
 #[test]
 fn order_kernel_structs_and_constants_match_the_rust_ones() {
     use hullsat::internals::{
-        COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderCounters, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP,
-        KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS,
+        COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderArgs, GpuOrderCounters, HALF_SPACE_EDGE_SHIFT,
+        HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, PAIRS_PER_INVOCATION,
+        PRIMITIVE_KEY_TOP_LOG2,
     };
     use naga::Literal::U32;
     let module = parse_source("ORDER_WGSL", ORDER_WGSL);
@@ -441,6 +442,11 @@ fn order_kernel_structs_and_constants_match_the_rust_ones() {
         &module,
         "GpuOrderCounters",
         rust_layout!(GpuOrderCounters { counts, cursors }),
+    );
+    assert_same_layout(
+        &module,
+        "GpuOrderArgs",
+        rust_layout!(GpuOrderArgs { count, scatter }),
     );
     assert_consts(
         &module,
@@ -452,13 +458,27 @@ fn order_kernel_structs_and_constants_match_the_rust_ones() {
             ("KEY_HULL_PRIMITIVE", U32(KEY_HULL_PRIMITIVE)),
             ("KEY_CHEAP", U32(KEY_CHEAP)),
             ("EDGE_COUNT_CLAMP", U32(EDGE_COUNT_CLAMP)),
+            ("PRIMITIVE_KEY_TOP_LOG2", U32(PRIMITIVE_KEY_TOP_LOG2)),
+            ("HALF_SPACE_EDGE_SHIFT", U32(HALF_SPACE_EDGE_SHIFT)),
+            ("PAIRS_PER_INVOCATION", U32(PAIRS_PER_INVOCATION)),
         ],
     );
-    // Both entry points run workgroups of WORKGROUP_SIZE: the caller pairs' dispatch arguments.
-    for entry in &module.entry_points {
-        assert_eq!(entry.workgroup_size, [WORKGROUP_SIZE, 1, 1], "{}", entry.name);
-    }
-    assert_eq!(module.entry_points.len(), 2);
+    // Count and scatter run workgroups of WORKGROUP_SIZE (the arguments setup and decide write
+    // count them so); setup and decide one invocation per chunk.
+    let sizes: Vec<(&str, [u32; 3])> = module
+        .entry_points
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry.workgroup_size))
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            ("setup", [1, 1, 1]),
+            ("count_classes", [WORKGROUP_SIZE, 1, 1]),
+            ("decide", [1, 1, 1]),
+            ("scatter", [WORKGROUP_SIZE, 1, 1]),
+        ]
+    );
 }
 
 #[test]

@@ -59,7 +59,8 @@ struct GpuEdge {
 }
 
 // Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).
-// `ordered` (0 or 1): the SAT takes slot s's pair from results[s].pair (order.wgsl wrote it).
+// `ordered` (0 or 1): the SAT takes slot s's pair from results[s].pair (order.wgsl wrote it;
+// resident.wgsl and order.wgsl decide it per chunk).
 struct GpuParams {
     margin: f32,
     pair_count: u32,

@@ -5,30 +5,46 @@
 // pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs (`cost_class` is
 // the reference of the key; keep them in step).
 //
-// 1. count_classes: each pair's key (cost_class), kept in `classes`; the workgroup's histogram
-//    in workgroup memory, added to the chunk's counts with one atomic per key present.
-// 2. scatter: each key's first slot (the exclusive prefix of the chunk's COST_CLASSES counts,
-//    summed by every workgroup); the workgroup reserves its run of each key with one atomic on
-//    the chunk's cursor, and each pair takes the next slot of its run: results[slot].pair (its
-//    index in the dispatch, params.first_pair + its index in the chunk).
+// 1. setup (one invocation per chunk): zeroes the chunk's counters; the count's arguments,
+//    none unless the prepare kernel left the chunk's `ordered` at 1 (not one workgroup per pair).
+// 2. count_classes (PAIRS_PER_INVOCATION pairs per invocation): each pair's key (cost_class),
+//    kept in `classes`; each lane counts its keys in its own column of workgroup memory, then
+//    adds each count to the workgroup's (one atomic per key the lane holds), the workgroup to
+//    the chunk's (one atomic per key present).
+// 3. decide (one invocation per chunk): with two keys present or more, the scatter's arguments,
+//    each key's first slot in its cursor (the exclusive prefix of the counts); else no scatter
+//    and the chunk's `ordered` back to 0 (the SAT then runs slot s's own pair).
+// 4. scatter: each lane recounts its keys, reserves its run of each within the workgroup's (one
+//    workgroup atomic per key it holds), the workgroup its run of each key on the chunk's cursor
+//    (one atomic per key present), then each pair takes the next slot of its lane's run:
+//    results[slot].pair (its index in the dispatch, params.first_pair + its index in the chunk).
 //    The order within a key follows the atomics: every output is per pair, none depends on it.
 //
-// Compiled after geometry.wgsl (GpuShape, bodies, pairs, params, SHAPE_*); group 1 is the SAT
-// kernel's (its bind groups serve here), group 0 holds the shapes only, group 2 the sort's own.
+// Compiled after geometry.wgsl (GpuShape, GpuParams, bodies, pairs, params, SHAPE_*); count and
+// scatter use group 0 (the shapes only), group 1 (the SAT kernel's: its bind groups serve) and
+// group 2 (the sort's own); setup and decide groups 2 and 3 (the chunk's parameters and the
+// count's and scatter's arguments).
 
 // Mirrors crate::narrowphase::gpu::order::COST_CLASSES: keys 0 (most expensive) to 15.
 const COST_CLASSES: u32 = 16u;
-// Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^18 edge pairs and more take key 0,
+// Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^16 edge pairs and more take key 0,
 // each halving one key more.
-const HULL_KEY_TOP_LOG2: u32 = 18u;
+const HULL_KEY_TOP_LOG2: u32 = 16u;
 // Mirrors order.rs KEY_SMALL_HULLS: the last key of pairs the SAT runs (fewer than 2^7 edge pairs).
-const KEY_SMALL_HULLS: u32 = 12u;
+const KEY_SMALL_HULLS: u32 = 10u;
 // Mirrors order.rs KEY_BOX_BOX, KEY_HULL_PRIMITIVE, KEY_CHEAP.
-const KEY_BOX_BOX: u32 = 13u;
-const KEY_HULL_PRIMITIVE: u32 = 14u;
+const KEY_BOX_BOX: u32 = 11u;
+const KEY_HULL_PRIMITIVE: u32 = 12u;
 const KEY_CHEAP: u32 = 15u;
+// Mirrors order.rs PRIMITIVE_KEY_TOP_LOG2: a hull of 2^6 edges and more with a sphere or capsule
+// takes KEY_HULL_PRIMITIVE, each halving one key more, to KEY_CHEAP - 1.
+const PRIMITIVE_KEY_TOP_LOG2: u32 = 6u;
+// Mirrors order.rs HALF_SPACE_EDGE_SHIFT: a half-space counts its hull's edges over 2^2.
+const HALF_SPACE_EDGE_SHIFT: u32 = 2u;
 // Mirrors order.rs EDGE_COUNT_CLAMP: edge counts are clamped to it, so their product fits a u32.
 const EDGE_COUNT_CLAMP: u32 = 0xffffu;
+// Mirrors order.rs PAIRS_PER_INVOCATION: pairs each invocation of count_classes and scatter takes.
+const PAIRS_PER_INVOCATION: u32 = 8u;
 
 // Must match order.rs `GpuOrderCounters`: one dispatch chunk's counts and cursors per key.
 struct GpuOrderCounters {
@@ -36,20 +52,34 @@ struct GpuOrderCounters {
     cursors: array<atomic<u32>, COST_CLASSES>,
 }
 
+// Must match order.rs `GpuOrderArgs`: the indirect arguments (x, y, z workgroups, as
+// wgpu::util::DispatchIndirectArgs) of one chunk's count and scatter.
+struct GpuOrderArgs {
+    count: array<u32, 3>,
+    scatter: array<u32, 3>,
+}
+
 // Group 1, binding 2: the SAT results of the chunk, whose `pair` fields take the permutation.
 @group(1) @binding(2) var<storage, read_write> results: array<GpuSatResult>;
-// Group 2: each pair's key (the chunk's window), and the chunk's counters (zeroed by the host).
+// Group 2: each pair's key (the chunk's window), and the chunk's counters.
 @group(2) @binding(0) var<storage, read_write> classes: array<u32>;
 @group(2) @binding(1) var<storage, read_write> counters: GpuOrderCounters;
+// Group 3: the chunk's parameters (the prepare kernel's), which `decide` may clear `ordered` in,
+// and the arguments of its count and scatter (apart from the counters, which those bind).
+@group(3) @binding(0) var<storage, read_write> chunk_params: GpuParams;
+@group(3) @binding(1) var<storage, read_write> args: GpuOrderArgs;
 
+// Per key, each lane's pairs (count_classes), then its next slot within the workgroup's run
+// (scatter): lane l's at [key * WORKGROUP_SIZE + l], so a warp's lanes meet distinct banks.
+var<workgroup> lane_counts: array<u32, COST_CLASSES * WORKGROUP_SIZE>;
 // The workgroup's pairs per key, then (scatter) its first slot per key.
 var<workgroup> group_counts: array<atomic<u32>, COST_CLASSES>;
 var<workgroup> group_first: array<u32, COST_CLASSES>;
 
 // The cost key of shapes `a` and `b` (as order.rs cost_class): pairs the SAT runs by log2 of
 // their edge pairs, then two boxes (the box SAT), then a hull or box with a sphere, capsule or
-// half-space (the clip kernel's closed forms and GJK), then the rest (no hull geometry, or a
-// compound or mesh, which the SAT and clip kernels skip).
+// half-space by the hull's edges (the clip kernel's GJK and loops over the hull), then the rest
+// (no hull geometry, or a compound or mesh, which the SAT and clip kernels skip).
 fn cost_class(a: GpuShape, b: GpuShape) -> u32 {
     if is_hull(a) && is_hull(b) {
         if a.kind == SHAPE_BOX && b.kind == SHAPE_BOX {
@@ -59,12 +89,20 @@ fn cost_class(a: GpuShape, b: GpuShape) -> u32 {
         let log2 = firstLeadingBit(max(edge_pairs, 1u));
         return min(HULL_KEY_TOP_LOG2 - min(log2, HULL_KEY_TOP_LOG2), KEY_SMALL_HULLS);
     }
-    let other = select(a.kind, b.kind, is_hull(a));
-    let skipped = other == SHAPE_COMPOUND || other == SHAPE_TRIMESH;
-    if (is_hull(a) || is_hull(b)) && !skipped {
-        return KEY_HULL_PRIMITIVE;
+    var hull = b;
+    var other = a.kind;
+    if is_hull(a) {
+        hull = a;
+        other = b.kind;
     }
-    return KEY_CHEAP;
+    let skipped = other == SHAPE_COMPOUND || other == SHAPE_TRIMESH;
+    if !is_hull(hull) || skipped {
+        return KEY_CHEAP;
+    }
+    let edges = select(hull.edge_count, hull.edge_count >> HALF_SPACE_EDGE_SHIFT, other == SHAPE_HALF_SPACE);
+    let log2 = firstLeadingBit(max(edges, 1u));
+    let below_top = PRIMITIVE_KEY_TOP_LOG2 - min(log2, PRIMITIVE_KEY_TOP_LOG2);
+    return KEY_HULL_PRIMITIVE + min(below_top, KEY_CHEAP - 1u - KEY_HULL_PRIMITIVE);
 }
 
 // The key of chunk pair `index`; KEY_CHEAP for a pair out of range (the kernels skip it).
@@ -76,14 +114,50 @@ fn pair_class(index: u32) -> u32 {
     return cost_class(shapes[bodies[pair.x].shape], shapes[bodies[pair.y].shape]);
 }
 
+// Workgroups of count_classes or scatter for `n` pairs.
+fn order_workgroups(n: u32) -> u32 {
+    let per_workgroup = WORKGROUP_SIZE * PAIRS_PER_INVOCATION;
+    return (n + per_workgroup - 1u) / per_workgroup;
+}
+
+// The j-th pair of invocation `local` of workgroup `group` (strided, so a warp's loads coalesce),
+// or past the chunk's end.
+fn pair_of_lane(group: u32, local: u32, j: u32) -> u32 {
+    return (group * PAIRS_PER_INVOCATION + j) * WORKGROUP_SIZE + local;
+}
+
+fn in_chunk(index: u32) -> bool {
+    return index < params.pair_count && index < arrayLength(&classes);
+}
+
+@compute @workgroup_size(1)
+fn setup() {
+    // 1.
+    for (var k = 0u; k < COST_CLASSES; k++) {
+        atomicStore(&counters.counts[k], 0u);
+        atomicStore(&counters.cursors[k], 0u);
+    }
+    let workgroups = select(0u, order_workgroups(chunk_params.pair_count), chunk_params.ordered != 0u);
+    args.count = array<u32, 3>(workgroups, 1u, 1u);
+    args.scatter = array<u32, 3>(0u, 1u, 1u);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn count_classes(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
-    // 1. Workgroup memory starts zeroed.
-    let index = id.x;
-    if index < params.pair_count && index < arrayLength(&classes) {
-        let key = pair_class(index);
-        classes[index] = key;
-        atomicAdd(&group_counts[key], 1u);
+fn count_classes(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    // 2. Workgroup memory starts zeroed.
+    for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
+        let index = pair_of_lane(group.x, local, j);
+        if in_chunk(index) {
+            let key = pair_class(index);
+            classes[index] = key;
+            lane_counts[key * WORKGROUP_SIZE + local] += 1u;
+        }
+    }
+    for (var k = 0u; k < COST_CLASSES; k++) {
+        let n = lane_counts[k * WORKGROUP_SIZE + local];
+        if n > 0u {
+            atomicAdd(&group_counts[k], n);
+        }
     }
     workgroupBarrier();
     if local < COST_CLASSES {
@@ -94,34 +168,59 @@ fn count_classes(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_in
     }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn scatter(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
-    // 2. This pair's rank among the workgroup's of its key.
-    let index = id.x;
-    let runs = index < params.pair_count && index < arrayLength(&classes);
-    var key = 0u;
-    var rank = 0u;
-    if runs {
-        key = classes[index];
-        rank = atomicAdd(&group_counts[key], 1u);
+@compute @workgroup_size(1)
+fn decide() {
+    // 3.
+    var present = 0u;
+    var first = 0u;
+    for (var k = 0u; k < COST_CLASSES; k++) {
+        let n = atomicLoad(&counters.counts[k]);
+        atomicStore(&counters.cursors[k], first);
+        first += n;
+        present += u32(n > 0u);
     }
-    workgroupBarrier();
-    // The workgroup's run of each key it holds: after the keys before it and the runs reserved.
-    if local < COST_CLASSES {
-        let n = atomicLoad(&group_counts[local]);
+    if present >= 2u {
+        args.scatter = array<u32, 3>(order_workgroups(chunk_params.pair_count), 1u, 1u);
+    } else {
+        chunk_params.ordered = 0u;
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scatter(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    // 4. The lane's pairs per key.
+    for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
+        let index = pair_of_lane(group.x, local, j);
+        if in_chunk(index) {
+            lane_counts[classes[index] * WORKGROUP_SIZE + local] += 1u;
+        }
+    }
+    // The lane's run of each key within the workgroup's.
+    for (var k = 0u; k < COST_CLASSES; k++) {
+        let n = lane_counts[k * WORKGROUP_SIZE + local];
         if n > 0u {
-            var first = 0u;
-            for (var k = 0u; k < local; k++) {
-                first += atomicLoad(&counters.counts[k]);
-            }
-            group_first[local] = first + atomicAdd(&counters.cursors[local], n);
+            lane_counts[k * WORKGROUP_SIZE + local] = atomicAdd(&group_counts[k], n);
         }
     }
     workgroupBarrier();
-    if runs {
-        let slot = group_first[key] + rank;
-        if slot < params.pair_count {
-            results[slot].pair = params.first_pair + index;
+    // The workgroup's run of each key it holds, from the key's cursor.
+    if local < COST_CLASSES {
+        let n = atomicLoad(&group_counts[local]);
+        if n > 0u {
+            group_first[local] = atomicAdd(&counters.cursors[local], n);
+        }
+    }
+    workgroupBarrier();
+    for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
+        let index = pair_of_lane(group.x, local, j);
+        if in_chunk(index) {
+            let key = classes[index];
+            let column = key * WORKGROUP_SIZE + local;
+            let slot = group_first[key] + lane_counts[column];
+            lane_counts[column] += 1u;
+            if slot < params.pair_count {
+                results[slot].pair = params.first_pair + index;
+            }
         }
     }
 }

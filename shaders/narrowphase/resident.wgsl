@@ -12,8 +12,9 @@
 // 4. With per_workgroup_below (non-zero): the SAT's one-pair-per-invocation arguments at
 //    chunks + k and its one-workgroup-per-pair ones (n workgroups) at 2 * chunks + k, the
 //    first empty when pairs < per_workgroup_below, else the second.
-// setup.ordered (0 or 1) is passed on in each chunk's parameters: the SAT then reads its pairs
-// in cost order (order.wgsl).
+// setup.ordered (0 or 1) is passed on in each chunk's parameters, 0 under one workgroup per
+// pair (each pair has its workgroup: ordering cannot help): order.wgsl then counts the chunk's
+// keys and leaves it at 1 (the SAT reads its pairs in cost order) when two keys or more meet.
 //
 // Compiled after geometry.wgsl (GpuParams, WORKGROUP_SIZE); its bindings are group 2, so they
 // do not meet the kernels' groups 0 and 1.
@@ -68,12 +69,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     // 3. This chunk's share.
     let first = k * setup.chunk_pairs;
     let n = min(pairs - min(pairs, first), setup.chunk_pairs);
-    chunk_params[k].params = GpuParams(setup.margin, n, first, setup.ordered);
+    let per_workgroup = setup.per_workgroup_below != 0u && pairs < setup.per_workgroup_below;
+    chunk_params[k].params = GpuParams(setup.margin, n, first, select(setup.ordered, 0u, per_workgroup));
     let workgroups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
     dispatch_args[k] = DispatchArgs(workgroups, 1u, 1u);
     // 4. The SAT's two sets, one of them empty.
     if setup.per_workgroup_below != 0u && 2u * setup.chunks + k < arrayLength(&dispatch_args) {
-        let per_workgroup = pairs < setup.per_workgroup_below;
         dispatch_args[setup.chunks + k] = DispatchArgs(select(workgroups, 0u, per_workgroup), 1u, 1u);
         dispatch_args[2u * setup.chunks + k] = DispatchArgs(select(0u, n, per_workgroup), 1u, 1u);
     }

@@ -126,8 +126,9 @@ pub struct GpuParams {
     /// Index of the chunk's first pair in the whole dispatch (a host round, or a resident
     /// call): the clip kernel adds it to the chunk-local index for [`GpuManifold::pair`](super::layout::GpuManifold::pair).
     pub first_pair: u32,
-    /// 1 when the chunk's pairs are ordered by cost (a resident call, `super::order`): the SAT
-    /// takes slot `s`'s pair from its result's [`GpuSatResult::pair`](super::layout::GpuSatResult::pair); else 0.
+    /// 1 when the chunk's pairs are ordered by cost (a resident call of two cost keys or more,
+    /// one pair per invocation, `super::order`): the SAT takes slot `s`'s pair from its
+    /// result's [`GpuSatResult::pair`](super::layout::GpuSatResult::pair); else 0.
     pub ordered: u32,
 }
 
@@ -157,7 +158,8 @@ pub struct GpuResidentSetup {
     /// this.
     pub per_workgroup_below: u32,
     /// 1 when the call orders its pairs by cost before the SAT (`super::order`), passed on as
-    /// each chunk's [`GpuParams::ordered`]; else 0.
+    /// each chunk's [`GpuParams::ordered`] unless the SAT takes one workgroup per pair (the
+    /// ordering clears it in chunks of one key); else 0.
     pub ordered: u32,
 }
 

@@ -4,24 +4,29 @@
 //! fields, which the SAT and clip kernels follow (`GpuParams::ordered`), so a warp holds pairs
 //! of like cost instead of waiting on its one expensive pair. Every output stays per pair.
 //!
-//! 1. The host zeroes each chunk's [`GpuOrderCounters`].
-//! 2. `count_classes` (one pair per invocation, the caller pairs' indirect arguments): each
-//!    pair's key into the class buffer, the workgroup's histogram into the chunk's counts.
-//! 3. `scatter`: each pair's slot, from its key's first slot (a prefix over the 16 counts) and
-//!    its workgroup's run of the key (one atomic per key per workgroup).
+//! 1. `setup` (one invocation per chunk): zeroes the chunk's [`GpuOrderCounters`] and writes
+//!    the count's indirect arguments, none where the prepare kernel left `ordered` at 0 (one
+//!    workgroup per pair: each pair has its own workgroup, so ordering cannot help).
+//! 2. `count_classes` ([`PAIRS_PER_INVOCATION`] pairs per invocation): each pair's key into the
+//!    class buffer, per-lane counts reduced into the chunk's counts.
+//! 3. `decide` (one invocation per chunk): with two keys present or more, each key's first slot
+//!    and the scatter's arguments; else no scatter and the chunk's `ordered` cleared.
+//! 4. `scatter`: each pair's slot, from its key's cursor and its lane's run of the key.
 //!
 //! A counting sort over 16 keys, not [`crate::gpu::radix_sort`]: one key digit, so the radix
 //! sort's per-tile scans would be as many passes for nothing. Why and what it costs:
 //! docs/design/gpu-narrowphase.md ("Pairs ordered by cost").
 
+use std::mem::offset_of;
 use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
+use encase::ShaderType;
 
 use super::geometry::HullGeometry;
-use super::kernel_layout::{GpuShape, PARAMS_STRIDE};
-use super::kernels::{DISPATCH_BYTES, NarrowphaseKernels};
-use super::layout::{SHAPE_BOX, SHAPE_COMPOUND, SHAPE_TRIMESH};
+use super::kernel_layout::{GpuParams, GpuShape, PARAMS_STRIDE};
+use super::kernels::NarrowphaseKernels;
+use super::layout::{SHAPE_BOX, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_TRIMESH};
 use crate::gpu::buffers::{GrowBuffer, binding};
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
@@ -37,29 +42,46 @@ pub const ORDER_WGSL: &str = concat!(
 
 /// Keys of [`cost_class`], 0 (most expensive) to 15; must match order.wgsl.
 pub const COST_CLASSES: u32 = 16;
-/// Pairs the SAT runs of `2^18` edge pairs and more take key 0, each halving one key more (to
-/// [`KEY_SMALL_HULLS`]); must match order.wgsl.
-pub const HULL_KEY_TOP_LOG2: u32 = 18;
+/// Pairs the SAT runs of `2^16` edge pairs and more (the SAT's cooperative pairs,
+/// `COOP_EDGE_PAIRS`) take key 0, each halving one key more (to [`KEY_SMALL_HULLS`]); must
+/// match order.wgsl.
+pub const HULL_KEY_TOP_LOG2: u32 = 16;
 /// The last key of pairs the SAT runs: fewer than `2^7` edge pairs.
-pub const KEY_SMALL_HULLS: u32 = 12;
-/// Two boxes (the closed-form box SAT).
-pub const KEY_BOX_BOX: u32 = 13;
-/// A hull or box with a sphere, capsule or half-space (no SAT; the clip kernel's closed forms
-/// and GJK over the hull's vertices).
-pub const KEY_HULL_PRIMITIVE: u32 = 14;
-/// Pairs with no hull geometry, with a compound or mesh (the SAT and clip kernels skip them),
-/// or out of range.
+pub const KEY_SMALL_HULLS: u32 = 10;
+/// Two boxes (the closed-form box SAT, a 4 × 4 face clip).
+pub const KEY_BOX_BOX: u32 = 11;
+/// The first key of a hull or box with a sphere, capsule or half-space (no SAT; the clip
+/// kernel's face loops and GJK over the hull): hulls of `2^`[`PRIMITIVE_KEY_TOP_LOG2`] edges
+/// and more, each halving one key more, to `KEY_CHEAP - 1` (boxes and hulls under 32 edges).
+pub const KEY_HULL_PRIMITIVE: u32 = 12;
+/// Pairs with no hull geometry (closed forms), with a compound or mesh (the SAT and clip
+/// kernels skip them), or out of range.
 pub const KEY_CHEAP: u32 = 15;
+/// A hull of `2^6` edges and more (about 22 vertices) with a sphere or capsule takes
+/// [`KEY_HULL_PRIMITIVE`]; must match order.wgsl.
+pub const PRIMITIVE_KEY_TOP_LOG2: u32 = 6;
+/// A half-space's pair counts its hull's edges shifted right by this: its clip is one pass
+/// over the vertices, against about three times as much work for a sphere or capsule (face
+/// loops and GJK); must match order.wgsl.
+pub const HALF_SPACE_EDGE_SHIFT: u32 = 2;
 /// Edge counts are clamped to this before their product, so it fits a `u32` in WGSL.
 pub const EDGE_COUNT_CLAMP: u32 = 0xffff;
+/// Pairs each invocation of the count and scatter kernels takes: 512 per workgroup, so a chunk
+/// of one key meets its counts' and cursors' atomics once per 512 pairs (8 lanes' worth of work
+/// per lane, still about two thirds of an H200's lanes for 1.4M pairs); must match order.wgsl.
+pub const PAIRS_PER_INVOCATION: u32 = 8;
 
 const _: () = assert!(KEY_CHEAP == COST_CLASSES - 1);
 const _: () = assert!(KEY_SMALL_HULLS == HULL_KEY_TOP_LOG2 - 6);
+const _: () = assert!(KEY_BOX_BOX == KEY_SMALL_HULLS + 1 && KEY_HULL_PRIMITIVE == KEY_BOX_BOX + 1);
 
 /// The cost key of a pair of shapes `a` and `b` (order.wgsl `cost_class`, the reference of the
 /// kernel's): pairs the SAT runs (hulls or boxes, not two boxes) by `log2` of their edge pairs,
 /// [`HULL_KEY_TOP_LOG2`] minus it, clamped to `0..=`[`KEY_SMALL_HULLS`]; then
-/// [`KEY_BOX_BOX`], [`KEY_HULL_PRIMITIVE`], [`KEY_CHEAP`]. Symmetric in `a` and `b`.
+/// [`KEY_BOX_BOX`]; a hull or box with a sphere, capsule or half-space by `log2` of the hull's
+/// edges (a half-space's shifted by [`HALF_SPACE_EDGE_SHIFT`]), [`KEY_HULL_PRIMITIVE`] plus
+/// [`PRIMITIVE_KEY_TOP_LOG2`] minus it, up to `KEY_CHEAP - 1`; then [`KEY_CHEAP`]. Symmetric in
+/// `a` and `b`.
 pub fn cost_class(a: &GpuShape, b: &GpuShape) -> u32 {
     if a.is_hull() && b.is_hull() {
         if a.kind == SHAPE_BOX && b.kind == SHAPE_BOX {
@@ -69,40 +91,61 @@ pub fn cost_class(a: &GpuShape, b: &GpuShape) -> u32 {
         let log2 = edge_pairs.max(1).ilog2();
         return (HULL_KEY_TOP_LOG2 - log2.min(HULL_KEY_TOP_LOG2)).min(KEY_SMALL_HULLS);
     }
-    let other = if a.is_hull() { b.kind } else { a.kind };
-    let skipped = other == SHAPE_COMPOUND || other == SHAPE_TRIMESH;
-    if (a.is_hull() || b.is_hull()) && !skipped {
-        KEY_HULL_PRIMITIVE
-    } else {
-        KEY_CHEAP
+    let (hull, other) = if a.is_hull() { (a, b.kind) } else { (b, a.kind) };
+    if !hull.is_hull() || other == SHAPE_COMPOUND || other == SHAPE_TRIMESH {
+        return KEY_CHEAP;
     }
+    let edges = if other == SHAPE_HALF_SPACE {
+        hull.edge_count >> HALF_SPACE_EDGE_SHIFT
+    } else {
+        hull.edge_count
+    };
+    let below_top = PRIMITIVE_KEY_TOP_LOG2 - edges.max(1).ilog2().min(PRIMITIVE_KEY_TOP_LOG2);
+    KEY_HULL_PRIMITIVE + below_top.min(KEY_CHEAP - 1 - KEY_HULL_PRIMITIVE)
 }
 
-/// One dispatch chunk's counters (zeroed by the host before each call); must match order.wgsl
-/// `GpuOrderCounters`.
+/// One dispatch chunk's counters (zeroed by `setup`); must match order.wgsl `GpuOrderCounters`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GpuOrderCounters {
     /// Pairs of the chunk per key (`count_classes`).
     pub counts: [u32; COST_CLASSES as usize],
-    /// Slots of each key handed out so far (`scatter`).
+    /// The next free slot of each key (from its first, `decide`; handed out by `scatter`).
     pub cursors: [u32; COST_CLASSES as usize],
 }
 
-/// Bytes between two chunks' counters: a multiple of every device's storage offset alignment.
-const COUNTERS_STRIDE: u64 = 256;
-const _: () = assert!(size_of::<GpuOrderCounters>() as u64 <= COUNTERS_STRIDE);
+/// One dispatch chunk's indirect arguments of its count and scatter, written on the GPU by
+/// `setup` and `decide` (a buffer of their own: a dispatch cannot read its arguments from a
+/// buffer it binds read-write); must match order.wgsl `GpuOrderArgs`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuOrderArgs {
+    /// `count_classes`' workgroups (x, y, z, as `wgpu::util::DispatchIndirectArgs`).
+    pub count: [u32; 3],
+    /// `scatter`'s workgroups (x, y, z): none unless the chunk holds two keys or more.
+    pub scatter: [u32; 3],
+}
+
+/// Bytes between two chunks' counters, or arguments: a multiple of every device's storage
+/// offset alignment.
+const CHUNK_STRIDE: u64 = 256;
+const _: () = assert!(size_of::<GpuOrderCounters>() as u64 <= CHUNK_STRIDE);
+const _: () = assert!(size_of::<GpuOrderArgs>() as u64 <= CHUNK_STRIDE);
 
 /// Bytes of one pair's key in the class buffer.
 const CLASS_BYTES: u64 = 4;
 
-/// The two ordering pipelines and their layouts on one device: group 0 the shape table alone,
-/// group 1 the SAT kernel's call layout (its bind groups serve), group 2 the sort's own.
+/// The four ordering pipelines and their layouts on one device: count and scatter over group 0
+/// (the shape table alone), group 1 (the SAT kernel's call layout, whose bind groups serve) and
+/// group 2 (the sort's own); setup and decide over group 2 and group 3 (the chunk's parameters).
 pub(crate) struct OrderKernels {
+    setup: wgpu::ComputePipeline,
     count: wgpu::ComputePipeline,
+    decide: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     shapes_layout: wgpu::BindGroupLayout,
     sort_layout: wgpu::BindGroupLayout,
+    params_layout: wgpu::BindGroupLayout,
 }
 
 impl OrderKernels {
@@ -113,7 +156,12 @@ impl OrderKernels {
             let shapes_layout = bind_group_layout_at(device, "order shapes", &[(3, storage(true))]);
             let sort_layout =
                 bind_group_layout_at(device, "order sort", &[(0, storage(false)), (1, storage(false))]);
-            let groups = [
+            let params_layout = bind_group_layout_at(
+                device,
+                "order params",
+                &[(0, storage(false)), (1, storage(false))],
+            );
+            let sort_groups = [
                 Some(&shapes_layout),
                 Some(&kernels.sat.call_layout),
                 Some(&sort_layout),
@@ -122,88 +170,131 @@ impl OrderKernels {
                 device,
                 "order.wgsl",
                 ORDER_WGSL,
-                &groups,
+                &sort_groups,
                 [
                     ("order count", "count_classes", Default::default()),
                     ("order scatter", "scatter", Default::default()),
                 ],
             );
+            // No group 1 here: the chunk's parameters are bound read-write in group 3.
+            let chunk_groups = [None, None, Some(&sort_layout), Some(&params_layout)];
+            let [setup, decide] = compute_pipeline_variants(
+                device,
+                "order.wgsl",
+                ORDER_WGSL,
+                &chunk_groups,
+                [
+                    ("order setup", "setup", Default::default()),
+                    ("order decide", "decide", Default::default()),
+                ],
+            );
             OrderKernels {
+                setup,
                 count,
+                decide,
                 scatter,
                 shapes_layout,
                 sort_layout,
+                params_layout,
             }
         })
     }
 }
 
-/// One narrowphase's ordering: its kernels, class buffer and counters, and the bind groups
-/// built on them.
+/// One narrowphase's ordering: its kernels, class buffer, counters and arguments, and the bind
+/// groups built on them.
 pub(crate) struct OrderStage {
     kernels: Arc<OrderKernels>,
     classes: GrowBuffer,
     counters: GrowBuffer,
-    /// The shape table's group, then one sort group per chunk, and the key they were built for.
-    groups: Option<(OrderGroupsKey, wgpu::BindGroup, Vec<wgpu::BindGroup>)>,
+    args: GrowBuffer,
+    groups: Option<(OrderGroupsKey, OrderGroups)>,
 }
 
-/// What the cached groups were built on: pairs, chunks, pairs per chunk, buffer generations.
+/// The shape table's group, then per chunk a sort group and a parameter group.
+struct OrderGroups {
+    shapes: wgpu::BindGroup,
+    sort: Vec<wgpu::BindGroup>,
+    params: Vec<wgpu::BindGroup>,
+}
+
+/// What the cached groups were built on: pairs, chunks, pairs per chunk, the parameter buffer,
+/// buffer generations.
 #[derive(PartialEq)]
 struct OrderGroupsKey {
     max_pairs: u64,
     chunks: u64,
     chunk: u64,
-    generations: [u64; 2],
+    params: wgpu::Buffer,
+    generations: [u64; 3],
 }
 
 impl OrderStage {
     /// The stage on `context`'s device (its kernels compiled by the first on the device).
     pub fn new(context: &GpuContext, kernels: &NarrowphaseKernels) -> Result<Self, GpuError> {
         let device = context.device();
-        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        let usage = wgpu::BufferUsages::STORAGE;
         Ok(OrderStage {
             kernels: OrderKernels::of(context, kernels)?,
             classes: GrowBuffer::new(device, "order classes", usage),
             counters: GrowBuffer::new(device, "order counters", usage),
+            args: GrowBuffer::new(device, "order args", usage | wgpu::BufferUsages::INDIRECT),
             groups: None,
         })
     }
 
-    /// Records steps 1 to 3 for a call of `max_pairs` pairs in `chunks` chunks of `chunk`:
+    /// Records steps 1 to 4 for a call of `max_pairs` pairs in `chunks` chunks of `chunk`:
     /// `sat_groups` are the SAT's group 1 per chunk (its pair and result windows, parameters
-    /// at `k * PARAMS_STRIDE`), `dispatch` the caller pairs' indirect arguments (chunk `k` at
-    /// `k * DISPATCH_BYTES`).
-    #[allow(clippy::too_many_arguments)]
+    /// at `k * PARAMS_STRIDE`), `params` the buffer those parameters are in (the prepare
+    /// kernel's, written before).
     pub fn record(
         &mut self,
         context: &GpuContext,
         geometry: &HullGeometry,
         encoder: &mut wgpu::CommandEncoder,
-        sat_groups: &[wgpu::BindGroup],
-        dispatch: &wgpu::Buffer,
+        (sat_groups, params): (&[wgpu::BindGroup], &wgpu::Buffer),
         max_pairs: u64,
         (chunks, chunk): (u64, u64),
     ) {
         let device = context.device();
         let max_buffer = context.limits.max_buffer;
         self.classes.reserve(device, max_pairs * CLASS_BYTES, max_buffer);
-        self.counters
-            .reserve(device, chunks * COUNTERS_STRIDE, max_buffer);
-        self.ensure_groups(device, geometry, max_pairs, (chunks, chunk));
-        let (_, shapes, sort) = self.groups.as_ref().expect("built above");
-        // 1.
-        encoder.clear_buffer(&self.counters.buffer, 0, Some(chunks * COUNTERS_STRIDE));
-        // 2, 3: every chunk's counts before any chunk's scatter (wgpu orders the dispatches).
-        let mut pass = context.begin_pass(encoder, "resident order");
-        pass.set_bind_group(0, shapes, &[]);
-        for pipeline in [&self.kernels.count, &self.kernels.scatter] {
+        self.counters.reserve(device, chunks * CHUNK_STRIDE, max_buffer);
+        self.args.reserve(device, chunks * CHUNK_STRIDE, max_buffer);
+        self.ensure_groups(device, geometry, params, max_pairs, (chunks, chunk));
+        let (_, groups) = self.groups.as_ref().expect("built above");
+        let kernels = &self.kernels;
+        // Every chunk's step before any chunk's next, one pass each: a pass switching between
+        // the two pipeline layouts lost group 2's binding on lavapipe (wgpu skipped re-setting
+        // the same group, which Vulkan invalidates when a lower set's layout changes).
+        for (pipeline, indirect) in [
+            (&kernels.setup, None),
+            (&kernels.count, Some(offset_of!(GpuOrderArgs, count))),
+            (&kernels.decide, None),
+            (&kernels.scatter, Some(offset_of!(GpuOrderArgs, scatter))),
+        ] {
+            let mut pass = context.begin_pass(encoder, "resident order");
             pass.set_pipeline(pipeline);
-            for (k, (sat, sort)) in sat_groups.iter().zip(sort).enumerate() {
+            if indirect.is_some() {
+                pass.set_bind_group(0, &groups.shapes, &[]);
+            }
+            let chunk_groups = groups.sort.iter().zip(&groups.params).zip(sat_groups);
+            for (k, ((sort, params), sat)) in chunk_groups.enumerate() {
                 let k = k as u64;
-                pass.set_bind_group(1, sat, &[(k * PARAMS_STRIDE) as u32]);
                 pass.set_bind_group(2, sort, &[]);
-                pass.dispatch_workgroups_indirect(dispatch, k * DISPATCH_BYTES);
+                match indirect {
+                    // Steps 1 and 3: one invocation per chunk.
+                    None => {
+                        pass.set_bind_group(3, params, &[]);
+                        pass.dispatch_workgroups(1, 1, 1);
+                    }
+                    // Steps 2 and 4: the arguments steps 1 and 3 wrote.
+                    Some(field) => {
+                        pass.set_bind_group(1, sat, &[(k * PARAMS_STRIDE) as u32]);
+                        let offset = k * CHUNK_STRIDE + field as u64;
+                        pass.dispatch_workgroups_indirect(&self.args.buffer, offset);
+                    }
+                }
             }
         }
     }
@@ -213,6 +304,7 @@ impl OrderStage {
         &mut self,
         device: &wgpu::Device,
         geometry: &HullGeometry,
+        params: &wgpu::Buffer,
         max_pairs: u64,
         (chunks, chunk): (u64, u64),
     ) {
@@ -220,9 +312,14 @@ impl OrderStage {
             max_pairs,
             chunks,
             chunk,
-            generations: [self.classes.generation, self.counters.generation],
+            params: params.clone(),
+            generations: [
+                self.classes.generation,
+                self.counters.generation,
+                self.args.generation,
+            ],
         };
-        if self.groups.as_ref().is_some_and(|(cached, ..)| *cached == key) {
+        if self.groups.as_ref().is_some_and(|(cached, _)| *cached == key) {
             return;
         }
         let (shapes, shape_bytes) = &geometry.buffers[3];
@@ -243,21 +340,38 @@ impl OrderStage {
                         binding(
                             1,
                             &self.counters.buffer,
-                            k * COUNTERS_STRIDE,
+                            k * CHUNK_STRIDE,
                             size_of::<GpuOrderCounters>() as u64,
                         ),
                     ],
                 })
             })
             .collect();
-        self.groups = Some((key, shapes, sort));
+        let params = (0..chunks)
+            .map(|k| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("order params"),
+                    layout: &self.kernels.params_layout,
+                    entries: &[
+                        binding(0, params, k * PARAMS_STRIDE, GpuParams::min_size().get()),
+                        binding(
+                            1,
+                            &self.args.buffer,
+                            k * CHUNK_STRIDE,
+                            size_of::<GpuOrderArgs>() as u64,
+                        ),
+                    ],
+                })
+            })
+            .collect();
+        self.groups = Some((key, OrderGroups { shapes, sort, params }));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::narrowphase::gpu::layout::{SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE};
+    use crate::narrowphase::gpu::layout::{SHAPE_CAPSULE, SHAPE_HULL, SHAPE_SPHERE};
 
     fn shape(kind: u32, edges: u32) -> GpuShape {
         GpuShape {
@@ -271,20 +385,37 @@ mod tests {
     fn keys_run_from_the_largest_hull_pairs_to_pairs_without_hull_geometry() {
         let hull = |edges| shape(SHAPE_HULL, edges);
         let boxed = shape(SHAPE_BOX, 12);
-        // 2^18 edge pairs and up: key 0; each halving one more; below 2^7: key 12.
+        // 2^16 edge pairs and up: key 0; each halving one more; below 2^7: key 10.
+        assert_eq!(cost_class(&hull(256), &hull(256)), 0);
         assert_eq!(cost_class(&hull(512), &hull(512)), 0);
-        assert_eq!(cost_class(&hull(512), &hull(511)), 1);
-        assert_eq!(cost_class(&hull(90), &hull(90)), 18 - 12, "8,100 edge pairs");
-        assert_eq!(cost_class(&hull(186), &boxed), 18 - 11, "2,232 edge pairs");
+        assert_eq!(cost_class(&hull(256), &hull(255)), 1);
+        assert_eq!(cost_class(&hull(90), &hull(90)), 16 - 12, "8,100 edge pairs");
+        assert_eq!(cost_class(&hull(186), &boxed), 16 - 11, "2,232 edge pairs");
         assert_eq!(cost_class(&boxed, &hull(186)), cost_class(&hull(186), &boxed));
         assert_eq!(cost_class(&hull(6), &hull(6)), KEY_SMALL_HULLS, "36 edge pairs");
         assert_eq!(cost_class(&hull(0), &hull(0)), KEY_SMALL_HULLS);
         // Beyond the clamp the product still fits.
         assert_eq!(cost_class(&hull(u32::MAX), &hull(u32::MAX)), 0);
         assert_eq!(cost_class(&boxed, &boxed), KEY_BOX_BOX);
+        for primitive in [SHAPE_SPHERE, SHAPE_CAPSULE] {
+            let other = shape(primitive, 0);
+            // 64 edges and up: the first primitive key; 32 to 63: the next; fewer: the last.
+            assert_eq!(cost_class(&hull(186), &other), KEY_HULL_PRIMITIVE);
+            assert_eq!(cost_class(&other, &hull(64)), KEY_HULL_PRIMITIVE);
+            assert_eq!(cost_class(&hull(63), &other), KEY_HULL_PRIMITIVE + 1);
+            assert_eq!(cost_class(&hull(42), &other), KEY_HULL_PRIMITIVE + 1);
+            assert_eq!(cost_class(&hull(18), &other), KEY_CHEAP - 1);
+            assert_eq!(cost_class(&other, &boxed), KEY_CHEAP - 1);
+            assert_eq!(cost_class(&hull(0), &other), KEY_CHEAP - 1);
+            assert_eq!(cost_class(&hull(u32::MAX), &other), KEY_HULL_PRIMITIVE);
+        }
+        // A half-space's hull counts a quarter of its edges.
+        let half_space = shape(SHAPE_HALF_SPACE, 0);
+        assert_eq!(cost_class(&hull(256), &half_space), KEY_HULL_PRIMITIVE);
+        assert_eq!(cost_class(&half_space, &hull(186)), KEY_HULL_PRIMITIVE + 1);
+        assert_eq!(cost_class(&hull(90), &half_space), KEY_CHEAP - 1);
+        assert_eq!(cost_class(&boxed, &half_space), KEY_CHEAP - 1);
         for primitive in [SHAPE_SPHERE, SHAPE_CAPSULE, SHAPE_HALF_SPACE] {
-            assert_eq!(cost_class(&hull(90), &shape(primitive, 0)), KEY_HULL_PRIMITIVE);
-            assert_eq!(cost_class(&shape(primitive, 0), &boxed), KEY_HULL_PRIMITIVE);
             assert_eq!(
                 cost_class(&shape(primitive, 0), &shape(SHAPE_SPHERE, 0)),
                 KEY_CHEAP
@@ -293,6 +424,7 @@ mod tests {
         for skipped in [SHAPE_COMPOUND, SHAPE_TRIMESH] {
             assert_eq!(cost_class(&hull(90), &shape(skipped, 0)), KEY_CHEAP);
             assert_eq!(cost_class(&shape(skipped, 0), &boxed), KEY_CHEAP);
+            assert_eq!(cost_class(&shape(skipped, 0), &shape(SHAPE_SPHERE, 0)), KEY_CHEAP);
         }
     }
 }

@@ -12,7 +12,8 @@
 //! 2. The prepare kernel (`resident.wgsl`, one invocation per dispatch chunk) reads the count
 //!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments. Unless switched off
 //!    ([`super::GpuNarrowphase::set_cost_ordering`]), the ordering kernels then sort each chunk's
-//!    pairs by cost into a permutation the SAT and clip kernels follow (`super::order`).
+//!    pairs by cost into a permutation the SAT and clip kernels follow (`super::order`), on
+//!    the GPU's word: not under one workgroup per pair, nor in a chunk of one key.
 //! 3. The SAT kernel, then the clip kernel, run per chunk with `dispatch_workgroups_indirect`
 //!    over windows of the caller's pair buffer (enough chunks recorded for `max_pairs`; chunks
 //!    past the count dispatch no workgroup). When the shapes can form split pairs the SAT is
@@ -252,8 +253,7 @@ impl ResidentState {
                     context,
                     geometry,
                     encoder,
-                    &groups.sat,
-                    &self.dispatch.buffer,
+                    (&groups.sat, &self.params.buffer),
                     max_pairs,
                     (chunks, chunk),
                 );
