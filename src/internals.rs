@@ -38,6 +38,14 @@ pub fn resident_sat_results(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer>
     gpu.resident_sat_results().cloned()
 }
 
+/// The SAT results (`GpuSatResult`, 48 bytes each) of `gpu`'s last host round (`collide`,
+/// `collide_into`, `sat`, `encode`) by slot, a buffer with COPY_SRC; as
+/// [`resident_sat_results`] (with cost ordering under the clip kernel, each chunk's slots name
+/// a permutation of its pairs).
+pub fn call_sat_results(gpu: &crate::GpuNarrowphase) -> wgpu::Buffer {
+    gpu.call_sat_results().clone()
+}
+
 pub use crate::narrowphase::gpu::order::{
     COST_CLASSES, EDGE_COUNT_CLAMP, GpuOrderArgs, GpuOrderCounters, HALF_SPACE_EDGE_SHIFT, HULL_KEY_TOP_LOG2,
     KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, ORDER_WGSL, PAIRS_PER_INVOCATION,

@@ -10,10 +10,12 @@ use std::sync::Arc;
 use glam::{Quat, Vec3};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs, terrain};
 use hullsat::internals::{
-    HullTables, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, cost_class, resident_sat_results,
+    HullTables, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, call_sat_results, cost_class,
+    resident_sat_results,
 };
+use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuSatResult};
-use hullsat::{Body, GpuNarrowphase, HalfSpace, Pose, Shape};
+use hullsat::{Body, ContactSet, GpuNarrowphase, HalfSpace, Pose, Shape};
 use support::{ResidentScene, device_or_skip, read_bytes, read_resident};
 
 /// A particle scene of every convex kind (boxes, hulls of 8 to 32 vertices, spheres, capsules,
@@ -83,7 +85,20 @@ fn check_slots(
     chunk: usize,
     ordered: impl Fn(usize) -> bool,
 ) -> Vec<u32> {
-    let bytes = read_buffer(gpu, &resident_sat_results(gpu).expect("a resident call"));
+    let results = resident_sat_results(gpu).expect("a resident call");
+    check_slots_of(gpu, &results, bodies, pairs, chunk, ordered)
+}
+
+/// [`check_slots`] on the SAT results `results` (a resident call's or a host call's).
+fn check_slots_of(
+    gpu: &GpuNarrowphase,
+    results: &wgpu::Buffer,
+    bodies: &[Body],
+    pairs: &[[u32; 2]],
+    chunk: usize,
+    ordered: impl Fn(usize) -> bool,
+) -> Vec<u32> {
+    let bytes = read_buffer(gpu, results);
     let results: &[GpuSatResult] = bytemuck::cast_slice(&bytes[..pairs.len() * size_of::<GpuSatResult>()]);
     let table = HullTables::new(gpu.shapes()).shapes;
     let key = |pair: usize| {
@@ -209,4 +224,56 @@ fn a_chunk_of_one_key_is_not_scattered() {
     ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
     let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &with_boxes, 256, |k| k > 0);
     assert!(keys[..256].iter().all(|&k| k == KEY_BOX_BOX));
+}
+
+/// A host call's manifolds, `collide`'s and `collide_into`'s, as their `Debug` text (which
+/// tells every two `f32` bit patterns apart, `-0.0` from `0.0` too), with ordering `on`; and
+/// the call's SAT results checked as [`check_slots`] says.
+fn host_call(
+    gpu: &mut GpuNarrowphase,
+    (bodies, pairs): (&[Body], &[[u32; 2]]),
+    chunk: usize,
+    (on, ordered): (bool, &dyn Fn(usize) -> bool),
+) -> (String, String) {
+    gpu.set_cost_ordering(on);
+    let manifolds = gpu.collide(bodies, pairs, 0.01).expect("collide");
+    check_slots_of(gpu, &call_sat_results(gpu), bodies, pairs, chunk, ordered);
+    let mut set = ContactSet::new();
+    gpu.collide_into(bodies, pairs, 0.01, &mut set)
+        .expect("collide_into");
+    check_slots_of(gpu, &call_sat_results(gpu), bodies, pairs, chunk, ordered);
+    assert!(set.len() > 100, "{} touching", set.len());
+    (format!("{manifolds:?}"), format!("{set:?}"))
+}
+
+#[test]
+fn host_calls_ordered_by_cost_return_the_same_manifolds() {
+    let (shapes, bodies, pairs) = mixed_scene();
+    // 256-pair chunks, one pair per invocation: under the clip kernel every chunk is ordered.
+    let Some((_, mut gpu)) = narrowphase(&shapes, 4) else {
+        return;
+    };
+    let batch = (&bodies[..], &pairs[..]);
+    let ordered = host_call(&mut gpu, batch, 256, (true, &|_| true));
+    let given = host_call(&mut gpu, batch, 256, (false, &|_| false));
+    assert_eq!(ordered, given);
+    // The CPU clips from the SAT results by pair: no ordering there.
+    gpu.set_clipping(Clipping::Cpu).expect("CPU clipping");
+    let cpu_clipped = host_call(&mut gpu, batch, 256, (true, &|_| false));
+    assert_eq!(cpu_clipped, host_call(&mut gpu, batch, 256, (false, &|_| false)));
+}
+
+#[test]
+fn host_calls_of_one_workgroup_per_pair_run_the_pairs_unordered() {
+    let (shapes, bodies, pairs) = mixed_scene();
+    // One chunk under 16,384 pairs with split pairs: one workgroup per pair, not ordered.
+    let Some((_, mut gpu)) = narrowphase(&shapes, 65_535) else {
+        return;
+    };
+    let batch = (&bodies[..], &pairs[..]);
+    let ordered = host_call(&mut gpu, batch, usize::MAX, (true, &|_| false));
+    assert_eq!(
+        ordered,
+        host_call(&mut gpu, batch, usize::MAX, (false, &|_| false))
+    );
 }

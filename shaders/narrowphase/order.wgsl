@@ -1,6 +1,7 @@
-// Cost-class ordering of a resident call's pairs before the SAT: a counting sort, per dispatch
-// chunk, of the chunk's pairs by a small key from their shapes (most expensive first), so each
-// warp of the SAT and clip kernels holds pairs of like cost. The order is left as a
+// Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
+// before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key from
+// their shapes (most expensive first), so each warp of the SAT and clip kernels holds pairs of
+// like cost. The order is left as a
 // permutation in the SAT results' `pair` fields: slot s runs pair results[s].pair (sat.wgsl
 // pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs (`cost_class` is
 // the reference of the key; keep them in step).

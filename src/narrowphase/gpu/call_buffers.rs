@@ -14,6 +14,8 @@
 //!    workgroup per pair for a small round with enough pairs worth splitting, counted while its
 //!    pairs are staged ([`super::kernels::SatMapping`]; its workgroups fit one dispatch
 //!    dimension).
+//!    With the clip kernel and one pair per invocation the pairs are ordered by cost first
+//!    ([`OrderStage`], [`Round::ordered`]).
 //! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
 //!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
@@ -24,9 +26,10 @@ use encase::ShaderType;
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
-use super::kernels::{ClipKernel, NarrowphaseKernels, chunk_pairs};
+use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping, chunk_pairs};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
+use super::order::OrderStage;
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::write_uniform;
@@ -49,6 +52,10 @@ pub(crate) struct Round<'a, P> {
     pub clip: Option<&'a ClipKernel>,
     /// Which pair staging buffer (0 or 1) stages the pairs.
     pub slot: usize,
+    /// Whether to order the pairs by cost before the SAT ([`OrderStage`]); taken only with the
+    /// clip kernel (the host then reads the manifold list, whose entries name their pairs, not
+    /// the results by slot) and one pair per invocation.
+    pub ordered: bool,
 }
 
 /// One narrowphase's per-call buffers and their cached bind groups.
@@ -71,6 +78,8 @@ pub(crate) struct CallBuffers {
     groups: Vec<wgpu::BindGroup>,
     clip_groups: [Vec<wgpu::BindGroup>; 2],
     groups_key: [u64; 6],
+    /// The cost ordering of [`Round::ordered`], made by the first round that takes it.
+    order: Option<OrderStage>,
 }
 
 impl CallBuffers {
@@ -80,7 +89,8 @@ impl CallBuffers {
             params: GrowBuffer::new(
                 device,
                 "sat params",
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                // Storage too: the ordering's `decide` clears a chunk's `ordered` on the GPU.
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             ),
             bodies: GrowBuffer::new(device, "bodies", upload),
             pairs: GrowBuffer::new(device, "pairs", upload),
@@ -102,6 +112,7 @@ impl CallBuffers {
             groups: Vec::new(),
             clip_groups: [Vec::new(), Vec::new()],
             groups_key: [u64::MAX; 6],
+            order: None,
         }
     }
 
@@ -163,6 +174,7 @@ impl CallBuffers {
             margin,
             clip,
             slot,
+            ordered,
         } = round;
         let (device, queue, limits) = (context.device(), context.queue(), context.limits);
         let count = pair_count as u64;
@@ -211,22 +223,32 @@ impl CallBuffers {
             (pair, counting && geometry.is_split_pair(bodies, pair))
         })?;
         staging.record_copy(encoder, &self.pairs.buffer, count * PAIR_BYTES);
+        // The SAT kernel's mapping, from the round's pairs (a call's, below the rounds' size);
+        // its workgroups per chunk stay within one dispatch dimension. One workgroup per pair
+        // is not ordered: each pair has its own workgroup.
+        let mapping = geometry.sat_mapping(count, split_pairs, limits);
+        let ordered = ordered && clip.is_some() && mapping != SatMapping::PerWorkgroup;
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
             let chunk_params = GpuParams {
                 margin,
                 pair_count: chunk.min(count - k * chunk) as u32,
                 first_pair: (k * chunk) as u32,
-                ordered: 0,
+                ordered: u32::from(ordered),
             };
             let at = (k * PARAMS_STRIDE) as usize;
             write_uniform(&chunk_params, &mut params[at..at + PARAMS_STRIDE as usize])?;
         }
         queue.write_buffer(&self.params.buffer, 0, &params);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
-        // The SAT kernel's mapping, from the round's pairs (a call's, below the rounds' size);
-        // its workgroups per chunk stay within one dispatch dimension.
-        let mapping = geometry.sat_mapping(count, split_pairs, limits);
+        if ordered {
+            let order = match &mut self.order {
+                Some(order) => order,
+                empty => empty.insert(OrderStage::new(context, kernels)?),
+            };
+            let sat = (&self.groups[..chunks as usize], &self.params.buffer);
+            order.record(context, geometry, (encoder, "order"), sat, count, (chunks, chunk));
+        }
         let per_workgroup = mapping.pairs_per_workgroup();
         let passes = [
             Some((kernels.sat.pipeline(mapping), &self.groups, "sat", per_workgroup)),

@@ -98,8 +98,6 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
-    /// Whether [`Self::encode_resident`] orders each call's pairs by cost before the SAT.
-    cost_ordering: bool,
 }
 
 impl GpuNarrowphase {
@@ -149,7 +147,6 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
-            cost_ordering: true,
         })
     }
 
@@ -185,19 +182,26 @@ impl GpuNarrowphase {
         self.resident.as_ref().map(ResidentState::sat_results)
     }
 
-    /// Whether [`Self::encode_resident`] orders each call's pairs by cost on the GPU before the
-    /// SAT (true unless [`Self::set_cost_ordering`] switched it off).
-    pub fn cost_ordering(&self) -> bool {
-        self.cost_ordering
+    /// The SAT results of the last host round, by slot.
+    pub(crate) fn call_sat_results(&self) -> &wgpu::Buffer {
+        self.runner.buffers.results()
     }
 
-    /// Switches the resident API's ordering of pairs by cost on or off (on by default): with it,
+    /// Whether [`Self::encode_resident`], and [`Self::collide`] and its variants under
+    /// [`Clipping::Gpu`], order each call's pairs by cost on the GPU before the SAT (true unless
+    /// [`Self::set_cost_ordering`] switched it off).
+    pub fn cost_ordering(&self) -> bool {
+        self.runner.cost_ordering
+    }
+
+    /// Switches the ordering of pairs by cost on or off (on by default; the resident API's, and
+    /// the host calls' under [`Clipping::Gpu`] where the SAT takes one pair per invocation): with it,
     /// each warp of the SAT and clip kernels runs pairs of like cost (hull pairs by size, box
     /// pairs, pairs with a sphere or capsule) instead of waiting on its one expensive pair, for
     /// two more dispatches per chunk. Every output is the same either way (the list's order
     /// aside, which is unspecified); off leaves the pairs in the caller's order.
     pub fn set_cost_ordering(&mut self, on: bool) {
-        self.cost_ordering = on;
+        self.runner.cost_ordering = on;
     }
 
     /// The adapter the device came from (name, backend, device type).
@@ -522,7 +526,7 @@ impl GpuNarrowphase {
             &runner.geometry,
             clip,
             encoder,
-            (batch, self.cost_ordering),
+            (batch, runner.cost_ordering),
             runner.compound.as_mut(),
             runner.mesh.as_mut(),
         )

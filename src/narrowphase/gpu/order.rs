@@ -1,12 +1,13 @@
-//! Cost-class ordering of a resident call's pairs before the SAT
-//! (`shaders/narrowphase/order.wgsl`): per dispatch chunk, a counting sort of the pairs by
-//! [`cost_class`] (most expensive first) into a permutation left in the SAT results' `pair`
-//! fields, which the SAT and clip kernels follow (`GpuParams::ordered`), so a warp holds pairs
-//! of like cost instead of waiting on its one expensive pair. Every output stays per pair.
+//! Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
+//! before the SAT (`shaders/narrowphase/order.wgsl`): per dispatch chunk, a counting sort of
+//! the pairs by [`cost_class`] (most expensive first) into a permutation left in the SAT
+//! results' `pair` fields, which the SAT and clip kernels follow (`GpuParams::ordered`), so a
+//! warp holds pairs of like cost instead of waiting on its one expensive pair. Every output stays per pair.
 //!
 //! 1. `setup` (one invocation per chunk): zeroes the chunk's [`GpuOrderCounters`] and writes
-//!    the count's indirect arguments, none where the prepare kernel left `ordered` at 0 (one
-//!    workgroup per pair: each pair has its own workgroup, so ordering cannot help).
+//!    the count's indirect arguments, none where the prepare kernel (or the host) left
+//!    `ordered` at 0 (one workgroup per pair: each pair has its own workgroup, so ordering
+//!    cannot help).
 //! 2. `count_classes` ([`PAIRS_PER_INVOCATION`] pairs per invocation): each pair's key into the
 //!    class buffer, per-lane counts reduced into the chunk's counts.
 //! 3. `decide` (one invocation per chunk): with two keys present or more, each key's first slot
@@ -246,12 +247,12 @@ impl OrderStage {
     /// Records steps 1 to 4 for a call of `max_pairs` pairs in `chunks` chunks of `chunk`:
     /// `sat_groups` are the SAT's group 1 per chunk (its pair and result windows, parameters
     /// at `k * PARAMS_STRIDE`), `params` the buffer those parameters are in (the prepare
-    /// kernel's, written before).
+    /// kernel's or the host's, written before; a storage buffer too). `stage` labels the passes.
     pub fn record(
         &mut self,
         context: &GpuContext,
         geometry: &HullGeometry,
-        encoder: &mut wgpu::CommandEncoder,
+        (encoder, stage): (&mut wgpu::CommandEncoder, &'static str),
         (sat_groups, params): (&[wgpu::BindGroup], &wgpu::Buffer),
         max_pairs: u64,
         (chunks, chunk): (u64, u64),
@@ -273,7 +274,7 @@ impl OrderStage {
             (&kernels.decide, None),
             (&kernels.scatter, Some(offset_of!(GpuOrderArgs, scatter))),
         ] {
-            let mut pass = context.begin_pass(encoder, "resident order");
+            let mut pass = context.begin_pass(encoder, stage);
             pass.set_pipeline(pipeline);
             if indirect.is_some() {
                 pass.set_bind_group(0, &groups.shapes, &[]);

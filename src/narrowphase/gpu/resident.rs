@@ -252,7 +252,7 @@ impl ResidentState {
                 self.order.record(
                     context,
                     geometry,
-                    encoder,
+                    (encoder, "resident order"),
                     (&groups.sat, &self.params.buffer),
                     max_pairs,
                     (chunks, chunk),

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use bytemuck::Pod;
 use rayon::prelude::*;
 
-use super::call_buffers::CallBuffers;
+use super::call_buffers::{CallBuffers, Round};
 use super::compound::CompoundStage;
 use super::geometry::HullGeometry;
 use super::kernels::{CLIP_UNSUPPORTED, ClipKernel, NarrowphaseKernels};
@@ -104,6 +104,8 @@ pub(super) struct RoundRunner {
     listed_share: f64,
     /// The compact list's entry of each pair of the round being read (step 4).
     entries: EntryTable,
+    /// Whether rounds with the clip kernel, and resident calls, order their pairs by cost.
+    pub cost_ordering: bool,
 }
 
 /// A submitted round whose records are being mapped for reading.
@@ -150,6 +152,7 @@ impl RoundRunner {
             timestamps,
             listed_share: 1.0,
             entries: EntryTable::default(),
+            cost_ordering: true,
         })
     }
 
@@ -249,7 +252,10 @@ impl RoundRunner {
                 .context
                 .device()
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("sat") });
-            let round = batch.round((first, pairs), clip, slot);
+            let round = Round {
+                ordered: self.cost_ordering,
+                ..batch.round((first, pairs), clip, slot)
+            };
             let (context, kernels) = (&self.context, &self.kernels);
             let timestamps = self.timestamps[slot].as_ref();
             if let Some(timestamps) = timestamps {

@@ -155,6 +155,7 @@ impl<'a> StagedBatch<'a> {
             margin: self.margin,
             clip,
             slot,
+            ordered: false,
         }
     }
 
