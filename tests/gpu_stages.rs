@@ -20,8 +20,9 @@ use hullsat::{GpuError, GpuNarrowphase, Scene};
 use support::{gpu_or_skip, gpu_required, read_list};
 use wgpu::util::DeviceExt;
 
-/// The passes of one gpu-frame recording, in order.
-const FRAME_STAGES: [&str; 10] = [
+/// The passes of one gpu-frame recording, in order (no "resident order": with fewer than 16,384
+/// pair slots a device that can run one workgroup per pair does not order the pairs).
+const FRAME_STAGES: [&str; 9] = [
     "bvh boxes",
     "bvh morton",
     "bvh sort",
@@ -29,7 +30,6 @@ const FRAME_STAGES: [&str; 10] = [
     "broadphase traversal",
     "pair sort",
     "resident prepare",
-    "resident order",
     "resident sat",
     "resident clip",
 ];

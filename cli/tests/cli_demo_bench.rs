@@ -527,12 +527,8 @@ fn bench_gpu_stages_lists_each_stage_of_the_resident_backends() {
     let frame = [&scene[..], &["--backend", "gpu-frame,gpu-resident"]].concat();
     let rays = [&scene[..], &["--rays", "500", "--backend", "gpu-resident"]].concat();
     let bvh = ["bvh boxes", "bvh morton", "bvh sort", "bvh tree"];
-    let resident = [
-        "resident prepare",
-        "resident order",
-        "resident sat",
-        "resident clip",
-    ];
+    // No "resident order" at 300 bodies: below 16,384 pair slots the pairs are not ordered.
+    let resident = ["resident prepare", "resident sat", "resident clip"];
     let frame_stages = [&bvh[..], &["broadphase traversal", "pair sort"], &resident].concat();
     let ray_stages = [&bvh[..], &["ray traversal"]].concat();
     let timed = hullsat::gpu::shared_context()

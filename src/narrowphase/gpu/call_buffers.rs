@@ -227,7 +227,7 @@ impl CallBuffers {
         // its workgroups per chunk stay within one dispatch dimension. One workgroup per pair
         // is not ordered: each pair has its own workgroup.
         let mapping = geometry.sat_mapping(count, split_pairs, limits);
-        let ordered = ordered && clip.is_some() && mapping != SatMapping::PerWorkgroup;
+        let ordered = ordered && geometry.orderable && clip.is_some() && mapping != SatMapping::PerWorkgroup;
         let mut params = vec![0u8; (chunks * PARAMS_STRIDE) as usize];
         for k in 0..chunks {
             let chunk_params = GpuParams {

@@ -202,6 +202,11 @@ impl ResidentState {
         let chunk = chunk_pairs(limits);
         let chunks = max_pairs.div_ceil(chunk);
         let per_workgroup_below = geometry.resident_per_workgroup_below(limits);
+        // Ordering pays only when pairs may differ in cost and, when one workgroup per pair is
+        // possible, when the capacity reaches past it (the GPU skips it per call below it).
+        let ordered = ordered
+            && geometry.orderable
+            && (per_workgroup_below == 0 || batch.max_pairs >= per_workgroup_below);
         // The caller pairs' set, and the SAT's two when it may take one workgroup per pair.
         let dispatch_sets = if per_workgroup_below == 0 { 1 } else { 3 };
         let list_bytes = MANIFOLD_LIST_HEAD + max_pairs * MANIFOLD_BYTES;
