@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::context::ErrorScopes;
+use super::timestamps::{TIMESTAMP_BYTES, resolve_buffers};
 use super::{GpuContext, GpuError};
 
 /// Queries per query set: wgpu's most.
@@ -23,9 +24,6 @@ const SET_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;
 
 /// Passes one timer times at most (two timestamps each, 8 bytes a timestamp: 1 MiB read back).
 pub const MAX_TIMED_PASSES: usize = 1 << 16;
-
-/// Bytes of one resolved timestamp.
-const TIMESTAMP_BYTES: u64 = size_of::<u64>() as u64;
 
 /// The passes timed while a [`StageTimer`] is on: a context's, empty and off by default.
 #[derive(Default)]
@@ -225,22 +223,7 @@ fn read_ticks(context: &GpuContext, record: &StageRecord) -> Result<Vec<u64>, Gp
     let queries = 2 * record.passes.len() as u64;
     let bytes = queries * TIMESTAMP_BYTES;
     let scopes = ErrorScopes::push(device);
-    let buffer = |label, usage| {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: bytes,
-            usage,
-            mapped_at_creation: false,
-        })
-    };
-    let resolved = buffer(
-        "stage timestamps resolved",
-        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-    );
-    let readback = buffer(
-        "stage timestamps readback",
-        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-    );
+    let (resolved, readback) = resolve_buffers(device, bytes, "stage timestamps");
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("stage timestamps"),
     });

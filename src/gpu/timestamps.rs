@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::{GpuContext, GpuError};
 
 /// Bytes of one resolved timestamp.
-const TIMESTAMP_BYTES: u64 = size_of::<u64>() as u64;
+pub(crate) const TIMESTAMP_BYTES: u64 = size_of::<u64>() as u64;
 
 /// A query set of `count` timestamps with its resolve and readback buffers (see the module
 /// docs): what hullsat's host calls and benchmarks time the GPU's own work with.
@@ -30,6 +30,28 @@ pub struct Timestamps {
     mapped: Option<Receiver<Result<(), wgpu::BufferAsyncError>>>,
 }
 
+/// The buffer timestamps of `bytes` resolve into, and its mapped copy (labelled `what`).
+pub(crate) fn resolve_buffers(device: &wgpu::Device, bytes: u64, what: &str) -> (wgpu::Buffer, wgpu::Buffer) {
+    let buffer = |label: String, usage| {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&label),
+            size: bytes,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    (
+        buffer(
+            format!("{what} resolved"),
+            wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        ),
+        buffer(
+            format!("{what} readback"),
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        ),
+    )
+}
+
 impl Timestamps {
     /// Step 1: `count` timestamps on `context`'s device; `None` when it has no timestamp
     /// queries inside encoders.
@@ -38,15 +60,7 @@ impl Timestamps {
             return None;
         }
         let device = context.device();
-        let bytes = u64::from(count) * TIMESTAMP_BYTES;
-        let buffer = |label, usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let (resolve, readback) = resolve_buffers(device, u64::from(count) * TIMESTAMP_BYTES, "timestamps");
         Some(Timestamps {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("timestamps"),
@@ -54,14 +68,8 @@ impl Timestamps {
                 count,
             }),
             count,
-            resolve: buffer(
-                "timestamps resolved",
-                wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            ),
-            readback: buffer(
-                "timestamps readback",
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            ),
+            resolve,
+            readback,
             period: context.queue().get_timestamp_period(),
             mapped: None,
         })
