@@ -7,9 +7,11 @@
 //!    centred on the caller's f64 `origin`, Morton codes, a radix sort, an implicit tree),
 //!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
 //!    box the CPU computes in f32 world coordinates.
-//! 2. One traversal per bounded body, in the tree's body order (neighbouring invocations walk
-//!    the same nodes), its box grown by the margin: each other body j in an overlapping leaf gives `[min, max]` when j is bounded, j > i and the boxes overlap, or when
-//!    j is a half-space and the box comes within the margin of its plane (the CPU's rule plus
+//! 2. One stackless traversal per bounded body, in the tree's body order (neighbouring
+//!    invocations walk the same nodes), its box grown by the margin, over the bodies after its
+//!    place in that order only (each pair is met once): each body j of an overlapping leaf gives
+//!    `[min, max]` when j is bounded and the boxes overlap, or when j is a half-space (they come
+//!    last) and the box comes within the margin of its plane (the CPU's rule plus
 //!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter: past the capacity they
 //!    are counted, not written, so [`GpuPairCount::count`] is the true count.
 //! 3. Optionally, a stable radix sort of the written pairs (`crate::gpu`'s, the count read on
