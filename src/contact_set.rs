@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use crate::manifold::Manifold;
-use crate::parallel::SharedPtr;
+use crate::parallel::{SharedPtr, fill_runs};
 
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
@@ -145,21 +145,12 @@ impl ContactSet {
         if count == 0 {
             return;
         }
-        // About 64 runs per thread, for balance, each at least `min_run` pairs.
-        let run = (count / (rayon::current_num_threads() * 64)).max(min_run.max(1));
-        let runs = count.div_ceil(run);
-        if self.runs.len() < runs {
-            self.runs.resize_with(runs, RunBuffer::default);
-        }
-        self.runs[..runs]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(r, buffer)| {
-                buffer.pairs.clear();
-                buffer.manifolds.clear();
-                let first = r * run;
-                fill(first, run.min(count - first), buffer);
-            });
+        // About 64 runs per thread.
+        let (_, runs) = fill_runs(&mut self.runs, count, (min_run, 64), |first, len, buffer| {
+            buffer.pairs.clear();
+            buffer.manifolds.clear();
+            fill(first, len, buffer);
+        });
         // Each run's entries go to its place (a prefix sum), copied on all threads.
         let start = self.pairs.len();
         let mut end = start;

@@ -1,4 +1,8 @@
-//! Writing one buffer from many threads, each thread at places no other writes.
+//! Writing one buffer from many threads, each thread at places no other writes, and filling
+//! kept per-run buffers on all threads first (the run step of `ContactSet::append_chunked` and
+//! `RayHitSet::fill_runs`).
+
+use rayon::prelude::*;
 
 /// A pointer several threads write through, each only at indices no other thread writes and no
 /// one reads until they are done (the user's `unsafe` blocks state why).
@@ -16,4 +20,29 @@ impl<T> SharedPtr<T> {
     pub fn get(self) -> *mut T {
         self.0
     }
+}
+
+/// Cuts items `0..count` into runs of at least `min_run` items, about `runs_per_thread` runs a
+/// thread (for balance), grows `buffers` to one per run (they are kept for the next call), and
+/// runs `fill(first, len, buffer)` for each run on all threads. Returns the run length (every
+/// run's but the last's) and the number of runs.
+pub(crate) fn fill_runs<B: Default + Send>(
+    buffers: &mut Vec<B>,
+    count: usize,
+    (min_run, runs_per_thread): (usize, usize),
+    fill: impl Fn(usize, usize, &mut B) + Sync,
+) -> (usize, usize) {
+    let run = (count / (rayon::current_num_threads() * runs_per_thread)).max(min_run.max(1));
+    let runs = count.div_ceil(run);
+    if buffers.len() < runs {
+        buffers.resize_with(runs, B::default);
+    }
+    buffers[..runs]
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(r, buffer)| {
+            let first = r * run;
+            fill(first, run.min(count - first), buffer);
+        });
+    (run, runs)
 }

@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::ray::RayHit;
-use crate::parallel::SharedPtr;
+use crate::parallel::{SharedPtr, fill_runs};
 
 /// Rays one task of [`RayHitSet::to_lists`] turns into lists.
 const LISTS_PER_TASK: usize = 4096;
@@ -114,24 +114,15 @@ impl RayHitSet {
         if count == 0 {
             return 0;
         }
-        // Step 1: about 16 runs per thread, for balance, each at least `min_run` rays.
-        let run = (count / (rayon::current_num_threads() * 16)).max(min_run.max(1));
-        let runs = count.div_ceil(run);
-        if self.runs.len() < runs {
-            self.runs.resize_with(runs, HitRun::default);
-        }
-        self.runs[..runs]
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(r, buffer)| {
-                buffer.hits.clear();
-                buffer.counts.clear();
-                buffer.tally = 0;
-                let first = r * run;
-                fill(first, run.min(count - first), buffer);
-                // Step 2 writes one end per ray of the run: the filler must end every ray.
-                assert_eq!(buffer.counts.len(), run.min(count - first), "rays ended");
-            });
+        // Step 1: about 16 runs per thread.
+        let (run, runs) = fill_runs(&mut self.runs, count, (min_run, 16), |first, len, buffer| {
+            buffer.hits.clear();
+            buffer.counts.clear();
+            buffer.tally = 0;
+            fill(first, len, buffer);
+            // Step 2 writes one end per ray of the run: the filler must end every ray.
+            assert_eq!(buffer.counts.len(), len, "rays ended");
+        });
         // Step 2.
         let mut total = 0;
         let mut tally = 0;
