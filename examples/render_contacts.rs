@@ -54,10 +54,10 @@ use hullsat::broadphase::gpu::scene_centre;
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, ResidentPairs, candidate_pairs};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::GpuContext;
+use hullsat::narrowphase::gpu::ResidentManifolds;
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
 };
-use hullsat::narrowphase::gpu::{ResidentBatch, ResidentManifolds};
 use hullsat::{Body, CpuNarrowphase, GpuError, GpuNarrowphase, HalfSpace, Pose, Scene, Shape};
 use wgpu::util::DeviceExt;
 
@@ -340,17 +340,7 @@ fn record_contacts(
             sort: true,
         },
     )?;
-    let manifolds = narrowphase.encode_resident(
-        encoder,
-        &ResidentBatch {
-            bodies,
-            pairs: &pairs.pairs,
-            pair_count: &pairs.pair_count,
-            pair_count_offset: pairs.pair_count_offset,
-            max_pairs: pairs.max_pairs,
-            margin: scene.margin,
-        },
-    )?;
+    let manifolds = narrowphase.encode_resident(encoder, &pairs.batch(bodies, scene.margin))?;
     Ok((pairs, manifolds))
 }
 

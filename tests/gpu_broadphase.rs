@@ -17,7 +17,6 @@ use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::gpu::layout::GpuBody;
 use hullsat::internals::CYLINDER_RIM_SLACK;
 use hullsat::narrowphase::gpu::Clipping;
-use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
 use hullsat::{
     Body, Capsule, CpuNarrowphase, Cuboid, GpuError, GpuNarrowphase, HalfSpace, Pose, Shape, Sphere,
@@ -482,17 +481,7 @@ fn resident_pairs_feed_the_resident_narrowphase_in_one_encoder() {
             .encode_resident(&mut encoder, &frame)
             .expect("broadphase");
         let manifolds = narrowphase
-            .encode_resident(
-                &mut encoder,
-                &ResidentBatch {
-                    bodies: &body_buffer,
-                    pairs: &pairs.pairs,
-                    pair_count: &pairs.pair_count,
-                    pair_count_offset: pairs.pair_count_offset,
-                    max_pairs: pairs.max_pairs,
-                    margin,
-                },
-            )
+            .encode_resident(&mut encoder, &pairs.batch(&body_buffer, margin))
             .expect("narrowphase");
         let bytes = read(
             device,

@@ -14,7 +14,6 @@ use hullsat::broadphase::{GpuBroadphase, ResidentBodies};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::gpu::layout::GpuBody;
 use hullsat::gpu::{GpuContext, StageTimer};
-use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::GpuManifold;
 use hullsat::{GpuError, GpuNarrowphase, Scene};
 use support::{gpu_or_skip, gpu_required, read_list};
@@ -58,14 +57,7 @@ fn frame(
     let pairs = broadphase
         .encode_resident(&mut encoder, &frame)
         .expect("broadphase");
-    let batch = ResidentBatch {
-        bodies,
-        pairs: &pairs.pairs,
-        pair_count: &pairs.pair_count,
-        pair_count_offset: pairs.pair_count_offset,
-        max_pairs: pairs.max_pairs,
-        margin: scene.margin,
-    };
+    let batch = pairs.batch(bodies, scene.margin);
     let out = narrowphase
         .encode_resident(&mut encoder, &batch)
         .expect("narrowphase");

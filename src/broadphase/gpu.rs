@@ -35,6 +35,7 @@ use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
+use crate::narrowphase::gpu::ResidentBatch;
 use crate::narrowphase::validate::validate_batch;
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
@@ -155,6 +156,22 @@ pub struct ResidentPairs {
     pub pair_count_offset: u64,
     /// Pair slots: the pairs written are at most this many.
     pub max_pairs: u32,
+}
+
+impl ResidentPairs {
+    /// The narrowphase's resident batch of these pairs over `bodies` (the buffer the broadphase
+    /// read) with speculative `margin` (length units, >= 0): every pair slot, the count read on
+    /// the GPU.
+    pub fn batch<'a>(&'a self, bodies: &'a wgpu::Buffer, margin: f32) -> ResidentBatch<'a> {
+        ResidentBatch {
+            bodies,
+            pairs: &self.pairs,
+            pair_count: &self.pair_count,
+            pair_count_offset: self.pair_count_offset,
+            max_pairs: self.max_pairs,
+            margin,
+        }
+    }
 }
 
 /// The kernels, compiled once per device.
@@ -290,7 +307,6 @@ impl GpuBroadphase {
     /// #     encoder: &mut wgpu::CommandEncoder,
     /// # ) -> Result<(), hullsat::GpuError> {
     /// use hullsat::broadphase::ResidentBodies;
-    /// use hullsat::narrowphase::gpu::ResidentBatch;
     ///
     /// let margin = 0.01;
     /// let frame = ResidentBodies {
@@ -302,17 +318,7 @@ impl GpuBroadphase {
     ///     sort: false,
     /// };
     /// let pairs = broadphase.encode_resident(encoder, &frame)?;
-    /// let manifolds = narrowphase.encode_resident(
-    ///     encoder,
-    ///     &ResidentBatch {
-    ///         bodies,
-    ///         pairs: &pairs.pairs,
-    ///         pair_count: &pairs.pair_count,
-    ///         pair_count_offset: pairs.pair_count_offset,
-    ///         max_pairs: pairs.max_pairs,
-    ///         margin,
-    ///     },
-    /// )?;
+    /// let manifolds = narrowphase.encode_resident(encoder, &pairs.batch(bodies, margin))?;
     /// # let _ = manifolds;
     /// # Ok(())
     /// # }

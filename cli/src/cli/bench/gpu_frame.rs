@@ -26,7 +26,6 @@ use hullsat::broadphase::{
 };
 use hullsat::generate::{GpuMotion, RandomMotion, move_bodies};
 use hullsat::gpu::{GpuContext, Timestamps};
-use hullsat::narrowphase::gpu::ResidentBatch;
 use hullsat::narrowphase::gpu::layout::{GpuBody, GpuManifoldCount, MANIFOLD_LIST_HEAD};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, InputError, Scene};
@@ -120,14 +119,7 @@ impl FrameGpu {
         encoder: &mut wgpu::CommandEncoder,
     ) -> Result<(ResidentPairs, wgpu::Buffer), CliError> {
         let pairs = self.encode_broadphase(encoder)?;
-        let batch = ResidentBatch {
-            bodies: &self.body_buffer,
-            pairs: &pairs.pairs,
-            pair_count: &pairs.pair_count,
-            pair_count_offset: pairs.pair_count_offset,
-            max_pairs: pairs.max_pairs,
-            margin: self.margin,
-        };
+        let batch = pairs.batch(&self.body_buffer, self.margin);
         let manifolds = self
             .narrowphase
             .encode_resident(encoder, &batch)
