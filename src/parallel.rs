@@ -1,6 +1,6 @@
-//! Writing one buffer from many threads, each thread at places no other writes, and filling
-//! kept per-run buffers on all threads first (the run step of `ContactSet::append_chunked` and
-//! `RayHitSet::fill_runs`).
+//! Writing one buffer from many threads, each thread at places no other writes, filling kept
+//! per-run buffers on all threads first (the run step of `ContactSet::append_chunked` and
+//! `RayHitSet::fill_runs`), and asking the cache early for what a loop reads at random.
 
 use rayon::prelude::*;
 
@@ -45,4 +45,22 @@ pub(crate) fn fill_runs<B: Default + Send>(
             fill(first, run.min(count - first), buffer);
         });
     (run, runs)
+}
+
+/// Asks the CPU to bring `value`'s cache lines (its first and last byte) into the cache; a hint
+/// with no effect on results, a no-op on targets other than x86-64.
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let first = std::ptr::from_ref(value).cast::<i8>();
+        let last = first.wrapping_add(size_of::<T>() - 1);
+        // SAFETY: a prefetch only hints the cache: it never faults and reads nothing into the
+        // program, whatever the address; SSE, which provides it, is part of x86-64's baseline.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(first);
+            _mm_prefetch::<_MM_HINT_T0>(last);
+        }
+    }
 }

@@ -123,7 +123,14 @@ fn candidate_pairs_match_brute_force_on_particle_scenes() {
         hulls: 0.0,
         ..ShapeMix::MIXED
     };
-    for (bodies, seed, margin) in [(10, 1, 0.0), (200, 2, 0.1), (1000, 3, 0.0), (5000, 4, 0.05)] {
+    // 20,000 bodies: several tiles of the sweep (about 4,096 bodies each).
+    for (bodies, seed, margin) in [
+        (10, 1, 0.0),
+        (200, 2, 0.1),
+        (1000, 3, 0.0),
+        (5000, 4, 0.05),
+        (20_000, 5, 0.02),
+    ] {
         let config = ParticleSceneConfig {
             bodies,
             seed,

@@ -2,12 +2,14 @@
 //!
 //! - `aabb`: each body's world box ([`world_aabb`]), tight for every shape kind.
 //! - `sweep`: the CPU broadphase ([`candidate_pairs`], [`candidate_pairs_at_most`]), sweep and
-//!   prune on all threads; the reference.
+//!   prune tile by tile on all threads; the reference.
+//! - `grid`: its slabs, tiles and cells.
 //! - `gpu`: the GPU broadphase ([`GpuBroadphase`]): a BVH built on the GPU over bodies in a GPU
 //!   buffer, traversed per body, the pairs left on the GPU for the resident narrowphase.
 
 mod aabb;
 pub mod gpu;
+mod grid;
 mod sweep;
 
 pub use aabb::{Aabb, world_aabb};

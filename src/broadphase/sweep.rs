@@ -1,32 +1,39 @@
-//! The CPU broadphase: sweep and prune over the bodies' world AABBs, on all threads.
+//! The CPU broadphase: sweep and prune over the bodies' world AABBs, tile by tile, on all
+//! threads. Beyond the pairs themselves it holds one index per body and tile reached, each
+//! tile's pairs at 4 bytes a pair until the list is written, and each thread's tile; never a
+//! box per body of the whole scene.
 //!
-//! 1. Compute every bounded body's world AABB ([`world_aabb`]) in parallel.
-//! 2. Sort the boxes by their lower bound on the axis along which the AABB centres vary most
-//!    (sweep and prune), and cut the scene into a grid of cells across the two other axes, each
-//!    cell about three times the mean box width (fewer across the second cross axis while the
-//!    boxes would be copied into more than [`COPIES_PER_BOX`] cells each). Each cell holds, in
-//!    sweep order and contiguous, a copy of every box that reaches into it.
-//! 3. In each cell, for each box, in parallel, walk the boxes after it while their lower bound
-//!    is within reach (its upper bound plus the margin), and keep those within the margin along
-//!    the other two axes as well, counting each pair in one cell only.
-//! 4. Pair each half-space with every bounded body whose AABB comes within the margin of it.
-//!    Two static shapes (triangle meshes, half-spaces) are never paired (the batch refuses them).
-//! 5. Write each pair as `[min, max]` and sort them, so the output does not depend on threads.
-//!
-//! With a limit ([`candidate_pairs_at_most`]), steps 3 and 4 first count (a bound, then exactly
-//! with an early stop) before storing any pair.
+//! 1. Set the half-spaces aside. Bound each other body's box without computing it: its shape's
+//!    bounding ball around the body's position, grown for rounding ([`conservative_box`]).
+//! 2. Cut the scene into tiles ([`Tiles`]: about [`BODIES_PER_TILE`] bodies each) and list each
+//!    tile's members, the bodies whose bounding ball reaches it, on all threads.
+//! 3. Sweep each tile on its own ([`Sweep::sweep_tile`]), tiles in parallel: compute its
+//!    members' world AABBs ([`world_aabb`]), keep those that reach the tile, sort them by their
+//!    lower bound on the axis along which the bodies vary most, cut the tile into cells across
+//!    the two other axes ([`Cells`]); in each cell, walk the boxes after each box while their
+//!    lower bound is within its reach (upper bound plus the margin), and keep those within the
+//!    margin along the other two axes too. A pair counts in one tile and one cell only, those
+//!    holding the larger of the two boxes' lower corners. Each half-space is paired, in the
+//!    tile holding a body's lower corner, with the body whose box comes within the margin of
+//!    its plane. Two static shapes (triangle meshes, half-spaces) are never paired (the batch
+//!    refuses them). A tile keeps its pairs as places in its members, counted as they come:
+//!    past a limit ([`candidate_pairs_at_most`]) every tile stops.
+//! 4. Allocate the list once, at its length, and write each tile's pairs into its part as body
+//!    indices `[min, max]`.
+//! 5. Sort the pairs, so the output does not depend on threads.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use glam::{Vec3, Vec4};
+use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::scene::Body;
 use crate::shape::Shape;
 
 use super::aabb::{Aabb, world_aabb};
+use super::grid::{BODIES_PER_TILE, Cells, Tiles};
 use crate::narrowphase::validate::never_paired;
-use crate::parallel::SharedPtr;
+use crate::parallel::{SharedPtr, prefetch};
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
@@ -55,7 +62,8 @@ pub struct TooManyPairs {
     /// The limit that was exceeded.
     pub limit: usize,
     /// An upper bound on the number of pairs, found without listing them: the sum of the sweep
-    /// windows (exact when every box overlaps every other) plus half-spaces times bounded bodies.
+    /// windows of every tile's cells (exact when every box overlaps every other in one cell)
+    /// plus half-spaces times bounded bodies.
     pub bound: usize,
 }
 
@@ -71,179 +79,82 @@ pub fn candidate_pairs_at_most(
     margin: f32,
     max_pairs: usize,
 ) -> Result<Vec<[u32; 2]>, TooManyPairs> {
-    // Step 1: bounded bodies' boxes, and the half-spaces aside.
-    let shape_of = |body: &Body| &shapes[body.shape as usize];
-    let mut boxes: Vec<(u32, Aabb)> = bodies
-        .par_iter()
-        .enumerate()
-        .filter(|(_, body)| !matches!(shape_of(body), Shape::HalfSpace(_)))
-        .map(|(i, body)| (i as u32, world_aabb(shape_of(body), &body.pose)))
-        .collect();
-    // Triangle meshes: never paired with each other or a half-space.
-    let meshes = shapes.iter().any(|s| matches!(s, Shape::TriMesh(_)));
-    let refused = move |a: u32, b: u32| {
-        meshes && never_paired(shape_of(&bodies[a as usize]), shape_of(&bodies[b as usize]))
-    };
-    // Each half-space as (body, world normal, world offset).
-    let half_spaces: Vec<(u32, Vec3, f32)> = bodies
-        .iter()
-        .enumerate()
-        .filter_map(|(i, body)| match shape_of(body) {
-            Shape::HalfSpace(half_space) => {
-                let normal = body.pose.transform_vector(half_space.normal);
-                Some((
-                    i as u32,
-                    normal,
-                    (f64::from(half_space.offset) + normal.as_dvec3().dot(body.pose.translation)) as f32,
-                ))
-            }
-            _ => None,
-        })
-        .collect();
+    pairs_tile_by_tile(shapes, bodies, margin, max_pairs, BODIES_PER_TILE)
+}
 
-    // Step 2: sort along the axis of largest variance; cut slabs across the second largest.
-    let [axis, u, v] = axes_by_variance(&boxes);
-    boxes.par_sort_unstable_by(|(ia, a), (ib, b)| a.min[axis].total_cmp(&b.min[axis]).then(ia.cmp(ib)));
-    let cells = Cells::new(&boxes, [u, v], margin);
-    // Each cell holds, in sweep order, a copy of what the sweep reads of every box reaching into
-    // it, contiguous so a window is read in order: cell `c` is `entries[starts[c]..starts[c + 1]]`.
-    // Filled on all threads: runs of the sorted boxes count their copies per cell, the counts
-    // give each run its place in each cell (runs in order, so a cell stays in sweep order), and
-    // each run writes its copies there.
-    let runs = (rayon::current_num_threads() * 2).min(boxes.len()).max(1);
-    let run_len = boxes.len().div_ceil(runs);
-    let mut places: Vec<Vec<usize>> = boxes
-        .par_chunks(run_len.max(1))
-        .map(|run| {
-            let mut counts = vec![0usize; cells.count()];
-            for (_, b) in run {
-                cells.for_each_cell(b, margin, |c| counts[c] += 1);
-            }
-            counts
-        })
-        .collect();
-    let mut starts = Vec::with_capacity(cells.count() + 1);
-    let mut total = 0;
-    for c in 0..cells.count() {
-        starts.push(total);
-        for run in &mut places {
-            (run[c], total) = (total, total + run[c]);
-        }
-    }
-    starts.push(total);
-    let mut entries = vec![SlabEntry::default(); total];
-    let out = SharedPtr(entries.as_mut_ptr());
-    boxes
-        .par_chunks(run_len.max(1))
-        .zip(places.par_iter_mut())
-        .for_each(|(run, next)| {
-            for &(body, b) in run {
-                let entry = SlabEntry {
-                    key: Vec4::new(b.max[u] + margin, b.max[v] + margin, -b.min[u], -b.min[v]),
-                    lower: b.min[axis],
-                    reach: b.max[axis] + margin,
-                    body,
-                };
-                cells.for_each_cell(&b, margin, |c| {
-                    // SAFETY: `next[c]` runs over this run's own places in cell `c`, disjoint
-                    // from every other run's and below `total`, the length of `entries`, which
-                    // nothing reads until every run is done.
-                    unsafe { out.get().add(next[c]).write(entry) };
-                    next[c] += 1;
-                });
-            }
-        });
-    let members = |c: usize| &entries[starts[c]..starts[c + 1]];
-    // Boxes a and b are within the margin on u and v iff `probe(a) <= b.key` lane by lane, where
-    // `probe(a) = (min_u, min_v, -(max_u + m), -(max_v + m))`, `-key(a)` swizzled (negation is
-    // exact, so this is the same test as `Aabb::overlaps`).
-    let probe = |key: Vec4| -Vec4::new(key.z, key.w, key.x, key.y);
+/// [`candidate_pairs_at_most`] with tiles of about `per_tile` bodies.
+fn pairs_tile_by_tile(
+    shapes: &[Shape],
+    bodies: &[Body],
+    margin: f32,
+    max_pairs: usize,
+    per_tile: usize,
+) -> Result<Vec<[u32; 2]>, TooManyPairs> {
+    // Steps 1 and 2.
+    let sweep = Sweep::new(shapes, bodies, margin, per_tile);
 
-    // Step 3: the sweep. Sorting makes `a.min <= b.min <= b.max + margin` on the sweep axis, so
-    // the window end (`b.min <= a.max + margin`) settles that axis. A pair is kept only in the
-    // cell holding `(max(a.min_u, b.min_u), max(a.min_v, b.min_v))`, which both boxes reach, so
-    // once. The window of the `k`-th entry of a cell is the entries after it that reach it on
-    // the sweep axis: `window_len` counts them (a binary search, for the bound), `sweep_pairs`
-    // walks them.
-    let cells = &cells;
-    let window_len = move |c: usize, k: usize| {
-        let cell = members(c);
-        let reach = cell[k].reach;
-        cell[k + 1..].partition_point(|e| e.lower <= reach)
-    };
-    let sweep_pairs = move |c: usize, k: usize| {
-        let cell = members(c);
-        let a = cell[k];
-        let probe = probe(a.key);
-        cell[k + 1..]
-            .iter()
-            .take_while(move |e| e.lower <= a.reach)
-            .filter(move |e| {
-                probe.cmple(e.key).all() && cells.holding(probe.x.max(-e.key.z), probe.y.max(-e.key.w)) == c
-            })
-            .filter(move |e| !refused(a.body, e.body))
-            .map(move |e| [a.body.min(e.body), a.body.max(e.body)])
-    };
-    // Step 4's test: the pair of half-space `h` with bounded body `ib`, when the lowest point of
-    // the body's box along the plane normal is within the margin of the plane.
-    let half_space_pair = move |&(h, normal, offset): &(u32, Vec3, f32), &(ib, b): &(u32, Aabb)| {
-        let centre = (b.min + b.max) * 0.5;
-        let half = (b.max - b.min) * 0.5;
-        let lowest = normal.dot(centre) - normal.abs().dot(half);
-        (lowest - offset <= margin && !refused(h, ib)).then_some([h.min(ib), h.max(ib)])
-    };
-
-    // Before listing anything: bound the count by the sweep windows, and where the bound is
-    // over the limit count the pairs exactly, stopping once the count passes it.
-    let bound = (0..cells.count())
+    // Step 3: each tile's pairs, kept compact, counted as they come; every tile stops
+    // once the count passes the limit.
+    let counted = AtomicUsize::new(0);
+    let tiles: Vec<Option<TilePairs>> = (0..sweep.tiles.count())
         .into_par_iter()
-        .map(|c| (0..members(c).len()).map(|k| window_len(c, k)).sum::<usize>())
-        .reduce(|| 0, usize::saturating_add)
-        .saturating_add(half_spaces.len().saturating_mul(boxes.len()));
-    if bound > max_pairs {
-        let counted = AtomicUsize::new(0);
-        let add = |n: usize| counted.fetch_add(n, Ordering::Relaxed).saturating_add(n) > max_pairs;
-        let over = (0..cells.count()).into_par_iter().any(|c| {
-            (0..members(c).len())
-                .into_par_iter()
-                .any(|k| add(sweep_pairs(c, k).count()))
-        }) || half_spaces.par_iter().any(|h| {
-            add(boxes
-                .par_iter()
-                .filter(|b| half_space_pair(h, b).is_some())
-                .count())
-        });
-        if over {
+        .map_init(TileScratch::default, |scratch, tile| {
+            sweep.tile_pairs(tile, scratch, &counted, max_pairs)
+        })
+        .collect();
+    let total = tiles.iter().try_fold(0usize, |sum, pairs| {
+        pairs.as_ref().map(|pairs| sum.saturating_add(pairs.len()))
+    });
+    let total = match total {
+        Some(total) if total <= max_pairs => total,
+        _ => {
+            drop(tiles);
             return Err(TooManyPairs {
                 limit: max_pairs,
-                bound,
+                bound: sweep.bound(),
             });
         }
-    }
+    };
 
-    let mut pairs: Vec<[u32; 2]> = (0..cells.count())
+    // Step 4: the list, allocated once; each tile writes its own part, as body indices.
+    let mut pairs = vec![[0u32; 2]; total];
+    let mut parts = Vec::with_capacity(tiles.len());
+    let mut rest = pairs.as_mut_slice();
+    for tile in tiles.into_iter().flatten() {
+        let (part, tail) = rest.split_at_mut(tile.len());
+        parts.push((tile, part));
+        rest = tail;
+    }
+    parts
         .into_par_iter()
-        .flat_map(|c| {
-            (0..members(c).len())
-                .into_par_iter()
-                .flat_map_iter(move |k| sweep_pairs(c, k))
-        })
-        .collect();
-
-    // Step 4: half-spaces against bounded bodies.
-    for h in &half_spaces {
-        pairs.par_extend(boxes.par_iter().filter_map(|b| half_space_pair(h, b)));
-    }
+        .enumerate()
+        .for_each(|(t, (tile, part))| tile.write(|place| sweep.body(t, place), part));
 
     // Step 5: deterministic order.
     pairs.par_sort_unstable();
     Ok(pairs)
 }
 
-/// A box's copy in one cell (step 2): what the sweep reads of a box, as the one whose window is
-/// walked and as one in another's window.
+/// A box holding a bounded body's world AABB ([`world_aabb`]) with its upper side grown by
+/// `margin`, found without computing the AABB: the shape's bounding ball (radius `reach`, length
+/// units, around the body's origin `position`), grown by a thousandth of the radius and a
+/// millionth of the position for the rounding of the radius, the f32 rotations and the AABB's
+/// outward rounding to f32 (each a few parts in 1e7).
+fn conservative_box(position: DVec3, reach: f32, margin: f32) -> (Vec3, Vec3) {
+    let grown = DVec3::splat(f64::from(reach) * (1.0 + 1e-3)) + position.abs() * 1e-6;
+    (
+        (position - grown).as_vec3(),
+        (position + grown + f64::from(margin)).as_vec3(),
+    )
+}
+
+/// Members ahead of the one being boxed whose body step 3 asks the memory for.
+const PREFETCH_AHEAD: usize = 16;
+
+/// What the sweep of step 3 reads of a box, as the one whose window is walked and as one in
+/// another's window.
 #[derive(Clone, Copy, Debug, Default)]
-struct SlabEntry {
+struct SweepEntry {
     /// `(max_u + margin, max_v + margin, -min_u, -min_v)` on the two cross axes.
     key: Vec4,
     /// Lower bound on the sweep axis.
@@ -252,161 +163,657 @@ struct SlabEntry {
     reach: f32,
     /// The body.
     body: u32,
+    /// Its place in the tile's members.
+    place: u32,
 }
 
-/// Most slabs the sweep cuts the scene into; bounds the copies of a box spanning them all.
-const MAX_SLABS: usize = 256;
+impl SweepEntry {
+    /// The sweep order: by lower bound (as [`f32::total_cmp`]), then by body.
+    #[inline]
+    fn order(&self) -> u64 {
+        let bits = self.lower.to_bits();
+        let ordered = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+        u64::from(ordered) << 32 | u64::from(self.body)
+    }
 
-/// Equal-width slabs across one world axis, each about three times the mean box width on it, so a
-/// typical box reaches into one or two slabs (wider slabs copy fewer boxes and walk longer
-/// windows: at 1M mixed bodies 3 was faster than 2 and 4, with fewer copies than 2).
-struct Slabs {
-    /// Lower end of the first slab on the axis.
-    origin: f32,
-    /// Slabs per length unit.
-    per_length: f32,
-    /// Number of slabs, at least 1.
-    count: usize,
+    /// `[min_u, max_u + margin, min_v, max_v + margin]`, as [`Cells`] reads a box.
+    fn cross(&self) -> [f32; 4] {
+        [-self.key.z, self.key.x, -self.key.w, self.key.y]
+    }
 }
 
-impl Slabs {
-    /// Slabs over `axis` covering every box grown by `margin` on its upper side.
-    fn new(boxes: &[(u32, Aabb)], axis: usize, margin: f32) -> Slabs {
-        let origin = boxes
-            .iter()
-            .map(|(_, b)| b.min[axis])
-            .fold(f32::INFINITY, f32::min);
-        let top = boxes
-            .iter()
-            .map(|(_, b)| b.max[axis] + margin)
-            .fold(f32::NEG_INFINITY, f32::max);
-        let span = top - origin;
-        let mean_width = boxes
-            .iter()
-            .map(|(_, b)| b.max[axis] - b.min[axis] + margin)
-            .sum::<f32>()
-            / boxes.len().max(1) as f32;
-        let count = if span > 0.0 && mean_width > 0.0 {
-            ((span / (3.0 * mean_width)).ceil() as usize).clamp(1, MAX_SLABS)
-        } else {
-            1
+/// What one thread's tile sweeps reuse from tile to tile.
+#[derive(Default)]
+struct TileScratch {
+    /// The tile's boxes, sorted by their lower bound on the sweep axis.
+    entries: Vec<SweepEntry>,
+    /// Cell `c`'s boxes are `copies[starts[c]..starts[c + 1]]`.
+    starts: Vec<u32>,
+    /// Indices into `entries`, cell by cell, each cell in sweep order.
+    copies: Vec<u32>,
+    /// The tile's pairs as they are found.
+    pairs: Vec<[u32; 2]>,
+}
+
+/// One tile's pairs until the list is allocated, each body as its place in the tile's members
+/// followed by the half-spaces ([`Sweep::body`]), in as few bytes as the tile allows.
+enum TilePairs {
+    /// For at most 2^16 places: 4 bytes a pair.
+    Narrow(Box<[[u16; 2]]>),
+    /// For more.
+    Wide(Box<[[u32; 2]]>),
+}
+
+impl TilePairs {
+    fn len(&self) -> usize {
+        match self {
+            TilePairs::Narrow(pairs) => pairs.len(),
+            TilePairs::Wide(pairs) => pairs.len(),
+        }
+    }
+
+    /// Writes the pairs into `part` (of their length) as `[a, b]`, `a < b`, the bodies that
+    /// `body` gives for each place.
+    fn write(self, body: impl Fn(u32) -> u32, part: &mut [[u32; 2]]) {
+        let pair = |a: u32, b: u32| {
+            let (a, b) = (body(a), body(b));
+            [a.min(b), a.max(b)]
         };
-        let per_length = if span > 0.0 { count as f32 / span } else { 0.0 };
-        Slabs {
-            origin,
-            per_length,
-            count,
-        }
-    }
-
-    /// Half as many slabs over the same span (at least one).
-    fn coarser(&self) -> Slabs {
-        let count = self.count.div_ceil(2);
-        Slabs {
-            origin: self.origin,
-            per_length: self.per_length * count as f32 / self.count as f32,
-            count,
-        }
-    }
-
-    /// The slab holding coordinate `x`; non-decreasing in `x`, clamped to the existing slabs.
-    #[inline]
-    fn index(&self, x: f32) -> usize {
-        // `as` saturates: coordinates below the origin land in slab 0.
-        (((x - self.origin) * self.per_length) as usize).min(self.count - 1)
-    }
-}
-
-/// Most copies of the boxes the cells may hold, per box: past it the cross axis is cut into
-/// fewer slabs (down to one, the plain slabs of the first cross axis), so boxes spanning many
-/// cells cannot multiply memory.
-const COPIES_PER_BOX: usize = 4;
-
-/// The grid of step 2: slabs across the two cross axes `[u, v]`; cell `(su, sv)` is
-/// `su * v.count + sv`.
-struct Cells {
-    u: Slabs,
-    v: Slabs,
-    axes: [usize; 2],
-}
-
-impl Cells {
-    /// Slabs about three times the mean box width on each cross axis, with fewer on `v` while the
-    /// boxes would be copied into more than [`COPIES_PER_BOX`] cells each on average.
-    fn new(boxes: &[(u32, Aabb)], axes: [usize; 2], margin: f32) -> Cells {
-        let mut u = Slabs::new(boxes, axes[0], margin);
-        let mut v = Slabs::new(boxes, axes[1], margin);
-        let budget = COPIES_PER_BOX.saturating_mul(boxes.len());
-        loop {
-            let cells = Cells { u, v, axes };
-            let copies: usize = boxes
-                .par_iter()
-                .map(|(_, b)| {
-                    let ([u0, u1], [v0, v1]) = cells.span(b, margin);
-                    (u1 - u0 + 1) * (v1 - v0 + 1)
-                })
-                .sum();
-            if copies <= budget || cells.v.count == 1 {
-                return cells;
+        match self {
+            TilePairs::Narrow(pairs) => {
+                for (out, [a, b]) in part.iter_mut().zip(pairs) {
+                    *out = pair(a.into(), b.into());
+                }
             }
-            (u, v) = (cells.u, cells.v.coarser());
+            TilePairs::Wide(pairs) => {
+                for (out, [a, b]) in part.iter_mut().zip(pairs) {
+                    *out = pair(a, b);
+                }
+            }
         }
-    }
-
-    /// Number of cells.
-    fn count(&self) -> usize {
-        self.u.count * self.v.count
-    }
-
-    /// The cell `(su, sv)`.
-    #[inline]
-    fn cell(&self, su: usize, sv: usize) -> usize {
-        su * self.v.count + sv
-    }
-
-    /// The cell holding cross coordinates `(x_u, x_v)`.
-    #[inline]
-    fn holding(&self, x_u: f32, x_v: f32) -> usize {
-        self.cell(self.u.index(x_u), self.v.index(x_v))
-    }
-
-    /// Calls `f` with every cell a box reaches, grown by `margin` on its upper side.
-    #[inline]
-    fn for_each_cell(&self, b: &Aabb, margin: f32, mut f: impl FnMut(usize)) {
-        let ([u0, u1], [v0, v1]) = self.span(b, margin);
-        for su in u0..=u1 {
-            (self.cell(su, v0)..=self.cell(su, v1)).for_each(&mut f);
-        }
-    }
-
-    /// The slabs `[first, last]` on `u` and on `v` a box reaches, grown by `margin` on its upper
-    /// side.
-    #[inline]
-    fn span(&self, b: &Aabb, margin: f32) -> ([usize; 2], [usize; 2]) {
-        let [u, v] = self.axes;
-        (
-            [self.u.index(b.min[u]), self.u.index(b.max[u] + margin)],
-            [self.v.index(b.min[v]), self.v.index(b.max[v] + margin)],
-        )
     }
 }
 
-/// World axes (0, 1, 2 for X, Y, Z) ordered by how much the box centres spread along them,
-/// most first; `[0, 1, 2]` when there are no boxes.
-fn axes_by_variance(boxes: &[(u32, Aabb)]) -> [usize; 3] {
-    if boxes.is_empty() {
-        return [0, 1, 2];
+/// The scene as the sweep reads it (steps 1 and 2).
+struct Sweep<'a> {
+    shapes: &'a [Shape],
+    bodies: &'a [Body],
+    /// Length units, >= 0.
+    margin: f32,
+    /// Each half-space as (body, world normal, world offset).
+    half_spaces: Vec<(u32, Vec3, f32)>,
+    /// Number of bounded bodies (every body but the half-spaces).
+    bounded: usize,
+    /// Whether a shape is a triangle mesh: only then may two bounded bodies be refused.
+    meshes: bool,
+    /// The sweep axis (along which the bodies vary most), then the two cross axes.
+    axes: [usize; 3],
+    tiles: Tiles,
+    /// Tile `t`'s members, the bodies whose [`conservative_box`] reaches it, are
+    /// `members[starts[t]..starts[t + 1]]`, in body order.
+    starts: Vec<usize>,
+    members: Vec<u32>,
+}
+
+impl<'a> Sweep<'a> {
+    /// The scene cut into tiles of about `per_tile` bodies.
+    fn new(shapes: &'a [Shape], bodies: &'a [Body], margin: f32, per_tile: usize) -> Sweep<'a> {
+        // Step 1: the half-spaces aside; each bounded body's conservative box.
+        let reach: Vec<f32> = shapes.iter().map(Shape::bounding_radius).collect();
+        let bounded = |body: &Body| !matches!(shapes[body.shape as usize], Shape::HalfSpace(_));
+        let conservative =
+            |body: &Body| conservative_box(body.pose.translation, reach[body.shape as usize], margin);
+        let half_spaces: Vec<(u32, Vec3, f32)> = bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(i, body)| match &shapes[body.shape as usize] {
+                Shape::HalfSpace(half_space) => {
+                    let normal = body.pose.transform_vector(half_space.normal);
+                    let offset = f64::from(half_space.offset) + normal.as_dvec3().dot(body.pose.translation);
+                    Some((i as u32, normal, offset as f32))
+                }
+                _ => None,
+            })
+            .collect();
+        let stats = bodies
+            .par_iter()
+            .filter(|body| bounded(body))
+            .map(|body| SceneStats::of(body.pose.translation, conservative(body)))
+            .reduce(SceneStats::default, SceneStats::merge);
+
+        // Step 2: the tiles and their members, listed on all threads: runs of the bodies count
+        // their memberships per tile, the counts give each run its places in each tile (runs in
+        // order, so a tile lists its members in body order), and each run writes them there.
+        let tiles = Tiles::new(
+            (stats.lo, stats.hi),
+            stats.mean_width(),
+            (stats.count, per_tile),
+            |tiles| {
+                bodies
+                    .par_iter()
+                    .filter(|body| bounded(body))
+                    .map(|body| {
+                        let (lo, hi) = conservative(body);
+                        tiles
+                            .span(lo, hi)
+                            .iter()
+                            .map(|[first, last]| last - first + 1)
+                            .product::<usize>()
+                    })
+                    .sum()
+            },
+        );
+        let runs = (rayon::current_num_threads() * 2).min(bodies.len()).max(1);
+        let run_len = bodies.len().div_ceil(runs).max(1);
+        let mut places: Vec<Vec<usize>> = bodies
+            .par_chunks(run_len)
+            .map(|run| {
+                let mut counts = vec![0usize; tiles.count()];
+                for body in run.iter().filter(|body| bounded(body)) {
+                    let (lo, hi) = conservative(body);
+                    tiles.for_each_tile(lo, hi, |t| counts[t] += 1);
+                }
+                counts
+            })
+            .collect();
+        let mut starts = Vec::with_capacity(tiles.count() + 1);
+        let mut total = 0;
+        for t in 0..tiles.count() {
+            starts.push(total);
+            for run in &mut places {
+                (run[t], total) = (total, total + run[t]);
+            }
+        }
+        starts.push(total);
+        let mut members = vec![0u32; total];
+        let out = SharedPtr(members.as_mut_ptr());
+        bodies
+            .par_chunks(run_len)
+            .enumerate()
+            .zip(places.par_iter_mut())
+            .for_each(|((r, run), next)| {
+                for (i, body) in run.iter().enumerate().filter(|(_, body)| bounded(body)) {
+                    let (lo, hi) = conservative(body);
+                    tiles.for_each_tile(lo, hi, |t| {
+                        // SAFETY: `next[t]` runs over this run's own places in tile `t`, disjoint
+                        // from every other run's and below `total`, the length of `members`,
+                        // which nothing reads until every run is done.
+                        unsafe { out.get().add(next[t]).write((r * run_len + i) as u32) };
+                        next[t] += 1;
+                    });
+                }
+            });
+
+        Sweep {
+            shapes,
+            bodies,
+            margin,
+            half_spaces,
+            bounded: stats.count,
+            meshes: shapes.iter().any(|s| matches!(s, Shape::TriMesh(_))),
+            axes: stats.axes_by_variance(),
+            tiles,
+            starts,
+            members,
+        }
     }
-    let centre = |b: &Aabb| ((b.min + b.max) * 0.5).as_dvec3();
-    let mean = boxes.iter().map(|(_, b)| centre(b)).sum::<glam::DVec3>() / boxes.len() as f64;
-    let variance: glam::DVec3 = boxes
-        .iter()
-        .map(|(_, b)| {
-            let d = centre(b) - mean;
-            d * d
-        })
-        .sum();
-    let mut axes = [0, 1, 2];
-    axes.sort_by(|&i, &j| variance[j].total_cmp(&variance[i]));
-    axes
+
+    fn shape_of(&self, body: u32) -> &Shape {
+        &self.shapes[self.bodies[body as usize].shape as usize]
+    }
+
+    /// Whether the batch refuses the pair (two static shapes, e.g. two triangle meshes).
+    #[inline]
+    fn refused(&self, a: u32, b: u32) -> bool {
+        self.meshes && never_paired(self.shape_of(a), self.shape_of(b))
+    }
+
+    /// Whether half-space `h` pairs with bounded body `body` of box `b`: the lowest point of the
+    /// box along the plane normal is within the margin of the plane.
+    fn half_space_pairs(&self, &(h, normal, offset): &(u32, Vec3, f32), body: u32, b: &Aabb) -> bool {
+        let centre = (b.min + b.max) * 0.5;
+        let half = (b.max - b.min) * 0.5;
+        let lowest = normal.dot(centre) - normal.abs().dot(half);
+        lowest - offset <= self.margin && !self.refused(h, body)
+    }
+
+    /// Step 3's first half for `tile`: its members' boxes that reach it, sorted into
+    /// `scratch.entries`, and its cells, listed in `scratch.starts` and `scratch.copies`.
+    /// `home(place, body, box)` is called for each body whose box's lower corner lies in the
+    /// tile (once in the whole scene), `place` its place in the tile's members; `None` when it
+    /// returned false.
+    fn gather(
+        &self,
+        tile: usize,
+        scratch: &mut TileScratch,
+        mut home: impl FnMut(u32, u32, &Aabb) -> bool,
+    ) -> Option<Cells> {
+        let [axis, u, v] = self.axes;
+        let at = self.tiles.coordinates(tile);
+        let TileScratch {
+            entries,
+            starts,
+            copies,
+            ..
+        } = scratch;
+        entries.clear();
+        let members = self.members(tile);
+        for (place, &body) in members.iter().enumerate() {
+            // A tile's members lie anywhere in the body list: ask for a later one's body early.
+            if let Some(&later) = members.get(place + PREFETCH_AHEAD) {
+                prefetch(&self.bodies[later as usize]);
+            }
+            let b = world_aabb(self.shape_of(body), &self.bodies[body as usize].pose);
+            let reach = b.max + self.margin;
+            let span = self.tiles.span(b.min, reach);
+            if !(0..3).all(|i| span[i][0] <= at[i] && at[i] <= span[i][1]) {
+                continue;
+            }
+            if (0..3).all(|i| span[i][0] == at[i]) && !home(place as u32, body, &b) {
+                return None;
+            }
+            entries.push(SweepEntry {
+                key: Vec4::new(reach[u], reach[v], -b.min[u], -b.min[v]),
+                lower: b.min[axis],
+                reach: reach[axis],
+                body,
+                place: place as u32,
+            });
+        }
+        entries.sort_unstable_by_key(SweepEntry::order);
+
+        // Each cell lists, in sweep order, every box that reaches into it: counts, their prefix
+        // sums (each cell's start), the indices written at each cell's next place, and the
+        // starts restored.
+        let region = [self.tiles.axes[u].ends(at[u]), self.tiles.axes[v].ends(at[v])];
+        let cells = Cells::new(region, entries.iter().map(SweepEntry::cross));
+        starts.clear();
+        starts.resize(cells.count() + 1, 0);
+        for entry in entries.iter() {
+            cells.for_each_cell(entry.cross(), |c| starts[c + 1] += 1);
+        }
+        for c in 0..cells.count() {
+            starts[c + 1] += starts[c];
+        }
+        copies.clear();
+        copies.resize(starts[cells.count()] as usize, 0);
+        for (i, entry) in entries.iter().enumerate() {
+            cells.for_each_cell(entry.cross(), |c| {
+                copies[starts[c] as usize] = i as u32;
+                starts[c] += 1;
+            });
+        }
+        starts.copy_within(..cells.count(), 1);
+        starts[0] = 0;
+        Some(cells)
+    }
+
+    /// Step 3 for `tile`: calls `emit` with each of its pairs, half-space pairs first, as the
+    /// bodies' places ([`Sweep::body`]); false (and the sweep stopped) when `emit` returned false.
+    fn sweep_tile(
+        &self,
+        tile: usize,
+        scratch: &mut TileScratch,
+        mut emit: impl FnMut([u32; 2]) -> bool,
+    ) -> bool {
+        let members = self.members(tile).len();
+        let Some(cells) = self.gather(tile, scratch, |place, body, b| {
+            self.half_spaces
+                .iter()
+                .enumerate()
+                .all(|(k, h)| !self.half_space_pairs(h, body, b) || emit([(members + k) as u32, place]))
+        }) else {
+            return false;
+        };
+        let [axis, u, v] = self.axes;
+        let at = self.tiles.coordinates(tile);
+        let TileScratch {
+            entries,
+            starts,
+            copies,
+            ..
+        } = scratch;
+        // The window of a box is the boxes after it in its cell that reach it on the sweep axis
+        // (sorting makes `a.min <= b.min`; the window ends at `b.min > a.max + margin`). Boxes a
+        // and b are within the margin on u and v iff `probe(a) <= b.key` lane by lane, where
+        // `probe(a) = (min_u, min_v, -(max_u + m), -(max_v + m))`, `-key(a)` swizzled (negation
+        // is exact, so this is the same test as `Aabb::overlaps`). The pair's lower corner is
+        // `(b.min, max(a.min_u, b.min_u), max(a.min_v, b.min_v))`: it counts in its cell and tile.
+        for c in 0..cells.count() {
+            let cell = &copies[starts[c] as usize..starts[c + 1] as usize];
+            for (k, &i) in cell.iter().enumerate() {
+                let a = entries[i as usize];
+                let probe = -Vec4::new(a.key.z, a.key.w, a.key.x, a.key.y);
+                for &j in &cell[k + 1..] {
+                    let b = &entries[j as usize];
+                    if b.lower > a.reach {
+                        break;
+                    }
+                    if !probe.cmple(b.key).all() {
+                        continue;
+                    }
+                    let (corner_u, corner_v) = (probe.x.max(-b.key.z), probe.y.max(-b.key.w));
+                    if cells.holding(corner_u, corner_v) != c
+                        || self.tiles.axes[axis].index(b.lower) != at[axis]
+                        || self.tiles.axes[u].index(corner_u) != at[u]
+                        || self.tiles.axes[v].index(corner_v) != at[v]
+                        || self.refused(a.body, b.body)
+                    {
+                        continue;
+                    }
+                    if !emit([a.place, b.place]) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// `tile`'s pairs ([`Sweep::sweep_tile`]), adding their number to `counted` as they come;
+    /// `None` once `counted` passes `max_pairs` (the sweep stopped).
+    fn tile_pairs(
+        &self,
+        tile: usize,
+        scratch: &mut TileScratch,
+        counted: &AtomicUsize,
+        max_pairs: usize,
+    ) -> Option<TilePairs> {
+        /// Pairs a tile finds between looks at the shared count.
+        const REPORT: usize = 1 << 12;
+        if counted.load(Ordering::Relaxed) > max_pairs {
+            return None;
+        }
+        let narrow = self.members(tile).len() + self.half_spaces.len() <= 1 << 16;
+        let mut found = std::mem::take(&mut scratch.pairs);
+        found.clear();
+        let mut unreported = 0;
+        let complete = self.sweep_tile(tile, scratch, |pair| {
+            found.push(pair);
+            unreported += 1;
+            unreported < REPORT || {
+                unreported = 0;
+                counted
+                    .fetch_add(REPORT, Ordering::Relaxed)
+                    .saturating_add(REPORT)
+                    <= max_pairs
+            }
+        });
+        counted.fetch_add(unreported, Ordering::Relaxed);
+        let pairs = complete.then(|| {
+            if narrow {
+                TilePairs::Narrow(found.iter().map(|&[a, b]| [a as u16, b as u16]).collect())
+            } else {
+                TilePairs::Wide(found.as_slice().into())
+            }
+        });
+        scratch.pairs = found;
+        pairs
+    }
+
+    /// Tile `t`'s members, in body order.
+    fn members(&self, tile: usize) -> &[u32] {
+        &self.members[self.starts[tile]..self.starts[tile + 1]]
+    }
+
+    /// The body at `place` in tile `t`: its member there, or past the members a half-space.
+    fn body(&self, tile: usize, place: u32) -> u32 {
+        let members = self.members(tile);
+        match members.get(place as usize) {
+            Some(&body) => body,
+            None => self.half_spaces[place as usize - members.len()].0,
+        }
+    }
+
+    /// An upper bound on the number of pairs, without walking a window: the sum of every tile's
+    /// windows (exact when every box overlaps every other in one cell) plus half-spaces times
+    /// bounded bodies.
+    fn bound(&self) -> usize {
+        (0..self.tiles.count())
+            .into_par_iter()
+            .map_init(TileScratch::default, |scratch, tile| {
+                let Some(cells) = self.gather(tile, scratch, |_, _, _| true) else {
+                    unreachable!("gather stops only when `home` returns false")
+                };
+                let TileScratch {
+                    entries,
+                    starts,
+                    copies,
+                    ..
+                } = &*scratch;
+                (0..cells.count())
+                    .flat_map(|c| {
+                        let cell = &copies[starts[c] as usize..starts[c + 1] as usize];
+                        (0..cell.len()).map(move |k| {
+                            let reach = entries[cell[k] as usize].reach;
+                            cell[k + 1..].partition_point(|&j| entries[j as usize].lower <= reach)
+                        })
+                    })
+                    .fold(0usize, usize::saturating_add)
+            })
+            .reduce(|| 0, usize::saturating_add)
+            .saturating_add(self.half_spaces.len().saturating_mul(self.bounded))
+    }
+}
+
+/// What step 2 needs of the bounded bodies, gathered in one parallel pass: their number, the
+/// box holding their conservative boxes, the sum of those boxes' sizes, and their positions'
+/// sums and squared sums (for the axis along which they vary most).
+#[derive(Clone, Copy, Debug)]
+struct SceneStats {
+    count: usize,
+    lo: Vec3,
+    hi: Vec3,
+    size_sum: f64,
+    sum: DVec3,
+    square_sum: DVec3,
+}
+
+impl Default for SceneStats {
+    fn default() -> Self {
+        SceneStats {
+            count: 0,
+            lo: Vec3::INFINITY,
+            hi: Vec3::NEG_INFINITY,
+            size_sum: 0.0,
+            sum: DVec3::ZERO,
+            square_sum: DVec3::ZERO,
+        }
+    }
+}
+
+impl SceneStats {
+    /// One body at `position` with conservative box `lo..hi`.
+    fn of(position: DVec3, (lo, hi): (Vec3, Vec3)) -> SceneStats {
+        SceneStats {
+            count: 1,
+            lo,
+            hi,
+            size_sum: f64::from((hi - lo).element_sum()) / 3.0,
+            sum: position,
+            square_sum: position * position,
+        }
+    }
+
+    fn merge(self, other: SceneStats) -> SceneStats {
+        SceneStats {
+            count: self.count + other.count,
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+            size_sum: self.size_sum + other.size_sum,
+            sum: self.sum + other.sum,
+            square_sum: self.square_sum + other.square_sum,
+        }
+    }
+
+    /// Mean size of the conservative boxes (length units; 0 without bodies).
+    fn mean_width(&self) -> f32 {
+        (self.size_sum / self.count.max(1) as f64) as f32
+    }
+
+    /// World axes (0, 1, 2 for X, Y, Z) ordered by how much the positions spread along them,
+    /// most first; `[0, 1, 2]` without bodies.
+    fn axes_by_variance(&self) -> [usize; 3] {
+        let n = self.count.max(1) as f64;
+        let mean = self.sum / n;
+        let variance = self.square_sum / n - mean * mean;
+        let mut axes = [0, 1, 2];
+        axes.sort_by(|&i, &j| variance[j].total_cmp(&variance[i]));
+        axes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{DVec3, Quat, Vec3};
+
+    use super::*;
+    use crate::hull::ConvexHull;
+    use crate::pose::Pose;
+    use crate::shape::{Capsule, Cuboid, HalfSpace, Sphere};
+    use crate::test_rng::unit_floats;
+
+    /// `count` bodies in a cube of half side `half` around `centre`, sizes spread over
+    /// `decades` (10^-decades to 1, times `scale`), every kind of bounded shape, with
+    /// `half_spaces` half-spaces through the cube among them.
+    fn scene(
+        seed: u32,
+        count: usize,
+        (centre, half): (DVec3, f32),
+        (scale, decades): (f32, f32),
+        half_spaces: usize,
+    ) -> (Vec<Shape>, Vec<Body>) {
+        let mut random = unit_floats(seed);
+        let mut signed = move || 2.0 * random() - 1.0;
+        let mut shapes = Vec::new();
+        let mut bodies = Vec::new();
+        for i in 0..count + half_spaces {
+            let shape = if i % (count / half_spaces.max(1) + 1) == 1
+                && shapes.iter().filter(|s| matches!(s, Shape::HalfSpace(_))).count() < half_spaces
+            {
+                let normal = Vec3::new(signed(), signed(), signed())
+                    .try_normalize()
+                    .unwrap_or(Vec3::Y);
+                Shape::HalfSpace(HalfSpace::new(normal, signed() * half).unwrap())
+            } else {
+                let size = scale * 10f32.powf(-decades * (signed() * 0.5 + 0.5));
+                let mut side = || size * (0.75 + 0.25 * signed());
+                let (a, b, c) = (side(), side(), side());
+                match i % 4 {
+                    0 => Shape::Sphere(Sphere::new(a).unwrap()),
+                    1 => Shape::Cuboid(Cuboid::new(Vec3::new(a, b, c)).unwrap()),
+                    2 => Shape::Capsule(Capsule::new(a, b).unwrap()),
+                    _ => Shape::Hull(ConvexHull::cuboid(Vec3::new(a, b, c))),
+                }
+            };
+            shapes.push(shape);
+            let offset = Vec3::new(signed(), signed(), signed()) * half;
+            let rotation = Quat::from_xyzw(signed(), signed(), signed(), signed()).normalize();
+            bodies.push(Body {
+                shape: i as u32,
+                pose: Pose::new(centre + offset.as_dvec3(), rotation),
+            });
+        }
+        (shapes, bodies)
+    }
+
+    /// The pairs with tiles of about `per_tile` bodies, checking that there are at least
+    /// `tiles` of them.
+    fn pairs_with_tiles(
+        shapes: &[Shape],
+        bodies: &[Body],
+        margin: f32,
+        (per_tile, tiles): (usize, usize),
+    ) -> Vec<[u32; 2]> {
+        let count = Sweep::new(shapes, bodies, margin, per_tile).tiles.count();
+        assert!(
+            count >= tiles,
+            "{count} tiles of about {per_tile} bodies, wanted {tiles} or more"
+        );
+        pairs_tile_by_tile(shapes, bodies, margin, usize::MAX, per_tile).unwrap()
+    }
+
+    /// Cutting a scene into many tiles finds the pairs of one tile (the plain sweep, which the
+    /// integration tests hold against brute force): a pair on a tile border counts once, a body
+    /// spanning many tiles pairs in each, half-spaces pair once, far from the origin too.
+    #[test]
+    fn tiles_find_the_pairs_of_one_tile() {
+        let far = DVec3::new(1.0e6, -2.0e6, 5.0e5);
+        // (seed, bodies, centre and half side, scale and decades of sizes, half-spaces, margin)
+        let cases = [
+            (1, 3000, (DVec3::ZERO, 12.0), (0.5, 0.0), 0, 0.0),
+            (2, 3000, (DVec3::ZERO, 15.0), (1.0, 1.5), 3, 0.05),
+            (3, 2000, (far, 10.0), (0.6, 1.0), 2, 0.02),
+            (4, 2500, (DVec3::ZERO, 20.0), (6.0, 2.5), 1, 0.0),
+            // A margin four times the sizes: the tiles a body reaches are its box's grown by it.
+            (8, 3000, (DVec3::ZERO, 10.0), (0.1, 0.0), 0, 0.4),
+        ];
+        for (seed, count, place, sizes, half_spaces, margin) in cases {
+            let (shapes, bodies) = scene(seed, count, place, sizes, half_spaces);
+            let one = pairs_tile_by_tile(&shapes, &bodies, margin, usize::MAX, usize::MAX).unwrap();
+            assert!(
+                one.len() > count / 4,
+                "seed {seed}: only {} pairs, the test would be weak",
+                one.len()
+            );
+            for per_tile in [16, 100] {
+                let tiled = pairs_with_tiles(&shapes, &bodies, margin, (per_tile, 8));
+                assert_eq!(tiled, one, "seed {seed}, tiles of about {per_tile} bodies");
+            }
+        }
+    }
+
+    /// A long thin box across the scene and a pile of bodies at one point on a tile border,
+    /// among small bodies in many tiles.
+    #[test]
+    fn tiles_find_the_pairs_of_a_long_box_and_a_pile() {
+        let (mut shapes, mut bodies) = scene(5, 3000, (DVec3::ZERO, 10.0), (0.3, 0.5), 0);
+        shapes.push(Shape::Cuboid(Cuboid::new(Vec3::new(15.0, 0.05, 0.05)).unwrap()));
+        let rotation = Quat::from_rotation_arc(Vec3::X, Vec3::new(1.0, 0.7, 0.4).normalize());
+        bodies.push(Body {
+            shape: shapes.len() as u32 - 1,
+            pose: Pose::new(DVec3::ZERO, rotation),
+        });
+        for _ in 0..40 {
+            bodies.push(Body {
+                shape: 0,
+                pose: Pose::from_translation(DVec3::ZERO),
+            });
+        }
+        let one = pairs_tile_by_tile(&shapes, &bodies, 0.01, usize::MAX, usize::MAX).unwrap();
+        let long = bodies.len() as u32 - 41;
+        assert!(
+            one.iter().filter(|pair| pair.contains(&long)).count() > 20,
+            "the long box crosses many bodies"
+        );
+        assert_eq!(pairs_with_tiles(&shapes, &bodies, 0.01, (32, 27)), one);
+    }
+
+    /// A tile of more than 2^16 places keeps its pairs as u32 places: the same pairs as tiles
+    /// small enough for u16.
+    #[test]
+    fn a_tile_past_two_to_the_sixteen_places_keeps_its_pairs() {
+        let (shapes, bodies) = scene(6, 70_000, (DVec3::ZERO, 60.0), (0.6, 0.3), 2);
+        let one = pairs_tile_by_tile(&shapes, &bodies, 0.0, usize::MAX, usize::MAX).unwrap();
+        assert!(
+            one.len() > 10_000,
+            "only {} pairs, the test would be weak",
+            one.len()
+        );
+        assert_eq!(pairs_with_tiles(&shapes, &bodies, 0.0, (BODIES_PER_TILE, 8)), one);
+    }
+
+    /// With many tiles the limit still stops the count exactly: the list at the limit, an error
+    /// one below it whose bound holds the count.
+    #[test]
+    fn tiles_keep_the_pair_limit_exact() {
+        let (shapes, bodies) = scene(7, 2000, (DVec3::ZERO, 10.0), (0.6, 0.5), 2);
+        let all = pairs_with_tiles(&shapes, &bodies, 0.02, (50, 8));
+        assert_eq!(
+            pairs_tile_by_tile(&shapes, &bodies, 0.02, all.len(), 50),
+            Ok(all.clone())
+        );
+        let err = pairs_tile_by_tile(&shapes, &bodies, 0.02, all.len() - 1, 50).unwrap_err();
+        assert!(err.bound >= all.len(), "{err}: the bound is an upper bound");
+    }
 }

@@ -21,6 +21,7 @@ use crate::contact::collide_shapes_into;
 use crate::contact_set::{ContactSet, RunBuffer};
 use crate::manifold::Manifold;
 use crate::narrowphase::validate::{ValidatedBatch, canonical, is_mesh_pair, normalized, restore_pair_order};
+use crate::parallel::prefetch;
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 
@@ -244,23 +245,5 @@ pub(crate) fn prefetch_bodies_ahead(bodies: &[Body], pairs: &[[u32; 2]], index: 
     if let Some(&[a, b]) = pairs.get(index + PREFETCH_AHEAD) {
         prefetch(&bodies[a as usize]);
         prefetch(&bodies[b as usize]);
-    }
-}
-
-/// Asks the CPU to bring `value`'s cache lines (its first and last byte) into the cache; a hint
-/// with no effect on results, a no-op on targets other than x86-64.
-#[inline(always)]
-fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let first = std::ptr::from_ref(value).cast::<i8>();
-        let last = first.wrapping_add(size_of::<T>() - 1);
-        // SAFETY: a prefetch only hints the cache: it never faults and reads nothing into the
-        // program, whatever the address; SSE, which provides it, is part of x86-64's baseline.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
-        }
     }
 }
