@@ -8,6 +8,8 @@
 //! 2. Backends, criterion ids `<workload>/<backend>/<pairs>`:
 //!    - `cpu1`: `CpuNarrowphase::collide_single_thread`;
 //!    - `cpu`: `CpuNarrowphase::collide` (rayon, all cores);
+//!    - `cpu_set`: `CpuNarrowphase::collide_into` (rayon, all cores) into one `ContactSet`
+//!      reused across iterations (the touching pairs only);
 //!    - `parry`: parry3d 0.31 `DefaultQueryDispatcher::contact_manifolds` per pair with
 //!      `prediction = margin`, no workspace, one manifold `Vec` reused across pairs but cleared
 //!      before each (a fresh query every pair, as hullsat does; parry frees and reallocates the
@@ -41,7 +43,7 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_g
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::narrowphase::gpu::Clipping;
-use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, Shape};
+use hullsat::{Body, ContactSet, CpuNarrowphase, GpuNarrowphase, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d::shape::SharedShape;
@@ -71,9 +73,10 @@ fn gpu_max_pairs(workload: &str) -> usize {
 const WORKLOADS: [&str; 4] = ["box", "hull32", "hull64", "mixed"];
 /// Run by default; `gpu` and `gpu_cpuclip` (the whole `collide` call, wall clock) only when asked
 /// for: the three parts add up to the first.
-const BACKENDS: [&str; 6] = [
+const BACKENDS: [&str; 7] = [
     "cpu1",
     "cpu",
+    "cpu_set",
     "parry",
     "gpu_upload",
     "gpu_dispatch_readback",
@@ -205,6 +208,15 @@ fn bench_cpu(group: &mut BenchmarkGroup<WallTime>, w: &Workload, pairs: &[[u32; 
     if backends.iter().any(|b| b == "cpu") {
         group.bench_function(format!("cpu/{n}"), |bench| {
             bench.iter(|| black_box(cpu.collide(&w.bodies, pairs, MARGIN).unwrap()))
+        });
+    }
+    if backends.iter().any(|b| b == "cpu_set") {
+        let mut set = ContactSet::new();
+        group.bench_function(format!("cpu_set/{n}"), |bench| {
+            bench.iter(|| {
+                cpu.collide_into(&w.bodies, pairs, MARGIN, &mut set).unwrap();
+                black_box(set.len())
+            })
         });
     }
     if backends.iter().any(|b| b == "parry") {

@@ -6,8 +6,9 @@
 //! a set reused on batches of similar size allocates nothing once warm.
 //!
 //! Filling in parallel (`ContactSet::append_chunked`): the pairs are cut into runs, each run
-//! appends its touching pairs to a buffer of its own (kept in the set), and the buffers are then
-//! appended to the set in run order, so the set is in pair order whatever the threads did.
+//! appends its touching pairs to a buffer of its own (kept in the set; the CPU computes each
+//! manifold in place there), and the buffers are then appended to the set in run order, so the
+//! set is in pair order whatever the threads did.
 
 use rayon::prelude::*;
 
@@ -45,7 +46,8 @@ pub struct ContactSet {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RunBuffer {
     pairs: Vec<u32>,
-    manifolds: Vec<Manifold>,
+    /// The manifolds of `pairs`, each `Some`; one more `None` while a slot is open.
+    manifolds: Vec<Option<Manifold>>,
     /// Where its entries go in the set (set while appending).
     offset: usize,
 }
@@ -55,7 +57,26 @@ impl RunBuffer {
     #[inline]
     pub(crate) fn push(&mut self, pair: usize, manifold: Manifold) {
         self.pairs.push(pair as u32);
-        self.manifolds.push(manifold);
+        self.manifolds.push(Some(manifold));
+    }
+
+    /// A `None` at the end for the next pair's manifold to be computed in place (no copy), then
+    /// kept or dropped by [`Self::close_slot`].
+    #[inline]
+    pub(crate) fn open_slot(&mut self) -> &mut Option<Manifold> {
+        self.manifolds.push(None);
+        let last = self.manifolds.len() - 1;
+        &mut self.manifolds[last]
+    }
+
+    /// Keeps the open slot as pair `pair`'s manifold when it holds one, else drops it.
+    #[inline]
+    pub(crate) fn close_slot(&mut self, pair: usize) {
+        if self.manifolds.last().is_some_and(Option::is_some) {
+            self.pairs.push(pair as u32);
+        } else {
+            self.manifolds.pop();
+        }
     }
 }
 
@@ -165,15 +186,13 @@ impl ContactSet {
         self.runs[..runs].par_iter().for_each(|buffer| {
             let count = buffer.pairs.len();
             // SAFETY: both vectors have room for `end` entries; run ranges
-            // `offset..offset + count` are disjoint and lie in `start..end`; the buffers do not
-            // overlap the vectors.
+            // `offset..offset + count` are disjoint and lie in `start..end` (at most `count`
+            // manifolds are written); the buffers do not overlap the vectors.
             unsafe {
                 std::ptr::copy_nonoverlapping(buffer.pairs.as_ptr(), pairs.get().add(buffer.offset), count);
-                std::ptr::copy_nonoverlapping(
-                    buffer.manifolds.as_ptr(),
-                    manifolds.get().add(buffer.offset),
-                    count,
-                );
+                for (i, manifold) in buffer.manifolds.iter().flatten().take(count).enumerate() {
+                    manifolds.get().add(buffer.offset + i).write(*manifold);
+                }
             }
         });
         // SAFETY: entries `start..end` were written above (u32 and Manifold are Copy).

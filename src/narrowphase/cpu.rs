@@ -102,7 +102,7 @@ impl CpuNarrowphase {
         batch.check_shapes(&self.shapes)?;
         let (bodies, pairs, margin) = (batch.given_bodies(), batch.given_pairs(), batch.margin());
         out.append_chunked(pairs.len(), PAIRS_PER_TASK, |first, count, buffer| {
-            self.collide_run(bodies, pairs, first, count, margin, &mut Touching::new(buffer));
+            self.collide_run(bodies, pairs, first, count, margin, &mut Touching(buffer));
         });
         Ok(())
     }
@@ -208,33 +208,19 @@ impl PairSink for Dense<'_> {
     fn done(&mut self, _: usize) {}
 }
 
-/// The touching pairs only, appended to a run's buffer ([`CpuNarrowphase::collide_into`]).
-struct Touching<'s> {
-    scratch: Option<Manifold>,
-    buffer: &'s mut RunBuffer,
-}
-
-impl<'s> Touching<'s> {
-    fn new(buffer: &'s mut RunBuffer) -> Self {
-        Touching {
-            scratch: None,
-            buffer,
-        }
-    }
-}
+/// The touching pairs only, each manifold computed in place in a run's buffer
+/// ([`CpuNarrowphase::collide_into`]).
+struct Touching<'s>(&'s mut RunBuffer);
 
 impl PairSink for Touching<'_> {
     #[inline(always)]
     fn slot(&mut self, _: usize) -> &mut Option<Manifold> {
-        self.scratch = None;
-        &mut self.scratch
+        self.0.open_slot()
     }
 
     #[inline(always)]
     fn done(&mut self, pair: usize) {
-        if let Some(manifold) = self.scratch.take() {
-            self.buffer.push(pair, manifold);
-        }
+        self.0.close_slot(pair);
     }
 }
 
