@@ -108,12 +108,13 @@ impl Tiles {
     /// Tiles over `lo..hi` (every conservative box of the scene), about `per_tile` bodies each
     /// ([`BODIES_PER_TILE`] but in tests) and each side at least four `mean_width`s (length
     /// units), widened twice over while `memberships(&tiles)` (the tiles all bodies reach,
-    /// counted) passes [`TILE_MEMBERSHIPS_PER_BODY`] per body.
+    /// counted) passes [`TILE_MEMBERSHIPS_PER_BODY`] per body; its last call is with the tiles
+    /// returned.
     pub fn new(
         (lo, hi): (Vec3, Vec3),
         mean_width: f32,
         (bodies, per_tile): (usize, usize),
-        memberships: impl Fn(&Tiles) -> usize,
+        mut memberships: impl FnMut(&Tiles) -> usize,
     ) -> Tiles {
         let extent = (hi - lo).max(Vec3::ZERO);
         let wanted = (bodies / per_tile.max(1)).max(1);
@@ -122,17 +123,19 @@ impl Tiles {
             Tiles { axes }
         };
         // The side: at least four mean widths and at least the span over MAX_SLABS, grown until
-        // the tiles number at most `wanted` (`over` gives one slab per empty axis).
+        // the tiles number at most `wanted` (`over` gives one slab per empty axis, and one tile
+        // for an infinite side).
         let mut side = (4.0 * mean_width).max(extent.max_element() / MAX_SLABS as f32);
-        if !(side > 0.0 && side.is_finite()) {
-            return over(f32::INFINITY);
-        }
-        while over(side).count() > wanted {
-            side *= 1.25;
+        if side > 0.0 && side.is_finite() {
+            while over(side).count() > wanted {
+                side *= 1.25;
+            }
+        } else {
+            side = f32::INFINITY;
         }
         loop {
             let tiles = over(side);
-            if tiles.count() == 1 || memberships(&tiles) <= TILE_MEMBERSHIPS_PER_BODY.saturating_mul(bodies) {
+            if memberships(&tiles) <= TILE_MEMBERSHIPS_PER_BODY.saturating_mul(bodies) || tiles.count() == 1 {
                 return tiles;
             }
             side *= 2.0;

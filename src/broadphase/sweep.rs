@@ -130,8 +130,8 @@ fn pairs_tile_by_tile(
         .enumerate()
         .for_each(|(t, (tile, part))| tile.write(|place| sweep.body(t, place), part));
 
-    // Step 5: deterministic order.
-    pairs.par_sort_unstable();
+    // Step 5: deterministic order (one u64 comparison a step instead of two u32 ones).
+    pairs.par_sort_unstable_by_key(|&[a, b]| u64::from(a) << 32 | u64::from(b));
     Ok(pairs)
 }
 
@@ -264,7 +264,7 @@ impl<'a> Sweep<'a> {
         let conservative =
             |body: &Body| conservative_box(body.pose.translation, reach[body.shape as usize], margin);
         let half_spaces: Vec<(u32, Vec3, f32)> = bodies
-            .iter()
+            .par_iter()
             .enumerate()
             .filter_map(|(i, body)| match &shapes[body.shape as usize] {
                 Shape::HalfSpace(half_space) => {
@@ -282,40 +282,31 @@ impl<'a> Sweep<'a> {
             .reduce(SceneStats::default, SceneStats::merge);
 
         // Step 2: the tiles and their members, listed on all threads: runs of the bodies count
-        // their memberships per tile, the counts give each run its places in each tile (runs in
-        // order, so a tile lists its members in body order), and each run writes them there.
+        // their memberships per tile (also how the tiles are sized), the counts give each run
+        // its places in each tile (runs in order, so a tile lists its members in body order),
+        // and each run writes them there.
+        let runs = (rayon::current_num_threads() * 2).min(bodies.len()).max(1);
+        let run_len = bodies.len().div_ceil(runs).max(1);
+        let mut places: Vec<Vec<usize>> = Vec::new();
         let tiles = Tiles::new(
             (stats.lo, stats.hi),
             stats.mean_width(),
             (stats.count, per_tile),
             |tiles| {
-                bodies
-                    .par_iter()
-                    .filter(|body| bounded(body))
-                    .map(|body| {
-                        let (lo, hi) = conservative(body);
-                        tiles
-                            .span(lo, hi)
-                            .iter()
-                            .map(|[first, last]| last - first + 1)
-                            .product::<usize>()
+                places = bodies
+                    .par_chunks(run_len)
+                    .map(|run| {
+                        let mut counts = vec![0usize; tiles.count()];
+                        for body in run.iter().filter(|body| bounded(body)) {
+                            let (lo, hi) = conservative(body);
+                            tiles.for_each_tile(lo, hi, |t| counts[t] += 1);
+                        }
+                        counts
                     })
-                    .sum()
+                    .collect();
+                places.iter().flatten().sum()
             },
         );
-        let runs = (rayon::current_num_threads() * 2).min(bodies.len()).max(1);
-        let run_len = bodies.len().div_ceil(runs).max(1);
-        let mut places: Vec<Vec<usize>> = bodies
-            .par_chunks(run_len)
-            .map(|run| {
-                let mut counts = vec![0usize; tiles.count()];
-                for body in run.iter().filter(|body| bounded(body)) {
-                    let (lo, hi) = conservative(body);
-                    tiles.for_each_tile(lo, hi, |t| counts[t] += 1);
-                }
-                counts
-            })
-            .collect();
         let mut starts = Vec::with_capacity(tiles.count() + 1);
         let mut total = 0;
         for t in 0..tiles.count() {
