@@ -13,7 +13,7 @@ use std::time::Duration;
 use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::gpu::scene_centre;
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
-use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::layout::GpuBody;
 use hullsat::internals::CYLINDER_RIM_SLACK;
 use hullsat::narrowphase::gpu::Clipping;
@@ -84,7 +84,6 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
         extra += 1;
         let (ba, bb) = (&bodies[a as usize], &bodies[b as usize]);
         let (sa, sb) = (&shapes[ba.shape as usize], &shapes[bb.shape as usize]);
-        let pad = padding(shapes, ba, centre) + padding(shapes, bb, centre);
         match (sa, sb) {
             (Shape::HalfSpace(h), _) | (_, Shape::HalfSpace(h)) => {
                 let (plane, body) = if matches!(sa, Shape::HalfSpace(_)) {
@@ -92,6 +91,9 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
                 } else {
                     (bb, ba)
                 };
+                // The bounded body's padding only: a half-space's box, and so its own, is
+                // unbounded.
+                let pad = padding(shapes, body, centre);
                 let normal = plane.pose.transform_vector(h.normal).as_dvec3();
                 let offset = f64::from(h.offset) + normal.dot(plane.pose.translation);
                 let x = world_aabb(&shapes[body.shape as usize], &body.pose);
@@ -108,6 +110,7 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
                 );
             }
             _ => {
+                let pad = padding(shapes, ba, centre) + padding(shapes, bb, centre);
                 let (x, y) = (world_aabb(sa, &ba.pose), world_aabb(sb, &bb.pose));
                 let gap = (x.min - y.max).max(y.min - x.max).max_element();
                 assert!(
@@ -185,6 +188,56 @@ fn mixed_scenes_list_every_cpu_pair_near_and_far_from_the_origin() {
             pairs
         );
     }
+}
+
+/// Triangle meshes among the bodies: each pairs with the bounded bodies over it, never with
+/// another mesh or a half-space (the batch's door), read from each placed box's shape flags.
+#[test]
+fn meshes_pair_with_bodies_but_not_with_meshes_or_half_spaces() {
+    let margin = 0.02;
+    let (mut shapes, mut bodies) = mixed_scene(600, 11, margin);
+    let (lo, hi) = bodies
+        .iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), b| {
+            (lo.min(b.pose.translation), hi.max(b.pose.translation))
+        });
+    let centre = (lo + hi) * 0.5;
+    let half = ((hi - lo).max_element() * 0.6) as f32;
+    shapes.push(Shape::TriMesh(std::sync::Arc::new(
+        terrain(16, half, 1.0).expect("terrain"),
+    )));
+    let mesh = (shapes.len() - 1) as u32;
+    shapes.push(Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).expect("plane")));
+    let plane = (shapes.len() - 1) as u32;
+    // Two overlapping terrains through the middle of the scene and a floor under both.
+    for (place, shape) in [(5, mesh), (300, mesh), (450, plane)] {
+        let y = if shape == plane { lo.y } else { centre.y };
+        bodies.insert(
+            place,
+            Body {
+                shape,
+                pose: Pose::new(DVec3::new(centre.x, y, centre.z), Quat::from_rotation_y(0.2)),
+            },
+        );
+    }
+    let Some(mut gpu) = broadphase_or_skip(&shapes) else {
+        return;
+    };
+    let pairs = gpu
+        .candidate_pairs_at_most(&bodies, margin, usize::MAX)
+        .expect("GPU pairs");
+    let (cpu, _) = assert_contract(&shapes, &bodies, margin, &pairs);
+    let is = |i: u32, kind: u32| bodies[i as usize].shape == kind;
+    let static_body = |i: u32| is(i, mesh) || is(i, plane);
+    assert!(
+        pairs.iter().all(|&[a, b]| !(static_body(a) && static_body(b))),
+        "a mesh paired with a mesh or a half-space"
+    );
+    let with_mesh = pairs.iter().filter(|&&[a, b]| is(a, mesh) || is(b, mesh)).count();
+    assert!(
+        with_mesh > 50,
+        "only {with_mesh} pairs with the meshes ({cpu} CPU pairs)"
+    );
 }
 
 /// Each body walks only the bodies after its place in the tree's order, skipping subtrees by
