@@ -3,8 +3,9 @@
 //! tile's pairs at 4 bytes a pair until the list is written, and each thread's tile; never a
 //! box per body of the whole scene.
 //!
-//! 1. Set the half-spaces aside. Bound each other body's box without computing it: its shape's
-//!    bounding ball around the body's position, grown for rounding ([`conservative_box`]).
+//! 1. Set the half-spaces aside. Bound each other body's box without computing it: a ball
+//!    around the body's position that its shape's box cannot leave ([`box_reach`]), grown for
+//!    rounding ([`conservative_box`]).
 //! 2. Cut the scene into tiles ([`Tiles`]: about [`BODIES_PER_TILE`] bodies each) and list each
 //!    tile's members, the bodies whose bounding ball reaches it, on all threads.
 //! 3. Sweep each tile on its own ([`Sweep::sweep_tile`]), tiles in parallel: compute its
@@ -24,7 +25,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use glam::{DVec3, Vec3, Vec4};
+use glam::{DVec3, Quat, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::scene::Body;
@@ -32,6 +33,7 @@ use crate::shape::Shape;
 
 use super::aabb::{Aabb, world_aabb};
 use super::grid::{BODIES_PER_TILE, Cells, Tiles};
+use crate::constants::COMPOUND_AABB_PADDING;
 use crate::narrowphase::validate::never_paired;
 use crate::parallel::{SharedPtr, prefetch};
 
@@ -135,13 +137,44 @@ fn pairs_tile_by_tile(
     Ok(pairs)
 }
 
+/// How far from a body's origin its shape's world AABB ([`world_aabb`]) reaches at any unit
+/// rotation, and the longest vector the body's rotation turns on the way (both length units,
+/// before rounding). The first is the bounding ball's radius, plus for a compound its box's
+/// padding ([`COMPOUND_AABB_PADDING`] of each child's reach from the compound's origin, which a
+/// child far from its own origin makes large against the ball) taken twice, the second time for
+/// the f32 rounding of those far child coordinates. The second is the ball's radius, for a
+/// compound that largest child reach.
+fn box_reach(shape: &Shape) -> (f32, f32) {
+    let ball = shape.bounding_radius();
+    match shape {
+        Shape::Compound(compound) => {
+            let lever = compound
+                .children()
+                .iter()
+                .map(|child| child.pose.translation.length() + child.shape.bounding_radius())
+                .fold(ball, f32::max);
+            (ball + lever * (2.0 * COMPOUND_AABB_PADDING), lever)
+        }
+        _ => (ball, ball),
+    }
+}
+
 /// A box holding a bounded body's world AABB ([`world_aabb`]) with its upper side grown by
-/// `margin`, found without computing the AABB: the shape's bounding ball (radius `reach`, length
-/// units, around the body's origin `position`), grown by a thousandth of the radius and a
+/// `margin`, found without computing the AABB: a ball of radius `reach` around the body's
+/// origin `position` (with `lever`: [`box_reach`]), grown by a thousandth of the radius and a
 /// millionth of the position for the rounding of the radius, the f32 rotations and the AABB's
-/// outward rounding to f32 (each a few parts in 1e7).
-fn conservative_box(position: DVec3, reach: f32, margin: f32) -> (Vec3, Vec3) {
-    let grown = DVec3::splat(f64::from(reach) * (1.0 + 1e-3)) + position.abs() * 1e-6;
+/// outward rounding to f32 (each a few parts in 1e7), and by what a rotation `q` off unit
+/// length (by up to the validated 1e-3) adds: it scales each turned vector by at most
+/// `1 + 2 ||q|^2 - 1|`, so twice that of the lever is taken.
+fn conservative_box(
+    position: DVec3,
+    rotation: Quat,
+    (reach, lever): (f32, f32),
+    margin: f32,
+) -> (Vec3, Vec3) {
+    let off_unit = (f64::from(rotation.length_squared()) - 1.0).abs();
+    let grown = f64::from(reach) * (1.0 + 1e-3) + f64::from(lever) * 4.0 * off_unit;
+    let grown = DVec3::splat(grown) + position.abs() * 1e-6;
     (
         (position - grown).as_vec3(),
         (position + grown + f64::from(margin)).as_vec3(),
@@ -259,10 +292,16 @@ impl<'a> Sweep<'a> {
     /// The scene cut into tiles of about `per_tile` bodies.
     fn new(shapes: &'a [Shape], bodies: &'a [Body], margin: f32, per_tile: usize) -> Sweep<'a> {
         // Step 1: the half-spaces aside; each bounded body's conservative box.
-        let reach: Vec<f32> = shapes.iter().map(Shape::bounding_radius).collect();
+        let reach: Vec<(f32, f32)> = shapes.iter().map(box_reach).collect();
         let bounded = |body: &Body| !matches!(shapes[body.shape as usize], Shape::HalfSpace(_));
-        let conservative =
-            |body: &Body| conservative_box(body.pose.translation, reach[body.shape as usize], margin);
+        let conservative = |body: &Body| {
+            conservative_box(
+                body.pose.translation,
+                body.pose.rotation,
+                reach[body.shape as usize],
+                margin,
+            )
+        };
         let half_spaces: Vec<(u32, Vec3, f32)> = bodies
             .par_iter()
             .enumerate()
@@ -659,9 +698,10 @@ mod tests {
     use glam::{DVec3, Quat, Vec3};
 
     use super::*;
+    use crate::compound::{Compound, CompoundChild};
     use crate::hull::ConvexHull;
-    use crate::pose::Pose;
-    use crate::shape::{Capsule, Cuboid, HalfSpace, Sphere};
+    use crate::pose::{Isometry, Pose};
+    use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
     use crate::test_rng::unit_floats;
 
     /// `count` bodies in a cube of half side `half` around `centre`, sizes spread over
@@ -806,5 +846,79 @@ mod tests {
         );
         let err = pairs_tile_by_tile(&shapes, &bodies, 0.02, all.len() - 1, 50).unwrap_err();
         assert!(err.bound >= all.len(), "{err}: the bound is an upper bound");
+    }
+
+    /// A compound whose one child is a small hull far from the child's own origin, placed back
+    /// at the compound's: its world box is padded by the child's far reach, not its ball.
+    fn far_child_compound() -> Shape {
+        let centre = Vec3::new(-1.0e4, 0.0, 0.0);
+        let points: Vec<Vec3> = [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z]
+            .iter()
+            .map(|&d| centre + d * 0.01)
+            .collect();
+        let child = CompoundChild {
+            shape: Shape::Hull(ConvexHull::from_points(&points).unwrap()),
+            pose: Isometry::new(Vec3::new(1.0e4, 0.0, 0.0), Quat::IDENTITY),
+        };
+        Shape::from(Compound::new(vec![child]).unwrap())
+    }
+
+    /// Every kind of bounded shape, small and large, at random rotations up to the validated
+    /// 1e-3 off unit length, near and far from the origin, with and without a margin: the
+    /// world box grown by the margin lies in the conservative box.
+    #[test]
+    fn conservative_boxes_hold_the_world_boxes() {
+        let mut random = unit_floats(9);
+        let mut signed = move || 2.0 * random() - 1.0;
+        let mut shapes = vec![
+            far_child_compound(),
+            Shape::from(crate::generate::terrain(4, 3.0, 0.5).unwrap()),
+        ];
+        for size in [1.0e-4f32, 1.0, 1.0e3] {
+            shapes.extend([
+                Shape::Sphere(Sphere::new(size).unwrap()),
+                Shape::Cuboid(Cuboid::new(Vec3::new(size, 0.3 * size, 0.01 * size)).unwrap()),
+                Shape::Capsule(Capsule::new(size, (0.001 * size).max(1.0e-4)).unwrap()),
+                Shape::Cylinder(Cylinder::new(size, 0.2 * size).unwrap()),
+                Shape::Hull(ConvexHull::cuboid(Vec3::new(size, size, 0.5 * size))),
+            ]);
+        }
+        for shape in &shapes {
+            let reach = box_reach(shape);
+            for k in 0..200 {
+                let unit = Quat::from_xyzw(signed(), signed(), signed(), signed()).normalize();
+                let rotation = unit * [1.0, 1.0009, 0.9991][k % 3];
+                let position = [DVec3::ZERO, DVec3::new(1.0e6, -3.0e5, 2.0e6)][k % 2];
+                let margin = [0.0, 0.5][k / 2 % 2];
+                let b = world_aabb(shape, &Pose::new(position, rotation));
+                let (lo, hi) = conservative_box(position, rotation, reach, margin);
+                assert!(
+                    lo.cmple(b.min).all() && (b.max + margin).cmple(hi).all(),
+                    "{shape:?} at {position}, |q| {}: box {:?}..{:?} (+{margin}) outside {lo}..{hi}",
+                    rotation.length(),
+                    b.min,
+                    b.max
+                );
+            }
+        }
+    }
+
+    /// Compounds of a far child in a row, each with a sphere just past its ball but within its
+    /// padded box: tiles find the pairs one tile finds.
+    #[test]
+    fn tiles_find_the_pairs_of_a_compound_with_a_far_child() {
+        let shapes = vec![far_child_compound(), Shape::Sphere(Sphere::new(0.01).unwrap())];
+        let bodies: Vec<Body> = (0..400)
+            .flat_map(|i| {
+                let x = f64::from(i) * 0.5;
+                [(0, x), (1, x + 0.13)].map(|(shape, x)| Body {
+                    shape,
+                    pose: Pose::from_translation(DVec3::new(x, 0.0, 0.0)),
+                })
+            })
+            .collect();
+        let one = pairs_tile_by_tile(&shapes, &bodies, 0.0, usize::MAX, usize::MAX).unwrap();
+        assert!(one.len() >= 400, "only {} pairs", one.len());
+        assert_eq!(pairs_with_tiles(&shapes, &bodies, 0.0, (16, 8)), one);
     }
 }
