@@ -126,7 +126,7 @@ pub(super) fn auto_casts_on_gpu() -> Result<bool, CliError> {
 /// under `gpu`, the error (input problems keep exit code 2).
 pub(super) fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliError> {
     match err {
-        _ if backend == Backend::Gpu || matches!(err, GpuError::Input(_)) => Err(gpu_error(err)),
+        _ if backend == Backend::Gpu || matches!(err, GpuError::Input(_)) => Err(err.clone().into()),
         GpuError::NoAdapter(_) => {
             output::note(&format!("note: using the CPU: {err}"));
             Ok(())
@@ -135,15 +135,6 @@ pub(super) fn gpu_failed(backend: Backend, err: &GpuError) -> Result<(), CliErro
             output::note(&format!("note: GPU backend failed, using the CPU instead: {err}"));
             Ok(())
         }
-    }
-}
-
-/// A GPU failure as the command's error: input problems keep exit status 2, the rest is a
-/// backend failure (exit status 1).
-pub(super) fn gpu_error(err: &GpuError) -> CliError {
-    match err {
-        GpuError::Input(input) => CliError::Input(input.clone()),
-        _ => CliError::Backend(format!("GPU backend failed: {err}")),
     }
 }
 

@@ -497,24 +497,18 @@ fn measure_backend(
                     output::note(&format!("note: skipping backend {}: {err}", backend.name()));
                     return Ok(None);
                 }
-                Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
-            };
-            let gpu_error = |err: GpuError| match err {
-                GpuError::Input(input) => CliError::Input(input),
-                err => CliError::Backend(format!("GPU backend failed: {err}")),
+                Err(err) => return Err(err.into()),
             };
             let clipping = backend.clipping().expect("a GPU backend");
-            gpu.set_clipping(clipping)
-                .map_err(|err| CliError::Backend(format!("GPU backend failed: {err}")))?;
+            gpu.set_clipping(clipping)?;
             let device = adapter_description(&gpu);
             let mut set = ContactSet::new();
             let runs = time_runs(backend, repeat, progress, |keep| {
                 let results = if backend == BenchBackend::GpuSet {
-                    gpu.collide_into(bodies, pairs, margin, &mut set)
-                        .map_err(gpu_error)?;
+                    gpu.collide_into(bodies, pairs, margin, &mut set)?;
                     per_pair_view(&set, pairs.len(), keep)
                 } else {
-                    gpu.collide(bodies, pairs, margin).map_err(gpu_error)?
+                    gpu.collide(bodies, pairs, margin)?
                 };
                 Ok((results, Some(gpu.timings())))
             })?;
@@ -1114,7 +1108,7 @@ fn measure_rays(
                     output::note(&format!("note: skipping backend gpu: {err}"));
                     return Ok(None);
                 }
-                Err(err) => return Err(CliError::Backend(format!("GPU backend failed: {err}"))),
+                Err(err) => return Err(err.into()),
             };
             let info = gpu.adapter_info();
             let device = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
@@ -1122,10 +1116,7 @@ fn measure_rays(
             let (hits, median, p95) = timed(&mut || {
                 gpu.cast_into(bodies, rays, closest, &mut set)
                     .map(|()| set.hit_count())
-                    .map_err(|err| match err {
-                        GpuError::Input(input) => CliError::Input(input),
-                        err => CliError::Backend(format!("GPU backend failed: {err}")),
-                    })
+                    .map_err(CliError::from)
             })?;
             RayMeasurement {
                 hits,

@@ -19,7 +19,7 @@ use hullsat::generate::{ParticleSceneConfig, terrain};
 use hullsat::glam::DVec3;
 use hullsat::{Body, CpuNarrowphase, InputError, Manifold, Pose, Scene, Shape, ValidatedBatch};
 
-use super::backend::{Backend, adapter_description, gpu_error, gpu_failed, start_gpu};
+use super::backend::{Backend, adapter_description, gpu_failed, start_gpu};
 use super::collide::Clip;
 use super::{CliError, Shapes, check_contract, describe_tally, generate_scene, output};
 
@@ -265,12 +265,11 @@ pub(super) fn run(args: &DemoArgs) -> Result<(), CliError> {
 /// kernels, shapes) and the call (upload, build, traversal, sort, read back).
 fn gpu_broadphase(scene: &hullsat::Scene) -> Result<(Vec<[u32; 2]>, [Duration; 2]), CliError> {
     let t = Instant::now();
-    let mut broadphase = GpuBroadphase::new(&scene.shapes).map_err(|err| gpu_error(&err))?;
+    let mut broadphase = GpuBroadphase::new(&scene.shapes)?;
     let setup = t.elapsed();
     let t = Instant::now();
-    let found = broadphase
-        .candidate_pairs_at_most(&scene.bodies, scene.margin, DEFAULT_MAX_CANDIDATE_PAIRS)
-        .map_err(|err| gpu_error(&err))?;
+    let found =
+        broadphase.candidate_pairs_at_most(&scene.bodies, scene.margin, DEFAULT_MAX_CANDIDATE_PAIRS)?;
     Ok((found, [setup, t.elapsed()]))
 }
 

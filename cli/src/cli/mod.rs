@@ -26,7 +26,7 @@ use hullsat::broadphase::{TooManyPairs, candidate_pairs_at_most};
 use hullsat::contract::{AgreementTally, compare_batch};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::json::one_line;
-use hullsat::{InputError, Manifold, Scene, ValidatedBatch};
+use hullsat::{GpuError, InputError, Manifold, Scene, ValidatedBatch};
 
 /// Batch narrowphase collision detection between convex shapes.
 #[derive(Debug, Parser)]
@@ -84,6 +84,17 @@ impl Shapes {
             Shapes::Cylinder => ShapeMix::CYLINDER,
             Shapes::Lesson => ShapeMix::LESSON,
             Shapes::Compound => ShapeMix::COMPOUND,
+        }
+    }
+}
+
+/// A GPU failure as the command's error: input problems keep exit status 2, the rest is a
+/// backend failure (exit status 1).
+impl From<GpuError> for CliError {
+    fn from(err: GpuError) -> CliError {
+        match err {
+            GpuError::Input(input) => CliError::Input(input),
+            err => CliError::Backend(format!("GPU backend failed: {err}")),
         }
     }
 }

@@ -32,9 +32,7 @@ use hullsat::{Body, CpuNarrowphase, GpuNarrowphase, InputError, Scene};
 use serde_json::json;
 
 use super::frames::{FRAME_ANGLE_DEGREES, FRAME_SHIFT};
-use super::resident::{
-    ResidentTiming, backend_error, read_back, read_list_pairs, start_resident, timed_run, upload, wait,
-};
+use super::resident::{ResidentTiming, read_back, read_list_pairs, start_resident, timed_run, upload, wait};
 use super::stages::{self, StageMedian};
 use super::{CliError, check_resident_list, median, output, percentile_95, scene_pairs};
 
@@ -84,10 +82,8 @@ impl FrameGpu {
         let Some(context) = start_resident("gpu-frame")? else {
             return Ok(None);
         };
-        let broadphase =
-            GpuBroadphase::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
-        let narrowphase =
-            GpuNarrowphase::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
+        let broadphase = GpuBroadphase::with_context(Arc::clone(&context), &scene.shapes)?;
+        let narrowphase = GpuNarrowphase::with_context(Arc::clone(&context), &scene.shapes)?;
         let info = narrowphase.adapter_info();
         let device = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
         let bodies = validate_batch(&scene.shapes, &scene.bodies, &[], scene.margin)?;
@@ -120,10 +116,7 @@ impl FrameGpu {
     ) -> Result<(ResidentPairs, wgpu::Buffer), CliError> {
         let pairs = self.encode_broadphase(encoder)?;
         let batch = pairs.batch(&self.body_buffer, self.margin);
-        let manifolds = self
-            .narrowphase
-            .encode_resident(encoder, &batch)
-            .map_err(backend_error)?;
+        let manifolds = self.narrowphase.encode_resident(encoder, &batch)?;
         Ok((pairs, manifolds.list))
     }
 
@@ -139,7 +132,7 @@ impl FrameGpu {
         };
         self.broadphase
             .encode_resident(encoder, &frame)
-            .map_err(backend_error)
+            .map_err(CliError::from)
     }
 }
 
@@ -244,7 +237,7 @@ pub(super) fn run_frames(
         )));
     }
     let mut timer = Timestamps::new(&context, 2 * frames);
-    let mut motion = GpuMotion::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
+    let mut motion = GpuMotion::with_context(Arc::clone(&context), &scene.shapes)?;
     let history = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("bench frame counts"),
         size: u64::from(frames) * FRAME_COUNTS_BYTES,
@@ -274,9 +267,7 @@ pub(super) fn run_frames(
                 seed,
                 frame: u64::from(frame - 1),
             };
-            motion
-                .encode(&mut encoder, &gpu.body_buffer, gpu.body_count, &step)
-                .map_err(backend_error)?;
+            motion.encode(&mut encoder, &gpu.body_buffer, gpu.body_count, &step)?;
         }
         let (pairs, list) = gpu.encode(&mut encoder)?;
         if let Some(timer) = &timer {
@@ -299,12 +290,7 @@ pub(super) fn run_frames(
     }
     let times: Vec<Duration> = match &mut timer {
         // Frame f ran between timestamps 2f and 2f + 1.
-        Some(timer) => timer
-            .read(&context, submission)
-            .map_err(backend_error)?
-            .into_iter()
-            .step_by(2)
-            .collect(),
+        Some(timer) => timer.read(&context, submission)?.into_iter().step_by(2).collect(),
         None => {
             wait(device, submission)?;
             vec![start.elapsed() / frames; frames as usize]

@@ -91,7 +91,7 @@ pub(super) fn measure(
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
     let mut timer = Timestamps::new(&context, 2);
-    let mut gpu = GpuNarrowphase::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
+    let mut gpu = GpuNarrowphase::with_context(Arc::clone(&context), &scene.shapes)?;
     let info = gpu.adapter_info();
     let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
 
@@ -116,7 +116,7 @@ pub(super) fn measure(
     // Step 2.
     let mut run = || {
         timed_run(&context, &mut timer, |encoder| {
-            let out = gpu.encode_resident(encoder, &resident).map_err(backend_error)?;
+            let out = gpu.encode_resident(encoder, &resident)?;
             Ok(out.list)
         })
     };
@@ -148,14 +148,6 @@ pub(super) fn measure(
     }))
 }
 
-/// A GPU backend's failure as the command's error (input problems keep exit status 2).
-pub(super) fn backend_error(err: GpuError) -> CliError {
-    match err {
-        GpuError::Input(input) => CliError::Input(input),
-        err => CliError::Backend(format!("resident GPU backend failed: {err}")),
-    }
-}
-
 /// The shared context for resident backend `backend` (its name, for the note), or `None` after
 /// a note when the machine has no adapter.
 pub(super) fn start_resident(backend: &str) -> Result<Option<Arc<GpuContext>>, CliError> {
@@ -165,7 +157,7 @@ pub(super) fn start_resident(backend: &str) -> Result<Option<Arc<GpuContext>>, C
             output::note(&format!("note: skipping backend {backend}: {err}"));
             Ok(None)
         }
-        Err(err) => Err(backend_error(err)),
+        Err(err) => Err(err.into()),
     }
 }
 
@@ -198,7 +190,7 @@ pub(super) fn timed_run<T>(
     wait(context.device(), submission.clone())?;
     let wall = start.elapsed();
     let time = match timer {
-        Some(timer) => timer.read(context, submission).map_err(backend_error)?[0],
+        Some(timer) => timer.read(context, submission)?[0],
         None => wall,
     };
     Ok((time, out))

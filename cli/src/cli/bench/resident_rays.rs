@@ -19,7 +19,7 @@ use hullsat::raycast::layout::{GpuBody, GpuRay, GpuRayCount, INCOMPLETE_BIT, STA
 use hullsat::scene::validate_batch;
 use hullsat::{GpuRaycaster, Ray, Scene};
 
-use super::resident::{ResidentTiming, backend_error, read_back, start_resident, timed_run, upload};
+use super::resident::{ResidentTiming, read_back, start_resident, timed_run, upload};
 use super::stages::{self, StageMedian};
 use super::{CliError, median, percentile_95};
 
@@ -51,7 +51,7 @@ pub(super) fn measure(
     };
     let (device, queue) = (context.device().clone(), context.queue().clone());
     let mut timer = Timestamps::new(&context, 2);
-    let mut gpu = GpuRaycaster::with_context(Arc::clone(&context), &scene.shapes).map_err(backend_error)?;
+    let mut gpu = GpuRaycaster::with_context(Arc::clone(&context), &scene.shapes)?;
     let info = gpu.adapter_info();
     let device_name = format!("{} ({:?}, {:?})", info.name, info.backend, info.device_type);
 
@@ -89,7 +89,7 @@ pub(super) fn measure(
     // Step 2.
     let mut run = || {
         timed_run(&context, &mut timer, |encoder| {
-            let out = gpu.encode_resident(encoder, &batch).map_err(backend_error)?;
+            let out = gpu.encode_resident(encoder, &batch)?;
             Ok((out.counts, out.slots))
         })
     };

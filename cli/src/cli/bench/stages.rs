@@ -13,7 +13,6 @@ use std::time::Duration;
 use hullsat::gpu::{GpuContext, MAX_TIMED_PASSES, StageTimer};
 use serde_json::json;
 
-use super::resident::backend_error;
 use super::{CliError, median, output};
 
 /// One stage's median GPU time over the timed runs.
@@ -34,7 +33,7 @@ pub(super) fn start(
     if !wanted {
         return Ok(None);
     }
-    let timer = StageTimer::start(context).map_err(backend_error)?;
+    let timer = StageTimer::start(context)?;
     if timer.is_none() {
         output::note(&format!(
             "note: --gpu-stages: {} has no timestamp queries; {backend}'s stages are not timed",
@@ -56,7 +55,7 @@ pub(super) fn finish(timer: Option<StageTimer>) -> Result<Option<Vec<StageMedian
     let Some(timer) = timer else {
         return Ok(None);
     };
-    let times = timer.finish().map_err(backend_error)?;
+    let times = timer.finish()?;
     if times.untimed_passes > 0 {
         output::note(&format!(
             "note: --gpu-stages timed the first {MAX_TIMED_PASSES} passes; {} more ran untimed",
