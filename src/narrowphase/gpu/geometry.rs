@@ -25,7 +25,8 @@ pub(crate) struct HullGeometry {
     /// ([`may_form_split_pairs`]): only then are a small round's split pairs counted.
     pub splittable: bool,
     /// True when two pairs of the shapes may fall in different cost classes
-    /// ([`may_form_two_cost_classes`]): only then may a call's pairs be ordered by cost.
+    /// ([`super::order::may_form_two_cost_classes`], which the caller of [`Self::upload`]
+    /// answers): only then may a call's pairs be ordered by cost.
     pub orderable: bool,
     /// The shape table (kinds and edge counts: [`Self::is_split_pair`]).
     shapes: Vec<GpuShape>,
@@ -60,35 +61,6 @@ pub(crate) fn may_form_split_pairs(shapes: &[GpuShape]) -> bool {
     most(|s| s.kind == SHAPE_HULL) * most(GpuShape::is_hull) >= u64::from(SPLIT_EDGE_PAIRS)
 }
 
-/// Distinct (kind, edge count) entries past which [`may_form_two_cost_classes`] answers true
-/// without pairing them all.
-const COST_SIGNATURES: usize = 64;
-
-/// True when two pairs of `shapes` (a shape with itself included) may fall in different cost
-/// classes ([`super::order::cost_class`], which reads kinds and edge counts only). A table of
-/// boxes alone, or of spheres and capsules alone, gives every pair one class: ordering its pairs
-/// would cost four passes and change no warp.
-pub(crate) fn may_form_two_cost_classes(shapes: &[GpuShape]) -> bool {
-    let mut kinds: Vec<&GpuShape> = Vec::new();
-    for shape in shapes {
-        if !kinds
-            .iter()
-            .any(|k| k.kind == shape.kind && k.edge_count == shape.edge_count)
-        {
-            if kinds.len() == COST_SIGNATURES {
-                return true;
-            }
-            kinds.push(shape);
-        }
-    }
-    let mut classes = kinds
-        .iter()
-        .enumerate()
-        .flat_map(|(i, a)| kinds[i..].iter().map(move |b| super::order::cost_class(a, b)));
-    let first = classes.next();
-    classes.any(|class| Some(class) != first)
-}
-
 /// True when a pair of shapes `a` and `b` runs split over its workgroup under one workgroup per
 /// pair: both hulls or boxes (the GPU's SAT runs it), not two boxes, and [`SPLIT_EDGE_PAIRS`]
 /// edge pairs or more (sat.wgsl's `runs_here` and `has_edge_pairs`).
@@ -100,11 +72,13 @@ pub(crate) fn forms_split_pair(a: &GpuShape, b: &GpuShape) -> bool {
 
 impl HullGeometry {
     /// Uploads `tables`, binds them as group 0 (`layout`: the kernels' geometry layout) and picks
-    /// the SAT pipeline.
+    /// the SAT pipeline; `orderable` says whether the tables' pairs may be ordered by cost
+    /// ([`super::order::may_form_two_cost_classes`]).
     pub fn upload(
         context: &GpuContext,
         layout: &wgpu::BindGroupLayout,
         tables: &HullTables,
+        orderable: bool,
     ) -> Result<Self, GpuError> {
         let device = context.device();
         let face_loops = tables.face_loops();
@@ -156,7 +130,7 @@ impl HullGeometry {
             group,
             cooperative: may_form_big_pairs(&tables.shapes),
             splittable: may_form_split_pairs(&tables.shapes),
-            orderable: may_form_two_cost_classes(&tables.shapes),
+            orderable,
             shapes: tables.shapes.clone(),
             buffers,
         })
@@ -240,24 +214,6 @@ mod tests {
         ]);
         assert!(!may_form_big_pairs(&tables.shapes));
         assert!(!may_form_big_pairs(&[]));
-    }
-
-    #[test]
-    fn ordering_needs_two_cost_classes() {
-        let shapes = |list: &[Shape]| HullTables::new(list).shapes;
-        let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
-        let sphere = || Shape::Sphere(Sphere::new(1.0).unwrap());
-        // One class: boxes alone, spheres alone, one hull size alone, no shape.
-        assert!(!may_form_two_cost_classes(&shapes(&[cuboid(), cuboid()])));
-        assert!(!may_form_two_cost_classes(&shapes(&[sphere()])));
-        assert!(!may_form_two_cost_classes(&[hull(90), hull(90)]));
-        assert!(!may_form_two_cost_classes(&[]));
-        // Two: a box and a sphere (box-box, box-sphere), two hull sizes.
-        assert!(may_form_two_cost_classes(&shapes(&[cuboid(), sphere()])));
-        assert!(may_form_two_cost_classes(&[hull(12), hull(180)]));
-        // Past COST_SIGNATURES distinct entries: true without pairing them.
-        let many: Vec<GpuShape> = (0..=COST_SIGNATURES as u32).map(|e| hull(e + 6)).collect();
-        assert!(may_form_two_cost_classes(&many));
     }
 
     #[test]

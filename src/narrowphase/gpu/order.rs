@@ -105,6 +105,35 @@ pub fn cost_class(a: &GpuShape, b: &GpuShape) -> u32 {
     KEY_HULL_PRIMITIVE + below_top.min(KEY_CHEAP - 1 - KEY_HULL_PRIMITIVE)
 }
 
+/// Distinct (kind, edge count) entries past which [`may_form_two_cost_classes`] answers true
+/// without pairing them all.
+const COST_SIGNATURES: usize = 64;
+
+/// True when two pairs of `shapes` (a shape with itself included) may fall in different cost
+/// classes ([`cost_class`], which reads kinds and edge counts only). A table of
+/// boxes alone, or of spheres and capsules alone, gives every pair one class: ordering its pairs
+/// would cost four passes and change no warp.
+pub(crate) fn may_form_two_cost_classes(shapes: &[GpuShape]) -> bool {
+    let mut kinds: Vec<&GpuShape> = Vec::new();
+    for shape in shapes {
+        if !kinds
+            .iter()
+            .any(|k| k.kind == shape.kind && k.edge_count == shape.edge_count)
+        {
+            if kinds.len() == COST_SIGNATURES {
+                return true;
+            }
+            kinds.push(shape);
+        }
+    }
+    let mut classes = kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| kinds[i..].iter().map(move |b| cost_class(a, b)));
+    let first = classes.next();
+    classes.any(|class| Some(class) != first)
+}
+
 /// One dispatch chunk's counters (zeroed by `setup`); must match order.wgsl `GpuOrderCounters`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -372,7 +401,10 @@ impl OrderStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::narrowphase::gpu::kernel_layout::HullTables;
     use crate::narrowphase::gpu::layout::{SHAPE_CAPSULE, SHAPE_HULL, SHAPE_SPHERE};
+    use crate::shape::{Cuboid, Shape, Sphere};
+    use glam::Vec3;
 
     fn shape(kind: u32, edges: u32) -> GpuShape {
         GpuShape {
@@ -380,6 +412,25 @@ mod tests {
             edge_count: edges,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn ordering_needs_two_cost_classes() {
+        let shapes = |list: &[Shape]| HullTables::new(list).shapes;
+        let hull = |edges| shape(SHAPE_HULL, edges);
+        let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
+        let sphere = || Shape::Sphere(Sphere::new(1.0).unwrap());
+        // One class: boxes alone, spheres alone, one hull size alone, no shape.
+        assert!(!may_form_two_cost_classes(&shapes(&[cuboid(), cuboid()])));
+        assert!(!may_form_two_cost_classes(&shapes(&[sphere()])));
+        assert!(!may_form_two_cost_classes(&[hull(90), hull(90)]));
+        assert!(!may_form_two_cost_classes(&[]));
+        // Two: a box and a sphere (box-box, box-sphere), two hull sizes.
+        assert!(may_form_two_cost_classes(&shapes(&[cuboid(), sphere()])));
+        assert!(may_form_two_cost_classes(&[hull(12), hull(180)]));
+        // Past COST_SIGNATURES distinct entries: true without pairing them.
+        let many: Vec<GpuShape> = (0..=COST_SIGNATURES as u32).map(|e| hull(e + 6)).collect();
+        assert!(may_form_two_cost_classes(&many));
     }
 
     #[test]
