@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::GpuError;
-use super::stages::StageLog;
+use super::stage_log::StageLog;
 
 /// Longest wait for the GPU to finish one submission before [`GpuError::Timeout`].
 pub const READBACK_TIMEOUT: Duration = Duration::from_secs(120);

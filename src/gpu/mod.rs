@@ -22,11 +22,13 @@ pub mod layout;
 pub mod mesh_layout;
 pub(crate) mod pipeline;
 pub(crate) mod radix_sort;
+mod stage_log;
 mod stages;
 mod timestamps;
 
 pub use context::{GpuContext, READBACK_TIMEOUT, shared_context};
 pub use error::GpuError;
 pub use layout::QUAT_WGSL;
-pub use stages::{MAX_TIMED_PASSES, StageTime, StageTimer, StageTimes};
+pub use stage_log::MAX_TIMED_PASSES;
+pub use stages::{StageTime, StageTimer, StageTimes};
 pub use timestamps::Timestamps;

@@ -5,78 +5,19 @@
 //!    is a plain pass: one relaxed atomic load more, nothing written.
 //! 2. [`StageTimer::start`] turns the log on: each pass then gets a begin and an end timestamp
 //!    in query sets of `SET_QUERIES`, made as the passes need them (at most
-//!    [`MAX_TIMED_PASSES`]; passes past it run untimed and are counted).
+//!    [`MAX_TIMED_PASSES`](super::MAX_TIMED_PASSES); passes past it run untimed and are counted).
 //!    [`StageTimer::end_run`] closes a run (one frame, one call).
 //! 3. [`StageTimer::finish`] turns the log off, resolves every query set into one buffer, reads
 //!    it once (bounded wait) and sums each run's pass times by label.
 
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::context::ErrorScopes;
+use super::stage_log::{SET_QUERIES, StageRecord};
 use super::timestamps::{TIMESTAMP_BYTES, resolve_buffers};
 use super::{GpuContext, GpuError};
-
-/// Queries per query set: wgpu's most.
-const SET_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;
-
-/// Passes one timer times at most (two timestamps each, 8 bytes a timestamp: 1 MiB read back).
-pub const MAX_TIMED_PASSES: usize = 1 << 16;
-
-/// The passes timed while a [`StageTimer`] is on: a context's, empty and off by default.
-#[derive(Default)]
-pub(super) struct StageLog {
-    on: AtomicBool,
-    record: Mutex<Option<StageRecord>>,
-}
-
-/// Step 2's record: the query sets, each timed pass's label and run, in recording order.
-struct StageRecord {
-    sets: Vec<wgpu::QuerySet>,
-    /// Pass `i` wrote timestamps `2i` (begin) and `2i + 1` (end), counting across the sets.
-    passes: Vec<(&'static str, usize)>,
-    /// Runs closed so far (the run of passes recorded now).
-    run: usize,
-    /// Passes past [`MAX_TIMED_PASSES`], recorded untimed.
-    untimed: usize,
-}
-
-impl StageLog {
-    /// Step 2: the query set and begin index for a pass labelled `label`, or `None` when off
-    /// or full.
-    fn next_pass(&self, device: &wgpu::Device, label: &'static str) -> Option<(wgpu::QuerySet, u32)> {
-        if !self.on.load(Ordering::Relaxed) {
-            return None;
-        }
-        let mut guard = self.record.lock().ok()?;
-        let record = guard.as_mut()?;
-        if record.passes.len() >= MAX_TIMED_PASSES {
-            record.untimed += 1;
-            return None;
-        }
-        let query = 2 * record.passes.len() as u32;
-        let set = (query / SET_QUERIES) as usize;
-        if set == record.sets.len() {
-            record
-                .sets
-                .push(device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("stage timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: SET_QUERIES,
-                }));
-        }
-        record.passes.push((label, record.run));
-        Some((record.sets[set].clone(), query % SET_QUERIES))
-    }
-
-    /// Turns the log off and takes its record.
-    fn take(&self) -> Option<StageRecord> {
-        self.on.store(false, Ordering::Relaxed);
-        self.record.lock().ok()?.take()
-    }
-}
 
 impl GpuContext {
     /// Step 1: a compute pass in `encoder` labelled `label`, timed as stage `label` while a
@@ -118,7 +59,7 @@ pub struct StageTimes {
     /// Runs: those closed by [`StageTimer::end_run`], plus one for passes recorded after the
     /// last close.
     pub runs: usize,
-    /// Passes recorded untimed, past [`MAX_TIMED_PASSES`].
+    /// Passes recorded untimed, past [`MAX_TIMED_PASSES`](super::MAX_TIMED_PASSES).
     pub untimed_passes: usize,
 }
 
