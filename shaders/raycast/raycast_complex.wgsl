@@ -1,6 +1,6 @@
 // Ray casts against triangle meshes and compounds, the ray kernel's cast_complex. Host:
 // src/raycast/gpu.rs; the CPU twins: src/raycast/cast_trimesh.rs (with the walk of
-// src/trimesh/bvh.rs step 5) and src/raycast/cast_compound.rs, same steps. GpuCompoundChild
+// src/trimesh/bvh.rs step 5) and src/raycast/cast_shape.rs (cast_compound), same steps. GpuCompoundChild
 // must match crate::raycast::layout::GpuCompoundChild (checked by tests/raycast_layout.rs).
 // Compiled after shaders/common/mesh.wgsl and raycast.wgsl (see RAYCAST_COMPLEX_WGSL).
 
@@ -133,7 +133,7 @@ fn cast_trimesh(root: u32, first_triangle: u32, ray: LocalRay) -> LocalHit {
     return best;
 }
 
-// cast_compound.rs: each child hit in its own frame, within the nearest hit so far; the
+// cast_shape.rs (cast_compound): each child hit in its own frame, within the nearest hit so far; the
 // nearest kept (ties: the lower child), its normal in the compound's frame; `feature` the
 // child's index.
 fn cast_compound(first: u32, count: u32, ray: LocalRay) -> LocalHit {

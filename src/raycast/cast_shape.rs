@@ -1,16 +1,19 @@
-//! A ray against any shape, and against a posed body (world ray in, world hit out).
+//! A ray against any shape, and against a posed body (world ray in, world hit out); against a
+//! compound, each child hit in its own frame through the same dispatch, the nearest kept, its
+//! normal turned back into the compound's frame (a ray starting inside any child hits at
+//! distance 0 with the normal against its direction).
 //!
-//! Mirrored in `raycast.wgsl` (`cast_body`).
+//! Mirrored in `raycast.wgsl` (`cast_body`) and `raycast_complex.wgsl` (`cast_compound`).
 
 use super::cast_box::cast_box;
 use super::cast_capsule::cast_capsule;
-use super::cast_compound::cast_compound;
 use super::cast_cylinder::cast_cylinder;
 use super::cast_half_space::cast_half_space;
 use super::cast_hull::cast_hull;
 use super::cast_sphere::cast_sphere;
 use super::cast_trimesh::cast_trimesh;
 use super::ray::{LocalHit, LocalRay, Ray, RayHit};
+use crate::compound::Compound;
 use crate::scene::Body;
 use crate::shape::Shape;
 
@@ -40,4 +43,27 @@ pub fn cast_body(shape: &Shape, index: u32, body: &Body, ray: &Ray) -> Option<Ra
     }
     let local = cast_shape(shape, &local_ray)?;
     Some(RayHit::from_local(ray, index, &body.pose, local))
+}
+
+/// Where `ray` (compound frame) first enters `compound` within its max distance, and which
+/// child, or `None`. Ties in distance go to the lowest child index. Children's boxes are not
+/// tested first: a compound has at most [`crate::compound::MAX_COMPOUND_CHILDREN`] children.
+pub fn cast_compound(compound: &Compound, ray: &LocalRay) -> Option<(LocalHit, u32)> {
+    let mut best: Option<(LocalHit, u32)> = None;
+    for (i, child) in compound.children().iter().enumerate() {
+        let limit = best.map_or(ray.max_distance, |(hit, _)| hit.distance);
+        // The ray in the child's frame (an isometry keeps distances).
+        let child_ray = LocalRay {
+            origin: child.pose.inverse_transform_point(ray.origin),
+            direction: child.pose.inverse_transform_vector(ray.direction),
+            max_distance: limit,
+        };
+        if let Some(hit) = cast_shape(&child.shape, &child_ray)
+            && best.is_none_or(|(b, _)| hit.distance < b.distance)
+        {
+            let normal = child.pose.transform_vector(hit.normal);
+            best = Some((LocalHit { normal, ..hit }, i as u32));
+        }
+    }
+    best
 }

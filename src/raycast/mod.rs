@@ -21,10 +21,10 @@
 
 mod cast_box;
 mod cast_capsule;
-mod cast_compound;
 mod cast_cylinder;
 mod cast_half_space;
 mod cast_hull;
+mod cast_kernel;
 mod cast_shape;
 mod cast_sphere;
 mod cast_trimesh;
@@ -44,11 +44,10 @@ pub use crate::bvh::{
 };
 pub use cast_box::cast_box;
 pub use cast_capsule::cast_capsule;
-pub use cast_compound::cast_compound;
 pub use cast_cylinder::cast_cylinder;
 pub use cast_half_space::cast_half_space;
 pub use cast_hull::{SPHERE_TEST_SLACK, bounding_sphere, cast_hull};
-pub use cast_shape::{cast_body, cast_shape};
+pub use cast_shape::{cast_body, cast_compound, cast_shape};
 pub use cast_sphere::cast_sphere;
 pub use cast_trimesh::cast_trimesh;
 pub use cpu::CpuRaycaster;

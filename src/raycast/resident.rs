@@ -5,12 +5,12 @@
 //!    naming the field).
 //! 2. Record the BVH build over the bodies (`crate::bvh`'s GPU builder: boxes relative to the caller's origin,
 //!    Morton order, an implicit tree), nothing read back.
-//! 3. Write the parameters and record the traversal kernel ([`super::gpu::CastKernel`]) over the
+//! 3. Write the parameters and record the traversal kernel ([`super::cast_kernel::CastKernel`]) over the
 //!    caller's rays into this state's count and hit buffers.
 
 use glam::DVec3;
 
-use super::gpu::{CastBuffers, CastKernel};
+use super::cast_kernel::{CastBuffers, CastKernel};
 use super::layout::{GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams};
 use crate::InputError;
 use crate::bvh::gpu::GpuBvhBuilder;
