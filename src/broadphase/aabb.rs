@@ -31,18 +31,39 @@ impl Aabb {
 impl Aabb {
     /// The smallest f32 box that contains the f64 box `min..max` (each bound rounded outward).
     pub fn enclosing(min: DVec3, max: DVec3) -> Aabb {
+        // Rounded to nearest, then one step out where that went in; both candidates are formed
+        // and one kept, so the (unpredictable) comparison costs no branch.
         let down = |x: f64| {
             let r = x as f32;
-            if f64::from(r) > x { r.next_down() } else { r }
+            let stepped = f32::from_bits(step_bits(r, -1));
+            if f64::from(r) > x { stepped } else { r }
         };
         let up = |x: f64| {
             let r = x as f32;
-            if f64::from(r) < x { r.next_up() } else { r }
+            let stepped = f32::from_bits(step_bits(r, 1));
+            if f64::from(r) < x { stepped } else { r }
         };
         Aabb {
             min: Vec3::new(down(min.x), down(min.y), down(min.z)),
             max: Vec3::new(up(max.x), up(max.y), up(max.z)),
         }
+    }
+}
+
+/// The bits of the f32 next to `r` toward +inf (`toward` 1) or -inf (-1), as
+/// [`f32::next_up`] and [`f32::next_down`] give them for every `r` but NaN and the infinity in
+/// that direction (where the result is not meaningful), without their branches.
+#[inline]
+fn step_bits(r: f32, toward: i32) -> u32 {
+    let bits = r.to_bits();
+    if r == 0.0 {
+        // The smallest subnormal of that sign.
+        if toward > 0 { 1 } else { 0x8000_0001 }
+    } else if (bits >> 31 == 0) == (toward > 0) {
+        // Away from zero: the magnitude grows.
+        bits.wrapping_add(1)
+    } else {
+        bits.wrapping_sub(1)
     }
 }
 
@@ -116,5 +137,53 @@ pub fn world_aabb(shape: &Shape, pose: &Pose) -> Aabb {
             min: Vec3::NEG_INFINITY,
             max: Vec3::INFINITY,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::unit_floats;
+
+    /// One step out from each rounding is `next_up`/`next_down`'s, bit for bit, on values of
+    /// every magnitude and sign, on zeros, subnormals, the largest finite values and halfway
+    /// cases.
+    #[test]
+    fn enclosing_rounds_outward_as_next_up_and_next_down() {
+        let reference = |x: f64| {
+            let r = x as f32;
+            let down = if f64::from(r) > x { r.next_down() } else { r };
+            let up = if f64::from(r) < x { r.next_up() } else { r };
+            (down, up)
+        };
+        let mut random = unit_floats(21);
+        let mut values: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::from(f32::MIN_POSITIVE),
+            f64::from(f32::from_bits(1)),
+            -f64::from(f32::from_bits(1)),
+            1.0e-46,
+            -1.0e-46,
+            f64::from(f32::MAX),
+            -f64::from(f32::MAX),
+            f64::from(f32::MAX) * 1.5,
+            -f64::from(f32::MAX) * 1.5,
+            1.0 + f64::from(f32::EPSILON) / 2.0,
+            -1.0 - f64::from(f32::EPSILON) / 2.0,
+        ];
+        for _ in 0..100_000 {
+            let magnitude = 10f64.powf(f64::from(random()) * 90.0 - 45.0);
+            let sign = if random() < 0.5 { -1.0 } else { 1.0 };
+            values.push(sign * magnitude * (1.0 + f64::from(random())));
+        }
+        for x in values {
+            let b = Aabb::enclosing(DVec3::splat(x), DVec3::splat(x));
+            let (down, up) = reference(x);
+            assert_eq!(b.min.x.to_bits(), down.to_bits(), "down({x:e})");
+            assert_eq!(b.max.x.to_bits(), up.to_bits(), "up({x:e})");
+        }
     }
 }
