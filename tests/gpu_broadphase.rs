@@ -123,6 +123,22 @@ fn assert_contract(shapes: &[Shape], bodies: &[Body], margin: f32, gpu: &[[u32; 
     (cpu.len(), extra)
 }
 
+/// The GPU's pairs of `bodies` (no cap), held to the contract: (pairs, CPU pairs, extra GPU
+/// pairs).
+#[track_caller]
+fn listed_in_contract(
+    gpu: &mut GpuBroadphase,
+    shapes: &[Shape],
+    bodies: &[Body],
+    margin: f32,
+) -> (Vec<[u32; 2]>, usize, usize) {
+    let pairs = gpu
+        .candidate_pairs_at_most(bodies, margin, usize::MAX)
+        .expect("GPU pairs");
+    let (cpu, extra) = assert_contract(shapes, bodies, margin, &pairs);
+    (pairs, cpu, extra)
+}
+
 fn mixed_scene(bodies: usize, seed: u64, margin: f32) -> (Vec<Shape>, Vec<Body>) {
     let scene = generate_particle_scene(&ParticleSceneConfig {
         bodies,
@@ -175,10 +191,7 @@ fn mixed_scenes_list_every_cpu_pair_near_and_far_from_the_origin() {
     };
     for by in [DVec3::ZERO, DVec3::new(1.0e6, -2.0e6, 3.0e6)] {
         let bodies = shifted(&bodies, by);
-        let pairs = gpu
-            .candidate_pairs_at_most(&bodies, margin, usize::MAX)
-            .expect("GPU pairs");
-        let (cpu, extra) = assert_contract(&shapes, &bodies, margin, &pairs);
+        let (pairs, cpu, extra) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
         eprintln!("mixed scene at {by}: {cpu} CPU pairs, {extra} extra on the GPU");
         assert!(cpu > 500, "{cpu}");
         // Determinism: the same frame twice gives the same list.
@@ -223,10 +236,7 @@ fn meshes_pair_with_bodies_but_not_with_meshes_or_half_spaces() {
     let Some(mut gpu) = broadphase_or_skip(&shapes) else {
         return;
     };
-    let pairs = gpu
-        .candidate_pairs_at_most(&bodies, margin, usize::MAX)
-        .expect("GPU pairs");
-    let (cpu, _) = assert_contract(&shapes, &bodies, margin, &pairs);
+    let (pairs, cpu, _) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
     let is = |i: u32, kind: u32| bodies[i as usize].shape == kind;
     let static_body = |i: u32| is(i, mesh) || is(i, plane);
     assert!(
@@ -261,10 +271,7 @@ fn every_tree_shape_lists_each_pair_once() {
         let Some(mut gpu) = broadphase_or_skip(&shapes) else {
             return;
         };
-        let pairs = gpu
-            .candidate_pairs_at_most(&bodies, margin, usize::MAX)
-            .expect("GPU pairs");
-        let (cpu, _) = assert_contract(&shapes, &bodies, margin, &pairs);
+        let (_, cpu, _) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
         assert!(count < 100 || cpu > count, "{count} bodies: {cpu} CPU pairs");
     }
 }
@@ -295,10 +302,7 @@ fn cylinders_get_their_true_box_upright_or_tilted() {
     };
     for by in [DVec3::ZERO, DVec3::new(1.0e6, -2.0e6, 3.0e6)] {
         let bodies = shifted(&bodies, by);
-        let pairs = gpu
-            .candidate_pairs_at_most(&bodies, margin, usize::MAX)
-            .expect("GPU pairs");
-        let (cpu, extra) = assert_contract(&shapes, &bodies, margin, &pairs);
+        let (_, cpu, extra) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
         eprintln!("cylinders at {by}: {cpu} CPU pairs, {extra} extra on the GPU");
         assert!(cpu > 300, "{cpu}");
         if by == DVec3::ZERO {
@@ -340,10 +344,7 @@ fn sizes_varying_1000x_and_a_long_thin_body() {
         return;
     };
     for margin in [0.0, 0.02] {
-        let pairs = gpu
-            .candidate_pairs_at_most(&bodies, margin, usize::MAX)
-            .expect("GPU pairs");
-        let (cpu, extra) = assert_contract(&shapes, &bodies, margin, &pairs);
+        let (pairs, cpu, extra) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
         eprintln!("1000x sizes, margin {margin}: {cpu} CPU pairs, {extra} extra");
         let thin = (bodies.len() - 1) as u32;
         assert!(pairs.iter().filter(|p| p[1] == thin).count() > 5);

@@ -497,12 +497,7 @@ impl<'a> Sweep<'a> {
         };
         let [axis, u, v] = self.axes;
         let at = self.tiles.coordinates(tile);
-        let TileScratch {
-            entries,
-            starts,
-            copies,
-            ..
-        } = scratch;
+        let (entries, starts, copies) = (&scratch.entries, &scratch.starts, &scratch.copies);
         // The window of a box is the boxes after it in its cell that reach it on the sweep axis
         // (sorting makes `a.min <= b.min`; the window ends at `b.min > a.max + margin`). Boxes a
         // and b are within the margin on u and v iff `probe(a) <= b.key` lane by lane, where
