@@ -14,6 +14,7 @@ use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::gpu::scene_centre;
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
+use hullsat::gpu::GpuContext;
 use hullsat::gpu::layout::GpuBody;
 use hullsat::internals::CYLINDER_RIM_SLACK;
 use hullsat::narrowphase::gpu::Clipping;
@@ -22,7 +23,7 @@ use hullsat::{
     Body, Capsule, CpuNarrowphase, Cuboid, GpuError, GpuNarrowphase, HalfSpace, Pose, Shape, Sphere,
 };
 use rand::RngExt;
-use support::{gpu_required, random_rotation, seeded_rng};
+use support::{device_or_skip, gpu_required, random_rotation, seeded_rng};
 use wgpu::util::DeviceExt;
 
 /// The broadphase on the shared device, or `None` without an adapter (unless required).
@@ -201,6 +202,21 @@ fn mixed_scenes_list_every_cpu_pair_near_and_far_from_the_origin() {
             pairs
         );
     }
+}
+
+/// On a device with wgpu's default limits (8 storage buffers a shader stage, as WebGPU): the
+/// BVH build and the traversal bind no more, and list the CPU's pairs.
+#[test]
+fn a_device_of_default_limits_runs_the_broadphase() {
+    let margin = 0.02;
+    let (shapes, bodies) = mixed_scene(300, 12, margin);
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::default()) else {
+        return;
+    };
+    let context = GpuContext::with_device(device, queue).expect("a context on the default device");
+    let mut gpu = GpuBroadphase::with_context(context, &shapes).expect("broadphase on a default device");
+    let (_, cpu, _) = listed_in_contract(&mut gpu, &shapes, &bodies, margin);
+    assert!(cpu > 100, "{cpu} CPU pairs");
 }
 
 /// Triangle meshes among the bodies: each pairs with the bounded bodies over it, never with

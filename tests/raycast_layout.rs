@@ -9,8 +9,7 @@ use hullsat::gpu::mesh_layout::{
 };
 use hullsat::internals::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
-    PLACED_UNBOUNDED, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE,
-    UNBOUNDED_EXTENT,
+    SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 use hullsat::raycast::layout::{
@@ -300,7 +299,6 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
         ("CYLINDER_RIM_SLACK", F32(CYLINDER_RIM_SLACK)),
         ("SHAPE_FLAG_CYLINDER", U32(SHAPE_FLAG_CYLINDER)),
         ("SHAPE_FLAG_STATIC", U32(SHAPE_FLAG_STATIC)),
-        ("PLACED_UNBOUNDED", U32(PLACED_UNBOUNDED)),
     ];
     assert_consts(&module, &expected);
     for entry in &module.entry_points {

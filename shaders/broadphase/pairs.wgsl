@@ -45,13 +45,13 @@ struct GpuBroadphaseParams {
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
 @group(0) @binding(1) var<storage, read> bodies: array<GpuBody>;
-// Each body's padded box, BVH frame, in the tree's order (bvh_build.wgsl step 4): the body in
-// `first`, its shape's flags (and PLACED_UNBOUNDED for a half-space) in `count`.
-@group(0) @binding(2) var<storage, read> placed: array<BvhNode>;
+// Each body's padded box, BVH frame, by body index (bvh_build.wgsl step 1).
+@group(0) @binding(2) var<storage, read> boxes: array<BvhNode>;
 @group(0) @binding(3) var<storage, read> nodes: array<BvhNode>;
-@group(0) @binding(4) var<storage, read_write> pairs: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read_write> counter: GpuPairCount;
-@group(0) @binding(6) var<uniform> params: GpuBroadphaseParams;
+@group(0) @binding(4) var<storage, read> body_list: array<u32>;
+@group(0) @binding(5) var<storage, read_write> pairs: array<vec2<u32>>;
+@group(0) @binding(6) var<storage, read_write> counter: GpuPairCount;
+@group(0) @binding(7) var<uniform> params: GpuBroadphaseParams;
 
 // The half-space rule (sweep.rs step 4): the lowest point of box `b` (BVH frame) along
 // the world plane normal of half-space body `j` is within the margin of the plane, plus a
@@ -109,17 +109,17 @@ fn leaf_pairs(
     world_i: f32,
 ) {
     for (var place = max(leaf.first, slot + 1u); place < leaf.first + leaf.count; place++) {
-        // One read in order per member: its box, body and shape flags.
-        let other = placed[place];
+        let j = body_list[place];
+        let other = boxes[j];
         if any(other.min > hi) || any(lo > other.max) {
             continue;
         }
-        let j = other.first;
-        if (other.count & PLACED_UNBOUNDED) != 0u {
+        let other_shape = shapes[bodies[j].shape];
+        if other_shape.unbounded != 0u {
             if !static_i && near_half_space(b, j, world_i) {
                 emit(min(i, j), max(i, j));
             }
-        } else if (other.count & refused) == 0u {
+        } else if (other_shape.flags & refused) == 0u {
             emit(min(i, j), max(i, j));
         }
     }
@@ -131,18 +131,18 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     if slot >= params.body_count {
         return;
     }
-    let b = placed[slot];
-    if (b.count & PLACED_UNBOUNDED) != 0u {
+    let i = body_list[slot];
+    let body = bodies[i];
+    if shapes[body.shape].unbounded != 0u {
         return;
     }
-    let i = b.first;
-    let body = bodies[i];
     // The batch's door (narrowphase::validate::never_paired): a static body (a mesh) pairs with
     // no static one (a mesh or a half-space).
-    let static_i = (b.count & SHAPE_FLAG_STATIC) != 0u;
+    let static_i = (shapes[body.shape].flags & SHAPE_FLAG_STATIC) != 0u;
     // The flags a bounded j must not have.
     let refused = select(0u, SHAPE_FLAG_STATIC, static_i);
     // The box grown by the margin (the node test below is the CPU's overlap test).
+    let b = boxes[i];
     let lo = b.min - vec3<f32>(params.margin);
     let hi = b.max + vec3<f32>(params.margin);
     let world_i = max_abs(body.translation_hi);

@@ -13,8 +13,7 @@
 //    stably: ties stay in index order.
 // 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
-//    the union of their boxes, and their indices in the body list; each body's box also in
-//    that order (`placed`: the body in `first`, its shape's flags in `count`).
+//    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
@@ -57,8 +56,6 @@ struct GpuBvhParams {
 @group(0) @binding(7) var<uniform> params: GpuBvhParams;
 // Boxed hulls' vertices, shape frame (xyz; w unused), ranges in GpuBvhShape.
 @group(0) @binding(8) var<storage, read> vertices: array<vec4<f32>>;
-// Step 4's boxes in leaf order: `first` the body, `count` its shape's flags | PLACED_UNBOUNDED.
-@group(0) @binding(9) var<storage, read_write> placed: array<BvhNode>;
 
 // f32 -> u32 preserving order: flip every bit of a negative, the sign bit of a positive.
 fn order_encode(x: f32) -> u32 {
@@ -204,10 +201,6 @@ fn leaves_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgr
         lo = min(lo, b.min);
         hi = max(hi, b.max);
         body_list[first + k] = body;
-        // The box in leaf order, with what a traversal over bodies asks of its shape.
-        let shape = shapes[bodies[body].shape];
-        let kind = shape.flags | select(0u, PLACED_UNBOUNDED, shape.unbounded != 0u);
-        placed[first + k] = BvhNode(b.min, body, b.max, kind);
     }
     nodes[node] = BvhNode(lo, first, hi, count);
 }

@@ -29,9 +29,6 @@ struct GpuBvhShape {
 const SHAPE_FLAG_CYLINDER: u32 = 1u;
 // Must match crate::bvh::gpu::SHAPE_FLAG_STATIC: a mesh, paired with no static body.
 const SHAPE_FLAG_STATIC: u32 = 2u;
-// Must match crate::bvh::gpu::PLACED_UNBOUNDED: the `count` bit of a placed box (a body's box in
-// leaf order, bvh_build.wgsl step 4) that marks a half-space; the other bits are its shape's flags.
-const PLACED_UNBOUNDED: u32 = 0x80000000u;
 
 // Must match crate::bvh::BvhNode (BVH frame): an inner node's children at `first` and
 // `first + 1`; a leaf's `count` > 0 bodies from `first` in the body list.

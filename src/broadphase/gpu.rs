@@ -191,6 +191,7 @@ impl BroadphaseKernels {
                 storage(true),
                 storage(true),
                 storage(true),
+                storage(true),
                 storage(false),
                 storage(false),
                 wgpu::BindingType::Buffer {
@@ -399,11 +400,12 @@ impl GpuBroadphase {
             entries: &[
                 whole(0, bvh.shapes),
                 binding(1, frame.bodies, 0, body_bytes),
-                whole(2, bvh.placed),
+                whole(2, bvh.boxes),
                 whole(3, bvh.nodes),
-                whole(4, &self.pairs.buffer),
-                whole(5, &self.count),
-                binding(6, &self.params, 0, GpuBroadphaseParams::min_size().get()),
+                whole(4, bvh.body_list),
+                whole(5, &self.pairs.buffer),
+                whole(6, &self.count),
+                binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
             ],
         });
         {

@@ -17,8 +17,7 @@
 //!    deterministic.
 //! 4. An implicit complete binary tree in heap order over L = ceil(n / [`BVH_LEAF_SIZE`])
 //!    leaves (2L - 1 nodes, children of k at 2k + 1 and 2k + 2): leaf i in order holds sorted
-//!    bodies `i * BVH_LEAF_SIZE..`, its box their union. Each body's box is also written in
-//!    this order with its body index and shape flags (`GpuBvh::placed`).
+//!    bodies `i * BVH_LEAF_SIZE..`, its box their union.
 //! 5. Inner nodes, one dispatch per tree level from the bottom up: the union of the children.
 //!
 //! Design notes, cost and what it leaves out: `docs/design/gpu-bvh.md`.
@@ -133,11 +132,6 @@ pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 /// batch refuses such pairs (`narrowphase::validate::never_paired`). Must match
 /// bvh/layout.wgsl.
 pub const SHAPE_FLAG_STATIC: u32 = 2;
-
-/// The bit of a placed box's `count` (each body's box in leaf order, as the GPU broadphase
-/// reads it) that marks a half-space (its shape `unbounded`); the other bits are its shape's
-/// [`GpuBvhShape::flags`]. Must match bvh/layout.wgsl.
-pub const PLACED_UNBOUNDED: u32 = 1 << 31;
 
 const _: () = assert!(size_of::<GpuBvhShape>() == 48);
 
@@ -276,7 +270,6 @@ impl BvhBuildKernels {
                 storage(false),
                 uniform,
                 storage(true),
-                storage(false),
             ],
         );
         let variants = ENTRY_POINTS.map(|entry| (entry, entry, wgpu::PipelineCompilationOptions::default()));
@@ -316,8 +309,6 @@ pub(crate) struct GpuBvhBuilder {
     nodes: GrowBuffer,
     /// Leaf body lists (u32 body indices).
     body_list: GrowBuffer,
-    /// The body boxes in leaf order ([`GpuBvh::placed`]).
-    placed: GrowBuffer,
     /// One [`GpuBvhParams`] per dispatch, [`PARAMS_STRIDE`] apart.
     params: GrowBuffer,
     /// Step 3's sort.
@@ -329,11 +320,8 @@ pub(crate) struct GpuBvhBuilder {
 pub(crate) struct GpuBvh<'a> {
     /// One [`GpuBvhShape`] per shape (half-spaces carry their plane).
     pub shapes: &'a wgpu::Buffer,
-    /// Each body's box, BVH frame, in leaf order (the body list's): a [`BvhNode`] whose
-    /// `first` is the body index and `count` its shape's [`GpuBvhShape::flags`], with
-    /// [`PLACED_UNBOUNDED`] for a half-space. What a traversal over bodies reads at a leaf
-    /// (the GPU broadphase), one array in order instead of the list and then each body.
-    pub placed: &'a wgpu::Buffer,
+    /// Each body's box, BVH frame ([`BvhNode`], `first` = body index), by body index.
+    pub boxes: &'a wgpu::Buffer,
     /// [`BvhNode`]s, BVH frame, `node_count` of them (0 for no body).
     pub nodes: &'a wgpu::Buffer,
     /// Nodes written.
@@ -391,7 +379,6 @@ impl GpuBvhBuilder {
             keys: GrowBuffer::new(device, "bvh sort keys", out),
             nodes: GrowBuffer::new(device, "bvh nodes", out),
             body_list: GrowBuffer::new(device, "bvh body list", out),
-            placed: GrowBuffer::new(device, "bvh placed boxes", work),
             params: GrowBuffer::new(
                 device,
                 "bvh build params",
@@ -434,7 +421,6 @@ impl GpuBvhBuilder {
             ("bvh sort keys", key_bytes),
             ("bvh nodes", node_bytes),
             ("bvh body list", list_bytes),
-            ("bvh placed boxes", box_bytes),
         ] {
             check_limit(what, bytes, limits.max_binding, binding_limit)?;
         }
@@ -465,7 +451,6 @@ impl GpuBvhBuilder {
         self.keys.reserve(device, key_bytes, max);
         self.nodes.reserve(device, node_bytes, max);
         self.body_list.reserve(device, list_bytes, max);
-        self.placed.reserve(device, box_bytes, max);
         self.params.reserve(device, params_bytes, max);
         let mut recorded = Ok(());
         if !steps.is_empty() {
@@ -476,7 +461,7 @@ impl GpuBvhBuilder {
         popped?;
         Ok(GpuBvh {
             shapes: &self.shapes,
-            placed: &self.placed.buffer,
+            boxes: &self.boxes.buffer,
             nodes: &self.nodes.buffer,
             node_count: node_count as u32,
             body_list: &self.body_list.buffer,
@@ -511,7 +496,6 @@ impl GpuBvhBuilder {
                 binding(6, &self.body_list.buffer, 0, self.body_list.buffer.size()),
                 binding(7, &self.params.buffer, 0, GpuBvhParams::min_size().get()),
                 binding(8, &self.vertices, 0, self.vertices.size()),
-                binding(9, &self.placed.buffer, 0, self.placed.buffer.size()),
             ],
         });
         // Step 1's atomics start from 0 (no centre seen).
