@@ -26,7 +26,7 @@ use hullsat::{
 };
 use rand::RngExt;
 use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
-use support::seeded_rng;
+use support::{device_or_skip, seeded_rng};
 use wgpu::util::DeviceExt;
 
 /// A storage buffer holding `contents` (at least 48 bytes, as wgpu wants no empty binding).
@@ -164,6 +164,24 @@ fn check_scene(
     let tally =
         compare_ray_hits(shapes, bodies, rays, closest, &got, &expected).unwrap_or_else(|e| panic!("{e}"));
     Some((tally.hits, tally.ties(), recomputed))
+}
+
+/// On a device with wgpu's default limits (8 storage buffers a shader stage, as WebGPU): the
+/// resident cast, its BVH built on the GPU included, binds no more and gives the CPU's hits.
+#[test]
+fn a_device_of_default_limits_casts_resident_rays() {
+    let mut rng = seeded_rng(37);
+    let (shapes, bodies) = random_scene(&mut rng, 300, 20.0, Vec3::ZERO);
+    let rays = random_rays(&mut rng, 2000, 20.0, Vec3::ZERO);
+    let Some((device, queue)) = device_or_skip(wgpu::Limits::default()) else {
+        return;
+    };
+    let mut gpu = GpuRaycaster::with_device(device, queue, &shapes).expect("ray caster on a default device");
+    let (got, _) = cast_resident(&mut gpu, &shapes, &bodies, &rays, DVec3::splat(10.0), true);
+    let expected = CpuRaycaster::new(&shapes).cast(&bodies, &rays, true).unwrap();
+    let tally =
+        compare_ray_hits(&shapes, &bodies, &rays, true, &got, &expected).unwrap_or_else(|e| panic!("{e}"));
+    assert!(tally.hits > 100, "{} hits", tally.hits);
 }
 
 #[test]
