@@ -600,12 +600,7 @@ impl<'a> Sweep<'a> {
                 let Some(cells) = self.gather(tile, scratch, |_, _, _| true) else {
                     unreachable!("gather stops only when `home` returns false")
                 };
-                let TileScratch {
-                    entries,
-                    starts,
-                    copies,
-                    ..
-                } = &*scratch;
+                let (entries, starts, copies) = (&scratch.entries, &scratch.starts, &scratch.copies);
                 (0..cells.count())
                     .flat_map(|c| {
                         let cell = &copies[starts[c] as usize..starts[c + 1] as usize];
