@@ -1,13 +1,14 @@
 //! The CPU broadphase: sweep and prune over the bodies' world AABBs, tile by tile, on all
-//! threads. Beyond the pairs themselves it holds one index per body and tile reached, each
-//! tile's pairs at 4 bytes a pair until the list is written, and each thread's tile; never a
-//! box per body of the whole scene.
+//! threads. Beyond the pairs themselves it holds each tile's members and pairs packed into bits
+//! ([`MemberList`], [`PlacePairs`]: about a third of the pairs' size at 1M mixed bodies) and
+//! each thread's tile; never a box per body of the whole scene.
 //!
 //! 1. Set the half-spaces aside. Bound each other body's box without computing it: a ball
 //!    around the body's position that its shape's box cannot leave ([`box_reach`]), grown for
 //!    rounding ([`conservative_box`]).
 //! 2. Cut the scene into tiles ([`Tiles`]: about [`BODIES_PER_TILE`] bodies each) and list each
-//!    tile's members, the bodies whose bounding ball reaches it, on all threads.
+//!    tile's members, the bodies whose bounding ball reaches it, on all threads, and pack each
+//!    tile's list.
 //! 3. Sweep each tile on its own ([`Sweep::sweep_tile`]), tiles in parallel: compute its
 //!    members' world AABBs ([`world_aabb`]), keep those that reach the tile, sort them by their
 //!    lower bound on the axis along which the bodies vary most, cut the tile into cells across
@@ -17,8 +18,8 @@
 //!    holding the larger of the two boxes' lower corners. Each half-space is paired, in the
 //!    tile holding a body's lower corner, with the body whose box comes within the margin of
 //!    its plane. Two static shapes (triangle meshes, half-spaces) are never paired (the batch
-//!    refuses them). A tile keeps its pairs as places in its members, counted as they come:
-//!    past a limit ([`candidate_pairs_at_most`]) every tile stops.
+//!    refuses them). A tile keeps its pairs as places in its members, counted as they come
+//!    (past a limit, [`candidate_pairs_at_most`], every tile stops), and packs them.
 //! 4. Allocate the list once, at its length, and write each tile's pairs into its part as body
 //!    indices `[min, max]`.
 //! 5. Sort the pairs, so the output does not depend on threads.
@@ -33,6 +34,7 @@ use crate::shape::Shape;
 
 use super::aabb::{Aabb, world_aabb};
 use super::grid::{BODIES_PER_TILE, Cells, Tiles};
+use super::packed::{BitWriter, MemberList, PlacePairs};
 use crate::constants::COMPOUND_AABB_PADDING;
 use crate::narrowphase::validate::never_paired;
 use crate::parallel::{SharedPtr, prefetch};
@@ -98,7 +100,7 @@ fn pairs_tile_by_tile(
     // Step 3: each tile's pairs, kept compact, counted as they come; every tile stops
     // once the count passes the limit.
     let counted = AtomicUsize::new(0);
-    let tiles: Vec<Option<TilePairs>> = (0..sweep.tiles.count())
+    let tiles: Vec<Option<PlacePairs>> = (0..sweep.tiles.count())
         .into_par_iter()
         .map_init(TileScratch::default, |scratch, tile| {
             sweep.tile_pairs(tile, scratch, &counted, max_pairs)
@@ -130,7 +132,19 @@ fn pairs_tile_by_tile(
     parts
         .into_par_iter()
         .enumerate()
-        .for_each(|(t, (tile, part))| tile.write(|place| sweep.body(t, place), part));
+        .for_each_init(Vec::new, |members, (t, (tile, part))| {
+            sweep.members[t].unpack_into(members);
+            let body = |place: u32| match members.get(place as usize) {
+                Some(&body) => body,
+                None => sweep.half_spaces[place as usize - members.len()].0,
+            };
+            let mut written = 0;
+            tile.for_each(|a, b| {
+                let (a, b) = (body(a), body(b));
+                part[written] = [a.min(b), a.max(b)];
+                written += 1;
+            });
+        });
 
     // Step 5: deterministic order (one u64 comparison a step instead of two u32 ones).
     pairs.par_sort_unstable_by_key(|&[a, b]| u64::from(a) << 32 | u64::from(b));
@@ -224,47 +238,14 @@ struct TileScratch {
     starts: Vec<u32>,
     /// Indices into `entries`, cell by cell, each cell in sweep order.
     copies: Vec<u32>,
-    /// The tile's pairs as they are found.
+    /// The tile's members, unpacked.
+    members: Vec<u32>,
+    /// The tile's pairs as they are found, each `[a, b]` with place `a < b`.
     pairs: Vec<[u32; 2]>,
-}
-
-/// One tile's pairs until the list is allocated, each body as its place in the tile's members
-/// followed by the half-spaces ([`Sweep::body`]), in as few bytes as the tile allows.
-enum TilePairs {
-    /// For at most 2^16 places: 4 bytes a pair.
-    Narrow(Box<[[u16; 2]]>),
-    /// For more.
-    Wide(Box<[[u32; 2]]>),
-}
-
-impl TilePairs {
-    fn len(&self) -> usize {
-        match self {
-            TilePairs::Narrow(pairs) => pairs.len(),
-            TilePairs::Wide(pairs) => pairs.len(),
-        }
-    }
-
-    /// Writes the pairs into `part` (of their length) as `[a, b]`, `a < b`, the bodies that
-    /// `body` gives for each place.
-    fn write(self, body: impl Fn(u32) -> u32, part: &mut [[u32; 2]]) {
-        let pair = |a: u32, b: u32| {
-            let (a, b) = (body(a), body(b));
-            [a.min(b), a.max(b)]
-        };
-        match self {
-            TilePairs::Narrow(pairs) => {
-                for (out, [a, b]) in part.iter_mut().zip(pairs) {
-                    *out = pair(a.into(), b.into());
-                }
-            }
-            TilePairs::Wide(pairs) => {
-                for (out, [a, b]) in part.iter_mut().zip(pairs) {
-                    *out = pair(a, b);
-                }
-            }
-        }
-    }
+    /// What packing the pairs uses ([`PlacePairs::pack`]).
+    counts: Vec<u32>,
+    grouped: Vec<[u32; 2]>,
+    writer: BitWriter,
 }
 
 /// The scene as the sweep reads it (steps 1 and 2).
@@ -282,10 +263,8 @@ struct Sweep<'a> {
     /// The sweep axis (along which the bodies vary most), then the two cross axes.
     axes: [usize; 3],
     tiles: Tiles,
-    /// Tile `t`'s members, the bodies whose [`conservative_box`] reaches it, are
-    /// `members[starts[t]..starts[t + 1]]`, in body order.
-    starts: Vec<usize>,
-    members: Vec<u32>,
+    /// Tile `t`'s members, the bodies whose [`conservative_box`] reaches it, in body order.
+    members: Vec<MemberList>,
 }
 
 impl<'a> Sweep<'a> {
@@ -373,6 +352,12 @@ impl<'a> Sweep<'a> {
                     });
                 }
             });
+        let members = (0..tiles.count())
+            .into_par_iter()
+            .map_init(BitWriter::default, |writer, t| {
+                MemberList::pack(&members[starts[t]..starts[t + 1]], writer)
+            })
+            .collect();
 
         Sweep {
             shapes,
@@ -383,7 +368,6 @@ impl<'a> Sweep<'a> {
             meshes: shapes.iter().any(|s| matches!(s, Shape::TriMesh(_))),
             axes: stats.axes_by_variance(),
             tiles,
-            starts,
             members,
         }
     }
@@ -424,10 +408,11 @@ impl<'a> Sweep<'a> {
             entries,
             starts,
             copies,
+            members,
             ..
         } = scratch;
         entries.clear();
-        let members = self.members(tile);
+        self.members[tile].unpack_into(members);
         for (place, &body) in members.iter().enumerate() {
             // A tile's members lie anywhere in the body list: ask for a later one's body early.
             if let Some(&later) = members.get(place + PREFETCH_AHEAD) {
@@ -486,7 +471,7 @@ impl<'a> Sweep<'a> {
         scratch: &mut TileScratch,
         mut emit: impl FnMut([u32; 2]) -> bool,
     ) -> bool {
-        let members = self.members(tile).len();
+        let members = self.members[tile].len();
         let Some(cells) = self.gather(tile, scratch, |place, body, b| {
             self.half_spaces
                 .iter()
@@ -543,18 +528,17 @@ impl<'a> Sweep<'a> {
         scratch: &mut TileScratch,
         counted: &AtomicUsize,
         max_pairs: usize,
-    ) -> Option<TilePairs> {
+    ) -> Option<PlacePairs> {
         /// Pairs a tile finds between looks at the shared count.
         const REPORT: usize = 1 << 12;
         if counted.load(Ordering::Relaxed) > max_pairs {
             return None;
         }
-        let narrow = self.members(tile).len() + self.half_spaces.len() <= 1 << 16;
         let mut found = std::mem::take(&mut scratch.pairs);
         found.clear();
         let mut unreported = 0;
-        let complete = self.sweep_tile(tile, scratch, |pair| {
-            found.push(pair);
+        let complete = self.sweep_tile(tile, scratch, |[a, b]| {
+            found.push([a.min(b), a.max(b)]);
             unreported += 1;
             unreported < REPORT || {
                 unreported = 0;
@@ -565,29 +549,16 @@ impl<'a> Sweep<'a> {
             }
         });
         counted.fetch_add(unreported, Ordering::Relaxed);
-        let pairs = complete.then(|| {
-            if narrow {
-                TilePairs::Narrow(found.iter().map(|&[a, b]| [a as u16, b as u16]).collect())
-            } else {
-                TilePairs::Wide(found.as_slice().into())
-            }
-        });
+        let places = self.members[tile].len() + self.half_spaces.len();
+        let TileScratch {
+            counts,
+            grouped,
+            writer,
+            ..
+        } = scratch;
+        let pairs = complete.then(|| PlacePairs::pack(&found, places, (counts, grouped, writer)));
         scratch.pairs = found;
         pairs
-    }
-
-    /// Tile `t`'s members, in body order.
-    fn members(&self, tile: usize) -> &[u32] {
-        &self.members[self.starts[tile]..self.starts[tile + 1]]
-    }
-
-    /// The body at `place` in tile `t`: its member there, or past the members a half-space.
-    fn body(&self, tile: usize, place: u32) -> u32 {
-        let members = self.members(tile);
-        match members.get(place as usize) {
-            Some(&body) => body,
-            None => self.half_spaces[place as usize - members.len()].0,
-        }
     }
 
     /// An upper bound on the number of pairs, without walking a window: the sum of every tile's
@@ -810,8 +781,8 @@ mod tests {
         assert_eq!(pairs_with_tiles(&shapes, &bodies, 0.01, (32, 27)), one);
     }
 
-    /// A tile of more than 2^16 places keeps its pairs as u32 places: the same pairs as tiles
-    /// small enough for u16.
+    /// A tile of more than 2^16 places packs its places in 17 bits: the same pairs as tiles of
+    /// 13-bit places.
     #[test]
     fn a_tile_past_two_to_the_sixteen_places_keeps_its_pairs() {
         let (shapes, bodies) = scene(6, 70_000, (DVec3::ZERO, 60.0), (0.6, 0.3), 2);
