@@ -74,7 +74,7 @@ fn the_broadphase_holds_at_most_one_and_a_half_times_the_size_of_its_pairs() {
         let most = MOST.load(Ordering::SeqCst) - before;
         let pairs_size = pairs.len() * size_of::<[u32; 2]>();
         assert!(pairs.len() > 250_000, "only {} pairs", pairs.len());
-        // On the 2-core VM: 1.36 times the pairs at 2 threads (1M bodies: 1.36), 1.94 at 16;
+        // On the 2-core VM: 1.38 times the pairs at 2 threads (1M bodies: 1.39), 1.9-2.6 at 16;
         // with u32 members and u16 places 1.89 and 3.4; before the tiles the sweep held every
         // body's box and their grid copies, 10.1 times the pairs.
         let ratio = most as f64 / pairs_size as f64;
