@@ -283,12 +283,11 @@ struct SweepEntry {
 }
 
 impl SweepEntry {
-    /// The sweep order: by lower bound (as [`f32::total_cmp`]), then by body.
+    /// The lower bound's bits, in the order [`f32::total_cmp`] gives the bounds.
     #[inline]
-    fn order(&self) -> u64 {
+    fn lower_key(&self) -> u32 {
         let bits = self.lower.to_bits();
-        let ordered = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
-        u64::from(ordered) << 32 | u64::from(self.body)
+        if bits >> 31 == 1 { !bits } else { bits | 1 << 31 }
     }
 
     /// `[min_u, max_u + margin, min_v, max_v + margin]`, as [`Cells`] reads a box.
@@ -297,11 +296,80 @@ impl SweepEntry {
     }
 }
 
+/// Sorts a tile's `entries`, gathered in body order, into the sweep order: by lower bound, then
+/// by body. Each entry's key (its bound's bits, then its index) is radix sorted on the bound's
+/// bytes, lowest first, each pass stable (so one bound's bodies stay in body order; a byte every
+/// bound shares takes no pass), then the entries are moved once, cycle by cycle, to their keys'
+/// places. `keys` and `spare` are room for the keys (8 bytes an entry each, where sorting the
+/// entries through a spare would take 32).
+fn into_sweep_order(entries: &mut [SweepEntry], (keys, spare): (&mut Vec<u64>, &mut Vec<u64>)) {
+    let n = entries.len();
+    let mut counts = [[0u32; 256]; 4];
+    keys.clear();
+    keys.extend(entries.iter().enumerate().map(|(i, entry)| {
+        let bound = entry.lower_key();
+        for (byte, count) in counts.iter_mut().enumerate() {
+            count[(bound >> (8 * byte)) as usize & 255] += 1;
+        }
+        u64::from(bound) << 32 | i as u64
+    }));
+    let Some(&first) = keys.first() else {
+        return;
+    };
+    spare.resize(n, 0);
+    // Each pass moves the keys from one of the two to the other.
+    let mut in_spare = false;
+    for (byte, count) in counts.iter_mut().enumerate() {
+        let digit = |key: u64| (key >> (32 + 8 * byte)) as usize & 255;
+        if count[digit(first)] as usize == n {
+            continue;
+        }
+        // Each digit's first place, then each key at its digit's next place.
+        let mut sum = 0;
+        for c in count.iter_mut() {
+            (*c, sum) = (sum, sum + *c);
+        }
+        let (from, to) = if in_spare {
+            (&*spare, &mut *keys)
+        } else {
+            (&*keys, &mut *spare)
+        };
+        for &key in from {
+            let next = &mut count[digit(key)];
+            to[*next as usize] = key;
+            *next += 1;
+        }
+        in_spare = !in_spare;
+    }
+    let order = if in_spare { spare } else { keys };
+    // The entry for place `i` is at `order[i]`'s index; a place filled gets its own index.
+    let source = |order: &[u64], i: usize| order[i] as u32 as usize;
+    for start in 0..n {
+        let mut from = source(order, start);
+        if from == start {
+            continue;
+        }
+        let held = entries[start];
+        let mut at = start;
+        while from != start {
+            entries[at] = entries[from];
+            order[at] = at as u64;
+            at = from;
+            from = source(order, at);
+        }
+        entries[at] = held;
+        order[at] = at as u64;
+    }
+}
+
 /// What one thread's tile sweeps reuse from tile to tile.
 #[derive(Default)]
 struct TileScratch {
     /// The tile's boxes, sorted by their lower bound on the sweep axis.
     entries: Vec<SweepEntry>,
+    /// Room for the boxes' keys while they are sorted.
+    keys: Vec<u64>,
+    spare: Vec<u64>,
     /// Cell `c`'s boxes are `copies[starts[c]..starts[c + 1]]`.
     starts: Vec<u32>,
     /// Indices into `entries`, cell by cell, each cell in sweep order.
@@ -507,6 +575,8 @@ impl<'a> Sweep<'a> {
         let at = self.tiles.coordinates(tile);
         let TileScratch {
             entries,
+            keys,
+            spare,
             starts,
             copies,
             members,
@@ -514,6 +584,8 @@ impl<'a> Sweep<'a> {
         } = scratch;
         entries.clear();
         self.members[tile].unpack_into(members);
+        // At most one box a member: room for exactly that, not twice as a push would grow it.
+        entries.reserve_exact(members.len());
         for (place, &body) in members.iter().enumerate() {
             // A tile's members lie anywhere in the body list: ask for a later one's body early.
             if let Some(&later) = members.get(place + PREFETCH_AHEAD) {
@@ -536,7 +608,7 @@ impl<'a> Sweep<'a> {
                 place: place as u32,
             });
         }
-        entries.sort_unstable_by_key(SweepEntry::order);
+        into_sweep_order(entries, (keys, spare));
 
         // Each cell lists, in sweep order, every box that reaches into it: counts, their prefix
         // sums (each cell's start), the indices written at each cell's next place, and the
@@ -918,6 +990,50 @@ mod tests {
         );
         let err = pairs_tile_by_tile(&shapes, &bodies, 0.02, all.len() - 1, 50).unwrap_err();
         assert!(err.bound >= all.len(), "{err}: the bound is an upper bound");
+    }
+
+    /// Boxes come out of the radix sort in the sweep order: by lower bound as `total_cmp`
+    /// orders it (negative, -0 before +0, ties), then by body; also when every bound shares
+    /// bytes, and for no box or one.
+    #[test]
+    fn boxes_sort_into_the_sweep_order() {
+        let mut next = unit_floats(9);
+        let (mut keys, mut spare) = (Vec::new(), Vec::new());
+        let spread: Vec<f32> = (0..3000).map(|_| (next() - 0.5) * 1e4).collect();
+        let close: Vec<f32> = (0..3000)
+            .map(|_| 1000.0 + (next() * 64.0).floor() / 64.0)
+            .collect();
+        let signed = vec![
+            -0.0,
+            0.0,
+            -1.0,
+            1.0,
+            -0.0,
+            f32::MIN,
+            f32::MAX,
+            0.0,
+            -1e-30,
+            1e-30,
+            -1.0,
+        ];
+        for lowers in [vec![], vec![3.0], vec![2.0; 40], spread, close, signed] {
+            let mut entries: Vec<SweepEntry> = lowers
+                .iter()
+                .enumerate()
+                .map(|(body, &lower)| SweepEntry {
+                    lower,
+                    body: body as u32,
+                    ..SweepEntry::default()
+                })
+                .collect();
+            let mut expected = entries.clone();
+            expected.sort_by(|a, b| a.lower.total_cmp(&b.lower).then(a.body.cmp(&b.body)));
+            into_sweep_order(&mut entries, (&mut keys, &mut spare));
+            let order = |entries: &[SweepEntry]| -> Vec<(u32, u32)> {
+                entries.iter().map(|e| (e.lower.to_bits(), e.body)).collect()
+            };
+            assert_eq!(order(&entries), order(&expected), "{} boxes", lowers.len());
+        }
     }
 
     /// A bucket sorts like a sort by comparisons: first bodies agreeing but in 0, 3 or 12 low
