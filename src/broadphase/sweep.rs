@@ -179,10 +179,16 @@ struct BucketScratch {
 
 /// Sorts a bucket's pairs, whose first bodies agree but in their low `shift` bits: by first
 /// body with a counting sort, then each first body's pairs by second body. A bucket of more than
-/// [`COUNTED_BUCKET`] pairs is sorted by comparisons, on all threads, in place.
+/// [`COUNTED_BUCKET`] pairs is sorted by comparisons, on all threads, in place; one of fewer
+/// pairs than an eighth of its first bodies too (counting would cost more than it spares).
 fn sort_bucket(bucket: &mut [[u32; 2]], shift: u32, scratch: &mut BucketScratch) {
+    let key = |&[a, b]: &[u32; 2]| u64::from(a) << 32 | u64::from(b);
     if bucket.len() > COUNTED_BUCKET {
-        bucket.par_sort_unstable_by_key(|&[a, b]| u64::from(a) << 32 | u64::from(b));
+        bucket.par_sort_unstable_by_key(key);
+        return;
+    }
+    if bucket.len() < (1 << shift) / 8 {
+        bucket.sort_unstable_by_key(key);
         return;
     }
     let low = |a: u32| (a & ((1 << shift) - 1)) as usize;
@@ -1037,7 +1043,8 @@ mod tests {
     }
 
     /// A bucket sorts like a sort by comparisons: first bodies agreeing but in 0, 3 or 12 low
-    /// bits, one first body with a thousand second ones, and a bucket too big to count.
+    /// bits, one first body with a thousand second ones, a bucket too small and one too big to
+    /// count.
     #[test]
     fn buckets_sort_their_pairs() {
         let mut next = unit_floats(5);
@@ -1047,6 +1054,7 @@ mod tests {
             (3, 3000, 8),
             (12, 5000, 4096),
             (12, 1000, 1),
+            (12, 100, 4096),
             (12, COUNTED_BUCKET + 7, 4096),
         ] {
             let high = 77 << shift;
