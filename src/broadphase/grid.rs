@@ -34,6 +34,8 @@ pub(super) struct Slabs {
     per_length: f32,
     /// Number of slabs, at least 1.
     count: usize,
+    /// The last slab's index, `count - 1`, as a float (exact: at most MAX_SLABS).
+    last: f32,
 }
 
 impl Slabs {
@@ -52,6 +54,7 @@ impl Slabs {
             hi,
             per_length,
             count,
+            last: (count - 1) as f32,
         }
     }
 
@@ -85,8 +88,9 @@ impl Slabs {
     /// The slab holding coordinate `x`; non-decreasing in `x`, clamped to the existing slabs.
     #[inline]
     pub fn index(&self, x: f32) -> usize {
-        // `as` saturates: coordinates below `lo` land in slab 0.
-        (((x - self.lo) * self.per_length) as usize).min(self.count - 1)
+        // Clamped as a float (a NaN to slab 0: `max` drops it), then truncated: the same slab
+        // as saturating to usize and clamping, in fewer instructions.
+        ((x - self.lo) * self.per_length).max(0.0).min(self.last) as u32 as usize
     }
 
     /// The slabs `[first, last]` that `lo..=hi` reaches.
@@ -162,7 +166,9 @@ impl Tiles {
     /// The tiles `[first, last]` on each axis that the box `lo..=hi` reaches.
     #[inline]
     pub fn span(&self, lo: Vec3, hi: Vec3) -> [[usize; 2]; 3] {
-        [0, 1, 2].map(|i| self.axes[i].span(lo[i], hi[i]))
+        // Spelled out: an array `map` is not inlined here.
+        let [x, y, z] = &self.axes;
+        [x.span(lo.x, hi.x), y.span(lo.y, hi.y), z.span(lo.z, hi.z)]
     }
 
     /// Calls `f` with every tile the box `lo..=hi` reaches.
@@ -246,5 +252,48 @@ impl Cells {
     #[inline]
     fn span(&self, [u0, u1, v0, v1]: [f32; 4]) -> ([usize; 2], [usize; 2]) {
         (self.u.span(u0, u1), self.v.span(v0, v1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::unit_floats;
+
+    /// A slab index is the product saturated to usize and clamped to the last slab, for
+    /// coordinates inside, outside, at the ends, infinite and NaN, and never decreases.
+    #[test]
+    fn slab_indices_saturate_and_clamp() {
+        let mut next = unit_floats(13);
+        for slabs in [
+            Slabs::over(-2.0, 5.0, 1),
+            Slabs::over(-2.0, 5.0, 3),
+            Slabs::over(1e6, 1e6 + 0.5, 256),
+        ] {
+            let mut xs: Vec<f32> = (0..5000)
+                .map(|_| slabs.lo + (next() * 1.4 - 0.2) * (slabs.hi - slabs.lo))
+                .collect();
+            xs.extend([
+                slabs.lo,
+                slabs.hi,
+                -0.0,
+                0.0,
+                f32::MAX,
+                f32::MIN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+            ]);
+            xs.sort_by(f32::total_cmp);
+            xs.push(f32::NAN);
+            let mut previous = 0;
+            for &x in &xs {
+                let saturated = (((x - slabs.lo) * slabs.per_length) as usize).min(slabs.count - 1);
+                assert_eq!(slabs.index(x), saturated, "x = {x} in {slabs:?}");
+                if !x.is_nan() {
+                    assert!(slabs.index(x) >= previous, "x = {x} in {slabs:?}");
+                    previous = slabs.index(x);
+                }
+            }
+        }
     }
 }
