@@ -1,6 +1,6 @@
 //! What the CPU broadphase allocates beyond its input, counted by a global allocator over every
 //! thread (rayon's included), against the size of the pairs it returns (8 bytes a pair): the
-//! pairs, each tile's members and pairs packed into bits (about 9 bits a member and 15 a pair)
+//! pairs, each tile's members and pairs packed into bits (at 1M bodies about 9 bits a member and 15 a pair)
 //! until the list is written, and each thread's tile. One test in its own binary, so no other
 //! test allocates while it counts.
 
@@ -49,9 +49,10 @@ unsafe impl GlobalAlloc for Peak {
 static ALLOCATOR: Peak = Peak;
 
 /// Bytes one thread's tile may hold: its members (4 bytes each), boxes (32 bytes each), their
-/// cell copies (4 bytes each, about two a box), its pairs (8 bytes each, twice: as found and
-/// grouped for packing) and a count per member, for a tile of about 4,096 bodies plus those
-/// reaching in from its neighbours, with room for the vectors' growth.
+/// sort keys (16 bytes each), their cell copies (4 bytes each, about two a box), its pairs (8
+/// bytes each, twice: as found and grouped for packing), a count per member and the packed
+/// bits being written, for a tile of about 4,096 bodies plus those reaching in from its
+/// neighbours, with room for the vectors' growth.
 const TILE_BYTES: usize = 320 << 10;
 
 #[test]

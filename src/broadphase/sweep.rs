@@ -143,7 +143,8 @@ fn pairs_tile_by_tile(
                 let pair = sweep.bodies_at(members, [a, b]);
                 let at = &mut list.per_bucket[sweep.bucket(pair)];
                 assert!(*at < total, "step 3 counted every pair of each bucket");
-                // SAFETY: `at` runs over this tile's own part of the bucket, disjoint from every
+                // SAFETY: `at` runs over this tile's own part of the bucket (the pairs decode as
+                // step 3 found and counted them: packing is lossless), disjoint from every
                 // other tile's and every other bucket's and below `total`, the length of
                 // `pairs`, which nothing reads until every tile is done.
                 unsafe { out.get().add(*at).write(pair) };
@@ -167,7 +168,8 @@ fn pairs_tile_by_tile(
     Ok(pairs)
 }
 
-/// Most pairs a bucket sorts by counting (step 5): 512 KB of scratch a thread.
+/// Most pairs a bucket sorts by counting (step 5): 512 KB of pairs a thread, beside a count per
+/// first body of a bucket (16 KB at 1M bodies).
 const COUNTED_BUCKET: usize = 1 << 16;
 
 /// What step 5 reuses from bucket to bucket: a count per first body, the pairs in their order.
@@ -385,7 +387,7 @@ struct TileScratch {
     /// The tile's pairs as they are found, each `[a, b]` with place `a < b`.
     pairs: Vec<[u32; 2]>,
     /// What packing the pairs uses ([`PlacePairs::pack`]).
-    counts: Vec<u32>,
+    counts: Vec<usize>,
     grouped: Vec<[u32; 2]>,
     writer: BitWriter,
 }
@@ -524,7 +526,7 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// Number of buckets (step 3).
+    /// Number of buckets (steps 3 to 5).
     fn buckets(&self) -> usize {
         (self.bodies.len().saturating_sub(1) >> self.bucket_shift) + 1
     }
@@ -643,7 +645,7 @@ impl<'a> Sweep<'a> {
     }
 
     /// Step 3 for `tile`: calls `emit` with each of its pairs, half-space pairs first, as the
-    /// bodies' places ([`Sweep::body`]); false (and the sweep stopped) when `emit` returned false.
+    /// bodies' places ([`Sweep::bodies_at`]); false (and the sweep stopped) when `emit` returned false.
     fn sweep_tile(
         &self,
         tile: usize,
@@ -971,7 +973,7 @@ mod tests {
     }
 
     /// A tile of more than 2^16 places packs its places in 17 bits: the same pairs as tiles of
-    /// 13-bit places.
+    /// 13- or 14-bit places.
     #[test]
     fn a_tile_past_two_to_the_sixteen_places_keeps_its_pairs() {
         let (shapes, bodies) = scene(6, 70_000, (DVec3::ZERO, 60.0), (0.6, 0.3), 2);
