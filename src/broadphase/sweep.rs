@@ -433,18 +433,25 @@ impl<'a> Sweep<'a> {
                 margin,
             )
         };
-        let half_spaces: Vec<(u32, Vec3, f32)> = bodies
-            .par_iter()
-            .enumerate()
-            .filter_map(|(i, body)| match &shapes[body.shape as usize] {
-                Shape::HalfSpace(half_space) => {
-                    let normal = body.pose.transform_vector(half_space.normal);
-                    let offset = f64::from(half_space.offset) + normal.as_dvec3().dot(body.pose.translation);
-                    Some((i as u32, normal, offset as f32))
-                }
-                _ => None,
-            })
-            .collect();
+        // A pass over the bodies only when a shape is a half-space.
+        let half_spaces: Vec<(u32, Vec3, f32)> =
+            if shapes.iter().any(|shape| matches!(shape, Shape::HalfSpace(_))) {
+                bodies
+                    .par_iter()
+                    .enumerate()
+                    .filter_map(|(i, body)| match &shapes[body.shape as usize] {
+                        Shape::HalfSpace(half_space) => {
+                            let normal = body.pose.transform_vector(half_space.normal);
+                            let offset =
+                                f64::from(half_space.offset) + normal.as_dvec3().dot(body.pose.translation);
+                            Some((i as u32, normal, offset as f32))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let stats = bodies
             .par_iter()
             .filter(|body| bounded(body))
