@@ -454,8 +454,12 @@ impl<'a> Sweep<'a> {
             };
         let stats = bodies
             .par_iter()
-            .filter(|body| bounded(body))
-            .map(|body| SceneStats::of(body.pose.translation, conservative(body)))
+            .fold(SceneStats::default, |mut stats, body| {
+                if bounded(body) {
+                    stats.add(body.pose.translation, conservative(body));
+                }
+                stats
+            })
             .reduce(SceneStats::default, SceneStats::merge);
 
         // Step 2: the tiles and their members, listed on all threads: runs of the bodies count
@@ -786,8 +790,8 @@ impl<'a> Sweep<'a> {
 }
 
 /// What step 2 needs of the bounded bodies, gathered in one parallel pass: their number, the
-/// box holding their conservative boxes, the sum of those boxes' sizes, and their positions'
-/// sums and squared sums (for the axis along which they vary most).
+/// box holding their conservative boxes, the sum of those boxes' sides (three a box), and their
+/// positions' sums and squared sums (for the axis along which they vary most).
 #[derive(Clone, Copy, Debug)]
 struct SceneStats {
     count: usize,
@@ -812,16 +816,15 @@ impl Default for SceneStats {
 }
 
 impl SceneStats {
-    /// One body at `position` with conservative box `lo..hi`.
-    fn of(position: DVec3, (lo, hi): (Vec3, Vec3)) -> SceneStats {
-        SceneStats {
-            count: 1,
-            lo,
-            hi,
-            size_sum: f64::from((hi - lo).element_sum()) / 3.0,
-            sum: position,
-            square_sum: position * position,
-        }
+    /// Adds a body at `position` with conservative box `lo..hi`.
+    #[inline]
+    fn add(&mut self, position: DVec3, (lo, hi): (Vec3, Vec3)) {
+        self.count += 1;
+        self.lo = self.lo.min(lo);
+        self.hi = self.hi.max(hi);
+        self.size_sum += f64::from((hi - lo).element_sum());
+        self.sum += position;
+        self.square_sum += position * position;
     }
 
     fn merge(self, other: SceneStats) -> SceneStats {
@@ -835,9 +838,10 @@ impl SceneStats {
         }
     }
 
-    /// Mean size of the conservative boxes (length units; 0 without bodies).
+    /// Mean size of the conservative boxes, their three sides' mean (length units; 0 without
+    /// bodies).
     fn mean_width(&self) -> f32 {
-        (self.size_sum / self.count.max(1) as f64) as f32
+        (self.size_sum / (3 * self.count.max(1)) as f64) as f32
     }
 
     /// World axes (0, 1, 2 for X, Y, Z) ordered by how much the positions spread along them,
