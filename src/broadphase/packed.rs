@@ -1,7 +1,7 @@
 //! The CPU broadphase's lists packed into bits while they wait: a tile's members (increasing
-//! body indices, [`MemberList`]) and a tile's pairs of places in them ([`PlacePairs`]). At 1M
-//! mixed bodies both take about a third of the pairs' own size, where u32 members and u16
-//! places took nine tenths; the pairs' list is allocated while they are all held.
+//! body indices, [`MemberList`]) and a tile's pairs of places in them ([`PlacePairs`]). The
+//! pairs' list is allocated while they are all held: at 1M mixed bodies they take about a third
+//! of its size (u32 members and u16 places would take nine tenths).
 
 /// Bits written 64 to a word, lowest bit first.
 #[derive(Default)]
