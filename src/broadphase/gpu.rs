@@ -32,7 +32,7 @@ use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, cr
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::narrowphase::gpu::ResidentBatch;
@@ -194,11 +194,7 @@ impl BroadphaseKernels {
                 storage(true),
                 storage(false),
                 storage(false),
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: Some(GpuBroadphaseParams::min_size()),
-                },
+                uniform(false, Some(GpuBroadphaseParams::min_size())),
             ],
         );
         let [pairs] = compute_pipeline_variants(

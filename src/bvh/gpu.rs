@@ -33,7 +33,7 @@ use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
@@ -252,11 +252,6 @@ struct BvhBuildKernels {
 impl BvhBuildKernels {
     fn compile(context: &GpuContext) -> BvhBuildKernels {
         let device = context.device();
-        let uniform = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: true,
-            min_binding_size: Some(GpuBvhParams::min_size()),
-        };
         let layout = bind_group_layout(
             device,
             "bvh build",
@@ -268,7 +263,7 @@ impl BvhBuildKernels {
                 storage(false),
                 storage(false),
                 storage(false),
-                uniform,
+                uniform(true, Some(GpuBvhParams::min_size())),
                 storage(true),
             ],
         );

@@ -23,7 +23,7 @@ use wgpu::util::DeviceExt;
 use crate::gpu::buffers::{MIN_BUFFER_BYTES, binding, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, grid, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, grid, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 use crate::pose::Pose;
 use crate::scene::{Body, InputError};
@@ -203,11 +203,7 @@ impl MotionKernel {
             &[
                 storage(true),
                 storage(false),
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: Some(GpuMotionParams::min_size()),
-                },
+                uniform(false, Some(GpuMotionParams::min_size())),
             ],
         );
         let pipeline = compute_pipeline(device, "motion", "motion.wgsl", MOTION_WGSL, &[&layout]);

@@ -1,7 +1,7 @@
 //! Compute pipelines and bind group layouts, built the same way for every hullsat kernel (SAT,
 //! clip, ray casts).
 //!
-//! 1. [`storage`]: a storage buffer binding type.
+//! 1. [`storage`], [`uniform`]: a storage or uniform buffer binding type.
 //! 2. [`bind_group_layout`]: a compute-stage layout with one entry per binding type, numbered
 //!    from 0 ([`bind_group_layout_at`] with the binding numbers given).
 //! 3. [`compute_pipeline`]: compiles a WGSL source and builds its pipeline (entry point `main`)
@@ -18,6 +18,16 @@ pub(crate) fn storage(read_only: bool) -> wgpu::BindingType {
         ty: wgpu::BufferBindingType::Storage { read_only },
         has_dynamic_offset: false,
         min_binding_size: None,
+    }
+}
+
+/// A uniform buffer binding type: with a dynamic offset when one buffer holds several
+/// dispatches' parameters, `min_size` the parameters' size (`None`: checked at dispatch only).
+pub(crate) fn uniform(dynamic_offset: bool, min_size: Option<wgpu::BufferSize>) -> wgpu::BindingType {
+    wgpu::BindingType::Buffer {
+        ty: wgpu::BufferBindingType::Uniform,
+        has_dynamic_offset: dynamic_offset,
+        min_binding_size: min_size,
     }
 }
 

@@ -22,7 +22,7 @@ use encase::ShaderType;
 use super::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use super::context::ErrorScopes;
 use super::layout::write_uniform;
-use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage};
+use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage, uniform};
 use super::{GpuContext, GpuError};
 
 /// The WGSL source of the sort's kernels (`shaders/common/radix_sort.wgsl`).
@@ -216,11 +216,7 @@ struct RadixKernels {
 impl RadixKernels {
     fn compile(context: &GpuContext) -> RadixKernels {
         let device = context.device();
-        let uniform = |dynamic| wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: dynamic,
-            min_binding_size: Some(GpuRadixParams::min_size()),
-        };
+        let params = |dynamic| uniform(dynamic, Some(GpuRadixParams::min_size()));
         let layout = bind_group_layout(
             device,
             "radix sort",
@@ -229,13 +225,13 @@ impl RadixKernels {
                 storage(false),
                 storage(false),
                 storage(true),
-                uniform(true),
+                params(true),
             ],
         );
         let prepare_layout = bind_group_layout(
             device,
             "radix sort prepare",
-            &[uniform(false), storage(true), storage(false), storage(false)],
+            &[params(false), storage(true), storage(false), storage(false)],
         );
         let [prepare] = compute_pipeline_variants(
             device,

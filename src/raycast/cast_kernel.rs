@@ -6,7 +6,7 @@ use encase::ShaderType;
 
 use super::layout::{GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, ShapeTables, WORKGROUP_SIZE};
 use crate::gpu::buffers::{binding, upload_storage};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage};
+use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the ray kernel for shape lists without triangle meshes or compounds: the
@@ -68,11 +68,6 @@ impl CastKernel {
             upload("ray hull planes", bytemuck::cast_slice(&tables.planes))?,
         ];
         let shape_layout = bind_group_layout(device, "ray shapes", &[storage(true); 2]);
-        let uniform = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        };
         let call_layout = bind_group_layout(
             device,
             "ray call",
@@ -83,7 +78,7 @@ impl CastKernel {
                 storage(true),
                 storage(false),
                 storage(false),
-                uniform,
+                uniform(false, None),
             ],
         );
         let shape_group = device.create_bind_group(&wgpu::BindGroupDescriptor {

@@ -31,7 +31,7 @@ use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RES
 use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -80,11 +80,7 @@ impl CompoundKernels {
     ) -> Result<std::sync::Arc<Self>, GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let params = wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: Some(GpuParams::min_size()),
-            };
+            let params = uniform(true, Some(GpuParams::min_size()));
             let expand_call_layout = bind_group_layout_at(
                 device,
                 "compound expand call",

@@ -19,6 +19,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::context::DeviceLimits;
 use crate::gpu::pipeline::{
     bind_group_layout, compute_pipeline, compute_pipeline_variants, compute_pipeline_with_gaps, storage,
+    uniform,
 };
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
@@ -183,11 +184,7 @@ impl SatKernel {
                 storage(true),
                 storage(true),
                 storage(false),
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: Some(GpuParams::min_size()),
-                },
+                uniform(true, Some(GpuParams::min_size())),
             ],
         );
         let groups = [Some(&geometry_layout), Some(&call_layout)];
@@ -266,11 +263,7 @@ impl ClipKernel {
                 storage(true),
                 storage(true),
                 storage(true),
-                wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: true,
-                    min_binding_size: Some(GpuParams::min_size()),
-                },
+                uniform(true, Some(GpuParams::min_size())),
                 storage(false),
             ],
         );
@@ -307,11 +300,7 @@ pub(super) fn prepare_kernel(device: &wgpu::Device) -> (wgpu::ComputePipeline, w
         device,
         "resident prepare",
         &[
-            wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: Some(GpuResidentSetup::min_size()),
-            },
+            uniform(false, Some(GpuResidentSetup::min_size())),
             storage(true),
             storage(false),
             storage(false),

@@ -41,7 +41,7 @@ use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, uploa
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
-use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the mesh midphase: the shared declarations, the mesh layout, then the
@@ -100,11 +100,7 @@ impl MeshKernels {
     fn of(context: &GpuContext, kernels: &NarrowphaseKernels) -> Result<Arc<Self>, GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let params = wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: true,
-                min_binding_size: Some(GpuParams::min_size()),
-            };
+            let params = uniform(true, Some(GpuParams::min_size()));
             // The midphase binds 9 storage buffers, the clip kernel's limit: of the geometry
             // only the hull vertices and the shapes (a compound's parts ride in the ranges).
             let expand_geometry_layout = bind_group_layout_at(
