@@ -5,7 +5,11 @@
 //!    adapter (software adapters such as lavapipe count), one device and queue. It lives until
 //!    the process exits: it is never dropped, so no thread can tear an instance or device down
 //!    while another uses or destroys one (NVIDIA's driver deadlocks then). A failure (no
-//!    adapter) is remembered too.
+//!    adapter) is remembered too. The instance skips wgpu's indirect-call validation
+//!    ([`wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL`]; `WGPU_VALIDATION_INDIRECT_CALL=1` turns
+//!    it back on): every indirect argument hullsat dispatches is written by its own kernels,
+//!    clamped to the device's workgroups per dimension, and the validation adds a dispatch and
+//!    two barriers before each indirect dispatch.
 //! 2. [`GpuContext::with_device`] wraps a caller's device (a renderer's) the same way; the
 //!    caller owns that device's lifetime (on NVIDIA: drop devices from one thread at a time).
 //! 3. Health: errors outside error scopes and a lost device are recorded by callbacks on the
@@ -86,6 +90,10 @@ impl GpuContext {
     fn create_shared() -> Result<Arc<GpuContext>, GpuError> {
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+        // Step 1's indirect arguments: hullsat's own, clamped (see the module docs).
+        descriptor
+            .flags
+            .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
         let instance = wgpu::Instance::new(descriptor.with_env());
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
@@ -145,6 +153,11 @@ impl GpuContext {
     /// drop devices from one thread at a time: never two `wgpu::Device`s destroyed, or one
     /// destroyed and one created, on different threads at once (the driver deadlocks). Keeping
     /// the device for the life of the process, as [`shared_context`] does, avoids the question.
+    ///
+    /// Indirect dispatches on `device` follow its instance's flags: hullsat's indirect arguments
+    /// are its own kernels', clamped, so an instance without
+    /// [`wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL`] is safe and saves a validation dispatch
+    /// before each of them.
     pub fn with_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<Arc<GpuContext>, GpuError> {
         Self::build(device, queue, None, Arc::new(Mutex::new(DeviceHealth::default())))
     }
