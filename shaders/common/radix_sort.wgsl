@@ -266,7 +266,10 @@ fn scatter_main(
         for (var d = block / 2u; d > 0u; d /= 2u) {
             workgroupBarrier();
             for (var q = local; q < RADIX_TILE / 2u; q += RADIX_WORKGROUP_SIZE) {
-                let i = (q / d) * 2u * d + q % d;
+                // Compare-exchange q's pair (i, i + d): q with a zero bit inserted at d's bit
+                // (d a power of two; no integer division, which GPUs run as a long sequence).
+                let low = q & (d - 1u);
+                let i = ((q - low) << 1u) | low;
                 let a = ranks[i];
                 let c = ranks[i + d];
                 if (a > c) == ((i & block) == 0u) {
