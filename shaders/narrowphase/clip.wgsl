@@ -116,6 +116,12 @@ fn hull_vertex(hull: GpuShape, v: u32) -> vec3<f32> {
     return vertices[hull.first_vertex + v].xyz;
 }
 
+// The index after `k` in a loop of `n` entries (k < n): k + 1, wrapping to 0 (no integer
+// division, which GPUs run as a long sequence).
+fn next_in_loop(k: u32, n: u32) -> u32 {
+    return select(k + 1u, 0u, k + 1u >= n);
+}
+
 // First entry (in face_loops) and length of the loop of `face` of `hull`.
 fn face_loop(hull: GpuShape, face: u32) -> vec2<u32> {
     let g = hull.first_face + face;
@@ -167,7 +173,7 @@ fn crossing_id(carrier: u32, side: u32, ref_loop: vec2<u32>, incident_face: u32,
     // Two side planes meet at their shared reference vertex.
     let other = carrier & ~SIDE_CARRIER;
     var corner = loop_id(ref_loop, other);
-    if (other + 1u) % ref_loop.y == side {
+    if next_in_loop(other, ref_loop.y) == side {
         corner = loop_id(ref_loop, side);
     }
     return feature_id(kind ^ 1u, 0u, incident_face, corner);
@@ -181,7 +187,7 @@ fn clip_by_side_plane(src: u32, side_normal: vec3<f32>, offset: f32, side: u32, 
     let n = poly_len[src];
     for (var k = 0u; k < n; k++) {
         let cur = poly_position[src][k];
-        let next = poly_position[src][(k + 1u) % n];
+        let next = poly_position[src][next_in_loop(k, n)];
         let carrier = poly_carrier[src][k];
         let d_cur = dot(side_normal, cur) - offset;
         let d_next = dot(side_normal, next) - offset;
@@ -216,7 +222,7 @@ fn clip_incident_face(reference: PosedFace, incident: PosedFace, kind: u32) -> u
     var src = 0u;
     for (var side = 0u; side < ref_loop.y; side++) {
         let start = pose_point(reference.q, reference.t, hull_vertex(reference.hull, face_loops[ref_loop.x + side]));
-        let end_index = face_loops[ref_loop.x + (side + 1u) % ref_loop.y];
+        let end_index = face_loops[ref_loop.x + next_in_loop(side, ref_loop.y)];
         let end = pose_point(reference.q, reference.t, hull_vertex(reference.hull, end_index));
         // Points out of the face polygon across this edge: (edge x normal) for a CCW loop.
         let side_normal = cross(end - start, normal);

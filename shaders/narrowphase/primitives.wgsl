@@ -436,7 +436,7 @@ fn clip_capsule_on_face(hull: GpuShape, p0: vec3<f32>, p1: vec3<f32>, normal: ve
     var t_max = 1.0;
     for (var k = 0u; k < face_range.y; k++) {
         let v0 = hull_vertex(hull, face_loops[face_range.x + k]);
-        let v1 = hull_vertex(hull, face_loops[face_range.x + (k + 1u) % face_range.y]);
+        let v1 = hull_vertex(hull, face_loops[face_range.x + next_in_loop(k, face_range.y)]);
         let side = cross(v1 - v0, face_normal);
         let d0 = dot(side, p0 - v0);
         let d1 = dot(side, p1 - v0);

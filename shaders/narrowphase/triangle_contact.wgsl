@@ -320,7 +320,7 @@ fn clip_by_reference_sides(corners: ptr<function, array<vec3<f32>, MAX_CLIP_VERT
     var src = 0u;
     for (var side = 0u; side < ref_loop.y; side++) {
         let start = (*corners)[side];
-        let end = (*corners)[(side + 1u) % ref_loop.y];
+        let end = (*corners)[next_in_loop(side, ref_loop.y)];
         // Points out of the face polygon across this edge: (edge x normal) for a CCW loop.
         let side_normal = cross(end - start, normal);
         clip_by_side_plane(src, side_normal, dot(side_normal, start), side, ref_loop, incident_face, kind);
