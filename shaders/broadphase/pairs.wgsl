@@ -88,15 +88,19 @@ fn last_place(k: u32) -> u32 {
     return min(rank * BVH_LEAF_SIZE + BVH_LEAF_SIZE, params.body_count) - 1u;
 }
 
-// Appends a pair: counted always, written only below the capacity.
-fn emit(a: u32, b: u32) {
+// Appends a pair: counted always, written only below the capacity. False once the count had
+// reached COUNT_SATURATED: the caller stops, so each invocation adds at most one past it and
+// the count (bodies < 2^31) never wraps.
+fn emit(a: u32, b: u32) -> bool {
     let slot = atomicAdd(&counter.count, 1u);
     if slot < params.capacity {
         pairs[slot] = vec2<u32>(a, b);
     }
+    return slot < COUNT_SATURATED;
 }
 
-// The pairs of body i (at `slot`, box b grown to lo..hi) with the bodies of `leaf` after it.
+// The pairs of body i (at `slot`, box b grown to lo..hi) with the bodies of `leaf` after it;
+// false when an append found the count saturated (emit).
 fn leaf_pairs(
     leaf: BvhNode,
     slot: u32,
@@ -107,7 +111,7 @@ fn leaf_pairs(
     static_i: bool,
     refused: u32,
     world_i: f32,
-) {
+) -> bool {
     for (var place = max(leaf.first, slot + 1u); place < leaf.first + leaf.count; place++) {
         let j = body_list[place];
         let other = boxes[j];
@@ -115,14 +119,17 @@ fn leaf_pairs(
             continue;
         }
         let other_shape = shapes[bodies[j].shape];
+        var paired = false;
         if other_shape.unbounded != 0u {
-            if !static_i && near_half_space(b, j, world_i) {
-                emit(min(i, j), max(i, j));
-            }
-        } else if (other_shape.flags & refused) == 0u {
-            emit(min(i, j), max(i, j));
+            paired = !static_i && near_half_space(b, j, world_i);
+        } else {
+            paired = (other_shape.flags & refused) == 0u;
+        }
+        if paired && !emit(min(i, j), max(i, j)) {
+            return false;
         }
     }
+    return true;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -158,13 +165,10 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
             if all(node.min <= hi) && all(lo <= node.max) {
                 if node.count == 0u {
                     descend = true;
-                } else {
+                } else if !leaf_pairs(node, slot, i, b, lo, hi, static_i, refused, world_i) {
                     // Stop once the count cannot grow without wrapping: the caller sees "at least".
-                    if atomicLoad(&counter.count) >= COUNT_SATURATED {
-                        flags |= SATURATED_BIT;
-                        break;
-                    }
-                    leaf_pairs(node, slot, i, b, lo, hi, static_i, refused, world_i);
+                    flags |= SATURATED_BIT;
+                    break;
                 }
             }
         }

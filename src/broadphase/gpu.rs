@@ -70,8 +70,9 @@ pub const HALF_SPACE_SLACK: f32 = 1.0 / (1u32 << 16) as f32;
 /// Relative growth of the margin on the GPU, covering the f32 rounding of `margin + bound`.
 pub const MARGIN_GROWTH: f32 = 1.0 / (1u32 << 20) as f32;
 
-/// A count at or above this stops every traversal (the atomic counter never wraps); the count
-/// then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
+/// A traversal whose append finds the count at or above this stops, so each adds at most one
+/// past it and the atomic counter never wraps (a binding holds fewer than 2^31 48-byte
+/// bodies); the count then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
 /// pairs.wgsl.
 pub const COUNT_SATURATED: u32 = 1 << 31;
 
