@@ -3,13 +3,14 @@
 // (checked by tests/gpu_broadphase_layout.rs). The CPU reference is src/broadphase/sweep.rs.
 // `pairs`: one invocation per bounded body i, taken in the tree's (Morton) order so neighbouring
 // invocations walk the same nodes, its (padded) box grown by the margin: a stackless traversal of
-// the tree (heap order) over the bodies after i's place in that order only (subtrees wholly at or before it
-// are skipped by their last place, so each pair is met once); at each leaf body j whose box
-// overlaps (a half-space's always does; they come last in the order), a bounded j, or a
-// half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter;
-// two static bodies (a mesh with a mesh or a half-space) and a mesh with a compound are never
-// paired. Slots past the capacity are not written but counted, so the count is true. The optional
-// sort is crate::gpu's radix sort (shaders/common/radix_sort.wgsl).
+// the tree (heap order) over the bodies after i's place in that order only (subtrees wholly at
+// or before it are skipped by their last place, so each pair is met once); at each leaf body j
+// whose box overlaps (a half-space's always does; they come last in the order), a bounded j, or
+// a half-space j by the CPU's plane rule, appends [min(i, j), max(i, j)] with an atomic counter
+// (up to four pairs per append); two static bodies (a mesh with a mesh or a half-space) and a
+// mesh with a compound are never paired. Slots past the capacity are not written but counted,
+// so the count is true. The optional sort is crate::gpu's radix sort
+// (shaders/common/radix_sort.wgsl).
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
 // BVH's structs; see BROADPHASE_WGSL).
@@ -88,15 +89,41 @@ fn last_place(k: u32) -> u32 {
     return min(rank * BVH_LEAF_SIZE + BVH_LEAF_SIZE, params.body_count) - 1u;
 }
 
-// Appends a pair: counted always, written only below the capacity. False once the count had
-// reached COUNT_SATURATED: the caller stops, so each invocation adds at most one past it and
-// the count (bodies < 2^31) never wraps.
-fn emit(a: u32, b: u32) -> bool {
-    let slot = atomicAdd(&counter.count, 1u);
-    if slot < params.capacity {
-        pairs[slot] = vec2<u32>(a, b);
+// Pairs an invocation holds before appending them with one atomicAdd (fewer appends to the
+// one contended counter); flush_held writes as many.
+const PAIR_BATCH: u32 = 4u;
+var<private> held: array<vec2<u32>, PAIR_BATCH>;
+var<private> held_count: u32;
+
+// Writes held pair k at slot `first + k` when k is held and the slot is below the capacity.
+fn write_held(first: u32, k: u32) {
+    if k < held_count && first + k < params.capacity {
+        pairs[first + k] = held[k];
     }
-    return slot < COUNT_SATURATED;
+}
+
+// Appends the held pairs: counted always, written only below the capacity (unrolled: llvmpipe
+// spends its loop budget per iteration). False once the count had reached COUNT_SATURATED:
+// the caller stops, so each invocation adds at most PAIR_BATCH past it and the count
+// (bodies < 2^27) never wraps.
+fn flush_held() -> bool {
+    if held_count == 0u {
+        return true;
+    }
+    let first = atomicAdd(&counter.count, held_count);
+    write_held(first, 0u);
+    write_held(first, 1u);
+    write_held(first, 2u);
+    write_held(first, 3u);
+    held_count = 0u;
+    return first < COUNT_SATURATED;
+}
+
+// Holds pair [a, b], appending the held pairs once PAIR_BATCH are held; false as flush_held.
+fn emit(a: u32, b: u32) -> bool {
+    held[held_count] = vec2<u32>(a, b);
+    held_count += 1u;
+    return held_count < PAIR_BATCH || flush_held();
 }
 
 // The pairs of body i (at `slot`, box b grown to lo..hi) with the bodies of `leaf` after it;
@@ -180,6 +207,9 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
             n = n >> countTrailingZeros(~n);
             n = select(n + 1u, 0u, n == 0u);
         }
+    }
+    if !flush_held() {
+        flags |= SATURATED_BIT;
     }
     // llvmpipe stops every loop of an invocation group, silently, once ~65,535 iterations are
     // spent (see crate::gpu): a two-step loop run last is cut short exactly then.

@@ -12,8 +12,9 @@
 //!    place in that order only (each pair is met once): each body j of an overlapping leaf gives
 //!    `[min, max]` when j is bounded and the boxes overlap, or when j is a half-space (they come
 //!    last) and the box comes within the margin of its plane (the CPU's rule plus
-//!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter: past the capacity they
-//!    are counted, not written, so [`GpuPairCount::count`] is the true count.
+//!    [`HALF_SPACE_SLACK`]). Pairs are appended with an atomic counter, up to four per
+//!    append: past the capacity they are counted, not written, so [`GpuPairCount::count`] is
+//!    the true count.
 //! 3. Optionally, a stable radix sort of the written pairs (`crate::gpu`'s, the count read on
 //!    the GPU), by b then a, over the bits the body count needs: the CPU's order, so a frame's
 //!    output is deterministic.
@@ -70,9 +71,10 @@ pub const HALF_SPACE_SLACK: f32 = 1.0 / (1u32 << 16) as f32;
 /// Relative growth of the margin on the GPU, covering the f32 rounding of `margin + bound`.
 pub const MARGIN_GROWTH: f32 = 1.0 / (1u32 << 20) as f32;
 
-/// A traversal whose append finds the count at or above this stops, so each adds at most one
-/// past it and the atomic counter never wraps (a binding holds fewer than 2^31 48-byte
-/// bodies); the count then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
+/// A traversal whose append finds the count at or above this stops; appends are of at most
+/// four pairs, so each traversal adds at most four past it and the atomic counter never wraps
+/// (a binding holds fewer than 2^27 48-byte bodies); the count then means "at least" and
+/// [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
 /// pairs.wgsl.
 pub const COUNT_SATURATED: u32 = 1 << 31;
 
