@@ -5,8 +5,9 @@
 // per level, its numbers in `params` at a dynamic offset):
 // 1. `boxes`: each body's box in the BVH frame (world minus the origin): a boxed hull's over its
 //    rotated vertices, another shape's its local box rotated; grown to contain the CPU's box
-//    (world_aabb, f64 translation); half-spaces get a huge box. Bounds of the bounded box centres, by atomic
-//    max on order-preserving u32 encodings (deterministic).
+//    (world_aabb, f64 translation); half-spaces get a huge box. Bounds of the bounded box
+//    centres, by atomic max on order-preserving u32 encodings (deterministic), per workgroup
+//    first.
 // 2. `codes`: each body's 30-bit Morton code in those bounds (half-spaces: past every code),
 //    paired with its index, in index order.
 // 3. (Host: crate::gpu's radix sort, shaders/common/radix_sort.wgsl.) The pairs sorted by code,
@@ -67,18 +68,23 @@ fn order_decode(e: u32) -> f32 {
     return bitcast<f32>(select(~e, e & 0x7fffffffu, (e & 0x80000000u) != 0u));
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = linear_id(id, groups);
-    if i >= params.body_count {
-        return;
-    }
+// Step 1's centre bounds of the workgroup's bodies, encoded as `bounds` (0: none yet).
+var<workgroup> group_bounds: array<atomic<u32>, 6>;
+
+// A body's box centre (BVH frame), and whether the body is bounded (not a half-space).
+struct BoxCentre {
+    centre: vec3<f32>,
+    bounded: bool,
+}
+
+// Step 1 for body i: writes its box; returns its centre.
+fn body_box(i: u32) -> BoxCentre {
     let body = bodies[i];
     let shape = shapes[body.shape];
     if shape.unbounded != 0u {
-        // Step 1, half-space: a box every ray enters (slab distances stay finite, centre 0).
+        // Half-space: a box every ray enters (slab distances stay finite, centre 0).
         boxes[i] = BvhNode(vec3<f32>(-UNBOUNDED_EXTENT), i, vec3<f32>(UNBOUNDED_EXTENT), 0u);
-        return;
+        return BoxCentre(vec3<f32>(0.0), false);
     }
     // Translation in the BVH frame: the hi parts' difference first (exact when close).
     let offset = (body.translation_hi - params.origin_hi) + (body.translation_lo - params.origin_lo);
@@ -129,12 +135,38 @@ fn boxes_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     let pad = BVH_PADDING * scale + SPLIT_PADDING * (max_abs(body.translation_hi) + max_abs(params.origin_hi))
         + params.world_padding * world;
     boxes[i] = BvhNode(lo - pad, i, hi + pad, 0u);
-    // Centre bounds: max of ~encode gives the min, max of encode the max.
-    let centre = (lo + hi) * 0.5;
-    for (var axis = 0u; axis < 3u; axis++) {
-        let e = order_encode(centre[axis]);
-        atomicMax(&bounds[axis], ~e);
-        atomicMax(&bounds[3u + axis], e);
+    return BoxCentre((lo + hi) * 0.5, true);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn boxes_main(
+    @builtin(global_invocation_id) id: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) local: u32,
+) {
+    if local < 6u {
+        atomicStore(&group_bounds[local], 0u);
+    }
+    workgroupBarrier();
+    let i = linear_id(id, groups);
+    if i < params.body_count {
+        let b = body_box(i);
+        // Centre bounds: max of ~encode gives the min, max of encode the max; the workgroup's
+        // first, then one global atomic per bound (every body's on one word each contended).
+        if b.bounded {
+            for (var axis = 0u; axis < 3u; axis++) {
+                let e = order_encode(b.centre[axis]);
+                atomicMax(&group_bounds[axis], ~e);
+                atomicMax(&group_bounds[3u + axis], e);
+            }
+        }
+    }
+    workgroupBarrier();
+    if local < 6u {
+        let e = atomicLoad(&group_bounds[local]);
+        if e != 0u {
+            atomicMax(&bounds[local], e);
+        }
     }
 }
 

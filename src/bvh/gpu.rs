@@ -10,7 +10,8 @@
 //!    a sphere's or capsule's radius) and translated. Grown by [`BVH_PADDING`](super::BVH_PADDING)
 //!    as the CPU grows its boxes plus the f32 error of the rotation and of the split
 //!    translations, so it contains the CPU's box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
-//!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings.
+//!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings, per
+//!    workgroup first.
 //! 2. Each body's 30-bit Morton code in those bounds ([`UNBOUNDED_CODE`] for half-spaces).
 //! 3. A stable radix sort of the (code, body index) pairs by code (`crate::gpu::radix_sort`,
 //!    4 passes of 8 bits): written in index order, ties stay so, and the build is
