@@ -21,12 +21,11 @@ use wgpu::util::DeviceExt;
 
 /// The passes of one gpu-frame recording, in order (no "resident order": with fewer than 16,384
 /// pair slots a device that can run one workgroup per pair does not order the pairs).
-const FRAME_STAGES: [&str; 10] = [
+const FRAME_STAGES: [&str; 9] = [
     "bvh boxes",
     "bvh morton",
     "bvh sort",
     "bvh tree",
-    "broadphase place",
     "broadphase traversal",
     "pair sort",
     "resident prepare",

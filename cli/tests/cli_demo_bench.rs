@@ -529,12 +529,7 @@ fn bench_gpu_stages_lists_each_stage_of_the_resident_backends() {
     let bvh = ["bvh boxes", "bvh morton", "bvh sort", "bvh tree"];
     // No "resident order" at 300 bodies: below 16,384 pair slots the pairs are not ordered.
     let resident = ["resident prepare", "resident sat", "resident clip"];
-    let frame_stages = [
-        &bvh[..],
-        &["broadphase place", "broadphase traversal", "pair sort"],
-        &resident,
-    ]
-    .concat();
+    let frame_stages = [&bvh[..], &["broadphase traversal", "pair sort"], &resident].concat();
     let ray_stages = [&bvh[..], &["ray traversal"]].concat();
     let timed = hullsat::gpu::shared_context()
         .is_ok_and(|c| c.device().features().contains(wgpu::Features::TIMESTAMP_QUERY));

@@ -25,9 +25,6 @@ const COUNT_SATURATED: u32 = 0x80000000u;
 const INCOMPLETE_BIT: u32 = 1u;
 // Must match crate::broadphase::gpu::SATURATED_BIT.
 const SATURATED_BIT: u32 = 4u;
-// Must match crate::broadphase::gpu::PLACED_UNBOUNDED: a placed half-space (beside the shape's
-// SHAPE_FLAG_* bits in the entry's `count`).
-const PLACED_UNBOUNDED: u32 = 0x80000000u;
 
 // Must match crate::broadphase::gpu::GpuPairCount.
 struct GpuPairCount {
@@ -56,9 +53,6 @@ struct GpuBroadphaseParams {
 @group(0) @binding(5) var<storage, read_write> pairs: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> counter: GpuPairCount;
 @group(0) @binding(7) var<uniform> params: GpuBroadphaseParams;
-// `place`'s output, the traversal's input: by place in the body list, that body's box, its index
-// in `first`, its shape's SHAPE_FLAG_* bits (and PLACED_UNBOUNDED for a half-space) in `count`.
-@group(0) @binding(8) var<storage, read_write> placed: array<BvhNode>;
 
 // The half-space rule (sweep.rs step 4): the lowest point of box `b` (BVH frame) along
 // the world plane normal of half-space body `j` is within the margin of the plane, plus a
@@ -146,16 +140,17 @@ fn leaf_pairs(
     world_i: f32,
 ) -> bool {
     for (var place = max(leaf.first, slot + 1u); place < leaf.first + leaf.count; place++) {
-        let other = placed[place];
+        let j = body_list[place];
+        let other = boxes[j];
         if any(other.min > hi) || any(lo > other.max) {
             continue;
         }
-        let j = other.first;
+        let other_shape = shapes[bodies[j].shape];
         var paired = false;
-        if (other.count & PLACED_UNBOUNDED) != 0u {
+        if other_shape.unbounded != 0u {
             paired = !static_i && near_half_space(b, j, world_i);
         } else {
-            paired = (other.count & refused) == 0u;
+            paired = (other_shape.flags & refused) == 0u;
         }
         if paired && !emit(min(i, j), max(i, j)) {
             return false;
@@ -164,40 +159,24 @@ fn leaf_pairs(
     return true;
 }
 
-// Step 2a: `placed` from the boxes and the body list, one invocation per place, so the
-// traversal's leaves read one array in the order they visit it.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn place_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let place = linear_id(id, groups);
-    if place >= params.body_count {
-        return;
-    }
-    let j = body_list[place];
-    let shape = shapes[bodies[j].shape];
-    let b = boxes[j];
-    let flags = shape.flags | select(0u, PLACED_UNBOUNDED, shape.unbounded != 0u);
-    placed[place] = BvhNode(b.min, j, b.max, flags);
-}
-
-// Step 2b: the traversal of the body at `slot` in the tree's order.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let slot = linear_id(id, groups);
     if slot >= params.body_count {
         return;
     }
-    let b = placed[slot];
-    if (b.count & PLACED_UNBOUNDED) != 0u {
+    let i = body_list[slot];
+    let body = bodies[i];
+    if shapes[body.shape].unbounded != 0u {
         return;
     }
-    let i = b.first;
-    let body = bodies[i];
     // The batch's door (narrowphase::validate::never_paired): a static body (a mesh) pairs with
     // no static one (a mesh or a half-space).
-    let static_i = (b.count & SHAPE_FLAG_STATIC) != 0u;
+    let static_i = (shapes[body.shape].flags & SHAPE_FLAG_STATIC) != 0u;
     // The flags a bounded j must not have.
     let refused = select(0u, SHAPE_FLAG_STATIC, static_i);
     // The box grown by the margin (the node test below is the CPU's overlap test).
+    let b = boxes[i];
     let lo = b.min - vec3<f32>(params.margin);
     let hi = b.max + vec3<f32>(params.margin);
     let world_i = max_abs(body.translation_hi);

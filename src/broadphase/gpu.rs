@@ -7,9 +7,7 @@
 //!    centred on the caller's f64 `origin`, Morton codes, a radix sort, an implicit tree),
 //!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
 //!    box the CPU computes in f32 world coordinates.
-//! 2. Each body's box copied into the tree's body order with its index and shape flags (one
-//!    array the traversal's leaves read in the order they visit it), then one stackless
-//!    traversal per bounded body, in the tree's body order (neighbouring
+//! 2. One stackless traversal per bounded body, in the tree's body order (neighbouring
 //!    invocations walk the same nodes), its box grown by the margin, over the bodies after its
 //!    place in that order only (each pair is met once): each body j of an overlapping leaf gives
 //!    `[min, max]` when j is bounded and the boxes overlap, or when j is a half-space (they come
@@ -30,7 +28,6 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::DVec3;
 
-use crate::bvh::BvhNode;
 use crate::bvh::gpu::GpuBvhBuilder;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
@@ -87,10 +84,6 @@ pub const INCOMPLETE_BIT: u32 = 1;
 /// [`GpuPairCount::flags`] bit: the count reached [`COUNT_SATURATED`]. Must match
 /// `SATURATED_BIT` in pairs.wgsl.
 pub const SATURATED_BIT: u32 = 4;
-
-/// Bit of a placed box's flags (the traversal's per-place copy of each box, beside its shape's
-/// `SHAPE_FLAG_*` bits): the body is a half-space. Must match `PLACED_UNBOUNDED` in pairs.wgsl.
-pub const PLACED_UNBOUNDED: u32 = 1 << 31;
 
 /// The pair count the kernels leave on the GPU (16 bytes at [`ResidentPairs::pair_count_offset`]);
 /// must match `GpuPairCount` in pairs.wgsl.
@@ -187,7 +180,6 @@ impl ResidentPairs {
 /// The kernels, compiled once per device.
 struct BroadphaseKernels {
     layout: wgpu::BindGroupLayout,
-    place: wgpu::ComputePipeline,
     pairs: wgpu::ComputePipeline,
 }
 
@@ -206,20 +198,16 @@ impl BroadphaseKernels {
                 storage(false),
                 storage(false),
                 uniform(false, Some(GpuBroadphaseParams::min_size())),
-                storage(false),
             ],
         );
-        let [place, pairs] = compute_pipeline_variants(
+        let [pairs] = compute_pipeline_variants(
             device,
             "pairs.wgsl",
             BROADPHASE_WGSL,
             &[Some(&layout)],
-            [
-                ("broadphase place", "place_main", Default::default()),
-                ("broadphase pairs", "pairs_main", Default::default()),
-            ],
+            [("broadphase pairs", "pairs_main", Default::default())],
         );
-        BroadphaseKernels { layout, place, pairs }
+        BroadphaseKernels { layout, pairs }
     }
 }
 
@@ -230,8 +218,6 @@ pub struct GpuBroadphase {
     shapes: Vec<Shape>,
     kernels: Arc<BroadphaseKernels>,
     builder: GpuBvhBuilder,
-    /// Step 2a's boxes by place in the tree's order (`placed` in pairs.wgsl).
-    placed: GrowBuffer,
     pairs: GrowBuffer,
     count: wgpu::Buffer,
     params: wgpu::Buffer,
@@ -270,7 +256,6 @@ impl GpuBroadphase {
             shapes: shapes.to_vec(),
             kernels,
             builder,
-            placed: GrowBuffer::new(device, "broadphase placed boxes", storage_usage),
             pairs: GrowBuffer::new(device, "broadphase pairs", storage_usage | copy),
             count: create_buffer(
                 device,
@@ -358,17 +343,9 @@ impl GpuBroadphase {
             limits.max_binding,
             "max_storage_buffer_binding_size",
         )?;
-        let placed_bytes = u64::from(frame.body_count) * size_of::<BvhNode>() as u64;
-        check_limit(
-            "broadphase placed boxes",
-            placed_bytes,
-            limits.max_binding,
-            "max_storage_buffer_binding_size",
-        )?;
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         self.pairs.reserve(device, pair_bytes, limits.max_buffer);
-        self.placed.reserve(device, placed_bytes, limits.max_buffer);
         let recorded = self.record(encoder, frame);
         let popped = scopes.pop();
         let pairs = recorded?;
@@ -428,22 +405,18 @@ impl GpuBroadphase {
                 whole(5, &self.pairs.buffer),
                 whole(6, &self.count),
                 binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
-                whole(8, &self.placed.buffer),
             ],
         });
-        let (x, y) = grid(
-            "broadphase dispatch",
-            u64::from(frame.body_count),
-            BROADPHASE_WORKGROUP_SIZE,
-            context.limits.max_workgroups,
-        )?;
-        for (label, kernel) in [
-            ("broadphase place", &self.kernels.place),
-            ("broadphase traversal", &self.kernels.pairs),
-        ] {
-            let mut pass = context.begin_pass(encoder, label);
+        {
+            let mut pass = context.begin_pass(encoder, "broadphase traversal");
             pass.set_bind_group(0, &group, &[]);
-            pass.set_pipeline(kernel);
+            pass.set_pipeline(&self.kernels.pairs);
+            let (x, y) = grid(
+                "broadphase dispatch",
+                u64::from(frame.body_count),
+                BROADPHASE_WORKGROUP_SIZE,
+                context.limits.max_workgroups,
+            )?;
             pass.dispatch_workgroups(x, y, 1);
         }
         if !frame.sort {

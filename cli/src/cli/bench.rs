@@ -132,9 +132,9 @@ pairs left to the host (exit status 3 otherwise). The last frame's object adds \
 GPU STAGES (--gpu-stages, with gpu-frame and gpu-resident, narrowphase or rays): after the
 warm-up run, every compute pass of the timed runs gets GPU timestamps at its start and end
 (hullsat::gpu::StageTimer), read once after the runs. After the table, per backend, one line per
-stage: its label (the pass's: bvh boxes, bvh morton, bvh sort, bvh tree, broadphase place,
-broadphase traversal, pair sort, resident prepare, resident sat, resident clip, compound ...,
-mesh ..., ray traversal), the median over the runs of its GPU time (the sum of its passes' in a run), and its
+stage: its label (the pass's: bvh boxes, bvh morton, bvh sort, bvh tree, broadphase traversal,
+pair sort, resident prepare, resident sat, resident clip, compound ..., mesh ..., ray
+traversal), the median over the runs of its GPU time (the sum of its passes' in a run), and its
 share of the stages' sum. The time between passes (barriers, copies, clears) is in no stage,
 so the sum is below the run's median. JSON objects add \"stages\": [{\"label\": ..., \"median_s\":
 t}, ...]. A device without timestamp queries gets a note on stderr, and the bench runs as
