@@ -328,6 +328,26 @@ fn bench_gpu_frame_runs_the_broadphase_and_narrowphase_on_the_gpu() {
         frame_manifolds.abs_diff(resident_manifolds) <= ties,
         "{frame}, {resident}"
     );
+    assert_eq!(frame["pairs_sorted"], true, "{frame}");
+
+    // --unsorted-pairs: the same pairs and manifolds, the pairs in the order found.
+    let output = hullsat(&[
+        "bench",
+        "--bodies",
+        "400",
+        "--repeat",
+        "1",
+        "--json",
+        "--backend",
+        "gpu-frame",
+        "--unsorted-pairs",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
+    let unsorted = &entries[0];
+    assert_eq!(unsorted["pairs_sorted"], false, "{unsorted}");
+    assert_eq!(unsorted["gpu_pairs"], frame["gpu_pairs"], "{unsorted}, {frame}");
+    assert_eq!(unsorted["manifolds"], frame["manifolds"], "{unsorted}, {frame}");
 }
 
 #[test]

@@ -69,7 +69,8 @@ BACKENDS:
          pairs the GPU did not finish (see MANIFOLD_HOST; lavapipe's loop cap)
   gpu-frame
          a whole frame on the GPU: the bodies uploaded once, then per run the GPU broadphase
-         (GpuBroadphase::encode_resident, pairs sorted) and the resident narrowphase on its
+         (GpuBroadphase::encode_resident, pairs sorted unless --unsorted-pairs) and the
+         resident narrowphase on its
          pairs in one encoder, timed as gpu-resident, then as many runs of the broadphase
          alone; the pair count and the list are read once after timing (generated scenes
          only: it finds its own pairs). With --frames N
@@ -107,8 +108,8 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   staged copies and kernels) and gpu_copy_back_s (of the copy back), both part of
   dispatch_readback_s, host_pairs (of the warm-up run) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident and gpu-frame,
-  which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found, and
-  broadphase_s, the median of the broadphase alone), and
+  which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found,
+  broadphase_s, the median of the broadphase alone, and pairs_sorted), and
   \"contract\": the check's counts (pairs, gpu_manifolds, cpu_manifolds, same,
   conditioned, verdict_ties, axis_ties, feature_ties; for gpu-resident, whose manifolds stay on
   the GPU, verdicts only: \"same\" counts pairs both find touching).
@@ -263,6 +264,10 @@ pub(super) struct BenchArgs {
     /// the timed runs, from compute-pass timestamps (see GPU STAGES).
     #[arg(long, conflicts_with = "frames")]
     gpu_stages: bool,
+    /// With gpu-frame: leave the GPU broadphase's pairs in the order found (no sort; the
+    /// narrowphase's list is unordered either way).
+    #[arg(long, conflicts_with = "frames")]
+    unsorted_pairs: bool,
 }
 
 /// The medians of one backend's timed runs.
@@ -285,8 +290,9 @@ struct Measurement {
     host_pairs: Option<usize>,
     /// How gpu-resident or gpu-frame was timed.
     timing: Option<resident::ResidentTiming>,
-    /// gpu-frame: the pairs the GPU broadphase found, and the median of the broadphase alone.
-    frame_pairs: Option<(u32, Duration)>,
+    /// gpu-frame: the pairs the GPU broadphase found, the median of the broadphase alone, and
+    /// whether the pairs were sorted.
+    frame_pairs: Option<(u32, Duration, bool)>,
     /// Bytes a GPU backend copied back from the device in its last timed run.
     readback_bytes: Option<u64>,
     /// The warm-up run's results (CPU and GPU whole-call backends), for the contract check;
@@ -330,6 +336,9 @@ pub(super) fn run(args: &BenchArgs) -> Result<(), CliError> {
     let staged = |b: &BenchBackend| matches!(b, BenchBackend::GpuFrame | BenchBackend::GpuResident);
     if args.gpu_stages && !args.backend.iter().any(staged) {
         output::note("note: --gpu-stages times gpu-frame and gpu-resident only, and neither is asked for");
+    }
+    if args.unsorted_pairs && !args.backend.contains(&BenchBackend::GpuFrame) {
+        output::note("note: --unsorted-pairs applies to gpu-frame only, which is not asked for");
     }
     if let Some(rays) = args.rays {
         return ray_bench(args, &scene, &description, rays as usize);
@@ -445,7 +454,8 @@ fn measure_backend(
                 );
                 return Ok(None);
             }
-            let Some(runs) = gpu_frame::measure(scene, pairs.len(), repeat, args.gpu_stages)? else {
+            let sort = !args.unsorted_pairs;
+            let Some(runs) = gpu_frame::measure(scene, pairs.len(), repeat, args.gpu_stages, sort)? else {
                 return Ok(None);
             };
             Measurement {
@@ -459,7 +469,7 @@ fn measure_backend(
                 gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
                 timing: Some(runs.timing),
-                frame_pairs: Some((runs.gpu_pairs, runs.broadphase_median)),
+                frame_pairs: Some((runs.gpu_pairs, runs.broadphase_median, sort)),
                 readback_bytes: Some(0),
                 results: None,
                 resident_lists: None,
@@ -766,9 +776,10 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
-    if let Some((gpu_pairs, broadphase)) = m.frame_pairs {
+    if let Some((gpu_pairs, broadphase, sorted)) = m.frame_pairs {
         object["gpu_pairs"] = json!(gpu_pairs);
         object["broadphase_s"] = json!(broadphase.as_secs_f64());
+        object["pairs_sorted"] = json!(sorted);
     }
     if let Some(timing) = m.timing {
         object["timing"] = json!(timing.name());
@@ -844,12 +855,13 @@ fn table(
             ));
         }
         match (m.timing, m.frame_pairs) {
-            (Some(timing), Some((gpu_pairs, broadphase))) => lines.push(format!(
+            (Some(timing), Some((gpu_pairs, broadphase, sorted))) => lines.push(format!(
                 "{} ({}): bodies on the GPU, broadphase and narrowphase in one submission: {gpu_pairs} \
-                 GPU pairs (the CPU broadphase's {pairs}), {} manifolds, {} pairs left to the host; \
+                 GPU pairs ({}; the CPU broadphase's {pairs}), {} manifolds, {} pairs left to the host; \
                  the broadphase alone {:.3} ms (median of as many runs)",
                 m.backend.name(),
                 timing.name(),
+                if sorted { "sorted" } else { "unsorted" },
                 m.manifolds,
                 m.host_pairs.unwrap_or(0),
                 broadphase.as_secs_f64() * 1e3

@@ -1,7 +1,7 @@
 //! `hullsat bench --backend gpu-frame`: a whole frame on the GPU, as a GPU simulation would run
 //! it: bodies already in a GPU buffer, the broadphase ([`GpuBroadphase::encode_resident`],
-//! pairs sorted) and the narrowphase ([`GpuNarrowphase::encode_resident`]) recorded into one
-//! encoder, nothing read back.
+//! pairs sorted unless `--unsorted-pairs`) and the narrowphase
+//! ([`GpuNarrowphase::encode_resident`]) recorded into one encoder, nothing read back.
 //!
 //! 1. Upload the bodies (normalized poses) once, on the shared device; the pair slots are
 //!    twice the CPU broadphase's count plus 1,024.
@@ -73,12 +73,14 @@ struct FrameGpu {
     max_pairs: u32,
     /// The adapter, in words.
     device: String,
+    /// Whether the broadphase sorts its pairs.
+    sort: bool,
 }
 
 impl FrameGpu {
     /// Step 1 for `scene`, whose CPU broadphase found `cpu_pairs` pairs; `None` (after a note)
     /// when the machine has no adapter.
-    fn start(scene: &Scene, cpu_pairs: usize) -> Result<Option<FrameGpu>, CliError> {
+    fn start(scene: &Scene, cpu_pairs: usize, sort: bool) -> Result<Option<FrameGpu>, CliError> {
         let Some(context) = start_resident("gpu-frame")? else {
             return Ok(None);
         };
@@ -105,11 +107,12 @@ impl FrameGpu {
             bodies,
             body_buffer,
             device,
+            sort,
         }))
     }
 
-    /// Records one frame's broadphase (pairs sorted) and narrowphase on its pairs into
-    /// `encoder`; the pairs and the manifold list, once it is submitted.
+    /// Records one frame's broadphase (pairs sorted unless `sort` is off) and narrowphase on
+    /// its pairs into `encoder`; the pairs and the manifold list, once it is submitted.
     fn encode(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
@@ -120,7 +123,8 @@ impl FrameGpu {
         Ok((pairs, manifolds.list))
     }
 
-    /// Records one frame's broadphase (pairs sorted) into `encoder`; its pairs, once submitted.
+    /// Records one frame's broadphase (sorted unless `sort` is off) into `encoder`; its pairs,
+    /// once submitted.
     fn encode_broadphase(&mut self, encoder: &mut wgpu::CommandEncoder) -> Result<ResidentPairs, CliError> {
         let frame = ResidentBodies {
             bodies: &self.body_buffer,
@@ -128,7 +132,7 @@ impl FrameGpu {
             origin: self.origin,
             margin: self.margin,
             max_pairs: self.max_pairs,
-            sort: true,
+            sort: self.sort,
         };
         self.broadphase
             .encode_resident(encoder, &frame)
@@ -155,8 +159,9 @@ pub(super) fn measure(
     cpu_pairs: usize,
     repeat: u32,
     gpu_stages: bool,
+    sort: bool,
 ) -> Result<Option<FrameRuns>, CliError> {
-    let Some(mut gpu) = FrameGpu::start(scene, cpu_pairs)? else {
+    let Some(mut gpu) = FrameGpu::start(scene, cpu_pairs, sort)? else {
         return Ok(None);
     };
     let context = Arc::clone(&gpu.context);
@@ -220,7 +225,7 @@ pub(super) fn run_frames(
     seed: u64,
     json: bool,
 ) -> Result<(), CliError> {
-    let Some(mut gpu) = FrameGpu::start(scene, cpu_pairs)? else {
+    let Some(mut gpu) = FrameGpu::start(scene, cpu_pairs, true)? else {
         return Err(CliError::Backend(
             "no backend could run: gpu has no adapter".into(),
         ));
