@@ -293,20 +293,22 @@ fn bench_json_has_one_entry_per_backend() {
     }
 }
 
+/// `hullsat bench` over 400 generated bodies, one timed run, with `extra` arguments: the
+/// output.
+fn bench_400_bodies(extra: &[&str]) -> std::process::Output {
+    let args = [
+        &["bench", "--bodies", "400", "--repeat", "1", "--json"][..],
+        extra,
+    ]
+    .concat();
+    hullsat(&args)
+}
+
 /// gpu-frame: the GPU broadphase's pairs hold the CPU's, and its narrowphase finds the manifolds
 /// gpu-resident finds on the CPU's pairs, up to gpu-resident's verdict ties.
 #[test]
 fn bench_gpu_frame_runs_the_broadphase_and_narrowphase_on_the_gpu() {
-    let output = hullsat(&[
-        "bench",
-        "--bodies",
-        "400",
-        "--repeat",
-        "1",
-        "--json",
-        "--backend",
-        "gpu-resident,gpu-frame",
-    ]);
+    let output = bench_400_bodies(&["--backend", "gpu-resident,gpu-frame"]);
     if !output.status.success() {
         assert!(stderr(&output).contains("no adapter") || stderr(&output).contains("no backend could run"));
         no_gpu(&stderr(&output));
@@ -331,17 +333,7 @@ fn bench_gpu_frame_runs_the_broadphase_and_narrowphase_on_the_gpu() {
     assert_eq!(frame["pairs_sorted"], true, "{frame}");
 
     // --unsorted-pairs: the same pairs and manifolds, the pairs in the order found.
-    let output = hullsat(&[
-        "bench",
-        "--bodies",
-        "400",
-        "--repeat",
-        "1",
-        "--json",
-        "--backend",
-        "gpu-frame",
-        "--unsorted-pairs",
-    ]);
+    let output = bench_400_bodies(&["--backend", "gpu-frame", "--unsorted-pairs"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let entries: Vec<Value> = serde_json::from_slice(&output.stdout).expect("bench --json prints JSON");
     let unsorted = &entries[0];
