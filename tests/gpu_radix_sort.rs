@@ -98,3 +98,27 @@ fn a_gpu_count_sorts_only_the_keys_it_counts() {
         assert!(sorted == cpu_sorted(&keys[..live], 10, 20), "count {count}");
     }
 }
+
+/// On a device of 16 workgroups per dimension every dispatch of more than 16 tiles or scan
+/// blocks runs as a grid of several rows, which the kernels count in rows of the limit they
+/// were given (not `num_workgroups`, which DX12 leaves 0 in indirect dispatches).
+#[test]
+fn grids_of_several_rows_sort_the_same() {
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: 16,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = support::device_or_skip(limits) else {
+        return;
+    };
+    let context = hullsat::gpu::GpuContext::with_device(device, queue).expect("a context");
+    let mut probe = GpuRadixProbe::new(context).expect("the sorter starts");
+    let mut rng = seeded_rng(43);
+    for count in [16 * 1024 + 1, 100_000] {
+        let keys: Vec<[u32; 2]> = (0..count)
+            .map(|i| [rng.random_range(0..=u32::MAX), i as u32])
+            .collect();
+        let sorted = probe.sort(&keys, None, 0, 32).expect("the sort runs");
+        assert!(sorted == cpu_sorted(&keys, 0, 32), "{count} keys");
+    }
+}

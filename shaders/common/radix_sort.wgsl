@@ -76,9 +76,12 @@ fn ceil_div(a: u32, b: u32) -> u32 {
     return a / b + select(0u, 1u, a % b != 0u);
 }
 
-// The workgroup's index in a 2-D grid (x first).
-fn group_index(group: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return group.y * groups.x + group.x;
+// The workgroup's index in its 2-D grid (x first): rows of params.max_groups workgroups, as
+// write_dispatch lays them out (a grid of one row is shorter, its y always 0). Not from
+// @builtin(num_workgroups): wgpu leaves that 0 in indirect dispatches on DX12 when its
+// indirect-call validation is off, as in the shared context.
+fn group_index(group: vec3<u32>) -> u32 {
+    return group.y * params.max_groups + group.x;
 }
 
 // Bits shift .. shift + RADIX_BITS of the composite key hi * 2^low_bits + lo.
@@ -138,9 +141,8 @@ fn prepare_main() {
 fn histogram_main(
     @builtin(local_invocation_index) local: u32,
     @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let t = group_index(group, groups);
+    let t = group_index(group);
     let tiles = state.tile_count;
     if t >= tiles {
         return;
@@ -185,10 +187,9 @@ const SCAN_PER_INVOCATION: u32 = SCAN_BLOCK / RADIX_WORKGROUP_SIZE;
 fn scan_reduce_main(
     @builtin(local_invocation_index) local: u32,
     @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
     // Block b's sum becomes entry b of the level above.
-    let b = group_index(group, groups);
+    let b = group_index(group);
     let entries = level_entries(params.level);
     if b >= ceil_div(entries, SCAN_BLOCK) {
         return;
@@ -210,10 +211,9 @@ fn scan_reduce_main(
 fn scan_down_main(
     @builtin(local_invocation_index) local: u32,
     @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
     // Block b scanned in place, plus its offset: entry b of the (scanned) level above.
-    let b = group_index(group, groups);
+    let b = group_index(group);
     let entries = level_entries(params.level);
     if b >= ceil_div(entries, SCAN_BLOCK) {
         return;
@@ -241,9 +241,8 @@ fn scan_down_main(
 fn scatter_main(
     @builtin(local_invocation_index) local: u32,
     @builtin(workgroup_id) group: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let t = group_index(group, groups);
+    let t = group_index(group);
     let tiles = state.tile_count;
     if t >= tiles {
         return;

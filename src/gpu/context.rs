@@ -79,7 +79,9 @@ pub struct GpuContext {
 /// The process-wide context: created on the first call (instance, adapter, device, queue),
 /// then the same `Arc` for every caller, on every thread, until the process exits.
 /// [`GpuError::NoAdapter`] (remembered) when the machine has no adapter. Other GPU features
-/// (ray casts) get their device and queue here.
+/// (ray casts) get their device and queue here. Its instance has wgpu's indirect-call
+/// validation off (module docs, step 1): a caller recording its own indirect dispatches or
+/// draws on this device must keep their arguments within the device's limits itself.
 pub fn shared_context() -> Result<Arc<GpuContext>, GpuError> {
     static SHARED: OnceLock<Result<Arc<GpuContext>, GpuError>> = OnceLock::new();
     SHARED.get_or_init(GpuContext::create_shared).clone()
