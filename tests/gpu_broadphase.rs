@@ -11,7 +11,7 @@ use std::f32::consts::FRAC_PI_2;
 use std::time::Duration;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::broadphase::gpu::scene_centre;
+use hullsat::broadphase::gpu::{MAX_BODIES, scene_centre};
 use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::GpuContext;
@@ -471,6 +471,27 @@ fn empty_single_and_bad_inputs() {
         gpu.candidate_pairs_at_most(&bad, 0.0, 10),
         Err(GpuError::Input(_))
     ));
+    // Past MAX_BODIES the count could wrap: refused, before the buffer's size is looked at.
+    let device = gpu.context().device().clone();
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("too many bodies"),
+        size: 48,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let frame = ResidentBodies {
+        bodies: &buffer,
+        body_count: MAX_BODIES + 1,
+        origin: DVec3::ZERO,
+        margin: 0.0,
+        max_pairs: 16,
+        sort: false,
+    };
+    let mut encoder = device.create_command_encoder(&Default::default());
+    match gpu.encode_resident(&mut encoder, &frame) {
+        Err(GpuError::Input(e)) => assert!(e.to_string().contains("body_count"), "{e}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 /// Submits `encoder` after copying `buffer`'s first `bytes` into a mapped buffer; its bytes.

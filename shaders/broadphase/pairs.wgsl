@@ -105,7 +105,7 @@ fn write_held(first: u32, k: u32) {
 // Appends the held pairs: counted always, written only below the capacity (unrolled: llvmpipe
 // spends its loop budget per iteration). False once the count had reached COUNT_SATURATED:
 // the caller stops, so each invocation adds at most PAIR_BATCH past it and the count
-// (bodies < 2^27) never wraps.
+// (bodies < 2^29, crate::broadphase::gpu::MAX_BODIES) never wraps.
 fn flush_held() -> bool {
     if held_count == 0u {
         return true;

@@ -73,10 +73,13 @@ pub const MARGIN_GROWTH: f32 = 1.0 / (1u32 << 20) as f32;
 
 /// A traversal whose append finds the count at or above this stops; appends are of at most
 /// four pairs, so each traversal adds at most four past it and the atomic counter never wraps
-/// (a binding holds fewer than 2^27 48-byte bodies); the count then means "at least" and
-/// [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
+/// ([`MAX_BODIES`]); the count then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
 /// pairs.wgsl.
 pub const COUNT_SATURATED: u32 = 1 << 31;
+
+/// Most bodies [`GpuBroadphase::encode_resident`] takes: past [`COUNT_SATURATED`] each of them
+/// adds at most four pairs to the count, which then stays below 2^32.
+pub const MAX_BODIES: u32 = (1 << 29) - 1;
 
 /// [`GpuPairCount::flags`] bit: the driver cut a traversal short (llvmpipe's loop budget, see
 /// [`crate::gpu`]): pairs may be missing. Must match `INCOMPLETE_BIT` in pairs.wgsl.
@@ -547,6 +550,13 @@ impl GpuBroadphase {
 fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
     if !frame.margin.is_finite() || frame.margin < 0.0 {
         return Err(InputError::new("margin", "expected a finite number >= 0").into());
+    }
+    if frame.body_count > MAX_BODIES {
+        return Err(InputError::new(
+            "body_count",
+            format!("{} bodies: at most {MAX_BODIES} (2^29 - 1)", frame.body_count),
+        )
+        .into());
     }
     if !frame.bodies.usage().contains(wgpu::BufferUsages::STORAGE) {
         return Err(InputError::new("bodies", "the buffer needs BufferUsages::STORAGE").into());
