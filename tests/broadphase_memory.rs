@@ -1,8 +1,8 @@
 //! What the CPU broadphase allocates beyond its input, counted by a global allocator over every
 //! thread (rayon's included), against the size of the pairs it returns (8 bytes a pair): the
-//! pairs, each tile's members and pairs packed into bits (at 1M bodies about 9 bits a member and 15 a pair)
-//! until the list is written, and each thread's tile. One test in its own binary, so no other
-//! test allocates while it counts.
+//! pairs, each tile's members and pairs packed into bits (at 1M bodies about 9 bits a member
+//! and 15 a pair) until the list is written, and each thread's tile. One test in its own
+//! binary, so no other test allocates while it counts.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -73,8 +73,8 @@ pub const MARGIN_GROWTH: f32 = 1.0 / (1u32 << 20) as f32;
 
 /// A traversal whose append finds the count at or above this stops; appends are of at most
 /// four pairs, so each traversal adds at most four past it and the atomic counter never wraps
-/// ([`MAX_BODIES`]); the count then means "at least" and [`SATURATED_BIT`] is set. Must match `COUNT_SATURATED` in
-/// pairs.wgsl.
+/// ([`MAX_BODIES`]); the count then means "at least" and [`SATURATED_BIT`] is set. Must match
+/// `COUNT_SATURATED` in pairs.wgsl.
 pub const COUNT_SATURATED: u32 = 1 << 31;
 
 /// Most bodies [`GpuBroadphase::encode_resident`] takes: past [`COUNT_SATURATED`] each of them
