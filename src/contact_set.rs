@@ -10,6 +10,8 @@
 //! manifold in place there), and the buffers are then appended to the set in run order, so the
 //! set is in pair order whatever the threads did.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::manifold::Manifold;
@@ -18,11 +20,7 @@ use crate::parallel::{SharedPtr, fill_runs};
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
 
-/// Pairs up to which [`ContactSet::append_listed`] counts each run's listed pairs on the
-/// calling thread (a load a pair, about 50 µs: less than waking the thread pool).
-const SEQUENTIAL_COUNT: usize = 64 * 1024;
-
-/// The pair index of an entry [`ContactSet::append_listed`] left out, removed after.
+/// The pair index of an entry [`ContactSet::append_ordered`] left out, removed after.
 const LEFT_OUT: u32 = u32::MAX;
 
 /// The pairs in contact of one batch call: for each, its index in the call's pair list and its
@@ -38,8 +36,6 @@ pub struct ContactSet {
     manifolds: Vec<Manifold>,
     /// Per-run buffers of [`Self::append_chunked`], kept for the next call.
     runs: Vec<RunBuffer>,
-    /// Where each run of [`Self::append_listed`] writes, kept for the next call.
-    offsets: Vec<usize>,
 }
 
 /// The touching pairs one run of pairs found (see [`ContactSet::append_chunked`]).
@@ -202,66 +198,43 @@ impl ContactSet {
         }
     }
 
-    /// Appends pairs `first + i` for `i` in `0..count`, in order, in parallel: those where
-    /// `listed(i)`, each with `manifold(i)` (`None` leaves it out: rare, removed after). The
-    /// runs (at least `min_run` pairs) count their listed pairs first, so each writes straight
-    /// to its place: one pass over the manifolds. `listed` must answer the same in both passes.
-    pub(crate) fn append_listed(
+    /// Appends `count` entries in order, in parallel: entry `k` is `entry(k)`, a pair index and
+    /// its manifold, the pair indices increasing with `k`; `None` leaves the entry out (rare:
+    /// removed after, the others' order kept). Each entry is written straight to its place, in
+    /// runs of at least `min_run` entries: one pass, no count first.
+    pub(crate) fn append_ordered(
         &mut self,
-        (first, count): (usize, usize),
+        count: usize,
         min_run: usize,
-        listed: impl Fn(usize) -> bool + Sync,
-        manifold: impl Fn(usize) -> Option<Manifold> + Sync,
+        entry: impl Fn(usize) -> Option<(u32, Manifold)> + Sync,
     ) {
-        let run = (count / (rayon::current_num_threads() * 64)).max(min_run.max(1));
-        let runs = count.div_ceil(run);
-        let range = |r: usize| r * run..((r + 1) * run).min(count);
-        let count_run = |r: usize| range(r).filter(|&i| listed(i)).count();
-        self.offsets.clear();
-        if count <= SEQUENTIAL_COUNT {
-            self.offsets.extend((0..runs).map(count_run));
-        } else {
-            self.offsets.par_extend((0..runs).into_par_iter().map(count_run));
-        }
-        // The counts become each run's first place (a prefix sum), then the end.
         let base = self.pairs.len();
-        let mut end = base;
-        for offset in &mut self.offsets {
-            (*offset, end) = (end, end + *offset);
-        }
-        self.offsets.push(end);
-        self.pairs.reserve(end - base);
-        self.manifolds.reserve(end - base);
-        let (pairs, manifolds) = (
-            SharedPtr(self.pairs.as_mut_ptr()),
-            SharedPtr(self.manifolds.as_mut_ptr()),
-        );
-        let offsets = &self.offsets;
-        let fill_run = |r: usize| {
-            let places = offsets[r]..offsets[r + 1];
-            let found = range(r).filter(|&i| listed(i)).map(|i| match manifold(i) {
-                Some(m) => ((first + i) as u32, m),
-                None => (LEFT_OUT, Manifold::default()),
-            });
-            let padded = found.chain(std::iter::repeat((LEFT_OUT, Manifold::default())));
-            for (at, (pair, m)) in places.zip(padded) {
-                // SAFETY: both vectors have room for `end` entries; the runs' places
-                // `offsets[r]..offsets[r + 1]` are disjoint and lie in `base..end`.
-                unsafe {
-                    pairs.get().add(at).write(pair);
-                    manifolds.get().add(at).write(m);
-                }
+        self.pairs.reserve(count);
+        self.manifolds.reserve(count);
+        let run = (count / (rayon::current_num_threads() * 16)).max(min_run.max(1));
+        let pairs = &mut self.pairs.spare_capacity_mut()[..count];
+        let manifolds = &mut self.manifolds.spare_capacity_mut()[..count];
+        // Run `r`'s places: its pair indices and manifolds.
+        let fill_run = |r: usize, pairs: &mut [MaybeUninit<u32>], manifolds: &mut [MaybeUninit<Manifold>]| {
+            for (i, (pair, manifold)) in pairs.iter_mut().zip(manifolds).enumerate() {
+                let (p, m) = entry(r * run + i).unwrap_or((LEFT_OUT, Manifold::default()));
+                pair.write(p);
+                manifold.write(m);
             }
         };
-        if runs <= 1 {
-            (0..runs).for_each(fill_run);
+        if count <= run {
+            fill_run(0, pairs, manifolds);
         } else {
-            (0..runs).into_par_iter().for_each(fill_run);
+            pairs
+                .par_chunks_mut(run)
+                .zip(manifolds.par_chunks_mut(run))
+                .enumerate()
+                .for_each(|(r, (pairs, manifolds))| fill_run(r, pairs, manifolds));
         }
-        // SAFETY: every place in `base..end` was written above (u32 and Manifold are Copy).
+        // SAFETY: the `count` places past `base` were written above (u32 and Manifold are Copy).
         unsafe {
-            self.pairs.set_len(end);
-            self.manifolds.set_len(end);
+            self.pairs.set_len(base + count);
+            self.manifolds.set_len(base + count);
         }
         self.remove_left_out(base);
     }
@@ -319,27 +292,23 @@ mod tests {
     }
 
     #[test]
-    fn listed_pairs_are_appended_in_order_and_left_out_ones_removed() {
-        // Counted on the calling thread and on all threads; every third pair listed, one in
-        // five of those left out.
-        for count in [1000, SEQUENTIAL_COUNT + 1000] {
+    fn ordered_entries_are_appended_in_place_and_left_out_ones_removed() {
+        // One run on the calling thread, and runs on all threads; entry k names pair 10 + 3k,
+        // one in five left out.
+        for count in [100, 100_000] {
             let mut set = ContactSet::new();
-            set.append_listed((0, 3), 1, |_| true, |i| Some(manifold(i as f32)));
-            let listed = |i: usize| i % 3 == 1;
-            set.append_listed((10, count), 16, listed, |i| {
-                (i % 5 != 1).then(|| manifold((10 + i) as f32))
+            set.append_ordered(3, 1, |k| Some((k as u32, manifold(k as f32))));
+            let pair = |k: usize| 10 + 3 * k as u32;
+            set.append_ordered(count, 256, |k| {
+                (k % 5 != 1).then(|| (pair(k), manifold(pair(k) as f32)))
             });
             let expected: Vec<u32> = (0..3)
-                .chain(
-                    (0..count)
-                        .filter(|&i| listed(i) && i % 5 != 1)
-                        .map(|i| 10 + i as u32),
-                )
+                .chain((0..count).filter(|&k| k % 5 != 1).map(pair))
                 .collect();
             assert_eq!(set.pair_indices(), expected);
             assert!(set.iter().all(|(pair, m)| m.separation == pair as f32));
-            assert_eq!(set.get(11), None, "left out");
-            assert!(set.get(14).is_some());
+            assert_eq!(set.get(pair(1)), None, "left out");
+            assert!(set.get(pair(2)).is_some());
         }
     }
 }

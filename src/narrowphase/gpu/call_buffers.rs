@@ -20,6 +20,8 @@
 //!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
 //!    a pipelined round's list stays intact until it is read back.
+//! 4. After the compound stage and the mesh pass (which list their pairs too), the list is put
+//!    in pair order into the slot's ordered list ([`ListOrder`]), the one copied back.
 
 use encase::ShaderType;
 
@@ -28,6 +30,7 @@ use super::geometry::HullGeometry;
 use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
 use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping, chunk_pairs};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
+use super::list_order::ListOrder;
 use super::mesh::MeshStage;
 use super::order::OrderStage;
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
@@ -80,6 +83,8 @@ pub(crate) struct CallBuffers {
     groups_key: [u64; 6],
     /// The cost ordering of [`Round::ordered`], made by the first round that takes it.
     order: Option<OrderStage>,
+    /// Step 4, made by the first round with the clip kernel.
+    list_order: Option<ListOrder>,
 }
 
 impl CallBuffers {
@@ -113,14 +118,16 @@ impl CallBuffers {
             clip_groups: [Vec::new(), Vec::new()],
             groups_key: [u64::MAX; 6],
             order: None,
+            list_order: None,
         }
     }
 
-    /// The manifold list of `slot`: after an [`Self::encode`] with `clip` and that slot, its
-    /// count (a [`super::layout::GpuManifoldCount`]) and from byte [`MANIFOLD_LIST_HEAD`] that
-    /// many manifolds of the round's pairs, in no particular order.
-    pub fn manifolds(&self, slot: usize) -> &wgpu::Buffer {
-        &self.manifolds[slot].buffer
+    /// The ordered manifold list of `slot` (step 4): after an [`Self::encode`] with `clip` and
+    /// that slot, its count (a [`super::layout::GpuManifoldCount`]) and from byte
+    /// [`MANIFOLD_LIST_HEAD`] that many manifolds of the round's pairs, in increasing pair
+    /// order; `None` before the first round with the clip kernel.
+    pub fn ordered_list(&self, slot: usize) -> Option<&wgpu::Buffer> {
+        self.list_order.as_ref().map(|order| order.ordered(slot))
     }
 
     /// The result buffer: pair `i` of the last [`Self::encode`] at byte `48 * i`.
@@ -153,11 +160,11 @@ impl CallBuffers {
         self.pair_staging[slot].remap_after_submit();
     }
 
-    /// Steps 1 to 3: writes the round's pairs (through its pair staging buffer) and the chunks'
+    /// Steps 1 to 4: writes the round's pairs (through its pair staging buffer) and the chunks'
     /// parameters and records the SAT kernel into `encoder`, then the clip kernel when the round
-    /// has it, then the compound stage and the mesh pass when given with the clip kernel. Bodies
-    /// are staged. The
-    /// outputs exceed no buffer limit (the caller splits rounds).
+    /// has it, then the compound stage and the mesh pass when given with the clip kernel, then
+    /// the list's ordering. Bodies are staged. The outputs exceed no buffer limit (the caller
+    /// splits rounds).
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -289,6 +296,11 @@ impl CallBuffers {
             if let Some(stage) = mesh {
                 stage.record(context, geometry, encoder, caller())?;
             }
+            let order = match &mut self.list_order {
+                Some(order) => order,
+                empty => empty.insert(ListOrder::new(context)?),
+            };
+            order.record(context, encoder, &self.manifolds[slot].buffer, count as u32, slot)?;
         }
         scopes.pop()
     }

@@ -18,8 +18,9 @@
 //!    [`Clipping::Cpu`] the host runs [`crate::contact::collide_compound_shape`],
 //!    [`crate::contact::collide_trimesh_shape`] and their siblings.
 //! 6. Restore the pair order the caller gave: [`GpuNarrowphase::collide_into`] appends the
-//!    touching pairs to a [`ContactSet`] in pair order, [`GpuNarrowphase::collide`] writes its
-//!    one entry per pair straight from the records read back.
+//!    touching pairs to a [`ContactSet`] in pair order (the GPU's list comes back in pair order,
+//!    `list_order`), [`GpuNarrowphase::collide`] spreads such a set over one entry per pair (or,
+//!    clipping on the CPU, writes them straight from the dense records read back).
 //!
 //! The kernels are compiled once per device (`kernels`); the hulls are uploaded once per
 //! narrowphase (`geometry`). [`GpuNarrowphase::encode`] and [`GpuNarrowphase::encode_resident`]
@@ -33,6 +34,7 @@ mod geometry;
 pub(crate) mod kernel_layout;
 pub(crate) mod kernels;
 pub mod layout;
+mod list_order;
 mod mesh;
 pub(crate) mod order;
 mod resident;
@@ -98,6 +100,8 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
+    /// [`Self::collide`]'s touching pairs under [`Clipping::Gpu`], kept for the next call.
+    touching: ContactSet,
 }
 
 impl GpuNarrowphase {
@@ -148,6 +152,7 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
+            touching: ContactSet::new(),
         })
     }
 
@@ -405,32 +410,36 @@ impl GpuNarrowphase {
         }
     }
 
-    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`]: one entry
-    /// per pair written straight from each round's records on all threads
-    /// (`rounds::read_per_pair`; under [`Clipping::Gpu`] only the listed pairs' entries are
-    /// read, the others `None`), the pair order restored as each manifold is written.
+    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`], one entry
+    /// per pair. [`Clipping::Gpu`]: the touching pairs into the narrowphase's own set
+    /// ([`Self::collide_input_into`]), then spread over the entries on all threads
+    /// ([`ContactSet::to_options`], counted as host finish). [`Clipping::Cpu`]: written straight
+    /// from each round's dense records on all threads (`rounds::read_per_pair`), the pair order
+    /// restored as each manifold is written.
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
+        if self.clipping == Clipping::Gpu {
+            let pair_count = match &input {
+                BatchInput::Validated(batch) => batch.given_pairs().len(),
+                BatchInput::Unchecked { pairs, .. } => pairs.len(),
+            };
+            let mut set = std::mem::take(&mut self.touching);
+            let collided = self.collide_input_into(input, &mut set);
+            let t = std::time::Instant::now();
+            let results = collided.map(|()| set.to_options(pair_count));
+            self.timings.cpu_clipping += t.elapsed();
+            self.touching = set;
+            return results;
+        }
         let counts = FinishCounts::default();
-        let restored = |batch: &StagedBatch, pair, manifold: Option<Manifold>| {
-            manifold.map(|mut manifold| {
-                batch.restore_pair_order(pair, &mut manifold);
-                manifold
-            })
-        };
-        let (results, timings) = match self.clipping {
-            Clipping::Gpu => {
-                self.runner
-                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuManifold| {
-                        Ok(restored(batch, pair, counts.clipped_on_gpu(batch, pair, raw)?))
-                    })?
-            }
-            Clipping::Cpu => {
-                self.runner
-                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
-                        Ok(restored(batch, pair, counts.clipped_on_cpu(batch, pair, raw)?))
-                    })?
-            }
-        };
+        let (results, timings) =
+            self.runner
+                .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
+                    let manifold = counts.clipped_on_cpu(batch, pair, raw)?;
+                    Ok(manifold.map(|mut manifold| {
+                        batch.restore_pair_order(pair, &mut manifold);
+                        manifold
+                    }))
+                })?;
         self.timings = counts.add_to(timings);
         Ok(results)
     }

@@ -7,25 +7,22 @@
 //!    waited for, read back and finished (two slots: pair staging, manifold lists, readback
 //!    buffers).
 //! 2. Dense records (the SAT kernel's [`GpuSatResult`], one per pair) are copied back whole.
-//! 3. The clip kernel's compact list (only pairs that are not separated, in no order, each
-//!    naming its pair) is copied back as its count plus a prefix of entries sized from the last
-//!    round's share of listed pairs (times [`LIST_HEADROOM`], plus [`LIST_SLACK`] entries; the
-//!    whole list on a narrowphase's first round). When the count exceeds the prefix, the rest is
-//!    copied by a second submission once the count is known: one more round trip, only when
-//!    the share of listed pairs grew past the headroom. Bytes per round: 16 + 112 × (listed
-//!    pairs + headroom), against 112 × pairs for a dense list.
+//! 3. The clip kernel's compact list (only pairs that are not separated, each naming its pair),
+//!    put in pair order on the GPU (`list_order`), is copied back as its count plus a prefix of
+//!    entries sized from the last round's share of listed pairs (times [`LIST_HEADROOM`], plus
+//!    [`LIST_SLACK`] entries; the whole list on a narrowphase's first round). When the count
+//!    exceeds the prefix, the rest is copied by a second submission once the count is known:
+//!    one more round trip, only when the share of listed pairs grew past the headroom. Bytes
+//!    per round: 16 + 112 × (listed pairs + headroom), against 112 × pairs for a dense list.
 //!    Where the device has timestamps, each round's commands are timed on the GPU: up to the
 //!    copy back (staged data into device buffers, the kernels), and the copy back.
-//! 4. Finishing a round reads the mapped records on all threads, in pair order. A compact
-//!    list is first scattered into a table of one entry index per pair of the round
-//!    ([`EntryTable`]: its pair indices checked, in the round and listed once,
-//!    [`GpuError::BadResult`] otherwise; no sort). One result per pair (`read_per_pair`:
-//!    `sat`, `collide`) reads every dense record, or the table and only the listed entries; a
-//!    [`ContactSet`] takes every dense record's touching pair (`read_dense_into`), or only the
-//!    listed entries (`read_listed_into`), no work per pair left out of the list but a 4-byte
-//!    table slot.
+//! 4. Finishing a round reads the mapped records on all threads, front to back. One result per
+//!    pair (`read_per_pair`: `sat`, `collide` under CPU clipping) reads every dense record; a
+//!    [`ContactSet`] takes every dense record's touching pair (`read_dense_into`), or the
+//!    ordered list's entries (`read_listed_into`), each checked to name a pair of the round
+//!    after the one before it ([`GpuError::BadResult`] otherwise) and written at its own place:
+//!    no work per pair left out of the list.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -55,10 +52,6 @@ const PIPELINE_PAIRS: usize = 1 << 18;
 /// Fewest pairs a rayon task reads back and finishes: a clipped pair costs well under a
 /// microsecond on the host, so smaller tasks would spend a noticeable share on scheduling.
 const PAIRS_PER_TASK: usize = 256;
-
-/// Step 4: a compact list of at most this many entries is scattered into its [`EntryTable`] on
-/// the calling thread (a few nanoseconds an entry: less than waking the thread pool).
-const SEQUENTIAL_ENTRIES: usize = 16 * 1024;
 
 /// Step 3: the prefix of a manifold list copied with its count is the last round's share of
 /// listed pairs times this, so a share that grows by up to a quarter costs no second copy.
@@ -102,8 +95,6 @@ pub(super) struct RoundRunner {
     /// Listed (not separated) pairs per pair of the last round read back: sizes the prefix of
     /// the next manifold list copied with its count (step 3; 1 at first).
     listed_share: f64,
-    /// The compact list's entry of each pair of the round being read (step 4).
-    entries: EntryTable,
     /// Whether rounds with the clip kernel, and resident calls, order their pairs by cost.
     pub cost_ordering: bool,
 }
@@ -151,22 +142,21 @@ impl RoundRunner {
             readback,
             timestamps,
             listed_share: 1.0,
-            entries: EntryTable::default(),
             cost_ordering: true,
         })
     }
 
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
-    /// narrowphase's), runs it round by round, and maps every pair's record through
-    /// `per_pair(batch, pair index, record)` on all threads, in pair order: a dense record each,
-    /// or for a compact list the listed pairs' entries (the others give `R::default()` without
-    /// a call). Returns them with the timings (`incomplete_pairs` is left 0).
+    /// narrowphase's), runs it round by round, and maps every pair's dense record (not a
+    /// compact list) through `per_pair(batch, pair index, record)` on all threads, in pair
+    /// order. Returns them with the timings (`incomplete_pairs` is left 0).
     pub fn run_per_pair<'a, T: Readout, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
         per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings), GpuError> {
+        const { assert!(!T::COMPACT, "a compact list is read into a ContactSet") };
         let mut out = Vec::new();
         let (timings, _) = self.run_with::<T>(shapes, input, &mut |batch, round| {
             if out.capacity() == 0 {
@@ -297,7 +287,7 @@ impl RoundRunner {
             let expected = (self.listed_share * LIST_HEADROOM * pairs as f64).ceil() as usize;
             let prefix = (expected + LIST_SLACK).min(pairs) as u64;
             let whole = MANIFOLD_LIST_HEAD + pairs as u64 * MANIFOLD_BYTES;
-            let source = self.buffers.manifolds(slot);
+            let source = self.buffers.ordered_list(slot).ok_or_else(no_list)?;
             (whole, MANIFOLD_LIST_HEAD + prefix * MANIFOLD_BYTES, source)
         } else {
             let bytes = (pairs * size_of::<T>()) as u64;
@@ -367,7 +357,7 @@ impl RoundRunner {
         });
         let rest = needed - round.copied;
         encoder.copy_buffer_to_buffer(
-            self.buffers.manifolds(round.slot),
+            self.buffers.ordered_list(round.slot).ok_or_else(no_list)?,
             round.copied,
             readback,
             round.copied,
@@ -415,30 +405,16 @@ impl RoundRunner {
             None => (0, round.copied),
         };
         let readback = &self.readback[round.slot].buffer;
-        let entries = &mut self.entries;
         let read = readback
             .get_mapped_range(0..end)
             .map_err(|e| GpuError::Readback(e.to_string()))
             .and_then(|view| {
-                let records = &view[start as usize..];
-                let table = match listed {
-                    Some(count) => {
-                        entries.fill(&records[..count * size_of::<T>()], round.pairs, round.first)?;
-                        Some(&*entries)
-                    }
-                    None => None,
-                };
                 let records = RoundRecords {
                     first: round.first,
                     pairs: round.pairs,
-                    records,
-                    entries: table,
+                    records: &view[start as usize..],
                 };
-                let read = read(batch, records);
-                if read.is_err() {
-                    entries.clear(round.pairs);
-                }
-                read
+                read(batch, records)
             });
         readback.unmap();
         read?;
@@ -454,17 +430,20 @@ fn add_time(total: &mut Option<Duration>, time: Duration) {
     }
 }
 
+/// The error of a round copied back before any round recorded its ordered list (not reached:
+/// a round with the clip kernel records it).
+fn no_list() -> GpuError {
+    GpuError::Readback("no ordered manifold list was recorded".into())
+}
+
 /// A round's records, mapped for reading (step 4).
 pub(super) struct RoundRecords<'r> {
     /// Index of the round's first pair in the batch.
     pub first: usize,
     /// The round's number of pairs.
     pub pairs: usize,
-    /// One record per pair (dense), or the entries of the compact list.
+    /// One record per pair (dense), or the entries of the ordered compact list.
     pub records: &'r [u8],
-    /// For a compact list, the entry of each pair of the round (filled and checked; a reader
-    /// takes every pair's slot once, [`Self::pair_record`]); `None` for dense records.
-    pub entries: Option<&'r EntryTable>,
 }
 
 impl RoundRecords<'_> {
@@ -474,98 +453,26 @@ impl RoundRecords<'_> {
         bytemuck::pod_read_unaligned(&self.records[i * size_of::<T>()..(i + 1) * size_of::<T>()])
     }
 
-    /// The record of pair `i` of the round: dense, its own; compact, its list entry (taken
-    /// from the table), `None` when the pair is not listed.
-    #[inline]
-    fn pair_record<T: Readout>(&self, i: usize) -> Option<T> {
-        match self.entries {
-            Some(entries) => entries.take(i).map(|entry| self.record(entry as usize)),
-            None => Some(self.record(i)),
+    /// The round-local pair entry `k` of the ordered list names, checked: within the round and
+    /// above the pair of entry `k - 1` (the message of a [`GpuError::BadResult`] otherwise).
+    fn ordered_pair(&self, k: usize) -> Result<usize, String> {
+        let pair = listed_pair(self.records, k) as usize;
+        if pair >= self.pairs {
+            return Err(format!(
+                "manifold list entry {k} names pair {pair} of a round of {}",
+                self.pairs
+            ));
         }
-    }
-}
-
-/// Step 4: per pair of a round, the index of the compact list entry naming it
-/// ([`NOT_LISTED`] for pairs left out of the list). Kept across rounds and calls with every
-/// slot [`NOT_LISTED`] between them: a reader takes each filled slot once.
-#[derive(Default)]
-pub(super) struct EntryTable(Vec<AtomicU32>);
-
-/// An [`EntryTable`] slot of a pair no list entry names.
-const NOT_LISTED: u32 = u32::MAX;
-
-impl EntryTable {
-    /// Scatters the entries of `list` (whole [`GpuManifold`]s) into the slots of their pairs,
-    /// for a round of `pairs` pairs starting at batch pair `first`. [`GpuError::BadResult`]
-    /// naming the round's first pair for an entry naming a pair outside the round (the lowest
-    /// such entry), or the lowest pair listed twice; the table is then left clear.
-    fn fill(&mut self, list: &[u8], pairs: usize, first: usize) -> Result<(), GpuError> {
-        if self.0.len() < pairs {
-            self.0.resize_with(pairs, || AtomicU32::new(NOT_LISTED));
+        match k
+            .checked_sub(1)
+            .map(|before| listed_pair(self.records, before) as usize)
+        {
+            Some(before) if before == pair => Err("listed twice in the manifold list".into()),
+            Some(before) if before > pair => Err(format!(
+                "manifold list entry {k} (pair {pair}) after pair {before}: not in pair order"
+            )),
+            _ => Ok(pair),
         }
-        let (outside, twice) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(usize::MAX));
-        let scatter = |entry: usize, raw: &[u8]| {
-            let pair = listed_pair(raw) as usize;
-            match self.0.get(pair).filter(|_| pair < pairs) {
-                None => drop(outside.fetch_min(entry, Ordering::Relaxed)),
-                Some(slot) if slot.swap(entry as u32, Ordering::Relaxed) != NOT_LISTED => {
-                    twice.fetch_min(pair, Ordering::Relaxed);
-                }
-                Some(_) => {}
-            }
-        };
-        let entries = list.chunks_exact(size_of::<GpuManifold>());
-        if entries.len() <= SEQUENTIAL_ENTRIES {
-            entries.enumerate().for_each(|(entry, raw)| scatter(entry, raw));
-        } else {
-            list.par_chunks_exact(size_of::<GpuManifold>())
-                .with_min_len(PAIRS_PER_TASK)
-                .enumerate()
-                .for_each(|(entry, raw)| scatter(entry, raw));
-        }
-        let (outside, twice) = (outside.into_inner(), twice.into_inner());
-        if outside == usize::MAX && twice == usize::MAX {
-            return Ok(());
-        }
-        self.clear(pairs);
-        Err(if outside != usize::MAX {
-            let at = outside * size_of::<GpuManifold>();
-            let pair = listed_pair(&list[at..at + size_of::<GpuManifold>()]);
-            GpuError::BadResult {
-                pair: first,
-                what: format!("manifold list entry {outside} names pair {pair} of a round of {pairs}"),
-            }
-        } else {
-            GpuError::BadResult {
-                pair: first + twice,
-                what: "listed twice in the manifold list".into(),
-            }
-        })
-    }
-
-    /// True when pair `i` of the round is listed (its slot not yet taken).
-    #[inline]
-    fn is_listed(&self, i: usize) -> bool {
-        self.0[i].load(Ordering::Relaxed) != NOT_LISTED
-    }
-
-    /// The entry of pair `i` of the round, its slot left [`NOT_LISTED`]; `None` when unlisted.
-    #[inline]
-    fn take(&self, i: usize) -> Option<u32> {
-        let slot = &self.0[i];
-        let entry = slot.load(Ordering::Relaxed);
-        (entry != NOT_LISTED).then(|| {
-            slot.store(NOT_LISTED, Ordering::Relaxed);
-            entry
-        })
-    }
-
-    /// Every slot of a round of `pairs` pairs [`NOT_LISTED`] (after an error).
-    fn clear(&mut self, pairs: usize) {
-        let pairs = pairs.min(self.0.len());
-        self.0[..pairs]
-            .iter_mut()
-            .for_each(|slot| *slot.get_mut() = NOT_LISTED);
     }
 }
 
@@ -593,10 +500,9 @@ impl FirstError {
     }
 }
 
-/// Step 4 for [`RoundRunner::run_per_pair`]: maps every pair's record of a round (a compact
-/// list's pairs left out give `R::default()`) through `per_pair` on all threads straight into
-/// `out` (in pair order). A failing pair leaves its default; the error of the lowest failing
-/// pair is returned.
+/// Step 4 for [`RoundRunner::run_per_pair`]: maps every pair's dense record of a round through
+/// `per_pair` on all threads straight into `out` (in pair order). A failing pair leaves its
+/// default; the error of the lowest failing pair is returned.
 fn read_per_pair<'a, T: Readout, R: Send + Default>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
@@ -610,10 +516,7 @@ fn read_per_pair<'a, T: Readout, R: Send + Default>(
             .with_min_len(PAIRS_PER_TASK)
             .map(|i| {
                 let pair = round.first + i;
-                let Some(record) = round.pair_record::<T>(i) else {
-                    return R::default();
-                };
-                per_pair(batch, pair, &record).unwrap_or_else(|e| {
+                per_pair(batch, pair, &round.record::<T>(i)).unwrap_or_else(|e| {
                     errors.fail(pair, e);
                     R::default()
                 })
@@ -648,53 +551,54 @@ pub(super) fn read_dense_into<'a, T: Readout>(
     errors.into_result()
 }
 
-/// Step 4 into a [`ContactSet`], compact list: only the listed entries are read, in pair
-/// order from the round's [`EntryTable`] (checked as it was filled); each goes through
-/// `per_pair` on all threads and the touching pairs are appended to `out`, the given pair order
-/// restored. Work per listed pair, and a 4-byte slot per pair left out of the list.
+/// Step 4 into a [`ContactSet`], compact list: the entries of the ordered list, each checked
+/// ([`RoundRecords::ordered_pair`]), go through `per_pair` on all threads and land at their own
+/// places in `out` (entry k at k past the set's end, the pairs left out removed after), the
+/// given pair order restored. Work per listed pair only.
 pub(super) fn read_listed_into<'a>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
     per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuManifold) -> Result<Option<Manifold>, GpuError> + Sync),
     out: &mut ContactSet,
 ) -> Result<(), GpuError> {
-    let entries = round.entries.expect("a compact list has its entry table");
     let errors = FirstError::default();
-    out.append_listed(
-        (round.first, round.pairs),
-        PAIRS_PER_TASK,
-        |i| entries.is_listed(i),
-        |i| {
-            let pair = round.first + i;
-            let record = round.pair_record::<GpuManifold>(i)?;
-            match per_pair(batch, pair, &record) {
-                Ok(Some(mut manifold)) => {
-                    batch.restore_pair_order(pair, &mut manifold);
-                    Some(manifold)
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    errors.fail(pair, e);
-                    None
-                }
+    let count = round.records.len() / size_of::<GpuManifold>();
+    out.append_ordered(count, PAIRS_PER_TASK, |k| {
+        let pair = match round.ordered_pair(k) {
+            Ok(i) => round.first + i,
+            Err(what) => {
+                let pair = round.first;
+                errors.fail(pair, GpuError::BadResult { pair, what });
+                return None;
             }
-        },
-    );
+        };
+        match per_pair(batch, pair, &round.record::<GpuManifold>(k)) {
+            Ok(Some(mut manifold)) => {
+                batch.restore_pair_order(pair, &mut manifold);
+                Some((pair as u32, manifold))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                errors.fail(pair, e);
+                None
+            }
+        }
+    });
     errors.into_result()
 }
 
-/// The round-local pair a compact list entry (one [`GpuManifold`]'s bytes) names.
+/// The round-local pair entry `k` of a compact list (whole [`GpuManifold`]s) names.
 #[inline]
-fn listed_pair(entry: &[u8]) -> u32 {
-    let at = std::mem::offset_of!(GpuManifold, pair);
-    bytemuck::pod_read_unaligned(&entry[at..at + 4])
+fn listed_pair(list: &[u8], k: usize) -> u32 {
+    let at = k * size_of::<GpuManifold>() + std::mem::offset_of!(GpuManifold, pair);
+    bytemuck::pod_read_unaligned(&list[at..at + 4])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A list of entries naming `pairs`, as the clip kernel writes it.
+    /// A list of entries naming `pairs`, as the ordering leaves it.
     fn list(pairs: &[u32]) -> Vec<u8> {
         let entries: Vec<GpuManifold> = pairs
             .iter()
@@ -706,57 +610,32 @@ mod tests {
         bytemuck::cast_slice(&entries).to_vec()
     }
 
-    /// The entry table of `list` for a round of `pairs` pairs at batch pair 100, taken whole.
-    fn entries(list: &[u8], pairs: usize, table: &mut EntryTable) -> Result<Vec<Option<u32>>, GpuError> {
-        table.fill(list, pairs, 100)?;
-        Ok((0..pairs).map(|i| table.take(i)).collect())
+    /// Each entry's checked pair, for a round of `pairs` pairs at batch pair 100.
+    fn checked(listed: &[u32], pairs: usize) -> Vec<Result<usize, String>> {
+        let bytes = list(listed);
+        let round = RoundRecords {
+            first: 100,
+            pairs,
+            records: &bytes,
+        };
+        (0..listed.len()).map(|k| round.ordered_pair(k)).collect()
     }
 
     #[test]
-    fn list_entries_scatter_by_pair_and_reject_bad_indices() {
-        // Short lists scatter on the calling thread, long ones on all threads: both sizes.
-        let long: Vec<u32> = (0..SEQUENTIAL_ENTRIES as u32 + 100)
-            .rev()
-            .map(|p| 3 * p)
-            .collect();
-        for listed in [vec![3, 0, 2], long] {
-            let pairs = *listed.iter().max().unwrap() as usize + 2;
-            let mut table = EntryTable::default();
-            let taken = entries(&list(&listed), pairs, &mut table).expect("valid list");
-            let mut expected = vec![None; pairs];
-            for (entry, &pair) in listed.iter().enumerate() {
-                expected[pair as usize] = Some(entry as u32);
-            }
-            assert_eq!(taken, expected);
-            assert!((0..pairs).all(|i| !table.is_listed(i)), "taking clears the table");
-            let mut outside = listed.clone();
-            outside[1] = pairs as u32;
-            outside.push(pairs as u32 + 7);
-            assert_eq!(
-                entries(&list(&outside), pairs, &mut table),
-                Err(GpuError::BadResult {
-                    pair: 100,
-                    what: format!("manifold list entry 1 names pair {pairs} of a round of {pairs}"),
-                })
-            );
-            assert!(
-                (0..pairs).all(|i| !table.is_listed(i)),
-                "an error clears the table"
-            );
-            let mut twice = listed.clone();
-            twice.extend([listed[2], listed[0]]);
-            let lowest = listed[0].min(listed[2]) as usize;
-            assert_eq!(
-                entries(&list(&twice), pairs, &mut table),
-                Err(GpuError::BadResult {
-                    pair: 100 + lowest,
-                    what: "listed twice in the manifold list".into(),
-                })
-            );
-            assert!(
-                (0..pairs).all(|i| !table.is_listed(i)),
-                "an error clears the table"
-            );
-        }
+    fn ordered_list_entries_are_checked_in_range_and_increasing() {
+        assert_eq!(checked(&[0, 2, 3, 9], 10), [Ok(0), Ok(2), Ok(3), Ok(9)]);
+        let outside = checked(&[1, 10], 10);
+        assert_eq!(
+            outside[1],
+            Err("manifold list entry 1 names pair 10 of a round of 10".into())
+        );
+        let twice = checked(&[1, 4, 4], 10);
+        assert_eq!(twice[2], Err("listed twice in the manifold list".into()));
+        let unordered = checked(&[1, 5, 3], 10);
+        assert_eq!(
+            unordered[2],
+            Err("manifold list entry 2 (pair 3) after pair 5: not in pair order".into())
+        );
+        assert_eq!(unordered[1], Ok(5));
     }
 }
