@@ -296,3 +296,9 @@ pub(crate) fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64)
         }),
     }
 }
+
+/// A bind group entry for `buffer` from its start, whole or up to `max_binding` bytes (the
+/// device's `max_storage_buffer_binding_size`): a range that follows from the buffer alone.
+pub(crate) fn binding_up_to(index: u32, buffer: &wgpu::Buffer, max_binding: u64) -> wgpu::BindGroupEntry<'_> {
+    binding(index, buffer, 0, buffer.size().min(max_binding))
+}

@@ -9,6 +9,9 @@
 //!    some group indices are unused, [`compute_pipeline_variants`] for several pipelines of one
 //!    module that differ in their entry point or override constants).
 //! 4. [`grid`]: the workgroups of a dispatch of one invocation per item, as a 2-D grid.
+//! 5. [`BindGroupCache`]: bind groups reused while a call binds the same buffers.
+
+use std::collections::VecDeque;
 
 use super::GpuError;
 
@@ -141,4 +144,38 @@ pub(crate) fn grid(
         });
     }
     Ok((x as u32, y as u32))
+}
+
+/// Bind groups (or a few made together, `G`) kept with the buffers they bind, the last `N`
+/// sets: a call that binds the same buffers (wgpu buffers compare by identity) reuses them
+/// instead of creating new ones, a few microseconds each. The binding ranges must follow from
+/// the buffers alone (e.g. whole buffers), as the key holds nothing else. Evicted groups release
+/// their buffers.
+pub(crate) struct BindGroupCache<G, const N: usize> {
+    entries: VecDeque<(Vec<wgpu::Buffer>, G)>,
+}
+
+impl<G: Clone, const N: usize> Default for BindGroupCache<G, N> {
+    fn default() -> Self {
+        BindGroupCache {
+            entries: VecDeque::with_capacity(N),
+        }
+    }
+}
+
+impl<G: Clone, const N: usize> BindGroupCache<G, N> {
+    /// The groups made for `buffers`: kept ones, or `make()`'s, kept in place of the oldest.
+    pub fn get(&mut self, buffers: &[&wgpu::Buffer], make: impl FnOnce() -> G) -> G {
+        let same = |kept: &Vec<wgpu::Buffer>| kept.iter().eq(buffers.iter().copied());
+        if let Some((_, groups)) = self.entries.iter().find(|(kept, _)| same(kept)) {
+            return groups.clone();
+        }
+        if self.entries.len() == N {
+            self.entries.pop_front();
+        }
+        let groups = make();
+        let kept = buffers.iter().map(|&buffer| buffer.clone()).collect();
+        self.entries.push_back((kept, groups.clone()));
+        groups
+    }
 }

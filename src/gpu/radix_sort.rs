@@ -19,10 +19,10 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 
-use super::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use super::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit, create_buffer};
 use super::context::ErrorScopes;
 use super::layout::write_uniform;
-use super::pipeline::{bind_group_layout, compute_pipeline_variants, storage, uniform};
+use super::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, storage, uniform};
 use super::{GpuContext, GpuError};
 
 /// The WGSL source of the sort's kernels (`shaders/common/radix_sort.wgsl`).
@@ -271,6 +271,9 @@ pub(crate) struct GpuRadixSort {
     no_count: wgpu::Buffer,
     /// The first kernel's [`GpuRadixParams`], then one per dispatch, [`PARAMS_STRIDE`] apart.
     params: GrowBuffer,
+    /// The prepare kernel's group and the passes' two, for the last two sets of buffers (a
+    /// caller may alternate between two key or count buffers).
+    groups: BindGroupCache<[wgpu::BindGroup; 3], 2>,
 }
 
 impl GpuRadixSort {
@@ -302,6 +305,7 @@ impl GpuRadixSort {
                 "radix sort params",
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
+            groups: BindGroupCache::default(),
         };
         scopes.pop()?;
         Ok(sort)
@@ -341,7 +345,7 @@ impl GpuRadixSort {
         self.spare.reserve(device, key_bytes, max);
         self.scan.reserve(device, scan_bytes, max);
         self.params.reserve(device, params_bytes, max);
-        let recorded = self.record(context, encoder, keys, base, &plan, key_bytes);
+        let recorded = self.record(context, encoder, keys, base, &plan);
         let popped = scopes.pop();
         recorded?;
         popped?;
@@ -355,13 +359,12 @@ impl GpuRadixSort {
 
     /// Writes the parameters and records the first kernel and every dispatch of `plan`.
     fn record(
-        &self,
+        &mut self,
         context: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         keys: &RadixKeys<'_>,
         base: GpuRadixParams,
         plan: &[RadixDispatch],
-        key_bytes: u64,
     ) -> Result<(), GpuError> {
         let stride = PARAMS_STRIDE as usize;
         let mut bytes = vec![0u8; (1 + plan.len()) * stride];
@@ -372,32 +375,42 @@ impl GpuRadixSort {
         }
         context.queue().write_buffer(&self.params.buffer, 0, &bytes);
         let device = context.device();
-        let params_size = GpuRadixParams::min_size().get();
         let counter = keys.count.unwrap_or(&self.no_count);
-        let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("radix sort prepare"),
-            layout: &self.kernels.prepare_layout,
-            entries: &[
-                binding(0, &self.params.buffer, 0, params_size),
-                whole(1, counter),
-                whole(2, &self.state),
-                whole(3, &self.args),
-            ],
-        });
-        // Pass p reads groups[p % 2]'s input and writes its output.
-        let groups = [(keys.keys, &self.spare.buffer), (&self.spare.buffer, keys.keys)].map(|(from, to)| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("radix sort"),
-                layout: &self.kernels.layout,
+        let (spare, scan, params) = (&self.spare.buffer, &self.scan.buffer, &self.params.buffer);
+        let (kernels, state, args) = (&self.kernels, &self.state, &self.args);
+        // Every key buffer bound up to the binding limit (the kernels read `max_keys` keys, which
+        // the caller checked fit), so the groups depend on the buffers alone.
+        let max_binding = context.limits.max_binding;
+        let buffers = [keys.keys, counter, spare, scan, params];
+        let [prepare, even, odd] = self.groups.get(&buffers, || {
+            let params_size = GpuRadixParams::min_size().get();
+            let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("radix sort prepare"),
+                layout: &kernels.prepare_layout,
                 entries: &[
-                    binding(0, from, 0, key_bytes),
-                    binding(1, to, 0, key_bytes),
-                    whole(2, &self.scan.buffer),
-                    whole(3, &self.state),
-                    binding(4, &self.params.buffer, 0, params_size),
+                    binding(0, params, 0, params_size),
+                    whole(1, counter),
+                    whole(2, state),
+                    whole(3, args),
                 ],
-            })
+            });
+            // Pass p reads groups[p % 2]'s input and writes its output.
+            let [even, odd] = [(keys.keys, spare), (spare, keys.keys)].map(|(from, to)| {
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("radix sort"),
+                    layout: &kernels.layout,
+                    entries: &[
+                        binding_up_to(0, from, max_binding),
+                        binding_up_to(1, to, max_binding),
+                        whole(2, scan),
+                        whole(3, state),
+                        binding(4, params, 0, params_size),
+                    ],
+                })
+            });
+            [prepare, even, odd]
         });
+        let groups = [even, odd];
         let mut pass = context.begin_pass(encoder, keys.stage);
         pass.set_pipeline(&self.kernels.prepare);
         pass.set_bind_group(1, &prepare, &[]);

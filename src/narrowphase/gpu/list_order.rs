@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
-use crate::gpu::buffers::{GrowBuffer, binding};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage};
+use crate::gpu::buffers::{GrowBuffer, binding_up_to};
+use crate::gpu::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
 
@@ -86,6 +86,10 @@ pub(crate) struct ListOrder {
     keys: GrowBuffer,
     sorter: GpuRadixSort,
     ordered: [GrowBuffer; 2],
+    /// Step 1's groups, one per slot's list.
+    keys_groups: BindGroupCache<wgpu::BindGroup, 2>,
+    /// Step 3's groups: per slot, the sort's result in either of its two buffers.
+    gather_groups: BindGroupCache<wgpu::BindGroup, 4>,
 }
 
 impl ListOrder {
@@ -105,6 +109,8 @@ impl ListOrder {
             keys: GrowBuffer::new(device, "list order keys", wgpu::BufferUsages::STORAGE),
             sorter: GpuRadixSort::new(context)?,
             ordered,
+            keys_groups: BindGroupCache::default(),
+            gather_groups: BindGroupCache::default(),
         })
     }
 
@@ -140,12 +146,18 @@ impl ListOrder {
             LIST_ORDER_WORKGROUP,
             limits.max_workgroups,
         )?;
-        let list_binding = |index| binding(index, list, 0, list_bytes);
+        // Whole buffers, up to the binding limit (the kernels stop at the list's count), so
+        // the groups depend on the buffers alone.
+        let whole = |index, buffer| binding_up_to(index, buffer, limits.max_binding);
+        let kernels = &self.kernels;
         // 1.
-        let keys_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("list order keys"),
-            layout: &self.kernels.keys_layout,
-            entries: &[list_binding(0), binding(1, &self.keys.buffer, 0, key_bytes)],
+        let keys = &self.keys.buffer;
+        let keys_group = self.keys_groups.get(&[list, keys], || {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("list order keys"),
+                layout: &kernels.keys_layout,
+                entries: &[whole(0, list), whole(1, keys)],
+            })
         });
         {
             let mut pass = context.begin_pass(encoder, "list order");
@@ -169,14 +181,12 @@ impl ListOrder {
         )?;
         // 3.
         let ordered = &self.ordered[slot].buffer;
-        let gather_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("list order gather"),
-            layout: &self.kernels.gather_layout,
-            entries: &[
-                list_binding(0),
-                binding(1, &sorted, 0, key_bytes),
-                binding(2, ordered, 0, list_bytes),
-            ],
+        let gather_group = self.gather_groups.get(&[list, &sorted, ordered], || {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("list order gather"),
+                layout: &kernels.gather_layout,
+                entries: &[whole(0, list), whole(1, &sorted), whole(2, ordered)],
+            })
         });
         let mut pass = context.begin_pass(encoder, "list order");
         pass.set_pipeline(&self.kernels.gather);
