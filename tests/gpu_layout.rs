@@ -11,7 +11,9 @@ use hullsat::constants::{
 };
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
-use hullsat::internals::{BVH_BUILD_WGSL, ORDER_WGSL, RADIX_SORT_WGSL};
+use hullsat::internals::{
+    BVH_BUILD_WGSL, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ORDER_WGSL, RADIX_SORT_WGSL,
+};
 use hullsat::internals::{
     COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
     COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound,
@@ -61,7 +63,7 @@ fn read(path: &std::path::Path) -> String {
 }
 
 /// Every WGSL source the crate compiles or exports, exactly as it does, by name.
-const SOURCES: [(&str, &str); 16] = [
+const SOURCES: [(&str, &str); 17] = [
     ("SAT_WGSL", SAT_WGSL),
     ("CLIP_WGSL", CLIP_WGSL),
     ("COMPOUND_EXPAND_WGSL", COMPOUND_EXPAND_WGSL),
@@ -71,6 +73,7 @@ const SOURCES: [(&str, &str); 16] = [
     ("MESH_MERGE_WGSL", MESH_MERGE_WGSL),
     ("RESIDENT_WGSL", RESIDENT_WGSL),
     ("ORDER_WGSL", ORDER_WGSL),
+    ("LIST_ORDER_WGSL", LIST_ORDER_WGSL),
     ("RAYCAST_WGSL", RAYCAST_WGSL),
     ("RAYCAST_COMPLEX_WGSL", RAYCAST_COMPLEX_WGSL),
     ("LAYOUT_WGSL", LAYOUT_WGSL),
@@ -479,6 +482,22 @@ fn order_kernel_structs_and_constants_match_the_rust_ones() {
             ("scatter", [WORKGROUP_SIZE, 1, 1]),
         ]
     );
+}
+
+#[test]
+fn the_list_ordering_kernels_run_workgroups_of_the_host_size() {
+    let module = parse_source("LIST_ORDER_WGSL", LIST_ORDER_WGSL);
+    assert_consts(
+        &module,
+        &[("LIST_ORDER_WORKGROUP", naga::Literal::U32(LIST_ORDER_WORKGROUP))],
+    );
+    let sizes: Vec<(&str, [u32; 3])> = module
+        .entry_points
+        .iter()
+        .map(|entry| (entry.name.as_str(), entry.workgroup_size))
+        .collect();
+    let size = [LIST_ORDER_WORKGROUP, 1, 1];
+    assert_eq!(sizes, [("keys_main", size), ("gather_main", size)]);
 }
 
 #[test]

@@ -34,7 +34,7 @@ mod geometry;
 pub(crate) mod kernel_layout;
 pub(crate) mod kernels;
 pub mod layout;
-mod list_order;
+pub(crate) mod list_order;
 mod mesh;
 pub(crate) mod order;
 mod resident;
