@@ -15,7 +15,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use crate::manifold::Manifold;
-use crate::parallel::{SharedPtr, fill_runs};
+use crate::parallel::{PlacedRuns, SharedPtr};
 
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
@@ -34,8 +34,8 @@ pub struct ContactSet {
     pairs: Vec<u32>,
     /// The manifold of each pair of `pairs`, at the same position.
     manifolds: Vec<Manifold>,
-    /// Per-run buffers of [`Self::append_chunked`], kept for the next call.
-    runs: Vec<RunBuffer>,
+    /// The run buffers of [`Self::append_chunked`], kept for the next call.
+    runs: PlacedRuns<RunBuffer>,
 }
 
 /// The touching pairs one run of pairs found (see [`ContactSet::append_chunked`]).
@@ -44,11 +44,17 @@ pub(crate) struct RunBuffer {
     pairs: Vec<u32>,
     /// The manifolds of `pairs`, each `Some`; one more `None` while a slot is open.
     manifolds: Vec<Option<Manifold>>,
-    /// Where its entries go in the set (set while appending).
-    offset: usize,
 }
 
 impl RunBuffer {
+    /// Emptied, with room for a run of `pairs` pairs (and its open slot).
+    fn reserve(&mut self, pairs: usize) {
+        self.pairs.clear();
+        self.manifolds.clear();
+        self.pairs.reserve(pairs);
+        self.manifolds.reserve(pairs + 1);
+    }
+
     /// Appends pair `pair` (its index in the call) with its manifold.
     #[inline]
     pub(crate) fn push(&mut self, pair: usize, manifold: Manifold) {
@@ -152,7 +158,9 @@ impl ContactSet {
 
     /// Appends pairs `0..count` of a call, in order, in parallel: `fill(first, len, buffer)` pushes
     /// the touching pairs among `first..first + len` into `buffer`, in increasing order. Runs
-    /// are at least `min_run` pairs; their buffers are kept in the set for the next call.
+    /// are at least `min_run` pairs; their buffers are kept in the set for the next call, and
+    /// each is copied to its place as soon as the runs before it are counted
+    /// ([`PlacedRuns`]). The set keeps room for every pair of the call.
     pub(crate) fn append_chunked(
         &mut self,
         count: usize,
@@ -162,39 +170,38 @@ impl ContactSet {
         if count == 0 {
             return;
         }
-        // About 64 runs per thread.
-        let (_, runs) = fill_runs(&mut self.runs, count, (min_run, 64), |first, len, buffer| {
+        let start = self.pairs.len();
+        self.pairs.reserve(count);
+        self.manifolds.reserve(count);
+        let pairs = SharedPtr(self.pairs.as_mut_ptr());
+        let manifolds = SharedPtr(self.manifolds.as_mut_ptr());
+        // About 16 runs per thread.
+        let fill_run = |first, len, buffer: &mut RunBuffer| {
             buffer.pairs.clear();
             buffer.manifolds.clear();
             fill(first, len, buffer);
-        });
-        // Each run's entries go to its place (a prefix sum), copied on all threads.
-        let start = self.pairs.len();
-        let mut end = start;
-        for buffer in &mut self.runs[..runs] {
-            buffer.offset = end;
-            end += buffer.pairs.len();
-        }
-        self.pairs.reserve(end - start);
-        self.manifolds.reserve(end - start);
-        let pairs = SharedPtr(self.pairs.as_mut_ptr());
-        let manifolds = SharedPtr(self.manifolds.as_mut_ptr());
-        self.runs[..runs].par_iter().for_each(|buffer| {
-            let count = buffer.pairs.len();
-            // SAFETY: both vectors have room for `end` entries; run ranges
-            // `offset..offset + count` are disjoint and lie in `start..end` (at most `count`
-            // manifolds are written); the buffers do not overlap the vectors.
+            buffer.pairs.len()
+        };
+        let place = |offset: usize, buffer: &RunBuffer| {
+            let (at, count) = (start + offset, buffer.pairs.len());
+            // SAFETY: both vectors have room for `start + count` entries (the call's pairs);
+            // the runs' places `offset..offset + count` are disjoint and within them (a run
+            // holds at most its pairs, at most `count` manifolds are written); the buffers do
+            // not overlap the vectors.
             unsafe {
-                std::ptr::copy_nonoverlapping(buffer.pairs.as_ptr(), pairs.get().add(buffer.offset), count);
+                std::ptr::copy_nonoverlapping(buffer.pairs.as_ptr(), pairs.get().add(at), count);
                 for (i, manifold) in buffer.manifolds.iter().flatten().take(count).enumerate() {
-                    manifolds.get().add(buffer.offset + i).write(*manifold);
+                    manifolds.get().add(at + i).write(*manifold);
                 }
             }
-        });
-        // SAFETY: entries `start..end` were written above (u32 and Manifold are Copy).
+        };
+        let total = self
+            .runs
+            .fill_and_place(count, (min_run, 16), RunBuffer::reserve, fill_run, place);
+        // SAFETY: entries `start..start + total` were written above (u32 and Manifold are Copy).
         unsafe {
-            self.pairs.set_len(end);
-            self.manifolds.set_len(end);
+            self.pairs.set_len(start + total);
+            self.manifolds.set_len(start + total);
         }
     }
 

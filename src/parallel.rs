@@ -1,13 +1,24 @@
 //! Writing one buffer from many threads, each thread at places no other writes, filling kept
-//! per-run buffers on all threads first (the run step of `ContactSet::append_chunked` and
-//! `RayHitSet::fill_runs`), and asking the cache early for what a loop reads at random.
+//! per-run buffers on all threads first (the run step of `RayHitSet::fill_runs`), or filling
+//! them and placing each in one output as soon as its place is known
+//! (`ContactSet::append_chunked`), and asking the cache early for what a loop reads at random.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 /// A pointer several threads write through, each only at indices no other thread writes and no
 /// one reads until they are done (the user's `unsafe` blocks state why).
-#[derive(Clone, Copy)]
 pub(crate) struct SharedPtr<T>(pub *mut T);
+
+// A pointer is copied whatever it points to (a derive would ask `T: Copy`).
+impl<T> Clone for SharedPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for SharedPtr<T> {}
 
 // SAFETY: a shared pointer only hands out the raw pointer; every write through it is in an
 // `unsafe` block whose caller guarantees disjoint indices.
@@ -47,6 +58,200 @@ pub(crate) fn fill_runs<B: Default + Send>(
     (run, runs)
 }
 
+/// The tag of a run's state in [`PlacedRuns`] (two high bits); the low bits hold a number of
+/// entries. Pending: not yet filled.
+const RUN_PENDING: u64 = 0;
+/// Filled, holding its own count; not placed yet.
+const RUN_COUNTED: u64 = 1 << 62;
+/// Filled and placed: the end of its place (its offset plus its count).
+const RUN_PLACED: u64 = 2 << 62;
+/// Left for the pass after the runs, at this offset.
+const RUN_DEFERRED: u64 = 3 << 62;
+/// The tag bits, and the number bits.
+const RUN_TAG: u64 = 3 << 62;
+const RUN_NUMBER: u64 = !RUN_TAG;
+
+/// Buffers per thread in [`PlacedRuns`]: the one it fills and those of its runs left for later;
+/// a thread whose buffers all wait waits itself for the runs before its current one.
+const BUFFERS_PER_THREAD: usize = 4;
+
+/// Spins of a thread waiting for the runs before its own to be counted, before it yields.
+const SPINS_BEFORE_YIELD: u32 = 64;
+
+/// Entries up to which [`PlacedRuns`] places the runs left after filling on the calling thread
+/// (a few hundred KB of copies, tens of microseconds: about a fork-join's cost).
+const SEQUENTIAL_PLACES: u64 = 4096;
+
+/// Runs of items filled on all threads and placed in one output in run order, each as soon as
+/// the runs before it are counted ([`Self::fill_and_place`]); [`BUFFERS_PER_THREAD`] buffers a
+/// thread, kept for the next call (a clone starts empty).
+#[derive(Debug, Default)]
+pub(crate) struct PlacedRuns<B> {
+    /// Per thread of the pool (and one for a caller outside it), its buffers, one after the
+    /// other. Each thread takes only its own.
+    buffers: Vec<B>,
+    /// Per thread: its buffers are taken now.
+    busy: Vec<AtomicBool>,
+    /// Per run: its tag and number.
+    states: Vec<AtomicU64>,
+    /// Per run left for later: the index of the buffer that holds it.
+    homes: Vec<AtomicUsize>,
+}
+
+impl<B> Clone for PlacedRuns<B> {
+    fn clone(&self) -> Self {
+        PlacedRuns {
+            buffers: Vec::new(),
+            busy: Vec::new(),
+            states: Vec::new(),
+            homes: Vec::new(),
+        }
+    }
+}
+
+impl<B: Default + Send + Sync> PlacedRuns<B> {
+    /// Cuts items `0..count` into runs as [`fill_runs`] does and fills and places each, in run
+    /// order, on all threads: `prepare(buffer, run)` readies every buffer for runs of `run`
+    /// items first (room reserved, so a warm call allocates nothing whichever threads take
+    /// part), `fill(first, len, buffer)` fills a run into one and returns how many entries it
+    /// holds, and `place(offset, buffer)` copies them to `offset..offset + count` of the output
+    /// (past where the caller's output ends; the caller has room for every item). The threads
+    /// claim runs in order. A thread that finished run r looks back over the runs before it
+    /// (to one placed, summing the counts of those filled): when none is pending it places r at
+    /// once, while its entries are in its cache, and fills its next run into the same buffer;
+    /// else r keeps its buffer and is placed after all runs are filled (on all threads past
+    /// [`SEQUENTIAL_PLACES`] entries), unless the thread's buffers are all kept so: then it
+    /// waits for the runs before r. `fill` must not call into rayon (a thread would meet its
+    /// own buffers again). Returns the total entries.
+    pub fn fill_and_place(
+        &mut self,
+        count: usize,
+        (min_run, runs_per_thread): (usize, usize),
+        prepare: impl Fn(&mut B, usize),
+        fill: impl Fn(usize, usize, &mut B) -> usize + Sync,
+        place: impl Fn(usize, &B) + Sync,
+    ) -> usize {
+        if count == 0 {
+            return 0;
+        }
+        let threads = rayon::current_num_threads();
+        let run = (count / (threads * runs_per_thread)).max(min_run.max(1));
+        let runs = count.div_ceil(run);
+        let homes = threads + 1;
+        self.buffers
+            .resize_with((homes * BUFFERS_PER_THREAD).max(self.buffers.len()), B::default);
+        self.busy
+            .resize_with(homes.max(self.busy.len()), AtomicBool::default);
+        self.buffers.iter_mut().for_each(|buffer| prepare(buffer, run));
+        if self.states.len() < runs {
+            self.states.resize_with(runs, AtomicU64::default);
+            self.homes.resize_with(runs, AtomicUsize::default);
+        }
+        let states = &mut self.states[..runs];
+        states.iter_mut().for_each(|state| *state.get_mut() = RUN_PENDING);
+        let (states, homes_of, busy) = (&*states, &self.homes[..runs], &self.busy[..homes]);
+        // Where run r goes, when every run before it is filled: the counts back to a placed one.
+        let offset_of = |r: usize| {
+            let mut sum = 0;
+            for state in states[..r].iter().rev() {
+                let value = state.load(Ordering::Acquire);
+                match value & RUN_TAG {
+                    RUN_PLACED => return Some((value & RUN_NUMBER) + sum),
+                    RUN_COUNTED => sum += value & RUN_NUMBER,
+                    _ => return None,
+                }
+            }
+            Some(sum)
+        };
+        // Run r's offset once the runs before it are counted (which their threads are doing).
+        let wait_for = |r: usize| {
+            let mut spins = 0;
+            loop {
+                if let Some(offset) = offset_of(r) {
+                    return offset;
+                }
+                spins += 1;
+                if spins < SPINS_BEFORE_YIELD {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        };
+        let next = AtomicUsize::new(0);
+        let shared = SharedPtr(self.buffers.as_mut_ptr());
+        let work = || {
+            let home = rayon::current_thread_index().map_or(threads, |t| t.min(threads));
+            let taken = busy[home].swap(true, Ordering::Acquire);
+            assert!(
+                !taken,
+                "a thread met its own run buffers again (fill called into rayon)"
+            );
+            let mut kept = 0;
+            loop {
+                let r = next.fetch_add(1, Ordering::Relaxed);
+                if r >= runs {
+                    break;
+                }
+                let at = home * BUFFERS_PER_THREAD + kept;
+                // SAFETY: buffers `home * BUFFERS_PER_THREAD..` are this thread's alone while
+                // `busy[home]` is set (checked above), and `kept < BUFFERS_PER_THREAD`; no one
+                // reads them until the runs are done.
+                let buffer = unsafe { &mut *shared.get().add(at) };
+                let first = r * run;
+                let found = fill(first, run.min(count - first), buffer) as u64;
+                states[r].store(RUN_COUNTED | found, Ordering::Release);
+                let offset = match offset_of(r) {
+                    Some(offset) => offset,
+                    None if kept + 1 < BUFFERS_PER_THREAD => {
+                        homes_of[r].store(at, Ordering::Relaxed);
+                        kept += 1;
+                        continue;
+                    }
+                    None => wait_for(r),
+                };
+                states[r].store(RUN_PLACED | (offset + found), Ordering::Release);
+                place(offset as usize, buffer);
+            }
+            busy[home].store(false, Ordering::Release);
+        };
+        if runs == 1 || threads == 1 {
+            work();
+        } else {
+            (0..threads.min(runs)).into_par_iter().for_each(|_| work());
+        }
+        // The runs left: their offsets, then their copies.
+        let (mut end, mut deferred) = (0, 0);
+        for state in states {
+            let value = state.load(Ordering::Relaxed);
+            let number = value & RUN_NUMBER;
+            if value & RUN_TAG == RUN_PLACED {
+                end = number;
+            } else {
+                state.store(RUN_DEFERRED | end, Ordering::Relaxed);
+                end += number;
+                deferred += number;
+            }
+        }
+        let buffers = &self.buffers;
+        let place_deferred = |(state, home): (&AtomicU64, &AtomicUsize)| {
+            let value = state.load(Ordering::Relaxed);
+            if value & RUN_TAG == RUN_DEFERRED {
+                place(
+                    (value & RUN_NUMBER) as usize,
+                    &buffers[home.load(Ordering::Relaxed)],
+                );
+            }
+        };
+        if deferred > SEQUENTIAL_PLACES {
+            states.par_iter().zip(homes_of).for_each(place_deferred);
+        } else if deferred > 0 {
+            states.iter().zip(homes_of).for_each(place_deferred);
+        }
+        end as usize
+    }
+}
+
 /// Asks the CPU to bring `value`'s cache lines (its first and last byte) into the cache; a hint
 /// with no effect on results, a no-op on targets other than x86-64.
 #[inline(always)]
@@ -61,6 +266,44 @@ pub(crate) fn prefetch<T>(value: &T) {
         unsafe {
             _mm_prefetch::<_MM_HINT_T0>(first);
             _mm_prefetch::<_MM_HINT_T0>(last);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn runs_land_in_run_order_placed_at_once_or_after() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        // Every third item is an entry; with the first run slow, the others are kept for later
+        // and then wait for it.
+        let expected: Vec<u32> = (0..1000).filter(|i| i % 3 == 0).collect();
+        let mut runs = PlacedRuns::<Vec<u32>>::default();
+        for slow_first in [false, true, false] {
+            let out: Vec<AtomicU32> = (0..1000).map(|_| AtomicU32::new(u32::MAX)).collect();
+            let fill = |first: usize, len: usize, buffer: &mut Vec<u32>| {
+                if slow_first && first == 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                buffer.clear();
+                buffer.extend((first as u32..(first + len) as u32).filter(|i| i % 3 == 0));
+                buffer.len()
+            };
+            let place = |offset: usize, buffer: &Vec<u32>| {
+                for (slot, &entry) in out[offset..].iter().zip(buffer) {
+                    slot.store(entry, Ordering::Relaxed);
+                }
+            };
+            let total = pool.install(|| runs.fill_and_place(1000, (10, 4), |_, _| {}, fill, place));
+            let placed: Vec<u32> = out.iter().map(|slot| slot.load(Ordering::Relaxed)).collect();
+            assert_eq!(total, expected.len());
+            assert_eq!(placed[..total], expected[..], "slow first run: {slow_first}");
+            assert!(placed[total..].iter().all(|&slot| slot == u32::MAX));
         }
     }
 }
