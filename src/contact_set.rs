@@ -5,10 +5,12 @@
 //! its memory between calls (its two arrays and the scratch the backends fill in parallel), so
 //! a set reused on batches of similar size allocates nothing once warm.
 //!
-//! Filling in parallel (`ContactSet::append_chunked`): the pairs are cut into runs, each run
-//! appends its touching pairs to a buffer of its own (kept in the set; the CPU computes each
-//! manifold in place there), and the buffers are then appended to the set in run order, so the
-//! set is in pair order whatever the threads did.
+//! Filling in parallel (`ContactSet::append_chunked`, the CPU): the pairs are cut into runs
+//! that the threads take in order; each run appends its touching pairs to a buffer of its
+//! thread's (kept in the set; each manifold is computed in place there), and the buffer is
+//! copied to the run's place in the set as soon as the runs before it are counted, so the set
+//! is in pair order whatever the threads did. From a list already in pair order
+//! (`ContactSet::append_ordered`, the GPU's), each entry is written at its own place.
 
 use std::mem::MaybeUninit;
 
