@@ -8,8 +8,9 @@
 //! Filling in parallel (`ContactSet::append_chunked`, the CPU): the pairs are cut into runs
 //! that the threads take in order; each run appends its touching pairs to a buffer of its
 //! thread's (kept in the set; each manifold is computed in place there), and the buffer is
-//! copied to the run's place in the set as soon as the runs before it are counted, so the set
-//! is in pair order whatever the threads did. From a list already in pair order
+//! copied to the run's place in the set as soon as the runs before it are counted (or, when
+//! one of them was still being filled, after all runs are), so the set is in pair order
+//! whatever the threads did. From a list already in pair order
 //! (`ContactSet::append_ordered`, the GPU's), each entry is written at its own place.
 
 use std::mem::MaybeUninit;
@@ -30,7 +31,7 @@ const LEFT_OUT: u32 = u32::MAX;
 /// pair's first body toward its second; separation in length units, negative when penetrating;
 /// points in world space). Pairs are in increasing index order, each once. Filled by
 /// [`crate::CpuNarrowphase::collide_into`] and [`crate::GpuNarrowphase::collide_into`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ContactSet {
     /// Index of each touching pair in the call's pair list, increasing.
     pairs: Vec<u32>,
@@ -81,6 +82,16 @@ impl RunBuffer {
         } else {
             self.manifolds.pop();
         }
+    }
+}
+
+// The entries only: the scratch varies with which threads filled it.
+impl std::fmt::Debug for ContactSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactSet")
+            .field("pairs", &self.pairs)
+            .field("manifolds", &self.manifolds)
+            .finish_non_exhaustive()
     }
 }
 
@@ -161,8 +172,8 @@ impl ContactSet {
     /// Appends pairs `0..count` of a call, in order, in parallel: `fill(first, len, buffer)` pushes
     /// the touching pairs among `first..first + len` into `buffer`, in increasing order. Runs
     /// are at least `min_run` pairs; their buffers are kept in the set for the next call, and
-    /// each is copied to its place as soon as the runs before it are counted
-    /// ([`PlacedRuns`]). The set keeps room for every pair of the call.
+    /// each is copied to its place as soon as the runs before it are counted, or after all
+    /// runs are filled ([`PlacedRuns`]). The set keeps room for every pair of the call.
     pub(crate) fn append_chunked(
         &mut self,
         count: usize,

@@ -82,10 +82,27 @@ const SPINS_BEFORE_YIELD: u32 = 64;
 /// (a few hundred KB of copies, tens of microseconds: about a fork-join's cost).
 const SEQUENTIAL_PLACES: u64 = 4096;
 
+/// Clears a thread's claim on its buffers when its work ends, and on a panic (in `fill` or
+/// `place`) marks the call poisoned, so threads waiting for a run that will never be counted
+/// stop waiting (the panic then reaches the caller).
+struct WorkGuard<'a> {
+    busy: &'a AtomicBool,
+    poisoned: &'a AtomicBool,
+}
+
+impl Drop for WorkGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.poisoned.store(true, Ordering::Release);
+        }
+        self.busy.store(false, Ordering::Release);
+    }
+}
+
 /// Runs of items filled on all threads and placed in one output in run order, each as soon as
 /// the runs before it are counted ([`Self::fill_and_place`]); [`BUFFERS_PER_THREAD`] buffers a
 /// thread, kept for the next call (a clone starts empty).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct PlacedRuns<B> {
     /// Per thread of the pool (and one for a caller outside it), its buffers, one after the
     /// other. Each thread takes only its own.
@@ -122,7 +139,8 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
     /// else r keeps its buffer and is placed after all runs are filled (on all threads past
     /// [`SEQUENTIAL_PLACES`] entries), unless the thread's buffers are all kept so: then it
     /// waits for the runs before r. `fill` must not call into rayon (a thread would meet its
-    /// own buffers again). Returns the total entries.
+    /// own buffers again). A panic in `fill` or `place` stops the waiting threads and reaches
+    /// the caller. Returns the total entries.
     pub fn fill_and_place(
         &mut self,
         count: usize,
@@ -163,12 +181,17 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
             }
             Some(sum)
         };
-        // Run r's offset once the runs before it are counted (which their threads are doing).
+        let poisoned = AtomicBool::new(false);
+        // Run r's offset once the runs before it are counted (which their threads are doing);
+        // `None` when a thread panicked.
         let wait_for = |r: usize| {
             let mut spins = 0;
             loop {
                 if let Some(offset) = offset_of(r) {
-                    return offset;
+                    return Some(offset);
+                }
+                if poisoned.load(Ordering::Acquire) {
+                    return None;
                 }
                 spins += 1;
                 if spins < SPINS_BEFORE_YIELD {
@@ -187,6 +210,10 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
                 !taken,
                 "a thread met its own run buffers again (fill called into rayon)"
             );
+            let _guard = WorkGuard {
+                busy: &busy[home],
+                poisoned: &poisoned,
+            };
             let mut kept = 0;
             loop {
                 let r = next.fetch_add(1, Ordering::Relaxed);
@@ -195,12 +222,16 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
                 }
                 let at = home * BUFFERS_PER_THREAD + kept;
                 // SAFETY: buffers `home * BUFFERS_PER_THREAD..` are this thread's alone while
-                // `busy[home]` is set (checked above), and `kept < BUFFERS_PER_THREAD`; no one
-                // reads them until the runs are done.
+                // `busy[home]` is set (checked above), and `kept < BUFFERS_PER_THREAD`. The
+                // buffers of runs kept for later are read only after every task has ended, and
+                // no later task on this thread fills them: this loop ends only once every run
+                // is claimed.
                 let buffer = unsafe { &mut *shared.get().add(at) };
-                let first = r * run;
-                let found = fill(first, run.min(count - first), buffer) as u64;
-                states[r].store(RUN_COUNTED | found, Ordering::Release);
+                let (first, len) = (r * run, run.min(count - r * run));
+                let found = fill(first, len, buffer);
+                // The caller's room is one entry an item: a run holds at most its items.
+                assert!(found <= len, "a run of {len} items filled {found} entries");
+                states[r].store(RUN_COUNTED | found as u64, Ordering::Release);
                 let offset = match offset_of(r) {
                     Some(offset) => offset,
                     None if kept + 1 < BUFFERS_PER_THREAD => {
@@ -208,12 +239,14 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
                         kept += 1;
                         continue;
                     }
-                    None => wait_for(r),
+                    None => match wait_for(r) {
+                        Some(offset) => offset,
+                        None => break,
+                    },
                 };
-                states[r].store(RUN_PLACED | (offset + found), Ordering::Release);
+                states[r].store(RUN_PLACED | (offset + found as u64), Ordering::Release);
                 place(offset as usize, buffer);
             }
-            busy[home].store(false, Ordering::Release);
         };
         if runs == 1 || threads == 1 {
             work();
@@ -305,5 +338,31 @@ mod tests {
             assert_eq!(placed[..total], expected[..], "slow first run: {slow_first}");
             assert!(placed[total..].iter().all(|&slot| slot == u32::MAX));
         }
+    }
+
+    #[test]
+    fn a_panicking_run_fails_the_call_without_hanging_it() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+        let mut runs = PlacedRuns::<Vec<u32>>::default();
+        let every = |first: usize, len: usize, buffer: &mut Vec<u32>| {
+            buffer.clear();
+            buffer.extend(first as u32..(first + len) as u32);
+            buffer.len()
+        };
+        // Run 0 panics late: the other threads have kept their buffers and wait for it.
+        let failing = |first: usize, len: usize, buffer: &mut Vec<u32>| {
+            if first == 0 {
+                std::thread::sleep(Duration::from_millis(50));
+                panic!("run 0 fails");
+            }
+            every(first, len, buffer)
+        };
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| runs.fill_and_place(1000, (10, 4), |_, _| {}, failing, |_, _| {}))
+        }));
+        assert!(failed.is_err());
+        // The same runs serve the next call.
+        let total = pool.install(|| runs.fill_and_place(1000, (10, 4), |_, _| {}, every, |_, _| {}));
+        assert_eq!(total, 1000);
     }
 }

@@ -146,19 +146,27 @@ pub(crate) fn grid(
     Ok((x as u32, y as u32))
 }
 
+/// Calls after which a [`BindGroupCache`] entry not used since is dropped, with the buffers
+/// it holds (an owner's buffers replaced by larger ones).
+const STALE_CALLS: u64 = 16;
+
 /// Bind groups (or a few made together, `G`) kept with the buffers they bind, the last `N`
 /// sets: a call that binds the same buffers (wgpu buffers compare by identity) reuses them
 /// instead of creating new ones, a few microseconds each. The binding ranges must follow from
-/// the buffers alone (e.g. whole buffers), as the key holds nothing else. Evicted groups release
-/// their buffers.
+/// the buffers alone (e.g. whole buffers), as the key holds nothing else. An entry is dropped,
+/// releasing its buffers, when a new one needs its place or after [`STALE_CALLS`] calls unused.
 pub(crate) struct BindGroupCache<G, const N: usize> {
-    entries: VecDeque<(Vec<wgpu::Buffer>, G)>,
+    /// The buffers, the groups, and the call that last used them.
+    entries: VecDeque<(Vec<wgpu::Buffer>, G, u64)>,
+    /// Calls so far.
+    calls: u64,
 }
 
 impl<G: Clone, const N: usize> Default for BindGroupCache<G, N> {
     fn default() -> Self {
         BindGroupCache {
             entries: VecDeque::with_capacity(N),
+            calls: 0,
         }
     }
 }
@@ -166,8 +174,12 @@ impl<G: Clone, const N: usize> Default for BindGroupCache<G, N> {
 impl<G: Clone, const N: usize> BindGroupCache<G, N> {
     /// The groups made for `buffers`: kept ones, or `make()`'s, kept in place of the oldest.
     pub fn get(&mut self, buffers: &[&wgpu::Buffer], make: impl FnOnce() -> G) -> G {
+        self.calls += 1;
+        let calls = self.calls;
+        self.entries.retain(|(_, _, used)| calls - used <= STALE_CALLS);
         let same = |kept: &Vec<wgpu::Buffer>| kept.iter().eq(buffers.iter().copied());
-        if let Some((_, groups)) = self.entries.iter().find(|(kept, _)| same(kept)) {
+        if let Some((_, groups, used)) = self.entries.iter_mut().find(|(kept, _, _)| same(kept)) {
+            *used = calls;
             return groups.clone();
         }
         if self.entries.len() == N {
@@ -175,7 +187,7 @@ impl<G: Clone, const N: usize> BindGroupCache<G, N> {
         }
         let groups = make();
         let kept = buffers.iter().map(|&buffer| buffer.clone()).collect();
-        self.entries.push_back((kept, groups.clone()));
+        self.entries.push_back((kept, groups.clone(), calls));
         groups
     }
 }

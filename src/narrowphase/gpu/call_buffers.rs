@@ -18,10 +18,11 @@
 //!    ([`OrderStage`], [`Round::ordered`]).
 //! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
 //!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
-//!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot, so
-//!    a pipelined round's list stays intact until it is read back.
+//!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot.
 //! 4. After the compound stage and the mesh pass (which list their pairs too), the list is put
-//!    in pair order into the slot's ordered list ([`ListOrder`]), the one copied back.
+//!    in pair order into the slot's ordered list ([`ListOrder`]), the one copied back; one per
+//!    slot, so a pipelined round's stays intact until it is read back (a second copy of its
+//!    rest may come after the next round is submitted).
 
 use encase::ShaderType;
 

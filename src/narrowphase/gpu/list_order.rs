@@ -1,7 +1,7 @@
 //! A host round's manifold list put in pair order on the GPU before it is copied back, so the
 //! host reads it front to back: no table of entries per pair, no random reads of the list, each
-//! entry's place in a [`crate::ContactSet`] its place in the list. WGSL twin:
-//! `shaders/narrowphase/list_order.wgsl`.
+//! entry written at its own place in a [`crate::ContactSet`] (entries the host leaves out are
+//! removed after). WGSL twin: `shaders/narrowphase/list_order.wgsl`.
 //!
 //! 1. `keys_main`: each entry of the clip kernel's list (in no order) becomes a key (its pair,
 //!    its index).

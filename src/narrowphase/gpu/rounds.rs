@@ -467,7 +467,7 @@ impl RoundRecords<'_> {
             .checked_sub(1)
             .map(|before| listed_pair(self.records, before) as usize)
         {
-            Some(before) if before == pair => Err("listed twice in the manifold list".into()),
+            Some(before) if before == pair => Err(format!("pair {pair} listed twice in the manifold list")),
             Some(before) if before > pair => Err(format!(
                 "manifold list entry {k} (pair {pair}) after pair {before}: not in pair order"
             )),
@@ -567,8 +567,9 @@ pub(super) fn read_listed_into<'a>(
         let pair = match round.ordered_pair(k) {
             Ok(i) => round.first + i,
             Err(what) => {
+                // Keyed by the entry (below its pair's index): the first bad entry's error wins.
                 let pair = round.first;
-                errors.fail(pair, GpuError::BadResult { pair, what });
+                errors.fail(pair + k, GpuError::BadResult { pair, what });
                 return None;
             }
         };
@@ -630,7 +631,7 @@ mod tests {
             Err("manifold list entry 1 names pair 10 of a round of 10".into())
         );
         let twice = checked(&[1, 4, 4], 10);
-        assert_eq!(twice[2], Err("listed twice in the manifold list".into()));
+        assert_eq!(twice[2], Err("pair 4 listed twice in the manifold list".into()));
         let unordered = checked(&[1, 5, 3], 10);
         assert_eq!(
             unordered[2],
