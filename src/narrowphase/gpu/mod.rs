@@ -19,8 +19,8 @@
 //!    [`crate::contact::collide_trimesh_shape`] and their siblings.
 //! 6. Restore the pair order the caller gave: [`GpuNarrowphase::collide_into`] appends the
 //!    touching pairs to a [`ContactSet`] in pair order (the GPU's list comes back in pair order,
-//!    `list_order`), [`GpuNarrowphase::collide`] spreads such a set over one entry per pair (or,
-//!    clipping on the CPU, writes them straight from the dense records read back).
+//!    `list_order`), [`GpuNarrowphase::collide`] writes its one entry per pair straight from the
+//!    records read back.
 //!
 //! The kernels are compiled once per device (`kernels`); the hulls are uploaded once per
 //! narrowphase (`geometry`). [`GpuNarrowphase::encode`] and [`GpuNarrowphase::encode_resident`]
@@ -100,8 +100,6 @@ pub struct GpuNarrowphase {
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentState>,
-    /// [`Self::collide`]'s touching pairs under [`Clipping::Gpu`], kept for the next call.
-    touching: ContactSet,
 }
 
 impl GpuNarrowphase {
@@ -152,7 +150,6 @@ impl GpuNarrowphase {
             clipping,
             timings: GpuTimings::default(),
             resident: None,
-            touching: ContactSet::new(),
         })
     }
 
@@ -321,10 +318,7 @@ impl GpuNarrowphase {
     /// Manifolds for every pair, in pair order, clipped where [`Self::clipping`] says (see
     /// [`Clipping`]). `None` when a pair is farther apart than `margin` (length units). The
     /// batch is checked as it is written into staging memory (the checks and errors of
-    /// [`ValidatedBatch::new`]; their time counts as upload). Under [`Clipping::Gpu`] the
-    /// touching pairs pass through a [`ContactSet`] the narrowphase keeps for its next call
-    /// (about 156 bytes per touching pair of its largest call; [`Self::collide_into`] with the
-    /// caller's own set skips it and the per-pair vector).
+    /// [`ValidatedBatch::new`]; their time counts as upload).
     pub fn collide(
         &mut self,
         bodies: &[Body],
@@ -413,36 +407,32 @@ impl GpuNarrowphase {
         }
     }
 
-    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`], one entry
-    /// per pair. [`Clipping::Gpu`]: the touching pairs into the narrowphase's own set
-    /// ([`Self::collide_input_into`]), then spread over the entries on all threads
-    /// ([`ContactSet::to_options`], counted as host finish). [`Clipping::Cpu`]: written straight
-    /// from each round's dense records on all threads (`rounds::read_per_pair`), the pair order
-    /// restored as each manifold is written.
+    /// Steps 1 to 6 of a host batch (see the module docs) under [`Self::clipping`]: one entry
+    /// per pair written straight from each round's records on all threads
+    /// (`rounds::read_per_pair`; under [`Clipping::Gpu`] the ordered list's entries, the pairs
+    /// it does not name `None`), the pair order restored as each manifold is written.
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
-        if self.clipping == Clipping::Gpu {
-            let pair_count = match &input {
-                BatchInput::Validated(batch) => batch.given_pairs().len(),
-                BatchInput::Unchecked { pairs, .. } => pairs.len(),
-            };
-            let mut set = std::mem::take(&mut self.touching);
-            let collided = self.collide_input_into(input, &mut set);
-            let t = std::time::Instant::now();
-            let results = collided.map(|()| set.to_options(pair_count));
-            self.timings.cpu_clipping += t.elapsed();
-            self.touching = set;
-            return results;
-        }
         let counts = FinishCounts::default();
-        let (results, timings) =
-            self.runner
-                .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
-                    let manifold = counts.clipped_on_cpu(batch, pair, raw)?;
-                    Ok(manifold.map(|mut manifold| {
-                        batch.restore_pair_order(pair, &mut manifold);
-                        manifold
-                    }))
-                })?;
+        let restored = |batch: &StagedBatch, pair, manifold: Option<Manifold>| {
+            manifold.map(|mut manifold| {
+                batch.restore_pair_order(pair, &mut manifold);
+                manifold
+            })
+        };
+        let (results, timings) = match self.clipping {
+            Clipping::Gpu => {
+                self.runner
+                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuManifold| {
+                        Ok(restored(batch, pair, counts.clipped_on_gpu(batch, pair, raw)?))
+                    })?
+            }
+            Clipping::Cpu => {
+                self.runner
+                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
+                        Ok(restored(batch, pair, counts.clipped_on_cpu(batch, pair, raw)?))
+                    })?
+            }
+        };
         self.timings = counts.add_to(timings);
         Ok(results)
     }

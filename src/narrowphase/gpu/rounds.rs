@@ -16,12 +16,13 @@
 //!    per round: 16 + 112 × (listed pairs + headroom), against 112 × pairs for a dense list.
 //!    Where the device has timestamps, each round's commands are timed on the GPU: up to the
 //!    copy back (staged data into device buffers, the kernels), and the copy back.
-//! 4. Finishing a round reads the mapped records on all threads, front to back. One result per
-//!    pair (`read_per_pair`: `sat`, `collide` under CPU clipping) reads every dense record; a
-//!    [`ContactSet`] takes every dense record's touching pair (`read_dense_into`), or the
-//!    ordered list's entries (`read_listed_into`), each checked to name a pair of the round
-//!    after the one before it ([`GpuError::BadResult`] otherwise) and written at its own place:
-//!    no work per pair left out of the list.
+//! 4. Finishing a round reads the mapped records on all threads, front to back, each entry of
+//!    the ordered list checked to name a pair of the round after the one before it
+//!    ([`GpuError::BadResult`] otherwise). One result per pair (`sat`, `collide`) reads every
+//!    dense record (`read_per_pair`), or each span of pairs' entries, found by a binary search
+//!    (`read_listed_per_pair`); a [`ContactSet`] takes every dense record's touching pair
+//!    (`read_dense_into`), or each entry of the ordered list written at its own place
+//!    (`read_listed_into`): no work per pair left out of the list.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -147,22 +148,27 @@ impl RoundRunner {
     }
 
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
-    /// narrowphase's), runs it round by round, and maps every pair's dense record (not a
-    /// compact list) through `per_pair(batch, pair index, record)` on all threads, in pair
-    /// order. Returns them with the timings (`incomplete_pairs` is left 0).
+    /// narrowphase's), runs it round by round, and maps every pair's record through
+    /// `per_pair(batch, pair index, record)` on all threads, in pair order: a dense record
+    /// each, or for the ordered compact list the listed pairs' entries (the others give
+    /// `R::default()` without a call). Returns them with the timings (`incomplete_pairs` is
+    /// left 0).
     pub fn run_per_pair<'a, T: Readout, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
         per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings), GpuError> {
-        const { assert!(!T::COMPACT, "a compact list is read into a ContactSet") };
         let mut out = Vec::new();
         let (timings, _) = self.run_with::<T>(shapes, input, &mut |batch, round| {
             if out.capacity() == 0 {
                 out.reserve_exact(batch.pair_count());
             }
-            read_per_pair(batch, round, &per_pair, &mut out)
+            if T::COMPACT {
+                read_listed_per_pair(batch, round, &per_pair, &mut out)
+            } else {
+                read_per_pair(batch, round, &per_pair, &mut out)
+            }
         })?;
         Ok((out, timings))
     }
@@ -525,6 +531,94 @@ fn read_per_pair<'a, T: Readout, R: Send + Default>(
     errors.into_result()
 }
 
+/// Step 4 for [`RoundRunner::run_per_pair`], ordered compact list: every pair of a round gets
+/// `per_pair` of its entry or `R::default()` when it has none, on all threads straight into
+/// `out` ([`spread_listed`]). A failing pair leaves its default; the error of the lowest
+/// failing pair is returned.
+fn read_listed_per_pair<'a, T: Readout, R: Send + Default>(
+    batch: &StagedBatch<'a>,
+    round: RoundRecords<'_>,
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
+    out: &mut Vec<R>,
+) -> Result<(), GpuError> {
+    spread_listed(&round, out, |pair, k| {
+        per_pair(batch, pair, &round.record::<T>(k))
+    })
+}
+
+/// One result per pair of a round from its ordered list (whole [`GpuManifold`]s): `value(pair,
+/// entry)` for each listed pair (its index in the batch, its entry), `R::default()` for the
+/// others, appended to `out`. Each task takes a span of pairs and the entries from the first
+/// naming a pair of the span (a binary search: the list is in pair order) to the first naming
+/// a later one, each checked as it is read ([`RoundRecords::ordered_pair`]); a task that does
+/// not use up exactly that range found the list out of order ([`GpuError::BadResult`]). The
+/// error of the lowest failing pair or entry is returned.
+fn spread_listed<R: Send + Default>(
+    round: &RoundRecords<'_>,
+    out: &mut Vec<R>,
+    value: impl Fn(usize, usize) -> Result<R, GpuError> + Sync,
+) -> Result<(), GpuError> {
+    let errors = FirstError::default();
+    let count = round.records.len() / size_of::<GpuManifold>();
+    // The first entry naming pair `i` of the round or a later one.
+    let first_entry = |i: usize| {
+        let (mut low, mut high) = (0, count);
+        while low < high {
+            let middle = (low + high) / 2;
+            if (listed_pair(round.records, middle) as usize) < i {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
+    };
+    let bad_list = |k: usize, what: String| {
+        let pair = round.first;
+        errors.fail(pair + k, GpuError::BadResult { pair, what });
+    };
+    let start = out.len();
+    out.reserve(round.pairs);
+    let slots = &mut out.spare_capacity_mut()[..round.pairs];
+    slots
+        .par_chunks_mut(PAIRS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, slots)| {
+            let span = task * PAIRS_PER_TASK..task * PAIRS_PER_TASK + slots.len();
+            let (mut k, end) = (first_entry(span.start), first_entry(span.end));
+            for (i, slot) in span.clone().zip(slots) {
+                let pair = round.first + i;
+                let listed = k < end && listed_pair(round.records, k) as usize == i;
+                let result = match listed.then(|| round.ordered_pair(k)) {
+                    Some(Ok(_)) => {
+                        k += 1;
+                        value(pair, k - 1).unwrap_or_else(|e| {
+                            errors.fail(pair, e);
+                            R::default()
+                        })
+                    }
+                    Some(Err(what)) => {
+                        bad_list(k, what);
+                        R::default()
+                    }
+                    None => R::default(),
+                };
+                slot.write(result);
+            }
+            // Entries of the span left unread: out of order, repeated, or past the round.
+            if k < end || (span.end == round.pairs && end < count) {
+                let what = match round.ordered_pair(k) {
+                    Err(what) => what,
+                    Ok(pair) => format!("manifold list entry {k} (pair {pair}) not in pair order"),
+                };
+                bad_list(k, what);
+            }
+        });
+    // SAFETY: every slot of the round was written above (each chunk writes all of its own).
+    unsafe { out.set_len(start + round.pairs) };
+    errors.into_result()
+}
+
 /// Step 4 into a [`ContactSet`], dense records: each pair's record of a round through
 /// `per_pair` (its manifold as computed, canonical order) on all threads, the touching pairs
 /// appended to `out` in pair order with the given pair order restored.
@@ -638,5 +732,50 @@ mod tests {
             Err("manifold list entry 2 (pair 3) after pair 5: not in pair order".into())
         );
         assert_eq!(unordered[1], Ok(5));
+    }
+
+    /// Each pair's entry (as `Some(entry)`) from a list naming `listed` in a round of `pairs`
+    /// pairs at batch pair 100, or the error.
+    fn spread(listed: &[u32], pairs: usize) -> Result<Vec<Option<usize>>, GpuError> {
+        let bytes = list(listed);
+        let round = RoundRecords {
+            first: 100,
+            pairs,
+            records: &bytes,
+        };
+        let mut out = Vec::new();
+        spread_listed(&round, &mut out, |pair, k| {
+            assert_eq!(pair, 100 + listed[k] as usize);
+            Ok(Some(k))
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn an_ordered_list_spreads_over_its_pairs_and_a_disordered_one_fails() {
+        // Spans of PAIRS_PER_TASK pairs: entries in several spans, one span without any.
+        let pairs = 3 * PAIRS_PER_TASK + 5;
+        let listed: Vec<u32> = [1, 2, PAIRS_PER_TASK - 1, 2 * PAIRS_PER_TASK + 7, pairs - 1]
+            .map(|p| p as u32)
+            .to_vec();
+        let spread_out = spread(&listed, pairs).expect("an ordered list");
+        assert_eq!(spread_out.len(), pairs);
+        for (k, &pair) in listed.iter().enumerate() {
+            assert_eq!(spread_out[pair as usize], Some(k));
+        }
+        assert_eq!(spread_out.iter().flatten().count(), listed.len());
+        let bad = |listed: &[u32]| match spread(listed, pairs) {
+            Err(GpuError::BadResult { pair: 100, what }) => what,
+            other => panic!("{listed:?}: {other:?}"),
+        };
+        let p = PAIRS_PER_TASK as u32;
+        assert!(bad(&[1, 4, 4]).contains("pair 4 listed twice"));
+        assert!(
+            bad(&[1, p + 3, 2]).contains("not in pair order"),
+            "{}",
+            bad(&[1, p + 3, 2])
+        );
+        assert!(bad(&[1, 2 * p, p]).contains("not in pair order"));
+        assert!(bad(&[1, pairs as u32]).contains(&format!("names pair {pairs} of a round")));
     }
 }
