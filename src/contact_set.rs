@@ -18,7 +18,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use crate::manifold::Manifold;
-use crate::parallel::{PlacedRuns, SharedPtr};
+use crate::parallel::{PlacedRuns, SharedPtr, run_length};
 
 /// Slots of [`ContactSet::to_options`] one task writes (about 650 KB of results).
 const OPTIONS_PER_TASK: usize = 4096;
@@ -231,7 +231,7 @@ impl ContactSet {
         let base = self.pairs.len();
         self.pairs.reserve(count);
         self.manifolds.reserve(count);
-        let run = (count / (rayon::current_num_threads() * 16)).max(min_run.max(1));
+        let run = run_length(count, (min_run, 16));
         let pairs = &mut self.pairs.spare_capacity_mut()[..count];
         let manifolds = &mut self.manifolds.spare_capacity_mut()[..count];
         // Run `r`'s places: its pair indices and manifolds.

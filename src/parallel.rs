@@ -33,17 +33,23 @@ impl<T> SharedPtr<T> {
     }
 }
 
-/// Cuts items `0..count` into runs of at least `min_run` items, about `runs_per_thread` runs a
-/// thread (for balance), grows `buffers` to one per run (they are kept for the next call), and
+/// The length of the runs `count` items are cut into: at least `min_run` items, about
+/// `runs_per_thread` runs a thread of the current pool (for balance); every run but the last has
+/// it.
+pub(crate) fn run_length(count: usize, (min_run, runs_per_thread): (usize, usize)) -> usize {
+    (count / (rayon::current_num_threads() * runs_per_thread)).max(min_run.max(1))
+}
+
+/// Cuts items `0..count` into runs ([`run_length`]), grows `buffers` to one per run (they are kept for the next call), and
 /// runs `fill(first, len, buffer)` for each run on all threads. Returns the run length (every
 /// run's but the last's) and the number of runs.
 pub(crate) fn fill_runs<B: Default + Send>(
     buffers: &mut Vec<B>,
     count: usize,
-    (min_run, runs_per_thread): (usize, usize),
+    runs_of: (usize, usize),
     fill: impl Fn(usize, usize, &mut B) + Sync,
 ) -> (usize, usize) {
-    let run = (count / (rayon::current_num_threads() * runs_per_thread)).max(min_run.max(1));
+    let run = run_length(count, runs_of);
     let runs = count.div_ceil(run);
     if buffers.len() < runs {
         buffers.resize_with(runs, B::default);
@@ -127,7 +133,7 @@ impl<B> Clone for PlacedRuns<B> {
 }
 
 impl<B: Default + Send + Sync> PlacedRuns<B> {
-    /// Cuts items `0..count` into runs as [`fill_runs`] does and fills and places each, in run
+    /// Cuts items `0..count` into runs ([`run_length`]) and fills and places each, in run
     /// order, on all threads: `prepare(buffer, run)` readies every buffer for runs of `run`
     /// items first (room reserved, so a warm call allocates nothing whichever threads take
     /// part), `fill(first, len, buffer)` fills a run into one and returns how many entries it
@@ -144,7 +150,7 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
     pub fn fill_and_place(
         &mut self,
         count: usize,
-        (min_run, runs_per_thread): (usize, usize),
+        runs_of: (usize, usize),
         prepare: impl Fn(&mut B, usize),
         fill: impl Fn(usize, usize, &mut B) -> usize + Sync,
         place: impl Fn(usize, &B) + Sync,
@@ -153,11 +159,12 @@ impl<B: Default + Send + Sync> PlacedRuns<B> {
             return 0;
         }
         let threads = rayon::current_num_threads();
-        let run = (count / (threads * runs_per_thread)).max(min_run.max(1));
+        let run = run_length(count, runs_of);
         let runs = count.div_ceil(run);
         let homes = threads + 1;
-        self.buffers
-            .resize_with((homes * BUFFERS_PER_THREAD).max(self.buffers.len()), B::default);
+        // As many buffers as this pool's threads take (fewer than a larger pool's last call).
+        self.buffers.truncate(homes * BUFFERS_PER_THREAD);
+        self.buffers.resize_with(homes * BUFFERS_PER_THREAD, B::default);
         self.busy
             .resize_with(homes.max(self.busy.len()), AtomicBool::default);
         self.buffers.iter_mut().for_each(|buffer| prepare(buffer, run));
@@ -364,5 +371,24 @@ mod tests {
         // The same runs serve the next call.
         let total = pool.install(|| runs.fill_and_place(1000, (10, 4), |_, _| {}, every, |_, _| {}));
         assert_eq!(total, 1000);
+    }
+
+    #[test]
+    fn a_smaller_pool_keeps_only_its_own_buffers() {
+        let mut runs = PlacedRuns::<Vec<u32>>::default();
+        let fill = |first: usize, len: usize, buffer: &mut Vec<u32>| {
+            buffer.clear();
+            buffer.extend(first as u32..(first + len) as u32);
+            buffer.len()
+        };
+        for threads in [4, 1] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let total = pool.install(|| runs.fill_and_place(1000, (10, 4), |_, _| {}, fill, |_, _| {}));
+            assert_eq!(total, 1000);
+            assert_eq!(runs.buffers.len(), (threads + 1) * BUFFERS_PER_THREAD);
+        }
     }
 }
