@@ -39,11 +39,21 @@ pub const INCOMPLETE_BIT: u32 = 8;
 /// prepend to a shader that writes bodies for `GpuNarrowphase::encode_resident` or reads its
 /// manifold list (with [`crate::gpu::QUAT_WGSL`] to move points to the world). The list's count is a plain
 /// `u32` here (the clip kernel's is atomic; a read-only binding cannot hold an atomic).
-pub const LAYOUT_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
-);
+pub const LAYOUT_WGSL: &str = with_layout_sources!();
+
+/// [`LAYOUT_WGSL`]'s sources, then the given files under `shaders/`, as one `&'static str`: the
+/// source of a kernel that reads the manifold list as a caller's shader does (the ordering).
+macro_rules! with_layout_sources {
+    ($($file:literal),*) => {
+        concat!(
+            include_str!("../../../shaders/common/body.wgsl"),
+            include_str!("../../../shaders/common/layout.wgsl"),
+            "\n// A reader's view of the list's count (see above).\nalias ManifoldListCount = u32;\n"
+            $(, include_str!(concat!("../../../shaders/", $file)))*
+        )
+    };
+}
+pub(crate) use with_layout_sources;
 
 /// `GpuShape::kind`: a convex hull; must match geometry.wgsl.
 pub const SHAPE_HULL: u32 = 0;

@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD};
+use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, with_layout_sources};
 use crate::gpu::buffers::{GrowBuffer, binding_up_to};
 use crate::gpu::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, grid, storage};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
@@ -25,12 +25,7 @@ use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the ordering kernels: the shared layout (as
 /// [`super::layout::LAYOUT_WGSL`], the list's count a plain `u32`), then the kernels.
-pub const LIST_ORDER_WGSL: &str = concat!(
-    include_str!("../../../shaders/common/body.wgsl"),
-    include_str!("../../../shaders/common/layout.wgsl"),
-    "\nalias ManifoldListCount = u32;\n",
-    include_str!("../../../shaders/narrowphase/list_order.wgsl")
-);
+pub const LIST_ORDER_WGSL: &str = with_layout_sources!("narrowphase/list_order.wgsl");
 
 /// Invocations per workgroup of both kernels; must match list_order.wgsl.
 pub const LIST_ORDER_WORKGROUP: u32 = 64;
