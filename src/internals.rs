@@ -52,7 +52,9 @@ pub use crate::narrowphase::gpu::order::{
     PRIMITIVE_KEY_TOP_LOG2, cost_class,
 };
 
-pub use crate::narrowphase::gpu::list_order::{LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP};
+pub use crate::narrowphase::gpu::list_order::{
+    GpuListOrderParams, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ListOrderProbe,
+};
 
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhProbe, GpuBvhShape,

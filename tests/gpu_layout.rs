@@ -12,7 +12,7 @@ use hullsat::constants::{
 use hullsat::generate::motion::MOTION_WGSL;
 use hullsat::gpu::QUAT_WGSL;
 use hullsat::internals::{
-    BVH_BUILD_WGSL, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ORDER_WGSL, RADIX_SORT_WGSL,
+    BVH_BUILD_WGSL, GpuListOrderParams, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ORDER_WGSL, RADIX_SORT_WGSL,
 };
 use hullsat::internals::{
     COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
@@ -237,7 +237,7 @@ fn shared_structs_have_the_rust_layout_for_callers_and_kernels() {
     // The list's head is GpuManifoldCount; the entries follow at MANIFOLD_LIST_HEAD.
     let (mut list, head_size) = rust_layout!(GpuManifoldCount {
         count,
-        _pad0,
+        listed,
         _pad1,
         _pad2
     });
@@ -485,7 +485,7 @@ fn order_kernel_structs_and_constants_match_the_rust_ones() {
 }
 
 #[test]
-fn the_list_ordering_kernels_run_workgroups_of_the_host_size() {
+fn the_list_ordering_kernels_run_workgroups_of_the_host_size_and_share_its_params() {
     let module = parse_source("LIST_ORDER_WGSL", LIST_ORDER_WGSL);
     assert_consts(
         &module,
@@ -497,7 +497,15 @@ fn the_list_ordering_kernels_run_workgroups_of_the_host_size() {
         .map(|entry| (entry.name.as_str(), entry.workgroup_size))
         .collect();
     let size = [LIST_ORDER_WORKGROUP, 1, 1];
-    assert_eq!(sizes, [("keys_main", size), ("gather_main", size)]);
+    assert_eq!(
+        sizes,
+        [("mark_main", size), ("offsets_main", size), ("place_main", size)]
+    );
+    assert_same_layout(
+        &module,
+        "GpuListOrderParams",
+        encase_layout!(GpuListOrderParams { pairs, blocks }),
+    );
 }
 
 #[test]

@@ -83,7 +83,9 @@ struct GpuManifold {
 // zeroes `count` before the clip kernel appends.
 struct GpuManifoldList {
     count: ManifoldListCount,
-    _pad0: u32,
+    // 0 in the clip kernel's list; in a host round's list put in pair order (list_order.wgsl),
+    // the entries of the list it was made from (equal to count unless one was not placed).
+    listed: u32,
     _pad1: u32,
     _pad2: u32,
     entries: array<GpuManifold>,

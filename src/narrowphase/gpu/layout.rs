@@ -163,7 +163,7 @@ pub struct GpuManifold {
     pub _pad: u32,
 }
 
-/// The head of the clip kernel's compact manifold list: the number of entries, then padding; the
+/// The head of a compact manifold list: the number of entries, the entries listed, padding; the
 /// [`GpuManifold`] entries follow from byte [`MANIFOLD_LIST_HEAD`]; must match the head of
 /// layout.wgsl `GpuManifoldList` ([`LAYOUT_WGSL`]).
 #[repr(C)]
@@ -171,9 +171,11 @@ pub struct GpuManifold {
 pub struct GpuManifoldCount {
     /// Entries in the list: pairs that were not separated (an atomic counter in WGSL).
     pub count: u32,
+    /// 0 in the clip kernel's list. In a host round's list put in pair order on the GPU, the
+    /// entries of the list it was made from: equal to `count` unless an entry named a pair
+    /// outside the round or one already placed (the host then fails the call).
+    pub listed: u32,
     /// Padding to the entries' 16-byte alignment.
-    pub _pad0: u32,
-    /// Padding.
     pub _pad1: u32,
     /// Padding.
     pub _pad2: u32,

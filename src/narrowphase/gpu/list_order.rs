@@ -3,88 +3,102 @@
 //! entry written at its own place in a [`crate::ContactSet`] (entries the host leaves out are
 //! removed after). WGSL twin: `shaders/narrowphase/list_order.wgsl`.
 //!
-//! 1. `keys_main`: each entry of the clip kernel's list (in no order) becomes a key (its pair,
-//!    its index).
-//! 2. [`GpuRadixSort`] sorts the keys by pair over the bits a round's pair index needs, the
-//!    count read from the list's head on the GPU.
-//! 3. `gather_main`: the entries copied into the ordered list of the round's slot, in key
-//!    order, with the list's count.
+//! The list's entries name distinct pairs of the round, so an entry's place in pair order is the
+//! number of listed pairs before its own. Pairs go in blocks of [`LIST_ORDER_WORKGROUP`].
+//! 1. `mark_main`: each entry marks its pair in a table of the round's pairs and counts it in
+//!    its block; an entry naming a pair outside the round, or one already marked, is not placed.
+//! 2. `offsets_main`: one workgroup turns the block counts into each block's first place (an
+//!    exclusive scan) and writes the ordered list's head: the entries placed and those listed
+//!    (the host fails the call when they differ, `rounds::complete_list`).
+//! 3. `place_main`: a workgroup per block; a marked pair's place is its block's first place plus
+//!    the marked pairs before it in the block (a workgroup scan), and its entry is copied there.
 //!
-//! The list's entries name distinct pairs of the round, so the order is the pair order whatever
-//! order the clip kernel's workgroups appended in; the host checks it as it reads
-//! (`rounds::read_listed_into`). Costs: about 3 sort passes of the listed entries at the largest
-//! round (2^18 pairs), and 112 bytes read and written per entry by the gather.
+//! Steps 2 and 3 leave the table and the block counts zero again (wgpu zeroes new buffers). Three
+//! dependent dispatches a round whatever its size. Bytes per round: 4 per listed entry read and
+//! two atomics (step 1), 4 per pair of the table read and cleared, 112 per entry read and
+//! written (step 3), 4 per block of 256 pairs (step 2).
 
 use std::sync::Arc;
 
-use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, with_layout_sources};
-use crate::gpu::buffers::{GrowBuffer, binding_up_to};
-use crate::gpu::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, grid, storage};
-use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
+use encase::ShaderType;
+
+use super::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, with_layout_sources};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding_up_to, create_buffer};
+use crate::gpu::context::ErrorScopes;
+use crate::gpu::layout::uniform_bytes;
+use crate::gpu::pipeline::{
+    BindGroupCache, bind_group_layout, compute_pipeline_variants, grid, storage, uniform,
+};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the ordering kernels: the shared layout (as
 /// [`super::layout::LAYOUT_WGSL`], the list's count a plain `u32`), then the kernels.
 pub const LIST_ORDER_WGSL: &str = with_layout_sources!("narrowphase/list_order.wgsl");
 
-/// Invocations per workgroup of both kernels; must match list_order.wgsl.
-pub const LIST_ORDER_WORKGROUP: u32 = 64;
+/// Invocations per workgroup of the three kernels, and pairs per block (one per invocation of
+/// step 3); must match list_order.wgsl.
+pub const LIST_ORDER_WORKGROUP: u32 = 256;
 
-/// Bytes of one sort key: `(pair, entry)` as `vec2<u32>`.
-const KEY_BYTES: u64 = 8;
+/// Bytes of a table or block count entry (`u32`).
+const COUNT_BYTES: u64 = 4;
 
-/// The two kernels and their bind group layouts, compiled once per device.
+/// A round's parameters (uniform, written with encase); must match `GpuListOrderParams` in
+/// list_order.wgsl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, ShaderType)]
+pub struct GpuListOrderParams {
+    /// Pairs of the round: the list's entries must name a pair below it.
+    pub pairs: u32,
+    /// Blocks of [`LIST_ORDER_WORKGROUP`] pairs: `pairs` divided by it, rounded up.
+    pub blocks: u32,
+}
+
+/// The three kernels and their bind group layout, compiled once per device.
 struct ListOrderKernels {
-    keys_layout: wgpu::BindGroupLayout,
-    gather_layout: wgpu::BindGroupLayout,
-    keys: wgpu::ComputePipeline,
-    gather: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// Steps 1, 2 and 3.
+    steps: [wgpu::ComputePipeline; 3],
 }
 
 impl ListOrderKernels {
     fn compile(context: &GpuContext) -> ListOrderKernels {
         let device = context.device();
-        let keys_layout = bind_group_layout(device, "list order keys", &[storage(true), storage(false)]);
-        let gather_layout = bind_group_layout(
+        let layout = bind_group_layout(
             device,
-            "list order gather",
-            &[storage(true), storage(true), storage(false)],
+            "list order",
+            &[
+                uniform(false, GpuListOrderParams::min_size().into()),
+                storage(true),
+                storage(false),
+                storage(false),
+                storage(false),
+            ],
         );
-        let file = "list_order.wgsl";
-        let [keys] = compute_pipeline_variants(
+        let steps = compute_pipeline_variants(
             device,
-            file,
+            "list_order.wgsl",
             LIST_ORDER_WGSL,
-            &[Some(&keys_layout)],
-            [("list order keys", "keys_main", Default::default())],
+            &[Some(&layout)],
+            [
+                ("list order mark", "mark_main", Default::default()),
+                ("list order offsets", "offsets_main", Default::default()),
+                ("list order place", "place_main", Default::default()),
+            ],
         );
-        let [gather] = compute_pipeline_variants(
-            device,
-            file,
-            LIST_ORDER_WGSL,
-            &[None, Some(&gather_layout)],
-            [("list order gather", "gather_main", Default::default())],
-        );
-        ListOrderKernels {
-            keys_layout,
-            gather_layout,
-            keys,
-            gather,
-        }
+        ListOrderKernels { layout, steps }
     }
 }
 
-/// The ordering of one narrowphase's host rounds: kernels, keys, the sort and one ordered list
-/// per round slot (a pipelined round's list stays intact until it is read back).
+/// The ordering of one narrowphase's host rounds: kernels, the pair table and block counts
+/// (zero between rounds) and one ordered list per round slot (a pipelined round's list stays
+/// intact until it is read back).
 pub(crate) struct ListOrder {
     kernels: Arc<ListOrderKernels>,
-    keys: GrowBuffer,
-    sorter: GpuRadixSort,
+    params: wgpu::Buffer,
+    table: GrowBuffer,
+    block_counts: GrowBuffer,
     ordered: [GrowBuffer; 2],
-    /// Step 1's groups, one per slot's list.
-    keys_groups: BindGroupCache<wgpu::BindGroup, 2>,
-    /// Step 3's groups: per slot, the sort's result in either of its two buffers.
-    gather_groups: BindGroupCache<wgpu::BindGroup, 4>,
+    /// One group per slot's list.
+    groups: BindGroupCache<wgpu::BindGroup, 2>,
 }
 
 impl ListOrder {
@@ -99,25 +113,26 @@ impl ListOrder {
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             )
         });
+        let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         Ok(ListOrder {
             kernels,
-            keys: GrowBuffer::new(device, "list order keys", wgpu::BufferUsages::STORAGE),
-            sorter: GpuRadixSort::new(context)?,
+            params: create_buffer(device, "list order params", MIN_BUFFER_BYTES, usage),
+            table: GrowBuffer::new(device, "list order pair table", wgpu::BufferUsages::STORAGE),
+            block_counts: GrowBuffer::new(device, "list order block counts", wgpu::BufferUsages::STORAGE),
             ordered,
-            keys_groups: BindGroupCache::default(),
-            gather_groups: BindGroupCache::default(),
+            groups: BindGroupCache::default(),
         })
     }
 
     /// The ordered list of `slot` after a [`Self::record`] with it: the head of the clip
-    /// kernel's list, then its entries in increasing pair order.
+    /// kernel's list (`listed` set), then its entries in increasing pair order.
     pub fn ordered(&self, slot: usize) -> &wgpu::Buffer {
         &self.ordered[slot].buffer
     }
 
     /// Records steps 1 to 3 for the `list` of a round of `pairs` pairs (at most the list's
     /// capacity, which the caller checked against the binding limit) into `encoder`, the
-    /// result in [`Self::ordered`] of `slot`. The sort's parameters go through the queue:
+    /// result in [`Self::ordered`] of `slot`. The round's parameters go through the queue:
     /// submit the encoder before the next `record`.
     pub fn record(
         &mut self,
@@ -131,62 +146,122 @@ impl ListOrder {
             return Ok(());
         }
         let (device, limits) = (context.device(), context.limits);
-        let key_bytes = u64::from(pairs) * KEY_BYTES;
-        self.keys.reserve(device, key_bytes, limits.max_buffer);
+        let params = GpuListOrderParams {
+            pairs,
+            blocks: pairs.div_ceil(LIST_ORDER_WORKGROUP),
+        };
+        self.table
+            .reserve(device, u64::from(pairs) * COUNT_BYTES, limits.max_binding);
+        let block_bytes = u64::from(params.blocks) * COUNT_BYTES;
+        self.block_counts.reserve(device, block_bytes, limits.max_binding);
         let list_bytes = MANIFOLD_LIST_HEAD + u64::from(pairs) * MANIFOLD_BYTES;
         self.ordered[slot].reserve(device, list_bytes, limits.max_binding);
-        let (x, y) = grid(
-            "list order",
-            u64::from(pairs),
-            LIST_ORDER_WORKGROUP,
-            limits.max_workgroups,
-        )?;
-        // Whole buffers, up to the binding limit (the kernels stop at the list's count), so
-        // the groups depend on the buffers alone.
+        context
+            .queue()
+            .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
+        let max_groups = limits.max_workgroups;
+        let entries = grid("list order", u64::from(pairs), LIST_ORDER_WORKGROUP, max_groups)?;
+        let blocks = grid("list order", u64::from(params.blocks), 1, max_groups)?;
+        // Whole buffers, up to the binding limit (the kernels stop at the round's pairs and
+        // the list's count), so the groups depend on the buffers alone.
         let whole = |index, buffer| binding_up_to(index, buffer, limits.max_binding);
-        let kernels = &self.kernels;
-        // 1.
-        let keys = &self.keys.buffer;
-        let keys_group = self.keys_groups.get(&[list, keys], || {
+        let (kernels, table, counts) = (&self.kernels, &self.table.buffer, &self.block_counts.buffer);
+        let ordered = &self.ordered[slot].buffer;
+        let group = self.groups.get(&[list, table, counts, ordered], || {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("list order keys"),
-                layout: &kernels.keys_layout,
-                entries: &[whole(0, list), whole(1, keys)],
+                label: Some("list order"),
+                layout: &kernels.layout,
+                entries: &[
+                    whole(0, &self.params),
+                    whole(1, list),
+                    whole(2, table),
+                    whole(3, counts),
+                    whole(4, ordered),
+                ],
             })
         });
-        {
+        // One pass per step: each reads what the one before wrote.
+        for (pipeline, (x, y)) in self.kernels.steps.iter().zip([entries, (1, 1), blocks]) {
             let mut pass = context.begin_pass(encoder, "list order");
-            pass.set_pipeline(&self.kernels.keys);
-            pass.set_bind_group(0, &keys_group, &[]);
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
-        // 2. By pair: the bits of the round's last pair index.
-        let key_bits = (u32::BITS - (pairs - 1).leading_zeros()).max(1);
-        let sorted = self.sorter.encode(
-            context,
-            encoder,
-            &RadixKeys {
-                keys: &self.keys.buffer,
-                max_keys: pairs,
-                count: Some(list),
-                low_bits: 0,
-                key_bits,
-                stage: "list order",
-            },
-        )?;
-        // 3.
-        let ordered = &self.ordered[slot].buffer;
-        let gather_group = self.gather_groups.get(&[list, &sorted, ordered], || {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("list order gather"),
-                layout: &kernels.gather_layout,
-                entries: &[whole(0, list), whole(1, &sorted), whole(2, ordered)],
-            })
-        });
-        let mut pass = context.begin_pass(encoder, "list order");
-        pass.set_pipeline(&self.kernels.gather);
-        pass.set_bind_group(1, &gather_group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
         Ok(())
+    }
+}
+
+/// Not API (reached through [`crate::internals`] by the tests): a [`ListOrder`] fed a manifold
+/// list from the host, its ordered list read back.
+pub struct ListOrderProbe {
+    context: Arc<GpuContext>,
+    order: ListOrder,
+    list: GrowBuffer,
+    readback: GrowBuffer,
+}
+
+impl ListOrderProbe {
+    /// An ordering on `context`.
+    pub fn new(context: Arc<GpuContext>) -> Result<Self, GpuError> {
+        let device = context.device();
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+        Ok(ListOrderProbe {
+            order: ListOrder::new(&context)?,
+            list: GrowBuffer::new(device, "list order probe list", usage),
+            readback: GrowBuffer::new(
+                device,
+                "list order probe readback",
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            ),
+            context,
+        })
+    }
+
+    /// Uploads a list of `entries` (its count their number), orders it as a round of `pairs`
+    /// pairs in `slot` and reads back the ordered list's head and its first `count` entries
+    /// (at most `pairs`).
+    pub fn order(
+        &mut self,
+        entries: &[GpuManifold],
+        pairs: u32,
+        slot: usize,
+    ) -> Result<(GpuManifoldCount, Vec<GpuManifold>), GpuError> {
+        let context = &*self.context;
+        let (device, max) = (context.device(), context.limits.max_binding);
+        let head = GpuManifoldCount {
+            count: entries.len() as u32,
+            ..GpuManifoldCount::default()
+        };
+        let capacity = entries.len().max(pairs as usize);
+        let mut bytes = vec![0u8; MANIFOLD_LIST_HEAD as usize + capacity * MANIFOLD_BYTES as usize];
+        bytes[..MANIFOLD_LIST_HEAD as usize].copy_from_slice(bytemuck::bytes_of(&head));
+        let listed = &mut bytes[MANIFOLD_LIST_HEAD as usize..][..size_of_val(entries)];
+        listed.copy_from_slice(bytemuck::cast_slice(entries));
+        let scopes = ErrorScopes::push(device);
+        self.list.write(device, context.queue(), &bytes, max);
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("list order probe"),
+        });
+        let recorded = self
+            .order
+            .record(context, &mut encoder, &self.list.buffer, pairs, slot);
+        let size = MANIFOLD_LIST_HEAD + u64::from(pairs) * MANIFOLD_BYTES;
+        if recorded.is_ok() {
+            self.readback.reserve(device, size, max);
+            encoder.copy_buffer_to_buffer(self.order.ordered(slot), 0, &self.readback.buffer, 0, size);
+        }
+        let popped = scopes.pop();
+        recorded?;
+        popped?;
+        let submission = context.queue().submit([encoder.finish()]);
+        let bytes: Vec<u8> = context.read_mapped(submission, &self.readback.buffer, size, <[u8]>::to_vec)?;
+        let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&bytes[..MANIFOLD_LIST_HEAD as usize]);
+        let count = (head.count.min(pairs)) as usize;
+        let ordered = bytes[MANIFOLD_LIST_HEAD as usize..]
+            .chunks_exact(MANIFOLD_BYTES as usize)
+            .take(count)
+            .map(bytemuck::pod_read_unaligned)
+            .collect();
+        Ok((head, ordered))
     }
 }

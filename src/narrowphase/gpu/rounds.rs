@@ -17,8 +17,8 @@
 //!    Where the device has timestamps, each round's commands are timed on the GPU: up to the
 //!    copy back (staged data into device buffers, the kernels), and the copy back.
 //! 4. Finishing a round reads the mapped records on all threads, front to back, each entry of
-//!    the ordered list checked to name a pair of the round after the one before it
-//!    ([`GpuError::BadResult`] otherwise). One result per pair (`sat`, `collide`) reads every
+//!    the ordered list checked to name a pair of the round after the one before it, and the
+//!    list's head to hold every entry listed ([`GpuError::BadResult`] otherwise). One result per pair (`sat`, `collide`) reads every
 //!    dense record (`read_per_pair`), or each span of pairs' entries, found by a binary search
 //!    (`read_listed_per_pair`); a [`ContactSet`] takes every dense record's touching pair
 //!    (`read_dense_into`), or each entry of the ordered list written at its own place
@@ -342,6 +342,16 @@ impl RoundRunner {
             bytemuck::pod_read_unaligned(&view)
         };
         let count = head.count as usize;
+        if head.listed != head.count {
+            return Err(GpuError::BadResult {
+                pair: round.first,
+                what: format!(
+                    "{} manifolds listed but {count} put in pair order: an entry named a pair \
+                     outside the round of {} pairs or one listed before",
+                    head.listed, round.pairs
+                ),
+            });
+        }
         if count > round.pairs {
             return Err(GpuError::BadResult {
                 pair: round.first,
