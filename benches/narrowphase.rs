@@ -10,6 +10,10 @@
 //!    - `cpu`: `CpuNarrowphase::collide` (rayon, all cores);
 //!    - `cpu_set`: `CpuNarrowphase::collide_into` (rayon, all cores) into one `ContactSet`
 //!      reused across iterations (the touching pairs only);
+//!    - `host_finish`: the host's part of a `GpuNarrowphase::collide_into` under
+//!      `Clipping::Gpu` (`internals::finish_listed_into`: the ordered manifold list read into
+//!      a reused set on all cores), the list made once from the CPU's manifolds
+//!      (`internals::gpu_list_from`); no GPU, so it runs on any machine;
 //!    - `parry`: parry3d 0.31 `DefaultQueryDispatcher::contact_manifolds` per pair with
 //!      `prediction = margin`, no workspace, one manifold `Vec` reused across pairs but cleared
 //!      before each (a fresh query every pair, as hullsat does; parry frees and reallocates the
@@ -42,7 +46,10 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
+use hullsat::internals::{finish_listed_into, gpu_list_from};
+use hullsat::narrowphase::ValidatedBatch;
 use hullsat::narrowphase::gpu::Clipping;
+use hullsat::narrowphase::gpu::layout::GpuManifold;
 use hullsat::{Body, ContactSet, CpuNarrowphase, GpuNarrowphase, Shape};
 use parry3d::math::Pose as PPose;
 use parry3d::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
@@ -73,10 +80,11 @@ fn gpu_max_pairs(workload: &str) -> usize {
 const WORKLOADS: [&str; 4] = ["box", "hull32", "hull64", "mixed"];
 /// Run by default; `gpu` and `gpu_cpuclip` (the whole `collide` call, wall clock) only when asked
 /// for: the three parts add up to the first.
-const BACKENDS: [&str; 7] = [
+const BACKENDS: [&str; 8] = [
     "cpu1",
     "cpu",
     "cpu_set",
+    "host_finish",
     "parry",
     "gpu_upload",
     "gpu_dispatch_readback",
@@ -219,12 +227,35 @@ fn bench_cpu(group: &mut BenchmarkGroup<WallTime>, w: &Workload, pairs: &[[u32; 
             })
         });
     }
+    if backends.iter().any(|b| b == "host_finish") {
+        let (batch, list) = host_finish_input(&cpu, w, pairs);
+        let mut set = ContactSet::new();
+        group.bench_function(format!("host_finish/{n}"), |bench| {
+            bench.iter(|| {
+                finish_listed_into(&batch, &list, &mut set).unwrap();
+                black_box(set.len())
+            })
+        });
+    }
     if backends.iter().any(|b| b == "parry") {
         let mut manifolds = Vec::new();
         group.bench_function(format!("parry/{n}"), |bench| {
             bench.iter(|| black_box(parry_collide(w, pairs, &mut manifolds)))
         });
     }
+}
+
+/// The batch of `pairs` and the ordered manifold list a GPU round would copy back for it (from
+/// the CPU's manifolds), for `host_finish`.
+fn host_finish_input<'a>(
+    cpu: &CpuNarrowphase,
+    w: &'a Workload,
+    pairs: &'a [[u32; 2]],
+) -> (ValidatedBatch<'a>, Vec<GpuManifold>) {
+    let batch = ValidatedBatch::new(&w.shapes, &w.bodies, pairs, MARGIN).expect("valid batch");
+    let manifolds = cpu.collide(&w.bodies, pairs, MARGIN).expect("valid batch");
+    let list = gpu_list_from(&batch, &manifolds);
+    (batch, list)
 }
 
 fn bench_gpu(

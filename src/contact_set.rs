@@ -218,15 +218,16 @@ impl ContactSet {
         }
     }
 
-    /// Appends `count` entries in order, in parallel: entry `k` is `entry(k)`, a pair index and
-    /// its manifold, the pair indices increasing with `k`; `None` leaves the entry out (rare:
-    /// removed after, the others' order kept). Each entry is written straight to its place, in
-    /// runs of at least `min_run` entries: one pass, no count first.
+    /// Appends `count` entries in order, in parallel: `entry(k, manifold)` writes entry `k`'s
+    /// manifold into its place (given as `Manifold::default()`) and returns its pair index, the
+    /// pair indices increasing with `k`; `None` leaves the entry out (rare: removed after, the
+    /// others' order kept). Each entry is built in its place, in runs of at least `min_run`
+    /// entries: one pass, no count first, no copy of a manifold.
     pub(crate) fn append_ordered(
         &mut self,
         count: usize,
         min_run: usize,
-        entry: impl Fn(usize) -> Option<(u32, Manifold)> + Sync,
+        entry: impl Fn(usize, &mut Manifold) -> Option<u32> + Sync,
     ) {
         let base = self.pairs.len();
         self.pairs.reserve(count);
@@ -237,9 +238,8 @@ impl ContactSet {
         // Run `r`'s places: its pair indices and manifolds.
         let fill_run = |r: usize, pairs: &mut [MaybeUninit<u32>], manifolds: &mut [MaybeUninit<Manifold>]| {
             for (i, (pair, manifold)) in pairs.iter_mut().zip(manifolds).enumerate() {
-                let (p, m) = entry(r * run + i).unwrap_or((LEFT_OUT, Manifold::default()));
-                pair.write(p);
-                manifold.write(m);
+                let manifold = manifold.write(Manifold::default());
+                pair.write(entry(r * run + i, manifold).unwrap_or(LEFT_OUT));
             }
         };
         if count <= run {
@@ -317,10 +317,14 @@ mod tests {
         // one in five left out.
         for count in [100, 100_000] {
             let mut set = ContactSet::new();
-            set.append_ordered(3, 1, |k| Some((k as u32, manifold(k as f32))));
+            let place = |p: u32, out: &mut Manifold| {
+                *out = manifold(p as f32);
+                Some(p)
+            };
+            set.append_ordered(3, 1, |k, out| place(k as u32, out));
             let pair = |k: usize| 10 + 3 * k as u32;
-            set.append_ordered(count, 256, |k| {
-                (k % 5 != 1).then(|| (pair(k), manifold(pair(k) as f32)))
+            set.append_ordered(count, 256, |k, out| {
+                (k % 5 != 1).then(|| place(pair(k), out)).flatten()
             });
             let expected: Vec<u32> = (0..3)
                 .chain((0..count).filter(|&k| k % 5 != 1).map(pair))

@@ -52,6 +52,8 @@ pub use crate::narrowphase::gpu::order::{
     PRIMITIVE_KEY_TOP_LOG2, cost_class,
 };
 
+pub use crate::narrowphase::gpu::finish::{finish_listed_into, gpu_list_from};
+
 pub use crate::narrowphase::gpu::list_order::{
     GpuListOrderParams, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ListOrderProbe,
 };

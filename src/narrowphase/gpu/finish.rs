@@ -12,7 +12,8 @@
 //! - A SAT result the driver cut short (`INCOMPLETE_BIT`, CPU drivers only) is recomputed by
 //!   the CPU SAT ([`query_hulls`]).
 //!
-//! [`FinishCounts`] counts the pairs the host finished, for [`GpuTimings`].
+//! [`HostFinish`] holds what a call's finish needs (each shape's [`ShapeFeatures`]) and counts
+//! the pairs the host finished, for [`GpuTimings`].
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,26 +21,39 @@ use super::GpuTimings;
 use super::layout::{
     GpuManifold, GpuSatResult, MANIFOLD_CLIPPED, MANIFOLD_HOST, MANIFOLD_OVERFLOW, MANIFOLD_SEPARATED,
 };
+use super::rounds::{RoundRecords, read_listed_into};
 use super::staged::StagedBatch;
 use crate::contact::{collide_shapes, manifold_from_sat};
+use crate::contact_set::ContactSet;
 use crate::gpu::GpuError;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::narrowphase::validate::{is_host_pair, is_mesh_pair};
+use crate::narrowphase::validate::{ValidatedBatch, is_host_pair, is_mesh_pair};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::shape::Shape;
 
 /// Pairs the host finished itself during one call (shared by the reading threads).
-#[derive(Default)]
-pub(super) struct FinishCounts {
+pub(super) struct HostFinish<'f> {
+    /// Per shape of the narrowphase, what feature ids may name.
+    features: &'f [ShapeFeatures],
     /// Pairs the clip kernel left to the host ([`GpuTimings::host_pairs`]).
     host: AtomicUsize,
     /// Pairs the driver cut short ([`GpuTimings::incomplete_pairs`]).
     incomplete: AtomicUsize,
 }
 
-impl FinishCounts {
+impl<'f> HostFinish<'f> {
+    /// A call's finish over shapes of `features` ([`ShapeFeatures::of`] each, in order), no
+    /// pair counted yet.
+    pub fn new(features: &'f [ShapeFeatures]) -> Self {
+        HostFinish {
+            features,
+            host: AtomicUsize::new(0),
+            incomplete: AtomicUsize::new(0),
+        }
+    }
+
     /// [`super::GpuNarrowphase::sat`]: the checked SAT result of a hull pair, `None` for others.
     pub fn sat_result(
         &self,
@@ -58,19 +72,31 @@ impl FinishCounts {
         checked_sat(raw, hull_a, hull_b, pair).map(Some)
     }
 
-    /// [`super::Clipping::Gpu`]: the manifold of a pair from the clip kernel's record.
+    /// [`super::Clipping::Gpu`]: the manifold of a pair from the clip kernel's record, written
+    /// into `out`; `false` (`out` as it was) when the pair has none.
+    #[inline]
     pub fn clipped_on_gpu(
         &self,
         batch: &StagedBatch,
         pair: usize,
         raw: &GpuManifold,
-    ) -> Result<Option<Manifold>, GpuError> {
+        out: &mut Manifold,
+    ) -> Result<bool, GpuError> {
+        let host = |manifold: Option<Manifold>, out: &mut Manifold| match manifold {
+            Some(manifold) => {
+                *out = manifold;
+                true
+            }
+            None => false,
+        };
         match raw.status {
-            MANIFOLD_SEPARATED => Ok(None),
+            MANIFOLD_SEPARATED => Ok(false),
             MANIFOLD_CLIPPED => {
                 let [a, b] = batch.pair(pair);
                 let pose_a = batch.pose(a);
-                manifold_from_gpu(raw, batch.shape(a), batch.shape(b), &pose_a, pair).map(Some)
+                let features = [a, b].map(|body| &self.features[batch.shape_index(body)]);
+                manifold_from_gpu(raw, features, &pose_a, pair, out)?;
+                Ok(true)
             }
             MANIFOLD_HOST => {
                 self.host.fetch_add(1, Ordering::Relaxed);
@@ -81,16 +107,19 @@ impl FinishCounts {
                     Some([(hull_a, pose_a), (hull_b, pose_b)]) if !sat.is_incomplete() => {
                         let sat = checked_sat(&sat, hull_a, hull_b, pair)?;
                         let margin = batch.margin();
-                        Ok(manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin))
+                        let manifold = manifold_from_sat(hull_a, &pose_a, hull_b, &pose_b, &sat, margin);
+                        Ok(host(manifold, out))
                     }
                     // Mesh and compound pairs their stage left to the host, counted as host
                     // pairs only.
-                    _ if is_host_pair(batch.shape(a), batch.shape(b)) => Ok(cpu_collide(batch, pair)),
+                    _ if is_host_pair(batch.shape(a), batch.shape(b)) => {
+                        Ok(host(cpu_collide(batch, pair), out))
+                    }
                     // Hull pairs whose SAT was cut short, and primitive pairs (the kernel
                     // leaves them only when the driver cut its loops short).
                     _ => {
                         self.incomplete.fetch_add(1, Ordering::Relaxed);
-                        Ok(cpu_collide(batch, pair))
+                        Ok(host(cpu_collide(batch, pair), out))
                     }
                 }
             }
@@ -194,13 +223,15 @@ fn checked_sat(
 /// normal and points moved from A's frame by `pose_a`, after checking the point count, every
 /// feature id against the shapes' sizes ([`FeatureLimits`], worked out once per pair), and that
 /// every number is finite.
-pub(crate) fn manifold_from_gpu(
+/// Written into `out` (the set's place for it: no copy of the manifold on the way).
+#[inline]
+fn manifold_from_gpu(
     raw: &GpuManifold,
-    a: &Shape,
-    b: &Shape,
+    [a, b]: [&ShapeFeatures; 2],
     pose_a: &Pose,
     pair: usize,
-) -> Result<Manifold, GpuError> {
+    out: &mut Manifold,
+) -> Result<(), GpuError> {
     let bad = |what: String| GpuError::BadResult { pair, what };
     let count = raw.count as usize;
     if !(1..=raw.ids.len()).contains(&count) {
@@ -214,20 +245,20 @@ pub(crate) fn manifold_from_gpu(
     let limits = FeatureLimits::new(a, b);
     // Built in A's frame and moved to the world as the CPU path does (`Manifold::move_to_world`),
     // so both give the same world positions.
-    let mut manifold = Manifold::new(raw.normal.into(), raw.separation);
+    *out = Manifold::new(raw.normal.into(), raw.separation);
     for (point, &id) in raw.points[..count].iter().zip(&raw.ids) {
         let id = FeatureId(id);
         limits
             .check(id)
             .map_err(|what| bad(format!("feature id {:#010x}: {what}", id.0)))?;
-        manifold.push(ContactPoint {
+        out.push(ContactPoint {
             position: glam::Vec3::new(point[0], point[1], point[2]).as_dvec3(),
             depth: point[3],
             id,
         });
     }
-    manifold.move_to_world(pose_a);
-    Ok(manifold)
+    out.move_to_world(pose_a);
+    Ok(())
 }
 
 /// Most features a kind-`OTHER` id field may name on `shape` (see [`FeatureId`] and the
@@ -243,8 +274,42 @@ fn other_feature_limit(shape: &Shape) -> usize {
     }
 }
 
-/// What the feature ids of one pair's points may name (see [`FeatureId`]), from its shapes
-/// once per pair: the points of a manifold then cost a few integer compares each.
+/// The counts of one shape's features that the ids of a GPU manifold may name (see
+/// [`FeatureId`]), worked out once per narrowphase ([`ShapeFeatures::of`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ShapeFeatures {
+    /// A triangle mesh's triangles.
+    triangles: Option<usize>,
+    /// A compound's parts.
+    parts: Option<usize>,
+    /// A hull's (boxes count) faces or vertices, vertices and edges.
+    hull: Option<HullLimits>,
+    /// The `OTHER` limit ([`other_feature_limit`]).
+    other: usize,
+}
+
+impl ShapeFeatures {
+    /// The feature counts of `shape`.
+    pub fn of(shape: &Shape) -> Self {
+        ShapeFeatures {
+            triangles: match shape {
+                Shape::TriMesh(mesh) => Some(mesh.triangles().len()),
+                _ => None,
+            },
+            parts: shape.as_compound().map(|c| c.children().len()),
+            hull: shape.as_hull().map(|h| HullLimits {
+                face_or_vertex: h.planes().len().max(h.vertices().len()),
+                vertices: h.vertices().len(),
+                edges: h.edges().len(),
+            }),
+            other: other_feature_limit(shape),
+        }
+    }
+}
+
+/// What the feature ids of one pair's points may name (see [`FeatureId`]), from its shapes'
+/// [`ShapeFeatures`] once per pair: the points of a manifold then cost a few integer compares
+/// each.
 enum FeatureLimits {
     /// A compound against a triangle mesh: [`crate::contact`]'s `compound_mesh_feature_id`.
     CompoundMesh { triangles: usize, children: usize },
@@ -252,13 +317,13 @@ enum FeatureLimits {
     Mesh { triangles: usize },
     /// A compound against a body other than a mesh: `compound_feature_id`, parts per body.
     Compound { parts_a: usize, parts_b: usize },
-    /// Any other pair: per body, faces or vertices, vertices and edges (`None` for a shape
-    /// that is not a hull), and the `OTHER` limit.
-    Plain([Option<HullLimits>; 2], [usize; 2]),
+    /// Any other pair: the (high, low) limits of each id kind (`FACE_A`, `FACE_B`,
+    /// `EDGE_PAIR`, `OTHER`), those of the first three 0 unless both shapes are hulls.
+    Plain { by_kind: [[usize; 2]; 4], hulls: bool },
 }
 
 /// A hull's feature counts, as the ids of [`FeatureLimits::Plain`] name them.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct HullLimits {
     face_or_vertex: usize,
     vertices: usize,
@@ -266,38 +331,35 @@ struct HullLimits {
 }
 
 impl FeatureLimits {
-    fn new(a: &Shape, b: &Shape) -> Self {
-        if let (Shape::TriMesh(mesh), _) | (_, Shape::TriMesh(mesh)) = (a, b) {
-            let triangles = mesh.triangles().len();
-            return match (a, b) {
-                (Shape::Compound(c), _) | (_, Shape::Compound(c)) => FeatureLimits::CompoundMesh {
-                    triangles,
-                    children: c.children().len(),
-                },
-                _ => FeatureLimits::Mesh { triangles },
+    fn new(a: &ShapeFeatures, b: &ShapeFeatures) -> Self {
+        if let Some(triangles) = a.triangles.or(b.triangles) {
+            return match a.parts.or(b.parts) {
+                Some(children) => FeatureLimits::CompoundMesh { triangles, children },
+                None => FeatureLimits::Mesh { triangles },
             };
         }
-        let parts = |s: &Shape| match s {
-            Shape::Compound(c) => c.children().len(),
-            _ => 1,
-        };
-        if matches!(a, Shape::Compound(_)) || matches!(b, Shape::Compound(_)) {
+        if a.parts.is_some() || b.parts.is_some() {
             return FeatureLimits::Compound {
-                parts_a: parts(a),
-                parts_b: parts(b),
+                parts_a: a.parts.unwrap_or(1),
+                parts_b: b.parts.unwrap_or(1),
             };
         }
-        let hull = |s: &Shape| {
-            s.as_hull().map(|h| HullLimits {
-                face_or_vertex: h.planes().len().max(h.vertices().len()),
-                vertices: h.vertices().len(),
-                edges: h.edges().len(),
-            })
-        };
-        FeatureLimits::Plain(
-            [hull(a), hull(b)],
-            [other_feature_limit(a), other_feature_limit(b)],
-        )
+        let other = [a.other, b.other];
+        match (a.hull, b.hull) {
+            (Some(ha), Some(hb)) => FeatureLimits::Plain {
+                by_kind: [
+                    [ha.face_or_vertex, hb.vertices],
+                    [hb.face_or_vertex, ha.vertices],
+                    [ha.edges, hb.edges],
+                    other,
+                ],
+                hulls: true,
+            },
+            _ => FeatureLimits::Plain {
+                by_kind: [[0, 0], [0, 0], [0, 0], other],
+                hulls: false,
+            },
+        }
     }
 
     /// `Ok` when the fields of `id` exist on the pair's shapes: a face contact's high field is
@@ -307,8 +369,8 @@ impl FeatureLimits {
     #[inline]
     fn check(&self, id: FeatureId) -> Result<(), String> {
         let (high, low) = (id.high() as usize, id.low() as usize);
-        let (high_limit, low_limit) = match *self {
-            FeatureLimits::CompoundMesh { triangles, children } => {
+        let (high_limit, low_limit) = match self {
+            &FeatureLimits::CompoundMesh { triangles, children } => {
                 // The triangle mod 2^16 in bits 16 and up, the child in bits 10 to 15.
                 let (triangle, child) = (id.0 >> 16, (id.0 >> 10) & 0x3f);
                 if triangle as usize >= triangles || child as usize >= children {
@@ -318,7 +380,7 @@ impl FeatureLimits {
                 }
                 return Ok(());
             }
-            FeatureLimits::Mesh { triangles } => {
+            &FeatureLimits::Mesh { triangles } => {
                 // The triangle in bits 13 and up.
                 let triangle = id.0 >> 13;
                 if triangle as usize >= triangles {
@@ -326,7 +388,7 @@ impl FeatureLimits {
                 }
                 return Ok(());
             }
-            FeatureLimits::Compound { parts_a, parts_b } => {
+            &FeatureLimits::Compound { parts_a, parts_b } => {
                 // Each field's child (bits 8 and up) names a part of the body whose feature it
                 // names.
                 let (high_parts, low_parts) = if id.kind() == FeatureId::FACE_B {
@@ -339,13 +401,17 @@ impl FeatureLimits {
                 }
                 return Ok(());
             }
-            FeatureLimits::Plain(hulls, other) => match (id.kind(), hulls) {
-                (FeatureId::FACE_A, [Some(a), Some(b)]) => (a.face_or_vertex, b.vertices),
-                (FeatureId::FACE_B, [Some(a), Some(b)]) => (b.face_or_vertex, a.vertices),
-                (FeatureId::EDGE_PAIR, [Some(a), Some(b)]) => (a.edges, b.edges),
-                (FeatureId::OTHER, _) => (other[0], other[1]),
-                (kind, _) => return Err(format!("kind {kind} on a pair that is not hull against hull")),
-            },
+            FeatureLimits::Plain { by_kind, hulls } => {
+                let kind = id.kind();
+                let [high_limit, low_limit] = by_kind[kind as usize & 3];
+                if high < high_limit && low < low_limit {
+                    return Ok(());
+                }
+                if !*hulls && kind != FeatureId::OTHER {
+                    return Err(format!("kind {kind} on a pair that is not hull against hull"));
+                }
+                (high_limit, low_limit)
+            }
         };
         if high >= high_limit || low >= low_limit {
             return Err(format!(
@@ -354,6 +420,59 @@ impl FeatureLimits {
         }
         Ok(())
     }
+}
+
+/// Not API (reached through [`crate::internals`] by the benchmarks): the host's finish of a
+/// `collide_into` under [`super::Clipping::Gpu`], with `list` in place of the ordered manifold
+/// list a GPU round copies back (one round of every pair of `batch`; entries in increasing pair
+/// order, as [`gpu_list_from`] makes them). `out` is cleared first.
+pub fn finish_listed_into(
+    batch: &ValidatedBatch,
+    list: &[GpuManifold],
+    out: &mut ContactSet,
+) -> Result<(), GpuError> {
+    out.clear();
+    let features: Vec<ShapeFeatures> = batch.shapes().iter().map(ShapeFeatures::of).collect();
+    let finish = HostFinish::new(&features);
+    let per_pair =
+        |batch: &_, pair, raw: &_, manifold: &mut _| finish.clipped_on_gpu(batch, pair, raw, manifold);
+    let round = RoundRecords {
+        first: 0,
+        pairs: batch.given_pairs().len(),
+        records: bytemuck::cast_slice(list),
+    };
+    read_listed_into(&StagedBatch::unstaged(batch), round, &per_pair, out)
+}
+
+/// Not API (reached through [`crate::internals`]): the ordered list the clip kernel and the
+/// ordering would give for `manifolds`, the CPU's results of `batch` (one per pair): an entry
+/// per manifold, in pair order, in the lower body's frame for the pair in canonical order
+/// (swapped where given with its higher body first). Hull, box and primitive pairs only (a
+/// mesh pair's ids are not swapped so).
+pub fn gpu_list_from(batch: &ValidatedBatch, manifolds: &[Option<Manifold>]) -> Vec<GpuManifold> {
+    let pairs = batch.given_pairs();
+    let mut list = Vec::new();
+    for (pair, manifold) in manifolds.iter().enumerate() {
+        let Some(manifold) = manifold else { continue };
+        let [a, b] = pairs[pair];
+        let manifold = if a > b { manifold.swapped() } else { *manifold };
+        let pose = batch.body(a.min(b) as usize).pose;
+        let mut entry = GpuManifold {
+            normal: pose.inverse_transform_vector(manifold.normal).into(),
+            separation: manifold.separation,
+            count: manifold.point_count() as u32,
+            status: MANIFOLD_CLIPPED,
+            pair: pair as u32,
+            ..GpuManifold::default()
+        };
+        for (k, point) in manifold.points().iter().enumerate() {
+            let local = pose.inverse_transform_point(point.position);
+            entry.points[k] = [local.x, local.y, local.z, point.depth];
+            entry.ids[k] = point.id.0;
+        }
+        list.push(entry);
+    }
+    list
 }
 
 #[cfg(test)]
@@ -422,7 +541,9 @@ mod tests {
             status: MANIFOLD_CLIPPED,
             ..Default::default()
         };
-        let manifold = manifold_from_gpu(&good, &b, &b, &Pose::IDENTITY, 0).expect("valid");
+        let mut manifold = Manifold::default();
+        let features = ShapeFeatures::of(&b);
+        manifold_from_gpu(&good, [&features; 2], &Pose::IDENTITY, 0, &mut manifold).expect("valid");
         assert_eq!(manifold.point_count(), 1);
         let bad_cases = [
             GpuManifold { count: 0, ..good },
@@ -447,7 +568,7 @@ mod tests {
         for bad in bad_cases {
             assert!(
                 matches!(
-                    manifold_from_gpu(&bad, &b, &b, &Pose::IDENTITY, 3),
+                    manifold_from_gpu(&bad, [&features; 2], &Pose::IDENTITY, 3, &mut manifold),
                     Err(GpuError::BadResult { pair: 3, .. })
                 ),
                 "{bad:?}"

@@ -29,7 +29,7 @@
 
 mod call_buffers;
 mod compound;
-mod finish;
+pub(crate) mod finish;
 mod geometry;
 pub(crate) mod kernel_layout;
 pub(crate) mod kernels;
@@ -53,7 +53,7 @@ use crate::scene::Body;
 use crate::shape::Shape;
 use compound::CompoundStage;
 pub use compound::{COMPOUND_EXPAND_WGSL, COMPOUND_MERGE_WGSL, DEFAULT_COMPOUND_CAPACITY};
-use finish::FinishCounts;
+use finish::{HostFinish, ShapeFeatures};
 use geometry::HullGeometry;
 use kernel_layout::HullTables;
 use kernels::{CLIP_UNSUPPORTED, NarrowphaseKernels};
@@ -96,6 +96,8 @@ pub struct GpuNarrowphase {
     /// Its device, kernels, hulls on the device and call buffers (steps 1 to 5).
     runner: RoundRunner,
     shapes: Vec<Shape>,
+    /// What the feature ids of each shape's manifolds may name, for the host's checks.
+    features: Vec<ShapeFeatures>,
     clipping: Clipping,
     timings: GpuTimings,
     /// The resident API's kernel and buffers, made by the first [`Self::encode_resident`].
@@ -147,6 +149,7 @@ impl GpuNarrowphase {
         Ok(GpuNarrowphase {
             runner,
             shapes: shapes.to_vec(),
+            features: shapes.iter().map(ShapeFeatures::of).collect(),
             clipping,
             timings: GpuTimings::default(),
             resident: None,
@@ -300,7 +303,7 @@ impl GpuNarrowphase {
             pairs,
             margin,
         };
-        let counts = FinishCounts::default();
+        let counts = HostFinish::new(&self.features);
         let (results, timings) =
             self.runner
                 .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
@@ -379,13 +382,15 @@ impl GpuNarrowphase {
     /// manifold is appended.
     fn collide_input_into(&mut self, input: BatchInput, out: &mut ContactSet) -> Result<(), GpuError> {
         out.clear();
-        let counts = FinishCounts::default();
+        let counts = HostFinish::new(&self.features);
         let shapes = &self.shapes;
         let ran = match self.clipping {
             Clipping::Gpu => self
                 .runner
                 .run_with::<GpuManifold>(shapes, input, &mut |batch, round| {
-                    let per_pair = |batch: &_, pair, raw: &_| counts.clipped_on_gpu(batch, pair, raw);
+                    let per_pair = |batch: &_, pair, raw: &_, manifold: &mut _| {
+                        counts.clipped_on_gpu(batch, pair, raw, manifold)
+                    };
                     rounds::read_listed_into(batch, round, &per_pair, out)
                 }),
             Clipping::Cpu => self
@@ -412,7 +417,7 @@ impl GpuNarrowphase {
     /// (`rounds::read_per_pair`; under [`Clipping::Gpu`] the ordered list's entries, the pairs
     /// it does not name `None`), the pair order restored as each manifold is written.
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
-        let counts = FinishCounts::default();
+        let counts = HostFinish::new(&self.features);
         let restored = |batch: &StagedBatch, pair, manifold: Option<Manifold>| {
             manifold.map(|mut manifold| {
                 batch.restore_pair_order(pair, &mut manifold);
@@ -423,7 +428,9 @@ impl GpuNarrowphase {
             Clipping::Gpu => {
                 self.runner
                     .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuManifold| {
-                        Ok(restored(batch, pair, counts.clipped_on_gpu(batch, pair, raw)?))
+                        let mut manifold = Manifold::default();
+                        let clipped = counts.clipped_on_gpu(batch, pair, raw, &mut manifold)?;
+                        Ok(restored(batch, pair, clipped.then_some(manifold)))
                     })?
             }
             Clipping::Cpu => {

@@ -662,12 +662,12 @@ pub(super) fn read_dense_into<'a, T: Readout>(
 pub(super) fn read_listed_into<'a>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
-    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuManifold) -> Result<Option<Manifold>, GpuError> + Sync),
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &GpuManifold, &mut Manifold) -> Result<bool, GpuError> + Sync),
     out: &mut ContactSet,
 ) -> Result<(), GpuError> {
     let errors = FirstError::default();
     let count = round.records.len() / size_of::<GpuManifold>();
-    out.append_ordered(count, PAIRS_PER_TASK, |k| {
+    out.append_ordered(count, PAIRS_PER_TASK, |k, manifold| {
         let pair = match round.ordered_pair(k) {
             Ok(i) => round.first + i,
             Err(what) => {
@@ -677,12 +677,12 @@ pub(super) fn read_listed_into<'a>(
                 return None;
             }
         };
-        match per_pair(batch, pair, &round.record::<GpuManifold>(k)) {
-            Ok(Some(mut manifold)) => {
-                batch.restore_pair_order(pair, &mut manifold);
-                Some((pair as u32, manifold))
+        match per_pair(batch, pair, &round.record::<GpuManifold>(k), manifold) {
+            Ok(true) => {
+                batch.restore_pair_order(pair, manifold);
+                Some(pair as u32)
             }
-            Ok(None) => None,
+            Ok(false) => None,
             Err(e) => {
                 errors.fail(pair, e);
                 None

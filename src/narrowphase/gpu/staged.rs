@@ -125,6 +125,20 @@ impl<'a> StagedBatch<'a> {
         })
     }
 
+    /// A validated batch as the host's finish reads it, nothing staged: for
+    /// [`super::finish::finish_listed_into`], which stands in for a GPU call's rounds.
+    pub(super) fn unstaged(batch: &'a ValidatedBatch<'a>) -> Self {
+        StagedBatch {
+            shapes: batch.shapes(),
+            bodies: batch.given_bodies(),
+            pairs: batch.given_pairs(),
+            margin: batch.margin(),
+            order: PairOrder::Canonical,
+            rule: None,
+            failed: AtomicBool::new(false),
+        }
+    }
+
     /// Step 3 for pairs `first..first + count`: the round [`CallBuffers::encode`] stages (each
     /// pair checked unless validated, in [`PairOrder`]) and records, with its `clip` kernel and
     /// `slot`. Then [`Self::pairs_passed`] says whether every pair passed.
@@ -202,7 +216,13 @@ impl<'a> StagedBatch<'a> {
     /// The shape of body `body` (an index that passed the checks).
     #[inline]
     pub(super) fn shape(&self, body: u32) -> &'a Shape {
-        &self.shapes[self.bodies[body as usize].shape as usize]
+        &self.shapes[self.shape_index(body)]
+    }
+
+    /// The index of body `body`'s shape (both indices passed the checks).
+    #[inline]
+    pub(super) fn shape_index(&self, body: u32) -> usize {
+        self.bodies[body as usize].shape as usize
     }
 
     /// The world pose of body `body` (an index that passed the checks), rotation normalized:
