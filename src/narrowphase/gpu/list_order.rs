@@ -180,11 +180,11 @@ impl ListOrder {
                 ],
             })
         });
-        // One pass per step: each reads what the one before wrote.
+        // One pass: each dispatch sees what the one before wrote (WebGPU orders dispatches).
+        let mut pass = context.begin_pass(encoder, "list order");
+        pass.set_bind_group(0, &group, &[]);
         for (pipeline, (x, y)) in self.kernels.steps.iter().zip([entries, (1, 1), blocks]) {
-            let mut pass = context.begin_pass(encoder, "list order");
             pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(x, y, 1);
         }
         Ok(())
