@@ -10,25 +10,16 @@
 
 mod support;
 
-use hullsat::GpuError;
 use hullsat::internals::ListOrderProbe;
 use hullsat::narrowphase::gpu::layout::GpuManifold;
 use rand::RngExt;
 use rand::seq::SliceRandom;
-use support::{gpu_required, seeded_rng};
+use support::{on_shared_context_or_skip, seeded_rng};
 
 /// A probe on the shared device, or `None` (after printing why) without an adapter unless
 /// `HULLSAT_REQUIRE_GPU=1`.
 fn probe_or_skip() -> Option<ListOrderProbe> {
-    match hullsat::gpu::shared_context() {
-        Ok(context) => Some(ListOrderProbe::new(context).expect("the ordering starts")),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU context could not start: {e}"),
-    }
+    on_shared_context_or_skip("the ordering", ListOrderProbe::new)
 }
 
 /// An entry for `pair` whose other fields say which entry it is (`tag`).

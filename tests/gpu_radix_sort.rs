@@ -9,23 +9,14 @@
 
 mod support;
 
-use hullsat::GpuError;
 use hullsat::internals::GpuRadixProbe;
 use rand::RngExt;
-use support::{gpu_required, seeded_rng};
+use support::{on_shared_context_or_skip, seeded_rng};
 
 /// A probe on the shared device, or `None` (after printing why) without an adapter unless
 /// `HULLSAT_REQUIRE_GPU=1`.
 fn probe_or_skip() -> Option<GpuRadixProbe> {
-    match hullsat::gpu::shared_context() {
-        Ok(context) => Some(GpuRadixProbe::new(context).expect("the sorter starts")),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU context could not start: {e}"),
-    }
+    on_shared_context_or_skip("the sorter", GpuRadixProbe::new)
 }
 
 /// The first `key_bits` bits of `hi * 2^low_bits + lo` (`lo` below `2^low_bits`, or ignored

@@ -152,6 +152,22 @@ pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
     }
 }
 
+/// `make(shared context)` (a probe of a GPU stage), or `None` (after printing why) as for
+/// [`gpu_or_skip`]. Any other error fails the test, naming `what`.
+pub fn on_shared_context_or_skip<T>(
+    what: &str,
+    make: impl FnOnce(std::sync::Arc<hullsat::gpu::GpuContext>) -> Result<T, GpuError>,
+) -> Option<T> {
+    match hullsat::gpu::shared_context() {
+        Ok(context) => Some(make(context).unwrap_or_else(|e| panic!("{what} could not start: {e}"))),
+        Err(GpuError::NoAdapter(why)) => {
+            skip_without_adapter(&why);
+            None
+        }
+        Err(e) => panic!("GPU context could not start: {e}"),
+    }
+}
+
 /// The GPU manifolds of one pair, shape `a` at `pose_a` (body 0) against `b` at `pose_b`
 /// (body 1), once per margin in `margins`, with the host-pair count of the last call; `None` as
 /// for [`gpu_or_skip`].
