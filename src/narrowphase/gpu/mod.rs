@@ -306,8 +306,9 @@ impl GpuNarrowphase {
         let counts = HostFinish::new(&self.features);
         let (results, timings) =
             self.runner
-                .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
-                    counts.sat_result(batch, pair, raw)
+                .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult, result| {
+                    *result = counts.sat_result(batch, pair, raw)?;
+                    Ok(())
                 })?;
         // No clipping here: reading the results counts as readback.
         self.timings = counts.add_to(GpuTimings {
@@ -418,27 +419,32 @@ impl GpuNarrowphase {
     /// it does not name `None`), the pair order restored as each manifold is written.
     fn collide_input(&mut self, input: BatchInput) -> Result<Vec<Option<Manifold>>, GpuError> {
         let counts = HostFinish::new(&self.features);
-        let restored = |batch: &StagedBatch, pair, manifold: Option<Manifold>| {
-            manifold.map(|mut manifold| {
-                batch.restore_pair_order(pair, &mut manifold);
-                manifold
-            })
-        };
         let (results, timings) = match self.clipping {
-            Clipping::Gpu => {
-                self.runner
-                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuManifold| {
-                        let mut manifold = Manifold::default();
-                        let clipped = counts.clipped_on_gpu(batch, pair, raw, &mut manifold)?;
-                        Ok(restored(batch, pair, clipped.then_some(manifold)))
-                    })?
-            }
-            Clipping::Cpu => {
-                self.runner
-                    .run_per_pair(&self.shapes, input, |batch, pair, raw: &GpuSatResult| {
-                        Ok(restored(batch, pair, counts.clipped_on_cpu(batch, pair, raw)?))
-                    })?
-            }
+            // Built in its place in the result vector, as `collide_into` builds it in the set.
+            Clipping::Gpu => self.runner.run_per_pair(
+                &self.shapes,
+                input,
+                |batch, pair, raw: &GpuManifold, result: &mut Option<Manifold>| {
+                    let manifold = result.insert(Manifold::default());
+                    if counts.clipped_on_gpu(batch, pair, raw, manifold)? {
+                        batch.restore_pair_order(pair, manifold);
+                    } else {
+                        *result = None;
+                    }
+                    Ok(())
+                },
+            )?,
+            Clipping::Cpu => self.runner.run_per_pair(
+                &self.shapes,
+                input,
+                |batch, pair, raw: &GpuSatResult, result: &mut Option<Manifold>| {
+                    *result = counts.clipped_on_cpu(batch, pair, raw)?;
+                    if let Some(manifold) = result {
+                        batch.restore_pair_order(pair, manifold);
+                    }
+                    Ok(())
+                },
+            )?,
         };
         self.timings = counts.add_to(timings);
         Ok(results)

@@ -149,15 +149,15 @@ impl RoundRunner {
 
     /// Stages the batch (checked unless validated: see the `staged` module; `shapes` are the
     /// narrowphase's), runs it round by round, and maps every pair's record through
-    /// `per_pair(batch, pair index, record)` on all threads, in pair order: a dense record
-    /// each, or for the ordered compact list the listed pairs' entries (the others give
-    /// `R::default()` without a call). Returns them with the timings (`incomplete_pairs` is
-    /// left 0).
+    /// `per_pair(batch, pair index, record, result)` on all threads, in pair order, each result
+    /// written in its place (given as `R::default()`): a dense record each, or for the ordered
+    /// compact list the listed pairs' entries (the others keep `R::default()` without a call).
+    /// Returns them with the timings (`incomplete_pairs` is left 0).
     pub fn run_per_pair<'a, T: Readout, R: Send + Default>(
         &mut self,
         shapes: &'a [Shape],
         input: BatchInput<'a>,
-        per_pair: impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync,
+        per_pair: impl Fn(&StagedBatch<'a>, usize, &T, &mut R) -> Result<(), GpuError> + Sync,
     ) -> Result<(Vec<R>, GpuTimings), GpuError> {
         let mut out = Vec::new();
         let (timings, _) = self.run_with::<T>(shapes, input, &mut |batch, round| {
@@ -522,22 +522,27 @@ impl FirstError {
 fn read_per_pair<'a, T: Readout, R: Send + Default>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
-    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T, &mut R) -> Result<(), GpuError> + Sync),
     out: &mut Vec<R>,
 ) -> Result<(), GpuError> {
     let errors = FirstError::default();
-    out.par_extend(
-        (0..round.pairs)
-            .into_par_iter()
-            .with_min_len(PAIRS_PER_TASK)
-            .map(|i| {
+    let start = out.len();
+    out.reserve(round.pairs);
+    out.spare_capacity_mut()[..round.pairs]
+        .par_chunks_mut(PAIRS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, slots)| {
+            for (i, slot) in (task * PAIRS_PER_TASK..).zip(slots) {
                 let pair = round.first + i;
-                per_pair(batch, pair, &round.record::<T>(i)).unwrap_or_else(|e| {
+                let result = slot.write(R::default());
+                if let Err(e) = per_pair(batch, pair, &round.record::<T>(i), result) {
+                    *result = R::default();
                     errors.fail(pair, e);
-                    R::default()
-                })
-            }),
-    );
+                }
+            }
+        });
+    // SAFETY: every slot of the round was written above (each chunk writes all of its own).
+    unsafe { out.set_len(start + round.pairs) };
     errors.into_result()
 }
 
@@ -548,17 +553,17 @@ fn read_per_pair<'a, T: Readout, R: Send + Default>(
 fn read_listed_per_pair<'a, T: Readout, R: Send + Default>(
     batch: &StagedBatch<'a>,
     round: RoundRecords<'_>,
-    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T) -> Result<R, GpuError> + Sync),
+    per_pair: &(impl Fn(&StagedBatch<'a>, usize, &T, &mut R) -> Result<(), GpuError> + Sync),
     out: &mut Vec<R>,
 ) -> Result<(), GpuError> {
-    spread_listed(&round, out, |pair, k| {
-        per_pair(batch, pair, &round.record::<T>(k))
+    spread_listed(&round, out, |pair, k, result| {
+        per_pair(batch, pair, &round.record::<T>(k), result)
     })
 }
 
 /// One result per pair of a round from its ordered list (whole [`GpuManifold`]s): `value(pair,
-/// entry)` for each listed pair (its index in the batch, its entry), `R::default()` for the
-/// others, appended to `out`. Each task takes a span of pairs and the entries from the first
+/// entry, result)` writes each listed pair's (its index in the batch, its entry) in its place,
+/// given as `R::default()`, which the others keep, appended to `out`. Each task takes a span of pairs and the entries from the first
 /// naming a pair of the span (a binary search: the list is in pair order) to the first naming
 /// a later one, each checked as it is read ([`RoundRecords::ordered_pair`]); a task that does
 /// not use up exactly that range found the list out of order ([`GpuError::BadResult`]). The
@@ -566,7 +571,7 @@ fn read_listed_per_pair<'a, T: Readout, R: Send + Default>(
 fn spread_listed<R: Send + Default>(
     round: &RoundRecords<'_>,
     out: &mut Vec<R>,
-    value: impl Fn(usize, usize) -> Result<R, GpuError> + Sync,
+    value: impl Fn(usize, usize, &mut R) -> Result<(), GpuError> + Sync,
 ) -> Result<(), GpuError> {
     let errors = FirstError::default();
     let count = round.records.len() / size_of::<GpuManifold>();
@@ -599,21 +604,18 @@ fn spread_listed<R: Send + Default>(
             for (i, slot) in span.clone().zip(slots) {
                 let pair = round.first + i;
                 let listed = k < end && listed_pair(round.records, k) as usize == i;
-                let result = match listed.then(|| round.ordered_pair(k)) {
+                let result = slot.write(R::default());
+                match listed.then(|| round.ordered_pair(k)) {
                     Some(Ok(_)) => {
                         k += 1;
-                        value(pair, k - 1).unwrap_or_else(|e| {
+                        if let Err(e) = value(pair, k - 1, result) {
+                            *result = R::default();
                             errors.fail(pair, e);
-                            R::default()
-                        })
+                        }
                     }
-                    Some(Err(what)) => {
-                        bad_list(k, what);
-                        R::default()
-                    }
-                    None => R::default(),
-                };
-                slot.write(result);
+                    Some(Err(what)) => bad_list(k, what),
+                    None => {}
+                }
             }
             // Entries of the span left unread: out of order, repeated, or past the round.
             if k < end || (span.end == round.pairs && end < count) {
@@ -754,9 +756,10 @@ mod tests {
             records: &bytes,
         };
         let mut out = Vec::new();
-        spread_listed(&round, &mut out, |pair, k| {
+        spread_listed(&round, &mut out, |pair, k, result| {
             assert_eq!(pair, 100 + listed[k] as usize);
-            Ok(Some(k))
+            *result = Some(k);
+            Ok(())
         })?;
         Ok(out)
     }
