@@ -3,7 +3,7 @@
 //! around its block (256 pairs) and past one scan chunk of blocks (65,536 pairs), round after
 //! round on the same buffers (its table and counts are left zero), and an entry naming a pair
 //! twice or outside the round is reported in the head (`listed` > `count`), the next round
-//! still right.
+//! still right; so is a count past the room of the list.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -63,7 +63,9 @@ fn distinct_pairs_in_any_order_come_back_in_pair_order_round_after_round() {
     for pairs in [1u32, 255, 256, 257, 10_000, 70_000, 1 << 18, 3, 1000] {
         for share in [0.0, 0.6, 1.0] {
             let list = shuffled_list(&mut rng, pairs, share);
-            let (head, ordered) = probe.order(&list, pairs, round % 2).expect("the ordering runs");
+            let (head, ordered) = probe
+                .order(&list, None, pairs, round % 2)
+                .expect("the ordering runs");
             round += 1;
             let what = format!("{pairs} pairs, {} listed", list.len());
             assert_eq!(
@@ -88,7 +90,7 @@ fn a_pair_listed_twice_or_outside_the_round_is_reported_and_leaves_no_trace() {
     for bad in [entry(twice, 1), entry(pairs, 2), entry(u32::MAX, 3)] {
         let mut with_bad = list.clone();
         with_bad.insert(rng.random_range(0..=list.len()), bad);
-        let (head, _) = probe.order(&with_bad, pairs, 0).expect("the ordering runs");
+        let (head, _) = probe.order(&with_bad, None, pairs, 0).expect("the ordering runs");
         assert_eq!(
             (head.listed, head.count),
             (with_bad.len() as u32, list.len() as u32),
@@ -98,7 +100,7 @@ fn a_pair_listed_twice_or_outside_the_round_is_reported_and_leaves_no_trace() {
         );
         // The next round, on the same table and counts, is whole and in order.
         list = shuffled_list(&mut rng, pairs, 0.5);
-        let (head, ordered) = probe.order(&list, pairs, 1).expect("the ordering runs");
+        let (head, ordered) = probe.order(&list, None, pairs, 1).expect("the ordering runs");
         assert_eq!((head.count, head.listed), (list.len() as u32, list.len() as u32));
         assert!(
             ordered == sorted(&list),
@@ -106,4 +108,20 @@ fn a_pair_listed_twice_or_outside_the_round_is_reported_and_leaves_no_trace() {
             bad.pair
         );
     }
+}
+
+#[test]
+fn a_count_past_the_lists_room_is_reported() {
+    let Some(mut probe) = probe_or_skip() else {
+        return;
+    };
+    // Every pair listed once, and a count of 5 entries more than the list holds: 585 pairs
+    // fill a 64 KiB buffer exactly (16 + 585 * 112 bytes), so no zeroed room follows them.
+    let pairs = 585;
+    let list: Vec<GpuManifold> = (0..pairs).map(|pair| entry(pair, pair)).collect();
+    let (head, ordered) = probe
+        .order(&list, Some(pairs + 5), pairs, 0)
+        .expect("the ordering runs");
+    assert_eq!((head.listed, head.count), (pairs + 5, pairs));
+    assert!(ordered == list, "the entries the list holds are placed");
 }

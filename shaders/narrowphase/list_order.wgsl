@@ -87,7 +87,8 @@ fn offsets_main(@builtin(local_invocation_index) local: u32) {
     }
     if local == 0u {
         ordered.count = first;
-        ordered.listed = min(list.count, arrayLength(&list.entries));
+        // As counted, uncapped: a count past the list's room is a fault the host must see.
+        ordered.listed = list.count;
     }
 }
 

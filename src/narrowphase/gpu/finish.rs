@@ -425,7 +425,7 @@ impl FeatureLimits {
 /// Not API (reached through [`crate::internals`] by the benchmarks): the host's finish of a
 /// `collide_into` under [`super::Clipping::Gpu`], with `list` in place of the ordered manifold
 /// list a GPU round copies back (one round of every pair of `batch`; entries in increasing pair
-/// order, as [`gpu_list_from`] makes them). `out` is cleared first.
+/// order, as [`gpu_list_from`] makes them). `out` is cleared first, and left empty on an error.
 pub fn finish_listed_into(
     batch: &ValidatedBatch,
     list: &[GpuManifold],
@@ -441,7 +441,11 @@ pub fn finish_listed_into(
         pairs: batch.given_pairs().len(),
         records: bytemuck::cast_slice(list),
     };
-    read_listed_into(&StagedBatch::unstaged(batch), round, &per_pair, out)
+    let read = read_listed_into(&StagedBatch::unstaged(batch), round, &per_pair, out);
+    if read.is_err() {
+        out.clear();
+    }
+    read
 }
 
 /// Not API (reached through [`crate::internals`]): the ordered list the clip kernel and the

@@ -217,19 +217,20 @@ impl ListOrderProbe {
         })
     }
 
-    /// Uploads a list of `entries` (its count their number), orders it as a round of `pairs`
-    /// pairs in `slot` and reads back the ordered list's head and its first `count` entries
-    /// (at most `pairs`).
+    /// Uploads a list of `entries` (its count their number, or `count` when given), orders it
+    /// as a round of `pairs` pairs in `slot` and reads back the ordered list's head and its
+    /// first `count` entries (at most `pairs`).
     pub fn order(
         &mut self,
         entries: &[GpuManifold],
+        count: Option<u32>,
         pairs: u32,
         slot: usize,
     ) -> Result<(GpuManifoldCount, Vec<GpuManifold>), GpuError> {
         let context = &*self.context;
         let (device, max) = (context.device(), context.limits.max_binding);
         let head = GpuManifoldCount {
-            count: entries.len() as u32,
+            count: count.unwrap_or(entries.len() as u32),
             ..GpuManifoldCount::default()
         };
         let capacity = entries.len().max(pairs as usize);
