@@ -191,7 +191,7 @@ impl ListOrder {
     }
 }
 
-/// Not API (reached through [`crate::internals`] by the tests): a [`ListOrder`] fed a manifold
+/// Not API (reached through [`crate::internals`] by the tests): a `ListOrder` fed a manifold
 /// list from the host, its ordered list read back.
 pub struct ListOrderProbe {
     context: Arc<GpuContext>,
