@@ -33,7 +33,8 @@ use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::shape::Shape;
 
-/// Pairs the host finished itself during one call (shared by the reading threads).
+/// What one call's finish needs (each shape's feature counts), and the pairs the host finished
+/// itself (shared by the reading threads).
 pub(super) struct HostFinish<'f> {
     /// Per shape of the narrowphase, what feature ids may name.
     features: &'f [ShapeFeatures],
@@ -223,7 +224,7 @@ fn checked_sat(
 /// normal and points moved from A's frame by `pose_a`, after checking the point count, every
 /// feature id against the shapes' sizes ([`FeatureLimits`], worked out once per pair), and that
 /// every number is finite.
-/// Written into `out` (the set's place for it: no copy of the manifold on the way).
+/// Written into `out`, the result's place (in the set or `collide`'s vector): no copy on the way.
 #[inline]
 fn manifold_from_gpu(
     raw: &GpuManifold,
