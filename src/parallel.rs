@@ -40,9 +40,9 @@ pub(crate) fn run_length(count: usize, (min_run, runs_per_thread): (usize, usize
     (count / (rayon::current_num_threads() * runs_per_thread)).max(min_run.max(1))
 }
 
-/// Cuts items `0..count` into runs ([`run_length`]), grows `buffers` to one per run (they are kept for the next call), and
-/// runs `fill(first, len, buffer)` for each run on all threads. Returns the run length (every
-/// run's but the last's) and the number of runs.
+/// Cuts items `0..count` into runs ([`run_length`]), grows `buffers` to one per run (they are
+/// kept for the next call), and runs `fill(first, len, buffer)` for each run on all threads.
+/// Returns the run length (every run's but the last's) and the number of runs.
 pub(crate) fn fill_runs<B: Default + Send>(
     buffers: &mut Vec<B>,
     count: usize,

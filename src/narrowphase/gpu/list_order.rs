@@ -124,8 +124,9 @@ impl ListOrder {
         })
     }
 
-    /// The ordered list of `slot` after a [`Self::record`] with it: the head of the clip
-    /// kernel's list (`listed` set), then its entries in increasing pair order.
+    /// The ordered list of `slot` after a [`Self::record`] with it: its head (the entries
+    /// placed, and those the clip kernel's list held as `listed`), then the entries in
+    /// increasing pair order.
     pub fn ordered(&self, slot: usize) -> &wgpu::Buffer {
         &self.ordered[slot].buffer
     }

@@ -506,6 +506,21 @@ impl FirstError {
         }
     }
 
+    /// `write(result)`; on its error, `result` back to `R::default()` and the error kept as
+    /// pair `pair`'s ([`Self::fail`]).
+    #[inline]
+    fn write_or_default<R: Default>(
+        &self,
+        pair: usize,
+        result: &mut R,
+        write: impl FnOnce(&mut R) -> Result<(), GpuError>,
+    ) {
+        if let Err(e) = write(result) {
+            *result = R::default();
+            self.fail(pair, e);
+        }
+    }
+
     /// The kept error, if any.
     fn into_result(self) -> Result<(), GpuError> {
         match self.0.into_inner() {
@@ -534,11 +549,9 @@ fn read_per_pair<'a, T: Readout, R: Send + Default>(
         .for_each(|(task, slots)| {
             for (i, slot) in (task * PAIRS_PER_TASK..).zip(slots) {
                 let pair = round.first + i;
-                let result = slot.write(R::default());
-                if let Err(e) = per_pair(batch, pair, &round.record::<T>(i), result) {
-                    *result = R::default();
-                    errors.fail(pair, e);
-                }
+                errors.write_or_default(pair, slot.write(R::default()), |result| {
+                    per_pair(batch, pair, &round.record::<T>(i), result)
+                });
             }
         });
     // SAFETY: every slot of the round was written above (each chunk writes all of its own).
@@ -561,13 +574,14 @@ fn read_listed_per_pair<'a, T: Readout, R: Send + Default>(
     })
 }
 
-/// One result per pair of a round from its ordered list (whole [`GpuManifold`]s): `value(pair,
-/// entry, result)` writes each listed pair's (its index in the batch, its entry) in its place,
-/// given as `R::default()`, which the others keep, appended to `out`. Each task takes a span of pairs and the entries from the first
-/// naming a pair of the span (a binary search: the list is in pair order) to the first naming
-/// a later one, each checked as it is read ([`RoundRecords::ordered_pair`]); a task that does
-/// not use up exactly that range found the list out of order ([`GpuError::BadResult`]). The
-/// error of the lowest failing pair or entry is returned.
+/// One result per pair of a round from its ordered list (whole [`GpuManifold`]s), appended to
+/// `out`, each built in its place: `value(pair, entry, result)` writes each listed pair's (its
+/// index in the batch, its entry), the others keep `R::default()`. Each task takes a span of
+/// pairs and the entries from the first naming a pair of the span (a binary search: the list
+/// is in pair order) to the first naming a later one, each checked as it is read
+/// ([`RoundRecords::ordered_pair`]); a task that does not use up exactly that range found the
+/// list out of order ([`GpuError::BadResult`]). The error of the lowest failing pair or entry
+/// is returned.
 fn spread_listed<R: Send + Default>(
     round: &RoundRecords<'_>,
     out: &mut Vec<R>,
@@ -602,16 +616,13 @@ fn spread_listed<R: Send + Default>(
             let span = task * PAIRS_PER_TASK..task * PAIRS_PER_TASK + slots.len();
             let (mut k, end) = (first_entry(span.start), first_entry(span.end));
             for (i, slot) in span.clone().zip(slots) {
-                let pair = round.first + i;
                 let listed = k < end && listed_pair(round.records, k) as usize == i;
                 let result = slot.write(R::default());
                 match listed.then(|| round.ordered_pair(k)) {
                     Some(Ok(_)) => {
                         k += 1;
-                        if let Err(e) = value(pair, k - 1, result) {
-                            *result = R::default();
-                            errors.fail(pair, e);
-                        }
+                        let pair = round.first + i;
+                        errors.write_or_default(pair, result, |result| value(pair, k - 1, result));
                     }
                     Some(Err(what)) => bad_list(k, what),
                     None => {}
