@@ -28,7 +28,7 @@ use crate::contact_set::ContactSet;
 use crate::gpu::GpuError;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::narrowphase::validate::{ValidatedBatch, is_host_pair, is_mesh_pair};
+use crate::narrowphase::validate::{ValidatedBatch, is_host_pair, is_mesh_pair, swap_pair};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
 use crate::shape::Shape;
@@ -452,16 +452,18 @@ pub fn finish_listed_into(
 /// Not API (reached through [`crate::internals`]): the ordered list the clip kernel and the
 /// ordering would give for `manifolds`, the CPU's results of `batch` (one per pair): an entry
 /// per manifold, in pair order, in the lower body's frame for the pair in canonical order
-/// (swapped where given with its higher body first). Hull, box and primitive pairs only (a
-/// mesh pair's ids are not swapped so).
+/// (swapped back where given with its higher body first, as `StagedBatch::restore_pair_order`
+/// swaps it).
 pub fn gpu_list_from(batch: &ValidatedBatch, manifolds: &[Option<Manifold>]) -> Vec<GpuManifold> {
-    let pairs = batch.given_pairs();
+    let shape = |body: u32| &batch.shapes()[batch.given_bodies()[body as usize].shape as usize];
     let mut list = Vec::new();
     for (pair, manifold) in manifolds.iter().enumerate() {
-        let Some(manifold) = manifold else { continue };
-        let [a, b] = pairs[pair];
-        let manifold = if a > b { manifold.swapped() } else { *manifold };
-        let pose = batch.body(a.min(b) as usize).pose;
+        let Some(mut manifold) = *manifold else { continue };
+        let [a, b] = batch.pair(pair);
+        if batch.given_pairs()[pair] != [a, b] {
+            swap_pair(&mut manifold, is_mesh_pair(shape(a), shape(b)));
+        }
+        let pose = batch.body(a as usize).pose;
         let mut entry = GpuManifold {
             normal: pose.inverse_transform_vector(manifold.normal).into(),
             separation: manifold.separation,
@@ -578,6 +580,44 @@ mod tests {
                 ),
                 "{bad:?}"
             );
+        }
+    }
+    /// The host finish from the list the GPU would give for the CPU's manifolds (the
+    /// `host_finish` bench's input) gives back the CPU's touching pairs and, within the f32
+    /// round trip through A's frame, their manifolds, pairs given either way round.
+    #[test]
+    fn the_finish_of_the_cpus_list_gives_the_cpus_set() {
+        use crate::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
+        let config = ParticleSceneConfig {
+            bodies: 400,
+            seed: 3,
+            density: 0.3,
+            mix: ShapeMix::preset("mixed").expect("a preset"),
+            margin: 0.01,
+        };
+        let scene = generate_particle_scene_with_pairs(&config).expect("a valid scene");
+        // Every other pair given with its higher body first.
+        let pairs: Vec<[u32; 2]> = (scene.pairs.as_ref().expect("pairs").iter().enumerate())
+            .map(|(i, &[a, b])| if i % 2 == 0 { [a, b] } else { [b, a] })
+            .collect();
+        let batch = ValidatedBatch::new(&scene.shapes, &scene.bodies, &pairs, scene.margin).expect("valid");
+        let cpu = crate::CpuNarrowphase::new(scene.shapes.clone());
+        let manifolds = cpu.collide(&scene.bodies, &pairs, scene.margin).expect("valid");
+        let mut set = ContactSet::new();
+        finish_listed_into(&batch, &gpu_list_from(&batch, &manifolds), &mut set).expect("a good list");
+        let touching: Vec<u32> = (0..pairs.len() as u32)
+            .filter(|&i| manifolds[i as usize].is_some())
+            .collect();
+        assert!(touching.len() > 50, "{} touching pairs", touching.len());
+        assert_eq!(set.pair_indices(), touching);
+        for (pair, manifold) in set.iter() {
+            let expected = manifolds[pair as usize].expect("touching");
+            assert_eq!(manifold.point_count(), expected.point_count(), "pair {pair}");
+            assert!(manifold.normal.abs_diff_eq(expected.normal, 1e-5), "pair {pair}");
+            for (got, want) in manifold.points().iter().zip(expected.points()) {
+                assert_eq!(got.id, want.id, "pair {pair}");
+                assert!(got.position.abs_diff_eq(want.position, 1e-4), "pair {pair}");
+            }
         }
     }
 }
