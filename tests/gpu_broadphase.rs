@@ -23,20 +23,12 @@ use hullsat::{
     Body, Capsule, CpuNarrowphase, Cuboid, GpuError, GpuNarrowphase, HalfSpace, Pose, Shape, Sphere,
 };
 use rand::RngExt;
-use support::{device_or_skip, gpu_required, random_rotation, seeded_rng};
+use support::{device_or_skip, random_rotation, seeded_rng, started_or_skip};
 use wgpu::util::DeviceExt;
 
 /// The broadphase on the shared device, or `None` without an adapter (unless required).
 fn broadphase_or_skip(shapes: &[Shape]) -> Option<GpuBroadphase> {
-    match GpuBroadphase::new(shapes) {
-        Ok(gpu) => Some(gpu),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU broadphase could not start: {e}"),
-    }
+    started_or_skip("GPU broadphase", GpuBroadphase::new(shapes))
 }
 
 /// The documented padding of body `i`'s box (docs/design/gpu-broadphase.md): relative to its

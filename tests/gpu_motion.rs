@@ -11,10 +11,10 @@ use hullsat::generate::motion::{
     GpuMotionParams, MOTION_WGSL, MOTION_WORKGROUP_SIZE, RandomMotion, UNIT_DRAW,
 };
 use hullsat::generate::{GpuMotion, ParticleSceneConfig, ShapeMix, generate_particle_scene, move_bodies};
-use hullsat::gpu::{GpuError, shared_context};
+use hullsat::gpu::shared_context;
 use hullsat::narrowphase::gpu::layout::GpuBody;
 use hullsat::{Body, HalfSpace, Pose, Shape};
-use support::gpu_required;
+use support::started_or_skip;
 use support::wgsl::{assert_consts, assert_same_layout, parse, validate};
 use wgpu::util::DeviceExt;
 
@@ -96,14 +96,8 @@ fn scene(bodies: usize) -> (Vec<Shape>, Vec<Body>) {
 
 #[test]
 fn gpu_moved_bodies_match_move_bodies_within_rounding() {
-    let context = match shared_context() {
-        Ok(context) => context,
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            return;
-        }
-        Err(e) => panic!("no GPU context: {e}"),
+    let Some(context) = started_or_skip("GPU context", shared_context()) else {
+        return;
     };
     let (shapes, mut bodies) = scene(300);
     let start = bodies.clone();

@@ -17,24 +17,15 @@ use hullsat::broadphase::world_aabb;
 use hullsat::internals::{GpuBvhProbe, UNBOUNDED_EXTENT, cast_through_bvh};
 use hullsat::raycast::{BVH_LEAF_SIZE, Bvh, BvhNode};
 use hullsat::scene::validate_batch;
-use hullsat::{Body, ConvexHull, CpuRaycaster, GpuError, HalfSpace, Pose, Ray, Shape, Sphere};
+use hullsat::{Body, ConvexHull, CpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
 use rand_pcg::Pcg64;
 use raycast_common::{random_rays, random_scene};
-use support::{gpu_required, random_rotation, seeded_rng};
+use support::{on_shared_context_or_skip, random_rotation, seeded_rng};
 
 /// A probe on the shared device for `shapes`, or `None` (after printing why) without an adapter
 /// unless `HULLSAT_REQUIRE_GPU=1`.
 fn probe_or_skip(shapes: &[Shape]) -> Option<GpuBvhProbe> {
-    let context = match hullsat::gpu::shared_context() {
-        Ok(context) => context,
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            return None;
-        }
-        Err(e) => panic!("GPU context could not start: {e}"),
-    };
-    Some(GpuBvhProbe::new(context, shapes).expect("the builder starts"))
+    on_shared_context_or_skip("the BVH builder", |context| GpuBvhProbe::new(context, shapes))
 }
 
 /// The GPU-built hierarchy at `origin` over `bodies` (checked), as a CPU [`Bvh`].

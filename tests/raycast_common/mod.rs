@@ -2,12 +2,12 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use glam::{Quat, Vec3};
-use hullsat::{Body, Capsule, Cylinder, GpuError, GpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
+use hullsat::{Body, Capsule, Cylinder, GpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 
 use crate::support::shapes::{Family, random_direction, random_rotation, random_shape};
-use crate::support::{gpu_required, random_vec3};
+use crate::support::{random_vec3, started_or_skip};
 
 /// Shapes in a random scene's library: boxes, hulls, spheres, capsules in turn, then a ground
 /// half-space (the last shape).
@@ -80,13 +80,5 @@ pub fn random_rays(rng: &mut Pcg64, count: usize, side: f32, offset: Vec3) -> Ve
 /// The GPU ray caster, or `None` (after printing why) without an adapter unless
 /// `HULLSAT_REQUIRE_GPU=1`.
 pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuRaycaster> {
-    match GpuRaycaster::new(shapes) {
-        Ok(gpu) => Some(gpu),
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-            eprintln!("skipping GPU test: no adapter ({why})");
-            None
-        }
-        Err(e) => panic!("GPU ray caster could not start: {e}"),
-    }
+    started_or_skip("GPU ray caster", GpuRaycaster::new(shapes))
 }

@@ -133,39 +133,32 @@ pub fn gpu_required() -> bool {
     std::env::var("HULLSAT_REQUIRE_GPU").is_ok_and(|v| v == "1")
 }
 
-/// Prints why a GPU test is skipped, or fails it when `HULLSAT_REQUIRE_GPU=1`.
-fn skip_without_adapter(why: &str) {
-    assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
-    eprintln!("skipping GPU test: no adapter ({why}); set HULLSAT_REQUIRE_GPU=1 to fail instead");
-}
-
-/// The GPU narrowphase for `shapes`, or `None` (after printing why) when this machine has no
-/// adapter and `HULLSAT_REQUIRE_GPU=1` is not set. Any other error fails the test.
-pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
-    match GpuNarrowphase::new(shapes) {
-        Ok(gpu) => Some(gpu),
+/// What a GPU object's start gave, or `None` (after printing why) when this machine has no
+/// adapter and `HULLSAT_REQUIRE_GPU=1` is not set. Any other error fails the test, naming
+/// `what`.
+pub fn started_or_skip<T>(what: &str, started: Result<T, GpuError>) -> Option<T> {
+    match started {
+        Ok(value) => Some(value),
         Err(GpuError::NoAdapter(why)) => {
-            skip_without_adapter(&why);
+            assert!(!gpu_required(), "HULLSAT_REQUIRE_GPU=1 but no GPU adapter: {why}");
+            eprintln!("skipping GPU test: no adapter ({why}); set HULLSAT_REQUIRE_GPU=1 to fail instead");
             None
         }
-        Err(e) => panic!("GPU narrowphase could not start: {e}"),
+        Err(e) => panic!("{what} could not start: {e}"),
     }
 }
 
-/// `make(shared context)` (a probe of a GPU stage), or `None` (after printing why) as for
-/// [`gpu_or_skip`]. Any other error fails the test, naming `what`.
+/// The GPU narrowphase for `shapes`, or `None` as for [`started_or_skip`].
+pub fn gpu_or_skip(shapes: &[Shape]) -> Option<GpuNarrowphase> {
+    started_or_skip("GPU narrowphase", GpuNarrowphase::new(shapes))
+}
+
+/// `make(shared context)` (a probe of a GPU stage), or `None` as for [`started_or_skip`].
 pub fn on_shared_context_or_skip<T>(
     what: &str,
     make: impl FnOnce(std::sync::Arc<hullsat::gpu::GpuContext>) -> Result<T, GpuError>,
 ) -> Option<T> {
-    match hullsat::gpu::shared_context() {
-        Ok(context) => Some(make(context).unwrap_or_else(|e| panic!("{what} could not start: {e}"))),
-        Err(GpuError::NoAdapter(why)) => {
-            skip_without_adapter(&why);
-            None
-        }
-        Err(e) => panic!("GPU context could not start: {e}"),
-    }
+    started_or_skip(what, hullsat::gpu::shared_context().and_then(make))
 }
 
 /// The GPU manifolds of one pair, shape `a` at `pose_a` (body 0) against `b` at `pose_b`
@@ -210,14 +203,7 @@ type TestDevices = Vec<(wgpu::Limits, wgpu::Device, wgpu::Queue)>;
 /// device requests to here and the files it names.
 pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue)> {
     static DEVICES: std::sync::OnceLock<std::sync::Mutex<TestDevices>> = std::sync::OnceLock::new();
-    let context = match hullsat::gpu::shared_context() {
-        Ok(context) => context,
-        Err(GpuError::NoAdapter(why)) => {
-            skip_without_adapter(&why);
-            return None;
-        }
-        Err(e) => panic!("GPU context could not start: {e}"),
-    };
+    let context = started_or_skip("GPU context", hullsat::gpu::shared_context())?;
     // A test that panicked while holding the lock left the list as it was: still usable.
     let mut devices = DEVICES
         .get_or_init(Default::default)
@@ -242,14 +228,7 @@ pub fn device_or_skip(limits: wgpu::Limits) -> Option<(wgpu::Device, wgpu::Queue
 /// without an adapter.
 pub fn gpu_broadphase_covers_cpu(shapes: &[Shape], bodies: &[Body], margin: f32) -> Option<Vec<[u32; 2]>> {
     let cpu = hullsat::broadphase::candidate_pairs(shapes, bodies, margin);
-    let mut gpu = match hullsat::broadphase::GpuBroadphase::new(shapes) {
-        Ok(gpu) => gpu,
-        Err(GpuError::NoAdapter(why)) => {
-            assert!(!gpu_required(), "{why}");
-            return None;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let mut gpu = started_or_skip("GPU broadphase", hullsat::broadphase::GpuBroadphase::new(shapes))?;
     let listed = gpu.candidate_pairs_at_most(bodies, margin, 1 << 20).unwrap();
     let missing: Vec<_> = cpu.iter().filter(|p| listed.binary_search(p).is_err()).collect();
     assert!(missing.is_empty(), "CPU pairs the GPU missed: {missing:?}");
