@@ -4,8 +4,9 @@
 // clip.rs, cast_*.rs), same numbers and names:
 // 1. Bounds guard.
 // 2. The ray's origin in the BVH frame, `(origin_hi - bvh_hi) + (origin_lo - bvh_lo)`.
-// 3. Traverse the BVH with a stack (bvh.rs step 3); cast the ray at each leaf body in the body's
-//    frame (cast_body); record hits in the ray's slots, nearest first (ties: lower body).
+// 3. Traverse the BVH with a stack of (node, entry distance), each inner node testing both
+//    children's boxes (bvh.rs step 3); cast the ray at each leaf body in the body's frame
+//    (cast_body); record hits in the ray's slots, nearest first (ties: lower body).
 // 4. Cast the ray at every unbounded body (half-spaces).
 // 5. Flag a ray whose loops the driver may have cut short, write the hit count.
 // Triangle meshes and compounds: cast_complex, from raycast_complex.wgsl (or, for shape lists
@@ -378,15 +379,17 @@ fn inverse_direction(d: vec3<f32>) -> vec3<f32> {
     return vec3<f32>(1.0) / select(d, signed_tiny, tiny);
 }
 
-// bvh.rs BvhNode::entry: true when the ray reaches the box within [0, limit].
-fn node_entered(node: BvhNode, origin: vec3<f32>, inverse: vec3<f32>, limit: f32) -> bool {
+// bvh.rs BvhNode::entry: the distance at which the ray enters the box within [0, limit], or
+// NOT_ENTERED.
+const NOT_ENTERED: f32 = -1.0;
+fn node_entry(node: BvhNode, origin: vec3<f32>, inverse: vec3<f32>, limit: f32) -> f32 {
     let t1 = (node.min - origin) * inverse;
     let t2 = (node.max - origin) * inverse;
     let low = min(t1, t2);
     let high = max(t1, t2);
     let enter = max(max(max(low.x, low.y), low.z), 0.0);
     let exit = min(min(min(high.x, high.y), high.z), limit);
-    return enter <= exit;
+    return select(NOT_ENTERED, enter, enter <= exit);
 }
 
 // Current traversal limit: the nearest hit so far in closest mode, else the ray's own.
@@ -439,16 +442,23 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let origin = (ray.origin_hi - params.bvh_origin_hi) + (ray.origin_lo - params.bvh_origin_lo);
     let inverse = inverse_direction(ray.direction);
 
-    // 3. Traverse.
-    var stack: array<u32, BVH_STACK_SIZE>;
-    var len = select(0u, 1u, params.node_count > 0u);
-    stack[0] = 0u;
+    // 3. Traverse: entries (node, bitcast entry distance), the nearer child on top.
+    var stack: array<vec2<u32>, BVH_STACK_SIZE>;
+    var len = 0u;
+    if params.node_count > 0u {
+        let enter = node_entry(nodes[0], origin, inverse, ray.max_distance);
+        if enter != NOT_ENTERED {
+            stack[0] = vec2<u32>(0u, bitcast<u32>(enter));
+            len = 1u;
+        }
+    }
     while len > 0u {
         len -= 1u;
-        let node = nodes[stack[len]];
-        if !node_entered(node, origin, inverse, current_limit(base, found, ray)) {
+        let limit = current_limit(base, found, ray);
+        if bitcast<f32>(stack[len].y) > limit {
             continue;
         }
+        let node = nodes[stack[len].x];
         if node.count > 0u {
             for (var i = 0u; i < node.count; i++) {
                 found = test_body(body_lists[node.first + i], ray, base, found);
@@ -461,12 +471,20 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         let a = node.first;
         let b = node.first + 1u;
-        let node_a = nodes[a];
-        let node_b = nodes[b];
-        let a_first = dot((node_a.min + node_a.max) * 0.5, ray.direction) <= dot((node_b.min + node_b.max) * 0.5, ray.direction);
-        stack[len] = select(a, b, a_first);
-        stack[len + 1u] = select(b, a, a_first);
-        len += 2u;
+        let entry_a = node_entry(nodes[a], origin, inverse, limit);
+        let entry_b = node_entry(nodes[b], origin, inverse, limit);
+        // The nearer child on top (ties: the first).
+        let b_nearer = entry_b != NOT_ENTERED && (entry_a == NOT_ENTERED || entry_b < entry_a);
+        let near = select(vec2<u32>(a, bitcast<u32>(entry_a)), vec2<u32>(b, bitcast<u32>(entry_b)), b_nearer);
+        let far = select(vec2<u32>(b, bitcast<u32>(entry_b)), vec2<u32>(a, bitcast<u32>(entry_a)), b_nearer);
+        if bitcast<f32>(far.y) != NOT_ENTERED {
+            stack[len] = far;
+            len += 1u;
+        }
+        if bitcast<f32>(near.y) != NOT_ENTERED {
+            stack[len] = near;
+            len += 1u;
+        }
     }
 
     // 4. Unbounded bodies.

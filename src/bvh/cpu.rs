@@ -11,9 +11,10 @@
 //!    traversal stack of [`BVH_STACK_SIZE`] entries always suffices). The tree's shape depends
 //!    on the body count alone, so every subtree's place in the arrays is known before it is
 //!    built, and the two halves of a large node are built on two threads.
-//! 3. Traverse with a stack, from the root: a node whose box the ray misses within its current
-//!    limit is skipped; a leaf's bodies are tested exactly; an inner node pushes its far child,
-//!    then its near one (by the children's box centres along the ray), so the near one is next.
+//! 3. Traverse with a stack of (node, entry distance), from the root if the ray enters it: a
+//!    popped node entered beyond the current limit is skipped; a leaf's bodies are tested
+//!    exactly; an inner node tests both children's boxes and pushes those the ray enters, the
+//!    nearer (by entry distance; ties: the first child) last, so it is next.
 
 use bytemuck::{Pod, Zeroable};
 use glam::{DVec3, Vec3};
@@ -212,7 +213,8 @@ impl Bvh {
 
     /// Visits every body whose box a ray (world origin, unit direction) reaches within
     /// `limit()` (step 3), in the order the GPU kernel does; `limit` is read again before every
-    /// node, so a closest-hit search can shrink it. Then every unbounded body.
+    /// node and pair of children, so a closest-hit search can shrink it. Then every unbounded
+    /// body.
     pub fn traverse(
         &self,
         origin: DVec3,
@@ -222,26 +224,38 @@ impl Bvh {
     ) {
         let o = (origin - self.origin).as_vec3();
         let inv = inverse_direction(direction);
-        let mut stack = [0u32; BVH_STACK_SIZE];
-        let mut len = usize::from(!self.nodes.is_empty());
+        let mut stack = [(0u32, 0.0f32); BVH_STACK_SIZE];
+        let mut len = 0;
+        if let Some(enter) = self.nodes.first().and_then(|root| root.entry(o, inv, limit())) {
+            stack[0] = (0, enter);
+            len = 1;
+        }
         while len > 0 {
             len -= 1;
-            let node = self.nodes[stack[len] as usize];
-            if node.entry(o, inv, limit()).is_none() {
+            let (k, enter) = stack[len];
+            if enter > limit() {
                 continue;
             }
+            let node = self.nodes[k as usize];
             if node.is_leaf() {
                 let bodies = &self.bodies[node.first as usize..(node.first + node.count) as usize];
                 bodies.iter().for_each(|&b| visit(b));
                 continue;
             }
             let (a, b) = (node.first, node.first + 1);
-            let a_first = self.nodes[a as usize].centre().dot(direction)
-                <= self.nodes[b as usize].centre().dot(direction);
-            let (near, far) = if a_first { (a, b) } else { (b, a) };
-            stack[len] = far;
-            stack[len + 1] = near;
-            len += 2;
+            let bound = limit();
+            let entry_a = self.nodes[a as usize].entry(o, inv, bound).map(|e| (a, e));
+            let entry_b = self.nodes[b as usize].entry(o, inv, bound).map(|e| (b, e));
+            // The nearer child on top (ties: the first).
+            let (near, far) = match (entry_a, entry_b) {
+                (Some(ea), Some(eb)) if eb.1 < ea.1 => (Some(eb), Some(ea)),
+                (Some(ea), eb) => (Some(ea), eb),
+                (None, eb) => (eb, None),
+            };
+            for entry in [far, near].into_iter().flatten() {
+                stack[len] = entry;
+                len += 1;
+            }
         }
         self.unbounded.iter().for_each(|&b| visit(b));
     }
