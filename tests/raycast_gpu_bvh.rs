@@ -1,8 +1,8 @@
-//! The ray BVH built on the GPU (`GpuBvhBuilder`, through `hullsat::internals::GpuBvhProbe`),
-//! read back and judged on the CPU: every body in exactly one leaf, every leaf box around its
-//! bodies' exact boxes and every inner box around its children's, and rays cast through it on
-//! the CPU giving exactly the hits of `CpuRaycaster::cast` (the same exact per-body casts, only
-//! the pruning differs). Scenes: random mixed shapes of awkward sizes, one body, bodies at one
+//! The BVH built on the GPU (`GpuBvhBuilder`, through `hullsat::internals::GpuBvhProbe`), in
+//! both tree layouts (the broadphase's heap tree, the rays' prefix tree), read back and judged
+//! on the CPU: every body in exactly one leaf, every leaf box around its bodies' exact boxes and
+//! every inner box around its children's, and rays cast through it on the CPU giving exactly
+//! the hits of `CpuRaycaster::cast` (the same exact per-body casts, only the pruning differs). Scenes: random mixed shapes of awkward sizes, one body, bodies at one
 //! point, bodies 1e6 from the world origin with the BVH origin near them or at zero, only
 //! half-spaces, none; two builds give the same bytes, and a reused builder gives fresh builds.
 //!
@@ -14,7 +14,7 @@ mod support;
 
 use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::world_aabb;
-use hullsat::internals::{GpuBvhProbe, UNBOUNDED_EXTENT, cast_through_bvh};
+use hullsat::internals::{GpuBvhProbe, TreeLayout, UNBOUNDED_EXTENT, cast_through_bvh};
 use hullsat::raycast::{BVH_LEAF_SIZE, Bvh, BvhNode};
 use hullsat::scene::validate_batch;
 use hullsat::{Body, ConvexHull, CpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
@@ -22,10 +22,15 @@ use rand_pcg::Pcg64;
 use raycast_common::{random_rays, random_scene};
 use support::{on_shared_context_or_skip, random_rotation, seeded_rng};
 
-/// A probe on the shared device for `shapes`, or `None` (after printing why) without an adapter
-/// unless `HULLSAT_REQUIRE_GPU=1`.
-fn probe_or_skip(shapes: &[Shape]) -> Option<GpuBvhProbe> {
-    on_shared_context_or_skip("the BVH builder", |context| GpuBvhProbe::new(context, shapes))
+/// Both tree layouts.
+const LAYOUTS: [TreeLayout; 2] = [TreeLayout::Heap, TreeLayout::Prefix];
+
+/// A probe building trees of `layout` on the shared device for `shapes`, or `None` (after
+/// printing why) without an adapter unless `HULLSAT_REQUIRE_GPU=1`.
+fn probe_or_skip(shapes: &[Shape], layout: TreeLayout) -> Option<GpuBvhProbe> {
+    on_shared_context_or_skip("the BVH builder", |context| {
+        GpuBvhProbe::new(context, shapes, layout)
+    })
 }
 
 /// The GPU-built hierarchy at `origin` over `bodies` (checked), as a CPU [`Bvh`].
@@ -55,20 +60,24 @@ fn inside(inner_min: Vec3, inner_max: Vec3, outer: &BvhNode) -> bool {
     inner_min.cmpge(outer.min.into()).all() && inner_max.cmple(outer.max.into()).all()
 }
 
-/// Panics unless `bvh` over `bodies` is well formed: a tree from node 0 reaching every node
-/// once, every body in one leaf of at most [`BVH_LEAF_SIZE`], each leaf box around its bodies'
-/// exact boxes (the CPU's `world_aabb` in the BVH frame; half-spaces: the unbounded box), each
-/// inner box around its children's.
+/// Panics unless `bvh` over `bodies` is well formed for `layout`: a tree from node 0 reaching
+/// every node once, every body in one leaf (of at most [`BVH_LEAF_SIZE`] in the heap tree, of
+/// one in the prefix tree), each leaf box around its bodies' exact boxes (the CPU's `world_aabb`
+/// in the BVH frame; half-spaces: the unbounded box), each inner box around its children's.
 #[track_caller]
-fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, what: &str) {
+fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, layout: TreeLayout, what: &str) {
     let n = bodies.len();
     if n == 0 {
         assert!(bvh.nodes.is_empty() && bvh.bodies.is_empty(), "{what}: empty");
         return;
     }
+    let leaf_size = match layout {
+        TreeLayout::Heap => BVH_LEAF_SIZE,
+        TreeLayout::Prefix => 1,
+    };
     assert_eq!(
         bvh.nodes.len(),
-        2 * n.div_ceil(BVH_LEAF_SIZE) - 1,
+        2 * n.div_ceil(leaf_size) - 1,
         "{what}: node count"
     );
     let mut seen_nodes = vec![false; bvh.nodes.len()];
@@ -79,7 +88,7 @@ fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, what: &str) {
         seen_nodes[k] = true;
         let node = bvh.nodes[k];
         if node.is_leaf() {
-            assert!(node.count as usize <= BVH_LEAF_SIZE, "{what}: leaf {k} too full");
+            assert!(node.count as usize <= leaf_size, "{what}: leaf {k} too full");
             for &b in &bvh.bodies[node.first as usize..(node.first + node.count) as usize] {
                 seen_bodies[b as usize] += 1;
                 let body = &bodies[b as usize];
@@ -116,9 +125,17 @@ fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, what: &str) {
 
 /// Panics unless rays through `bvh` (over `checked`, the bodies as `validate_batch` leaves
 /// `bodies`) on the CPU give exactly `CpuRaycaster::cast`'s hits over `bodies`, with every hit
-/// and with the closest.
+/// and with the closest; and, near the BVH origin, unless the tree of `layout` prunes about
+/// as well as the CPU's.
 #[track_caller]
-fn check_rays(shapes: &[Shape], bodies: &[Body], checked: &[Body], bvh: &Bvh, rays: &[Ray], what: &str) {
+fn check_rays(
+    shapes: &[Shape],
+    bodies: &[Body],
+    checked: &[Body],
+    (bvh, layout): (&Bvh, TreeLayout),
+    rays: &[Ray],
+    what: &str,
+) {
     let cpu = CpuRaycaster::new(shapes);
     let mut hits = 0;
     for closest in [false, true] {
@@ -130,8 +147,10 @@ fn check_rays(shapes: &[Shape], bodies: &[Body], checked: &[Body], bvh: &Bvh, ra
         }
     }
     assert!(hits > 0, "{what}: no ray hit anything, a weak test");
-    // Pruning: the GPU tree (Morton order, fixed shape, half-spaces inside) may visit more
-    // bodies than the CPU's median split, but not many more (huge or unsorted boxes would).
+    // Pruning: the GPU trees (Morton order, half-spaces inside) may visit more bodies than the
+    // CPU's median split; the heap tree's splits fall at body counts, so a node may span far
+    // apart cells, but not many more (huge or unsorted boxes would). The prefix tree's leaves
+    // hold one body each (its own box tested before the body), so it visits fewer.
     let visits = |bvh: &Bvh| -> usize {
         let mut count = 0;
         for ray in rays {
@@ -141,22 +160,27 @@ fn check_rays(shapes: &[Shape], bodies: &[Body], checked: &[Body], bvh: &Bvh, ra
         count
     };
     let (gpu, cpu) = (visits(bvh), visits(&Bvh::build(shapes, checked)));
-    eprintln!("{what}: {gpu} visits through the GPU tree, {cpu} through the CPU's");
+    eprintln!("{what}, {layout:?}: {gpu} visits through the GPU tree, {cpu} through the CPU's");
     // Far from its origin a box is padded in proportion to its coordinates (1e-5 of 1e6: 10
     // units): still correct, not selective.
     let near_origin = checked
         .iter()
         .all(|b| (b.pose.translation - bvh.origin).abs().max_element() < 1e3);
+    let allowed = match layout {
+        TreeLayout::Heap => 3 * cpu + 4 * rays.len(),
+        TreeLayout::Prefix => cpu,
+    };
     assert!(
-        !near_origin || gpu <= 3 * cpu + 4 * rays.len(),
-        "{what}: {gpu} visits through the GPU tree, {cpu} through the CPU's"
+        !near_origin || gpu <= allowed,
+        "{what}, {layout:?}: {gpu} visits through the GPU tree, {cpu} through the CPU's"
     );
 }
 
-/// Builds at `origin`, checks structure and rays, and returns the hierarchy.
+/// Builds at `origin` with `probe` (building trees of `layout`), checks structure and rays, and
+/// returns the hierarchy.
 #[track_caller]
 fn build_and_check(
-    probe: &mut GpuBvhProbe,
+    (probe, layout): (&mut GpuBvhProbe, TreeLayout),
     shapes: &[Shape],
     bodies: &[Body],
     origin: DVec3,
@@ -166,9 +190,9 @@ fn build_and_check(
     // The CPU caster normalizes rotations once; normalizing twice may move a last bit.
     let checked = validate_batch(shapes, bodies, &[], 0.0).unwrap();
     let bvh = gpu_bvh(probe, &checked, origin);
-    check_structure(shapes, &checked, &bvh, what);
+    check_structure(shapes, &checked, &bvh, layout, what);
     if !rays.is_empty() {
-        check_rays(shapes, bodies, &checked, &bvh, rays, what);
+        check_rays(shapes, bodies, &checked, (&bvh, layout), rays, what);
     }
     bvh
 }
@@ -209,173 +233,198 @@ fn centre_of(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
 
 #[test]
 fn random_mixed_scenes_of_awkward_sizes_cast_like_the_cpu() {
-    let mut rng = seeded_rng(31);
-    for count in [2, 4, 5, 1000, 4097] {
-        // Not multiples of the leaf size nor powers of two, and small ones.
-        let (shapes, bodies, rays) = mixed_scene(&mut rng, count, Vec3::ZERO);
-        let Some(mut probe) = probe_or_skip(&shapes) else {
-            return;
-        };
-        let origin = centre_of(&shapes, &bodies);
-        let what = format!("{} mixed bodies", bodies.len());
-        build_and_check(&mut probe, &shapes, &bodies, origin, &rays, &what);
-        // Any origin will do: boxes are relative to it.
-        let what = format!("{what}, origin zero");
-        build_and_check(&mut probe, &shapes, &bodies, DVec3::ZERO, &rays, &what);
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(31);
+        for count in [2, 4, 5, 1000, 4097] {
+            // Not multiples of the leaf size nor powers of two, and small ones.
+            let (shapes, bodies, rays) = mixed_scene(&mut rng, count, Vec3::ZERO);
+            let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+                return;
+            };
+            let origin = centre_of(&shapes, &bodies);
+            let what = format!("{} mixed bodies", bodies.len());
+            build_and_check((&mut probe, layout), &shapes, &bodies, origin, &rays, &what);
+            // Any origin will do: boxes are relative to it.
+            let what = format!("{what}, origin zero");
+            build_and_check((&mut probe, layout), &shapes, &bodies, DVec3::ZERO, &rays, &what);
+        }
     }
 }
 
 #[test]
 fn one_body_and_a_handful() {
-    let mut rng = seeded_rng(32);
-    let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
-    let Some(mut probe) = probe_or_skip(&shapes) else {
-        return;
-    };
-    for count in [1usize, 3, 4, 5, 8, 9] {
-        let bodies: Vec<Body> = (0..count)
-            .map(|i| Body {
-                shape: 0,
-                pose: Pose::new(Vec3::new(i as f32 * 1.5, 0.0, 0.0), Quat::IDENTITY),
-            })
-            .collect();
-        // Rays along the row and across each sphere.
-        let mut rays = vec![Ray::new(DVec3::new(-5.0, 0.0, 0.0), Vec3::X, None).unwrap()];
-        rays.extend(
-            (0..count)
-                .map(|i| Ray::new(DVec3::new(i as f64 * 1.5 + 0.2, -3.0, 0.1), Vec3::Y, Some(10.0)).unwrap()),
-        );
-        rays.extend(random_rays(&mut rng, 50, 6.0, Vec3::splat(-1.0)));
-        let bvh = build_and_check(
-            &mut probe,
-            &shapes,
-            &bodies,
-            DVec3::ZERO,
-            &rays,
-            &format!("{count} spheres"),
-        );
-        if count == 1 {
-            assert_eq!(bvh.nodes.len(), 1);
-            assert_eq!(bvh.bodies, vec![0]);
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(32);
+        let shapes = vec![Shape::Sphere(Sphere::new(0.5).unwrap())];
+        let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+            return;
+        };
+        for count in [1usize, 3, 4, 5, 8, 9] {
+            let bodies: Vec<Body> = (0..count)
+                .map(|i| Body {
+                    shape: 0,
+                    pose: Pose::new(Vec3::new(i as f32 * 1.5, 0.0, 0.0), Quat::IDENTITY),
+                })
+                .collect();
+            // Rays along the row and across each sphere.
+            let mut rays = vec![Ray::new(DVec3::new(-5.0, 0.0, 0.0), Vec3::X, None).unwrap()];
+            rays.extend((0..count).map(|i| {
+                Ray::new(DVec3::new(i as f64 * 1.5 + 0.2, -3.0, 0.1), Vec3::Y, Some(10.0)).unwrap()
+            }));
+            rays.extend(random_rays(&mut rng, 50, 6.0, Vec3::splat(-1.0)));
+            let bvh = build_and_check(
+                (&mut probe, layout),
+                &shapes,
+                &bodies,
+                DVec3::ZERO,
+                &rays,
+                &format!("{count} spheres"),
+            );
+            if count == 1 {
+                assert_eq!(bvh.nodes.len(), 1);
+                assert_eq!(bvh.bodies, vec![0]);
+            }
         }
     }
 }
 
 #[test]
 fn bodies_at_one_point() {
-    let mut rng = seeded_rng(33);
-    let (shapes, _) = random_scene(&mut rng, 0, 1.0, Vec3::ZERO);
-    let Some(mut probe) = probe_or_skip(&shapes) else {
-        return;
-    };
-    let point = Vec3::new(3.0, 2.0, -1.0);
-    let bodies: Vec<Body> = (0..300)
-        .map(|i| Body {
-            shape: (i % (shapes.len() - 1)) as u32,
-            pose: Pose::new(point, random_rotation(&mut rng)),
-        })
-        .collect();
-    let rays = random_rays(&mut rng, 100, 4.0, point - 2.0);
-    build_and_check(
-        &mut probe,
-        &shapes,
-        &bodies,
-        point.as_dvec3(),
-        &rays,
-        "300 bodies at one point",
-    );
-    build_and_check(
-        &mut probe,
-        &shapes,
-        &bodies,
-        DVec3::ZERO,
-        &rays,
-        "300 at one point, origin 0",
-    );
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(33);
+        let (shapes, _) = random_scene(&mut rng, 0, 1.0, Vec3::ZERO);
+        let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+            return;
+        };
+        let point = Vec3::new(3.0, 2.0, -1.0);
+        let bodies: Vec<Body> = (0..300)
+            .map(|i| Body {
+                shape: (i % (shapes.len() - 1)) as u32,
+                pose: Pose::new(point, random_rotation(&mut rng)),
+            })
+            .collect();
+        let rays = random_rays(&mut rng, 100, 4.0, point - 2.0);
+        build_and_check(
+            (&mut probe, layout),
+            &shapes,
+            &bodies,
+            point.as_dvec3(),
+            &rays,
+            "300 bodies at one point",
+        );
+        build_and_check(
+            (&mut probe, layout),
+            &shapes,
+            &bodies,
+            DVec3::ZERO,
+            &rays,
+            "300 at one point, origin 0",
+        );
+    }
 }
 
 #[test]
 fn far_from_the_world_origin() {
-    let mut rng = seeded_rng(34);
-    let offset = Vec3::new(1.0e6, -2.0e5, 1.0e6);
-    let (shapes, bodies, rays) = mixed_scene(&mut rng, 1000, offset);
-    let Some(mut probe) = probe_or_skip(&shapes) else {
-        return;
-    };
-    let near = offset.as_dvec3() + DVec3::new(15.3, 14.9, 15.1);
-    build_and_check(&mut probe, &shapes, &bodies, near, &rays, "1e6 away, origin near");
-    // At the world origin the boxes are 1e6 long coordinates: padded by ~10 units each, still
-    // correct (the exact casts decide), only less selective.
-    build_and_check(
-        &mut probe,
-        &shapes,
-        &bodies,
-        DVec3::ZERO,
-        &rays,
-        "1e6 away, origin zero",
-    );
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(34);
+        let offset = Vec3::new(1.0e6, -2.0e5, 1.0e6);
+        let (shapes, bodies, rays) = mixed_scene(&mut rng, 1000, offset);
+        let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+            return;
+        };
+        let near = offset.as_dvec3() + DVec3::new(15.3, 14.9, 15.1);
+        build_and_check(
+            (&mut probe, layout),
+            &shapes,
+            &bodies,
+            near,
+            &rays,
+            "1e6 away, origin near",
+        );
+        // At the world origin the boxes are 1e6 long coordinates: padded by ~10 units each, still
+        // correct (the exact casts decide), only less selective.
+        build_and_check(
+            (&mut probe, layout),
+            &shapes,
+            &bodies,
+            DVec3::ZERO,
+            &rays,
+            "1e6 away, origin zero",
+        );
+    }
 }
 
 #[test]
 fn only_half_spaces_and_no_bodies() {
-    let shapes = vec![
-        Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
-        Shape::HalfSpace(HalfSpace::new(Vec3::new(1.0, 1.0, 0.0).normalize(), 2.0).unwrap()),
-    ];
-    let Some(mut probe) = probe_or_skip(&shapes) else {
-        return;
-    };
-    let bodies: Vec<Body> = (0..6)
-        .map(|i| Body {
-            shape: i % 2,
-            pose: Pose::from_translation(Vec3::new(i as f32, -(i as f32), 0.5)),
-        })
+    for layout in LAYOUTS {
+        let shapes = vec![
+            Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
+            Shape::HalfSpace(HalfSpace::new(Vec3::new(1.0, 1.0, 0.0).normalize(), 2.0).unwrap()),
+        ];
+        let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+            return;
+        };
+        let bodies: Vec<Body> = (0..6)
+            .map(|i| Body {
+                shape: i % 2,
+                pose: Pose::from_translation(Vec3::new(i as f32, -(i as f32), 0.5)),
+            })
+            .collect();
+        // The last one grazes the ground, hitting it 5e8 away: inside the half-space's finite box.
+        let grazing = Vec3::new(1.0, -1.0e-8, 0.0).normalize();
+        let rays: Vec<Ray> = [
+            Vec3::NEG_Y,
+            Vec3::X,
+            Vec3::new(0.3, -0.9, 0.1).normalize(),
+            grazing,
+        ]
+        .iter()
+        .map(|&d| Ray::new(DVec3::new(0.0, 5.0, 0.0), d, None).unwrap())
         .collect();
-    // The last one grazes the ground, hitting it 5e8 away: inside the half-space's finite box.
-    let grazing = Vec3::new(1.0, -1.0e-8, 0.0).normalize();
-    let rays: Vec<Ray> = [
-        Vec3::NEG_Y,
-        Vec3::X,
-        Vec3::new(0.3, -0.9, 0.1).normalize(),
-        grazing,
-    ]
-    .iter()
-    .map(|&d| Ray::new(DVec3::new(0.0, 5.0, 0.0), d, None).unwrap())
-    .collect();
-    build_and_check(&mut probe, &shapes, &bodies, DVec3::ZERO, &rays, "6 half-spaces");
-    let bvh = build_and_check(&mut probe, &shapes, &[], DVec3::ZERO, &[], "no bodies");
-    assert!(bvh.nodes.is_empty());
+        build_and_check(
+            (&mut probe, layout),
+            &shapes,
+            &bodies,
+            DVec3::ZERO,
+            &rays,
+            "6 half-spaces",
+        );
+        let bvh = build_and_check((&mut probe, layout), &shapes, &[], DVec3::ZERO, &[], "no bodies");
+        assert!(bvh.nodes.is_empty());
+    }
 }
 
 #[test]
 fn builds_are_deterministic_and_a_reused_builder_matches_fresh_ones() {
-    let mut rng = seeded_rng(35);
-    let (shapes, bodies, _) = mixed_scene(&mut rng, 4097, Vec3::new(-10.0, 0.0, 5.0));
-    let bodies = validate_batch(&shapes, &bodies, &[], 0.0).unwrap();
-    let Some(mut probe) = probe_or_skip(&shapes) else {
-        return;
-    };
-    let origin = centre_of(&shapes, &bodies);
-    let first = probe.build(&bodies, origin).unwrap();
-    let second = probe.build(&bodies, origin).unwrap();
-    assert_eq!(
-        bytemuck::cast_slice::<BvhNode, u8>(&first.nodes),
-        bytemuck::cast_slice::<BvhNode, u8>(&second.nodes)
-    );
-    assert_eq!(first.body_list, second.body_list);
-    assert_eq!(first.keys, second.keys);
-    // Shrinking then growing again through the same builder gives what a fresh one gives.
-    for count in [5, 1000, 17, 4097] {
-        let fresh = probe_or_skip(&shapes)
-            .unwrap()
-            .build(&bodies[..count], origin)
-            .unwrap();
-        let reused = probe.build(&bodies[..count], origin).unwrap();
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(35);
+        let (shapes, bodies, _) = mixed_scene(&mut rng, 4097, Vec3::new(-10.0, 0.0, 5.0));
+        let bodies = validate_batch(&shapes, &bodies, &[], 0.0).unwrap();
+        let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+            return;
+        };
+        let origin = centre_of(&shapes, &bodies);
+        let first = probe.build(&bodies, origin).unwrap();
+        let second = probe.build(&bodies, origin).unwrap();
         assert_eq!(
-            (reused.nodes, reused.body_list, reused.keys),
-            (fresh.nodes, fresh.body_list, fresh.keys),
-            "{count} bodies"
+            bytemuck::cast_slice::<BvhNode, u8>(&first.nodes),
+            bytemuck::cast_slice::<BvhNode, u8>(&second.nodes)
         );
+        assert_eq!(first.body_list, second.body_list);
+        assert_eq!(first.keys, second.keys);
+        // Shrinking then growing again through the same builder gives what a fresh one gives.
+        for count in [5, 1000, 17, 4097] {
+            let fresh = probe_or_skip(&shapes, layout)
+                .unwrap()
+                .build(&bodies[..count], origin)
+                .unwrap();
+            let reused = probe.build(&bodies[..count], origin).unwrap();
+            assert_eq!(
+                (reused.nodes, reused.body_list, reused.keys),
+                (fresh.nodes, fresh.body_list, fresh.keys),
+                "{count} bodies"
+            );
+        }
     }
 }
 
@@ -400,14 +449,16 @@ fn clumped_scene(rng: &mut Pcg64, count: usize) -> (Vec<Shape>, Vec<Body>) {
 
 #[test]
 fn sorted_keys_on_awkward_sizes_and_many_equal_codes() {
-    let mut rng = seeded_rng(37);
-    for count in [1, 2, 511, 512, 513, 4097, 70_000] {
-        let (shapes, bodies) = clumped_scene(&mut rng, count);
-        let Some(mut probe) = probe_or_skip(&shapes) else {
-            return;
-        };
-        let what = format!("{count} bodies, half at one point");
-        let bvh = build_and_check(&mut probe, &shapes, &bodies, DVec3::ZERO, &[], &what);
-        assert_eq!(bvh.bodies.len(), count, "{what}");
+    for layout in LAYOUTS {
+        let mut rng = seeded_rng(37);
+        for count in [1, 2, 511, 512, 513, 4097, 70_000] {
+            let (shapes, bodies) = clumped_scene(&mut rng, count);
+            let Some(mut probe) = probe_or_skip(&shapes, layout) else {
+                return;
+            };
+            let what = format!("{count} bodies, half at one point");
+            let bvh = build_and_check((&mut probe, layout), &shapes, &bodies, DVec3::ZERO, &[], &what);
+            assert_eq!(bvh.bodies.len(), count, "{what}");
+        }
     }
 }

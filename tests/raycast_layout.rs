@@ -282,7 +282,9 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
                 leaf_count,
                 level_first,
                 level_count,
-                world_padding
+                world_padding,
+                source_first,
+                source_count
             }),
         ),
     ];
@@ -309,5 +311,5 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
             entry.name
         );
     }
-    assert_eq!(module.entry_points.len(), 4);
+    assert_eq!(module.entry_points.len(), 7);
 }

@@ -12,10 +12,18 @@
 //    paired with its index, in index order.
 // 3. (Host: crate::gpu's radix sort, shaders/common/radix_sort.wgsl.) The pairs sorted by code,
 //    stably: ties stay in index order.
+// Then the tree: crate::bvh::gpu::TreeLayout::Heap (steps 4-5) or Prefix (steps 6-8).
 // 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
+// 6. `sorted`: level 0 of the box pyramid, after the tree in `nodes`: the sorted bodies' boxes
+//    in order; and the body list.
+// 7. `blocks`: one pyramid level, block b the union of blocks 2b and 2b + 1 of the level below.
+// 8. `prefix`: inner node i of the radix tree over the sorted keys (Karras): its range and
+//    split from the keys alone, then its two children at nodes 2i + 1 and 2i + 2 (the root at
+//    0): a leaf of one body, or inner node j with children at 2j + 1, boxed by the pyramid's
+//    blocks that tile its range.
 //
 // Compiled after shaders/common/quat.wgsl (quat_rotate) and shaders/bvh/layout.wgsl (the
 // shared structs; see BVH_BUILD_WGSL).
@@ -42,6 +50,8 @@ struct GpuBvhParams {
     level_first: u32,
     level_count: u32,
     world_padding: f32,
+    source_first: u32,
+    source_count: u32,
 }
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
@@ -248,4 +258,136 @@ fn inner_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     let a = nodes[2u * k + 1u];
     let b = nodes[2u * k + 2u];
     nodes[k] = BvhNode(min(a.min, b.min), 2u * k + 1u, max(a.max, b.max), 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn sorted_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let place = linear_id(id, groups);
+    if place >= params.body_count {
+        return;
+    }
+    let body = keys[place].y;
+    let b = boxes[body];
+    nodes[params.level_first + place] = BvhNode(b.min, place, b.max, 1u);
+    body_list[place] = body;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn blocks_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let t = linear_id(id, groups);
+    if t >= params.level_count {
+        return;
+    }
+    let a = nodes[params.source_first + 2u * t];
+    var lo = a.min;
+    var hi = a.max;
+    if 2u * t + 1u < params.source_count {
+        let b = nodes[params.source_first + 2u * t + 1u];
+        lo = min(lo, b.min);
+        hi = max(hi, b.max);
+    }
+    nodes[params.level_first + t] = BvhNode(lo, 0u, hi, 0u);
+}
+
+// Step 8's common prefix of the sorted keys at places i and j: the leading bits their codes
+// share, or 32 plus those their places share when the codes are equal; -1 when j is outside
+// the keys.
+fn common_prefix(i: u32, j: i32) -> i32 {
+    if j < 0 || j >= i32(params.body_count) {
+        return -1;
+    }
+    let a = keys[i].x;
+    let b = keys[u32(j)].x;
+    if a != b {
+        return i32(countLeadingZeros(a ^ b));
+    }
+    return 32 + i32(countLeadingZeros(i ^ u32(j)));
+}
+
+// Step 8's box of the sorted bodies at places first..=last: the union of the pyramid's blocks
+// that tile the range, at most two a level (the pyramid's level 0 at params.level_first).
+fn range_box(first: u32, last: u32) -> BvhNode {
+    var lo = vec3<f32>(3.0e38);
+    var hi = vec3<f32>(-3.0e38);
+    var l = first;
+    var r = last + 1u;
+    var level_first = params.level_first;
+    var level_count = params.body_count;
+    while l < r {
+        if (l & 1u) != 0u {
+            let b = nodes[level_first + l];
+            lo = min(lo, b.min);
+            hi = max(hi, b.max);
+            l += 1u;
+        }
+        if (r & 1u) != 0u {
+            r -= 1u;
+            let b = nodes[level_first + r];
+            lo = min(lo, b.min);
+            hi = max(hi, b.max);
+        }
+        l >>= 1u;
+        r >>= 1u;
+        level_first += level_count;
+        level_count = (level_count + 1u) >> 1u;
+    }
+    return BvhNode(lo, 0u, hi, 0u);
+}
+
+// Step 8's node for the sorted bodies at places first..=last: a leaf when it is one body, else
+// radix-tree inner node `inner` (its children at 2 inner + 1).
+fn range_node(first: u32, last: u32, inner: u32) -> BvhNode {
+    if first == last {
+        return nodes[params.level_first + first];
+    }
+    let b = range_box(first, last);
+    return BvhNode(b.min, 2u * inner + 1u, b.max, 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn prefix_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = linear_id(id, groups);
+    let n = params.body_count;
+    if i == 0u {
+        // The root: the one body's leaf, or inner node 0 over every place.
+        nodes[0] = range_node(0u, n - 1u, 0u);
+    }
+    if i + 1u >= n {
+        return;
+    }
+    // The direction of i's range: toward the neighbour sharing the longer prefix.
+    let at = i32(i);
+    let d = select(-1, 1, common_prefix(i, at + 1) > common_prefix(i, at - 1));
+    // Its other end: every key of the range shares more than `outside` bits with key i; the
+    // length bounded by doubling, then found by halving.
+    let outside = common_prefix(i, at - d);
+    var bound = 2;
+    while common_prefix(i, at + bound * d) > outside {
+        bound *= 2;
+    }
+    var length = 0;
+    for (var step = bound / 2; step > 0; step /= 2) {
+        if common_prefix(i, at + (length + step) * d) > outside {
+            length += step;
+        }
+    }
+    let end = at + length * d;
+    // The split: the farthest place from i sharing more than the range's prefix with it.
+    let shared_prefix = common_prefix(i, end);
+    var split = 0;
+    var step = length;
+    loop {
+        step = (step + 1) / 2;
+        if common_prefix(i, at + (split + step) * d) > shared_prefix {
+            split += step;
+        }
+        if step <= 1 {
+            break;
+        }
+    }
+    let gamma = u32(at + split * d + min(d, 0));
+    let first = u32(min(at, end));
+    let last = u32(max(at, end));
+    nodes[2u * i + 1u] = range_node(first, gamma, gamma);
+    nodes[2u * i + 2u] = range_node(gamma + 1u, last, gamma + 1u);
 }

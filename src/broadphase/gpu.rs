@@ -4,7 +4,7 @@
 //! [`super::candidate_pairs`]. Per frame, into the caller's encoder:
 //!
 //! 1. The BVH build over the bodies (`crate::bvh`'s GPU builder: padded boxes in a frame
-//!    centred on the caller's f64 `origin`, Morton codes, a radix sort, an implicit tree),
+//!    centred on the caller's f64 `origin`, Morton codes, a radix sort, the implicit heap tree),
 //!    with each box also grown by [`WORLD_PADDING`] of its world coordinates, so it contains the
 //!    box the CPU computes in f32 world coordinates.
 //! 2. One stackless traversal per bounded body, in the tree's body order (neighbouring
@@ -28,7 +28,7 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::DVec3;
 
-use crate::bvh::gpu::GpuBvhBuilder;
+use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::GpuBody;
@@ -249,7 +249,7 @@ impl GpuBroadphase {
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
         let kernels = context.kernels(BroadphaseKernels::compile)?;
-        let builder = GpuBvhBuilder::new(&context, shapes)?;
+        let builder = GpuBvhBuilder::new(&context, shapes, TreeLayout::Heap)?;
         let sorter = GpuRadixSort::new(&context)?;
         let device = context.device();
         let scopes = ErrorScopes::push(device);

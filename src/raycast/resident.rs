@@ -3,8 +3,9 @@
 //!
 //! 1. Check what the host can: buffer usages and sizes against the counts ([`GpuError::Input`]
 //!    naming the field).
-//! 2. Record the BVH build over the bodies (`crate::bvh`'s GPU builder: boxes relative to the caller's origin,
-//!    Morton order, an implicit tree), nothing read back.
+//! 2. Record the BVH build over the bodies (`crate::bvh`'s GPU builder: boxes relative to the
+//!    caller's origin, Morton order, the prefix tree: split at the codes' prefixes, one body a
+//!    leaf), nothing read back.
 //! 3. Write the parameters and record the traversal kernel ([`super::cast_kernel::CastKernel`]) over the
 //!    caller's rays into this state's count and hit buffers.
 
@@ -13,7 +14,7 @@ use glam::DVec3;
 use super::cast_kernel::{CastBuffers, CastKernel};
 use super::layout::{GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams};
 use crate::InputError;
-use crate::bvh::gpu::GpuBvhBuilder;
+use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
 use crate::gpu::buffers::{GrowBuffer, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -75,7 +76,7 @@ impl ResidentRayState {
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
-        let state = GpuBvhBuilder::new(context, shapes).map(|builder| ResidentRayState {
+        let state = GpuBvhBuilder::new(context, shapes, TreeLayout::Prefix).map(|builder| ResidentRayState {
             builder,
             params: create_buffer(
                 device,
