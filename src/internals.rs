@@ -60,8 +60,8 @@ pub use crate::narrowphase::gpu::list_order::{
 
 pub use crate::bvh::gpu::{
     BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhProbe, GpuBvhShape,
-    ProbedBvh, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, TreeLayout, UNBOUNDED_CODE,
-    UNBOUNDED_EXTENT,
+    HEAP_LEAF_SIZE, ProbedBvh, SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, TreeLayout,
+    UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 
 pub use crate::gpu::radix_sort::{

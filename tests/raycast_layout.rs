@@ -8,7 +8,7 @@ use hullsat::gpu::mesh_layout::{
     GpuMeshNode, GpuMeshTriangle, GpuMeshTriangleContact, MESH_LEAF_BIT, MESH_NO_ITEM, MESH_STACK_SIZE,
 };
 use hullsat::internals::{
-    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape,
+    BVH_BUILD_WGSL, BVH_BUILD_WORKGROUP_SIZE, CYLINDER_RIM_SLACK, GpuBvhParams, GpuBvhShape, HEAP_LEAF_SIZE,
     SHAPE_FLAG_CYLINDER, SHAPE_FLAG_STATIC, SPLIT_PADDING, UNBOUNDED_CODE, UNBOUNDED_EXTENT,
 };
 use hullsat::raycast::gpu::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
@@ -17,9 +17,7 @@ use hullsat::raycast::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_CYLINDER, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE,
     SHAPE_TRIMESH, STACK_OVERFLOW_BIT, WORKGROUP_SIZE,
 };
-use hullsat::raycast::{
-    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT, SPHERE_TEST_SLACK,
-};
+use hullsat::raycast::{BVH_PADDING, BVH_STACK_SIZE, BvhNode, MIN_DIRECTION_COMPONENT, SPHERE_TEST_SLACK};
 
 mod support;
 use support::wgsl::{assert_consts, assert_same_layout, main_workgroup_size, parse, validate};
@@ -293,7 +291,7 @@ fn bvh_build_structs_and_constants_match_the_rust_ones() {
     }
     let expected = [
         ("WORKGROUP_SIZE", U32(BVH_BUILD_WORKGROUP_SIZE)),
-        ("BVH_LEAF_SIZE", U32(BVH_LEAF_SIZE as u32)),
+        ("HEAP_LEAF_SIZE", U32(HEAP_LEAF_SIZE)),
         ("BVH_PADDING", F32(BVH_PADDING)),
         ("SPLIT_PADDING", F32(SPLIT_PADDING)),
         ("UNBOUNDED_EXTENT", F32(UNBOUNDED_EXTENT)),

@@ -86,7 +86,7 @@ fn last_place(k: u32) -> u32 {
         leaf = ((k + 2u) << (shift - 1u)) - 2u;
     }
     let rank = select(nodes - deepest + leaf - (leaves - 1u), leaf - deepest, leaf >= deepest);
-    return min(rank * BVH_LEAF_SIZE + BVH_LEAF_SIZE, params.body_count) - 1u;
+    return min(rank * HEAP_LEAF_SIZE + HEAP_LEAF_SIZE, params.body_count) - 1u;
 }
 
 // Pairs an invocation holds before appending them with one atomicAdd (fewer appends to the

@@ -14,7 +14,7 @@
 //    stably: ties stay in index order.
 // Then the tree: crate::bvh::gpu::TreeLayout::Heap (steps 4-5) or Prefix (steps 6-8).
 // 4. `leaves`: the leaves of an implicit complete binary tree in heap order (children of k at
-//    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of BVH_LEAF_SIZE sorted bodies:
+//    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of HEAP_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
 // 6. `sorted`: level 0 of the box pyramid, after the tree in `nodes`: the sorted bodies' boxes
@@ -233,8 +233,8 @@ fn leaves_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgr
     let node = leaves - 1u + t;
     let deepest = (1u << firstLeadingBit(2u * leaves - 1u)) - 1u;
     let rank = select((2u * leaves - 1u - deepest) + t, node - deepest, node >= deepest);
-    let first = rank * BVH_LEAF_SIZE;
-    let count = min(BVH_LEAF_SIZE, params.body_count - first);
+    let first = rank * HEAP_LEAF_SIZE;
+    let count = min(HEAP_LEAF_SIZE, params.body_count - first);
     var lo = vec3<f32>(3.0e38);
     var hi = vec3<f32>(-3.0e38);
     for (var k = 0u; k < count; k++) {

@@ -7,8 +7,8 @@
 
 // Must match crate::bvh::BVH_STACK_SIZE.
 const BVH_STACK_SIZE: u32 = 64u;
-// Must match crate::bvh::BVH_LEAF_SIZE: the bodies of a leaf but the last (the GPU build's).
-const BVH_LEAF_SIZE: u32 = 4u;
+// Must match crate::bvh::gpu::HEAP_LEAF_SIZE: the bodies of a heap-tree leaf but the last.
+const HEAP_LEAF_SIZE: u32 = 4u;
 
 // Must match crate::bvh::gpu::GpuBvhShape (shape frame).
 // Half-spaces: `centre` holds the local normal, `radius` the offset. Boxed hulls:

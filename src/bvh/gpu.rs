@@ -20,9 +20,9 @@
 //! Then the tree, in the builder's [`TreeLayout`]. [`TreeLayout::Heap`] (the broadphase's, which
 //! walks it without a stack by heap index):
 //!
-//! 4. An implicit complete binary tree in heap order over L = ceil(n / [`BVH_LEAF_SIZE`])
+//! 4. An implicit complete binary tree in heap order over L = ceil(n / [`HEAP_LEAF_SIZE`])
 //!    leaves (2L - 1 nodes, children of k at 2k + 1 and 2k + 2): leaf i in order holds sorted
-//!    bodies `i * BVH_LEAF_SIZE..`, its box their union.
+//!    bodies `i * HEAP_LEAF_SIZE..`, its box their union.
 //! 5. Inner nodes, one dispatch per tree level from the bottom up: the union of the children.
 //!
 //! [`TreeLayout::Prefix`] (the rays'): n - 1 inner nodes split where the sorted keys' highest
@@ -44,7 +44,7 @@ use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 use glam::{DVec3, Vec3};
 
-use super::cpu::{BVH_LEAF_SIZE, BvhNode};
+use super::cpu::BvhNode;
 use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
 use crate::gpu::context::ErrorScopes;
@@ -106,6 +106,10 @@ pub const UNBOUNDED_EXTENT: f32 = 1.0e18;
 /// leaves. Must match `UNBOUNDED_CODE` in bvh_build.wgsl.
 pub const UNBOUNDED_CODE: u32 = u32::MAX;
 
+/// Most bodies in a leaf of the heap tree ([`TreeLayout::Heap`]; every leaf but the last holds
+/// this many). Must match `HEAP_LEAF_SIZE` in bvh/layout.wgsl.
+pub const HEAP_LEAF_SIZE: u32 = 4;
+
 /// Bytes between two dispatches' [`GpuBvhParams`] in the parameter buffer: the largest
 /// `min_uniform_buffer_offset_alignment` wgpu allows.
 const PARAMS_STRIDE: u64 = 256;
@@ -115,7 +119,7 @@ const PARAMS_STRIDE: u64 = 256;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TreeLayout {
     /// Steps 4-5: an implicit complete binary tree in heap order over leaves of
-    /// [`BVH_LEAF_SIZE`] sorted bodies, which the broadphase walks without a stack by heap
+    /// [`HEAP_LEAF_SIZE`] sorted bodies, which the broadphase walks without a stack by heap
     /// index. Its splits fall at body counts, not at code boundaries: a node's bodies may lie
     /// in far apart cells.
     Heap,
@@ -253,7 +257,7 @@ pub struct GpuBvhParams {
     pub body_count: u32,
     /// World position of the BVH frame's origin, low part.
     pub origin_lo: WgslVec3,
-    /// Leaves: ceil(body_count / [`BVH_LEAF_SIZE`]).
+    /// Leaves: ceil(body_count / [`HEAP_LEAF_SIZE`]).
     pub leaf_count: u32,
     /// Step 5: first node of the tree level. Steps 6-8: first block of the pyramid level
     /// written (steps 6 and 8: of level 0, the sorted bodies' boxes).
@@ -707,7 +711,7 @@ fn node_counts(layout: TreeLayout, body_count: u32, steps: &[Step]) -> (u64, u64
     let n = u64::from(body_count);
     match layout {
         TreeLayout::Heap => {
-            let nodes = (2 * n.div_ceil(BVH_LEAF_SIZE as u64)).saturating_sub(1);
+            let nodes = (2 * n.div_ceil(u64::from(HEAP_LEAF_SIZE))).saturating_sub(1);
             (nodes, nodes)
         }
         TreeLayout::Prefix => {
@@ -733,7 +737,7 @@ fn plan(layout: TreeLayout, body_count: u32, origin: DVec3, world_padding: f32) 
         return Vec::new();
     }
     let n = body_count;
-    let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
+    let leaves = n.div_ceil(HEAP_LEAF_SIZE);
     let (origin_hi, origin_lo) = split_translation(origin);
     let base = GpuBvhParams {
         origin_hi: WgslVec3(origin_hi),
@@ -803,7 +807,7 @@ mod tests {
     fn the_levels_cover_every_inner_node_once_children_first() {
         for n in [1u32, 4, 5, 8, 9, 17, 1000, 4097] {
             let steps = plan(TreeLayout::Heap, n, DVec3::ZERO, 0.0);
-            let leaves = n.div_ceil(BVH_LEAF_SIZE as u32);
+            let leaves = n.div_ceil(HEAP_LEAF_SIZE);
             let mut done = vec![false; (2 * leaves - 1) as usize];
             done[(leaves - 1) as usize..].iter_mut().for_each(|d| *d = true);
             for step in steps.iter().filter(|s| s.kernel == INNER) {
