@@ -33,9 +33,12 @@ fn probe_or_skip(shapes: &[Shape], layout: TreeLayout) -> Option<GpuBvhProbe> {
     })
 }
 
-/// The GPU-built hierarchy at `origin` over `bodies` (checked), as a CPU [`Bvh`].
-fn gpu_bvh(probe: &mut GpuBvhProbe, bodies: &[Body], origin: DVec3) -> Bvh {
-    let built = probe.build(bodies, origin).expect("the GPU build succeeds");
+/// The GPU-built hierarchy at `origin` over `bodies` (checked), the last `apart` of the sorted
+/// order left out of the tree, as a CPU [`Bvh`] (those in its unbounded list).
+fn gpu_bvh(probe: &mut GpuBvhProbe, bodies: &[Body], origin: DVec3, apart: usize) -> Bvh {
+    let built = probe
+        .build(bodies, origin, apart as u32)
+        .expect("the GPU build succeeds");
     // The sort: (code, index) keys in order, the indices each body once, the leaves in key order.
     let keys = &built.keys;
     assert!(
@@ -47,11 +50,13 @@ fn gpu_bvh(probe: &mut GpuBvhProbe, bodies: &[Body], origin: DVec3) -> Bvh {
     keys.iter().for_each(|&[_, body]| seen[body as usize] = true);
     assert!(seen.iter().all(|&s| s), "every body sorted once");
     assert!(built.body_list.iter().eq(keys.iter().map(|k| &k[1])));
+    let mut tree_bodies = built.body_list;
+    let unbounded = tree_bodies.split_off(bodies.len() - apart);
     Bvh {
         origin,
         nodes: built.nodes,
-        bodies: built.body_list,
-        unbounded: vec![],
+        bodies: tree_bodies,
+        unbounded,
     }
 }
 
@@ -66,9 +71,17 @@ fn inside(inner_min: Vec3, inner_max: Vec3, outer: &BvhNode) -> bool {
 /// in the BVH frame; half-spaces: the unbounded box), each inner box around its children's.
 #[track_caller]
 fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, layout: TreeLayout, what: &str) {
-    let n = bodies.len();
+    // Bodies left apart (the prefix tree's half-spaces) are each a half-space, outside the tree.
+    let mut seen_bodies = vec![0u32; bodies.len()];
+    for &b in &bvh.unbounded {
+        let shape = &shapes[bodies[b as usize].shape as usize];
+        assert!(matches!(shape, Shape::HalfSpace(_)), "{what}: body {b} apart");
+        seen_bodies[b as usize] += 1;
+    }
+    let n = bodies.len() - bvh.unbounded.len();
     if n == 0 {
         assert!(bvh.nodes.is_empty() && bvh.bodies.is_empty(), "{what}: empty");
+        assert!(seen_bodies.iter().all(|&s| s == 1), "{what}: a body apart twice");
         return;
     }
     let leaf_size = match layout {
@@ -81,7 +94,6 @@ fn check_structure(shapes: &[Shape], bodies: &[Body], bvh: &Bvh, layout: TreeLay
         "{what}: node count"
     );
     let mut seen_nodes = vec![false; bvh.nodes.len()];
-    let mut seen_bodies = vec![0u32; n];
     let mut stack = vec![0usize];
     while let Some(k) = stack.pop() {
         assert!(!seen_nodes[k], "{what}: node {k} reached twice");
@@ -210,10 +222,23 @@ fn build_and_check(
 ) -> Bvh {
     // The CPU caster normalizes rotations once; normalizing twice may move a last bit.
     let checked = validate_batch(shapes, bodies, &[], 0.0).unwrap();
-    let bvh = gpu_bvh(probe, &checked, origin);
+    let bvh = gpu_bvh(probe, &checked, origin, 0);
     check_structure(shapes, &checked, &bvh, layout, what);
     if !rays.is_empty() {
         check_rays(shapes, bodies, &checked, (&bvh, layout), rays, what);
+    }
+    // A prefix tree with the half-spaces apart (as the GPU whole call builds it).
+    let half_spaces = checked
+        .iter()
+        .filter(|b| matches!(shapes[b.shape as usize], Shape::HalfSpace(_)))
+        .count();
+    if layout == TreeLayout::Prefix && half_spaces > 0 {
+        let what = format!("{what}, half-spaces apart");
+        let apart = gpu_bvh(probe, &checked, origin, half_spaces);
+        check_structure(shapes, &checked, &apart, layout, &what);
+        if !rays.is_empty() {
+            check_rays(shapes, bodies, &checked, (&apart, layout), rays, &what);
+        }
     }
     bvh
 }
@@ -425,8 +450,8 @@ fn builds_are_deterministic_and_a_reused_builder_matches_fresh_ones() {
             return;
         };
         let origin = centre_of(&shapes, &bodies);
-        let first = probe.build(&bodies, origin).unwrap();
-        let second = probe.build(&bodies, origin).unwrap();
+        let first = probe.build(&bodies, origin, 0).unwrap();
+        let second = probe.build(&bodies, origin, 0).unwrap();
         assert_eq!(
             bytemuck::cast_slice::<BvhNode, u8>(&first.nodes),
             bytemuck::cast_slice::<BvhNode, u8>(&second.nodes)
@@ -437,9 +462,9 @@ fn builds_are_deterministic_and_a_reused_builder_matches_fresh_ones() {
         for count in [5, 1000, 17, 4097] {
             let fresh = probe_or_skip(&shapes, layout)
                 .unwrap()
-                .build(&bodies[..count], origin)
+                .build(&bodies[..count], origin, 0)
                 .unwrap();
-            let reused = probe.build(&bodies[..count], origin).unwrap();
+            let reused = probe.build(&bodies[..count], origin, 0).unwrap();
             assert_eq!(
                 (reused.nodes, reused.body_list, reused.keys),
                 (fresh.nodes, fresh.body_list, fresh.keys),

@@ -17,8 +17,9 @@
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of HEAP_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
-// 6. `sorted`: level 0 of the box pyramid, after the tree in `nodes`: the sorted bodies' boxes
-//    in order; and the body list.
+// 6. `sorted`: the body list; and level 0 of the box pyramid, after the tree in `nodes`: the
+//    boxes of the tree's places (params.leaf_count, the first of the sorted order; half-spaces
+//    sort last, and a caller may leave them apart) in order.
 // 7. `blocks`: one pyramid level, block b the union of blocks 2b and 2b + 1 of the level below.
 // 8. `prefix`: inner node i of the radix tree over the sorted keys (Karras): its range and
 //    split from the keys alone, then its two children at nodes 2i + 1 and 2i + 2 (the root at
@@ -267,9 +268,11 @@ fn sorted_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgr
         return;
     }
     let body = keys[place].y;
-    let b = boxes[body];
-    nodes[params.level_first + place] = BvhNode(b.min, place, b.max, 1u);
     body_list[place] = body;
+    if place < params.leaf_count {
+        let b = boxes[body];
+        nodes[params.level_first + place] = BvhNode(b.min, place, b.max, 1u);
+    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -291,9 +294,9 @@ fn blocks_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgr
 
 // Step 8's common prefix of the sorted keys at places i and j: the leading bits their codes
 // share, or 32 plus those their places share when the codes are equal; -1 when j is outside
-// the keys.
+// the tree's places.
 fn common_prefix(i: u32, j: i32) -> i32 {
-    if j < 0 || j >= i32(params.body_count) {
+    if j < 0 || j >= i32(params.leaf_count) {
         return -1;
     }
     let a = keys[i].x;
@@ -312,7 +315,7 @@ fn range_box(first: u32, last: u32) -> BvhNode {
     var l = first;
     var r = last + 1u;
     var level_first = params.level_first;
-    var level_count = params.body_count;
+    var level_count = params.leaf_count;
     while l < r {
         if (l & 1u) != 0u {
             let b = nodes[level_first + l];
@@ -347,7 +350,7 @@ fn range_node(first: u32, last: u32, inner: u32) -> BvhNode {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn prefix_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = linear_id(id, groups);
-    let n = params.body_count;
+    let n = params.leaf_count;
     if i == 0u {
         // The root: the one body's leaf, or inner node 0 over every place.
         nodes[0] = range_node(0u, n - 1u, 0u);

@@ -249,7 +249,7 @@ impl GpuBroadphase {
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
         let kernels = context.kernels(BroadphaseKernels::compile)?;
-        let builder = GpuBvhBuilder::new(&context, shapes, TreeLayout::Heap)?;
+        let builder = GpuBvhBuilder::new(&context, shapes, TreeLayout::Heap, WORLD_PADDING)?;
         let sorter = GpuRadixSort::new(&context)?;
         let device = context.device();
         let scopes = ErrorScopes::push(device);
@@ -374,14 +374,9 @@ impl GpuBroadphase {
         if frame.body_count == 0 {
             return Ok(self.pairs.buffer.clone());
         }
-        let bvh = self.builder.encode(
-            context,
-            encoder,
-            frame.bodies,
-            frame.body_count,
-            frame.origin,
-            WORLD_PADDING,
-        )?;
+        let bvh = self
+            .builder
+            .encode(context, encoder, frame.bodies, frame.body_count, frame.origin, 0)?;
         let (origin_hi, origin_lo) = split_translation(frame.origin);
         let params = GpuBroadphaseParams {
             origin_hi: WgslVec3(origin_hi),

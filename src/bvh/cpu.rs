@@ -56,6 +56,10 @@ pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
 /// Fewest bodies a rayon task boxes in step 1.
 const BOXES_PER_TASK: usize = 256;
 
+/// Fewest bodies a rayon task folds into the frame's bounds ([`frame_of`]: a few nanoseconds a
+/// body).
+const FRAME_BODIES_PER_TASK: usize = 4096;
+
 /// Fewest bodies of a node whose two children are built on two threads in step 2.
 const PARALLEL_SPLIT: usize = 4096;
 
@@ -171,17 +175,7 @@ impl Bvh {
                 bounded.push((i as u32, body));
             }
         }
-        let origin = if bounded.is_empty() {
-            DVec3::ZERO
-        } else {
-            let (lo, hi) = bounded
-                .iter()
-                .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), (_, b)| {
-                    let t = b.pose.translation;
-                    (lo.min(t), hi.max(t))
-                });
-            (lo + hi) * 0.5
-        };
+        let (origin, _) = frame_of(shapes, bodies);
         // Step 1 (in parallel: a hull's box transforms all its vertices).
         let mut leaves: Vec<(u32, BvhNode)> = bounded
             .par_iter()
@@ -262,6 +256,27 @@ impl Bvh {
         }
         self.unbounded.iter().for_each(|&b| visit(b));
     }
+}
+
+/// The BVH frame's origin over `bodies` (step 1): the centre of the range of the bounded
+/// bodies' translations (zero when none is bounded); and how many are half-spaces. On all
+/// threads.
+pub(crate) fn frame_of(shapes: &[Shape], bodies: &[Body]) -> (DVec3, usize) {
+    let none = (DVec3::INFINITY, DVec3::NEG_INFINITY, 0);
+    let (lo, hi, unbounded) = bodies
+        .par_iter()
+        .with_min_len(FRAME_BODIES_PER_TASK)
+        .map(|b| match shapes[b.shape as usize] {
+            Shape::HalfSpace(_) => (DVec3::INFINITY, DVec3::NEG_INFINITY, 1),
+            _ => (b.pose.translation, b.pose.translation, 0),
+        })
+        .reduce(|| none, |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 + b.2));
+    let origin = if unbounded == bodies.len() {
+        DVec3::ZERO
+    } else {
+        (lo + hi) * 0.5
+    };
+    (origin, unbounded)
 }
 
 /// Step 2's node counts: a subtree over `n` bodies has `nodes(n)` nodes (the median split makes

@@ -257,7 +257,8 @@ pub struct GpuBvhParams {
     pub body_count: u32,
     /// World position of the BVH frame's origin, low part.
     pub origin_lo: WgslVec3,
-    /// Leaves: ceil(body_count / [`HEAP_LEAF_SIZE`]).
+    /// Leaves: ceil(body_count / [`HEAP_LEAF_SIZE`]) in the heap tree; in the prefix tree the
+    /// bodies in the tree (one a leaf, the first of the sorted order).
     pub leaf_count: u32,
     /// Step 5: first node of the tree level. Steps 6-8: first block of the pyramid level
     /// written (steps 6 and 8: of level 0, the sorted bodies' boxes).
@@ -349,6 +350,8 @@ pub(crate) struct GpuBvhBuilder {
     kernels: Arc<BvhBuildKernels>,
     /// The tree it builds.
     layout: TreeLayout,
+    /// [`GpuBvhParams::world_padding`] of every build.
+    world_padding: f32,
     /// One [`GpuBvhShape`] per shape.
     shapes: wgpu::Buffer,
     /// The boxed hulls' vertices, shape frame, `[x, y, z, 0]` ([`GpuBvhShape::tables`]).
@@ -370,7 +373,8 @@ pub(crate) struct GpuBvhBuilder {
 }
 
 /// A BVH recorded by [`GpuBvhBuilder::encode`], valid once its encoder is submitted: the
-/// layout of [`super::Bvh`] (root node 0, no unbounded list).
+/// layout of [`super::Bvh`] (root node 0), the bodies left apart (if any) at the end of the
+/// body list.
 pub(crate) struct GpuBvh<'a> {
     /// One [`GpuBvhShape`] per shape (half-spaces carry their plane).
     pub shapes: &'a wgpu::Buffer,
@@ -380,14 +384,22 @@ pub(crate) struct GpuBvh<'a> {
     pub nodes: &'a wgpu::Buffer,
     /// Nodes written.
     pub node_count: u32,
-    /// Body indices (u32) in leaf order, one per body.
+    /// Body indices (u32) in leaf order, one per body: the tree's, then those left apart.
     pub body_list: &'a wgpu::Buffer,
+    /// Bodies in the tree (the rest, from this place of the body list on, were left apart).
+    pub tree_bodies: u32,
 }
 
 impl GpuBvhBuilder {
     /// Compiles the kernels on `context`'s device (once per device) and uploads each shape's
-    /// local box and the boxed hulls' vertices; it builds trees of `layout`.
-    pub fn new(context: &GpuContext, shapes: &[Shape], layout: TreeLayout) -> Result<Self, GpuError> {
+    /// local box and the boxed hulls' vertices; it builds trees of `layout`, each bounded box
+    /// grown by `world_padding` ([`GpuBvhParams::world_padding`]: 0 for rays).
+    pub fn new(
+        context: &GpuContext,
+        shapes: &[Shape],
+        layout: TreeLayout,
+        world_padding: f32,
+    ) -> Result<Self, GpuError> {
         let kernels = context.kernels(BvhBuildKernels::compile)?;
         let sorter = GpuRadixSort::new(context)?;
         let device = context.device();
@@ -422,6 +434,7 @@ impl GpuBvhBuilder {
         let builder = GpuBvhBuilder {
             kernels,
             layout,
+            world_padding,
             shapes: shapes_buffer,
             vertices: vertices_buffer,
             boxes: GrowBuffer::new(device, "bvh body boxes", work),
@@ -447,10 +460,13 @@ impl GpuBvhBuilder {
 
     /// Records into `encoder` the build of a BVH over the first `body_count` bodies of `bodies`
     /// (a STORAGE buffer of [`GpuBody`], unit rotations, shape indices below the shape
-    /// count), boxes relative to the f64 world point `origin` (length units). Returns its nodes
-    /// and leaf body list, valid once the encoder is submitted. The parameters go through the
-    /// queue: submit the encoder before the next `encode`. Boxes are padded in proportion to
-    /// their BVH-frame coordinates: pick `origin` near the bodies (their translations' centre).
+    /// count), boxes relative to the f64 world point `origin` (length units). A prefix tree
+    /// leaves out the last `apart` bodies of the sorted order (half-spaces sort last: a caller
+    /// that counted them tests them apart, as the CPU's unbounded list; 0 keeps every body in
+    /// the tree; the heap tree takes 0). Returns its nodes and body list, valid once the
+    /// encoder is submitted. The parameters go through the queue: submit the encoder before
+    /// the next `encode`. Boxes are padded in proportion to their BVH-frame coordinates: pick
+    /// `origin` near the bodies (their translations' centre).
     pub fn encode(
         &mut self,
         context: &GpuContext,
@@ -458,11 +474,12 @@ impl GpuBvhBuilder {
         bodies: &wgpu::Buffer,
         body_count: u32,
         origin: DVec3,
-        world_padding: f32,
+        apart: u32,
     ) -> Result<GpuBvh<'_>, GpuError> {
         let n = u64::from(body_count);
-        let steps = plan(self.layout, body_count, origin, world_padding);
-        let (node_count, node_slots) = node_counts(self.layout, body_count, &steps);
+        let places = body_count.saturating_sub(apart);
+        let steps = plan(self.layout, body_count, places, origin, self.world_padding);
+        let (node_count, node_slots) = node_counts(self.layout, body_count, places, &steps);
         let limits = context.limits;
         let binding_limit = "max_storage_buffer_binding_size";
         let body_bytes = n * size_of::<GpuBody>() as u64;
@@ -523,6 +540,10 @@ impl GpuBvhBuilder {
             nodes: &self.nodes.buffer,
             node_count: node_count as u32,
             body_list: &self.body_list.buffer,
+            tree_bodies: match self.layout {
+                TreeLayout::Heap => body_count,
+                TreeLayout::Prefix => places,
+            },
         })
     }
 
@@ -612,7 +633,7 @@ pub struct ProbedBvh {
 impl GpuBvhProbe {
     /// A builder of trees of `layout` for `shapes` on `context`.
     pub fn new(context: Arc<GpuContext>, shapes: &[Shape], layout: TreeLayout) -> Result<Self, GpuError> {
-        let builder = GpuBvhBuilder::new(&context, shapes, layout)?;
+        let builder = GpuBvhBuilder::new(&context, shapes, layout, 0.0)?;
         let device = context.device();
         let bodies = GrowBuffer::new(
             device,
@@ -633,9 +654,10 @@ impl GpuBvhProbe {
     }
 
     /// Uploads `bodies` (checked: shape indices valid, unit rotations), builds their BVH at
-    /// `origin` on the GPU and reads back its nodes, leaf body list and the first
-    /// `bodies.len()` sorted (Morton code, body index) keys.
-    pub fn build(&mut self, bodies: &[Body], origin: DVec3) -> Result<ProbedBvh, GpuError> {
+    /// `origin` on the GPU, the last `apart` of the sorted order left out of a prefix tree (0
+    /// for a heap tree), and reads back its nodes, body list (the tree's, then those left
+    /// apart) and the first `bodies.len()` sorted (Morton code, body index) keys.
+    pub fn build(&mut self, bodies: &[Body], origin: DVec3, apart: u32) -> Result<ProbedBvh, GpuError> {
         let context = &*self.context;
         let device = context.device();
         let gpu_bodies: Vec<GpuBody> = bodies
@@ -657,7 +679,7 @@ impl GpuBvhProbe {
             &self.bodies.buffer,
             body_count,
             origin,
-            0.0,
+            apart,
         );
         // The build's buffers are the builder's own: read them once its borrow ends.
         let built = built.map(|bvh| bvh.node_count);
@@ -668,9 +690,11 @@ impl GpuBvhProbe {
                 let list_bytes = u64::from(body_count) * 4;
                 self.readback
                     .reserve(device, node_bytes + list_bytes + key_bytes, max);
-                if node_bytes > 0 {
+                if list_bytes > 0 {
                     let (out, builder) = (&self.readback.buffer, &self.builder);
-                    encoder.copy_buffer_to_buffer(&builder.nodes.buffer, 0, out, 0, node_bytes);
+                    if node_bytes > 0 {
+                        encoder.copy_buffer_to_buffer(&builder.nodes.buffer, 0, out, 0, node_bytes);
+                    }
                     encoder.copy_buffer_to_buffer(&builder.body_list.buffer, 0, out, node_bytes, list_bytes);
                     encoder.copy_buffer_to_buffer(
                         &builder.keys.buffer,
@@ -688,7 +712,7 @@ impl GpuBvhProbe {
         built?;
         popped?;
         let submission = context.queue().submit([encoder.finish()]);
-        if node_bytes == 0 {
+        if list_bytes == 0 {
             return Ok(ProbedBvh::default());
         }
         let total = node_bytes + list_bytes + key_bytes;
@@ -704,10 +728,10 @@ impl GpuBvhProbe {
     }
 }
 
-/// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body).
 /// The tree's nodes and the node buffer's slots (the tree, then for [`TreeLayout::Prefix`] the
-/// box pyramid) of a build of `body_count` bodies planned as `steps`.
-fn node_counts(layout: TreeLayout, body_count: u32, steps: &[Step]) -> (u64, u64) {
+/// box pyramid) of a build of `body_count` bodies, `places` of them in a prefix tree, planned as
+/// `steps`.
+fn node_counts(layout: TreeLayout, body_count: u32, places: u32, steps: &[Step]) -> (u64, u64) {
     let n = u64::from(body_count);
     match layout {
         TreeLayout::Heap => {
@@ -715,13 +739,13 @@ fn node_counts(layout: TreeLayout, body_count: u32, steps: &[Step]) -> (u64, u64
             (nodes, nodes)
         }
         TreeLayout::Prefix => {
-            let nodes = (2 * n).saturating_sub(1);
-            // The pyramid ends with its last level (the sorted copy alone for one body).
+            let nodes = (2 * u64::from(places)).saturating_sub(1);
+            // The pyramid ends with its last level (level 0 alone for one body).
             let end = steps
                 .iter()
                 .filter(|s| s.kernel == SORTED || s.kernel == BLOCKS)
                 .map(|s| match s.kernel {
-                    SORTED => u64::from(s.params.level_first) + n,
+                    SORTED => u64::from(s.params.level_first) + u64::from(places),
                     _ => u64::from(s.params.level_first) + u64::from(s.params.level_count),
                 })
                 .max()
@@ -731,8 +755,9 @@ fn node_counts(layout: TreeLayout, body_count: u32, steps: &[Step]) -> (u64, u64
     }
 }
 
-/// The dispatches of a build of `body_count` bodies into a tree of `layout`.
-fn plan(layout: TreeLayout, body_count: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
+/// Every dispatch of a build over `body_count` bodies at `origin`, in order (none for no body),
+/// into a tree of `layout` (a prefix tree over the first `places` of the sorted order).
+fn plan(layout: TreeLayout, body_count: u32, places: u32, origin: DVec3, world_padding: f32) -> Vec<Step> {
     if body_count == 0 {
         return Vec::new();
     }
@@ -772,15 +797,20 @@ fn plan(layout: TreeLayout, body_count: u32, origin: DVec3, world_padding: f32) 
             }
         }
         TreeLayout::Prefix => {
-            // The pyramid after the tree's 2n - 1 nodes: level 0 (n blocks), then each level
-            // half the one below (rounded up) until one block.
-            let blocks_first = 2 * n - 1;
+            // The pyramid after the tree's 2 places - 1 nodes: level 0 (a block a place), then
+            // each level half the one below (rounded up) until one block. The body list is
+            // written for every body.
+            let blocks_first = (2 * places).saturating_sub(1);
             let level0 = GpuBvhParams {
+                leaf_count: places,
                 level_first: blocks_first,
                 ..base
             };
             steps.push(step(SORTED, n, level0));
-            let (mut source_first, mut source_count) = (blocks_first, n);
+            if places == 0 {
+                return steps;
+            }
+            let (mut source_first, mut source_count) = (blocks_first, places);
             while source_count > 1 {
                 let count = source_count.div_ceil(2);
                 let params = GpuBvhParams {
@@ -793,7 +823,7 @@ fn plan(layout: TreeLayout, body_count: u32, origin: DVec3, world_padding: f32) 
                 steps.push(step(BLOCKS, count, params));
                 (source_first, source_count) = (params.level_first, count);
             }
-            steps.push(step(PREFIX, (n - 1).max(1), level0));
+            steps.push(step(PREFIX, (places - 1).max(1), level0));
         }
     }
     steps
@@ -806,7 +836,7 @@ mod tests {
     #[test]
     fn the_levels_cover_every_inner_node_once_children_first() {
         for n in [1u32, 4, 5, 8, 9, 17, 1000, 4097] {
-            let steps = plan(TreeLayout::Heap, n, DVec3::ZERO, 0.0);
+            let steps = plan(TreeLayout::Heap, n, n, DVec3::ZERO, 0.0);
             let leaves = n.div_ceil(HEAP_LEAF_SIZE);
             let mut done = vec![false; (2 * leaves - 1) as usize];
             done[(leaves - 1) as usize..].iter_mut().for_each(|d| *d = true);
@@ -827,14 +857,25 @@ mod tests {
 
     #[test]
     fn the_pyramid_halves_to_one_block_after_the_prefix_tree() {
-        for n in [1u32, 2, 3, 5, 8, 9, 1000, 4097] {
-            let steps = plan(TreeLayout::Prefix, n, DVec3::ZERO, 0.0);
-            let tree = 2 * n - 1;
+        for (n, places) in [
+            (1u32, 1u32),
+            (2, 2),
+            (3, 3),
+            (5, 5),
+            (8, 8),
+            (9, 9),
+            (1000, 1000),
+            (4097, 4097),
+            (9, 3),
+            (5, 1),
+        ] {
+            let steps = plan(TreeLayout::Prefix, n, places, DVec3::ZERO, 0.0);
+            let tree = 2 * places - 1;
             let sorted: Vec<_> = steps.iter().filter(|s| s.kernel == SORTED).collect();
             assert_eq!(sorted.len(), 1);
             assert_eq!(sorted[0].params.level_first, tree, "{n}: level 0 after the tree");
             // Each level reads the one written before it and halves it, rounded up.
-            let (mut first, mut count) = (tree, n);
+            let (mut first, mut count) = (tree, places);
             for step in steps.iter().filter(|s| s.kernel == BLOCKS) {
                 let p = step.params;
                 assert_eq!((p.source_first, p.source_count), (first, count), "{n} bodies");
@@ -846,11 +887,16 @@ mod tests {
             let last = steps.last().unwrap();
             assert_eq!((last.kernel, last.params.level_first), (PREFIX, tree));
             assert_eq!(
-                node_counts(TreeLayout::Prefix, n, &steps),
+                node_counts(TreeLayout::Prefix, n, places, &steps),
                 (u64::from(tree), u64::from(first + count)),
                 "{n} bodies"
             );
         }
+        // Every body apart: the body list alone.
+        let steps = plan(TreeLayout::Prefix, 4, 0, DVec3::ZERO, 0.0);
+        let kernels: Vec<usize> = steps.iter().map(|s| s.kernel).collect();
+        assert_eq!(kernels, [BOXES, CODES, SORTED]);
+        assert_eq!(node_counts(TreeLayout::Prefix, 4, 0, &steps), (0, 0));
     }
 
     #[test]

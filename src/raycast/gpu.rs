@@ -1,23 +1,27 @@
-//! The GPU batch: the kernel `raycast.wgsl` traverses the BVH and casts each ray at its
-//! candidates, one ray per invocation; the host builds the BVH and turns slots into hits.
+//! The GPU batch: the GPU builds the BVH, the kernel `raycast.wgsl` traverses it and casts each
+//! ray at its candidates, one ray per invocation; the host turns slots into hits.
 //!
 //! 1. Construction uploads the shape table and the hull face planes once ([`ShapeTables`]), and
 //!    with a triangle mesh or a compound among the shapes their tables (vertices, triangles and
 //!    BVH nodes of each mesh, each compound's children as shapes of their own plus a child
 //!    table) and the kernel that reads them (`raycast_complex.wgsl`).
 //! 2. Each call validates the bodies ([`ValidatedBatch`], the CPU path's messages) and
-//!    normalizes their rotations into memory it keeps, builds the [`Bvh`] on the CPU on all
-//!    threads (the same one the CPU batch traverses) and writes bodies and rays into mapped
-//!    staging memory on all threads, nodes and body lists through the queue; every buffer is
-//!    reused and grown, never shrunk.
-//! 3. The kernel writes, per ray, a [`GpuRayCount`] and up to `hit_slots` [`GpuRayHit`]s sorted
-//!    by distance then body ([`GPU_HIT_SLOTS`]; 1 with `closest`). Batches beyond one binding or
-//!    one dispatch are split into chunks bound at offsets.
+//!    normalizes their rotations into memory it keeps, takes the BVH frame's origin and counts
+//!    the half-spaces (`crate::bvh::frame_of`, as the CPU's BVH does), and writes bodies and
+//!    rays into mapped staging memory on all threads; every buffer is reused and grown, never
+//!    shrunk.
+//! 3. One submission: the staged copies, the BVH built on the GPU over the bodies (the
+//!    resident path's prefix tree, `crate::bvh`'s GPU builder), the half-spaces left out of it
+//!    and tested by every ray as the CPU's unbounded list; then the kernel, which writes per
+//!    ray a [`GpuRayCount`] and up to `hit_slots` [`GpuRayHit`]s sorted by distance then body
+//!    ([`GPU_HIT_SLOTS`]; 1 with `closest`). Batches beyond one binding or one dispatch are
+//!    split into chunks bound at offsets.
 //! 4. The host writes [`RayHit`]s straight from the mapped slots into the caller's
 //!    [`RayHitSet`], on all threads (world points from the f64 origin). Rays that entered more
 //!    bodies than their slots, or that the driver cut short ([`INCOMPLETE_BIT`], llvmpipe's
-//!    loop budget, see [`crate::gpu`]), are recomputed by the CPU batch's routine and counted
-//!    in [`RayTimings::cpu_rays`].
+//!    loop budget, see [`crate::gpu`]), are recomputed by the CPU batch's routine over a [`Bvh`]
+//!    built on the CPU for them (only when there are some), and counted in
+//!    [`RayTimings::cpu_rays`].
 //!
 //! The device is the process-wide GPU context's ([`shared_context`], shared with the
 //! narrowphase) unless the caller hands one in. Errors never panic: wgpu validation and
@@ -29,6 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use encase::ShaderType;
+use glam::DVec3;
 use rayon::prelude::*;
 
 use super::cast_kernel::{CastBuffers, CastKernel};
@@ -40,7 +45,8 @@ use super::layout::{
 };
 use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
-use crate::bvh::{Bvh, BvhNode};
+use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
+use crate::bvh::{Bvh, frame_of};
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -56,13 +62,16 @@ pub use super::cast_kernel::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};
 /// consecutive steps, which add up to the whole call (`cast`'s lists built after it excepted).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RayTimings {
-    /// Validating the bodies and normalizing their rotations, on all threads.
+    /// Validating the bodies and normalizing their rotations, the BVH frame's origin, on all
+    /// threads.
     pub prepare: Duration,
-    /// Building the BVH on the CPU.
+    /// Building a BVH on the CPU for the rays recomputed there (`cpu_rays`; zero when none:
+    /// the GPU builds its own, inside `dispatch_readback`).
     pub bvh_build: Duration,
-    /// Writing bodies, BVH, rays and parameters to the GPU.
+    /// Writing bodies and rays to the GPU.
     pub upload: Duration,
-    /// Recording, submitting, waiting for the kernel and reading the slots back.
+    /// Recording, submitting, waiting for the BVH build and the kernel and reading the slots
+    /// back.
     pub dispatch_readback: Duration,
     /// Turning slots into hits in the caller's [`RayHitSet`], plus the CPU recomputation of
     /// `cpu_rays`.
@@ -79,8 +88,8 @@ pub struct GpuRaycaster {
     kernel: CastKernel,
     params: wgpu::Buffer,
     bodies: GrowBuffer,
-    nodes: GrowBuffer,
-    body_lists: GrowBuffer,
+    /// Builds each call's BVH on the GPU (its own buffers; the resident API has another).
+    builder: GpuBvhBuilder,
     rays: GrowBuffer,
     counts: GrowBuffer,
     hits: GrowBuffer,
@@ -93,11 +102,12 @@ pub struct GpuRaycaster {
     staged: [u64; 2],
     /// The resident API's BVH builder and buffers, made by the first [`Self::encode_resident`].
     resident: Option<ResidentRayState>,
-    /// The last call's bodies with normalized rotations and their BVH, kept for their memory.
+    /// The last call's bodies with normalized rotations, kept for their memory.
     normalized: Vec<Body>,
+    /// The BVH frame's origin (world, length units) and the half-spaces of the last call.
+    frame: (DVec3, usize),
+    /// The CPU BVH of the last call that recomputed rays, kept for its memory.
     bvh: Bvh,
-    /// The BVH's body list then its unbounded bodies, as uploaded, kept for its memory.
-    body_list_scratch: Vec<u32>,
     /// The set [`Self::cast`] fills before building its lists, kept for its memory.
     lists: RayHitSet,
     timings: RayTimings,
@@ -132,6 +142,7 @@ impl GpuRaycaster {
         }
         let scopes = ErrorScopes::push(device);
         let kernel = CastKernel::new(&context, &tables)?;
+        let builder = GpuBvhBuilder::new(&context, shapes, TreeLayout::Prefix, 0.0)?;
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         let params = create_buffer(
             device,
@@ -142,8 +153,7 @@ impl GpuRaycaster {
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
         let raycaster = GpuRaycaster {
             bodies: GrowBuffer::new(device, "ray bodies", input),
-            nodes: GrowBuffer::new(device, "bvh nodes", input),
-            body_lists: GrowBuffer::new(device, "bvh body lists", input),
+            builder,
             rays: GrowBuffer::new(device, "rays", input),
             counts: GrowBuffer::new(device, "ray hit counts", out),
             hits: GrowBuffer::new(device, "ray hits", out),
@@ -159,8 +169,8 @@ impl GpuRaycaster {
             staged: [0; 2],
             resident: None,
             normalized: Vec::new(),
+            frame: (DVec3::ZERO, 0),
             bvh: Bvh::default(),
-            body_list_scratch: Vec::new(),
             lists: RayHitSet::new(),
             params,
             kernel,
@@ -215,10 +225,11 @@ impl GpuRaycaster {
     }
 
     /// [`Self::cast`] into `out`, cleared first (also on error): the hits are written straight
-    /// from the mapped slots into the set on all threads. The bodies' normalized copy and the
-    /// BVH are built in memory the caster keeps, so with a set reused on batches of similar
-    /// size only the BVH build's scratch (about 50 bytes a body) is allocated once warm.
-    /// [`Self::timings`] splits the whole call.
+    /// from the mapped slots into the set on all threads. The bodies' normalized copy is kept
+    /// in memory the caster keeps and the BVH is built on the GPU, so with a set reused on
+    /// batches of similar size nothing is allocated once warm (but a CPU BVH's scratch, about
+    /// 50 bytes a body, in a call that recomputes rays on the CPU). [`Self::timings`] splits
+    /// the whole call.
     pub fn cast_into(
         &mut self,
         bodies: &[Body],
@@ -239,30 +250,21 @@ impl GpuRaycaster {
                 .with_min_len(BODIES_PER_TASK)
                 .map(normalized),
         );
+        self.frame = frame_of(&self.shapes, &self.normalized);
         let prepare = lap(&mut clock);
-        self.bvh.rebuild(&self.shapes, &self.normalized);
-        let bvh_build = lap(&mut clock);
-        let (bodies, bvh) = (
-            std::mem::take(&mut self.normalized),
-            std::mem::take(&mut self.bvh),
-        );
-        let cast = self.cast_prepared(&bodies, &bvh, rays, closest, out, &mut clock);
-        (self.normalized, self.bvh) = (bodies, bvh);
+        let bodies = std::mem::take(&mut self.normalized);
+        let cast = self.cast_prepared(&bodies, rays, closest, out, &mut clock);
+        self.normalized = bodies;
         let timings = cast?;
-        self.timings = RayTimings {
-            prepare,
-            bvh_build,
-            ..timings
-        };
+        self.timings = RayTimings { prepare, ..timings };
         Ok(())
     }
 
-    /// Steps 2 (upload) to 4 over checked `bodies` and their `bvh`: the split from the upload on,
-    /// each step timed from the end of the one before (`clock`).
+    /// Steps 2 (upload) to 4 over checked `bodies`: the split from the upload on, each step
+    /// timed from the end of the one before (`clock`).
     fn cast_prepared(
         &mut self,
         bodies: &[Body],
-        bvh: &Bvh,
         rays: &[Ray],
         closest: bool,
         out: &mut RayHitSet,
@@ -270,7 +272,7 @@ impl GpuRaycaster {
     ) -> Result<RayTimings, GpuError> {
         self.context.check_health()?;
         let slots = if closest { 1 } else { GPU_HIT_SLOTS };
-        self.upload(bodies, bvh, rays, slots, closest)?;
+        self.upload(bodies, rays, slots)?;
         let upload = lap(clock);
         if rays.is_empty() {
             return Ok(RayTimings {
@@ -279,7 +281,7 @@ impl GpuRaycaster {
             });
         }
         // Step 3.
-        let mapped = self.dispatch(rays.len() as u64, slots)?;
+        let mapped = self.dispatch(bodies.len() as u32, rays.len() as u64, slots, closest)?;
         let dispatch_readback = lap(clock);
         // Step 4, read straight from the mapped slots on all threads.
         let view = self
@@ -287,16 +289,33 @@ impl GpuRaycaster {
             .buffer
             .get_mapped_range(0..mapped)
             .map_err(|e| GpuError::Readback(e.to_string()));
-        let shapes = &self.shapes;
+        let (shapes, bvh) = (&self.shapes, &mut self.bvh);
+        let mut bvh_build = Duration::ZERO;
         let filled = view.map(|view| {
             let (counts, slot_hits) = view.split_at(rays.len() * size_of::<GpuRayCount>());
             let slots = slots as usize;
+            // A ray the GPU could not finish: more hits than its slots, or cut short.
+            let to_recompute = |i: usize| {
+                let count: GpuRayCount = read_at(counts, i);
+                (!closest && count.hits as usize > slots)
+                    || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0
+            };
+            // The CPU's BVH, only for a call that has such rays.
+            if (0..rays.len())
+                .into_par_iter()
+                .with_min_len(FINISH_RAYS_PER_RUN)
+                .any(to_recompute)
+            {
+                let clock = Instant::now();
+                bvh.rebuild(shapes, bodies);
+                bvh_build = clock.elapsed();
+            }
+            let bvh = &*bvh;
             out.fill_runs(rays.len(), FINISH_RAYS_PER_RUN, |first, len, run| {
                 for (i, ray) in rays.iter().enumerate().skip(first).take(len) {
                     let before = run.hits.len();
                     let count: GpuRayCount = read_at(counts, i);
-                    let overflow = !closest && count.hits as usize > slots;
-                    if overflow || count.flags & (INCOMPLETE_BIT | STACK_OVERFLOW_BIT) != 0 {
+                    if to_recompute(i) {
                         cast_one_into(shapes, bodies, bvh, ray, closest, &mut run.hits);
                         run.tally += 1;
                     } else {
@@ -317,10 +336,12 @@ impl GpuRaycaster {
         });
         self.readback.buffer.unmap();
         let cpu_rays = filled?;
+        let finish = lap(clock).saturating_sub(bvh_build);
         Ok(RayTimings {
             upload,
             dispatch_readback,
-            finish: lap(clock),
+            bvh_build,
+            finish,
             cpu_rays,
             ..RayTimings::default()
         })
@@ -349,39 +370,13 @@ impl GpuRaycaster {
         state.encode(&self.context, &self.kernel, encoder, batch)
     }
 
-    /// Writes bodies, BVH, rays and parameters.
-    fn upload(
-        &mut self,
-        bodies: &[Body],
-        bvh: &Bvh,
-        rays: &[Ray],
-        slots: u32,
-        closest: bool,
-    ) -> Result<(), GpuError> {
-        let mut body_lists = std::mem::take(&mut self.body_list_scratch);
-        body_lists.clear();
-        body_lists.extend(bvh.bodies.iter().chain(&bvh.unbounded));
-        let (bvh_origin_hi, bvh_origin_lo) = split_translation(bvh.origin);
-        let params = GpuRayParams {
-            bvh_origin_hi: WgslVec3(bvh_origin_hi),
-            unbounded_count: bvh.unbounded.len() as u32,
-            bvh_origin_lo: WgslVec3(bvh_origin_lo),
-            hit_slots: slots,
-            closest: u32::from(closest),
-            node_count: bvh.nodes.len() as u32,
-            unbounded_first: bvh.bodies.len() as u32,
-        };
+    /// Writes bodies and rays (into staging memory, copied by the call's encoder) and sizes the
+    /// output buffers.
+    fn upload(&mut self, bodies: &[Body], rays: &[Ray], slots: u32) -> Result<(), GpuError> {
         let limits = self.context.limits;
         let body_bytes = (bodies.len() * size_of::<GpuBody>()) as u64;
-        let whole: [(&str, &[u8]); 2] = [
-            ("bvh nodes", bytemuck::cast_slice::<BvhNode, u8>(&bvh.nodes)),
-            ("bvh body lists", bytemuck::cast_slice(&body_lists)),
-        ];
         let binding_limit = "max_storage_buffer_binding_size";
         check_limit("ray bodies", body_bytes, limits.max_binding, binding_limit)?;
-        for (what, bytes) in whole {
-            check_limit(what, bytes.len() as u64, limits.max_binding, binding_limit)?;
-        }
         let count = rays.len() as u64;
         let ray_bytes = count * size_of::<GpuRay>() as u64;
         check_limit("rays", ray_bytes, limits.max_buffer, "max_buffer_size")?;
@@ -391,7 +386,7 @@ impl GpuRaycaster {
             limits.max_buffer,
             "max_buffer_size",
         )?;
-        let (device, queue, max) = (self.context.device(), self.context.queue(), limits.max_buffer);
+        let (device, max) = (self.context.device(), limits.max_buffer);
         let scopes = ErrorScopes::push(device);
         self.bodies.reserve(device, body_bytes, max);
         self.rays.reserve(device, ray_bytes, max);
@@ -405,9 +400,6 @@ impl GpuRaycaster {
             })
             .and_then(|()| ray_staging.write(context, rays.len(), |i| GpuRay::from_ray(&rays[i])));
         self.staged = [body_bytes, ray_bytes];
-        self.nodes.write(device, queue, whole[0].1, max);
-        self.body_lists.write(device, queue, whole[1].1, max);
-        self.body_list_scratch = body_lists;
         self.counts
             .reserve(device, count * size_of::<GpuRayCount>() as u64, max);
         self.hits.reserve(
@@ -415,16 +407,16 @@ impl GpuRaycaster {
             count * u64::from(slots) * size_of::<GpuRayHit>() as u64,
             max,
         );
-        queue.write_buffer(&self.params, 0, &uniform_bytes(&params)?);
         let popped = scopes.pop();
         staged?;
         popped
     }
 
-    /// Records the staged copies and the kernel in chunks, submits, and waits (bounded) until
-    /// the counts and slots are copied back and mapped: the readback buffer holds `count` (at
-    /// least 1) counts then their slots, mapped over the returned bytes.
-    fn dispatch(&mut self, count: u64, slots: u32) -> Result<u64, GpuError> {
+    /// Records the staged copies, the BVH build over the `body_count` bodies (the half-spaces
+    /// apart) and the kernel in chunks, writes the parameters, submits, and waits (bounded)
+    /// until the counts and slots are copied back and mapped: the readback buffer holds `count`
+    /// (at least 1) counts then their slots, mapped over the returned bytes.
+    fn dispatch(&mut self, body_count: u32, count: u64, slots: u32, closest: bool) -> Result<u64, GpuError> {
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
         let limits = self.context.limits;
@@ -437,17 +429,49 @@ impl GpuRaycaster {
         let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
         body_staging.record_copy(&mut encoder, &self.bodies.buffer, body_bytes);
         ray_staging.record_copy(&mut encoder, &self.rays.buffer, ray_bytes);
-        let buffers = CastBuffers {
-            bodies: &self.bodies.buffer,
-            nodes: &self.nodes.buffer,
-            body_list: &self.body_lists.buffer,
-            rays: &self.rays.buffer,
-            counts: &self.counts.buffer,
-            hits: &self.hits.buffer,
-            params: &self.params,
-        };
-        self.kernel
-            .record(&self.context, &mut encoder, &buffers, count, slots);
+        let (origin, half_spaces) = self.frame;
+        let recorded = self
+            .builder
+            .encode(
+                &self.context,
+                &mut encoder,
+                &self.bodies.buffer,
+                body_count,
+                origin,
+                half_spaces as u32,
+            )
+            .and_then(|bvh| {
+                let (bvh_origin_hi, bvh_origin_lo) = split_translation(origin);
+                let params = GpuRayParams {
+                    bvh_origin_hi: WgslVec3(bvh_origin_hi),
+                    unbounded_count: body_count - bvh.tree_bodies,
+                    bvh_origin_lo: WgslVec3(bvh_origin_lo),
+                    hit_slots: slots,
+                    closest: u32::from(closest),
+                    node_count: bvh.node_count,
+                    unbounded_first: bvh.tree_bodies,
+                };
+                self.context
+                    .queue()
+                    .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
+                let buffers = CastBuffers {
+                    bodies: &self.bodies.buffer,
+                    nodes: bvh.nodes,
+                    body_list: bvh.body_list,
+                    rays: &self.rays.buffer,
+                    counts: &self.counts.buffer,
+                    hits: &self.hits.buffer,
+                    params: &self.params,
+                };
+                self.kernel
+                    .record(&self.context, &mut encoder, &buffers, count, slots);
+                Ok(())
+            });
+        if let Err(e) = recorded {
+            // Nothing is submitted (the next write maps the staging memory again).
+            scopes.pop()?;
+            return Err(e);
+        }
         let count_bytes = count * count_size;
         let hit_bytes = count * hits_size;
         self.readback

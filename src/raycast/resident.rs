@@ -76,17 +76,18 @@ impl ResidentRayState {
         let device = context.device();
         let scopes = ErrorScopes::push(device);
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
-        let state = GpuBvhBuilder::new(context, shapes, TreeLayout::Prefix).map(|builder| ResidentRayState {
-            builder,
-            params: create_buffer(
-                device,
-                "resident ray params",
-                GpuRayParams::min_size().get(),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
-            counts: GrowBuffer::new(device, "resident ray hit counts", out),
-            hits: GrowBuffer::new(device, "resident ray hits", out),
-        });
+        let state =
+            GpuBvhBuilder::new(context, shapes, TreeLayout::Prefix, 0.0).map(|builder| ResidentRayState {
+                builder,
+                params: create_buffer(
+                    device,
+                    "resident ray params",
+                    GpuRayParams::min_size().get(),
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                ),
+                counts: GrowBuffer::new(device, "resident ray hit counts", out),
+                hits: GrowBuffer::new(device, "resident ray hits", out),
+            });
         scopes.pop()?;
         state
     }
@@ -115,14 +116,7 @@ impl ResidentRayState {
         // Step 2.
         let recorded = self
             .builder
-            .encode(
-                context,
-                encoder,
-                batch.bodies,
-                batch.body_count,
-                batch.origin,
-                0.0,
-            )
+            .encode(context, encoder, batch.bodies, batch.body_count, batch.origin, 0)
             .and_then(|bvh| {
                 // Step 3: every body is in the tree (half-spaces under boxes no ray misses).
                 let (origin_hi, origin_lo) = split_translation(batch.origin);

@@ -88,7 +88,7 @@ verdict ties and pairs left to the host. A pair outside the contract is an error
 RAYS (--rays N): time ray casts over the scene's bodies instead of the narrowphase: N seeded
 random rays (--seed) from points uniform in the box of the body positions, uniform directions,
 each --ray-length long (default 5 length units), every hit or with --closest the nearest.
-Backends cpu1, cpu (CpuRaycaster::cast_into), gpu (GpuRaycaster::cast_into: BVH built on the CPU,
+Backends cpu1, cpu (CpuRaycaster::cast_into), gpu (GpuRaycaster::cast_into: BVH built on the GPU,
 traversal and exact casts in a WGSL kernel, hits read back; both fill one RayHitSet reused across
 runs) and gpu-resident (GpuRaycaster::encode_resident:
 bodies and rays uploaded once before timing, the BVH built on the GPU, the hits left there; GPU
