@@ -350,22 +350,12 @@ fn bodies_at_one_point() {
             })
             .collect();
         let rays = random_rays(&mut rng, 100, 4.0, point - 2.0);
-        build_and_check(
-            (&mut probe, layout),
-            &shapes,
-            &bodies,
-            point.as_dvec3(),
-            &rays,
-            "300 bodies at one point",
-        );
-        build_and_check(
-            (&mut probe, layout),
-            &shapes,
-            &bodies,
-            DVec3::ZERO,
-            &rays,
-            "300 at one point, origin 0",
-        );
+        for (origin, what) in [
+            (point.as_dvec3(), "300 bodies at one point"),
+            (DVec3::ZERO, "300 at one point, origin 0"),
+        ] {
+            build_and_check((&mut probe, layout), &shapes, &bodies, origin, &rays, what);
+        }
     }
 }
 
@@ -379,24 +369,14 @@ fn far_from_the_world_origin() {
             return;
         };
         let near = offset.as_dvec3() + DVec3::new(15.3, 14.9, 15.1);
-        build_and_check(
-            (&mut probe, layout),
-            &shapes,
-            &bodies,
-            near,
-            &rays,
-            "1e6 away, origin near",
-        );
         // At the world origin the boxes are 1e6 long coordinates: padded by ~10 units each, still
         // correct (the exact casts decide), only less selective.
-        build_and_check(
-            (&mut probe, layout),
-            &shapes,
-            &bodies,
-            DVec3::ZERO,
-            &rays,
-            "1e6 away, origin zero",
-        );
+        for (origin, what) in [
+            (near, "1e6 away, origin near"),
+            (DVec3::ZERO, "1e6 away, origin zero"),
+        ] {
+            build_and_check((&mut probe, layout), &shapes, &bodies, origin, &rays, what);
+        }
     }
 }
 
