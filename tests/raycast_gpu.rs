@@ -1,6 +1,7 @@
 //! The GPU ray caster against the CPU one: a large random scene (boxes, hulls, spheres,
 //! capsules, a ground half-space) with every hit and with the closest, a scene of cylinders, the same scene far from
-//! the world origin, rays that enter more bodies than the GPU's hit slots, empty inputs, a
+//! the world origin, half-spaces only or beside a few spheres (the GPU's tree leaves them out)
+//! and bodies clumped at one point, rays that enter more bodies than the GPU's hit slots, empty inputs, a
 //! caller's device, bad bodies, and a ray caster reused across calls of growing size; each
 //! judged by the GPU = CPU contract for rays ([`hullsat::contract::rays`]). Without a GPU: that
 //! contract accepts the CPU on inputs a few ulps off, counts its ties and rejects planted faults.
@@ -14,7 +15,10 @@ mod support;
 use glam::{DVec3, Quat, Vec3};
 use hullsat::contract::rays::{RayDisagreementKind, RayTally, compare_ray_hits, hit_tolerance};
 use hullsat::raycast::layout::GPU_HIT_SLOTS;
-use hullsat::{Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, Pose, Ray, RayHit, RayHitSet, Shape};
+use hullsat::{
+    Body, CpuRaycaster, Cuboid, GpuError, GpuRaycaster, HalfSpace, Pose, Ray, RayHit, RayHitSet, Shape,
+    Sphere,
+};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
@@ -93,6 +97,71 @@ fn far_from_the_origin_the_gpu_keeps_the_cpu_precision() {
     let tally = compare(&shapes, &bodies, &rays, &got, &expected, false);
     eprintln!("{tally:?}");
     assert!(tally.hits > 1000 && tally.ties() <= 5, "{tally:?}");
+}
+
+/// The GPU call leaves half-spaces out of its tree (they sort last) and tests them apart: a
+/// scene of half-spaces only (no tree), then one, two, three and seven spheres among them
+/// (trees of one place and more, several half-spaces apart), and a clump of bodies sharing
+/// one Morton code.
+#[test]
+fn half_spaces_apart_and_clumped_bodies_give_the_cpu_hits() {
+    let mut rng = seeded_rng(27);
+    let shapes = vec![
+        Shape::HalfSpace(HalfSpace::new(Vec3::Y, 0.0).unwrap()),
+        Shape::HalfSpace(HalfSpace::new(Vec3::new(1.0, 1.0, 0.0).normalize(), 2.0).unwrap()),
+        Shape::Sphere(Sphere::new(0.5).unwrap()),
+    ];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let cpu = CpuRaycaster::new(shapes.clone());
+    let judge =
+        |gpu: &mut GpuRaycaster, cpu: &CpuRaycaster, shapes: &[Shape], bodies: &[Body], rays: &[Ray]| {
+            for closest in [false, true] {
+                let expected = cpu.cast(bodies, rays, closest).unwrap();
+                let got = gpu.cast(bodies, rays, closest).unwrap();
+                let tally = compare(shapes, bodies, rays, &got, &expected, closest);
+                assert!(tally.hits > 0, "{} bodies: no hit, a weak test", bodies.len());
+            }
+        };
+    let rays: Vec<Ray> = random_rays(&mut rng, 200, 6.0, Vec3::splat(-1.0))
+        .into_iter()
+        .chain([Vec3::NEG_Y, Vec3::X].map(|d| Ray::new(DVec3::new(0.0, 5.0, 0.0), d, None).unwrap()))
+        .collect();
+    let half_spaces: Vec<Body> = (0..6)
+        .map(|i| Body {
+            shape: i % 2,
+            pose: Pose::from_translation(Vec3::new(i as f32, -(i as f32), 0.5)),
+        })
+        .collect();
+    judge(&mut gpu, &cpu, &shapes, &half_spaces, &rays);
+    for spheres in [1usize, 2, 3, 7] {
+        let mut bodies = half_spaces.clone();
+        for j in 0..spheres {
+            let pose = Pose::new(Vec3::new(j as f32 * 0.7, 1.0, 0.0), Quat::IDENTITY);
+            bodies.insert(2 * j, Body { shape: 2, pose });
+        }
+        judge(&mut gpu, &cpu, &shapes, &bodies, &rays);
+    }
+    // Every other body at one point (one Morton code: the tree splits them by place).
+    let (shapes, mut bodies) = random_scene(&mut rng, 4000, 30.0, Vec3::ZERO);
+    let point = Vec3::new(3.0, 2.0, -1.0);
+    for body in bodies.iter_mut().step_by(2) {
+        if !matches!(shapes[body.shape as usize], Shape::HalfSpace(_)) {
+            body.pose = Pose::new(point, body.pose.rotation);
+        }
+    }
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let rays = random_rays(&mut rng, 2000, 30.0, Vec3::ZERO);
+    judge(
+        &mut gpu,
+        &CpuRaycaster::new(shapes.clone()),
+        &shapes,
+        &bodies,
+        &rays,
+    );
 }
 
 #[test]

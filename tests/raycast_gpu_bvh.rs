@@ -159,10 +159,11 @@ fn check_rays(
         }
     }
     assert!(hits > 0, "{what}: no ray hit anything, a weak test");
-    // Pruning, counted as the nodes an every-hit walk enters: the GPU trees (Morton order,
-    // half-spaces inside) may enter more than the CPU's median split; the heap tree's splits
-    // fall at body counts, so a node may span far apart cells, but not many more (huge or
-    // unsorted boxes would). The prefix tree's nodes each hold one Morton cell's bodies.
+    // Pruning, counted as the nodes an every-hit walk enters: the GPU trees (Morton order)
+    // may enter more than the CPU's median split; the heap tree's splits fall at body counts,
+    // so a node may span far apart cells, but not many more (huge or unsorted boxes would).
+    // The prefix tree's nodes each hold one Morton cell's bodies: within a quarter (seen:
+    // 0.94 to 1.08 times).
     let entered = |bvh: &Bvh| rays.iter().map(|ray| entered_nodes(bvh, ray)).sum::<usize>();
     let (gpu, cpu) = (entered(bvh), entered(&Bvh::build(shapes, checked)));
     eprintln!("{what}, {layout:?}: {gpu} nodes entered in the GPU tree, {cpu} in the CPU's");
@@ -171,16 +172,16 @@ fn check_rays(
     let near_origin = checked
         .iter()
         .all(|b| (b.pose.translation - bvh.origin).abs().max_element() < 1e3);
-    // The CPU tests half-spaces apart; in the GPU trees every ray enters their leaves and
-    // the nodes above them.
-    let half_spaces = checked
+    // The CPU tests half-spaces apart; in a GPU tree that holds them every ray enters their
+    // leaves and the nodes above them.
+    let in_tree = checked
         .iter()
         .filter(|b| matches!(shapes[b.shape as usize], Shape::HalfSpace(_)))
-        .count();
-    let per_ray = (2 * half_spaces + 4) * rays.len();
+        .count()
+        - bvh.unbounded.len();
     let allowed = match layout {
-        TreeLayout::Heap => 3 * cpu + per_ray,
-        TreeLayout::Prefix => cpu + cpu / 2 + per_ray,
+        TreeLayout::Heap => 3 * cpu + (2 * in_tree + 4) * rays.len(),
+        TreeLayout::Prefix => cpu + cpu / 4 + 2 * in_tree * rays.len(),
     };
     assert!(
         !near_origin || gpu <= allowed,

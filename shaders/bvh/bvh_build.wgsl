@@ -17,10 +17,11 @@
 //    2k + 1 and 2k + 2), leaf i in-order taking the i-th bucket of HEAP_LEAF_SIZE sorted bodies:
 //    the union of their boxes, and their indices in the body list.
 // 5. `inner`: one tree level of inner nodes, each the union of its two children.
-// 6. `sorted`: the body list; and level 0 of the box pyramid, after the tree in `nodes`: the
-//    boxes of the tree's places (params.leaf_count, the first of the sorted order; half-spaces
-//    sort last, and a caller may leave them apart) in order.
-// 7. `blocks`: one pyramid level, block b the union of blocks 2b and 2b + 1 of the level below.
+// 6. `sorted`: the body list; and level 1 of the box pyramid over the tree's places
+//    (params.leaf_count, the first of the sorted order; half-spaces sort last, and a caller may
+//    leave them apart), after the body boxes in `boxes`: block b the union of places 2b and
+//    2b + 1's boxes (level 0, read through the keys).
+// 7. `blocks`: one pyramid level above 1, block b the union of blocks 2b and 2b + 1 below.
 // 8. `prefix`: inner node i of the radix tree over the sorted keys (Karras): its range and
 //    split from the keys alone, then its two children at nodes 2i + 1 and 2i + 2 (the root at
 //    0): a leaf of one body, or inner node j with children at 2j + 1, boxed by the pyramid's
@@ -57,7 +58,8 @@ struct GpuBvhParams {
 
 @group(0) @binding(0) var<storage, read> shapes: array<GpuBvhShape>;
 @group(0) @binding(1) var<storage, read> bodies: array<GpuBody>;
-// Step 1's body boxes, BVH frame (`first` = body index, `count` unused).
+// Step 1's body boxes, BVH frame (`first` = body index, `count` unused), by body index; in a
+// prefix tree build, the box pyramid after them (steps 6-8).
 @group(0) @binding(2) var<storage, read_write> boxes: array<BvhNode>;
 // Encoded centre bounds: 0..3 hold ~encode(min) per axis, 3..6 encode(max) (cleared to 0).
 @group(0) @binding(3) var<storage, read_write> bounds: array<atomic<u32>>;
@@ -261,17 +263,29 @@ fn inner_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     nodes[k] = BvhNode(min(a.min, b.min), 2u * k + 1u, max(a.max, b.max), 0u);
 }
 
+// The box of the body at sorted place p (level 0 of the pyramid).
+fn place_box(p: u32) -> BvhNode {
+    return boxes[keys[p].y];
+}
+
+// The union of boxes a and b (as a block: `first` and `count` 0).
+fn union_box(a: BvhNode, b: BvhNode) -> BvhNode {
+    return BvhNode(min(a.min, b.min), 0u, max(a.max, b.max), 0u);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sorted_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let place = linear_id(id, groups);
     if place >= params.body_count {
         return;
     }
-    let body = keys[place].y;
-    body_list[place] = body;
-    if place < params.leaf_count {
-        let b = boxes[body];
-        nodes[params.level_first + place] = BvhNode(b.min, place, b.max, 1u);
+    body_list[place] = keys[place].y;
+    if place % 2u == 0u && place < params.leaf_count {
+        var block = place_box(place);
+        if place + 1u < params.leaf_count {
+            block = union_box(block, place_box(place + 1u));
+        }
+        boxes[params.level_first + place / 2u] = block;
     }
 }
 
@@ -281,15 +295,11 @@ fn blocks_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgr
     if t >= params.level_count {
         return;
     }
-    let a = nodes[params.source_first + 2u * t];
-    var lo = a.min;
-    var hi = a.max;
+    var block = boxes[params.source_first + 2u * t];
     if 2u * t + 1u < params.source_count {
-        let b = nodes[params.source_first + 2u * t + 1u];
-        lo = min(lo, b.min);
-        hi = max(hi, b.max);
+        block = union_box(block, boxes[params.source_first + 2u * t + 1u]);
     }
-    nodes[params.level_first + t] = BvhNode(lo, 0u, hi, 0u);
+    boxes[params.level_first + t] = block;
 }
 
 // Step 8's common prefix of the sorted keys at places i and j: the leading bits their codes
@@ -308,40 +318,47 @@ fn common_prefix(i: u32, j: i32) -> i32 {
 }
 
 // Step 8's box of the sorted bodies at places first..=last: the union of the pyramid's blocks
-// that tile the range, at most two a level (the pyramid's level 0 at params.level_first).
+// that tile the range, at most two a level (level 0 the places' own boxes, level 1 at
+// params.level_first).
 fn range_box(first: u32, last: u32) -> BvhNode {
-    var lo = vec3<f32>(3.0e38);
-    var hi = vec3<f32>(-3.0e38);
     var l = first;
     var r = last + 1u;
+    var b = BvhNode(vec3<f32>(3.0e38), 0u, vec3<f32>(-3.0e38), 0u);
+    if (l & 1u) != 0u {
+        b = union_box(b, place_box(l));
+        l += 1u;
+    }
+    if (r & 1u) != 0u {
+        r -= 1u;
+        b = union_box(b, place_box(r));
+    }
+    l >>= 1u;
+    r >>= 1u;
     var level_first = params.level_first;
-    var level_count = params.leaf_count;
+    var level_count = (params.leaf_count + 1u) >> 1u;
     while l < r {
         if (l & 1u) != 0u {
-            let b = nodes[level_first + l];
-            lo = min(lo, b.min);
-            hi = max(hi, b.max);
+            b = union_box(b, boxes[level_first + l]);
             l += 1u;
         }
         if (r & 1u) != 0u {
             r -= 1u;
-            let b = nodes[level_first + r];
-            lo = min(lo, b.min);
-            hi = max(hi, b.max);
+            b = union_box(b, boxes[level_first + r]);
         }
         l >>= 1u;
         r >>= 1u;
         level_first += level_count;
         level_count = (level_count + 1u) >> 1u;
     }
-    return BvhNode(lo, 0u, hi, 0u);
+    return b;
 }
 
 // Step 8's node for the sorted bodies at places first..=last: a leaf when it is one body, else
 // radix-tree inner node `inner` (its children at 2 inner + 1).
 fn range_node(first: u32, last: u32, inner: u32) -> BvhNode {
     if first == last {
-        return nodes[params.level_first + first];
+        let b = place_box(first);
+        return BvhNode(b.min, first, b.max, 1u);
     }
     let b = range_box(first, last);
     return BvhNode(b.min, 2u * inner + 1u, b.max, 0u);

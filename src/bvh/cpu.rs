@@ -32,8 +32,9 @@ use crate::shape::Shape;
 pub const BVH_LEAF_SIZE: usize = 1;
 
 /// Entries of the traversal stack, on the CPU and in `raycast.wgsl` (`BVH_STACK_SIZE`, must
-/// match): a median split over at most 2^32 bodies is at most 32 levels deep, and a depth-first
-/// traversal holds at most one entry per level plus one.
+/// match): a traversal holds at most one entry per level plus one; a median split over at most
+/// 2^32 bodies is at most 32 levels deep, the GPU's prefix tree at most 61
+/// (`crate::bvh::gpu::TreeLayout::Prefix`).
 pub const BVH_STACK_SIZE: usize = 64;
 
 /// Growth of every BVH box on each side, relative (dimensionless) to the largest coordinate

@@ -1,6 +1,7 @@
 //! The ray-cast BVH built on the GPU from bodies already in a GPU buffer (no readback, sized on
 //! the host by the body count alone), in the layout [`super::Bvh`] has, so `raycast.wgsl`
-//! traverses it unchanged (with no unbounded list: half-spaces are in the tree). WGSL twin:
+//! traverses it unchanged (half-spaces in the tree, or left apart for the kernel's unbounded
+//! list by a caller that counted them). WGSL twin:
 //! `shaders/bvh/bvh_build.wgsl`, one entry point per step:
 //!
 //! 1. Each body's box in the BVH frame (world minus the f64 `origin`, length units). A hull of at
@@ -28,9 +29,10 @@
 //! [`TreeLayout::Prefix`] (the rays'): n - 1 inner nodes split where the sorted keys' highest
 //! differing bit flips (Karras' radix tree), one body a leaf, 2n - 1 nodes:
 //!
-//! 6. The box pyramid, after the tree in the node buffer: level 0 the sorted bodies' boxes
-//!    (and the body list), level k + 1 block b the union of level k's blocks 2b and 2b + 1.
-//! 7. One dispatch per pyramid level, from the bottom up.
+//! 6. The body list; and the box pyramid's level 1, after the body boxes in their buffer: over
+//!    the tree's places in sorted order (level 0, each place's own box), level k + 1 block b
+//!    the union of level k's blocks 2b and 2b + 1.
+//! 7. One dispatch per pyramid level above 1, from the bottom up.
 //! 8. Inner node i finds its range and split from the keys alone and writes its two children:
 //!    at nodes 2i + 1 and 2i + 2 (the root at 0), each a leaf (one body) or inner node j
 //!    (children at 2j + 1), its box the union of the at most two blocks a level that tile its
@@ -260,8 +262,8 @@ pub struct GpuBvhParams {
     /// Leaves: ceil(body_count / [`HEAP_LEAF_SIZE`]) in the heap tree; in the prefix tree the
     /// bodies in the tree (one a leaf, the first of the sorted order).
     pub leaf_count: u32,
-    /// Step 5: first node of the tree level. Steps 6-8: first block of the pyramid level
-    /// written (steps 6 and 8: of level 0, the sorted bodies' boxes).
+    /// Step 5: first node of the tree level. Steps 6-8: first box of the pyramid level
+    /// written, in the boxes' buffer (steps 6 and 8: of level 1).
     pub level_first: u32,
     /// Step 5: inner nodes of the level. Step 7: blocks of the level.
     pub level_count: u32,
@@ -356,13 +358,14 @@ pub(crate) struct GpuBvhBuilder {
     shapes: wgpu::Buffer,
     /// The boxed hulls' vertices, shape frame, `[x, y, z, 0]` ([`GpuBvhShape::tables`]).
     vertices: wgpu::Buffer,
-    /// Step 1's body boxes ([`BvhNode`], `first` = body index).
+    /// Step 1's body boxes ([`BvhNode`], `first` = body index); for [`TreeLayout::Prefix`],
+    /// the box pyramid after them.
     boxes: GrowBuffer,
     /// Step 1's encoded centre bounds (6 u32).
     bounds: wgpu::Buffer,
     /// Steps 2 and 3's (code, index) pairs.
     keys: GrowBuffer,
-    /// The tree ([`BvhNode`]); for [`TreeLayout::Prefix`], the box pyramid after it.
+    /// The tree ([`BvhNode`]).
     nodes: GrowBuffer,
     /// Leaf body lists (u32 body indices).
     body_list: GrowBuffer,
@@ -479,13 +482,13 @@ impl GpuBvhBuilder {
         let n = u64::from(body_count);
         let places = body_count.saturating_sub(apart);
         let steps = plan(self.layout, body_count, places, origin, self.world_padding);
-        let (node_count, node_slots) = node_counts(self.layout, body_count, places, &steps);
+        let (node_count, box_slots) = slots(self.layout, body_count, places, &steps);
         let limits = context.limits;
         let binding_limit = "max_storage_buffer_binding_size";
         let body_bytes = n * size_of::<GpuBody>() as u64;
-        let box_bytes = n * size_of::<BvhNode>() as u64;
+        let box_bytes = box_slots * size_of::<BvhNode>() as u64;
         let key_bytes = n * 8;
-        let node_bytes = node_slots * size_of::<BvhNode>() as u64;
+        let node_bytes = node_count * size_of::<BvhNode>() as u64;
         let list_bytes = n * 4;
         for (what, bytes) in [
             ("ray bodies", body_bytes),
@@ -728,29 +731,25 @@ impl GpuBvhProbe {
     }
 }
 
-/// The tree's nodes and the node buffer's slots (the tree, then for [`TreeLayout::Prefix`] the
-/// box pyramid) of a build of `body_count` bodies, `places` of them in a prefix tree, planned as
-/// `steps`.
-fn node_counts(layout: TreeLayout, body_count: u32, places: u32, steps: &[Step]) -> (u64, u64) {
+/// The tree's nodes and the boxes' buffer's slots (the body boxes, then for
+/// [`TreeLayout::Prefix`] the box pyramid's levels from 1) of a build of `body_count` bodies,
+/// `places` of them in a prefix tree, planned as `steps`.
+fn slots(layout: TreeLayout, body_count: u32, places: u32, steps: &[Step]) -> (u64, u64) {
     let n = u64::from(body_count);
     match layout {
-        TreeLayout::Heap => {
-            let nodes = (2 * n.div_ceil(u64::from(HEAP_LEAF_SIZE))).saturating_sub(1);
-            (nodes, nodes)
-        }
+        TreeLayout::Heap => ((2 * n.div_ceil(u64::from(HEAP_LEAF_SIZE))).saturating_sub(1), n),
         TreeLayout::Prefix => {
-            let nodes = (2 * u64::from(places)).saturating_sub(1);
-            // The pyramid ends with its last level (level 0 alone for one body).
+            // The pyramid ends with its last level.
             let end = steps
                 .iter()
                 .filter(|s| s.kernel == SORTED || s.kernel == BLOCKS)
                 .map(|s| match s.kernel {
-                    SORTED => u64::from(s.params.level_first) + u64::from(places),
+                    SORTED => u64::from(s.params.level_first) + u64::from(places.div_ceil(2)),
                     _ => u64::from(s.params.level_first) + u64::from(s.params.level_count),
                 })
                 .max()
-                .unwrap_or(nodes);
-            (nodes, end)
+                .unwrap_or(n);
+            ((2 * u64::from(places)).saturating_sub(1), end)
         }
     }
 }
@@ -797,20 +796,19 @@ fn plan(layout: TreeLayout, body_count: u32, places: u32, origin: DVec3, world_p
             }
         }
         TreeLayout::Prefix => {
-            // The pyramid after the tree's 2 places - 1 nodes: level 0 (a block a place), then
-            // each level half the one below (rounded up) until one block. The body list is
-            // written for every body.
-            let blocks_first = (2 * places).saturating_sub(1);
-            let level0 = GpuBvhParams {
+            // The pyramid after the n body boxes: level 0 the places' own boxes (not stored),
+            // level 1 (written with the body list, for every body) half of it rounded up, and
+            // so on until one block.
+            let level1 = GpuBvhParams {
                 leaf_count: places,
-                level_first: blocks_first,
+                level_first: n,
                 ..base
             };
-            steps.push(step(SORTED, n, level0));
+            steps.push(step(SORTED, n, level1));
             if places == 0 {
                 return steps;
             }
-            let (mut source_first, mut source_count) = (blocks_first, places);
+            let (mut source_first, mut source_count) = (n, places.div_ceil(2));
             while source_count > 1 {
                 let count = source_count.div_ceil(2);
                 let params = GpuBvhParams {
@@ -823,7 +821,7 @@ fn plan(layout: TreeLayout, body_count: u32, places: u32, origin: DVec3, world_p
                 steps.push(step(BLOCKS, count, params));
                 (source_first, source_count) = (params.level_first, count);
             }
-            steps.push(step(PREFIX, (places - 1).max(1), level0));
+            steps.push(step(PREFIX, (places - 1).max(1), level1));
         }
     }
     steps
@@ -856,8 +854,8 @@ mod tests {
     }
 
     #[test]
-    fn the_pyramid_halves_to_one_block_after_the_prefix_tree() {
-        for (n, places) in [
+    fn the_pyramid_halves_to_one_block_after_the_body_boxes() {
+        let cases = [
             (1u32, 1u32),
             (2, 2),
             (3, 3),
@@ -868,14 +866,14 @@ mod tests {
             (4097, 4097),
             (9, 3),
             (5, 1),
-        ] {
+        ];
+        for (n, places) in cases {
             let steps = plan(TreeLayout::Prefix, n, places, DVec3::ZERO, 0.0);
-            let tree = 2 * places - 1;
             let sorted: Vec<_> = steps.iter().filter(|s| s.kernel == SORTED).collect();
             assert_eq!(sorted.len(), 1);
-            assert_eq!(sorted[0].params.level_first, tree, "{n}: level 0 after the tree");
+            assert_eq!(sorted[0].params.level_first, n, "{n}: level 1 after the boxes");
             // Each level reads the one written before it and halves it, rounded up.
-            let (mut first, mut count) = (tree, places);
+            let (mut first, mut count) = (n, places.div_ceil(2));
             for step in steps.iter().filter(|s| s.kernel == BLOCKS) {
                 let p = step.params;
                 assert_eq!((p.source_first, p.source_count), (first, count), "{n} bodies");
@@ -885,10 +883,10 @@ mod tests {
             }
             assert_eq!(count, 1, "{n} bodies: the pyramid ends in one block");
             let last = steps.last().unwrap();
-            assert_eq!((last.kernel, last.params.level_first), (PREFIX, tree));
+            assert_eq!((last.kernel, last.params.level_first), (PREFIX, n));
             assert_eq!(
-                node_counts(TreeLayout::Prefix, n, places, &steps),
-                (u64::from(tree), u64::from(first + count)),
+                slots(TreeLayout::Prefix, n, places, &steps),
+                (u64::from(2 * places - 1), u64::from(first + count)),
                 "{n} bodies"
             );
         }
@@ -896,7 +894,7 @@ mod tests {
         let steps = plan(TreeLayout::Prefix, 4, 0, DVec3::ZERO, 0.0);
         let kernels: Vec<usize> = steps.iter().map(|s| s.kernel).collect();
         assert_eq!(kernels, [BOXES, CODES, SORTED]);
-        assert_eq!(node_counts(TreeLayout::Prefix, 4, 0, &steps), (0, 0));
+        assert_eq!(slots(TreeLayout::Prefix, 4, 0, &steps), (0, 4));
     }
 
     #[test]

@@ -468,8 +468,9 @@ impl GpuRaycaster {
                 Ok(())
             });
         if let Err(e) = recorded {
-            // Nothing is submitted (the next write maps the staging memory again).
-            scopes.pop()?;
+            // Nothing is submitted (the next write maps the staging memory again); the
+            // recording's error is the one to report.
+            drop(scopes.pop());
             return Err(e);
         }
         let count_bytes = count * count_size;

@@ -46,8 +46,9 @@ pub const COMPLEX_STORAGE_BUFFERS: u32 = 12;
 /// see `crate::gpu`), so the host recomputes the ray on the CPU; must match `INCOMPLETE_BIT` in
 /// raycast.wgsl.
 pub const INCOMPLETE_BIT: u32 = 1;
-/// [`GpuRayCount::flags`] bit: the traversal stack was full (never for BVHs built by
-/// [`super::Bvh::build`]); must match `STACK_OVERFLOW_BIT` in raycast.wgsl.
+/// [`GpuRayCount::flags`] bit: the traversal stack was full (never for the BVHs hullsat
+/// builds, on the CPU or the GPU: see [`super::BVH_STACK_SIZE`]); must match
+/// `STACK_OVERFLOW_BIT` in raycast.wgsl.
 pub const STACK_OVERFLOW_BIT: u32 = 2;
 
 /// A ray, world space; must match `GpuRay` in raycast.wgsl.

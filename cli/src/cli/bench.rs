@@ -987,7 +987,7 @@ fn ray_bench(args: &BenchArgs, scene: &Scene, description: &str, count: usize) -
         ));
         if let Some(t) = m.gpu {
             lines.push(format!(
-                "gpu split (last run): prepare {:.3} ms, BVH build {:.3} ms, upload {:.3} ms, dispatch+readback {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
+                "gpu split (last run): prepare {:.3} ms, CPU BVH for recomputed rays {:.3} ms, upload {:.3} ms, dispatch+readback (GPU BVH build, casts) {:.3} ms, finish {:.3} ms, {} rays recomputed on the CPU",
                 t.prepare.as_secs_f64() * 1e3,
                 t.bvh_build.as_secs_f64() * 1e3,
                 t.upload.as_secs_f64() * 1e3,
