@@ -22,7 +22,7 @@ use hullsat::{
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use raycast_common::{cylinder_scene, gpu_or_skip, random_rays, random_scene};
-use support::seeded_rng;
+use support::{device_or_skip, seeded_rng};
 
 /// The GPU's lists judged against the CPU's by the GPU = CPU contract for rays
 /// ([`hullsat::contract::rays`]); panics naming the ray outside it.
@@ -162,6 +162,38 @@ fn half_spaces_apart_and_clumped_bodies_give_the_cpu_hits() {
         &bodies,
         &rays,
     );
+}
+
+/// A device whose storage binding limit is not a power of two: buffers grow to the next power
+/// of two, so a buffer whose bytes fit the limit may be larger than it; its binding must stop
+/// at the limit. 20,000 spheres: the GPU tree's nodes take 1.28 MB (their buffer 2 MiB), under
+/// a limit of 1.5 MiB.
+#[test]
+fn buffers_grown_past_the_binding_limit_are_bound_up_to_it() {
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 3 << 19,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = device_or_skip(limits) else {
+        return;
+    };
+    let shapes = vec![Shape::Sphere(Sphere::new(0.3).unwrap())];
+    let bodies: Vec<Body> = (0..20_000)
+        .map(|i| Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::new((i % 100) as f32, (i / 100) as f32, 0.0)),
+        })
+        .collect();
+    let mut rng = seeded_rng(28);
+    let rays = random_rays(&mut rng, 500, 50.0, Vec3::new(0.0, 0.0, -1.0));
+    let mut gpu = GpuRaycaster::with_device(device, queue, &shapes).unwrap();
+    let cpu = CpuRaycaster::new(shapes.clone());
+    for closest in [false, true] {
+        let got = gpu.cast(&bodies, &rays, closest).expect("bound up to the limit");
+        let expected = cpu.cast(&bodies, &rays, closest).unwrap();
+        let tally = compare(&shapes, &bodies, &rays, &got, &expected, closest);
+        assert!(tally.hits > 0, "{tally:?}");
+    }
 }
 
 #[test]

@@ -29,7 +29,7 @@ use encase::ShaderType;
 use glam::DVec3;
 
 use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -395,13 +395,13 @@ impl GpuBroadphase {
             label: Some("broadphase"),
             layout: &self.kernels.layout,
             entries: &[
-                whole(0, bvh.shapes),
+                binding_up_to(0, bvh.shapes, context.limits.max_binding),
                 binding(1, frame.bodies, 0, body_bytes),
-                whole(2, bvh.boxes),
-                whole(3, bvh.nodes),
-                whole(4, bvh.body_list),
-                whole(5, &self.pairs.buffer),
-                whole(6, &self.count),
+                binding_up_to(2, bvh.boxes, context.limits.max_binding),
+                binding_up_to(3, bvh.nodes, context.limits.max_binding),
+                binding_up_to(4, bvh.body_list, context.limits.max_binding),
+                binding_up_to(5, &self.pairs.buffer, context.limits.max_binding),
+                binding_up_to(6, &self.count, context.limits.max_binding),
                 binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
             ],
         });
@@ -586,9 +586,4 @@ pub fn scene_centre(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
     } else {
         DVec3::ZERO
     }
-}
-
-/// A bind group entry for the whole of `buffer`.
-fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    binding(index, buffer, 0, buffer.size())
 }

@@ -48,7 +48,7 @@ use glam::{DVec3, Vec3};
 
 use super::cpu::BvhNode;
 use crate::broadphase::world_aabb;
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, check_limit};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
@@ -565,17 +565,20 @@ impl GpuBvhBuilder {
             write_uniform(&step.params, slot)?;
         }
         context.queue().write_buffer(&self.params.buffer, 0, &bytes);
+        // Grown buffers may be larger than a binding may be: bound up to the limit (the bytes
+        // the build uses were checked against it).
+        let max_binding = context.limits.max_binding;
         let group = context.device().create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("bvh build"),
             layout: &self.kernels.layout,
             entries: &[
                 binding(0, &self.shapes, 0, self.shapes.size()),
                 binding(1, bodies, 0, body_bytes),
-                binding(2, &self.boxes.buffer, 0, self.boxes.buffer.size()),
+                binding_up_to(2, &self.boxes.buffer, max_binding),
                 binding(3, &self.bounds, 0, self.bounds.size()),
-                binding(4, &self.keys.buffer, 0, self.keys.buffer.size()),
-                binding(5, &self.nodes.buffer, 0, self.nodes.buffer.size()),
-                binding(6, &self.body_list.buffer, 0, self.body_list.buffer.size()),
+                binding_up_to(4, &self.keys.buffer, max_binding),
+                binding_up_to(5, &self.nodes.buffer, max_binding),
+                binding_up_to(6, &self.body_list.buffer, max_binding),
                 binding(7, &self.params.buffer, 0, GpuBvhParams::min_size().get()),
                 binding(8, &self.vertices, 0, self.vertices.size()),
             ],

@@ -199,11 +199,6 @@ pub(crate) fn radix_plan(base: GpuRadixParams, key_bits: u32) -> Vec<RadixDispat
     plan
 }
 
-/// A bind group entry for the whole of `buffer`.
-fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    binding(index, buffer, 0, buffer.size())
-}
-
 /// The kernels, compiled once per device.
 struct RadixKernels {
     layout: wgpu::BindGroupLayout,
@@ -389,9 +384,9 @@ impl GpuRadixSort {
                 layout: &kernels.prepare_layout,
                 entries: &[
                     binding(0, params, 0, params_size),
-                    whole(1, counter),
-                    whole(2, state),
-                    whole(3, args),
+                    binding_up_to(1, counter, context.limits.max_binding),
+                    binding_up_to(2, state, context.limits.max_binding),
+                    binding_up_to(3, args, context.limits.max_binding),
                 ],
             });
             // Pass p reads groups[p % 2]'s input and writes its output.
@@ -402,8 +397,8 @@ impl GpuRadixSort {
                     entries: &[
                         binding_up_to(0, from, max_binding),
                         binding_up_to(1, to, max_binding),
-                        whole(2, scan),
-                        whole(3, state),
+                        binding_up_to(2, scan, context.limits.max_binding),
+                        binding_up_to(3, state, context.limits.max_binding),
                         binding(4, params, 0, params_size),
                     ],
                 })

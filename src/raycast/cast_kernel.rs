@@ -5,7 +5,7 @@
 use encase::ShaderType;
 
 use super::layout::{GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, ShapeTables, WORKGROUP_SIZE};
-use crate::gpu::buffers::{binding, upload_storage};
+use crate::gpu::buffers::{binding, binding_up_to, upload_storage};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 
@@ -155,10 +155,12 @@ impl CastKernel {
             .step_by(chunk as usize)
             .map(|first| {
                 let len = chunk.min(count - first);
+                // Grown buffers may be larger than a binding may be: bound up to the limit (the
+                // bytes the kernel reads were checked against it).
                 let entries = [
-                    binding(0, buffers.bodies, 0, buffers.bodies.size()),
-                    binding(1, buffers.nodes, 0, buffers.nodes.size()),
-                    binding(2, buffers.body_list, 0, buffers.body_list.size()),
+                    binding_up_to(0, buffers.bodies, limits.max_binding),
+                    binding_up_to(1, buffers.nodes, limits.max_binding),
+                    binding_up_to(2, buffers.body_list, limits.max_binding),
                     binding(3, buffers.rays, first * ray_size, len * ray_size),
                     binding(4, buffers.counts, first * count_size, len * count_size),
                     binding(5, buffers.hits, first * hits_size, len * hits_size),

@@ -34,7 +34,7 @@ use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
 use super::order::OrderStage;
-use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::{GpuContext, GpuError};
@@ -362,8 +362,8 @@ impl ResidentState {
             label: Some("resident prepare"),
             layout: &self.prepare_layout,
             entries: &[
-                whole(0, &self.setup),
-                whole(1, batch.pair_count),
+                binding_up_to(0, &self.setup, context.limits.max_binding),
+                binding_up_to(1, batch.pair_count, context.limits.max_binding),
                 binding(2, &self.params.buffer, 0, chunks * PARAMS_STRIDE),
                 binding(
                     3,
@@ -387,7 +387,7 @@ impl ResidentState {
             let (pairs_at, pairs_len) = window(k, PAIR_BYTES, pair_bytes);
             let (results_at, results_len) = window(k, RESULT_BYTES, result_bytes);
             let common = [
-                whole(0, batch.bodies),
+                binding_up_to(0, batch.bodies, context.limits.max_binding),
                 binding(1, batch.pairs, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
                 binding(3, &self.params.buffer, 0, GpuParams::min_size().get()),
@@ -414,11 +414,6 @@ impl ResidentState {
             },
         ));
     }
-}
-
-/// A bind group entry for the whole of `buffer`.
-fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    binding(index, buffer, 0, buffer.size())
 }
 
 /// Step 1: what the host can check of a resident batch, as [`GpuError::Input`] naming the
