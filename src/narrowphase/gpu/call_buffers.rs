@@ -34,7 +34,7 @@ use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RES
 use super::list_order::ListOrder;
 use super::mesh::MeshStage;
 use super::order::OrderStage;
-use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, check_limit};
+use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::write_uniform;
 use crate::gpu::{GpuContext, GpuError};
@@ -347,7 +347,7 @@ impl CallBuffers {
             let (pairs_at, pairs_len) = window(k, pairs, PAIR_BYTES);
             let (results_at, results_len) = window(k, results, RESULT_BYTES);
             [
-                binding(0, bodies, 0, bodies.size()),
+                binding_up_to(0, bodies, context.limits.max_binding),
                 binding(1, pairs, pairs_at, pairs_len),
                 binding(2, results, results_at, results_len),
                 binding(3, params, 0, GpuParams::min_size().get()),

@@ -28,7 +28,7 @@ use super::kernel_layout::{
 use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels, with_clip_sources};
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
-use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
@@ -406,7 +406,7 @@ impl CompoundStage {
                     "compound expand call",
                     &k.expand_call_layout,
                     &[
-                        binding(0, caller.bodies, 0, caller.bodies.size()),
+                        binding_up_to(0, caller.bodies, context.limits.max_binding),
                         binding(1, caller.pairs, at, len),
                         params(3, caller.params),
                     ],

@@ -37,7 +37,7 @@ use super::kernel_layout::{
 };
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::kernels::{NarrowphaseKernels, with_clip_sources};
-use crate::gpu::buffers::{GrowBuffer, binding, check_limit, create_buffer, upload_storage};
+use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer, upload_storage};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
@@ -401,7 +401,7 @@ impl MeshStage {
                     "mesh expand call",
                     &k.expand_call_layout,
                     &[
-                        whole(0, caller.bodies),
+                        binding_up_to(0, caller.bodies, context.limits.max_binding),
                         binding(1, caller.pairs, at, len),
                         params(3, caller.params),
                     ],
