@@ -574,16 +574,5 @@ fn check_frame(frame: &ResidentBodies<'_>) -> Result<(), GpuError> {
 /// The centre of the bounded bodies' translations (f64 world, length units; the world origin
 /// when there is none): the BVH frame's origin for host calls.
 pub fn scene_centre(shapes: &[Shape], bodies: &[Body]) -> DVec3 {
-    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-    for body in bodies {
-        if !matches!(shapes.get(body.shape as usize), Some(Shape::HalfSpace(_))) {
-            lo = lo.min(body.pose.translation);
-            hi = hi.max(body.pose.translation);
-        }
-    }
-    if lo.cmple(hi).all() {
-        (lo + hi) * 0.5
-    } else {
-        DVec3::ZERO
-    }
+    crate::bvh::frame_of(shapes, bodies).0
 }

@@ -261,14 +261,15 @@ impl Bvh {
 
 /// The BVH frame's origin over `bodies` (step 1): the centre of the range of the bounded
 /// bodies' translations (zero when none is bounded); and how many are half-spaces. On all
-/// threads.
+/// threads. A body whose shape index is not in `shapes` counts as bounded (the caller checks
+/// indices).
 pub(crate) fn frame_of(shapes: &[Shape], bodies: &[Body]) -> (DVec3, usize) {
     let none = (DVec3::INFINITY, DVec3::NEG_INFINITY, 0);
     let (lo, hi, unbounded) = bodies
         .par_iter()
         .with_min_len(FRAME_BODIES_PER_TASK)
-        .map(|b| match shapes[b.shape as usize] {
-            Shape::HalfSpace(_) => (DVec3::INFINITY, DVec3::NEG_INFINITY, 1),
+        .map(|b| match shapes.get(b.shape as usize) {
+            Some(Shape::HalfSpace(_)) => (DVec3::INFINITY, DVec3::NEG_INFINITY, 1),
             _ => (b.pose.translation, b.pose.translation, 0),
         })
         .reduce(|| none, |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 + b.2));
