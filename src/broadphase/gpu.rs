@@ -391,17 +391,19 @@ impl GpuBroadphase {
             .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
         let body_bytes = u64::from(frame.body_count) * size_of::<GpuBody>() as u64;
         let device = context.device();
+        // Grown buffers may be larger than a binding may be: bound up to the limit.
+        let whole = |index, buffer| binding_up_to(index, buffer, context.limits.max_binding);
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("broadphase"),
             layout: &self.kernels.layout,
             entries: &[
-                binding_up_to(0, bvh.shapes, context.limits.max_binding),
+                whole(0, bvh.shapes),
                 binding(1, frame.bodies, 0, body_bytes),
-                binding_up_to(2, bvh.boxes, context.limits.max_binding),
-                binding_up_to(3, bvh.nodes, context.limits.max_binding),
-                binding_up_to(4, bvh.body_list, context.limits.max_binding),
-                binding_up_to(5, &self.pairs.buffer, context.limits.max_binding),
-                binding_up_to(6, &self.count, context.limits.max_binding),
+                whole(2, bvh.boxes),
+                whole(3, bvh.nodes),
+                whole(4, bvh.body_list),
+                whole(5, &self.pairs.buffer),
+                whole(6, &self.count),
                 binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
             ],
         });

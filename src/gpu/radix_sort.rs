@@ -384,9 +384,9 @@ impl GpuRadixSort {
                 layout: &kernels.prepare_layout,
                 entries: &[
                     binding(0, params, 0, params_size),
-                    binding_up_to(1, counter, context.limits.max_binding),
-                    binding_up_to(2, state, context.limits.max_binding),
-                    binding_up_to(3, args, context.limits.max_binding),
+                    binding_up_to(1, counter, max_binding),
+                    binding_up_to(2, state, max_binding),
+                    binding_up_to(3, args, max_binding),
                 ],
             });
             // Pass p reads groups[p % 2]'s input and writes its output.
@@ -397,8 +397,8 @@ impl GpuRadixSort {
                     entries: &[
                         binding_up_to(0, from, max_binding),
                         binding_up_to(1, to, max_binding),
-                        binding_up_to(2, scan, context.limits.max_binding),
-                        binding_up_to(3, state, context.limits.max_binding),
+                        binding_up_to(2, scan, max_binding),
+                        binding_up_to(3, state, max_binding),
                         binding(4, params, 0, params_size),
                     ],
                 })

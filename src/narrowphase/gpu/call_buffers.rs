@@ -373,7 +373,7 @@ impl CallBuffers {
                 pairs,
                 results,
                 params,
-                binding(4, list, 0, list.size().min(context.limits.max_binding)),
+                binding_up_to(4, list, context.limits.max_binding),
             ];
             self.clip_groups[slot].push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("clip call"),

@@ -392,7 +392,7 @@ impl CompoundStage {
             &k.merge_layout,
             &[
                 params(3, caller.params),
-                binding(4, caller.list, 0, caller.list.size().min(limits.max_binding)),
+                binding_up_to(4, caller.list, limits.max_binding),
                 binding(5, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES),
                 ranges,
                 tags,

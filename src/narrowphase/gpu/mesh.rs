@@ -389,7 +389,7 @@ impl MeshStage {
             &k.merge_call_layout,
             &[
                 params(3, caller.params),
-                binding(4, caller.list, 0, caller.list.size().min(limits.max_binding)),
+                binding_up_to(4, caller.list, limits.max_binding),
             ],
         );
         let merge_group = group("mesh merge", &k.merge_layout, &[items(0), ranges(1), points(2)]);

@@ -358,12 +358,14 @@ impl ResidentState {
             return;
         }
         let device = context.device();
+        // Caller and grown buffers may be larger than a binding may be: bound up to the limit.
+        let max_binding = context.limits.max_binding;
         let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("resident prepare"),
             layout: &self.prepare_layout,
             entries: &[
-                binding_up_to(0, &self.setup, context.limits.max_binding),
-                binding_up_to(1, batch.pair_count, context.limits.max_binding),
+                binding_up_to(0, &self.setup, max_binding),
+                binding_up_to(1, batch.pair_count, max_binding),
                 binding(2, &self.params.buffer, 0, chunks * PARAMS_STRIDE),
                 binding(
                     3,
@@ -387,7 +389,7 @@ impl ResidentState {
             let (pairs_at, pairs_len) = window(k, PAIR_BYTES, pair_bytes);
             let (results_at, results_len) = window(k, RESULT_BYTES, result_bytes);
             let common = [
-                binding_up_to(0, batch.bodies, context.limits.max_binding),
+                binding_up_to(0, batch.bodies, max_binding),
                 binding(1, batch.pairs, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
                 binding(3, &self.params.buffer, 0, GpuParams::min_size().get()),
@@ -398,7 +400,7 @@ impl ResidentState {
                 entries: &common,
             }));
             let mut entries = common.to_vec();
-            entries.push(binding(4, list, 0, list.size().min(context.limits.max_binding)));
+            entries.push(binding_up_to(4, list, max_binding));
             clip_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("resident clip"),
                 layout: &clip.call_layout,
