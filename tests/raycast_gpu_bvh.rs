@@ -174,11 +174,7 @@ fn check_rays(
         .all(|b| (b.pose.translation - bvh.origin).abs().max_element() < 1e3);
     // The CPU tests half-spaces apart; in a GPU tree that holds them every ray enters their
     // leaves and the nodes above them.
-    let in_tree = checked
-        .iter()
-        .filter(|b| matches!(shapes[b.shape as usize], Shape::HalfSpace(_)))
-        .count()
-        - bvh.unbounded.len();
+    let in_tree = half_spaces(shapes, checked) - bvh.unbounded.len();
     let allowed = match layout {
         TreeLayout::Heap => 3 * cpu + (2 * in_tree + 4) * rays.len(),
         TreeLayout::Prefix => cpu + cpu / 4 + 2 * in_tree * rays.len(),
@@ -187,6 +183,14 @@ fn check_rays(
         !near_origin || gpu <= allowed,
         "{what}, {layout:?}: {gpu} nodes entered in the GPU tree, {cpu} in the CPU's"
     );
+}
+
+/// How many of `bodies` are half-spaces.
+fn half_spaces(shapes: &[Shape], bodies: &[Body]) -> usize {
+    bodies
+        .iter()
+        .filter(|b| matches!(shapes[b.shape as usize], Shape::HalfSpace(_)))
+        .count()
 }
 
 /// The nodes of `bvh` whose boxes `ray` enters within its length, every one reached from the
@@ -229,13 +233,10 @@ fn build_and_check(
         check_rays(shapes, bodies, &checked, (&bvh, layout), rays, what);
     }
     // A prefix tree with the half-spaces apart (as the GPU whole call builds it).
-    let half_spaces = checked
-        .iter()
-        .filter(|b| matches!(shapes[b.shape as usize], Shape::HalfSpace(_)))
-        .count();
-    if layout == TreeLayout::Prefix && half_spaces > 0 {
+    let apart = half_spaces(shapes, &checked);
+    if layout == TreeLayout::Prefix && apart > 0 {
         let what = format!("{what}, half-spaces apart");
-        let apart = gpu_bvh(probe, &checked, origin, half_spaces);
+        let apart = gpu_bvh(probe, &checked, origin, apart);
         check_structure(shapes, &checked, &apart, layout, &what);
         if !rays.is_empty() {
             check_rays(shapes, bodies, &checked, (&apart, layout), rays, &what);

@@ -299,7 +299,7 @@ const BLOCKS: usize = 5;
 const PREFIX: usize = 6;
 
 /// The passes' labels (their stages under a [`crate::gpu::StageTimer`]), by kernel: the boxes,
-/// the Morton codes, and the tree (leaves and inner levels, one pass).
+/// the Morton codes, and the tree (steps 4-5 or 6-8, one pass).
 const STAGE_LABELS: [&str; 3] = ["bvh boxes", "bvh morton", "bvh tree"];
 
 /// The build kernels, compiled once per device ([`GpuContext::kernels`]).
@@ -480,7 +480,11 @@ impl GpuBvhBuilder {
         apart: u32,
     ) -> Result<GpuBvh<'_>, GpuError> {
         let n = u64::from(body_count);
-        let places = body_count.saturating_sub(apart);
+        // Bodies in the tree (the heap tree holds them all).
+        let places = match self.layout {
+            TreeLayout::Heap => body_count,
+            TreeLayout::Prefix => body_count.saturating_sub(apart),
+        };
         let steps = plan(self.layout, body_count, places, origin, self.world_padding);
         let (node_count, box_slots) = slots(self.layout, body_count, places, &steps);
         let limits = context.limits;
@@ -543,10 +547,7 @@ impl GpuBvhBuilder {
             nodes: &self.nodes.buffer,
             node_count: node_count as u32,
             body_list: &self.body_list.buffer,
-            tree_bodies: match self.layout {
-                TreeLayout::Heap => body_count,
-                TreeLayout::Prefix => places,
-            },
+            tree_bodies: places,
         })
     }
 

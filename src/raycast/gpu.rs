@@ -104,8 +104,6 @@ pub struct GpuRaycaster {
     resident: Option<ResidentRayState>,
     /// The last call's bodies with normalized rotations, kept for their memory.
     normalized: Vec<Body>,
-    /// The BVH frame's origin (world, length units) and the half-spaces of the last call.
-    frame: (DVec3, usize),
     /// The CPU BVH of the last call that recomputed rays, kept for its memory.
     bvh: Bvh,
     /// The set [`Self::cast`] fills before building its lists, kept for its memory.
@@ -169,7 +167,6 @@ impl GpuRaycaster {
             staged: [0; 2],
             resident: None,
             normalized: Vec::new(),
-            frame: (DVec3::ZERO, 0),
             bvh: Bvh::default(),
             lists: RayHitSet::new(),
             params,
@@ -250,21 +247,23 @@ impl GpuRaycaster {
                 .with_min_len(BODIES_PER_TASK)
                 .map(normalized),
         );
-        self.frame = frame_of(&self.shapes, &self.normalized);
+        let frame = frame_of(&self.shapes, &self.normalized);
         let prepare = lap(&mut clock);
         let bodies = std::mem::take(&mut self.normalized);
-        let cast = self.cast_prepared(&bodies, rays, closest, out, &mut clock);
+        let cast = self.cast_prepared(&bodies, frame, rays, closest, out, &mut clock);
         self.normalized = bodies;
         let timings = cast?;
         self.timings = RayTimings { prepare, ..timings };
         Ok(())
     }
 
-    /// Steps 2 (upload) to 4 over checked `bodies`: the split from the upload on, each step
-    /// timed from the end of the one before (`clock`).
+    /// Steps 2 (upload) to 4 over checked `bodies`, their BVH frame's origin and half-spaces
+    /// (`frame`): the split from the upload on, each step timed from the end of the one before
+    /// (`clock`).
     fn cast_prepared(
         &mut self,
         bodies: &[Body],
+        frame: (DVec3, usize),
         rays: &[Ray],
         closest: bool,
         out: &mut RayHitSet,
@@ -281,7 +280,7 @@ impl GpuRaycaster {
             });
         }
         // Step 3.
-        let mapped = self.dispatch(bodies.len() as u32, rays.len() as u64, slots, closest)?;
+        let mapped = self.dispatch(bodies.len() as u32, frame, rays.len() as u64, slots, closest)?;
         let dispatch_readback = lap(clock);
         // Step 4, read straight from the mapped slots on all threads.
         let view = self
@@ -412,11 +411,18 @@ impl GpuRaycaster {
         popped
     }
 
-    /// Records the staged copies, the BVH build over the `body_count` bodies (the half-spaces
-    /// apart) and the kernel in chunks, writes the parameters, submits, and waits (bounded)
-    /// until the counts and slots are copied back and mapped: the readback buffer holds `count`
-    /// (at least 1) counts then their slots, mapped over the returned bytes.
-    fn dispatch(&mut self, body_count: u32, count: u64, slots: u32, closest: bool) -> Result<u64, GpuError> {
+    /// Records the staged copies, the BVH build over the `body_count` bodies at `origin` (the
+    /// `half_spaces` apart) and the kernel in chunks, writes the parameters, submits, and waits
+    /// (bounded) until the counts and slots are copied back and mapped: the readback buffer
+    /// holds `count` (at least 1) counts then their slots, mapped over the returned bytes.
+    fn dispatch(
+        &mut self,
+        body_count: u32,
+        (origin, half_spaces): (DVec3, usize),
+        count: u64,
+        slots: u32,
+        closest: bool,
+    ) -> Result<u64, GpuError> {
         let count_size = size_of::<GpuRayCount>() as u64;
         let hits_size = u64::from(slots) * size_of::<GpuRayHit>() as u64;
         let limits = self.context.limits;
@@ -429,7 +435,6 @@ impl GpuRaycaster {
         let [body_staging, ray_staging] = self.staging.get_mut().unwrap_or_else(PoisonError::into_inner);
         body_staging.record_copy(&mut encoder, &self.bodies.buffer, body_bytes);
         ray_staging.record_copy(&mut encoder, &self.rays.buffer, ray_bytes);
-        let (origin, half_spaces) = self.frame;
         let recorded = self
             .builder
             .encode(
