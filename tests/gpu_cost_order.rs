@@ -1,7 +1,8 @@
 //! The resident API's ordering of pairs by cost (`GpuNarrowphase::set_cost_ordering`): the
 //! manifold list is the same bit for bit with the ordering on and off, and each chunk's slots
-//! hold a permutation of its pairs in key order (`internals::cost_class`), or the chunk's own
-//! order where the GPU skips the ordering (one workgroup per pair, a chunk of one key).
+//! hold a permutation of its pairs in key order (`internals::order_key`: the cost class, then
+//! the gap bucket), or the chunk's own order where the GPU skips the ordering (one workgroup per
+//! pair, a chunk of one key).
 
 mod support;
 
@@ -9,9 +10,10 @@ use std::sync::Arc;
 
 use glam::{Quat, Vec3};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs, terrain};
+use hullsat::gpu::layout::GpuBody;
 use hullsat::internals::{
-    HullTables, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, call_sat_results, cost_class,
-    resident_sat_results,
+    GAP_BUCKETS, HullTables, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, call_sat_results,
+    order_key, resident_sat_results,
 };
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuSatResult};
@@ -75,9 +77,13 @@ fn sorted_bytes(mut entries: Vec<GpuManifold>) -> Vec<Vec<u8>> {
     entries.iter().map(|m| bytemuck::bytes_of(m).to_vec()).collect()
 }
 
+/// The tests' margin, length units.
+const MARGIN: f32 = 0.01;
+
 /// Checks the last resident call's slots: per chunk of `chunk` slots, the pairs they name are
-/// a permutation of the chunk's, in non-decreasing [`cost_class`] order when `ordered(k)` for
-/// chunk `k`, else in the caller's order. Returns the keys met, slot order.
+/// a permutation of the chunk's, in non-decreasing [`order_key`] order when `ordered(k)` for
+/// chunk `k`, else in the caller's order. Returns the keys met (the lower of each range), slot
+/// order.
 fn check_slots(
     gpu: &GpuNarrowphase,
     bodies: &[Body],
@@ -101,23 +107,33 @@ fn check_slots_of(
     let bytes = read_buffer(gpu, results);
     let results: &[GpuSatResult] = bytemuck::cast_slice(&bytes[..pairs.len() * size_of::<GpuSatResult>()]);
     let table = HullTables::new(gpu.shapes()).shapes;
-    let key = |pair: usize| {
-        let [a, b] = pairs[pair].map(|i| &table[bodies[i as usize].shape as usize]);
-        cost_class(a, b)
+    // The key the GPU may give a pair: its gap bucket taken with the reach a little longer and
+    // a little shorter, as a GPU that fuses the bucket's f32 steps may put a pair at a step's
+    // edge in the next bucket.
+    let keys_of = |pair: usize| {
+        let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
+        let [shape_a, shape_b] = [a, b].map(|body| &table[body.shape as usize]);
+        let [a, b] = [a, b].map(GpuBody::from_body);
+        [MARGIN + 1e-4, MARGIN - 1e-4].map(|margin| order_key(shape_a, shape_b, &a, &b, margin))
     };
     let mut keys = Vec::with_capacity(pairs.len());
     for (k, slots) in results.chunks(chunk).enumerate() {
         let mut named: Vec<usize> = slots.iter().map(|r| r.pair as usize).collect();
-        let chunk_keys: Vec<u32> = named.iter().map(|&p| key(p)).collect();
+        let chunk_keys: Vec<[u32; 2]> = named.iter().map(|&p| keys_of(p)).collect();
         if ordered(k) {
-            assert!(chunk_keys.is_sorted(), "chunk {k}: keys {chunk_keys:?}");
+            // Some key within each pair's range, non-decreasing slot by slot.
+            let mut least = 0;
+            for (slot, &[low, high]) in chunk_keys.iter().enumerate() {
+                least = least.max(low);
+                assert!(least <= high, "chunk {k}, slot {slot}: keys {chunk_keys:?}");
+            }
         } else {
             assert!(
                 named.iter().enumerate().all(|(s, &p)| p == k * chunk + s),
                 "chunk {k}: not in the caller's order"
             );
         }
-        keys.extend(chunk_keys);
+        keys.extend(chunk_keys.iter().map(|[low, _]| low));
         named.sort_unstable();
         let expected: Vec<usize> = (k * chunk..k * chunk + slots.len()).collect();
         assert_eq!(named, expected, "chunk {k}: not a permutation of its pairs");
@@ -149,7 +165,7 @@ fn ordered_as_unordered(
     ordered: impl Fn(usize) -> bool,
 ) -> Vec<u32> {
     let resident = ResidentScene::new(device, bodies, pairs);
-    let batch = resident.batch(0.01);
+    let batch = resident.batch(MARGIN);
     gpu.set_cost_ordering(true);
     let with_order = read_resident(gpu, &batch);
     let keys = check_slots(gpu, bodies, pairs, chunk, ordered);
@@ -171,9 +187,17 @@ fn ordering_pairs_by_cost_leaves_every_manifold_bit_for_bit() {
     };
     assert!(gpu.cost_ordering(), "on by default");
     let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
-    // The scene meets the keys of every pair kind: hull pairs by their edge pairs, two boxes,
-    // hulls with primitives by the hull's edges, and the rest.
-    let mut met = keys;
+    // The scene meets the keys of every pair kind: hull pairs by their edge pairs and their
+    // gaps, two boxes, hulls with primitives by the hull's edges, and the rest.
+    let mut buckets: Vec<u32> = keys
+        .iter()
+        .filter(|&&k| k / GAP_BUCKETS <= KEY_SMALL_HULLS)
+        .map(|k| k % GAP_BUCKETS)
+        .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    assert!(buckets.len() >= 4, "gap buckets met: {buckets:?}");
+    let mut met: Vec<u32> = keys.iter().map(|k| k / GAP_BUCKETS).collect();
     met.sort_unstable();
     met.dedup();
     for kind in [
@@ -223,7 +247,7 @@ fn a_chunk_of_one_key_is_not_scattered() {
     // First an ordered call, so chunk 0's results hold a permutation that must not be followed.
     ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
     let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &with_boxes, 256, |k| k > 0);
-    assert!(keys[..256].iter().all(|&k| k == KEY_BOX_BOX));
+    assert!(keys[..256].iter().all(|&k| k == KEY_BOX_BOX * GAP_BUCKETS));
 }
 
 /// A host call's manifolds, `collide`'s and `collide_into`'s, as their `Debug` text (which
@@ -236,10 +260,10 @@ fn host_call(
     (on, ordered): (bool, &dyn Fn(usize) -> bool),
 ) -> (String, String) {
     gpu.set_cost_ordering(on);
-    let manifolds = gpu.collide(bodies, pairs, 0.01).expect("collide");
+    let manifolds = gpu.collide(bodies, pairs, MARGIN).expect("collide");
     check_slots_of(gpu, &call_sat_results(gpu), bodies, pairs, chunk, ordered);
     let mut set = ContactSet::new();
-    gpu.collide_into(bodies, pairs, 0.01, &mut set)
+    gpu.collide_into(bodies, pairs, MARGIN, &mut set)
         .expect("collide_into");
     check_slots_of(gpu, &call_sat_results(gpu), bodies, pairs, chunk, ordered);
     assert!(set.len() > 100, "{} touching", set.len());

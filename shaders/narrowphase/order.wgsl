@@ -1,23 +1,23 @@
 // Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 // before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key from
-// their shapes (most expensive first), so each warp of the SAT and clip kernels holds pairs of
-// like cost. The order is left as a
+// their shapes and, for pairs the SAT runs, how far apart their bounding spheres lie (most
+// expensive first), so each warp of the SAT and clip kernels holds pairs of like cost. The
+// order is left as a
 // permutation in the SAT results' `pair` fields: slot s runs pair results[s].pair (sat.wgsl
-// pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs (`cost_class` is
-// the reference of the key; keep them in step).
+// pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs (`cost_class` and
+// `gap_bucket` are the references of the key; keep them in step).
 //
 // 1. setup (one invocation per chunk): zeroes the chunk's counters; the count's arguments,
 //    none unless the prepare kernel left the chunk's `ordered` at 1 (not one workgroup per pair).
-// 2. count_classes (PAIRS_PER_INVOCATION pairs per invocation): each pair's key (cost_class),
-//    kept in `classes`; each lane counts its keys in its own column of workgroup memory, then
-//    adds each count to the workgroup's (one atomic per key the lane holds), the workgroup to
-//    the chunk's (one atomic per key present).
+// 2. count_classes (PAIRS_PER_INVOCATION pairs per invocation): each pair's key (order_key),
+//    kept in `classes`, counted in workgroup memory (one workgroup atomic per pair), the
+//    workgroup's counts added to the chunk's (one atomic per key present).
 // 3. decide (one invocation per chunk): with two keys present or more, the scatter's arguments,
 //    each key's first slot in its cursor (the exclusive prefix of the counts); else no scatter
 //    and the chunk's `ordered` back to 0 (the SAT then runs slot s's own pair).
-// 4. scatter: each lane recounts its keys, reserves its run of each within the workgroup's (one
-//    workgroup atomic per key it holds), the workgroup its run of each key on the chunk's cursor
-//    (one atomic per key present), then each pair takes the next slot of its lane's run:
+// 4. scatter: each pair takes its rank within the workgroup's run of its key (one workgroup
+//    atomic per pair), the workgroup its run of each key on the chunk's cursor (one atomic per
+//    key present), then each pair its slot, the run's first plus its rank:
 //    results[slot].pair (its index in the dispatch, params.first_pair + its index in the chunk).
 //    The order within a key follows the atomics: every output is per pair, none depends on it.
 //
@@ -26,8 +26,12 @@
 // group 2 (the sort's own); setup and decide groups 2 and 3 (the chunk's parameters and the
 // count's and scatter's arguments).
 
-// Mirrors crate::narrowphase::gpu::order::COST_CLASSES: keys 0 (most expensive) to 15.
+// Mirrors crate::narrowphase::gpu::order::COST_CLASSES: classes 0 (most expensive) to 15.
 const COST_CLASSES: u32 = 16u;
+// Mirrors order.rs GAP_BUCKETS: sub-keys of a class the SAT runs, by the bounding spheres' gap.
+const GAP_BUCKETS: u32 = 8u;
+// Mirrors order.rs ORDER_KEYS: key = class * GAP_BUCKETS + bucket.
+const ORDER_KEYS: u32 = 128u;
 // Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^16 edge pairs and more take key 0,
 // each halving one key more.
 const HULL_KEY_TOP_LOG2: u32 = 16u;
@@ -49,8 +53,8 @@ const PAIRS_PER_INVOCATION: u32 = 8u;
 
 // Must match order.rs `GpuOrderCounters`: one dispatch chunk's counts and cursors per key.
 struct GpuOrderCounters {
-    counts: array<atomic<u32>, COST_CLASSES>,
-    cursors: array<atomic<u32>, COST_CLASSES>,
+    counts: array<atomic<u32>, ORDER_KEYS>,
+    cursors: array<atomic<u32>, ORDER_KEYS>,
 }
 
 // Must match order.rs `GpuOrderArgs`: the indirect arguments (x, y, z workgroups, as
@@ -70,12 +74,9 @@ struct GpuOrderArgs {
 @group(3) @binding(0) var<storage, read_write> chunk_params: GpuParams;
 @group(3) @binding(1) var<storage, read_write> args: GpuOrderArgs;
 
-// Per key, each lane's pairs (count_classes), then its next slot within the workgroup's run
-// (scatter): lane l's at [key * WORKGROUP_SIZE + l], so a warp's lanes meet distinct banks.
-var<workgroup> lane_counts: array<u32, COST_CLASSES * WORKGROUP_SIZE>;
 // The workgroup's pairs per key, then (scatter) its first slot per key.
-var<workgroup> group_counts: array<atomic<u32>, COST_CLASSES>;
-var<workgroup> group_first: array<u32, COST_CLASSES>;
+var<workgroup> group_counts: array<atomic<u32>, ORDER_KEYS>;
+var<workgroup> group_first: array<u32, ORDER_KEYS>;
 
 // The cost key of shapes `a` and `b` (as order.rs cost_class): pairs the SAT runs by log2 of
 // their edge pairs, then two boxes (the box SAT), then a hull or box with a sphere, capsule or
@@ -106,13 +107,40 @@ fn cost_class(a: GpuShape, b: GpuShape) -> u32 {
     return KEY_HULL_PRIMITIVE + min(below_top, KEY_CHEAP - 1u - KEY_HULL_PRIMITIVE);
 }
 
-// The key of chunk pair `index`; KEY_CHEAP for a pair out of range (the kernels skip it).
-fn pair_class(index: u32) -> u32 {
+// The sub-key of a pair the SAT runs (as order.rs gap_bucket): the gap between the shapes'
+// bounding spheres (centroid and radius, posed by the bodies, world frame) over their reach
+// (the radii plus the margin), in GAP_BUCKETS - 1 equal steps from 0 (centroids together: the
+// deepest pairs, whose SAT runs longest) to 1, and GAP_BUCKETS - 1 beyond (spheres apart: a
+// face separates them early).
+fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin: f32) -> u32 {
+    let centre_a = quat_rotate(body_a.rotation, a.centroid);
+    let centre_b = quat_rotate(body_b.rotation, b.centroid);
+    let apart = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
+    let gap = length(apart + centre_b - centre_a);
+    let reach = a.radius + b.radius + margin;
+    if !(gap <= reach) {
+        return GAP_BUCKETS - 1u;
+    }
+    return min(u32(gap / reach * f32(GAP_BUCKETS - 1u)), GAP_BUCKETS - 2u);
+}
+
+// The key of chunk pair `index` (as order.rs order_key): its class, then for a class the SAT
+// runs its gap bucket; KEY_CHEAP's first for a pair out of range (the kernels skip it).
+fn order_key(index: u32) -> u32 {
     let pair = pairs[index];
     if !pair_in_range(pair) {
-        return KEY_CHEAP;
+        return KEY_CHEAP * GAP_BUCKETS;
     }
-    return cost_class(shapes[bodies[pair.x].shape], shapes[bodies[pair.y].shape]);
+    let body_a = bodies[pair.x];
+    let body_b = bodies[pair.y];
+    let a = shapes[body_a.shape];
+    let b = shapes[body_b.shape];
+    let cost = cost_class(a, b);
+    var bucket = 0u;
+    if cost <= KEY_SMALL_HULLS {
+        bucket = gap_bucket(a, b, body_a, body_b, params.margin);
+    }
+    return cost * GAP_BUCKETS + bucket;
 }
 
 // Workgroups of count_classes or scatter for `n` pairs.
@@ -134,7 +162,7 @@ fn in_chunk(index: u32) -> bool {
 @compute @workgroup_size(1)
 fn setup() {
     // 1.
-    for (var k = 0u; k < COST_CLASSES; k++) {
+    for (var k = 0u; k < ORDER_KEYS; k++) {
         atomicStore(&counters.counts[k], 0u);
         atomicStore(&counters.cursors[k], 0u);
     }
@@ -149,22 +177,16 @@ fn count_classes(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocat
     for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
         let index = pair_of_lane(group.x, local, j);
         if in_chunk(index) {
-            let key = pair_class(index);
+            let key = order_key(index);
             classes[index] = key;
-            lane_counts[key * WORKGROUP_SIZE + local] += 1u;
-        }
-    }
-    for (var k = 0u; k < COST_CLASSES; k++) {
-        let n = lane_counts[k * WORKGROUP_SIZE + local];
-        if n > 0u {
-            atomicAdd(&group_counts[k], n);
+            atomicAdd(&group_counts[key], 1u);
         }
     }
     workgroupBarrier();
-    if local < COST_CLASSES {
-        let n = atomicLoad(&group_counts[local]);
+    for (var k = local; k < ORDER_KEYS; k += WORKGROUP_SIZE) {
+        let n = atomicLoad(&group_counts[k]);
         if n > 0u {
-            atomicAdd(&counters.counts[local], n);
+            atomicAdd(&counters.counts[k], n);
         }
     }
 }
@@ -174,7 +196,7 @@ fn decide() {
     // 3.
     var present = 0u;
     var first = 0u;
-    for (var k = 0u; k < COST_CLASSES; k++) {
+    for (var k = 0u; k < ORDER_KEYS; k++) {
         let n = atomicLoad(&counters.counts[k]);
         atomicStore(&counters.cursors[k], first);
         first += n;
@@ -189,36 +211,27 @@ fn decide() {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn scatter(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) local: u32) {
-    // 4. The lane's pairs per key.
+    // 4. Each pair's rank within the workgroup's run of its key.
+    var ranks: array<u32, PAIRS_PER_INVOCATION>;
     for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
         let index = pair_of_lane(group.x, local, j);
         if in_chunk(index) {
-            lane_counts[classes[index] * WORKGROUP_SIZE + local] += 1u;
-        }
-    }
-    // The lane's run of each key within the workgroup's.
-    for (var k = 0u; k < COST_CLASSES; k++) {
-        let n = lane_counts[k * WORKGROUP_SIZE + local];
-        if n > 0u {
-            lane_counts[k * WORKGROUP_SIZE + local] = atomicAdd(&group_counts[k], n);
+            ranks[j] = atomicAdd(&group_counts[classes[index]], 1u);
         }
     }
     workgroupBarrier();
     // The workgroup's run of each key it holds, from the key's cursor.
-    if local < COST_CLASSES {
-        let n = atomicLoad(&group_counts[local]);
+    for (var k = local; k < ORDER_KEYS; k += WORKGROUP_SIZE) {
+        let n = atomicLoad(&group_counts[k]);
         if n > 0u {
-            group_first[local] = atomicAdd(&counters.cursors[local], n);
+            group_first[k] = atomicAdd(&counters.cursors[k], n);
         }
     }
     workgroupBarrier();
     for (var j = 0u; j < PAIRS_PER_INVOCATION; j++) {
         let index = pair_of_lane(group.x, local, j);
         if in_chunk(index) {
-            let key = classes[index];
-            let column = key * WORKGROUP_SIZE + local;
-            let slot = group_first[key] + lane_counts[column];
-            lane_counts[column] += 1u;
+            let slot = group_first[classes[index]] + ranks[j];
             if slot < params.pair_count {
                 results[slot].pair = params.first_pair + index;
             }

@@ -126,7 +126,7 @@ impl GpuNarrowphase {
         context.check_health()?;
         let kernels = NarrowphaseKernels::of(&context)?;
         let tables = HullTables::new(shapes);
-        let orderable = order::may_form_two_cost_classes(&tables.shapes);
+        let orderable = order::may_form_two_keys(&tables.shapes);
         let geometry = HullGeometry::upload(&context, &kernels.sat.geometry_layout, &tables, orderable)?;
         let clipping = if kernels.clip.is_some() {
             Clipping::Gpu

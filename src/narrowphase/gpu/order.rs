@@ -1,20 +1,22 @@
 //! Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 //! before the SAT (`shaders/narrowphase/order.wgsl`): per dispatch chunk, a counting sort of
-//! the pairs by [`cost_class`] (most expensive first) into a permutation left in the SAT
-//! results' `pair` fields, which the SAT and clip kernels follow (`GpuParams::ordered`), so a
-//! warp holds pairs of like cost instead of waiting on its one expensive pair. Every output stays per pair.
+//! the pairs by [`order_key`] ([`cost_class`], then for pairs the SAT runs [`gap_bucket`]; most
+//! expensive first) into a permutation left in the SAT results' `pair` fields, which the SAT
+//! and clip kernels follow (`GpuParams::ordered`), so a warp holds pairs of like cost instead
+//! of waiting on its one expensive pair. Every output stays per pair.
 //!
 //! 1. `setup` (one invocation per chunk): zeroes the chunk's [`GpuOrderCounters`] and writes
 //!    the count's indirect arguments, none where the prepare kernel (or the host) left
 //!    `ordered` at 0 (one workgroup per pair: each pair has its own workgroup, so ordering
 //!    cannot help).
 //! 2. `count_classes` ([`PAIRS_PER_INVOCATION`] pairs per invocation): each pair's key into the
-//!    class buffer, per-lane counts reduced into the chunk's counts.
+//!    class buffer, counted per workgroup, then into the chunk's counts.
 //! 3. `decide` (one invocation per chunk): with two keys present or more, each key's first slot
 //!    and the scatter's arguments; else no scatter and the chunk's `ordered` cleared.
-//! 4. `scatter`: each pair's slot, from its key's cursor and its lane's run of the key.
+//! 4. `scatter`: each pair's slot, from its key's cursor and its rank in the workgroup's run of
+//!    the key.
 //!
-//! A counting sort over 16 keys, not [`crate::gpu::radix_sort`]: one key digit, so the radix
+//! A counting sort over [`ORDER_KEYS`] keys, not [`crate::gpu::radix_sort`]: one key digit, so the radix
 //! sort's per-tile scans would be as many passes for nothing. Why and what it costs:
 //! docs/design/gpu-narrowphase.md ("Pairs ordered by cost").
 
@@ -29,6 +31,7 @@ use super::kernel_layout::{GpuParams, GpuShape, PARAMS_STRIDE};
 use super::kernels::NarrowphaseKernels;
 use super::layout::{SHAPE_BOX, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_TRIMESH};
 use crate::gpu::buffers::{GrowBuffer, binding};
+use crate::gpu::layout::GpuBody;
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 
@@ -41,8 +44,12 @@ pub const ORDER_WGSL: &str = concat!(
     include_str!("../../../shaders/narrowphase/order.wgsl")
 );
 
-/// Keys of [`cost_class`], 0 (most expensive) to 15; must match order.wgsl.
+/// Classes of [`cost_class`], 0 (most expensive) to 15; must match order.wgsl.
 pub const COST_CLASSES: u32 = 16;
+/// Sub-keys of a class the SAT runs ([`gap_bucket`]); must match order.wgsl.
+pub const GAP_BUCKETS: u32 = 8;
+/// Keys of [`order_key`]: `class * GAP_BUCKETS + bucket`; must match order.wgsl.
+pub const ORDER_KEYS: u32 = COST_CLASSES * GAP_BUCKETS;
 /// Pairs the SAT runs of `2^16` edge pairs and more (the SAT's cooperative pairs,
 /// `COOP_EDGE_PAIRS`) take key 0, each halving one key more (to [`KEY_SMALL_HULLS`]); must
 /// match order.wgsl.
@@ -105,15 +112,54 @@ pub fn cost_class(a: &GpuShape, b: &GpuShape) -> u32 {
     KEY_HULL_PRIMITIVE + below_top.min(KEY_CHEAP - 1 - KEY_HULL_PRIMITIVE)
 }
 
-/// Distinct (kind, edge count) entries past which [`may_form_two_cost_classes`] answers true
+/// The sub-key of a pair the SAT runs (order.wgsl `gap_bucket`, the reference of the kernel's):
+/// the gap between the shapes' bounding spheres (centroid and radius, posed by the bodies;
+/// world frame, length units) over their reach (the radii plus `margin`), in `GAP_BUCKETS - 1`
+/// equal steps from 0 (centroids together: the deepest pairs, whose SAT runs longest) to 1, and
+/// `GAP_BUCKETS - 1` beyond (spheres apart: a face separates them early). The same f32 steps
+/// as the kernel's; a GPU that fuses them may put a pair at a step's edge in the next bucket.
+pub fn gap_bucket(a: &GpuShape, b: &GpuShape, body_a: &GpuBody, body_b: &GpuBody, margin: f32) -> u32 {
+    let rotate = |q: [f32; 4], v: [f32; 3]| glam::Quat::from_array(q) * glam::Vec3::from_array(v);
+    let centre_a = rotate(body_a.rotation, a.centroid);
+    let centre_b = rotate(body_b.rotation, b.centroid);
+    let [ha, hb, la, lb] = [
+        body_a.translation_hi,
+        body_b.translation_hi,
+        body_a.translation_lo,
+        body_b.translation_lo,
+    ]
+    .map(glam::Vec3::from_array);
+    let gap = ((hb - ha) + (lb - la) + centre_b - centre_a).length();
+    let reach = a.radius + b.radius + margin;
+    if gap.is_nan() || gap > reach {
+        return GAP_BUCKETS - 1;
+    }
+    ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
+}
+
+/// The key a pair of bodies sorts by (order.wgsl `order_key`): [`cost_class`] of their shapes
+/// times [`GAP_BUCKETS`], plus [`gap_bucket`] for a class the SAT runs (up to
+/// [`KEY_SMALL_HULLS`]), 0 for the others.
+pub fn order_key(a: &GpuShape, b: &GpuShape, body_a: &GpuBody, body_b: &GpuBody, margin: f32) -> u32 {
+    let class = cost_class(a, b);
+    let bucket = if class <= KEY_SMALL_HULLS {
+        gap_bucket(a, b, body_a, body_b, margin)
+    } else {
+        0
+    };
+    class * GAP_BUCKETS + bucket
+}
+
+/// Distinct (kind, edge count) entries past which [`may_form_two_keys`] answers true
 /// without pairing them all.
 const COST_SIGNATURES: usize = 64;
 
-/// True when two pairs of `shapes` (a shape with itself included) may fall in different cost
-/// classes ([`cost_class`], which reads kinds and edge counts only). A table of
-/// boxes alone, or of spheres and capsules alone, gives every pair one class: ordering its pairs
-/// would cost four passes and change no warp.
-pub(crate) fn may_form_two_cost_classes(shapes: &[GpuShape]) -> bool {
+/// True when two pairs of `shapes` (a shape with itself included) may take different keys
+/// ([`order_key`]): two cost classes ([`cost_class`], which reads kinds and edge counts only),
+/// or a class the SAT runs, whose pairs differ by [`gap_bucket`]. A table of boxes alone, or
+/// of spheres and capsules alone, gives every pair one key: ordering its pairs would cost four
+/// passes and change no warp.
+pub(crate) fn may_form_two_keys(shapes: &[GpuShape]) -> bool {
     let mut kinds: Vec<&GpuShape> = Vec::new();
     for shape in shapes {
         if !kinds
@@ -130,18 +176,20 @@ pub(crate) fn may_form_two_cost_classes(shapes: &[GpuShape]) -> bool {
         .iter()
         .enumerate()
         .flat_map(|(i, a)| kinds[i..].iter().map(move |b| cost_class(a, b)));
-    let first = classes.next();
-    classes.any(|class| Some(class) != first)
+    let Some(first) = classes.next() else {
+        return false;
+    };
+    first <= KEY_SMALL_HULLS || classes.any(|class| class != first)
 }
 
 /// One dispatch chunk's counters (zeroed by `setup`); must match order.wgsl `GpuOrderCounters`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
 pub struct GpuOrderCounters {
     /// Pairs of the chunk per key (`count_classes`).
-    pub counts: [u32; COST_CLASSES as usize],
+    pub counts: [u32; ORDER_KEYS as usize],
     /// The next free slot of each key (from its first, `decide`; handed out by `scatter`).
-    pub cursors: [u32; COST_CLASSES as usize],
+    pub cursors: [u32; ORDER_KEYS as usize],
 }
 
 /// One dispatch chunk's indirect arguments of its count and scatter, written on the GPU by
@@ -158,7 +206,7 @@ pub struct GpuOrderArgs {
 
 /// Bytes between two chunks' counters, or arguments: a multiple of every device's storage
 /// offset alignment.
-const CHUNK_STRIDE: u64 = 256;
+const CHUNK_STRIDE: u64 = 1024;
 const _: () = assert!(size_of::<GpuOrderCounters>() as u64 <= CHUNK_STRIDE);
 const _: () = assert!(size_of::<GpuOrderArgs>() as u64 <= CHUNK_STRIDE);
 
@@ -420,17 +468,57 @@ mod tests {
         let hull = |edges| shape(SHAPE_HULL, edges);
         let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
         let sphere = || Shape::Sphere(Sphere::new(1.0).unwrap());
-        // One class: boxes alone, spheres alone, one hull size alone, no shape.
-        assert!(!may_form_two_cost_classes(&shapes(&[cuboid(), cuboid()])));
-        assert!(!may_form_two_cost_classes(&shapes(&[sphere()])));
-        assert!(!may_form_two_cost_classes(&[hull(90), hull(90)]));
-        assert!(!may_form_two_cost_classes(&[]));
-        // Two: a box and a sphere (box-box, box-sphere), two hull sizes.
-        assert!(may_form_two_cost_classes(&shapes(&[cuboid(), sphere()])));
-        assert!(may_form_two_cost_classes(&[hull(12), hull(180)]));
+        // One key: boxes alone, spheres alone, no shape.
+        assert!(!may_form_two_keys(&shapes(&[cuboid(), cuboid()])));
+        assert!(!may_form_two_keys(&shapes(&[sphere()])));
+        assert!(!may_form_two_keys(&[]));
+        // Two: a box and a sphere (box-box, box-sphere), two hull sizes, and one hull size
+        // alone (its pairs differ by their gap).
+        assert!(may_form_two_keys(&shapes(&[cuboid(), sphere()])));
+        assert!(may_form_two_keys(&[hull(12), hull(180)]));
+        assert!(may_form_two_keys(&[hull(90), hull(90)]));
+        assert!(may_form_two_keys(&[hull(90)]));
         // Past COST_SIGNATURES distinct entries: true without pairing them.
         let many: Vec<GpuShape> = (0..=COST_SIGNATURES as u32).map(|e| hull(e + 6)).collect();
-        assert!(may_form_two_cost_classes(&many));
+        assert!(may_form_two_keys(&many));
+    }
+
+    #[test]
+    fn gap_buckets_run_from_centroids_together_to_spheres_apart() {
+        use crate::pose::Pose;
+        use glam::{DVec3, Quat};
+        // Two shapes of radius 1 about a centroid 0.5 off their origin along x.
+        let ball = GpuShape {
+            kind: SHAPE_HULL,
+            centroid: [0.5, 0.0, 0.0],
+            radius: 1.0,
+            ..Default::default()
+        };
+        let at =
+            |x: f64, rotation: Quat| GpuBody::from_pose(0, &Pose::new(DVec3::new(x, 0.0, 0.0), rotation));
+        let turned = Quat::from_rotation_z(std::f32::consts::PI);
+        let bucket =
+            |x: f64, margin: f32| gap_bucket(&ball, &ball, &at(0.0, Quat::IDENTITY), &at(x, turned), margin);
+        // B turned half a turn about z: its centroid at x - 0.5, A's at 0.5, reach 2 + margin.
+        assert_eq!(bucket(1.0, 0.0), 0, "centroids together");
+        assert_eq!(bucket(2.0, 0.0), 3, "gap 1 of reach 2: 3.5 steps");
+        assert_eq!(bucket(2.99, 0.0), GAP_BUCKETS - 2);
+        assert_eq!(bucket(3.0, 0.0), GAP_BUCKETS - 2, "touching spheres");
+        assert_eq!(bucket(3.01, 0.0), GAP_BUCKETS - 1, "apart");
+        assert_eq!(bucket(3.01, 0.02), GAP_BUCKETS - 2, "within the margin");
+        assert_eq!(bucket(0.0, 0.0), 3, "B's centroid on the other side of A's");
+        // The class first, the bucket after, only for classes the SAT runs.
+        let boxed = GpuShape {
+            kind: SHAPE_BOX,
+            edge_count: 12,
+            ..ball
+        };
+        let key = |a: &GpuShape, b: &GpuShape, x: f64| {
+            order_key(a, b, &at(0.0, Quat::IDENTITY), &at(x, turned), 0.0)
+        };
+        assert_eq!(key(&ball, &ball, 2.0), cost_class(&ball, &ball) * GAP_BUCKETS + 3);
+        assert_eq!(key(&boxed, &boxed, 2.0), KEY_BOX_BOX * GAP_BUCKETS);
+        assert_eq!(key(&boxed, &boxed, 9.0), KEY_BOX_BOX * GAP_BUCKETS);
     }
 
     #[test]
