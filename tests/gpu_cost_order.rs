@@ -17,7 +17,9 @@ use hullsat::internals::{
 };
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuSatResult};
-use hullsat::{Body, ContactSet, GpuNarrowphase, HalfSpace, Pose, Shape};
+use hullsat::{Body, ContactSet, ConvexHull, GpuNarrowphase, HalfSpace, Pose, Shape};
+use rand::{RngExt, SeedableRng};
+use rand_pcg::Pcg64 as StdRng;
 use support::{ResidentScene, device_or_skip, read_bytes, read_resident};
 
 /// A particle scene of every convex kind (boxes, hulls of 8 to 32 vertices, spheres, capsules,
@@ -212,6 +214,65 @@ fn ordering_pairs_by_cost_leaves_every_manifold_bit_for_bit() {
     assert!(
         met.iter().filter(|&&k| k <= KEY_SMALL_HULLS).count() >= 3,
         "keys met: {met:?}"
+    );
+}
+
+#[test]
+fn pairs_of_one_hull_size_are_ordered_by_their_gap() {
+    // Two 24-vertex hulls whose centroids lie off their origins (so a kernel that left the
+    // centroids unrotated would misjudge the gap), 600 pairs from centroids together to spheres
+    // apart, in random order: one cost class, so the keys differ by their gap bucket alone.
+    let mut rng = StdRng::seed_from_u64(21);
+    let hull = |offset: Vec3, rng: &mut StdRng| {
+        let points: Vec<Vec3> = (0..24)
+            .map(|_| {
+                Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                )
+                .normalize_or(Vec3::X)
+                    + offset
+            })
+            .collect();
+        Shape::Hull(ConvexHull::from_points(&points).expect("a hull"))
+    };
+    let shapes = vec![
+        hull(Vec3::new(0.7, 0.0, 0.0), &mut rng),
+        hull(Vec3::new(0.0, -0.5, 0.3), &mut rng),
+    ];
+    let mut bodies = Vec::new();
+    let mut pairs = Vec::new();
+    for i in 0..600u32 {
+        let direction = Vec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        )
+        .normalize_or(Vec3::Y);
+        let rotation = |rng: &mut StdRng| Quat::from_axis_angle(direction, rng.random_range(0.0..6.0));
+        bodies.push(Body {
+            shape: i % 2,
+            pose: Pose::new(Vec3::ZERO, rotation(&mut rng)),
+        });
+        let distance = rng.random_range(0.0..3.0);
+        bodies.push(Body {
+            shape: (i + 1) % 2,
+            pose: Pose::new(direction * distance, rotation(&mut rng)),
+        });
+        pairs.push([2 * i, 2 * i + 1]);
+    }
+    let Some((device, mut gpu)) = narrowphase(&shapes, 4) else {
+        return;
+    };
+    let keys = ordered_as_unordered((&device, &mut gpu), &bodies, &pairs, 256, |_| true);
+    let mut buckets: Vec<u32> = keys.iter().map(|k| k % GAP_BUCKETS).collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    assert_eq!(
+        buckets,
+        (0..GAP_BUCKETS).collect::<Vec<u32>>(),
+        "every bucket met"
     );
 }
 

@@ -1,11 +1,10 @@
 // Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
-// before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key from
-// their shapes and, for pairs the SAT runs, how far apart their bounding spheres lie (most
-// expensive first), so each warp of the SAT and clip kernels holds pairs of like cost. The
-// order is left as a
-// permutation in the SAT results' `pair` fields: slot s runs pair results[s].pair (sat.wgsl
-// pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs (`cost_class` and
-// `gap_bucket` are the references of the key; keep them in step).
+// before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key (their
+// shapes' cost class and, for pairs the SAT runs, how far apart their bounding spheres lie; most
+// expensive first), so each warp of the SAT and clip kernels holds pairs of like cost. The order
+// is left as a permutation in the SAT results' `pair` fields: slot s runs pair results[s].pair
+// (sat.wgsl pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs
+// (`cost_class` and `gap_bucket` are the references of the key; keep them in step).
 //
 // 1. setup (one invocation per chunk): zeroes the chunk's counters; the count's arguments,
 //    none unless the prepare kernel left the chunk's `ordered` at 1 (not one workgroup per pair).
@@ -32,10 +31,10 @@ const COST_CLASSES: u32 = 16u;
 const GAP_BUCKETS: u32 = 8u;
 // Mirrors order.rs ORDER_KEYS: key = class * GAP_BUCKETS + bucket.
 const ORDER_KEYS: u32 = 128u;
-// Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^16 edge pairs and more take key 0,
-// each halving one key more.
+// Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^16 edge pairs and more take class
+// 0, each halving one class more.
 const HULL_KEY_TOP_LOG2: u32 = 16u;
-// Mirrors order.rs KEY_SMALL_HULLS: the last key of pairs the SAT runs (fewer than 2^7 edge pairs).
+// Mirrors order.rs KEY_SMALL_HULLS: the last class of pairs the SAT runs (fewer than 2^7 edge pairs).
 const KEY_SMALL_HULLS: u32 = 10u;
 // Mirrors order.rs KEY_BOX_BOX, KEY_HULL_PRIMITIVE, KEY_CHEAP.
 const KEY_BOX_BOX: u32 = 11u;
@@ -78,7 +77,7 @@ struct GpuOrderArgs {
 var<workgroup> group_counts: array<atomic<u32>, ORDER_KEYS>;
 var<workgroup> group_first: array<u32, ORDER_KEYS>;
 
-// The cost key of shapes `a` and `b` (as order.rs cost_class): pairs the SAT runs by log2 of
+// The cost class of shapes `a` and `b` (as order.rs cost_class): pairs the SAT runs by log2 of
 // their edge pairs, then two boxes (the box SAT), then a hull or box with a sphere, capsule or
 // half-space by the hull's edges (the clip kernel's GJK and loops over the hull), then the rest
 // (no hull geometry, or a compound or mesh, which the SAT and clip kernels skip).

@@ -202,10 +202,11 @@ impl GpuNarrowphase {
 
     /// Switches the ordering of pairs by cost on or off (on by default; the resident API's, and
     /// the host calls' under [`Clipping::Gpu`] where the SAT takes one pair per invocation): with it,
-    /// each warp of the SAT and clip kernels runs pairs of like cost (hull pairs by size, box
-    /// pairs, pairs with a sphere or capsule) instead of waiting on its one expensive pair, for
-    /// two more dispatches per chunk. Every output is the same either way (the list's order
-    /// aside, which is unspecified); off leaves the pairs in the caller's order.
+    /// each warp of the SAT and clip kernels runs pairs of like cost (hull pairs by size and by
+    /// their bounding spheres' gap, box pairs, pairs with a sphere or capsule) instead of
+    /// waiting on its one expensive pair, for four more passes per call. Every output is the
+    /// same either way (the list's order aside, which is unspecified); off leaves the pairs in
+    /// the caller's order.
     pub fn set_cost_ordering(&mut self, on: bool) {
         self.runner.cost_ordering = on;
     }

@@ -20,6 +20,7 @@
 //! sort's per-tile scans would be as many passes for nothing. Why and what it costs:
 //! docs/design/gpu-narrowphase.md ("Pairs ordered by cost").
 
+use std::cmp::Ordering;
 use std::mem::offset_of;
 use std::sync::Arc;
 
@@ -51,16 +52,16 @@ pub const GAP_BUCKETS: u32 = 8;
 /// Keys of [`order_key`]: `class * GAP_BUCKETS + bucket`; must match order.wgsl.
 pub const ORDER_KEYS: u32 = COST_CLASSES * GAP_BUCKETS;
 /// Pairs the SAT runs of `2^16` edge pairs and more (the SAT's cooperative pairs,
-/// `COOP_EDGE_PAIRS`) take key 0, each halving one key more (to [`KEY_SMALL_HULLS`]); must
+/// `COOP_EDGE_PAIRS`) take class 0, each halving one class more (to [`KEY_SMALL_HULLS`]); must
 /// match order.wgsl.
 pub const HULL_KEY_TOP_LOG2: u32 = 16;
-/// The last key of pairs the SAT runs: fewer than `2^7` edge pairs.
+/// The last class of pairs the SAT runs: fewer than `2^7` edge pairs.
 pub const KEY_SMALL_HULLS: u32 = 10;
 /// Two boxes (the closed-form box SAT, a 4 × 4 face clip).
 pub const KEY_BOX_BOX: u32 = 11;
-/// The first key of a hull or box with a sphere, capsule or half-space (no SAT; the clip
+/// The first class of a hull or box with a sphere, capsule or half-space (no SAT; the clip
 /// kernel's face loops and GJK over the hull): hulls of `2^`[`PRIMITIVE_KEY_TOP_LOG2`] edges
-/// and more, each halving one key more, to `KEY_CHEAP - 1` (boxes and hulls under 32 edges).
+/// and more, each halving one class more, to `KEY_CHEAP - 1` (boxes and hulls under 32 edges).
 pub const KEY_HULL_PRIMITIVE: u32 = 12;
 /// Pairs with no hull geometry (closed forms), with a compound or mesh (the SAT and clip
 /// kernels skip them), or out of range.
@@ -131,10 +132,13 @@ pub fn gap_bucket(a: &GpuShape, b: &GpuShape, body_a: &GpuBody, body_b: &GpuBody
     .map(glam::Vec3::from_array);
     let gap = ((hb - ha) + (lb - la) + centre_b - centre_a).length();
     let reach = a.radius + b.radius + margin;
-    if gap.is_nan() || gap > reach {
-        return GAP_BUCKETS - 1;
+    match gap.partial_cmp(&reach) {
+        Some(Ordering::Less | Ordering::Equal) => {
+            ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
+        }
+        // Apart, or not a number (the kernel's `!(gap <= reach)`).
+        _ => GAP_BUCKETS - 1,
     }
-    ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
 }
 
 /// The key a pair of bodies sorts by (order.wgsl `order_key`): [`cost_class`] of their shapes
@@ -204,11 +208,14 @@ pub struct GpuOrderArgs {
     pub scatter: [u32; 3],
 }
 
-/// Bytes between two chunks' counters, or arguments: a multiple of every device's storage
-/// offset alignment.
+/// Bytes between two chunks' counters: a multiple of every device's storage offset alignment
+/// (at most 256).
 const CHUNK_STRIDE: u64 = 1024;
-const _: () = assert!(size_of::<GpuOrderCounters>() as u64 <= CHUNK_STRIDE);
-const _: () = assert!(size_of::<GpuOrderArgs>() as u64 <= CHUNK_STRIDE);
+/// Bytes between two chunks' arguments, likewise.
+const ARGS_STRIDE: u64 = 256;
+const _: () =
+    assert!(size_of::<GpuOrderCounters>() as u64 <= CHUNK_STRIDE && CHUNK_STRIDE.is_multiple_of(256));
+const _: () = assert!(size_of::<GpuOrderArgs>() as u64 <= ARGS_STRIDE && ARGS_STRIDE.is_multiple_of(256));
 
 /// Bytes of one pair's key in the class buffer.
 const CLASS_BYTES: u64 = 4;
@@ -338,7 +345,7 @@ impl OrderStage {
         let max_buffer = context.limits.max_buffer;
         self.classes.reserve(device, max_pairs * CLASS_BYTES, max_buffer);
         self.counters.reserve(device, chunks * CHUNK_STRIDE, max_buffer);
-        self.args.reserve(device, chunks * CHUNK_STRIDE, max_buffer);
+        self.args.reserve(device, chunks * ARGS_STRIDE, max_buffer);
         self.ensure_groups(device, geometry, params, max_pairs, (chunks, chunk));
         let (_, groups) = self.groups.as_ref().expect("built above");
         let kernels = &self.kernels;
@@ -369,7 +376,7 @@ impl OrderStage {
                     // Steps 2 and 4: the arguments steps 1 and 3 wrote.
                     Some(field) => {
                         pass.set_bind_group(1, sat, &[(k * PARAMS_STRIDE) as u32]);
-                        let offset = k * CHUNK_STRIDE + field as u64;
+                        let offset = k * ARGS_STRIDE + field as u64;
                         pass.dispatch_workgroups_indirect(&self.args.buffer, offset);
                     }
                 }
@@ -435,7 +442,7 @@ impl OrderStage {
                         binding(
                             1,
                             &self.args.buffer,
-                            k * CHUNK_STRIDE,
+                            k * ARGS_STRIDE,
                             size_of::<GpuOrderArgs>() as u64,
                         ),
                     ],
@@ -463,7 +470,7 @@ mod tests {
     }
 
     #[test]
-    fn ordering_needs_two_cost_classes() {
+    fn ordering_needs_two_keys() {
         let shapes = |list: &[Shape]| HullTables::new(list).shapes;
         let hull = |edges| shape(SHAPE_HULL, edges);
         let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
