@@ -164,14 +164,16 @@ fn half_spaces_apart_and_clumped_bodies_give_the_cpu_hits() {
     );
 }
 
-/// A device whose storage binding limit is not a power of two: buffers grow to the next power
-/// of two, so a buffer whose bytes fit the limit may be larger than it; its binding must stop
-/// at the limit. 20,000 spheres: the GPU tree's nodes take 1.28 MB (their buffer 2 MiB), under
-/// a limit of 1.5 MiB.
+/// A device whose storage binding limit lies between a buffer's bytes and its size: buffers grow
+/// past what a call needs (to a sixteenth of a power of two), so a buffer whose bytes fit the
+/// limit may be larger than it; its binding must stop at the limit. 20,000 spheres: the GPU
+/// tree's nodes take 1,279,968 bytes (39,999 of 32) and the boxes with their pyramid 1,280,160
+/// (40,005 of 32), each in a buffer of 1,310,720 (ten sixteenths of 2 MiB), under a limit of
+/// 1,294,336.
 #[test]
 fn buffers_grown_past_the_binding_limit_are_bound_up_to_it() {
     let limits = wgpu::Limits {
-        max_storage_buffer_binding_size: 3 << 19,
+        max_storage_buffer_binding_size: 1_294_336,
         ..wgpu::Limits::default()
     };
     let Some((device, queue)) = device_or_skip(limits) else {

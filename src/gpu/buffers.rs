@@ -46,11 +46,11 @@ impl GrowBuffer {
         }
     }
 
-    /// Makes room for `bytes`: the next power of two, capped at `cap` (the caller has checked
+    /// Makes room for `bytes` ([`grown_size`], capped at `cap`; the caller has checked
     /// `bytes <= cap`).
     pub fn reserve(&mut self, device: &wgpu::Device, bytes: u64, cap: u64) {
         if bytes > self.buffer.size() {
-            let size = bytes.next_power_of_two().min(cap).max(bytes);
+            let size = grown_size(self.buffer.size(), bytes, cap);
             self.buffer = create_buffer(device, self.label, size, self.usage);
             self.generation += 1;
         }
@@ -64,6 +64,17 @@ impl GrowBuffer {
             queue.write_buffer(&self.buffer, 0, data);
         }
     }
+}
+
+/// The size, in bytes, a buffer of `current` bytes grows to so that `bytes` fit: at least 1.5
+/// times `current` (a call that grows a little each time reallocates a logarithmic number of
+/// times), rounded up to a sixteenth of the power of two at or above that (less than 12.5%
+/// past it, where the next power of two could double it), capped at `cap` but never below
+/// `bytes`.
+pub(crate) fn grown_size(current: u64, bytes: u64, cap: u64) -> u64 {
+    let wanted = bytes.max(current.saturating_add(current / 2));
+    let step = (wanted.next_power_of_two() / 16).max(MIN_BUFFER_BYTES);
+    wanted.next_multiple_of(step).min(cap).max(bytes)
 }
 
 pub(crate) fn create_buffer(
@@ -122,8 +133,8 @@ impl StagingBuffer {
     }
 
     /// Writes `count` elements `element(i)` from byte 0, on all threads, after waiting (bounded)
-    /// for the buffer to be mapped again; grows it (doubling) when they do not fit. Leaves it
-    /// unmapped, ready for [`Self::record_copy`].
+    /// for the buffer to be mapped again; grows it ([`grown_size`]) when they do not fit. Leaves
+    /// it unmapped, ready for [`Self::record_copy`].
     pub fn write<T: Pod + Send>(
         &mut self,
         context: &GpuContext,
@@ -145,7 +156,8 @@ impl StagingBuffer {
     ) -> Result<u64, GpuError> {
         let bytes = (count * size_of::<T>()) as u64;
         if bytes > self.buffer.size() {
-            self.buffer = Self::create(context.device(), self.label, bytes.next_power_of_two());
+            let size = grown_size(self.buffer.size(), bytes, u64::MAX);
+            self.buffer = Self::create(context.device(), self.label, size);
             self.state = StagingState::Mapped;
         }
         self.wait_mapped(context)?;
@@ -303,4 +315,36 @@ pub(crate) fn binding(index: u32, buffer: &wgpu::Buffer, offset: u64, size: u64)
 /// device's `max_storage_buffer_binding_size`): a range that follows from the buffer alone.
 pub(crate) fn binding_up_to(index: u32, buffer: &wgpu::Buffer, max_binding: u64) -> wgpu::BindGroupEntry<'_> {
     binding(index, buffer, 0, buffer.size().min(max_binding))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_grow_by_half_at_least_to_a_sixteenth_of_a_power_of_two() {
+        const MB: u64 = 1 << 20;
+        // A first call's size: a sixteenth of 128 MB past 65 MB, not the 128 MB power of two.
+        assert_eq!(grown_size(MIN_BUFFER_BYTES, 65 * MB, u64::MAX), 72 * MB);
+        assert_eq!(grown_size(MIN_BUFFER_BYTES, 96 * MB, u64::MAX), 96 * MB);
+        // Growing a little: at least half again.
+        assert_eq!(grown_size(96 * MB, 97 * MB, u64::MAX), 144 * MB);
+        // Small sizes keep the 256-byte minimum step.
+        assert_eq!(grown_size(MIN_BUFFER_BYTES, 300, u64::MAX), 512);
+        assert_eq!(grown_size(0, 1, u64::MAX), 256);
+        // The cap bounds the growth, never below what is asked.
+        assert_eq!(grown_size(96 * MB, 97 * MB, 100 * MB), 100 * MB);
+        assert_eq!(grown_size(96 * MB, 97 * MB, 90 * MB), 97 * MB);
+        // Every size fits what was asked and half the old again, and goes at most 12.5 % (or to
+        // the 256-byte step) past that.
+        for current in [0, 256, 1000, 4096, 3 * MB] {
+            for bytes in [1, 255, 257, 5000, 70_000, 9 * MB, 77 * MB + 3] {
+                let size = grown_size(current, bytes, u64::MAX);
+                let wanted = bytes.max(current + current / 2);
+                assert!(size >= bytes && size >= wanted, "{current} {bytes}: {size}");
+                let bound = (wanted + wanted / 8).max(wanted.next_multiple_of(MIN_BUFFER_BYTES));
+                assert!(size <= bound, "{current} {bytes}: {size}");
+            }
+        }
+    }
 }
