@@ -108,15 +108,16 @@ fn check_slots_of(
 ) -> Vec<u32> {
     let bytes = read_buffer(gpu, results);
     let results: &[GpuSatResult] = bytemuck::cast_slice(&bytes[..pairs.len() * size_of::<GpuSatResult>()]);
-    let table = HullTables::new(gpu.shapes()).shapes;
+    let tables = HullTables::new(gpu.shapes());
     // The key the GPU may give a pair: its gap bucket taken with the reach a little longer and
     // a little shorter, as a GPU that fuses the bucket's f32 steps may put a pair at a step's
     // edge in the next bucket.
     let keys_of = |pair: usize| {
         let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
-        let [shape_a, shape_b] = [a, b].map(|body| &table[body.shape as usize]);
+        let [shape_a, shape_b] = [a, b].map(|body| &tables.shapes[body.shape as usize]);
         let [a, b] = [a, b].map(GpuBody::from_body);
-        [MARGIN + 1e-4, MARGIN - 1e-4].map(|margin| order_key(shape_a, shape_b, &a, &b, margin))
+        [MARGIN + 1e-4, MARGIN - 1e-4]
+            .map(|margin| order_key((shape_a, shape_b), &tables.vertices, (&a, &b), margin))
     };
     let mut keys = Vec::with_capacity(pairs.len());
     for (k, slots) in results.chunks(chunk).enumerate() {

@@ -435,9 +435,9 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
 #[test]
 fn order_kernel_structs_and_constants_match_the_rust_ones() {
     use hullsat::internals::{
-        COST_CLASSES, EDGE_COUNT_CLAMP, GAP_BUCKETS, GpuOrderArgs, GpuOrderCounters, HALF_SPACE_EDGE_SHIFT,
-        HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS, ORDER_KEYS,
-        PAIRS_PER_INVOCATION, PRIMITIVE_KEY_TOP_LOG2,
+        CENTRE_LINE_VERTICES, COST_CLASSES, EDGE_COUNT_CLAMP, GAP_BUCKETS, GpuOrderArgs, GpuOrderCounters,
+        HALF_SPACE_EDGE_SHIFT, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE,
+        KEY_SMALL_HULLS, ORDER_KEYS, PAIRS_PER_INVOCATION, PRIMITIVE_KEY_TOP_LOG2,
     };
     use naga::Literal::U32;
     let module = parse_source("ORDER_WGSL", ORDER_WGSL);
@@ -456,6 +456,7 @@ fn order_kernel_structs_and_constants_match_the_rust_ones() {
         &[
             ("COST_CLASSES", U32(COST_CLASSES)),
             ("GAP_BUCKETS", U32(GAP_BUCKETS)),
+            ("CENTRE_LINE_VERTICES", U32(CENTRE_LINE_VERTICES)),
             ("ORDER_KEYS", U32(ORDER_KEYS)),
             ("HULL_KEY_TOP_LOG2", U32(HULL_KEY_TOP_LOG2)),
             ("KEY_SMALL_HULLS", U32(KEY_SMALL_HULLS)),

@@ -21,7 +21,7 @@
 //    The order within a key follows the atomics: every output is per pair, none depends on it.
 //
 // Compiled after geometry.wgsl (GpuShape, GpuParams, bodies, pairs, params, SHAPE_*); count and
-// scatter use group 0 (the shapes only), group 1 (the SAT kernel's: its bind groups serve) and
+// scatter use group 0 (the vertices and the shapes), group 1 (the SAT kernel's: its bind groups serve) and
 // group 2 (the sort's own); setup and decide groups 2 and 3 (the chunk's parameters and the
 // count's and scatter's arguments).
 
@@ -31,6 +31,9 @@ const COST_CLASSES: u32 = 16u;
 const GAP_BUCKETS: u32 = 8u;
 // Mirrors order.rs ORDER_KEYS: key = class * GAP_BUCKETS + bucket.
 const ORDER_KEYS: u32 = 128u;
+// Mirrors order.rs CENTRE_LINE_VERTICES: pairs of hulls of at most this many vertices each are
+// tested along their centre line.
+const CENTRE_LINE_VERTICES: u32 = 64u;
 // Mirrors order.rs HULL_KEY_TOP_LOG2: pairs the SAT runs of 2^16 edge pairs and more take class
 // 0, each halving one class more.
 const HULL_KEY_TOP_LOG2: u32 = 16u;
@@ -106,19 +109,40 @@ fn cost_class(a: GpuShape, b: GpuShape) -> u32 {
     return KEY_HULL_PRIMITIVE + min(below_top, KEY_CHEAP - 1u - KEY_HULL_PRIMITIVE);
 }
 
+// The highest of `shape`'s vertices along `direction` (the shape's frame), as order.rs
+// highest_along.
+fn highest_along(shape: GpuShape, direction: vec3<f32>) -> f32 {
+    var highest = -F32_MAX;
+    for (var i = 0u; i < shape.vertex_count; i++) {
+        highest = max(highest, dot(vertices[shape.first_vertex + i].xyz, direction));
+    }
+    return highest;
+}
+
 // The sub-key of a pair the SAT runs (as order.rs gap_bucket): the gap between the shapes'
 // bounding spheres (centroid and radius, posed by the bodies, world frame) over their reach
 // (the radii plus the margin), in GAP_BUCKETS - 1 equal steps from 0 (centroids together: the
-// deepest pairs, whose SAT runs longest) to 1, and GAP_BUCKETS - 1 beyond (spheres apart: a
-// face separates them early).
+// deepest pairs, whose SAT runs longest) to 1; GAP_BUCKETS - 1 for pairs apart (a face
+// separates them early): spheres apart, or, for hulls of at most CENTRE_LINE_VERTICES vertices,
+// vertices apart by more than the margin along the line between the centroids.
 fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin: f32) -> u32 {
     let centre_a = quat_rotate(body_a.rotation, a.centroid);
     let centre_b = quat_rotate(body_b.rotation, b.centroid);
     let apart = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
-    let gap = length(apart + centre_b - centre_a);
+    let between = apart + centre_b - centre_a;
+    let gap = length(between);
     let reach = a.radius + b.radius + margin;
     if !(gap <= reach) {
         return GAP_BUCKETS - 1u;
+    }
+    if gap > 0.0 && a.vertex_count <= CENTRE_LINE_VERTICES && b.vertex_count <= CENTRE_LINE_VERTICES {
+        // B's lowest point along the centre line minus A's highest.
+        let line = between / gap;
+        let reach_a = highest_along(a, quat_rotate(quat_conjugate(body_a.rotation), line));
+        let reach_b = highest_along(b, quat_rotate(quat_conjugate(body_b.rotation), -line));
+        if dot(apart, line) - reach_b - reach_a > margin {
+            return GAP_BUCKETS - 1u;
+        }
     }
     return min(u32(gap / reach * f32(GAP_BUCKETS - 1u)), GAP_BUCKETS - 2u);
 }

@@ -35,6 +35,7 @@ use crate::gpu::buffers::{GrowBuffer, binding};
 use crate::gpu::layout::GpuBody;
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
+use glam::{Quat, Vec3, Vec4};
 
 /// The WGSL source of the ordering kernels: the shared declarations, then the kernels.
 pub const ORDER_WGSL: &str = concat!(
@@ -51,6 +52,10 @@ pub const COST_CLASSES: u32 = 16;
 pub const GAP_BUCKETS: u32 = 8;
 /// Keys of [`order_key`]: `class * GAP_BUCKETS + bucket`; must match order.wgsl.
 pub const ORDER_KEYS: u32 = COST_CLASSES * GAP_BUCKETS;
+/// [`gap_bucket`] tests pairs of hulls of at most this many vertices each along their centre
+/// line: a loop over both hulls' vertices, 8 pairs an invocation, kept far below the loop cap of
+/// a software driver (`layout::INCOMPLETE_BIT`); must match order.wgsl.
+pub const CENTRE_LINE_VERTICES: u32 = 64;
 /// Pairs the SAT runs of `2^16` edge pairs and more (the SAT's cooperative pairs,
 /// `COOP_EDGE_PAIRS`) take class 0, each halving one class more (to [`KEY_SMALL_HULLS`]); must
 /// match order.wgsl.
@@ -113,41 +118,73 @@ pub fn cost_class(a: &GpuShape, b: &GpuShape) -> u32 {
     KEY_HULL_PRIMITIVE + below_top.min(KEY_CHEAP - 1 - KEY_HULL_PRIMITIVE)
 }
 
+/// The highest of `shape`'s vertices (in `vertices`, the hull tables') along `direction`, in
+/// the shape's frame (order.wgsl `highest_along`).
+fn highest_along(shape: &GpuShape, vertices: &[[f32; 4]], direction: Vec3) -> f32 {
+    let range = shape.first_vertex as usize..(shape.first_vertex + shape.vertex_count) as usize;
+    vertices[range]
+        .iter()
+        .map(|v| Vec4::from_array(*v).truncate().dot(direction))
+        .fold(-f32::MAX, f32::max)
+}
+
 /// The sub-key of a pair the SAT runs (order.wgsl `gap_bucket`, the reference of the kernel's):
 /// the gap between the shapes' bounding spheres (centroid and radius, posed by the bodies;
 /// world frame, length units) over their reach (the radii plus `margin`), in `GAP_BUCKETS - 1`
-/// equal steps from 0 (centroids together: the deepest pairs, whose SAT runs longest) to 1, and
-/// `GAP_BUCKETS - 1` beyond (spheres apart: a face separates them early). The same f32 steps
-/// as the kernel's; a GPU that fuses them may put a pair at a step's edge in the next bucket.
-pub fn gap_bucket(a: &GpuShape, b: &GpuShape, body_a: &GpuBody, body_b: &GpuBody, margin: f32) -> u32 {
-    let rotate = |q: [f32; 4], v: [f32; 3]| glam::Quat::from_array(q) * glam::Vec3::from_array(v);
-    let centre_a = rotate(body_a.rotation, a.centroid);
-    let centre_b = rotate(body_b.rotation, b.centroid);
+/// equal steps from 0 (centroids together: the deepest pairs, whose SAT runs longest) to 1;
+/// `GAP_BUCKETS - 1` for pairs apart (a face separates them early): spheres apart, or, for hulls
+/// of at most [`CENTRE_LINE_VERTICES`] vertices each (`vertices`: the hull tables'), vertices
+/// apart by more than `margin` along the line between the centroids. The same f32 steps as the
+/// kernel's; a GPU that fuses them may put a pair at a step's edge in the next bucket.
+pub fn gap_bucket(
+    (a, b): (&GpuShape, &GpuShape),
+    vertices: &[[f32; 4]],
+    (body_a, body_b): (&GpuBody, &GpuBody),
+    margin: f32,
+) -> u32 {
+    let [qa, qb] = [body_a.rotation, body_b.rotation].map(Quat::from_array);
+    let centre_a = qa * Vec3::from_array(a.centroid);
+    let centre_b = qb * Vec3::from_array(b.centroid);
     let [ha, hb, la, lb] = [
         body_a.translation_hi,
         body_b.translation_hi,
         body_a.translation_lo,
         body_b.translation_lo,
     ]
-    .map(glam::Vec3::from_array);
-    let gap = ((hb - ha) + (lb - la) + centre_b - centre_a).length();
+    .map(Vec3::from_array);
+    let apart = (hb - ha) + (lb - la);
+    let between = apart + centre_b - centre_a;
+    let gap = between.length();
     let reach = a.radius + b.radius + margin;
-    match gap.partial_cmp(&reach) {
-        Some(Ordering::Less | Ordering::Equal) => {
-            ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
-        }
-        // Apart, or not a number (the kernel's `!(gap <= reach)`).
-        _ => GAP_BUCKETS - 1,
+    // Apart, or not a number (the kernel's `!(gap <= reach)`).
+    if !matches!(gap.partial_cmp(&reach), Some(Ordering::Less | Ordering::Equal)) {
+        return GAP_BUCKETS - 1;
     }
+    let small = a.vertex_count <= CENTRE_LINE_VERTICES && b.vertex_count <= CENTRE_LINE_VERTICES;
+    if gap > 0.0 && small {
+        // B's lowest point along the centre line minus A's highest.
+        let line = between / gap;
+        let reach_a = highest_along(a, vertices, qa.conjugate() * line);
+        let reach_b = highest_along(b, vertices, qb.conjugate() * -line);
+        if apart.dot(line) - reach_b - reach_a > margin {
+            return GAP_BUCKETS - 1;
+        }
+    }
+    ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
 }
 
 /// The key a pair of bodies sorts by (order.wgsl `order_key`): [`cost_class`] of their shapes
 /// times [`GAP_BUCKETS`], plus [`gap_bucket`] for a class the SAT runs (up to
 /// [`KEY_SMALL_HULLS`]), 0 for the others.
-pub fn order_key(a: &GpuShape, b: &GpuShape, body_a: &GpuBody, body_b: &GpuBody, margin: f32) -> u32 {
+pub fn order_key(
+    (a, b): (&GpuShape, &GpuShape),
+    vertices: &[[f32; 4]],
+    bodies: (&GpuBody, &GpuBody),
+    margin: f32,
+) -> u32 {
     let class = cost_class(a, b);
     let bucket = if class <= KEY_SMALL_HULLS {
-        gap_bucket(a, b, body_a, body_b, margin)
+        gap_bucket((a, b), vertices, bodies, margin)
     } else {
         0
     };
@@ -221,7 +258,7 @@ const _: () = assert!(size_of::<GpuOrderArgs>() as u64 <= ARGS_STRIDE && ARGS_ST
 const CLASS_BYTES: u64 = 4;
 
 /// The four ordering pipelines and their layouts on one device: count and scatter over group 0
-/// (the shape table alone), group 1 (the SAT kernel's call layout, whose bind groups serve) and
+/// (the vertices and the shape table), group 1 (the SAT kernel's call layout, whose bind groups serve) and
 /// group 2 (the sort's own); setup and decide over group 2 and group 3 (the chunk's parameters).
 pub(crate) struct OrderKernels {
     setup: wgpu::ComputePipeline,
@@ -238,7 +275,8 @@ impl OrderKernels {
     fn of(context: &GpuContext, kernels: &NarrowphaseKernels) -> Result<Arc<Self>, GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let shapes_layout = bind_group_layout_at(device, "order shapes", &[(3, storage(true))]);
+            let shapes_layout =
+                bind_group_layout_at(device, "order shapes", &[(0, storage(true)), (3, storage(true))]);
             let sort_layout =
                 bind_group_layout_at(device, "order sort", &[(0, storage(false)), (1, storage(false))]);
             let params_layout = bind_group_layout_at(
@@ -296,7 +334,7 @@ pub(crate) struct OrderStage {
     groups: Option<(OrderGroupsKey, OrderGroups)>,
 }
 
-/// The shape table's group, then per chunk a sort group and a parameter group.
+/// The vertices' and shape table's group, then per chunk a sort group and a parameter group.
 struct OrderGroups {
     shapes: wgpu::BindGroup,
     sort: Vec<wgpu::BindGroup>,
@@ -407,11 +445,14 @@ impl OrderStage {
         if self.groups.as_ref().is_some_and(|(cached, _)| *cached == key) {
             return;
         }
-        let (shapes, shape_bytes) = &geometry.buffers[3];
+        let [(vertices, vertex_bytes), (shapes, shape_bytes)] = [0, 3].map(|i| &geometry.buffers[i]);
         let shapes = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("order shapes"),
             layout: &self.kernels.shapes_layout,
-            entries: &[binding(3, shapes, 0, *shape_bytes)],
+            entries: &[
+                binding(0, vertices, 0, *vertex_bytes),
+                binding(3, shapes, 0, *shape_bytes),
+            ],
         });
         let sort = (0..chunks)
             .map(|k| {
@@ -491,22 +532,42 @@ mod tests {
     }
 
     #[test]
-    fn gap_buckets_run_from_centroids_together_to_spheres_apart() {
+    fn gap_buckets_run_from_centroids_together_to_shapes_apart() {
         use crate::pose::Pose;
-        use glam::{DVec3, Quat};
-        // Two shapes of radius 1 about a centroid 0.5 off their origin along x.
+        use glam::DVec3;
+        // Octahedra of radius 1 about a centroid 0.5 off their origin along x; the second
+        // shape the same with 59 more vertices at its centroid (65: beyond CENTRE_LINE_VERTICES).
+        let centroid = [0.5, 0.0, 0.0];
+        let mut vertices: Vec<[f32; 4]> = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+            .iter()
+            .flat_map(|&[x, y, z]| [[x + 0.5, y, z, 1.0], [0.5 - x, -y, -z, 1.0]])
+            .collect();
+        vertices.extend(std::iter::repeat_n([0.5, 0.0, 0.0, 1.0], 59));
         let ball = GpuShape {
             kind: SHAPE_HULL,
-            centroid: [0.5, 0.0, 0.0],
+            centroid,
             radius: 1.0,
+            vertex_count: 6,
             ..Default::default()
         };
-        let at =
-            |x: f64, rotation: Quat| GpuBody::from_pose(0, &Pose::new(DVec3::new(x, 0.0, 0.0), rotation));
+        let big = GpuShape {
+            vertex_count: 65,
+            ..ball
+        };
+        let at = |position: DVec3, rotation: Quat| GpuBody::from_pose(0, &Pose::new(position, rotation));
         let turned = Quat::from_rotation_z(std::f32::consts::PI);
-        let bucket =
-            |x: f64, margin: f32| gap_bucket(&ball, &ball, &at(0.0, Quat::IDENTITY), &at(x, turned), margin);
-        // B turned half a turn about z: its centroid at x - 0.5, A's at 0.5, reach 2 + margin.
+        let origin = at(DVec3::ZERO, Quat::IDENTITY);
+        let bucket_of = |shape: &GpuShape, position: DVec3, margin: f32| {
+            gap_bucket(
+                (shape, shape),
+                &vertices,
+                (&origin, &at(position, turned)),
+                margin,
+            )
+        };
+        let bucket = |x: f64, margin: f32| bucket_of(&ball, DVec3::new(x, 0.0, 0.0), margin);
+        // B turned half a turn about z: its centroid at x - 0.5, A's at 0.5, reach 2 + margin;
+        // along x the octahedra's tips reach as far as their spheres.
         assert_eq!(bucket(1.0, 0.0), 0, "centroids together");
         assert_eq!(bucket(2.0, 0.0), 3, "gap 1 of reach 2: 3.5 steps");
         assert_eq!(bucket(2.99, 0.0), GAP_BUCKETS - 2);
@@ -514,6 +575,18 @@ mod tests {
         assert_eq!(bucket(3.01, 0.0), GAP_BUCKETS - 1, "apart");
         assert_eq!(bucket(3.01, 0.02), GAP_BUCKETS - 2, "within the margin");
         assert_eq!(bucket(0.0, 0.0), 3, "B's centroid on the other side of A's");
+        // Centroids 1.9 apart along the diagonal of x and y, where each octahedron reaches
+        // 0.71: the spheres overlap (6.65 steps) but the vertices are 0.49 apart on that line,
+        // unless a shape has more than CENTRE_LINE_VERTICES vertices.
+        let diagonal = 1.9 / 2f64.sqrt();
+        let position = DVec3::new(1.0 + diagonal, diagonal, 0.0);
+        assert_eq!(bucket_of(&ball, position, 0.0), GAP_BUCKETS - 1);
+        assert_eq!(
+            bucket_of(&ball, position, 0.5),
+            5,
+            "within the margin: 5.32 steps of 2.5"
+        );
+        assert_eq!(bucket_of(&big, position, 0.0), GAP_BUCKETS - 2);
         // The class first, the bucket after, only for classes the SAT runs.
         let boxed = GpuShape {
             kind: SHAPE_BOX,
@@ -521,7 +594,8 @@ mod tests {
             ..ball
         };
         let key = |a: &GpuShape, b: &GpuShape, x: f64| {
-            order_key(a, b, &at(0.0, Quat::IDENTITY), &at(x, turned), 0.0)
+            let b_body = at(DVec3::new(x, 0.0, 0.0), turned);
+            order_key((a, b), &vertices, (&origin, &b_body), 0.0)
         };
         assert_eq!(key(&ball, &ball, 2.0), cost_class(&ball, &ball) * GAP_BUCKETS + 3);
         assert_eq!(key(&boxed, &boxed, 2.0), KEY_BOX_BOX * GAP_BUCKETS);
