@@ -21,9 +21,9 @@
 //    The order within a key follows the atomics: every output is per pair, none depends on it.
 //
 // Compiled after geometry.wgsl (GpuShape, GpuParams, bodies, pairs, params, SHAPE_*); count and
-// scatter use group 0 (the vertices and the shapes), group 1 (the SAT kernel's: its bind groups serve) and
-// group 2 (the sort's own); setup and decide groups 2 and 3 (the chunk's parameters and the
-// count's and scatter's arguments).
+// scatter use group 0 (the vertices and the shapes), group 1 (the SAT kernel's: its bind groups
+// serve) and group 2 (the sort's own); setup and decide groups 2 and 3 (the chunk's parameters
+// and the count's and scatter's arguments).
 
 // Mirrors crate::narrowphase::gpu::order::COST_CLASSES: classes 0 (most expensive) to 15.
 const COST_CLASSES: u32 = 16u;
