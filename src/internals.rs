@@ -49,7 +49,8 @@ pub fn call_sat_results(gpu: &crate::GpuNarrowphase) -> wgpu::Buffer {
 pub use crate::narrowphase::gpu::order::{
     CENTRE_LINE_VERTICES, COST_CLASSES, EDGE_COUNT_CLAMP, GAP_BUCKETS, GpuOrderArgs, GpuOrderCounters,
     HALF_SPACE_EDGE_SHIFT, HULL_KEY_TOP_LOG2, KEY_BOX_BOX, KEY_CHEAP, KEY_HULL_PRIMITIVE, KEY_SMALL_HULLS,
-    ORDER_KEYS, ORDER_WGSL, PAIRS_PER_INVOCATION, PRIMITIVE_KEY_TOP_LOG2, cost_class, gap_bucket, order_key,
+    ORDER_KEYS, ORDER_WGSL, PAIRS_PER_INVOCATION, PRIMITIVE_KEY_TOP_LOG2, cost_class, gap_bucket,
+    has_gap_buckets, order_key,
 };
 
 pub use crate::narrowphase::gpu::finish::{finish_listed_into, gpu_list_from};

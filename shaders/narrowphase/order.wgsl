@@ -1,10 +1,11 @@
 // Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 // before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key (their
-// shapes' cost class and, for pairs the SAT runs, how far apart their bounding spheres lie; most
-// expensive first), so each warp of the SAT and clip kernels holds pairs of like cost. The order
-// is left as a permutation in the SAT results' `pair` fields: slot s runs pair results[s].pair
-// (sat.wgsl pair_of_slot when params.ordered). Rust twin: src/narrowphase/gpu/order.rs
-// (`cost_class` and `gap_bucket` are the references of the key; keep them in step).
+// shapes' cost class and, for pairs the SAT runs or with a sphere or capsule, how far apart their
+// bounding spheres lie; most expensive first), so each warp of the SAT and clip kernels holds
+// pairs of like cost. The order is left as a permutation in the SAT results' `pair` fields: slot
+// s runs pair results[s].pair (sat.wgsl pair_of_slot when params.ordered). Rust twin:
+// src/narrowphase/gpu/order.rs (`cost_class`, `has_gap_buckets` and `gap_bucket` are the
+// references of the key; keep them in step).
 //
 // 1. setup (one invocation per chunk): zeroes the chunk's counters; the count's arguments,
 //    none unless the prepare kernel left the chunk's `ordered` at 1 (not one workgroup per pair).
@@ -27,7 +28,7 @@
 
 // Mirrors crate::narrowphase::gpu::order::COST_CLASSES: classes 0 (most expensive) to 15.
 const COST_CLASSES: u32 = 16u;
-// Mirrors order.rs GAP_BUCKETS: sub-keys of a class the SAT runs, by the bounding spheres' gap.
+// Mirrors order.rs GAP_BUCKETS: sub-keys of a class, by the bounding spheres' gap.
 const GAP_BUCKETS: u32 = 8u;
 // Mirrors order.rs ORDER_KEYS: key = class * GAP_BUCKETS + bucket.
 const ORDER_KEYS: u32 = 128u;
@@ -119,12 +120,13 @@ fn highest_along(shape: GpuShape, direction: vec3<f32>) -> f32 {
     return highest;
 }
 
-// The sub-key of a pair the SAT runs (as order.rs gap_bucket): the gap between the shapes'
+// The sub-key of a pair with gap buckets (as order.rs gap_bucket): the gap between the shapes'
 // bounding spheres (centroid and radius, posed by the bodies, world frame) over their reach
 // (the radii plus the margin), in GAP_BUCKETS - 1 equal steps from 0 (centroids together: the
 // deepest pairs, whose SAT runs longest) to 1; GAP_BUCKETS - 1 for pairs apart (a face
-// separates them early): spheres apart, or, for hulls of at most CENTRE_LINE_VERTICES vertices,
-// vertices apart by more than the margin along the line between the centroids.
+// separates them early): spheres apart, or, for two hulls or boxes of at most
+// CENTRE_LINE_VERTICES vertices, vertices apart by more than the margin along the line between
+// the centroids.
 fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin: f32) -> u32 {
     let centre_a = quat_rotate(body_a.rotation, a.centroid);
     let centre_b = quat_rotate(body_b.rotation, b.centroid);
@@ -135,7 +137,8 @@ fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin
     if !(gap <= reach) {
         return GAP_BUCKETS - 1u;
     }
-    if gap > 0.0 && a.vertex_count <= CENTRE_LINE_VERTICES && b.vertex_count <= CENTRE_LINE_VERTICES {
+    let small = is_hull(a) && is_hull(b) && a.vertex_count <= CENTRE_LINE_VERTICES && b.vertex_count <= CENTRE_LINE_VERTICES;
+    if gap > 0.0 && small {
         // B's lowest point along the centre line minus A's highest.
         let line = between / gap;
         let reach_a = highest_along(a, quat_rotate(quat_conjugate(body_a.rotation), line));
@@ -147,8 +150,17 @@ fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin
     return min(u32(gap / reach * f32(GAP_BUCKETS - 1u)), GAP_BUCKETS - 2u);
 }
 
-// The key of chunk pair `index` (as order.rs order_key): its class, then for a class the SAT
-// runs its gap bucket; KEY_CHEAP's first for a pair out of range (the kernels skip it).
+// True for the classes whose pairs take a gap bucket (as order.rs has_gap_buckets): those the
+// SAT runs, and a hull or box with a sphere or capsule (the clip's face loop ends a pair apart,
+// GJK runs for one near the surface); not two boxes (their table alone is never ordered) nor a
+// half-space (no size).
+fn has_gap_buckets(cost: u32, a: GpuShape, b: GpuShape) -> bool {
+    let primitive = cost >= KEY_HULL_PRIMITIVE && cost < KEY_CHEAP;
+    return cost <= KEY_SMALL_HULLS || (primitive && a.kind != SHAPE_HALF_SPACE && b.kind != SHAPE_HALF_SPACE);
+}
+
+// The key of chunk pair `index` (as order.rs order_key): its class, then for a class with gap
+// buckets its bucket; KEY_CHEAP's first for a pair out of range (the kernels skip it).
 fn order_key(index: u32) -> u32 {
     let pair = pairs[index];
     if !pair_in_range(pair) {
@@ -160,7 +172,7 @@ fn order_key(index: u32) -> u32 {
     let b = shapes[body_b.shape];
     let cost = cost_class(a, b);
     var bucket = 0u;
-    if cost <= KEY_SMALL_HULLS {
+    if has_gap_buckets(cost, a, b) {
         bucket = gap_bucket(a, b, body_a, body_b, params.margin);
     }
     return cost * GAP_BUCKETS + bucket;

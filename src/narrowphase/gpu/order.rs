@@ -48,7 +48,8 @@ pub const ORDER_WGSL: &str = concat!(
 
 /// Classes of [`cost_class`], 0 (most expensive) to 15; must match order.wgsl.
 pub const COST_CLASSES: u32 = 16;
-/// Sub-keys of a class the SAT runs ([`gap_bucket`]); must match order.wgsl.
+/// Sub-keys of a class with gap buckets ([`has_gap_buckets`], [`gap_bucket`]); must match
+/// order.wgsl.
 pub const GAP_BUCKETS: u32 = 8;
 /// Keys of [`order_key`]: `class * GAP_BUCKETS + bucket`; must match order.wgsl.
 pub const ORDER_KEYS: u32 = COST_CLASSES * GAP_BUCKETS;
@@ -128,13 +129,14 @@ fn highest_along(shape: &GpuShape, vertices: &[[f32; 4]], direction: Vec3) -> f3
         .fold(-f32::MAX, f32::max)
 }
 
-/// The sub-key of a pair the SAT runs (order.wgsl `gap_bucket`, the reference of the kernel's):
+/// The sub-key of a pair of a class with gap buckets ([`has_gap_buckets`]; order.wgsl
+/// `gap_bucket`, the reference of the kernel's):
 /// the gap between the shapes' bounding spheres (centroid and radius, posed by the bodies;
 /// world frame, length units) over their reach (the radii plus `margin`), in `GAP_BUCKETS - 1`
 /// equal steps from 0 (centroids together: the deepest pairs, whose SAT runs longest) to 1;
-/// `GAP_BUCKETS - 1` for pairs apart (a face separates them early): spheres apart, or, for hulls
-/// of at most [`CENTRE_LINE_VERTICES`] vertices each (`vertices`: the hull tables'), vertices
-/// apart by more than `margin` along the line between the centroids. The same f32 steps as the
+/// `GAP_BUCKETS - 1` for pairs apart (a face separates them early): spheres apart, or, for two
+/// hulls or boxes of at most [`CENTRE_LINE_VERTICES`] vertices each (`vertices`: the hull
+/// tables'), vertices apart by more than `margin` along the line between the centroids. The same f32 steps as the
 /// kernel's; a GPU that fuses them may put a pair at a step's edge in the next bucket.
 pub fn gap_bucket(
     (a, b): (&GpuShape, &GpuShape),
@@ -160,7 +162,10 @@ pub fn gap_bucket(
     if !matches!(gap.partial_cmp(&reach), Some(Ordering::Less | Ordering::Equal)) {
         return GAP_BUCKETS - 1;
     }
-    let small = a.vertex_count <= CENTRE_LINE_VERTICES && b.vertex_count <= CENTRE_LINE_VERTICES;
+    let small = a.is_hull()
+        && b.is_hull()
+        && a.vertex_count <= CENTRE_LINE_VERTICES
+        && b.vertex_count <= CENTRE_LINE_VERTICES;
     if gap > 0.0 && small {
         // B's lowest point along the centre line minus A's highest.
         let line = between / gap;
@@ -173,9 +178,18 @@ pub fn gap_bucket(
     ((gap / reach * (GAP_BUCKETS - 1) as f32) as u32).min(GAP_BUCKETS - 2)
 }
 
+/// True for the classes whose pairs take a gap bucket (order.wgsl `has_gap_buckets`): those
+/// the SAT runs (up to [`KEY_SMALL_HULLS`]), and a hull or box with a sphere or capsule (the
+/// clip's face loop ends a pair apart, GJK runs for one near the surface); not two boxes (a
+/// table of boxes alone is never ordered) nor a pair with a half-space (it has no size).
+pub fn has_gap_buckets(class: u32, a: &GpuShape, b: &GpuShape) -> bool {
+    let primitive = (KEY_HULL_PRIMITIVE..KEY_CHEAP).contains(&class);
+    class <= KEY_SMALL_HULLS || (primitive && a.kind != SHAPE_HALF_SPACE && b.kind != SHAPE_HALF_SPACE)
+}
+
 /// The key a pair of bodies sorts by (order.wgsl `order_key`): [`cost_class`] of their shapes
-/// times [`GAP_BUCKETS`], plus [`gap_bucket`] for a class the SAT runs (up to
-/// [`KEY_SMALL_HULLS`]), 0 for the others.
+/// times [`GAP_BUCKETS`], plus [`gap_bucket`] for a class with gap buckets
+/// ([`has_gap_buckets`]), 0 for the others.
 pub fn order_key(
     (a, b): (&GpuShape, &GpuShape),
     vertices: &[[f32; 4]],
@@ -183,7 +197,7 @@ pub fn order_key(
     margin: f32,
 ) -> u32 {
     let class = cost_class(a, b);
-    let bucket = if class <= KEY_SMALL_HULLS {
+    let bucket = if has_gap_buckets(class, a, b) {
         gap_bucket((a, b), vertices, bodies, margin)
     } else {
         0
@@ -197,7 +211,8 @@ const COST_SIGNATURES: usize = 64;
 
 /// True when two pairs of `shapes` (a shape with itself included) may take different keys
 /// ([`order_key`]): two cost classes ([`cost_class`], which reads kinds and edge counts only),
-/// or a class the SAT runs, whose pairs differ by [`gap_bucket`]. A table of boxes alone, or
+/// or a class the SAT runs, whose pairs differ by [`gap_bucket`] (a class of a hull with a
+/// sphere or capsule never comes alone: the hull meets itself and the sphere itself). A table of boxes alone, or
 /// of spheres and capsules alone, gives every pair one key: ordering its pairs would cost four
 /// passes and change no warp.
 pub(crate) fn may_form_two_keys(shapes: &[GpuShape]) -> bool {
@@ -600,6 +615,41 @@ mod tests {
         assert_eq!(key(&ball, &ball, 2.0), cost_class(&ball, &ball) * GAP_BUCKETS + 3);
         assert_eq!(key(&boxed, &boxed, 2.0), KEY_BOX_BOX * GAP_BUCKETS);
         assert_eq!(key(&boxed, &boxed, 9.0), KEY_BOX_BOX * GAP_BUCKETS);
+        // A sphere of radius 1 with the octahedron: buckets by the spheres' gap, but no centre
+        // line (a sphere has no vertices): its centre 1.9 from A's centroid along the diagonal
+        // is 6.65 steps of reach 2, though the octahedron reaches only 0.71 that way.
+        let sphere = GpuShape {
+            kind: SHAPE_SPHERE,
+            radius: 1.0,
+            ..Default::default()
+        };
+        let sphere_key = |position: DVec3| {
+            let b_body = at(position, Quat::IDENTITY);
+            order_key((&ball, &sphere), &vertices, (&origin, &b_body), 0.0)
+        };
+        let class = cost_class(&ball, &sphere);
+        let on_diagonal = DVec3::new(0.5 + diagonal, diagonal, 0.0);
+        assert_eq!(sphere_key(on_diagonal), class * GAP_BUCKETS + GAP_BUCKETS - 2);
+        assert_eq!(
+            sphere_key(DVec3::new(2.6, 0.0, 0.0)),
+            class * GAP_BUCKETS + 7,
+            "apart"
+        );
+        assert_eq!(sphere_key(DVec3::new(0.5, 0.0, 0.0)), class * GAP_BUCKETS);
+        // A half-space has no size: no bucket.
+        let half_space = GpuShape {
+            kind: SHAPE_HALF_SPACE,
+            ..Default::default()
+        };
+        let class = cost_class(&ball, &half_space);
+        assert!(has_gap_buckets(cost_class(&ball, &sphere), &ball, &sphere));
+        assert!(!has_gap_buckets(class, &ball, &half_space));
+        assert!(!has_gap_buckets(KEY_BOX_BOX, &boxed, &boxed));
+        let b_body = at(DVec3::new(9.0, 0.0, 0.0), Quat::IDENTITY);
+        assert_eq!(
+            order_key((&ball, &half_space), &vertices, (&origin, &b_body), 0.0),
+            class * GAP_BUCKETS
+        );
     }
 
     #[test]
