@@ -1,7 +1,7 @@
 // Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 // before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key (their
-// shapes' cost class and, for pairs the SAT runs or with a sphere or capsule, how far apart their
-// bounding spheres lie; most expensive first), so each warp of the SAT and clip kernels holds
+// shapes' cost class and, for pairs with hull geometry, how far apart their bounding spheres
+// lie; most expensive first), so each warp of the SAT and clip kernels holds
 // pairs of like cost. The order is left as a permutation in the SAT results' `pair` fields: slot
 // s runs pair results[s].pair (sat.wgsl pair_of_slot when params.ordered). Rust twin:
 // src/narrowphase/gpu/order.rs (`cost_class`, `has_gap_buckets` and `gap_bucket` are the
@@ -150,13 +150,12 @@ fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin
     return min(u32(gap / reach * f32(GAP_BUCKETS - 1u)), GAP_BUCKETS - 2u);
 }
 
-// True for the classes whose pairs take a gap bucket (as order.rs has_gap_buckets): those the
-// SAT runs, and a hull or box with a sphere or capsule (the clip's face loop ends a pair apart,
-// GJK runs for one near the surface); not two boxes (their table alone is never ordered) nor a
-// half-space (no size).
+// True for the classes whose pairs take a gap bucket (as order.rs has_gap_buckets): every class
+// with hull geometry (the SAT's, two boxes, a hull or box with a sphere or capsule, whose clip's
+// face loop ends a pair apart and runs GJK near the surface), not a pair with a half-space (no
+// size).
 fn has_gap_buckets(cost: u32, a: GpuShape, b: GpuShape) -> bool {
-    let primitive = cost >= KEY_HULL_PRIMITIVE && cost < KEY_CHEAP;
-    return cost <= KEY_SMALL_HULLS || (primitive && a.kind != SHAPE_HALF_SPACE && b.kind != SHAPE_HALF_SPACE);
+    return cost < KEY_CHEAP && a.kind != SHAPE_HALF_SPACE && b.kind != SHAPE_HALF_SPACE;
 }
 
 // The key of chunk pair `index` (as order.rs order_key): its class, then for a class with gap
