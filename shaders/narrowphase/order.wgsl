@@ -1,6 +1,6 @@
 // Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 // before the SAT: a counting sort, per dispatch chunk, of the chunk's pairs by a small key (their
-// shapes' cost class and, for pairs with hull geometry, how far apart their bounding spheres
+// shapes' cost class and, for pairs with hull geometry and no half-space, how far apart they
 // lie; most expensive first), so each warp of the SAT and clip kernels holds
 // pairs of like cost. The order is left as a permutation in the SAT results' `pair` fields: slot
 // s runs pair results[s].pair (sat.wgsl pair_of_slot when params.ordered). Rust twin:
@@ -28,7 +28,7 @@
 
 // Mirrors crate::narrowphase::gpu::order::COST_CLASSES: classes 0 (most expensive) to 15.
 const COST_CLASSES: u32 = 16u;
-// Mirrors order.rs GAP_BUCKETS: sub-keys of a class, by the bounding spheres' gap.
+// Mirrors order.rs GAP_BUCKETS: sub-keys of a class, by how far apart the pair lies (gap_bucket).
 const GAP_BUCKETS: u32 = 8u;
 // Mirrors order.rs ORDER_KEYS: key = class * GAP_BUCKETS + bucket.
 const ORDER_KEYS: u32 = 128u;

@@ -1,6 +1,6 @@
 //! Device buffers that persist between calls, and the host side of filling them.
 //!
-//! 1. [`GrowBuffer`]: created small, grown (doubling) when a call needs more, never shrunk;
+//! 1. [`GrowBuffer`]: created small, grown ([`grown_size`]) when a call needs more, never shrunk;
 //!    each reallocation bumps a generation so bind groups built on the old buffer are rebuilt.
 //! 2. [`StagingBuffer`]: a host-visible buffer kept allocated and mapped again after each use;
 //!    elements are written straight into it, one per index, on all threads (no intermediate host
@@ -73,8 +73,12 @@ impl GrowBuffer {
 /// `bytes`.
 pub(crate) fn grown_size(current: u64, bytes: u64, cap: u64) -> u64 {
     let wanted = bytes.max(current.saturating_add(current / 2));
-    let step = (wanted.next_power_of_two() / 16).max(MIN_BUFFER_BYTES);
-    wanted.next_multiple_of(step).min(cap).max(bytes)
+    let step = (wanted.checked_next_power_of_two().unwrap_or(1 << 63) / 16).max(MIN_BUFFER_BYTES);
+    wanted
+        .checked_next_multiple_of(step)
+        .unwrap_or(u64::MAX)
+        .min(cap)
+        .max(bytes)
 }
 
 pub(crate) fn create_buffer(
@@ -156,7 +160,7 @@ impl StagingBuffer {
     ) -> Result<u64, GpuError> {
         let bytes = (count * size_of::<T>()) as u64;
         if bytes > self.buffer.size() {
-            let size = grown_size(self.buffer.size(), bytes, u64::MAX);
+            let size = grown_size(self.buffer.size(), bytes, context.limits.max_buffer);
             self.buffer = Self::create(context.device(), self.label, size);
             self.state = StagingState::Mapped;
         }

@@ -1,7 +1,7 @@
 //! Cost-class ordering of a call's pairs (resident, or a host round's under the clip kernel)
 //! before the SAT (`shaders/narrowphase/order.wgsl`): per dispatch chunk, a counting sort of
-//! the pairs by [`order_key`] ([`cost_class`], then for pairs the SAT runs [`gap_bucket`]; most
-//! expensive first) into a permutation left in the SAT results' `pair` fields, which the SAT
+//! the pairs by [`order_key`] ([`cost_class`], then for pairs with hull geometry and a size
+//! [`gap_bucket`]; most expensive first) into a permutation left in the SAT results' `pair` fields, which the SAT
 //! and clip kernels follow (`GpuParams::ordered`), so a warp holds pairs of like cost instead
 //! of waiting on its one expensive pair. Every output stays per pair.
 //!
@@ -57,6 +57,10 @@ pub const ORDER_KEYS: u32 = COST_CLASSES * GAP_BUCKETS;
 /// line: a loop over both hulls' vertices, 8 pairs an invocation, kept far below the loop cap of
 /// a software driver (`layout::INCOMPLETE_BIT`); must match order.wgsl.
 pub const CENTRE_LINE_VERTICES: u32 = 64;
+// An invocation of `count_classes` loops over at most this many vertices, far below the ~65,535
+// loop iterations after which lavapipe stops an invocation group's loops (a key left stale
+// there would break the permutation, unflagged).
+const _: () = assert!(PAIRS_PER_INVOCATION * 2 * CENTRE_LINE_VERTICES <= 4096);
 /// Pairs the SAT runs of `2^16` edge pairs and more (the SAT's cooperative pairs,
 /// `COOP_EDGE_PAIRS`) take class 0, each halving one class more (to [`KEY_SMALL_HULLS`]); must
 /// match order.wgsl.
@@ -212,12 +216,11 @@ const COST_SIGNATURES: usize = 64;
 /// True when two pairs of `shapes` (a shape with itself included) may take different keys
 /// ([`order_key`]): two cost classes ([`cost_class`], which reads kinds and edge counts only),
 /// or a class the SAT runs, whose pairs differ by [`gap_bucket`] (a class of a hull with a
-/// sphere or capsule never comes alone: the hull meets itself and the sphere itself). Two
-/// boxes' pairs differ by their bucket too, but a table of boxes alone is left unordered: its
-/// chunks would pay the order's passes for a box clip (on an H200 they took a 10k-box resident
-/// call from 0.083 to 0.169 ms). A table of boxes alone, or
-/// of spheres and capsules alone, gives every pair one key: ordering its pairs would cost four
-/// passes and change no warp.
+/// sphere or capsule never comes alone: the hull meets itself and the sphere itself). A table
+/// of spheres and capsules alone gives every pair one key: ordering its pairs would cost four
+/// passes and change no warp. A table of boxes alone is left unordered too, though its pairs
+/// differ by their bucket: its chunks would pay the order's passes for a box clip (on an H200
+/// they took a 10k-box resident call from 0.083 to 0.169 ms).
 pub(crate) fn may_form_two_keys(shapes: &[GpuShape]) -> bool {
     let mut kinds: Vec<&GpuShape> = Vec::new();
     for shape in shapes {
@@ -534,7 +537,7 @@ mod tests {
         let hull = |edges| shape(SHAPE_HULL, edges);
         let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
         let sphere = || Shape::Sphere(Sphere::new(1.0).unwrap());
-        // One key: boxes alone, spheres alone, no shape.
+        // Left unordered: boxes alone (by choice), spheres alone (one key), no shape.
         assert!(!may_form_two_keys(&shapes(&[cuboid(), cuboid()])));
         assert!(!may_form_two_keys(&shapes(&[sphere()])));
         assert!(!may_form_two_keys(&[]));
@@ -605,7 +608,7 @@ mod tests {
             "within the margin: 5.32 steps of 2.5"
         );
         assert_eq!(bucket_of(&big, position, 0.0), GAP_BUCKETS - 2);
-        // The class first, the bucket after, only for classes the SAT runs.
+        // The class first, the bucket after.
         let boxed = GpuShape {
             kind: SHAPE_BOX,
             edge_count: 12,
@@ -653,6 +656,83 @@ mod tests {
             order_key((&ball, &half_space), &vertices, (&origin, &b_body), 0.0),
             class * GAP_BUCKETS
         );
+    }
+
+    #[test]
+    fn the_centre_line_separates_as_the_world_vertices_do() {
+        use crate::pose::Pose;
+        use glam::{DQuat, DVec3};
+        // An uneven hull (no symmetry hides a rotation taken the wrong way), its sphere made
+        // too large to decide anything: only the centre line can give bucket 7.
+        let points = [
+            [1.0, 0.2, 0.0],
+            [-0.7, 0.5, 0.1],
+            [0.1, 1.1, -0.3],
+            [0.0, -0.9, 0.4],
+            [0.3, 0.1, 1.2],
+            [-0.2, -0.3, -1.0],
+        ];
+        let vertices: Vec<[f32; 4]> = points.iter().map(|&[x, y, z]| [x + 0.3, y, z, 1.0]).collect();
+        let shape = GpuShape {
+            kind: SHAPE_HULL,
+            centroid: [0.3, 0.0, 0.0],
+            radius: 10.0,
+            vertex_count: 6,
+            ..Default::default()
+        };
+        let rotations = [
+            DQuat::IDENTITY,
+            DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2),
+            DQuat::from_rotation_y(std::f64::consts::FRAC_PI_2),
+            DQuat::from_axis_angle(DVec3::ONE.normalize(), 2.1),
+            DQuat::from_axis_angle(DVec3::new(0.3, -0.5, 0.8).normalize(), 0.65),
+        ];
+        let directions = [DVec3::X, DVec3::new(0.2, 1.0, -0.4), DVec3::new(-0.6, 0.3, 0.7)];
+        let margin = 0.05;
+        let (mut apart, mut near) = (0, 0);
+        for (qa, qb) in rotations
+            .iter()
+            .flat_map(|a| rotations.iter().map(move |b| (a, b)))
+        {
+            for direction in directions {
+                for distance in [0.8, 1.6, 2.2, 2.8, 3.6] {
+                    let position = direction.normalize() * distance;
+                    let [pose_a, pose_b] = [(DVec3::ZERO, qa), (position, qb)]
+                        .map(|(t, q)| Pose::new(t, q.as_quat().normalize()));
+                    // B's lowest world vertex minus A's highest along the centroids' line, f64.
+                    let world =
+                        |pose: &Pose, v: &[f32; 4]| pose.transform_point(Vec4::from_array(*v).truncate());
+                    let centre = |pose: &Pose| pose.transform_point(Vec3::from_array(shape.centroid));
+                    let line = (centre(&pose_b) - centre(&pose_a)).normalize();
+                    let highest_a = vertices
+                        .iter()
+                        .map(|v| world(&pose_a, v).dot(line))
+                        .fold(f64::MIN, f64::max);
+                    let lowest_b = vertices
+                        .iter()
+                        .map(|v| world(&pose_b, v).dot(line))
+                        .fold(f64::MAX, f64::min);
+                    let separation = lowest_b - highest_a;
+                    if (separation - f64::from(margin)).abs() < 1e-3 {
+                        continue;
+                    }
+                    let bodies = [pose_a, pose_b].map(|pose| GpuBody::from_pose(0, &pose));
+                    let bucket = gap_bucket((&shape, &shape), &vertices, (&bodies[0], &bodies[1]), margin);
+                    let expected_apart = separation > f64::from(margin);
+                    assert_eq!(
+                        bucket == GAP_BUCKETS - 1,
+                        expected_apart,
+                        "{qa:?} {qb:?} {position}: {separation}"
+                    );
+                    if expected_apart {
+                        apart += 1;
+                    } else {
+                        near += 1;
+                    }
+                }
+            }
+        }
+        assert!(apart > 50 && near > 50, "{apart} apart, {near} near");
     }
 
     #[test]
