@@ -198,10 +198,15 @@ struct RelativePose {
     t: vec3<f32>,
 }
 
+// B's world translation minus A's, the split parts subtracted part by part, as
+// GpuBody::offset_to.
+fn body_offset(body_a: GpuBody, body_b: GpuBody) -> vec3<f32> {
+    return (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
+}
+
 fn relative_pose(body_a: GpuBody, body_b: GpuBody) -> RelativePose {
     let inv_a = quat_conjugate(body_a.rotation);
-    let t_world = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
-    return RelativePose(normalize(quat_mul(inv_a, body_b.rotation)), quat_rotate(inv_a, t_world));
+    return RelativePose(normalize(quat_mul(inv_a, body_b.rotation)), quat_rotate(inv_a, body_offset(body_a, body_b)));
 }
 
 // A part at (rotation, translation) in its body's frame, posed by the body's pose `b_in_a`, as

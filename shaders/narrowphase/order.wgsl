@@ -130,7 +130,7 @@ fn highest_along(shape: GpuShape, direction: vec3<f32>) -> f32 {
 fn gap_bucket(a: GpuShape, b: GpuShape, body_a: GpuBody, body_b: GpuBody, margin: f32) -> u32 {
     let centre_a = quat_rotate(body_a.rotation, a.centroid);
     let centre_b = quat_rotate(body_b.rotation, b.centroid);
-    let apart = (body_b.translation_hi - body_a.translation_hi) + (body_b.translation_lo - body_a.translation_lo);
+    let apart = body_offset(body_a, body_b);
     let between = apart + centre_b - centre_a;
     let gap = length(between);
     let reach = a.radius + b.radius + margin;

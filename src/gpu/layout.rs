@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use encase::internal::WriteInto;
 use encase::{ShaderType, UniformBuffer};
-use glam::DVec3;
+use glam::{DVec3, Vec3};
 
 use super::GpuError;
 use crate::pose::Pose;
@@ -68,6 +68,18 @@ impl GpuBody {
     #[inline]
     pub fn from_pose(shape: u32, pose: &Pose) -> GpuBody {
         GpuBody::from_body(&Body { shape, pose: *pose })
+    }
+
+    /// `other`'s world translation minus this body's, in f32 length units, the split parts
+    /// subtracted part by part as the kernels do (`body_offset` in shaders/common/geometry.wgsl).
+    #[inline]
+    pub fn offset_to(&self, other: &GpuBody) -> Vec3 {
+        let [hi, lo] = [
+            (self.translation_hi, other.translation_hi),
+            (self.translation_lo, other.translation_lo),
+        ]
+        .map(|(a, b)| Vec3::from_array(b) - Vec3::from_array(a));
+        hi + lo
     }
 }
 

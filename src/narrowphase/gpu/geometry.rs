@@ -24,9 +24,9 @@ pub(crate) struct HullGeometry {
     /// True when two of the shapes can form a pair worth splitting over a workgroup
     /// ([`may_form_split_pairs`]): only then are a small round's split pairs counted.
     pub splittable: bool,
-    /// True when two pairs of the shapes may take different order keys
-    /// ([`super::order::may_form_two_keys`], which the caller of [`Self::upload`]
-    /// answers): only then may a call's pairs be ordered by cost.
+    /// True when ordering the shapes' pairs by cost may pay
+    /// ([`super::order::ordering_may_pay`], which the caller of [`Self::upload`]
+    /// answers): only then may a call's pairs be ordered.
     pub orderable: bool,
     /// The shape table (kinds and edge counts: [`Self::is_split_pair`]).
     shapes: Vec<GpuShape>,
@@ -73,7 +73,7 @@ pub(crate) fn forms_split_pair(a: &GpuShape, b: &GpuShape) -> bool {
 impl HullGeometry {
     /// Uploads `tables`, binds them as group 0 (`layout`: the kernels' geometry layout) and picks
     /// the SAT pipeline; `orderable` says whether the tables' pairs may be ordered by cost
-    /// ([`super::order::may_form_two_keys`]).
+    /// ([`super::order::ordering_may_pay`]).
     pub fn upload(
         context: &GpuContext,
         layout: &wgpu::BindGroupLayout,

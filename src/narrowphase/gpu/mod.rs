@@ -126,7 +126,7 @@ impl GpuNarrowphase {
         context.check_health()?;
         let kernels = NarrowphaseKernels::of(&context)?;
         let tables = HullTables::new(shapes);
-        let orderable = order::may_form_two_keys(&tables.shapes);
+        let orderable = order::ordering_may_pay(&tables.shapes);
         let geometry = HullGeometry::upload(&context, &kernels.sat.geometry_layout, &tables, orderable)?;
         let clipping = if kernels.clip.is_some() {
             Clipping::Gpu
@@ -202,8 +202,8 @@ impl GpuNarrowphase {
 
     /// Switches the ordering of pairs by cost on or off (on by default; the resident API's, and
     /// the host calls' under [`Clipping::Gpu`] where the SAT takes one pair per invocation): with it,
-    /// each warp of the SAT and clip kernels runs pairs of like cost (hull pairs by size and by
-    /// their bounding spheres' gap, box pairs, pairs with a sphere or capsule) instead of
+    /// each warp of the SAT and clip kernels runs pairs of like cost (by the kinds and sizes of
+    /// their shapes, then for pairs with hull geometry by how far apart they lie) instead of
     /// waiting on its one expensive pair, for four more passes per call. Every output is the
     /// same either way (the list's order aside, which is unspecified); off leaves the pairs in
     /// the caller's order.

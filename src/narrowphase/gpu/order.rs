@@ -151,14 +151,7 @@ pub fn gap_bucket(
     let [qa, qb] = [body_a.rotation, body_b.rotation].map(Quat::from_array);
     let centre_a = qa * Vec3::from_array(a.centroid);
     let centre_b = qb * Vec3::from_array(b.centroid);
-    let [ha, hb, la, lb] = [
-        body_a.translation_hi,
-        body_b.translation_hi,
-        body_a.translation_lo,
-        body_b.translation_lo,
-    ]
-    .map(Vec3::from_array);
-    let apart = (hb - ha) + (lb - la);
+    let apart = body_a.offset_to(body_b);
     let between = apart + centre_b - centre_a;
     let gap = between.length();
     let reach = a.radius + b.radius + margin;
@@ -186,7 +179,7 @@ pub fn gap_bucket(
 /// class with hull geometry, below [`KEY_CHEAP`] (the SAT's, two boxes, a hull or box with a
 /// sphere or capsule, whose clip's face loop ends a pair apart and runs GJK near the surface),
 /// not a pair with a half-space (it has no size). A table of boxes alone is still never
-/// ordered (`may_form_two_keys`).
+/// ordered (`ordering_may_pay`).
 pub fn has_gap_buckets(class: u32, a: &GpuShape, b: &GpuShape) -> bool {
     class < KEY_CHEAP && a.kind != SHAPE_HALF_SPACE && b.kind != SHAPE_HALF_SPACE
 }
@@ -209,19 +202,20 @@ pub fn order_key(
     class * GAP_BUCKETS + bucket
 }
 
-/// Distinct (kind, edge count) entries past which [`may_form_two_keys`] answers true
+/// Distinct (kind, edge count) entries past which [`ordering_may_pay`] answers true
 /// without pairing them all.
 const COST_SIGNATURES: usize = 64;
 
-/// True when two pairs of `shapes` (a shape with itself included) may take different keys
-/// ([`order_key`]): two cost classes ([`cost_class`], which reads kinds and edge counts only),
-/// or a class the SAT runs, whose pairs differ by [`gap_bucket`] (a class of a hull with a
+/// True when ordering pairs of `shapes` may pay: when two of them (a shape with itself
+/// included) may take different keys ([`order_key`]), but for a table of boxes alone (below).
+/// Keys differ between two cost classes ([`cost_class`], which reads kinds and edge counts only),
+/// and within a class the SAT runs by [`gap_bucket`] (a class of a hull with a
 /// sphere or capsule never comes alone: the hull meets itself and the sphere itself). A table
 /// of spheres and capsules alone gives every pair one key: ordering its pairs would cost four
 /// passes and change no warp. A table of boxes alone is left unordered too, though its pairs
 /// differ by their bucket: its chunks would pay the order's passes for a box clip (on an H200
 /// they took a 10k-box resident call from 0.083 to 0.169 ms).
-pub(crate) fn may_form_two_keys(shapes: &[GpuShape]) -> bool {
+pub(crate) fn ordering_may_pay(shapes: &[GpuShape]) -> bool {
     let mut kinds: Vec<&GpuShape> = Vec::new();
     for shape in shapes {
         if !kinds
@@ -532,24 +526,24 @@ mod tests {
     }
 
     #[test]
-    fn ordering_needs_two_keys() {
+    fn ordering_may_pay_only_where_keys_can_differ() {
         let shapes = |list: &[Shape]| HullTables::new(list).shapes;
         let hull = |edges| shape(SHAPE_HULL, edges);
         let cuboid = || Shape::Cuboid(Cuboid::new(Vec3::ONE).unwrap());
         let sphere = || Shape::Sphere(Sphere::new(1.0).unwrap());
         // Left unordered: boxes alone (by choice), spheres alone (one key), no shape.
-        assert!(!may_form_two_keys(&shapes(&[cuboid(), cuboid()])));
-        assert!(!may_form_two_keys(&shapes(&[sphere()])));
-        assert!(!may_form_two_keys(&[]));
+        assert!(!ordering_may_pay(&shapes(&[cuboid(), cuboid()])));
+        assert!(!ordering_may_pay(&shapes(&[sphere()])));
+        assert!(!ordering_may_pay(&[]));
         // Two: a box and a sphere (box-box, box-sphere), two hull sizes, and one hull size
         // alone (its pairs differ by their gap).
-        assert!(may_form_two_keys(&shapes(&[cuboid(), sphere()])));
-        assert!(may_form_two_keys(&[hull(12), hull(180)]));
-        assert!(may_form_two_keys(&[hull(90), hull(90)]));
-        assert!(may_form_two_keys(&[hull(90)]));
+        assert!(ordering_may_pay(&shapes(&[cuboid(), sphere()])));
+        assert!(ordering_may_pay(&[hull(12), hull(180)]));
+        assert!(ordering_may_pay(&[hull(90), hull(90)]));
+        assert!(ordering_may_pay(&[hull(90)]));
         // Past COST_SIGNATURES distinct entries: true without pairing them.
         let many: Vec<GpuShape> = (0..=COST_SIGNATURES as u32).map(|e| hull(e + 6)).collect();
-        assert!(may_form_two_keys(&many));
+        assert!(ordering_may_pay(&many));
     }
 
     #[test]
