@@ -31,10 +31,10 @@ pub mod motion;
 pub use motion::{GpuMotion, RandomMotion, move_bodies};
 
 use crate::broadphase::candidate_pairs;
-use crate::compound::{Compound, CompoundChild};
 use crate::hull::{ConvexHull, MAX_HULL_VERTICES};
 use crate::pose::{Isometry, Pose};
 use crate::scene::{Body, InputError, Scene};
+use crate::shape::compound::{Compound, CompoundChild};
 use crate::shape::{Capsule, Cuboid, Cylinder, Shape, Sphere};
 use crate::trimesh::{TriMesh, TriMeshError};
 

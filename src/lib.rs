@@ -42,7 +42,6 @@
 pub mod broadphase;
 mod bvh;
 pub mod cache;
-pub mod compound;
 pub mod constants;
 pub mod contact;
 pub mod contact_set;
@@ -69,7 +68,6 @@ pub mod trimesh;
 pub use glam;
 
 pub use cache::ContactCache;
-pub use compound::{Compound, CompoundChild, CompoundError};
 pub use contact_set::ContactSet;
 pub use hull::{ConvexHull, HullError};
 pub use manifold::{ContactPoint, FeatureId, Manifold};
@@ -78,6 +76,7 @@ pub use pose::{Isometry, Pose};
 pub use query::bounding_sphere::{BoundingSphere, world_bounding_sphere};
 pub use raycast::{CpuRaycaster, GpuRaycaster, Ray, RayHit, RayHitSet};
 pub use scene::{Body, InputError, Scene};
+pub use shape::compound::{Compound, CompoundChild, CompoundError};
 pub use shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 pub use trimesh::{TriMesh, TriMeshError};
 

@@ -3,11 +3,10 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::broadphase::{
-    Aabb, DEFAULT_MAX_CANDIDATE_PAIRS, candidate_pairs, candidate_pairs_at_most, world_aabb,
-};
+use hullsat::broadphase::{DEFAULT_MAX_CANDIDATE_PAIRS, candidate_pairs, candidate_pairs_at_most};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::scene::body;
+use hullsat::shape::{Aabb, world_aabb};
 use hullsat::{Body, Capsule, ConvexHull, Cuboid, HalfSpace, Pose, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;

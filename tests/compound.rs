@@ -5,12 +5,12 @@
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::compound::{MAX_COMPOUND_CHILDREN, compound_feature_id};
 use hullsat::constants::AXIS_PREFERENCE_TOLERANCE;
 use hullsat::contact::{
     CompoundScratch, collide_compound_compound, collide_compound_shape, collide_shape_compound,
     collide_shapes,
 };
+use hullsat::shape::compound::{MAX_COMPOUND_CHILDREN, compound_feature_id};
 use hullsat::{
     Capsule, Compound, CompoundChild, CompoundError, Cuboid, HalfSpace, Isometry, Manifold, Pose, Shape,
     Sphere,

@@ -7,12 +7,13 @@
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::broadphase::{candidate_pairs, world_aabb};
-use hullsat::compound::{Compound, CompoundChild};
+use hullsat::broadphase::candidate_pairs;
 use hullsat::contact::{CompoundScratch, collide_compound_shape, collide_shapes};
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
 use hullsat::narrowphase::gpu::Clipping;
+use hullsat::shape::compound::{Compound, CompoundChild};
+use hullsat::shape::world_aabb;
 use hullsat::{
     Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, HalfSpace, Isometry, Pose, Ray, Shape,
     Sphere, ValidatedBatch, world_bounding_sphere,

@@ -8,11 +8,11 @@
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::broadphase::world_aabb;
 use hullsat::constants::CONTACT_REDUCTION_TOLERANCE;
 use hullsat::contact::{TriMeshScratch, collide_shapes, collide_trimesh_compound};
 use hullsat::contract::compare_batch;
 use hullsat::scene::json::parse_scene_json;
+use hullsat::shape::world_aabb;
 use hullsat::trimesh::compound_mesh_feature_id;
 use hullsat::{
     Body, Compound, ContactPoint, CpuNarrowphase, Cuboid, FeatureId, Manifold, Pose, Shape, TriMesh,

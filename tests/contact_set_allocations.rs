@@ -115,7 +115,7 @@ fn terrain_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
 /// ground and a terrain mesh (half of the pairs given compound last).
 fn compound_batch() -> (Vec<Shape>, Vec<Body>, Vec<[u32; 2]>) {
     use glam::{Quat, Vec3};
-    use hullsat::compound::{Compound, CompoundChild};
+    use hullsat::shape::compound::{Compound, CompoundChild};
     let mut rng = seeded_rng(0xc0b0);
     let mut shapes = shape_library(&mut rng);
     let child = |shape: Shape, x: f32, y: f32| CompoundChild {

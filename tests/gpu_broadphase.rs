@@ -12,13 +12,14 @@ use std::time::Duration;
 
 use glam::{DVec3, Quat, Vec3};
 use hullsat::broadphase::gpu::{MAX_BODIES, scene_centre};
-use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs, world_aabb};
+use hullsat::broadphase::{GpuBroadphase, GpuPairCount, ResidentBodies, candidate_pairs};
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene, terrain};
 use hullsat::gpu::GpuContext;
 use hullsat::gpu::layout::GpuBody;
 use hullsat::internals::CYLINDER_RIM_SLACK;
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_LIST_HEAD};
+use hullsat::shape::world_aabb;
 use hullsat::{
     Body, Capsule, CpuNarrowphase, Cuboid, GpuError, GpuNarrowphase, HalfSpace, Pose, Shape, Sphere,
 };

@@ -64,9 +64,7 @@ fn bodies(shapes: &[Shape], n: usize, seed: u64, offset: DVec3) -> Vec<Body> {
             _ => random_rotation(&mut rng),
         };
         let pose = Pose::new(DVec3::ZERO, rotation);
-        let low = hullsat::broadphase::world_aabb(&shapes[shape as usize], &pose)
-            .min
-            .y;
+        let low = hullsat::shape::world_aabb(&shapes[shape as usize], &pose).min.y;
         let x = rng.random_range(-3.3f64..3.3);
         let z = rng.random_range(-3.3f64..3.3);
         let y = f64::from(-low) + rng.random_range(-0.2f64..0.1);

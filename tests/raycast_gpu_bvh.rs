@@ -13,10 +13,10 @@ mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::broadphase::world_aabb;
 use hullsat::internals::{GpuBvhProbe, HEAP_LEAF_SIZE, TreeLayout, UNBOUNDED_EXTENT, cast_through_bvh};
 use hullsat::raycast::{Bvh, BvhNode, inverse_direction};
 use hullsat::scene::validate_batch;
+use hullsat::shape::world_aabb;
 use hullsat::{Body, ConvexHull, CpuRaycaster, HalfSpace, Pose, Ray, Shape, Sphere};
 use rand_pcg::Pcg64;
 use raycast_common::{random_rays, random_scene};

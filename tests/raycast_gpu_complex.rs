@@ -12,10 +12,10 @@ mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contract::rays::{RayTally, compare_ray_hits};
 use hullsat::generate::terrain;
 use hullsat::pose::Isometry;
+use hullsat::shape::compound::{Compound, CompoundChild};
 use hullsat::{Body, Capsule, CpuRaycaster, Cuboid, Cylinder, Pose, Ray, RayHit, Shape, Sphere};
 use rand::RngExt;
 use rand_pcg::Pcg64;

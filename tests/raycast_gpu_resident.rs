@@ -13,7 +13,6 @@ mod raycast_common;
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::compound::{Compound, CompoundChild};
 use hullsat::contract::rays::compare_ray_hits;
 use hullsat::generate::terrain;
 use hullsat::pose::Isometry;
@@ -21,6 +20,7 @@ use hullsat::raycast::layout::{GpuBody, GpuRay, GpuRayCount, GpuRayHit, INCOMPLE
 use hullsat::raycast::{ResidentHits, ResidentRays};
 use hullsat::raycast::{cast_compound, cast_trimesh};
 use hullsat::scene::validate_batch;
+use hullsat::shape::compound::{Compound, CompoundChild};
 use hullsat::{
     Body, Capsule, CpuRaycaster, Cuboid, Cylinder, GpuError, GpuRaycaster, Pose, Ray, RayHit, Shape, Sphere,
 };

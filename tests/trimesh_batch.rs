@@ -6,10 +6,11 @@
 mod support;
 
 use glam::{DVec3, Quat, Vec3};
-use hullsat::broadphase::{candidate_pairs, world_aabb};
+use hullsat::broadphase::candidate_pairs;
 use hullsat::contract::compare_batch;
 use hullsat::generate::terrain;
 use hullsat::raycast::{LocalRay, cast_trimesh};
+use hullsat::shape::world_aabb;
 use hullsat::trimesh::mesh_feature_id;
 use hullsat::{
     Body, Capsule, CpuNarrowphase, CpuRaycaster, Cuboid, Cylinder, FeatureId, HalfSpace, Manifold, Pose, Ray,

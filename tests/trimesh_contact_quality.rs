@@ -5,9 +5,9 @@
 mod support;
 
 use glam::{Quat, Vec3};
-use hullsat::broadphase::world_aabb;
 use hullsat::contact::{TriMeshScratch, collide_capsule_hull, collide_trimesh_shape};
 use hullsat::internals::collide_mesh_triangle;
+use hullsat::shape::world_aabb;
 use hullsat::trimesh::TriMesh;
 use hullsat::{Capsule, FeatureId, Isometry, Manifold, Pose, Shape};
 use parry3d::query::PointQuery;

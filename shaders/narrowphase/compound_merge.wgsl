@@ -33,7 +33,7 @@ struct CompoundRanges {
 @group(1) @binding(6) var<storage, read> compound_ranges: CompoundRanges;
 @group(1) @binding(7) var<storage, read> merge_tags: array<u32>;
 
-// compound_feature_id (src/compound/mod.rs): `local`'s fields each with the child whose feature
+// compound_feature_id (src/shape/compound.rs): `local`'s fields each with the child whose feature
 // it names (FACE_B: the high field is B's), 6 bits of child over 8 bits of feature.
 fn compound_feature_id(child_a: u32, child_b: u32, local: u32) -> u32 {
     let kind = local >> 30u;

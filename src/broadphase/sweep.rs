@@ -33,12 +33,12 @@ use rayon::prelude::*;
 use crate::scene::Body;
 use crate::shape::Shape;
 
-use super::aabb::{Aabb, world_aabb};
 use super::grid::{BODIES_PER_TILE, Cells, Tiles};
 use super::packed::{BitWriter, MemberList, PlacePairs};
 use crate::constants::COMPOUND_AABB_PADDING;
 use crate::narrowphase::validate::never_paired;
 use crate::parallel::{SharedPtr, prefetch};
+use crate::shape::{Aabb, world_aabb};
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each
@@ -861,9 +861,9 @@ mod tests {
     use glam::{DVec3, Quat, Vec3};
 
     use super::*;
-    use crate::compound::{Compound, CompoundChild};
     use crate::hull::ConvexHull;
     use crate::pose::{Isometry, Pose};
+    use crate::shape::compound::{Compound, CompoundChild};
     use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Sphere};
     use crate::test_rng::unit_floats;
 

@@ -47,7 +47,6 @@ use encase::ShaderType;
 use glam::{DVec3, Vec3};
 
 use super::cpu::BvhNode;
-use crate::broadphase::world_aabb;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
@@ -58,6 +57,7 @@ use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
 use crate::scene::Body;
 use crate::shape::Shape;
+use crate::shape::world_aabb;
 
 /// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
 /// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/bvh/bvh_build.wgsl`.

@@ -89,7 +89,7 @@ fn with_compound_scratch<R>(f: impl FnOnce(&mut CompoundScratch) -> R) -> R {
 /// A compound and any other kind, in either order, take
 /// [`collide_compound_shape`], [`collide_shape_compound`] or [`collide_compound_compound`] on a
 /// per-thread [`CompoundScratch`]: the normal from `a` to `b`, ids
-/// [`crate::compound::compound_feature_id`] (which commute with [`crate::FeatureId::swapped`]).
+/// [`crate::shape::compound::compound_feature_id`] (which commute with [`crate::FeatureId::swapped`]).
 ///
 /// Unchecked: the poses must be valid ([`Pose::is_valid`]: finite, unit rotations), the
 /// margin finite and non-negative, and everything within the supported range

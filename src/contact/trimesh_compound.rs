@@ -9,12 +9,12 @@
 //!    [`compound_mesh_feature_id`].
 //! 4. Normal and points to the world by the mesh's pose.
 
-use crate::compound::Compound;
 #[cfg(doc)]
 use crate::constants::TRIMESH_MERGE_DEGREES;
 use crate::contact::trimesh::TriMeshScratch;
 use crate::manifold::Manifold;
 use crate::pose::Pose;
+use crate::shape::compound::Compound;
 use crate::trimesh::{MAX_TRIMESH_TRIANGLES, TriMesh, compound_mesh_feature_id};
 
 /// Bits of a triangle contact's tag below its child's index (the triangle's).

@@ -5,12 +5,12 @@
 use glam::{DVec3, Vec3};
 
 use super::OTHER_POINT_CONDITIONING;
-use crate::compound::child_pose;
 use crate::constants::{INCIDENT_FACE_TOLERANCE, PARALLEL_EDGE_SINE};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
 use crate::pose::Pose;
 use crate::shape::Shape;
+use crate::shape::compound::child_pose;
 use crate::trimesh::Triangle;
 
 /// A pair's two shapes with their world poses, in the given order (A, B): what the feature

@@ -6,7 +6,6 @@ use glam::{DVec3, Quat, Vec3};
 
 use super::features::{PosedPair, conditioning, on_both_surfaces, on_features, support_tie, vertex_tie};
 use super::{Agreement, Disagreement, DisagreementKind, OTHER_POINT_CONDITIONING};
-use crate::compound::child_pose;
 use crate::constants::{
     AXIS_PREFERENCE_TOLERANCE, GPU_AGREEMENT_TOLERANCE, GPU_GJK_MAX_DIRECTION_ERROR, PARALLEL_EDGE_SINE,
     pair_scale,
@@ -19,6 +18,7 @@ use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
 use crate::shape::Shape;
+use crate::shape::compound::child_pose;
 
 /// What [`PairGeometry::match_points`] found, in increasing order of leniency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -591,7 +591,7 @@ impl<'a> PairGeometry<'a> {
     }
 }
 
-/// True when two compound ids ([`crate::compound::compound_feature_id`]) have the same kind and
+/// True when two compound ids ([`crate::shape::compound::compound_feature_id`]) have the same kind and
 /// name the same children (bits 8 and up of each field); against a mesh
 /// ([`crate::trimesh::compound_mesh_feature_id`]), the same kind, child and triangle (bits 8
 /// and up).

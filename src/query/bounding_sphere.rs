@@ -29,7 +29,7 @@ impl BoundingSphere {
 /// The world ball containing `body` (its shape `shapes[body.shape]` at its pose), or `None`
 /// when the shape index is out of range. Tight for boxes, spheres, capsules and cylinders; about
 /// the centroid for hulls; for a compound, a ball holding its children's balls
-/// ([`crate::compound::Compound::bounding_sphere`]); up to f32 rounding of the radius (a few
+/// ([`crate::shape::compound::Compound::bounding_sphere`]); up to f32 rounding of the radius (a few
 /// parts in 1e7).
 pub fn world_bounding_sphere(shapes: &[Shape], body: &Body) -> Option<BoundingSphere> {
     let (centre, radius) = shapes.get(body.shape as usize)?.bounding_sphere();
@@ -106,15 +106,15 @@ mod tests {
                     .unwrap(),
             ),
             Shape::from(
-                crate::compound::Compound::new(vec![
-                    crate::compound::CompoundChild {
+                crate::shape::compound::Compound::new(vec![
+                    crate::shape::compound::CompoundChild {
                         shape: Shape::Capsule(Capsule::new(0.6, 0.25).unwrap()),
                         pose: crate::pose::Isometry::new(
                             Vec3::new(2.0, -1.0, 0.5),
                             Quat::from_rotation_x(0.8),
                         ),
                     },
-                    crate::compound::CompoundChild {
+                    crate::shape::compound::CompoundChild {
                         shape: Shape::Hull(ConvexHull::from_points(&off_centre).unwrap()),
                         pose: crate::pose::Isometry::new(
                             Vec3::new(-1.0, 0.0, 0.0),

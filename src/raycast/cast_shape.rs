@@ -13,9 +13,9 @@ use super::cast_hull::cast_hull;
 use super::cast_sphere::cast_sphere;
 use super::cast_trimesh::cast_trimesh;
 use super::ray::{LocalHit, LocalRay, Ray, RayHit};
-use crate::compound::Compound;
 use crate::scene::Body;
 use crate::shape::Shape;
+use crate::shape::compound::Compound;
 
 /// Where `ray` (the shape's local frame) enters `shape`, or `None`. A triangle mesh: its
 /// nearest triangle, either face ([`cast_trimesh`], which also names the triangle). A compound:
@@ -47,7 +47,7 @@ pub fn cast_body(shape: &Shape, index: u32, body: &Body, ray: &Ray) -> Option<Ra
 
 /// Where `ray` (compound frame) first enters `compound` within its max distance, and which
 /// child, or `None`. Ties in distance go to the lowest child index. Children's boxes are not
-/// tested first: a compound has at most [`crate::compound::MAX_COMPOUND_CHILDREN`] children.
+/// tested first: a compound has at most [`crate::shape::compound::MAX_COMPOUND_CHILDREN`] children.
 pub fn cast_compound(compound: &Compound, ray: &LocalRay) -> Option<(LocalHit, u32)> {
     let mut best: Option<(LocalHit, u32)> = None;
     for (i, child) in compound.children().iter().enumerate() {

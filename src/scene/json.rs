@@ -27,12 +27,12 @@ use glam::{DVec3, Quat, Vec3};
 use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use crate::compound::{Compound, CompoundChild, CompoundError, MAX_COMPOUND_CHILDREN};
 use crate::constants::{MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::{ConvexHull, MAX_HULL_INPUT_POINTS};
 use crate::manifold::Manifold;
 use crate::pose::{Isometry, Pose};
 use crate::scene::{Body, InputError, Scene, validate_batch};
+use crate::shape::compound::{Compound, CompoundChild, CompoundError, MAX_COMPOUND_CHILDREN};
 use crate::shape::{Capsule, Cuboid, Cylinder, HalfSpace, Shape, ShapeError, Sphere};
 use crate::trimesh::{MAX_TRIMESH_TRIANGLES, MAX_TRIMESH_VERTICES, TriMesh, TriMeshError};
 
@@ -1083,7 +1083,7 @@ fn shapes_and_bodies(root: &Fields, streamed: &mut Streamed) -> Result<(Vec<Shap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compound::{Compound, CompoundChild};
+    use crate::shape::compound::{Compound, CompoundChild};
 
     fn error(text: &str) -> String {
         parse_scene_json(text).unwrap_err().to_string()

@@ -460,7 +460,7 @@ pub fn mesh_feature_id(triangle: u32, local: FeatureId) -> FeatureId {
 /// ```
 ///
 /// `kind`, `f` and `tri` as in [`mesh_feature_id`]; `child` the compound's child (6 bits:
-/// [`crate::compound::MAX_COMPOUND_CHILDREN`]), `body` the child's feature modulo 32. Costs:
+/// [`crate::shape::compound::MAX_COMPOUND_CHILDREN`]), `body` the child's feature modulo 32. Costs:
 /// two triangles whose indices differ by a multiple of 2^16, touched by one child at once, share
 /// their ids, as do two features of one child 32 apart (hulls above 32 vertices, faces or edges).
 /// Kept whichever body comes first, as mesh ids are.

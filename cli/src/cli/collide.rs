@@ -74,7 +74,7 @@ CONVENTIONS:
               uses hullsat::trimesh::mesh_feature_id (triangle:19 | kind:2 | flag:1 |
               triangle feature:2 | body feature:8) whichever body comes first; a pair with a
               compound puts the child in each field (child:6 | feature:8,
-              hullsat::compound::compound_feature_id).
+              hullsat::shape::compound::compound_feature_id).
 
 EXIT STATUS:
   0 success. 1 backend or output failure (a full disk, a closed pipe), or a pair whose result is

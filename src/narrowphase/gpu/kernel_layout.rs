@@ -15,11 +15,11 @@ use encase::ShaderType;
 use super::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
-use crate::broadphase::world_aabb;
 use crate::gpu::mesh_layout::{GpuMeshTriangleContact, MeshTables};
 use crate::hull::ConvexHull;
 use crate::pose::{Isometry, Pose};
 use crate::shape::Shape;
+use crate::shape::world_aabb;
 
 /// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -517,7 +517,7 @@ mod tests {
     use glam::{Quat, Vec3};
 
     use super::*;
-    use crate::compound::{Compound, CompoundChild};
+    use crate::shape::compound::{Compound, CompoundChild};
     use crate::shape::{Cuboid, HalfSpace, Sphere};
 
     #[test]

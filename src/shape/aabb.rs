@@ -4,9 +4,9 @@ use glam::{DMat3, DVec3, Mat3, Quat, Vec3, Vec4};
 
 use crate::constants::{COMPOUND_AABB_PADDING, TRIMESH_AABB_PADDING};
 
+use super::Shape;
 use crate::hull::ConvexHull;
 use crate::pose::Pose;
-use crate::shape::Shape;
 
 /// An axis-aligned box in world space, length units. `min <= max` on every axis for bounded
 /// shapes; a half-space's box is the whole space (`-inf..inf`).

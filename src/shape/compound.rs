@@ -13,11 +13,10 @@
 use glam::{Quat, Vec3};
 use thiserror::Error;
 
-use crate::broadphase::world_aabb;
+use super::{Shape, world_aabb};
 use crate::constants::{MAX_SHAPE_SIZE, ROTATION_UNIT_TOLERANCE};
 use crate::manifold::FeatureId;
 use crate::pose::{Isometry, Pose};
-use crate::shape::Shape;
 use crate::trimesh::TriangleBvh;
 
 /// Most children a compound may have: a child index takes 6 bits of each field of a compound

@@ -1,14 +1,26 @@
 //! The shapes a body can have, all in the body's local frame.
+//!
+//! - [`Shape`]: one enum over the kinds; the primitives are here, hulls in [`crate::hull`],
+//!   triangle meshes in [`crate::trimesh`].
+//! - `compound`: [`Compound`], convex children placed by local poses: a shape made of shapes,
+//!   so it lives with them.
+//! - `aabb`: a posed shape's world box ([`world_aabb`]), tight for every kind, a compound's
+//!   from its children's.
+
+mod aabb;
+pub mod compound;
 
 use std::sync::Arc;
 
 use glam::{DVec3, Quat, Vec2, Vec3};
 use thiserror::Error;
 
-use crate::compound::Compound;
 use crate::constants::{MAX_POSITION, MAX_SHAPE_SIZE, MIN_SHAPE_SIZE};
 use crate::hull::ConvexHull;
 use crate::trimesh::TriMesh;
+
+pub use aabb::{Aabb, world_aabb};
+use compound::Compound;
 
 /// Why a primitive shape's parameters were rejected.
 #[derive(Debug, Clone, PartialEq, Error)]
