@@ -29,7 +29,9 @@ use encase::ShaderType;
 use glam::DVec3;
 
 use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit, create_buffer};
+use crate::gpu::buffers::{
+    GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit, create_buffer, uniform_buffer,
+};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
@@ -266,11 +268,10 @@ impl GpuBroadphase {
                 MIN_BUFFER_BYTES,
                 storage_usage | copy,
             ),
-            params: create_buffer(
+            params: uniform_buffer(
                 device,
                 "broadphase params",
                 GpuBroadphaseParams::min_size().get().max(MIN_BUFFER_BYTES),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             ),
             sorter,
             bodies: GrowBuffer::new(

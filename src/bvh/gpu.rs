@@ -47,7 +47,7 @@ use encase::ShaderType;
 use glam::{DVec3, Vec3};
 
 use super::cpu::BvhNode;
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, UNIFORM_WRITE, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
@@ -450,11 +450,7 @@ impl GpuBvhBuilder {
             keys: GrowBuffer::new(device, "bvh sort keys", out),
             nodes: GrowBuffer::new(device, "bvh nodes", out),
             body_list: GrowBuffer::new(device, "bvh body list", out),
-            params: GrowBuffer::new(
-                device,
-                "bvh build params",
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
+            params: GrowBuffer::new(device, "bvh build params", UNIFORM_WRITE),
             sorter,
         };
         scopes.pop()?;

@@ -20,7 +20,7 @@ use glam::{Quat, Vec3};
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
-use crate::gpu::buffers::{MIN_BUFFER_BYTES, binding, create_buffer};
+use crate::gpu::buffers::{MIN_BUFFER_BYTES, binding, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, grid, storage, uniform};
@@ -241,12 +241,7 @@ impl GpuMotion {
             contents: bytemuck::cast_slice(if sizes.is_empty() { &[0.0] } else { &sizes }),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let params = create_buffer(
-            device,
-            "motion params",
-            MIN_BUFFER_BYTES,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
+        let params = uniform_buffer(device, "motion params", MIN_BUFFER_BYTES);
         scopes.pop()?;
         Ok(GpuMotion {
             context,

@@ -81,6 +81,15 @@ pub(crate) fn grown_size(current: u64, bytes: u64, cap: u64) -> u64 {
         .max(bytes)
 }
 
+/// Usage of a uniform buffer the host writes with `Queue::write_buffer`.
+pub(crate) const UNIFORM_WRITE: wgpu::BufferUsages =
+    wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
+
+/// A uniform buffer of `size` bytes ([`UNIFORM_WRITE`]), as [`create_buffer`].
+pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    create_buffer(device, label, size, UNIFORM_WRITE)
+}
+
 pub(crate) fn create_buffer(
     device: &wgpu::Device,
     label: &str,

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 use encase::ShaderType;
 
-use super::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding, binding_up_to, check_limit, create_buffer};
+use super::buffers::{
+    GrowBuffer, MIN_BUFFER_BYTES, UNIFORM_WRITE, binding, binding_up_to, check_limit, create_buffer,
+};
 use super::context::ErrorScopes;
 use super::layout::write_uniform;
 use super::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, storage, uniform};
@@ -295,11 +297,7 @@ impl GpuRadixSort {
                 storage_usage | wgpu::BufferUsages::INDIRECT,
             ),
             no_count: create_buffer(device, "radix sort no count", MIN_BUFFER_BYTES, storage_usage),
-            params: GrowBuffer::new(
-                device,
-                "radix sort params",
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
+            params: GrowBuffer::new(device, "radix sort params", UNIFORM_WRITE),
             groups: BindGroupCache::default(),
         };
         scopes.pop()?;

@@ -47,7 +47,7 @@ use super::ray::{Ray, RayHit};
 use super::resident::{ResidentHits, ResidentRayState, ResidentRays};
 use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
 use crate::bvh::{Bvh, frame_of};
-use crate::gpu::buffers::{GrowBuffer, StagingBuffer, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, StagingBuffer, check_limit, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::{GpuContext, GpuError, shared_context};
@@ -142,12 +142,7 @@ impl GpuRaycaster {
         let kernel = CastKernel::new(&context, &tables)?;
         let builder = GpuBvhBuilder::new(&context, shapes, TreeLayout::Prefix, 0.0)?;
         let input = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-        let params = create_buffer(
-            device,
-            "ray params",
-            GpuRayParams::min_size().get(),
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
+        let params = uniform_buffer(device, "ray params", GpuRayParams::min_size().get());
         let out = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
         let raycaster = GpuRaycaster {
             bodies: GrowBuffer::new(device, "ray bodies", input),

@@ -15,7 +15,7 @@ use super::cast_kernel::{CastBuffers, CastKernel};
 use super::layout::{GPU_HIT_SLOTS, GpuBody, GpuRay, GpuRayCount, GpuRayHit, GpuRayParams};
 use crate::InputError;
 use crate::bvh::gpu::{GpuBvhBuilder, TreeLayout};
-use crate::gpu::buffers::{GrowBuffer, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, check_limit, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::{GpuContext, GpuError};
@@ -79,12 +79,7 @@ impl ResidentRayState {
         let state =
             GpuBvhBuilder::new(context, shapes, TreeLayout::Prefix, 0.0).map(|builder| ResidentRayState {
                 builder,
-                params: create_buffer(
-                    device,
-                    "resident ray params",
-                    GpuRayParams::min_size().get(),
-                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                ),
+                params: uniform_buffer(device, "resident ray params", GpuRayParams::min_size().get()),
                 counts: GrowBuffer::new(device, "resident ray hit counts", out),
                 hits: GrowBuffer::new(device, "resident ray hits", out),
             });

@@ -28,7 +28,7 @@ use super::kernel_layout::{
 use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels, with_clip_sources};
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
-use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
@@ -284,12 +284,7 @@ impl CompoundStage {
             sub: SubPairs::new(context, capacity),
             sub_params: small("compound sub-params", storage | wgpu::BufferUsages::UNIFORM),
             sub_dispatch: small("compound sub-dispatch", storage | wgpu::BufferUsages::INDIRECT),
-            setup: create_buffer(
-                device,
-                "compound setup",
-                GpuResidentSetup::min_size().get(),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
+            setup: uniform_buffer(device, "compound setup", GpuResidentSetup::min_size().get()),
             ranges: GrowBuffer::new(device, "compound ranges", storage | wgpu::BufferUsages::COPY_DST),
         };
         scopes.pop()?;

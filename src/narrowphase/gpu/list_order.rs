@@ -23,7 +23,7 @@ use std::sync::Arc;
 use encase::ShaderType;
 
 use super::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, with_layout_sources};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding_up_to, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding_up_to, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{
@@ -113,10 +113,9 @@ impl ListOrder {
                 wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             )
         });
-        let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
         Ok(ListOrder {
             kernels,
-            params: create_buffer(device, "list order params", MIN_BUFFER_BYTES, usage),
+            params: uniform_buffer(device, "list order params", MIN_BUFFER_BYTES),
             table: GrowBuffer::new(device, "list order pair table", wgpu::BufferUsages::STORAGE),
             block_counts: GrowBuffer::new(device, "list order block counts", wgpu::BufferUsages::STORAGE),
             ordered,

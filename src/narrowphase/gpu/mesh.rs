@@ -37,7 +37,9 @@ use super::kernel_layout::{
 };
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::kernels::{NarrowphaseKernels, with_clip_sources};
-use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer, upload_storage};
+use crate::gpu::buffers::{
+    GrowBuffer, binding, binding_up_to, check_limit, create_buffer, uniform_buffer, upload_storage,
+};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
@@ -256,12 +258,7 @@ impl MeshStage {
         let work = WorkItems::new(context, capacity);
         let item_params = small("mesh item params", storage | wgpu::BufferUsages::UNIFORM);
         let item_dispatch = small("mesh item dispatch", storage | wgpu::BufferUsages::INDIRECT);
-        let setup = create_buffer(
-            device,
-            "mesh setup",
-            GpuResidentSetup::min_size().get(),
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        );
+        let setup = uniform_buffer(device, "mesh setup", GpuResidentSetup::min_size().get());
         let ranges = GrowBuffer::new(device, "mesh ranges", storage | wgpu::BufferUsages::COPY_DST);
         scopes.pop()?;
         let (tables, contacts) = uploaded?;

@@ -34,7 +34,7 @@ use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::mesh::MeshStage;
 use super::order::OrderStage;
-use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer};
+use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::{GpuContext, GpuError};
@@ -147,12 +147,7 @@ impl ResidentState {
         let state = ResidentState {
             prepare,
             prepare_layout,
-            setup: create_buffer(
-                device,
-                "resident setup",
-                GpuResidentSetup::min_size().get(),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            ),
+            setup: uniform_buffer(device, "resident setup", GpuResidentSetup::min_size().get()),
             params: GrowBuffer::new(
                 device,
                 "resident params",
