@@ -646,6 +646,38 @@ fn hits_are_world_space_through_the_body_pose() {
     assert!(hit.normal.distance(Vec3::Y) < EXACT_TOLERANCE, "{hit:?}");
 }
 
+/// A rotation rounded to f32 is a few ulps off unit length; the world normal is renormalized
+/// so that it is unit to rounding and an axis normal is the axis (examples/rays.json printed
+/// -1.0000001 for a capsule turned a quarter about Z by the quaternion written in it).
+#[test]
+fn world_normals_are_unit_whatever_the_rotation_rounding() {
+    let shapes = vec![
+        Shape::Capsule(Capsule::new(0.5, 0.25).unwrap()),
+        Shape::Sphere(Sphere::new(0.5).unwrap()),
+    ];
+    // As examples/rays.json writes it: one f32 step above FRAC_1_SQRT_2.
+    #[allow(clippy::approx_constant)]
+    let quarter = Quat::from_xyzw(0.0, 0.0, 0.7071068, 0.7071068);
+    let bodies = [body(0, Vec3::new(8.0, 0.0, 0.0), quarter)];
+    let r = ray(DVec3::new(-5.0, 0.0, 0.0), Vec3::X, None);
+    let caster = CpuRaycaster::new(shapes);
+    let hit = caster.cast(&bodies, &[r], false).unwrap()[0][0];
+    assert_eq!(hit.normal, -Vec3::X, "{hit:?}");
+    let mut rng = seeded_rng(41);
+    let mut worst = 0.0f32;
+    for i in 0..2000 {
+        let rotation = random_rotation(&mut rng);
+        let bodies = [body(i % 2, Vec3::ZERO, rotation)];
+        let origin = random_direction(&mut rng).as_dvec3() * 3.0;
+        let r = ray(origin, -origin.as_vec3(), None);
+        for hit in &caster.cast(&bodies, &[r], false).unwrap()[0] {
+            worst = worst.max((hit.normal.length() - 1.0).abs());
+            assert!(hit.normal.abs().max_element() <= 1.0, "{hit:?}");
+        }
+    }
+    assert!(worst <= f32::EPSILON, "a normal {worst} off unit length");
+}
+
 #[test]
 fn bad_rays_and_bodies_are_errors() {
     use hullsat::raycast::RayError;

@@ -140,7 +140,8 @@ impl RayHit {
             body,
             distance: local.distance,
             point: ray.point_at(local.distance),
-            normal: pose.transform_vector(local.normal),
+            // Renormalized: a rotation a rounding off unit length would leave the normal so.
+            normal: pose.transform_vector(local.normal).normalize_or(local.normal),
         }
     }
 
