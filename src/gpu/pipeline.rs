@@ -34,6 +34,20 @@ pub(crate) fn uniform(dynamic_offset: bool, min_size: Option<wgpu::BufferSize>) 
     }
 }
 
+/// A bind group of `entries` on `layout`, labelled `label`.
+pub(crate) fn bind_group(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    entries: &[wgpu::BindGroupEntry],
+) -> wgpu::BindGroup {
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries,
+    })
+}
+
 /// A compute bind group layout with one entry per binding type, numbered from 0.
 pub(crate) fn bind_group_layout(
     device: &wgpu::Device,

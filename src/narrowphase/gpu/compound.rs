@@ -31,7 +31,7 @@ use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RES
 use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -177,6 +177,46 @@ impl CallerPairs<'_> {
             at,
             (self.chunk * PAIR_BYTES).min(self.pair_count * PAIR_BYTES - at),
         )
+    }
+
+    /// One group per chunk for an expansion kernel's group 1 (`layout`): the caller's bodies
+    /// (binding 0), the chunk's pair window (1) and the chunks' parameters (3, dynamic offset).
+    pub fn expand_calls(
+        &self,
+        context: &GpuContext,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+    ) -> Vec<wgpu::BindGroup> {
+        (0..self.chunks())
+            .map(|c| {
+                let (at, len) = self.pair_window(c);
+                let entries = [
+                    binding_up_to(0, self.bodies, context.limits.max_binding),
+                    binding(1, self.pairs, at, len),
+                    self.params_binding(3),
+                ];
+                bind_group(context.device(), label, layout, &entries)
+            })
+            .collect()
+    }
+
+    /// The chunks' parameters at binding `index`, one chunk's [`GpuParams`] seen at a time
+    /// (dynamic offset `c * PARAMS_STRIDE`).
+    pub fn params_binding(&self, index: u32) -> wgpu::BindGroupEntry<'_> {
+        binding(index, self.params, 0, GpuParams::min_size().get())
+    }
+
+    /// Records every chunk into `pass` (its pipeline and other groups set): `call(c)` at group
+    /// 1 with chunk c's parameter offset, then [`Self::dispatch`].
+    pub fn dispatch_chunks<'g>(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        call: impl Fn(usize) -> &'g wgpu::BindGroup,
+    ) {
+        for c in 0..self.chunks() {
+            pass.set_bind_group(1, call(c as usize), &[(c * PARAMS_STRIDE) as u32]);
+            self.dispatch(pass, c);
+        }
     }
 
     /// Dispatches chunk `c` of one caller pair per invocation: from its size, or from the
@@ -325,28 +365,14 @@ impl CompoundStage {
         )?;
         let scopes = ErrorScopes::push(device);
         self.ranges.reserve(device, ranges_bytes, limits.max_binding);
-        let setup = GpuResidentSetup {
-            margin: caller.margin,
-            max_pairs: self.sub.capacity,
-            count_index: 0,
-            chunk_pairs: self.sub.capacity,
-            chunks: 1,
-            per_workgroup_below: 0,
-            ordered: 0,
-        };
+        let setup = GpuResidentSetup::one_chunk(caller.margin, self.sub.capacity);
         context
             .queue()
             .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
         encoder.clear_buffer(&self.ranges.buffer, 0, Some(COMPOUND_RANGES_HEAD));
         let (sub, n) = (&self.sub, u64::from(self.sub.capacity));
         let k = &self.kernels;
-        let group = |label: &str, layout: &wgpu::BindGroupLayout, entries: &[wgpu::BindGroupEntry]| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout,
-                entries,
-            })
-        };
+        let group = |label: &str, layout, entries: &[_]| bind_group(device, label, layout, entries);
         let ranges = binding(6, &self.ranges.buffer, 0, ranges_bytes);
         let tags = binding(7, &sub.tags, 0, n * 4);
         let params = |index: u32, buffer| binding(index, buffer, 0, GpuParams::min_size().get());
@@ -386,38 +412,20 @@ impl CompoundStage {
             "compound merge",
             &k.merge_layout,
             &[
-                params(3, caller.params),
+                caller.params_binding(3),
                 binding_up_to(4, caller.list, limits.max_binding),
                 binding(5, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES),
                 ranges,
                 tags,
             ],
         );
-        let chunks = caller.chunks();
-        let expand_calls: Vec<wgpu::BindGroup> = (0..chunks)
-            .map(|c| {
-                let (at, len) = caller.pair_window(c);
-                group(
-                    "compound expand call",
-                    &k.expand_call_layout,
-                    &[
-                        binding_up_to(0, caller.bodies, context.limits.max_binding),
-                        binding(1, caller.pairs, at, len),
-                        params(3, caller.params),
-                    ],
-                )
-            })
-            .collect();
+        let expand_calls = caller.expand_calls(context, "compound expand call", &k.expand_call_layout);
         // 1. Expansion, per caller chunk.
         {
             let mut pass = context.begin_pass(encoder, "compound expand");
             pass.set_pipeline(&k.expand);
             pass.set_bind_group(2, &expand_group, &[]);
-            for (c, call) in expand_calls.iter().enumerate() {
-                let c = c as u64;
-                pass.set_bind_group(1, call, &[(c * PARAMS_STRIDE) as u32]);
-                caller.dispatch(&mut pass, c);
-            }
+            caller.dispatch_chunks(&mut pass, |c| &expand_calls[c]);
         }
         // 2. The sub-pair dispatch's size.
         {
@@ -443,10 +451,7 @@ impl CompoundStage {
             let mut pass = context.begin_pass(encoder, "compound merge");
             pass.set_pipeline(&k.merge);
             pass.set_bind_group(0, &geometry.group, &[]);
-            for c in 0..chunks {
-                pass.set_bind_group(1, &merge_group, &[(c * PARAMS_STRIDE) as u32]);
-                caller.dispatch(&mut pass, c);
-            }
+            caller.dispatch_chunks(&mut pass, |_| &merge_group);
         }
         scopes.pop()
     }

@@ -163,6 +163,22 @@ pub struct GpuResidentSetup {
     pub ordered: u32,
 }
 
+impl GpuResidentSetup {
+    /// A stage's own indirect dispatch (the compound stage's sub-pairs, the mesh pass's work
+    /// items): up to `capacity` items in one chunk, unordered, one item per invocation.
+    pub fn one_chunk(margin: f32, capacity: u32) -> Self {
+        GpuResidentSetup {
+            margin,
+            max_pairs: capacity,
+            count_index: 0,
+            chunk_pairs: capacity,
+            chunks: 1,
+            per_workgroup_below: 0,
+            ordered: 0,
+        }
+    }
+}
+
 /// [`GpuCompound::flags`]: the shape is a compound (its parts are its children); must match
 /// geometry.wgsl, as the other `COMPOUND_*` flags.
 pub const COMPOUND_IS_COMPOUND: u32 = 1;

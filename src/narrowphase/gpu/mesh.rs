@@ -43,7 +43,7 @@ use crate::gpu::buffers::{
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
-use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the mesh midphase: the shared declarations, the mesh layout, then the
@@ -309,15 +309,7 @@ impl MeshStage {
         let scopes = ErrorScopes::push(device);
         self.ranges.reserve(device, ranges_bytes, limits.max_binding);
         let n = u64::from(self.work.capacity);
-        let setup = GpuResidentSetup {
-            margin: caller.margin,
-            max_pairs: self.work.capacity,
-            count_index: 0,
-            chunk_pairs: self.work.capacity,
-            chunks: 1,
-            per_workgroup_below: 0,
-            ordered: 0,
-        };
+        let setup = GpuResidentSetup::one_chunk(caller.margin, self.work.capacity);
         context
             .queue()
             .write_buffer(&self.setup, 0, &uniform_bytes(&setup)?);
@@ -325,13 +317,7 @@ impl MeshStage {
         encoder.copy_buffer_to_buffer(&self.part_records, 0, &self.ranges.buffer, 0, head);
         encoder.clear_buffer(&self.work.points, 0, Some(MESH_TABLE_HEAD));
         let k = &self.kernels;
-        let group = |label: &str, layout: &wgpu::BindGroupLayout, entries: &[wgpu::BindGroupEntry]| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout,
-                entries,
-            })
-        };
+        let group = |label: &str, layout, entries: &[_]| bind_group(device, label, layout, entries);
         fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             binding(index, buffer, 0, buffer.size())
         }
@@ -385,37 +371,19 @@ impl MeshStage {
             "mesh merge call",
             &k.merge_call_layout,
             &[
-                params(3, caller.params),
+                caller.params_binding(3),
                 binding_up_to(4, caller.list, limits.max_binding),
             ],
         );
         let merge_group = group("mesh merge", &k.merge_layout, &[items(0), ranges(1), points(2)]);
-        let chunks = caller.chunks();
-        let expand_calls: Vec<wgpu::BindGroup> = (0..chunks)
-            .map(|c| {
-                let (at, len) = caller.pair_window(c);
-                group(
-                    "mesh expand call",
-                    &k.expand_call_layout,
-                    &[
-                        binding_up_to(0, caller.bodies, context.limits.max_binding),
-                        binding(1, caller.pairs, at, len),
-                        params(3, caller.params),
-                    ],
-                )
-            })
-            .collect();
+        let expand_calls = caller.expand_calls(context, "mesh expand call", &k.expand_call_layout);
         // 1. Midphase, per caller chunk.
         {
             let mut pass = context.begin_pass(encoder, "mesh expand");
             pass.set_pipeline(&k.expand);
             pass.set_bind_group(0, &expand_geometry, &[]);
             pass.set_bind_group(2, &expand_group, &[]);
-            for (c, call) in expand_calls.iter().enumerate() {
-                let c = c as u64;
-                pass.set_bind_group(1, call, &[(c * PARAMS_STRIDE) as u32]);
-                caller.dispatch(&mut pass, c);
-            }
+            caller.dispatch_chunks(&mut pass, |c| &expand_calls[c]);
         }
         // 2. The item dispatch's size.
         {
@@ -439,10 +407,7 @@ impl MeshStage {
             pass.set_pipeline(&k.merge);
             pass.set_bind_group(0, &geometry.group, &[]);
             pass.set_bind_group(2, &merge_group, &[]);
-            for c in 0..chunks {
-                pass.set_bind_group(1, &merge_call, &[(c * PARAMS_STRIDE) as u32]);
-                caller.dispatch(&mut pass, c);
-            }
+            caller.dispatch_chunks(&mut pass, |_| &merge_call);
         }
         scopes.pop()
     }
