@@ -81,11 +81,7 @@ impl CompoundKernels {
         context.kernels(|context| {
             let device = context.device();
             let params = uniform(true, Some(GpuParams::min_size()));
-            let expand_call_layout = bind_group_layout_at(
-                device,
-                "compound expand call",
-                &[(0, storage(true)), (1, storage(true)), (3, params)],
-            );
+            let expand_call_layout = expand_call_layout(device, "compound expand call");
             let expand_layout = bind_group_layout_at(
                 device,
                 "compound expand",
@@ -145,6 +141,17 @@ impl CompoundKernels {
     }
 }
 
+/// The layout of an expansion kernel's group 1, which [`CallerPairs::expand_calls`] fills:
+/// the caller's bodies (0), a chunk's pairs (1), the chunks' parameters (3, dynamic offset).
+pub(super) fn expand_call_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
+    let params = uniform(true, Some(GpuParams::min_size()));
+    bind_group_layout_at(
+        device,
+        label,
+        &[(0, storage(true)), (1, storage(true)), (3, params)],
+    )
+}
+
 /// How a call dispatches its caller pairs: per chunk of `chunk` pairs over windows of the pair
 /// buffer, chunk k's [`GpuParams`] at `k * PARAMS_STRIDE` in `params`.
 pub(crate) struct CallerPairs<'a> {
@@ -179,8 +186,8 @@ impl CallerPairs<'_> {
         )
     }
 
-    /// One group per chunk for an expansion kernel's group 1 (`layout`): the caller's bodies
-    /// (binding 0), the chunk's pair window (1) and the chunks' parameters (3, dynamic offset).
+    /// One group per chunk for an expansion kernel's group 1 (`layout`, from
+    /// [`expand_call_layout`]): the caller's bodies, the chunk's pair window, the parameters.
     pub fn expand_calls(
         &self,
         context: &GpuContext,

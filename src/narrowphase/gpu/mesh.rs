@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use encase::ShaderType;
 
-use super::compound::{CallerPairs, check_capacity, max_capacity};
+use super::compound::{CallerPairs, check_capacity, expand_call_layout, max_capacity};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
     GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
@@ -110,11 +110,7 @@ impl MeshKernels {
                 "mesh expand geometry",
                 &[(0, storage(true)), (3, storage(true))],
             );
-            let expand_call_layout = bind_group_layout_at(
-                device,
-                "mesh expand call",
-                &[(0, storage(true)), (1, storage(true)), (3, params)],
-            );
+            let expand_call_layout = expand_call_layout(device, "mesh expand call");
             let expand_layout = bind_group_layout_at(
                 device,
                 "mesh expand",
