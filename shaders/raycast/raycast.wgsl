@@ -409,7 +409,7 @@ fn test_body(index: u32, ray: GpuRay, base: u32, found: u32) -> u32 {
         return found;
     }
     // Renormalized as RayHit::from_local: a rotation a rounding off unit length would leave it so.
-    let normal = normalize(quat_rotate(body.rotation, local.normal));
+    let normal = normalize_or(quat_rotate(body.rotation, local.normal), local.normal);
     let hit = GpuRayHit(normal, local.distance, index, local.feature, 0u, 0u);
     var j = min(found, params.hit_slots);
     while j > 0u {

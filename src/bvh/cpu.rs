@@ -22,8 +22,7 @@ use rayon::prelude::*;
 
 use crate::pose::Pose;
 use crate::scene::Body;
-use crate::shape::Shape;
-use crate::shape::world_aabb;
+use crate::shape::{Shape, world_aabb};
 
 /// Most bodies in a leaf: one, so a ray tests each body's own box before its exact cast (on
 /// the bench's ray scene a closest-hit ray casts at 2 bodies instead of 10 with leaves of 4,

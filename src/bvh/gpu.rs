@@ -56,8 +56,7 @@ use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
 use crate::pose::Pose;
 use crate::scene::Body;
-use crate::shape::Shape;
-use crate::shape::world_aabb;
+use crate::shape::{Shape, world_aabb};
 
 /// The WGSL source of the build kernels: the quaternion helpers ([`crate::gpu::QUAT_WGSL`]),
 /// the BVH's shared structs (`shaders/bvh/layout.wgsl`), then `shaders/bvh/bvh_build.wgsl`.

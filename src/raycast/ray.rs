@@ -128,8 +128,9 @@ pub struct RayHit {
     pub distance: f32,
     /// The entry point, world space (f64).
     pub point: DVec3,
-    /// Outward unit normal of the body's surface at the entry point, world space; minus the
-    /// ray's direction when the ray starts inside.
+    /// Outward unit normal of the body's surface at the entry point, world space (unit to f32
+    /// rounding: renormalized after the body's rotation); minus the ray's direction when the
+    /// ray starts inside.
     pub normal: Vec3,
 }
 

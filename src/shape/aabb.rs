@@ -2,9 +2,8 @@
 
 use glam::{DMat3, DVec3, Mat3, Quat, Vec3, Vec4};
 
-use crate::constants::{COMPOUND_AABB_PADDING, TRIMESH_AABB_PADDING};
-
 use super::Shape;
+use crate::constants::{COMPOUND_AABB_PADDING, TRIMESH_AABB_PADDING};
 use crate::hull::ConvexHull;
 use crate::pose::Pose;
 

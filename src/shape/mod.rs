@@ -1,4 +1,4 @@
-//! The shapes a body can have, all in the body's local frame.
+//! The shapes a body can have, each in the body's local frame, and their world boxes once posed.
 //!
 //! - [`Shape`]: one enum over the kinds; the primitives are here, hulls in [`crate::hull`],
 //!   triangle meshes in [`crate::trimesh`].

@@ -165,7 +165,8 @@ pub struct GpuResidentSetup {
 
 impl GpuResidentSetup {
     /// A stage's own indirect dispatch (the compound stage's sub-pairs, the mesh pass's work
-    /// items): up to `capacity` items in one chunk, unordered, one item per invocation.
+    /// items): up to `capacity` items in one chunk, unordered, one item per invocation, the
+    /// item count at word 0 of the stage's own range table.
     pub fn one_chunk(margin: f32, capacity: u32) -> Self {
         GpuResidentSetup {
             margin,
