@@ -44,10 +44,10 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use hullsat::ValidatedBatch;
 use hullsat::broadphase::candidate_pairs;
 use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene};
 use hullsat::internals::{finish_listed_into, gpu_list_from};
-use hullsat::narrowphase::ValidatedBatch;
 use hullsat::narrowphase::gpu::Clipping;
 use hullsat::narrowphase::gpu::layout::GpuManifold;
 use hullsat::{Body, ContactSet, CpuNarrowphase, GpuNarrowphase, Shape};

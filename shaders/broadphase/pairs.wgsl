@@ -170,7 +170,7 @@ fn pairs_main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgro
     if shapes[body.shape].unbounded != 0u {
         return;
     }
-    // The batch's door (narrowphase::validate::never_paired): a static body (a mesh) pairs with
+    // The batch's door (scene::validate::never_paired): a static body (a mesh) pairs with
     // no static one (a mesh or a half-space).
     let static_i = (shapes[body.shape].flags & SHAPE_FLAG_STATIC) != 0u;
     // The flags a bounded j must not have.

@@ -39,7 +39,7 @@ use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, s
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::narrowphase::gpu::ResidentBatch;
-use crate::narrowphase::validate::validate_batch;
+use crate::scene::validate::validate_batch;
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 

@@ -36,8 +36,8 @@ use crate::shape::Shape;
 use super::grid::{BODIES_PER_TILE, Cells, Tiles};
 use super::packed::{BitWriter, MemberList, PlacePairs};
 use crate::constants::COMPOUND_AABB_PADDING;
-use crate::narrowphase::validate::never_paired;
 use crate::parallel::{SharedPtr, prefetch};
+use crate::scene::validate::never_paired;
 use crate::shape::{Aabb, world_aabb};
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded

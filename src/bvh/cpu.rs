@@ -3,7 +3,7 @@
 //!
 //! 1. Each bounded body's box: its shape's AABB under the body's rotation, placed at the body's
 //!    translation minus the BVH origin (the centre of all translations) in f64, rounded outward
-//!    to f32 and grown by [`BVH_PADDING`], so a box test in f32 never drops a body the exact
+//!    to f32 and grown by [`BVH_PADDING`](crate::ray_box::BVH_PADDING), so a box test in f32 never drops a body the exact
 //!    test would hit. Half-spaces are unbounded: every ray tests them ([`Bvh::unbounded`]).
 //! 2. Build top-down: split the bodies of a node at the median of their box centres along the
 //!    axis where the centres spread most, until at most [`BVH_LEAF_SIZE`] remain. The two
@@ -21,6 +21,7 @@ use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::pose::Pose;
+use crate::ray_box::{box_entry, inverse_direction, padded_box};
 use crate::scene::Body;
 use crate::shape::{Shape, world_aabb};
 
@@ -35,23 +36,6 @@ pub const BVH_LEAF_SIZE: usize = 1;
 /// 2^32 bodies is at most 32 levels deep, the GPU's prefix tree at most 61
 /// (`crate::bvh::gpu::TreeLayout::Prefix`).
 pub const BVH_STACK_SIZE: usize = 64;
-
-/// Growth of every BVH box on each side, relative (dimensionless) to the largest coordinate
-/// magnitude of the box in the BVH frame plus its extent (so the growth is a length): covers the
-/// f32 rounding of the box test (a few ulps, about 1e-7 relative), so traversal stays
-/// conservative. Larger only adds candidates (slower, never wrong); smaller risks skipping a box
-/// whose body the ray grazes.
-pub const BVH_PADDING: f32 = 1.0e-5;
-
-/// Direction components (of the unit ray direction, dimensionless) smaller than this in
-/// magnitude are replaced by it (with their sign) before inverting for the box test, so
-/// `(bound - origin) / component` stays finite: at most 1e20 per unit length, far below
-/// `f32::MAX` for any coordinate the scene allows. Smaller risks an infinite or NaN slab
-/// distance (0 × ∞); larger tilts near-axis-parallel rays in the box test: a ray whose origin
-/// lies within `MIN_DIRECTION_COMPONENT` × distance of a slab's bound may be judged to leave the
-/// slab (at 1e-20, within 1e-8 after 1e12 length units). Must match `MIN_DIRECTION_COMPONENT`
-/// in `raycast.wgsl`.
-pub const MIN_DIRECTION_COMPONENT: f32 = 1.0e-20;
 
 /// Fewest bodies a rayon task boxes in step 1.
 const BOXES_PER_TASK: usize = 256;
@@ -82,14 +66,15 @@ pub struct BvhNode {
 const _: () = assert!(size_of::<BvhNode>() == 32);
 
 impl BvhNode {
-    /// The box `min..max` (BVH frame, length units) grown by [`BVH_PADDING`] of its largest
-    /// coordinate magnitude plus its extent, as every box of a BVH is, with no children.
+    /// The box `min..max` (BVH frame, length units) grown on each side by
+    /// [`BVH_PADDING`](crate::raycast::BVH_PADDING) of its largest coordinate magnitude plus
+    /// its extent, as every box of a BVH is, with no children.
     pub fn padded(min: Vec3, max: Vec3) -> BvhNode {
-        let pad = BVH_PADDING * (min.abs().max(max.abs()).max_element() + (max - min).max_element());
+        let (min, max) = padded_box(min, max);
         BvhNode {
-            min: (min - pad).to_array(),
+            min: min.to_array(),
             first: 0,
-            max: (max + pad).to_array(),
+            max: max.to_array(),
             count: 0,
         }
     }
@@ -103,34 +88,12 @@ impl BvhNode {
     /// [`inverse_direction`]) into this box within `[0, limit]`, or `None`.
     #[inline]
     pub fn entry(&self, origin: Vec3, inverse_direction: Vec3, limit: f32) -> Option<f32> {
-        let t1 = (Vec3::from(self.min) - origin) * inverse_direction;
-        let t2 = (Vec3::from(self.max) - origin) * inverse_direction;
-        let enter = t1.min(t2).max_element().max(0.0);
-        let exit = t1.max(t2).min_element().min(limit);
-        (enter <= exit).then_some(enter)
+        box_entry(self.min.into(), self.max.into(), origin, inverse_direction, limit)
     }
 
     fn centre(&self) -> Vec3 {
         (Vec3::from(self.min) + Vec3::from(self.max)) * 0.5
     }
-}
-
-/// The component-wise inverse of a unit direction, tiny components replaced by
-/// [`MIN_DIRECTION_COMPONENT`] with their sign.
-#[inline]
-pub fn inverse_direction(direction: Vec3) -> Vec3 {
-    let safe = |c: f32| {
-        if c.abs() < MIN_DIRECTION_COMPONENT {
-            MIN_DIRECTION_COMPONENT.copysign(c)
-        } else {
-            c
-        }
-    };
-    Vec3::new(
-        1.0 / safe(direction.x),
-        1.0 / safe(direction.y),
-        1.0 / safe(direction.z),
-    )
 }
 
 /// The hierarchy (see the module docs).

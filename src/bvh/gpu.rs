@@ -8,7 +8,7 @@
 //!    most `MAX_BOXED_VERTICES` (4,096) vertices: the extremes of its vertices rotated as the CPU's
 //!    [`world_aabb`] rotates them, translated. Other shapes: their local box ([`GpuBvhShape`],
 //!    from [`world_aabb`] at the identity, once per shape) rotated (centre R·c, half |R|·h, plus
-//!    a sphere's or capsule's radius) and translated. Grown by [`BVH_PADDING`](super::BVH_PADDING)
+//!    a sphere's or capsule's radius) and translated. Grown by [`BVH_PADDING`](crate::ray_box::BVH_PADDING)
 //!    as the CPU grows its boxes plus the f32 error of the rotation and of the split
 //!    translations, so it contains the CPU's box. A half-space's box is ±[`UNBOUNDED_EXTENT`].
 //!    Bounds of the bounded box centres by atomic max on order-preserving u32 encodings, per
@@ -93,13 +93,13 @@ const _: () = assert!(MAX_HULL_VERTICES <= MAX_BOXED_VERTICES as usize);
 
 // Step 1 covers the GPU's rotation against the CPU's, under 2^-18 of each vertex's |v|
 // (docs/design/gpu-bvh.md), with BVH_PADDING × the hull's reach: keep 2x room.
-const _: () = assert!(super::BVH_PADDING >= 2.0 / (1u32 << 18) as f32);
+const _: () = assert!(crate::ray_box::BVH_PADDING >= 2.0 / (1u32 << 18) as f32);
 
 /// Half side of a half-space's box about the BVH origin, length units. Large enough that a ray
 /// misses it only where its hit on the half-space lies beyond 1e18 (the CPU's unbounded list
 /// would find that hit; no scene of coordinates up to `MAX_POSITION` = 1e12 meets one but at a
 /// grazing angle under 2e-6 radians); small enough that the kernel's slab distances stay finite:
-/// (1e18 + 2e12) × 1e20 (the inverse of [`super::MIN_DIRECTION_COMPONENT`]) < `f32::MAX`, as
+/// (1e18 + 2e12) × 1e20 (the inverse of [`crate::ray_box::MIN_DIRECTION_COMPONENT`]) < `f32::MAX`, as
 /// WGSL does not promise infinities. Must match `UNBOUNDED_EXTENT` in bvh_build.wgsl.
 pub const UNBOUNDED_EXTENT: f32 = 1.0e18;
 
@@ -170,7 +170,7 @@ pub const SHAPE_FLAG_CYLINDER: u32 = 1;
 
 /// [`GpuBvhShape::flags`] bit: a bounded static shape (a triangle mesh), which the broadphase
 /// pairs with no other static body (a mesh, or a half-space: `unbounded`), as the
-/// batch refuses such pairs (`narrowphase::validate::never_paired`). Must match
+/// batch refuses such pairs (`scene::validate::never_paired`). Must match
 /// bvh/layout.wgsl.
 pub const SHAPE_FLAG_STATIC: u32 = 2;
 

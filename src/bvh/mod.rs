@@ -11,6 +11,4 @@ mod cpu;
 pub(crate) mod gpu;
 
 pub(crate) use cpu::frame_of;
-pub use cpu::{
-    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction,
-};
+pub use cpu::{BVH_LEAF_SIZE, BVH_STACK_SIZE, Bvh, BvhNode};

@@ -13,10 +13,10 @@ use crate::constants::{
 use crate::contact::{collide_shapes, manifold_on_axis};
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, MAX_MANIFOLD_POINTS, Manifold};
-use crate::narrowphase::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult};
 use crate::scene::Body;
+use crate::scene::validate::{canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::shape::Shape;
 use crate::shape::compound::child_pose;
 

@@ -18,9 +18,9 @@ use glam::{DVec3, Vec3};
 
 use super::judge_all;
 use crate::constants::GPU_AGREEMENT_TOLERANCE;
-use crate::narrowphase::validate::normalized;
 use crate::raycast::{Ray, RayHit, cast_body, cast_compound};
 use crate::scene::Body;
+use crate::scene::validate::normalized;
 use crate::shape::Shape;
 
 /// Largest distance between the GPU's and the CPU's unit normals at one entry point, and

@@ -20,8 +20,8 @@ use rayon::prelude::*;
 use crate::contact::collide_shapes_into;
 use crate::contact_set::{ContactSet, RunBuffer};
 use crate::manifold::Manifold;
-use crate::narrowphase::validate::{ValidatedBatch, canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::parallel::prefetch;
+use crate::scene::validate::{ValidatedBatch, canonical, is_mesh_pair, normalized, restore_pair_order};
 use crate::scene::{Body, InputError};
 use crate::shape::Shape;
 

@@ -23,6 +23,7 @@ use glam::{DVec3, Vec3};
 use crate::constants::{GJK_MAX_ITERATIONS, GJK_OVERLAP_TOLERANCE, GJK_RELATIVE_TOLERANCE};
 use crate::hull::ConvexHull;
 use crate::pose::Isometry;
+use crate::trimesh::Triangle;
 
 /// A convex shape known by its support function, in one frame shared by both query shapes.
 pub trait SupportMap {
@@ -45,6 +46,21 @@ impl SupportMap for [Vec3; 2] {
         } else {
             self[0]
         }
+    }
+}
+
+/// A flat triangle (a mesh's, in its frame): its vertex furthest along the direction.
+impl SupportMap for Triangle {
+    fn support(&self, direction: Vec3) -> Vec3 {
+        let d = self.vertices.map(|v| v.dot(direction));
+        let k = if d[0] >= d[1] && d[0] >= d[2] {
+            0
+        } else if d[1] >= d[2] {
+            1
+        } else {
+            2
+        };
+        self.vertices[k]
     }
 }
 

@@ -10,8 +10,8 @@
 use glam::Vec3;
 
 use super::ray::{LocalHit, LocalRay};
-use crate::bvh::inverse_direction;
 use crate::constants::TRIMESH_RAY_EDGE_TOLERANCE;
+use crate::ray_box::inverse_direction;
 use crate::trimesh::{TriMesh, Triangle};
 
 /// Where `ray` (mesh frame) first meets `mesh` within its max distance, and which triangle,

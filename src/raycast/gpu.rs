@@ -51,9 +51,9 @@ use crate::gpu::buffers::{GrowBuffer, StagingBuffer, check_limit, uniform_buffer
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
 use crate::gpu::{GpuContext, GpuError, shared_context};
-use crate::narrowphase::ValidatedBatch;
-use crate::narrowphase::validate::normalized;
 use crate::scene::Body;
+use crate::scene::ValidatedBatch;
+use crate::scene::validate::normalized;
 use crate::shape::Shape;
 
 pub use super::cast_kernel::{RAYCAST_COMPLEX_WGSL, RAYCAST_WGSL};

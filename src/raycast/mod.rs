@@ -39,9 +39,8 @@ mod resident;
 #[cfg(feature = "generate")]
 pub mod workload;
 
-pub use crate::bvh::{
-    BVH_LEAF_SIZE, BVH_PADDING, BVH_STACK_SIZE, Bvh, BvhNode, MIN_DIRECTION_COMPONENT, inverse_direction,
-};
+pub use crate::bvh::{BVH_LEAF_SIZE, BVH_STACK_SIZE, Bvh, BvhNode};
+pub use crate::ray_box::{BVH_PADDING, MIN_DIRECTION_COMPONENT, inverse_direction};
 pub use cast_box::cast_box;
 pub use cast_capsule::cast_capsule;
 pub use cast_cylinder::cast_cylinder;

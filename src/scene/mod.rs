@@ -1,7 +1,12 @@
 //! Scenes: shapes, bodies that place them, the pairs to test, and the margin; and the checks
 //! every backend runs on them before doing any work.
+//!
+//! - [`json`]: the scene format ([`json::parse_scene_json`] and its writer).
+//! - [`validate`]: a batch checked once ([`ValidatedBatch`]), which every backend accepts
+//!   without checking again.
 
 pub mod json;
+pub mod validate;
 
 use glam::{DVec3, Quat, Vec3};
 
@@ -111,8 +116,7 @@ pub(crate) fn unit_pose(pose: &Pose) -> Pose {
     Pose::new(pose.translation, pose.rotation / pose.rotation.length())
 }
 
-/// Batch validation lives with the narrowphase backends; re-exported here for existing callers.
-pub use crate::narrowphase::validate::validate_batch;
+pub use validate::{ValidatedBatch, validate_batch};
 
 /// Convenience for tests and examples: a body of `shape` at `position` with `rotation`.
 pub fn body(shape: u32, position: Vec3, rotation: Quat) -> Body {

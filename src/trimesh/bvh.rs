@@ -9,11 +9,11 @@
 //! 4. Query: a depth-first walk with a fixed stack, children in the binary tree's order, so
 //!    triangles come in its depth-first leaf order; four boxes tested at a time. No allocation.
 //! 5. Ray query: the same walk over the boxes a ray reaches (grown as the body BVH's are:
-//!    [`BvhNode::padded`]), the nearer children first.
+//!    [`padded_box`]), the nearer children first.
 
 use glam::{Vec3, Vec4};
 
-use crate::bvh::BvhNode;
+use crate::ray_box::{box_entry, padded_box};
 
 /// Most triangles in a leaf (one lane each).
 const LEAF_TRIANGLES: usize = 4;
@@ -288,8 +288,8 @@ impl TriangleBvh {
             std::array::from_fn(|i| {
                 let (min, max) = boxes.lane(i);
                 min.cmple(max).all().then(|| {
-                    let padded = BvhNode::padded(min, max);
-                    (padded.min, padded.max, item(items[i]))
+                    let (min, max) = padded_box(min, max);
+                    (min.to_array(), max.to_array(), item(items[i]))
                 })
             })
         };
@@ -307,7 +307,7 @@ impl TriangleBvh {
     }
 
     /// Step 5: calls `visit` with every triangle whose box a ray (local origin, component-wise
-    /// inverse direction from [`crate::bvh::inverse_direction`]) reaches within `limit()`, nearer
+    /// inverse direction from [`crate::ray_box::inverse_direction`]) reaches within `limit()`, nearer
     /// boxes first; `limit` is read again before every node and leaf, so a nearest-hit search can
     /// shrink it. No allocation.
     pub fn for_each_ray_candidate(
@@ -323,7 +323,8 @@ impl TriangleBvh {
             if min.cmpgt(max).any() {
                 return None;
             }
-            BvhNode::padded(min, max).entry(origin, inverse_direction, limit)
+            let (min, max) = padded_box(min, max);
+            box_entry(min, max, origin, inverse_direction, limit)
         };
         // Entries with the distance at which the ray enters them.
         let mut stack = [(0u32, 0.0f32); STACK_SIZE];

@@ -23,7 +23,6 @@ use crate::constants::{
 };
 use crate::hull::Plane;
 use crate::manifold::FeatureId;
-use crate::query::gjk::SupportMap;
 
 pub use bvh::{TRIANGLE_BVH_STACK_SIZE, TriangleBvh};
 
@@ -172,21 +171,6 @@ impl Triangle {
     /// True when `q` (in the plane or not) projects into the triangle or onto its boundary.
     pub fn contains_projection(&self, q: Vec3) -> bool {
         (0..3).all(|k| self.side_normal(k).dot(q - self.vertices[k]) <= 0.0)
-    }
-}
-
-/// Support of the flat triangle, for GJK ([`crate::query::gjk::closest_points`]).
-impl SupportMap for Triangle {
-    fn support(&self, direction: Vec3) -> Vec3 {
-        let d = self.vertices.map(|v| v.dot(direction));
-        let k = if d[0] >= d[1] && d[0] >= d[2] {
-            0
-        } else if d[1] >= d[2] {
-            1
-        } else {
-            2
-        };
-        self.vertices[k]
     }
 }
 

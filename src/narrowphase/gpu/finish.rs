@@ -28,9 +28,9 @@ use crate::contact_set::ContactSet;
 use crate::gpu::GpuError;
 use crate::hull::ConvexHull;
 use crate::manifold::{ContactPoint, FeatureId, Manifold};
-use crate::narrowphase::validate::{ValidatedBatch, is_host_pair, is_mesh_pair, swap_pair};
 use crate::pose::Pose;
 use crate::query::sat::{SatAxis, SatResult, query_hulls};
+use crate::scene::validate::{ValidatedBatch, is_host_pair, is_mesh_pair, swap_pair};
 use crate::shape::Shape;
 
 /// What one call's finish needs (each shape's feature counts), and the pairs the host finished

@@ -29,11 +29,11 @@ use super::kernels::ClipKernel;
 use super::layout::GpuBody;
 use crate::gpu::{GpuContext, GpuError};
 use crate::manifold::Manifold;
-use crate::narrowphase::validate::{
+use crate::pose::Pose;
+use crate::scene::validate::{
     CHECKS_PER_TASK, PairRule, ValidatedBatch, body_ok, canonical, check_margin, first_body_error,
     is_mesh_pair, normalized, swap_pair,
 };
-use crate::pose::Pose;
 use crate::scene::{Body, unit_pose};
 use crate::shape::Shape;
 
