@@ -113,6 +113,53 @@ fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) ->
     return lowest_along(b, normal) - offset;
 }
 
+// The faces' bounds of query_faces, in A's frame (crate::query::sat's `bounds`): B's centroid,
+// and the lift that makes a face's bound (B's inner sphere below its plane) at least its
+// separation.
+struct FaceBounds {
+    b_centroid: vec3<f32>,
+    lift: f32,
+}
+
+fn face_bounds(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> FaceBounds {
+    let q_inv = quat_conjugate(q);
+    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
+    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
+    return FaceBounds(b_centroid, SAT_BOUND_SLACK * reach - b.inner_radius);
+}
+
+// The bound of the face of A on `plane`: one dot product.
+fn face_bound(bounds: FaceBounds, plane: vec4<f32>) -> f32 {
+    return dot(plane.xyz, bounds.b_centroid) - plane.w + bounds.lift;
+}
+
+// One face of the bounded loop: measured unless its bound is below `threshold` or not above
+// the best so far, then kept in `best` when it separates more. True when it separates by more
+// than the margin: the loop stops.
+fn bounded_face(
+    a: GpuShape,
+    b: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    bounds: FaceBounds,
+    face: u32,
+    threshold: f32,
+    margin: f32,
+    best: ptr<function, FaceQuery>,
+) -> bool {
+    let plane = planes[a.first_face + face];
+    let u = face_bound(bounds, plane);
+    if u < threshold || u <= (*best).separation {
+        return false;
+    }
+    let separation = face_separation(plane, b, q, t);
+    if separation > (*best).separation {
+        *best = FaceQuery(face, separation);
+        return separation > margin;
+    }
+    return false;
+}
+
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
 // frame, deepest vertex of `b` below each. Stops once a face separates by more than `margin`.
 // As crate::query::sat::query_faces: the exhaustive loop's result; faces whose bound (B's
@@ -123,15 +170,11 @@ fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32
         return query_faces_exhaustive(a, b, q, t, margin);
     }
     // Bounds in A's frame: one dot product per face.
-    let q_inv = quat_conjugate(q);
-    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
-    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
-    let lift = SAT_BOUND_SLACK * reach - b.inner_radius;
+    let bounds = face_bounds(a, b, q, t);
     var seed = 0u;
     var seed_bound = -F32_MAX;
     for (var face = 0u; face < a.face_count; face++) {
-        let plane = planes[a.first_face + face];
-        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        let u = face_bound(bounds, planes[a.first_face + face]);
         if u > seed_bound {
             seed = face;
             seed_bound = u;
@@ -140,17 +183,8 @@ fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32
     let threshold = min(face_separation(planes[a.first_face + seed], b, q, t), margin);
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
-        let plane = planes[a.first_face + face];
-        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
-        if u < threshold || u <= best.separation {
-            continue;
-        }
-        let separation = face_separation(plane, b, q, t);
-        if separation > best.separation {
-            best = FaceQuery(face, separation);
-            if separation > margin {
-                break;
-            }
+        if bounded_face(a, b, q, t, bounds, face, threshold, margin, &best) {
+            break;
         }
     }
     return best;
@@ -740,15 +774,11 @@ fn first_edge(x: EdgeQuery, y: EdgeQuery, margin: f32) -> EdgeQuery {
 
 // query_faces by the workgroup (the bounded loop, split by face).
 fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, lane: u32) -> FaceQuery {
-    let q_inv = quat_conjugate(q);
-    let b_centroid = quat_rotate(q_inv, b.centroid) + quat_rotate(q_inv, -t);
-    let reach = length(t) + length(a.centroid) + a.radius + length(b.centroid) + b.radius;
-    let lift = SAT_BOUND_SLACK * reach - b.inner_radius;
+    let bounds = face_bounds(a, b, q, t);
     // The seed: the first of largest bound (a reduction with no bound above the margin).
     var seed = FaceQuery(NO_ITEM, -F32_MAX);
     for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
-        let plane = planes[a.first_face + face];
-        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
+        let u = face_bound(bounds, planes[a.first_face + face]);
         if u > seed.separation {
             seed = FaceQuery(face, u);
         }
@@ -768,17 +798,8 @@ fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin
     let threshold = min(b_lowest - offset, margin);
     var best = FaceQuery(NO_ITEM, -F32_MAX);
     for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
-        let plane = planes[a.first_face + face];
-        let u = dot(plane.xyz, b_centroid) - plane.w + lift;
-        if u < threshold || u <= best.separation {
-            continue;
-        }
-        let separation = face_separation(plane, b, q, t);
-        if separation > best.separation {
-            best = FaceQuery(face, separation);
-            if separation > margin {
-                break;
-            }
+        if bounded_face(a, b, q, t, bounds, face, threshold, margin, &best) {
+            break;
         }
     }
     let first = reduce_faces(best, lane, margin);
