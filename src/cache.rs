@@ -27,14 +27,15 @@ use crate::contact::{
 };
 use crate::hull::ConvexHull;
 use crate::manifold::Manifold;
+use crate::narrowphase::CpuNarrowphase;
 use crate::narrowphase::cpu::{PAIRS_PER_TASK, prefetch_bodies_ahead};
 use crate::pose::{Isometry, Pose};
 use crate::query::sat::{SatAxis, SatResult, edge_pair_separation, face_separation, is_minkowski_face};
 use crate::query::sat_box_box::box_axis_separation;
+use crate::scene::ValidatedBatch;
 use crate::scene::validate::{is_mesh_pair, restore_pair_order};
 use crate::scene::{Body, InputError};
 use crate::shape::{Cuboid, Shape};
-use crate::{CpuNarrowphase, ValidatedBatch};
 
 /// What the last cold query of a pair left for the next frames.
 #[derive(Clone, Copy, Debug)]
