@@ -9,7 +9,7 @@
 //    the dispatch as params.first_pair counts).
 // 2. B's pose in A's frame (relative_pose, as Pose::relative_to_self) and its inverse.
 // 3-4. Face queries of A and of B (query_faces): deepest vertex below each plane, bounded.
-// 5. Edge query (query_edges_bounded): Gauss-map-crossing pairs, parallel ones skipped, the best
+// 5. Edge query (query_edges_above): Gauss-map-crossing pairs, parallel ones skipped, the best
 //    re-measured with support points (separation_along). Two boxes: sat_box.wgsl for 3 to 5.
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference (prefer_faces): exact maximum separation, and the deepest axis for clip.wgsl.
@@ -29,7 +29,7 @@ const F32_MIN_POSITIVE: f32 = 0x1p-126f;
 // exhaustive loop runs. The results do not depend on them.
 const EXHAUSTIVE_FACE_WORK: u32 = 64u;
 const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
-// Words of the kept-edge bit set of query_edges_bounded (step 3). It is a function variable,
+// Words of the kept-edge bit set of query_edges_above (step 3). It is a function variable,
 // which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
 // (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.
 const KEPT_WORDS: u32 = 8u;
@@ -162,25 +162,32 @@ fn bounded_face(
 
 // Best face of `a` against `b`: A's planes moved into B's frame by (q, t) = A's pose in B's
 // frame, deepest vertex of `b` below each. Stops once a face separates by more than `margin`.
-// As crate::query::sat::query_faces: the exhaustive loop's result; faces whose bound (B's
-// inner sphere) is below min(L, margin), L the separation of the face of largest bound, or
-// not above the best so far, are skipped.
-fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> FaceQuery {
+// As crate::query::sat::query_faces_above, `floor` (at most the margin) its floor, -F32_MAX
+// for none (its -inf): faces whose bound (B's inner sphere) is below the threshold, or not
+// above the best so far, are skipped. The threshold is the floor, or without one min(L,
+// margin), L the separation of the face of largest bound. The result is the exhaustive loop's
+// whenever that reaches the floor; else a face below it, or face 0 at -F32_MAX (the SAT gives
+// B's query A's best separation as its floor: a face of B below it changes neither the axis
+// nor the separation, docs/design/sat.md).
+fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, floor: f32) -> FaceQuery {
     if a.face_count * b.vertex_count <= EXHAUSTIVE_FACE_WORK {
         return query_faces_exhaustive(a, b, q, t, margin);
     }
     // Bounds in A's frame: one dot product per face.
     let bounds = face_bounds(a, b, q, t);
-    var seed = 0u;
-    var seed_bound = -F32_MAX;
-    for (var face = 0u; face < a.face_count; face++) {
-        let u = face_bound(bounds, planes[a.first_face + face]);
-        if u > seed_bound {
-            seed = face;
-            seed_bound = u;
+    var threshold = floor;
+    if floor == -F32_MAX {
+        var seed = 0u;
+        var seed_bound = -F32_MAX;
+        for (var face = 0u; face < a.face_count; face++) {
+            let u = face_bound(bounds, planes[a.first_face + face]);
+            if u > seed_bound {
+                seed = face;
+                seed_bound = u;
+            }
         }
+        threshold = min(face_separation(planes[a.first_face + seed], b, q, t), margin);
     }
-    let threshold = min(face_separation(planes[a.first_face + seed], b, q, t), margin);
     var best = FaceQuery(0u, -F32_MAX);
     for (var face = 0u; face < a.face_count; face++) {
         if bounded_face(a, b, q, t, bounds, face, threshold, margin, &best) {
@@ -331,7 +338,7 @@ fn scan_edge_all(s: EdgeScan, ia: u32, best: ptr<function, EdgeQuery>) -> bool {
     return false;
 }
 
-// Word `word` of query_edges_bounded's kept edges of B (bit i: edge 32 * word + i): from `kept`,
+// Word `word` of query_edges_above's kept edges of B (bit i: edge 32 * word + i): from `kept`,
 // or from the workgroup's coop_kept when `in_workgroup` (the cooperative path), or every edge of the
 // word when B keeps all (`keep_all`, `edge_count` edges).
 fn kept_word(
@@ -371,12 +378,13 @@ fn take_kept(bits: ptr<function, u32>, word: u32) -> u32 {
 
 // Best Gauss-map-crossing edge pair, B posed in A's frame by (q, t); stops once one separates
 // by more than `margin`. `found` is false when no pair qualifies. Small pairs run
-// query_edges_exhaustive, larger ones query_edges_bounded; the result is the same.
-fn query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+// query_edges_exhaustive, larger ones query_edges_above from `floor` (the faces' best
+// separation, at most the margin); the result is the same whenever it reaches the floor.
+fn query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, floor: f32) -> EdgeQuery {
     if a.edge_count * b.edge_count <= EXHAUSTIVE_EDGE_PAIRS {
         return query_edges_exhaustive(a, b, q, t, margin);
     }
-    return query_edges_bounded(a, b, q, t, margin);
+    return query_edges_above(a, b, q, t, margin, floor);
 }
 
 // The reference edge query: every Gauss-map-crossing pair in index order (A's edge outer).
@@ -413,33 +421,19 @@ fn cannot_matter(bound: f32, threshold: f32, best: EdgeQuery) -> bool {
     return bound < threshold || (best.found && bound <= best.separation);
 }
 
-// query_edges with the bounds, as crate::query::sat::query_edges_bounded:
+// query_edges with the bounds from a floor, as crate::query::sat::query_edges_above (the SAT
+// always has one: the faces' best separation; its seed step, for a call without a floor, is
+// the CPU's alone):
 // 1. Bound every edge of A and of B.
-// 2. Seed L: test all pairs of A's edge with the largest bound.
-// 3. Keep B's edges whose bound reaches min(L, margin).
-// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both
-//    min(L, margin) and beyond the best so far, against the kept edges of B.
-// A's bounds are recomputed where used (steps 2 and 4) instead of stored per edge.
-fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32) -> EdgeQuery {
+// 3. Keep B's edges whose bound reaches the floor.
+// 4. Run the exhaustive loop in index order over A's edges whose bound reaches both the floor
+//    and beyond the best so far, against the kept edges of B.
+// A's bounds are computed where used (step 4) instead of stored per edge. The result is the
+// exhaustive loop's whenever that reaches the floor.
+fn query_edges_above(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, floor: f32) -> EdgeQuery {
     let s = edge_scan(a, b, q, t, margin);
     let b_centroid = quat_rotate(q, b.centroid) + t;
-
-    // 1, 2. The loose bounds of A's edges; the seed is the first of the largest.
-    var seed_edge = 0u;
-    var seed_bound = -F32_MAX;
-    for (var ia = 0u; ia < a.edge_count; ia++) {
-        let u = a_edge_bound(s, ia, b_centroid, false);
-        if u > seed_bound {
-            seed_edge = ia;
-            seed_bound = u;
-        }
-    }
-    var seed = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
-    scan_edge_all(s, seed_edge, &seed);
-    var threshold = -F32_MAX;
-    if seed.found {
-        threshold = min(seed.separation, margin);
-    }
+    let threshold = floor;
 
     // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
     // its inner radius.
@@ -465,7 +459,7 @@ fn query_edges_bounded(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, mar
     return scan_kept(s, b_centroid, threshold, &kept, false, keep_all, 0u, 1u);
 }
 
-// Step 4 of query_edges_bounded for A's edges first, first + stride, ... (in index order)
+// Step 4 of query_edges_above for A's edges first, first + stride, ... (in index order)
 // against B's kept edges (kept_word of `kept` or, when `in_workgroup`, of coop_kept; every edge when
 // `keep_all`): the exhaustive loop over what
 // can still matter, flattened into one loop whose every iteration does one thing (bounds A's
@@ -643,7 +637,7 @@ fn sat_serial(index: u32) -> SatOut {
     if boxes {
         face_a = box_faces_a(a, b, p.q_ba, p.t_ba, margin);
     } else {
-        face_a = query_faces(a, b, p.q_ab, p.t_ab, margin);
+        face_a = query_faces(a, b, p.q_ab, p.t_ab, margin, -F32_MAX);
     }
     let face_a_normal = planes[a.first_face + face_a.face].xyz;
     if face_a.separation > margin {
@@ -657,7 +651,7 @@ fn sat_serial(index: u32) -> SatOut {
         face_b = box_faces_b(a, b, p.q_ba, p.t_ba, margin);
         face_b_normal = box_face_b_normal(p.q_ba, face_b.face);
     } else {
-        face_b = query_faces(b, a, p.q_ba, p.t_ba, margin);
+        face_b = query_faces(b, a, p.q_ba, p.t_ba, margin, face_a.separation);
         face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
     }
     if face_b.separation > margin {
@@ -669,7 +663,7 @@ fn sat_serial(index: u32) -> SatOut {
     if boxes {
         edge = query_box_edges(a, b, p.q_ba, p.t_ba);
     } else {
-        edge = query_edges(a, b, p.q_ba, p.t_ba, margin);
+        edge = query_edges(a, b, p.q_ba, p.t_ba, margin, max(face_a.separation, face_b.separation));
     }
     if edge.found && edge.separation > margin {
         return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
@@ -773,29 +767,41 @@ fn first_edge(x: EdgeQuery, y: EdgeQuery, margin: f32) -> EdgeQuery {
 }
 
 // query_faces by the workgroup (the bounded loop, split by face).
-fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, lane: u32) -> FaceQuery {
+fn coop_query_faces(
+    a: GpuShape,
+    b: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    margin: f32,
+    floor: f32,
+    lane: u32,
+) -> FaceQuery {
     let bounds = face_bounds(a, b, q, t);
-    // The seed: the first of largest bound (a reduction with no bound above the margin).
-    var seed = FaceQuery(NO_ITEM, -F32_MAX);
-    for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
-        let u = face_bound(bounds, planes[a.first_face + face]);
-        if u > seed.separation {
-            seed = FaceQuery(face, u);
+    // The threshold: the floor (uniform: a reduction's result), or without one the seed's.
+    var threshold = floor;
+    if floor == -F32_MAX {
+        // The seed: the first of largest bound (a reduction with no bound above the margin).
+        var seed = FaceQuery(NO_ITEM, -F32_MAX);
+        for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
+            let u = face_bound(bounds, planes[a.first_face + face]);
+            if u > seed.separation {
+                seed = FaceQuery(face, u);
+            }
         }
+        let seed_face = reduce_faces(seed, lane, F32_MAX).face;
+        // The seed's face_separation with B's vertices split across the invocations: the
+        // lowest of the same products, taken in any order, is the same number; reduced as the
+        // largest of their negations (nothing is above F32_MAX).
+        let seed_plane = planes[a.first_face + seed_face];
+        let normal = quat_rotate(q, seed_plane.xyz);
+        let offset = seed_plane.w + dot(normal, t);
+        var lowest = F32_MAX;
+        for (var i = lane; i < b.vertex_count; i += WORKGROUP_SIZE) {
+            lowest = min(lowest, dot(normal, vertices[b.first_vertex + i].xyz));
+        }
+        let b_lowest = -reduce_faces(FaceQuery(0u, -lowest), lane, F32_MAX).separation;
+        threshold = min(b_lowest - offset, margin);
     }
-    let seed_face = reduce_faces(seed, lane, F32_MAX).face;
-    // The seed's face_separation with B's vertices split across the invocations: the lowest of
-    // the same products, taken in any order, is the same number; reduced as the largest of
-    // their negations (nothing is above F32_MAX).
-    let seed_plane = planes[a.first_face + seed_face];
-    let normal = quat_rotate(q, seed_plane.xyz);
-    let offset = seed_plane.w + dot(normal, t);
-    var lowest = F32_MAX;
-    for (var i = lane; i < b.vertex_count; i += WORKGROUP_SIZE) {
-        lowest = min(lowest, dot(normal, vertices[b.first_vertex + i].xyz));
-    }
-    let b_lowest = -reduce_faces(FaceQuery(0u, -lowest), lane, F32_MAX).separation;
-    let threshold = min(b_lowest - offset, margin);
     var best = FaceQuery(NO_ITEM, -F32_MAX);
     for (var face = lane; face < a.face_count; face += WORKGROUP_SIZE) {
         if bounded_face(a, b, q, t, bounds, face, threshold, margin, &best) {
@@ -810,37 +816,21 @@ fn coop_query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin
     return first;
 }
 
-// query_edges_bounded by the workgroup: steps 1 and 3 split by edge, step 2 by B's edge,
-// step 4 by A's edge.
-fn coop_query_edges(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, lane: u32) -> EdgeQuery {
+// query_edges_above by the workgroup: step 3 split by B's edge, step 4 by A's edge.
+fn coop_query_edges(
+    a: GpuShape,
+    b: GpuShape,
+    q: vec4<f32>,
+    t: vec3<f32>,
+    margin: f32,
+    floor: f32,
+    lane: u32,
+) -> EdgeQuery {
     let s = edge_scan(a, b, q, t, margin);
     let b_centroid = quat_rotate(q, b.centroid) + t;
+    let threshold = floor;
 
-    // 1, 2. The seed edge of A: the first of largest loose bound.
-    var seed_bound = FaceQuery(NO_ITEM, -F32_MAX);
-    for (var ia = lane; ia < a.edge_count; ia += WORKGROUP_SIZE) {
-        let u = a_edge_bound(s, ia, b_centroid, false);
-        if u > seed_bound.separation {
-            seed_bound = FaceQuery(ia, u);
-        }
-    }
-    let seed_edge = reduce_faces(seed_bound, lane, F32_MAX).face;
-    var seed = EdgeQuery(false, 0u, 0u, -F32_MAX, vec3<f32>(0.0));
-    if seed_edge != NO_ITEM {
-        let ea = edge_of_a(s, seed_edge);
-        for (var ib = 4u * lane; ib < b.edge_count; ib += 4u * WORKGROUP_SIZE) {
-            if scan_four(s, ea, ib + vec4<u32>(0u, 1u, 2u, 3u), &seed) {
-                break;
-            }
-        }
-    }
-    let seed_pair = reduce_edges(seed, lane, margin);
-    var threshold = -F32_MAX;
-    if seed_pair.found {
-        threshold = min(seed_pair.separation, margin);
-    }
-
-    // 3. Bounds of B's edges (as query_edges_bounded), into the workgroup's bit set.
+    // 3. Bounds of B's edges (as query_edges_above), into the workgroup's bit set.
     let keep_all = b.edge_count > 32u * COOP_KEPT_WORDS;
     if lane < COOP_KEPT_WORDS {
         atomicStore(&coop_kept[lane], 0u);
@@ -875,21 +865,21 @@ fn sat_coop(index: u32, lane: u32) -> SatOut {
     let margin = params.margin;
 
     // 3. Face query of A.
-    let face_a = coop_query_faces(a, b, p.q_ab, p.t_ab, margin, lane);
+    let face_a = coop_query_faces(a, b, p.q_ab, p.t_ab, margin, -F32_MAX, lane);
     let face_a_normal = planes[a.first_face + face_a.face].xyz;
     if face_a.separation > margin {
         return separating(AXIS_FACE_A, face_a.face, 0u, face_a_normal, face_a.separation);
     }
 
     // 4. Face query of B.
-    let face_b = coop_query_faces(b, a, p.q_ba, p.t_ba, margin, lane);
+    let face_b = coop_query_faces(b, a, p.q_ba, p.t_ba, margin, face_a.separation, lane);
     let face_b_normal = -quat_rotate(p.q_ba, planes[b.first_face + face_b.face].xyz);
     if face_b.separation > margin {
         return separating(AXIS_FACE_B, 0u, face_b.face, face_b_normal, face_b.separation);
     }
 
     // 5. Edge query.
-    let edge = coop_query_edges(a, b, p.q_ba, p.t_ba, margin, lane);
+    let edge = coop_query_edges(a, b, p.q_ba, p.t_ba, margin, max(face_a.separation, face_b.separation), lane);
     if edge.found && edge.separation > margin {
         return separating(AXIS_EDGE_PAIR, edge.edge_a, edge.edge_b, edge.axis, edge.separation);
     }
