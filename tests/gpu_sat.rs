@@ -438,6 +438,10 @@ enum Coop {
     WorkgroupSplitNone,
     /// One workgroup per pair with the defaults (the narrowphase's pipeline for small calls).
     Workgroup,
+    /// One pair per invocation, every query the exhaustive loop (`EXHAUSTIVE_FACE_WORK` and
+    /// `EXHAUSTIVE_EDGE_PAIRS` = `u32::MAX`, the cooperative path compiled out): no bound, no
+    /// floor, the reference.
+    Exhaustive,
 }
 
 impl Coop {
@@ -617,6 +621,14 @@ fn run_sat_source(
                 zero_initialize_workgroup_memory: false,
                 ..Default::default()
             },
+            Coop::Exhaustive => wgpu::PipelineCompilationOptions {
+                constants: &[
+                    ("COOP_PATH", 0.0),
+                    ("EXHAUSTIVE_FACE_WORK", u32::MAX as f64),
+                    ("EXHAUSTIVE_EDGE_PAIRS", u32::MAX as f64),
+                ],
+                zero_initialize_workgroup_memory: false,
+            },
         },
         cache: None,
     });
@@ -757,15 +769,74 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
     }
 }
 
-/// Hulls of 192 and 256 vertices (beyond what a pair per invocation runs within lavapipe's loop
-/// cap): the cooperative path leaves far fewer pairs cut short than one pair per invocation
-/// (lavapipe: 32 against 208 of 766, 157 against 480 of 603), every pair a workgroup could not
-/// finish comes back flagged (also those the cap kept it from reaching), and the narrowphase's
-/// results, with the flagged pairs recomputed on the CPU, equal the CPU's.
+/// The bounded queries with their floors (B's faces from A's best, the edges from the better
+/// face), serial and cooperative, return the exhaustive loops' bits: the same kernel compiled
+/// with every query exhaustive is the reference, on boxes, small hulls and hulls of 24 to 64
+/// points on ellipsoids, random placements, margins 0 and 0.05. A floor that skips one axis too
+/// many, or one too few below the floor where it could matter, changes a result's bits here
+/// where the CPU comparisons' tolerance would hide it.
+#[test]
+fn bounded_queries_and_their_floors_return_the_exhaustive_bits() {
+    let mut rng = seeded_rng(0xf1_0025);
+    let mut shapes: Vec<Shape> = (0..12)
+        .map(|i| support::shapes::random_shape(&mut rng, support::shapes::FAMILIES[i % 4]))
+        .collect();
+    for count in [24, 32, 32, 48, 64] {
+        let axes = Vec3::new(
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+        );
+        shapes.push(surface_hull(&mut rng, count, axes));
+    }
+    let Some(gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    for margin in [0.0, 0.05] {
+        let (bodies, pairs) = random_pairs(&mut rng, &shapes, 3_000, 0.2..1.1);
+        let runs = [Coop::Exhaustive, Coop::CompiledOut, Coop::All]
+            .map(|coop| run_sat_kernel(&gpu, &shapes, &bodies, &pairs, margin, coop));
+        let [exhaustive, serial, cooperative] = &runs;
+        let mut compared = 0;
+        for i in 0..pairs.len() {
+            if [exhaustive[i], serial[i], cooperative[i]]
+                .iter()
+                .any(GpuSatResult::is_incomplete)
+            {
+                continue;
+            }
+            compared += 1;
+            for (path, result) in [("serial", &serial[i]), ("cooperative", &cooperative[i])] {
+                assert_eq!(
+                    bytemuck::bytes_of(result),
+                    bytemuck::bytes_of(&exhaustive[i]),
+                    "pairs[{i}]: {path} {result:?}, exhaustive {:?}",
+                    exhaustive[i]
+                );
+            }
+        }
+        let cut: [usize; 3] = runs
+            .each_ref()
+            .map(|r| r.iter().filter(|s| s.is_incomplete()).count());
+        eprintln!(
+            "margin {margin}: {} pairs, {compared} compared bit for bit; cut short (exhaustive, serial, cooperative): {cut:?}",
+            pairs.len()
+        );
+        assert!(compared > pairs.len() * 9 / 10);
+    }
+}
+
+/// Hulls of 192, 256 and 320 vertices (beyond what a pair per invocation runs within lavapipe's
+/// loop cap): the cooperative path leaves far fewer pairs cut short than one pair per
+/// invocation (lavapipe: 0 against 144 of 766, 0 against 440 of 603, 8 against 451 of 499;
+/// the 320-vertex hulls keep a few workgroups cut short since the floors shortened the split
+/// loops), every pair a workgroup could not finish comes back flagged (also those the cap kept
+/// it from reaching), and the narrowphase's results, with the flagged pairs recomputed on the
+/// CPU, equal the CPU's. On a real GPU nothing is cut short.
 #[test]
 fn hulls_beyond_the_loop_cap_come_back_flagged_and_fewer_cooperatively() {
     use hullsat::generate::{ParticleSceneConfig, ShapeMix, generate_particle_scene_with_pairs};
-    for (vertices, bodies) in [(192, 400), (256, 300)] {
+    for (vertices, bodies) in [(192, 400), (256, 300), (320, 250)] {
         let config = ParticleSceneConfig {
             bodies,
             mix: ShapeMix::hulls_only(vertices),

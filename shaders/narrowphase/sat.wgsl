@@ -9,7 +9,7 @@
 //    the dispatch as params.first_pair counts).
 // 2. B's pose in A's frame (relative_pose, as Pose::relative_to_self) and its inverse.
 // 3-4. Face queries of A and of B (query_faces): deepest vertex below each plane, bounded.
-// 5. Edge query (query_edges_above): Gauss-map-crossing pairs, parallel ones skipped, the best
+// 5. Edge query (query_edges; bounded: query_edges_above): Gauss-map-crossing pairs, parallel ones skipped, the best
 //    re-measured with support points (separation_along). Two boxes: sat_box.wgsl for 3 to 5.
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference (prefer_faces): exact maximum separation, and the deepest axis for clip.wgsl.
@@ -26,9 +26,10 @@ const SAT_BOUND_SLACK: f32 = 1.0e-3;
 const F32_MIN_POSITIVE: f32 = 0x1p-126f;
 // Mirror crate::query::sat's private EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS: up to
 // this many face-vertex products, edge pairs, the bounds cost more than they skip and the
-// exhaustive loop runs. The results do not depend on them.
-const EXHAUSTIVE_FACE_WORK: u32 = 64u;
-const EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
+// exhaustive loop runs. The results do not depend on them: overridable so that the tests can
+// run the exhaustive loops, with no bound and no floor, as the serial path's reference.
+override EXHAUSTIVE_FACE_WORK: u32 = 64u;
+override EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
 // Words of the kept-edge bit set of query_edges_above (step 3). It is a function variable,
 // which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
 // (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.

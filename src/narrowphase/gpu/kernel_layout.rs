@@ -49,8 +49,9 @@ pub const PAIR_PER_WORKGROUP_SPLIT_SHARE: u32 = 8;
 /// Edge pairs (A's edges × B's edges) from which one workgroup per pair splits its pair over
 /// the workgroup (sat.wgsl's cooperative path); smaller pairs and two boxes run on lane 0:
 /// below it the serial edge query (6 dot products per edge pair) is no longer than the split
-/// path's 66 barriers (counted, not measured: docs/design/gpu-narrowphase.md). Must match the
-/// default of sat.wgsl's `override SPLIT_EDGE_PAIRS`.
+/// path's barriers (66 when it was counted, 38 since the floors; not measured:
+/// docs/design/gpu-narrowphase.md). Must match the default of sat.wgsl's
+/// `override SPLIT_EDGE_PAIRS`.
 pub const SPLIT_EDGE_PAIRS: u32 = 64;
 
 const _: () = assert!(PAIR_PER_WORKGROUP_PAIRS <= 65_535);
