@@ -401,7 +401,8 @@ fn large_hulls_run_on_the_gpu_and_equal_the_cpu() {
 /// Pairs of 96-vertex hulls (282 edges) and of 128-vertex hulls (about 378 edges), the kernel's
 /// cooperative path (a workgroup on one pair), equal the CPU too, and the shader runs all of
 /// them on lavapipe: one pair per invocation, its loop cap cut 8 of the 729 128-vertex pairs
-/// short (recomputed on the CPU, so compared with itself); the workgroup's split loops cut none.
+/// short (recomputed on the CPU, so compared with itself; counted before the SAT's floors
+/// shortened its loops); the workgroup's split loops cut none.
 #[test]
 fn hulls_beyond_the_kept_edge_set_run_on_the_gpu_and_equal_the_cpu() {
     for (vertices, bodies) in [(96, 600), (128, 400), (128, 600)] {
