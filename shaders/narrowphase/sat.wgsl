@@ -29,7 +29,7 @@ const F32_MIN_POSITIVE: f32 = 0x1p-126f;
 // exhaustive loop runs. The results do not depend on them: overridable so that the tests can
 // run the exhaustive loops, with no bound and no floor, as the serial path's reference.
 override EXHAUSTIVE_FACE_WORK: u32 = 64u;
-override EXHAUSTIVE_EDGE_PAIRS: u32 = 400u;
+override EXHAUSTIVE_EDGE_PAIRS: u32 = 64u;
 // Words of the kept-edge bit set of query_edges_above (step 3). It is a function variable,
 // which WGSL zero-fills on every call, so it stays small: B hulls of up to 32 x KEPT_WORDS edges
 // (about 87 vertices) keep only the edges that can matter, larger ones keep every edge.

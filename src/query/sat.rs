@@ -466,9 +466,12 @@ thread_local! {
     static EDGE_SCRATCH: RefCell<EdgeScratch> = RefCell::new(EdgeScratch::default());
 }
 
-/// Up to this many edge pairs (boxes have 144) the bounds of [`query_edges`] cost more than the
-/// pairs they drop, and it runs the exhaustive loop (the same result either way).
-const EXHAUSTIVE_EDGE_PAIRS: usize = 400;
+/// Up to this many edge pairs (a tetrahedron against a triangular prism has 54) the bounds of
+/// [`query_edges`] cost more than the pairs they drop, and it runs the exhaustive loop (the
+/// same result either way). Above it, given the SAT's floor (the best face), the bounded query
+/// is the cheaper (8-vertex hulls, 324 edge pairs: docs/benchmarks-history.md). Mirrored by
+/// sat.wgsl's `EXHAUSTIVE_EDGE_PAIRS`.
+const EXHAUSTIVE_EDGE_PAIRS: usize = 64;
 
 /// The edge loop settles its crossings ([`EdgeScan::settle`]) once this many are waiting: enough
 /// to overlap their square roots and divisions, few enough that a pair beyond the margin found
