@@ -683,6 +683,23 @@ fn surface_hull(rng: &mut Pcg64, count: usize, axes: Vec3) -> Shape {
     Shape::Hull(ConvexHull::from_points(&points).expect("points on an ellipsoid"))
 }
 
+/// Twelve shapes of the test families (`support::shapes::FAMILIES`, three of each), then a
+/// hull of each of `counts` points on an ellipsoid of random axes.
+fn families_and_ellipsoids(rng: &mut Pcg64, counts: &[usize]) -> Vec<Shape> {
+    let mut shapes: Vec<Shape> = (0..12)
+        .map(|i| support::shapes::random_shape(rng, support::shapes::FAMILIES[i % 4]))
+        .collect();
+    for &count in counts {
+        let axes = Vec3::new(
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+            rng.random_range(0.4..1.0),
+        );
+        shapes.push(surface_hull(rng, count, axes));
+    }
+    shapes
+}
+
 /// The cooperative path (a workgroup on one pair) returns what the one-pair-per-invocation
 /// path returns, bit for bit: the same kernel compiled with every pair that is not two boxes
 /// cooperative (`COOP_EDGE_PAIRS` = 0), none (`u32::MAX`), the default, and none with the
@@ -693,18 +710,8 @@ fn surface_hull(rng: &mut Pcg64, count: usize, axes: Vec3) -> Shape {
 #[test]
 fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
     let mut rng = seeded_rng(0xc0_0b5a7);
-    let mut shapes: Vec<Shape> = (0..12)
-        .map(|i| support::shapes::random_shape(&mut rng, support::shapes::FAMILIES[i % 4]))
-        .collect();
-    shapes.extend([prism(48), prism(64)]);
-    for count in [64, 80, 96, 96, 128, 128] {
-        let axes = Vec3::new(
-            rng.random_range(0.4..1.0),
-            rng.random_range(0.4..1.0),
-            rng.random_range(0.4..1.0),
-        );
-        shapes.push(surface_hull(&mut rng, count, axes));
-    }
+    let mut shapes = families_and_ellipsoids(&mut rng, &[64, 80, 96, 96, 128, 128]);
+    shapes.splice(12..12, [prism(48), prism(64)]);
     let Some(gpu) = gpu_or_skip(&shapes) else {
         return;
     };
@@ -778,17 +785,7 @@ fn cooperative_and_one_per_invocation_paths_return_the_same_bits() {
 #[test]
 fn bounded_queries_and_their_floors_return_the_exhaustive_bits() {
     let mut rng = seeded_rng(0xf1_0025);
-    let mut shapes: Vec<Shape> = (0..12)
-        .map(|i| support::shapes::random_shape(&mut rng, support::shapes::FAMILIES[i % 4]))
-        .collect();
-    for count in [24, 32, 32, 48, 64] {
-        let axes = Vec3::new(
-            rng.random_range(0.4..1.0),
-            rng.random_range(0.4..1.0),
-            rng.random_range(0.4..1.0),
-        );
-        shapes.push(surface_hull(&mut rng, count, axes));
-    }
+    let shapes = families_and_ellipsoids(&mut rng, &[24, 32, 32, 48, 64]);
     let Some(gpu) = gpu_or_skip(&shapes) else {
         return;
     };
