@@ -24,11 +24,9 @@
 //!    slot, so a pipelined round's stays intact until it is read back (a second copy of its
 //!    rest may come after the next round is submitted).
 
-use encase::ShaderType;
-
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
-use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE};
+use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE, params_binding};
 use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping, chunk_pairs};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::list_order::ListOrder;
@@ -350,7 +348,7 @@ impl CallBuffers {
                 binding_up_to(0, bodies, context.limits.max_binding),
                 binding(1, pairs, pairs_at, pairs_len),
                 binding(2, results, results_at, results_len),
-                binding(3, params, 0, GpuParams::min_size().get()),
+                params_binding(3, params),
             ]
         };
         while self.groups.len() < chunks {

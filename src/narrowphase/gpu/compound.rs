@@ -22,8 +22,8 @@ use encase::ShaderType;
 
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
-    COMPOUND_RANGES_HEAD, GpuCompoundRange, GpuParams, GpuResidentSetup, HullTables, PARAMS_STRIDE,
-    WORKGROUP_SIZE,
+    COMPOUND_RANGES_HEAD, GpuCompoundRange, GpuResidentSetup, HullTables, PARAMS_STRIDE, WORKGROUP_SIZE,
+    params_binding, params_layout,
 };
 use super::kernels::{CLIP_WGSL, ClipKernel, NarrowphaseKernels, with_clip_sources};
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
@@ -31,7 +31,7 @@ use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RES
 use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, create_buffer, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -80,7 +80,7 @@ impl CompoundKernels {
     ) -> Result<std::sync::Arc<Self>, GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let params = uniform(true, Some(GpuParams::min_size()));
+            let params = params_layout();
             let expand_call_layout = expand_call_layout(device, "compound expand call");
             let expand_layout = bind_group_layout_at(
                 device,
@@ -144,7 +144,7 @@ impl CompoundKernels {
 /// The layout of an expansion kernel's group 1, which [`CallerPairs::expand_calls`] fills:
 /// the caller's bodies (0), a chunk's pairs (1), the chunks' parameters (3, dynamic offset).
 pub(super) fn expand_call_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
-    let params = uniform(true, Some(GpuParams::min_size()));
+    let params = params_layout();
     bind_group_layout_at(
         device,
         label,
@@ -153,7 +153,8 @@ pub(super) fn expand_call_layout(device: &wgpu::Device, label: &str) -> wgpu::Bi
 }
 
 /// How a call dispatches its caller pairs: per chunk of `chunk` pairs over windows of the pair
-/// buffer, chunk k's [`GpuParams`] at `k * PARAMS_STRIDE` in `params`.
+/// buffer, chunk k's [`GpuParams`](super::kernel_layout::GpuParams) at `k * PARAMS_STRIDE` in
+/// `params`.
 pub(crate) struct CallerPairs<'a> {
     pub bodies: &'a wgpu::Buffer,
     pub pairs: &'a wgpu::Buffer,
@@ -200,17 +201,11 @@ impl CallerPairs<'_> {
                 let entries = [
                     binding_up_to(0, self.bodies, context.limits.max_binding),
                     binding(1, self.pairs, at, len),
-                    self.params_binding(3),
+                    params_binding(3, self.params),
                 ];
                 bind_group(context.device(), label, layout, &entries)
             })
             .collect()
-    }
-
-    /// The chunks' parameters at binding `index`, one chunk's [`GpuParams`] seen at a time
-    /// (dynamic offset `c * PARAMS_STRIDE`).
-    pub fn params_binding(&self, index: u32) -> wgpu::BindGroupEntry<'_> {
-        binding(index, self.params, 0, GpuParams::min_size().get())
     }
 
     /// Records every chunk into `pass` (its pipeline and other groups set): `call(c)` at group
@@ -382,12 +377,11 @@ impl CompoundStage {
         let group = |label: &str, layout, entries: &[_]| bind_group(device, label, layout, entries);
         let ranges = binding(6, &self.ranges.buffer, 0, ranges_bytes);
         let tags = binding(7, &sub.tags, 0, n * 4);
-        let params = |index: u32, buffer| binding(index, buffer, 0, GpuParams::min_size().get());
         let sub_call = [
             binding(0, &sub.bodies, 0, 2 * n * BODY_BYTES),
             binding(1, &sub.pairs, 0, n * PAIR_BYTES),
             binding(2, &sub.results, 0, n * RESULT_BYTES),
-            params(3, &self.sub_params),
+            params_binding(3, &self.sub_params),
         ];
         let sub_manifolds = binding(4, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES);
         let expand_group = group(
@@ -419,7 +413,7 @@ impl CompoundStage {
             "compound merge",
             &k.merge_layout,
             &[
-                caller.params_binding(3),
+                params_binding(3, caller.params),
                 binding_up_to(4, caller.list, limits.max_binding),
                 binding(5, &sub.manifolds, 0, MANIFOLD_LIST_HEAD + n * MANIFOLD_BYTES),
                 ranges,

@@ -15,11 +15,12 @@ use encase::ShaderType;
 use super::layout::{
     SHAPE_BOX, SHAPE_CAPSULE, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_HULL, SHAPE_SPHERE, SHAPE_TRIMESH,
 };
+use crate::gpu::buffers::binding;
 use crate::gpu::mesh_layout::{GpuMeshTriangleContact, MeshTables};
+use crate::gpu::pipeline::uniform;
 use crate::hull::ConvexHull;
 use crate::pose::{Isometry, Pose};
-use crate::shape::Shape;
-use crate::shape::world_aabb;
+use crate::shape::{Shape, world_aabb};
 
 /// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -137,6 +138,17 @@ pub struct GpuParams {
 /// `min_uniform_buffer_offset_alignment` wgpu allows, so the dynamic offsets suit every device;
 /// must match resident.wgsl `PARAMS_STRIDE` (its `ParamsSlot`).
 pub const PARAMS_STRIDE: u64 = 256;
+
+/// The chunks' parameter buffer `params` at binding `index`, one chunk's [`GpuParams`] seen at a
+/// time (the dynamic offset `k * PARAMS_STRIDE` picks chunk k).
+pub(crate) fn params_binding(index: u32, params: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    binding(index, params, 0, GpuParams::min_size().get())
+}
+
+/// The layout entry [`params_binding`] fills: a uniform with a dynamic offset.
+pub(crate) fn params_layout() -> wgpu::BindingType {
+    uniform(true, Some(GpuParams::min_size()))
+}
 
 /// What the resident prepare kernel (resident.wgsl) needs to turn the caller's pair count into
 /// each chunk's [`GpuParams`] and dispatch arguments (uniform, one per resident call, written

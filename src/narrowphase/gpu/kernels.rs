@@ -12,7 +12,7 @@ use std::sync::Arc;
 use encase::ShaderType;
 
 use super::kernel_layout::{
-    GpuParams, GpuResidentSetup, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE,
+    GpuResidentSetup, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE, params_layout,
 };
 use super::layout::MANIFOLD_BYTES;
 use crate::gpu::GpuContext;
@@ -180,12 +180,7 @@ impl SatKernel {
         let call_layout = bind_group_layout(
             device,
             "sat call",
-            &[
-                storage(true),
-                storage(true),
-                storage(false),
-                uniform(true, Some(GpuParams::min_size())),
-            ],
+            &[storage(true), storage(true), storage(false), params_layout()],
         );
         let groups = [Some(&geometry_layout), Some(&call_layout)];
         let serial = || {
@@ -263,7 +258,7 @@ impl ClipKernel {
                 storage(true),
                 storage(true),
                 storage(true),
-                uniform(true, Some(GpuParams::min_size())),
+                params_layout(),
                 storage(false),
             ],
         );

@@ -32,8 +32,8 @@ use encase::ShaderType;
 use super::compound::{CallerPairs, check_capacity, expand_call_layout, max_capacity};
 use super::geometry::HullGeometry;
 use super::kernel_layout::{
-    GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
-    PARAMS_STRIDE,
+    GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuResidentSetup, HullTables, MESH_TABLE_HEAD,
+    PARAMS_STRIDE, params_binding, params_layout,
 };
 use super::kernels::{DISPATCH_BYTES, prepare_kernel};
 use super::kernels::{NarrowphaseKernels, with_clip_sources};
@@ -43,7 +43,7 @@ use crate::gpu::buffers::{
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::mesh_layout::MeshTables;
-use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the mesh midphase: the shared declarations, the mesh layout, then the
@@ -102,7 +102,7 @@ impl MeshKernels {
     fn of(context: &GpuContext, kernels: &NarrowphaseKernels) -> Result<Arc<Self>, GpuError> {
         context.kernels(|context| {
             let device = context.device();
-            let params = uniform(true, Some(GpuParams::min_size()));
+            let params = params_layout();
             // The midphase binds 9 storage buffers, the clip kernel's limit: of the geometry
             // only the hull vertices and the shapes (a compound's parts ride in the ranges).
             let expand_geometry_layout = bind_group_layout_at(
@@ -317,7 +317,6 @@ impl MeshStage {
         fn whole(index: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
             binding(index, buffer, 0, buffer.size())
         }
-        let params = |index: u32, buffer| binding(index, buffer, 0, GpuParams::min_size().get());
         let items = |index: u32| binding(index, &self.work.items, 0, n * ITEM_BYTES);
         let ranges = |index: u32| binding(index, &self.ranges.buffer, 0, ranges_bytes);
         let points = |index: u32| binding(index, &self.work.points, 0, MESH_TABLE_HEAD + n * POINT_BYTES);
@@ -356,7 +355,7 @@ impl MeshStage {
         let item_params = group(
             "mesh item params",
             &k.params_layout,
-            &[params(3, &self.item_params)],
+            &[params_binding(3, &self.item_params)],
         );
         let triangles_group = group(
             "mesh triangles",
@@ -367,7 +366,7 @@ impl MeshStage {
             "mesh merge call",
             &k.merge_call_layout,
             &[
-                caller.params_binding(3),
+                params_binding(3, caller.params),
                 binding_up_to(4, caller.list, limits.max_binding),
             ],
         );

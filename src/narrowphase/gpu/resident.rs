@@ -10,7 +10,8 @@
 //!    shapes: a shape index past the caller's shapes but inside the table is not caught, and
 //!    its body is computed as that child.
 //! 2. The prepare kernel (`resident.wgsl`, one invocation per dispatch chunk) reads the count
-//!    and writes each chunk's [`GpuParams`] and indirect dispatch arguments. Unless switched off
+//!    and writes each chunk's [`GpuParams`](super::kernel_layout::GpuParams) and indirect
+//!    dispatch arguments. Unless switched off
 //!    ([`super::GpuNarrowphase::set_cost_ordering`]), the ordering kernels then sort each chunk's
 //!    pairs by cost into a permutation the SAT and clip kernels follow (`super::order`), on
 //!    the GPU's word: not under one workgroup per pair, nor in a chunk of one key.
@@ -28,7 +29,7 @@ use encase::ShaderType;
 
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
-use super::kernel_layout::{GpuParams, GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE};
+use super::kernel_layout::{GpuResidentSetup, PARAMS_STRIDE, WORKGROUP_SIZE, params_binding};
 use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping};
 use super::kernels::{DISPATCH_BYTES, chunk_pairs, prepare_kernel};
 use super::layout::{MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
@@ -387,7 +388,7 @@ impl ResidentState {
                 binding_up_to(0, batch.bodies, max_binding),
                 binding(1, batch.pairs, pairs_at, pairs_len),
                 binding(2, &self.results.buffer, results_at, results_len),
-                binding(3, &self.params.buffer, 0, GpuParams::min_size().get()),
+                params_binding(3, &self.params.buffer),
             ];
             sat.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("resident sat"),
