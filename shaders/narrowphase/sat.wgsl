@@ -9,8 +9,9 @@
 //    the dispatch as params.first_pair counts).
 // 2. B's pose in A's frame (relative_pose, as Pose::relative_to_self) and its inverse.
 // 3-4. Face queries of A and of B (query_faces): deepest vertex below each plane, bounded.
-// 5. Edge query (query_edges; bounded: query_edges_above): Gauss-map-crossing pairs, parallel ones skipped, the best
-//    re-measured with support points (separation_along). Two boxes: sat_box.wgsl for 3 to 5.
+// 5. Edge query (query_edges; bounded: query_edges_above): Gauss-map-crossing pairs, parallel
+//    ones skipped, the best re-measured with support points (separation_along). Two boxes:
+//    sat_box.wgsl for 3 to 5.
 // 6. Each query stops once an axis separates by more than the margin.
 // 7. Face preference (prefer_faces): exact maximum separation, and the deepest axis for clip.wgsl.
 // Why the bounds and the cooperative split return the serial loops' results: docs/design/sat.md.

@@ -31,14 +31,13 @@ use glam::{DVec3, Quat, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::scene::Body;
-use crate::shape::Shape;
 
 use super::grid::{BODIES_PER_TILE, Cells, Tiles};
 use super::packed::{BitWriter, MemberList, PlacePairs};
 use crate::constants::COMPOUND_AABB_PADDING;
 use crate::parallel::{SharedPtr, prefetch};
 use crate::scene::validate::never_paired;
-use crate::shape::{Aabb, world_aabb};
+use crate::shape::{Aabb, Shape, world_aabb};
 
 /// All pairs of bodies that may be within `margin` (length units, >= 0) of each other: bounded
 /// bodies whose world AABBs are within `margin` on every axis ([`Aabb::overlaps`]), and each

@@ -18,9 +18,8 @@ use crate::contact::collide_shapes;
 use crate::contact::merge::{SubManifold, merge_sub_manifolds};
 use crate::manifold::{ContactPoint, Manifold};
 use crate::pose::{Isometry, Pose};
-use crate::shape::Shape;
 use crate::shape::compound::{Compound, child_pose, compound_feature_id};
-use crate::shape::world_aabb;
+use crate::shape::{Shape, world_aabb};
 
 /// Buffers the compound routines reuse from call to call (one per thread): the child pairs of
 /// the midphase, their contacts and points. They grow to the largest pair seen and stay.
