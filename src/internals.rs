@@ -4,12 +4,12 @@
 //! twins.
 
 pub use crate::narrowphase::gpu::kernel_layout::{
-    COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
-    COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_RANGES_HEAD, COMPOUND_SPHERE, COOP_EDGE_PAIRS,
-    GpuCompound, GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint,
-    GpuParams, GpuResidentSetup, GpuShape, HullTables, MESH_RANGE_COMPOUND, MESH_RANGE_SWAPPED,
-    MESH_TABLE_HEAD, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, PARAMS_STRIDE,
-    SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    CLIP_GROUP_LANES, CLIP_GROUP_PAIRS, COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH,
+    COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED, COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE,
+    COMPOUND_RANGES_HEAD, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound, GpuCompoundPart, GpuCompoundRange,
+    GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, GpuShape, HullTables,
+    MESH_RANGE_COMPOUND, MESH_RANGE_SWAPPED, MESH_TABLE_HEAD, PAIR_PER_WORKGROUP_PAIRS,
+    PAIR_PER_WORKGROUP_SPLIT_SHARE, PARAMS_STRIDE, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
 };
 pub use crate::narrowphase::gpu::kernels::SatMapping;
 pub use crate::query::bounds::SAT_BOUND_SLACK;
@@ -26,7 +26,9 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &
 /// `gpu`'s last `encode_resident`, a buffer with COPY_SRC; `None` before the first. Per
 /// dispatch chunk (`chunks` of them), the caller pairs' one pair per invocation (clip kernel);
 /// then, when the shapes can form split pairs, the SAT's one-pair-per-invocation set from index
-/// `chunks` and its one-workgroup-per-pair set from `2 * chunks`, one of the two empty.
+/// `chunks` and its one-workgroup-per-pair set from `2 * chunks`, one of the two empty, and the
+/// clip's per-group set (clip.wgsl `main_pair_per_group`) from `3 * chunks`, empty unless the
+/// second is not.
 pub fn resident_dispatch_args(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer> {
     gpu.resident_dispatch_args().cloned()
 }

@@ -451,3 +451,67 @@ fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
         assert_same_manifold(case, 0.0, &g, &c);
     }
 }
+
+/// After the SAT's one workgroup per pair the clip kernel runs a few invocations per pair
+/// (clip.wgsl `main_pair_per_group`: the pair's lanes search the incident faces, its lane 0
+/// clips), and returns what one pair per invocation returns, bit for bit: the same pairs alone
+/// (a small call of big hulls: one workgroup per pair) and repeated past
+/// `PAIR_PER_WORKGROUP_PAIRS` (one pair per invocation), margins 0 and 0.05. Hulls of the test
+/// families and of 32 to 64 points, prisms whose faces clip polygons of 8 to 16 sides, boxes,
+/// slabs, needles and a sphere and a capsule (their pairs take primitives.wgsl beside the
+/// hull pairs of their workgroup), placed to overlap deeply or barely, or to lie apart within
+/// the margin (GJK's step), so that the retry and the fallback (7a, 7b) run too.
+#[test]
+fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
+    use hullsat::internals::{PAIR_PER_WORKGROUP_PAIRS, SatMapping, sat_mapping};
+    use hullsat::{Capsule, Sphere};
+    use support::shapes::FAMILIES;
+    let mut rng = seeded_rng(0x0c11_b9e0);
+    let mut shapes: Vec<Shape> = (0..12).map(|i| random_shape(&mut rng, FAMILIES[i % 4])).collect();
+    for count in [32, 48, 64] {
+        let points = support::shapes::random_hull_points(&mut rng, count, Vec3::new(0.9, 0.6, 0.8));
+        shapes.push(Shape::Hull(ConvexHull::from_points(&points).expect("a hull")));
+    }
+    shapes.extend([8, 16].map(|sides| Shape::Hull(prism(sides))));
+    shapes.push(Shape::Sphere(Sphere::new(0.5).unwrap()));
+    shapes.push(Shape::Capsule(Capsule::new(0.6, 0.25).unwrap()));
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    // 1,500 bodies in a box of side 6 and 3,000 pairs of near ones.
+    let bodies: Vec<Body> = (0..1_500)
+        .map(|_| Body {
+            shape: rng.random_range(0..shapes.len() as u32),
+            pose: random_pose(&mut rng, 3.0),
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    while pairs.len() < 3_000 {
+        let [a, b] = [0, 1].map(|_| rng.random_range(0..1_500u32));
+        let gap = bodies[a as usize].pose.translation - bodies[b as usize].pose.translation;
+        if a != b && gap.length() < 2.0 {
+            pairs.push([a, b]);
+        }
+    }
+    let repeats = (PAIR_PER_WORKGROUP_PAIRS as usize).div_ceil(pairs.len());
+    let repeated = pairs.repeat(repeats);
+    assert_eq!(sat_mapping(&gpu, &bodies, &pairs), SatMapping::PerWorkgroup);
+    assert!(matches!(
+        sat_mapping(&gpu, &bodies, &repeated),
+        SatMapping::PerInvocation { .. }
+    ));
+    for margin in [0.0, 0.05] {
+        let grouped = gpu.collide(&bodies, &pairs, margin).expect("small collide");
+        let host_pairs = gpu.timings().host_pairs;
+        let per_invocation = gpu.collide(&bodies, &repeated, margin).expect("repeated collide");
+        // The same pairs go to the host (GJK's direction too uncertain in f32, needles and
+        // slabs apart within the margin), and few.
+        assert_eq!(gpu.timings().host_pairs, repeats * host_pairs, "margin {margin}");
+        assert!(host_pairs < 100, "{host_pairs} pairs left to the host");
+        for (i, (g, p)) in grouped.iter().zip(&per_invocation).enumerate() {
+            assert_eq!(g, p, "margin {margin}, pair {i} {:?}", pairs[i]);
+        }
+        let touching = grouped.iter().flatten().count();
+        assert!(touching > 1_000 && touching < 2_900, "{touching} of 3000 touch");
+    }
+}

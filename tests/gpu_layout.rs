@@ -15,11 +15,11 @@ use hullsat::internals::{
     BVH_BUILD_WGSL, GpuListOrderParams, LIST_ORDER_WGSL, LIST_ORDER_WORKGROUP, ORDER_WGSL, RADIX_SORT_WGSL,
 };
 use hullsat::internals::{
-    COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH, COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED,
-    COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound,
-    GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams,
-    GpuResidentSetup, GpuShape, MESH_RANGE_COMPOUND, MESH_RANGE_SWAPPED, PARAMS_STRIDE, SAT_BOUND_SLACK,
-    SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    CLIP_GROUP_LANES, CLIP_GROUP_PAIRS, COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH,
+    COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED, COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE,
+    COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound, GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem,
+    GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, GpuShape, MESH_RANGE_COMPOUND,
+    MESH_RANGE_SWAPPED, PARAMS_STRIDE, SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
 };
 use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
@@ -427,7 +427,10 @@ fn resident_prepare_kernel_structs_match_the_rust_ones() {
     assert_eq!(fields[0], ("params".to_string(), 0));
     assert_consts(
         &module,
-        &[("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32))],
+        &[
+            ("PARAMS_STRIDE", naga::Literal::U32(PARAMS_STRIDE as u32)),
+            ("CLIP_GROUP_PAIRS", naga::Literal::U32(CLIP_GROUP_PAIRS)),
+        ],
     );
     assert_eq!(main_workgroup_size(&module), [WORKGROUP_SIZE, 1, 1]);
 }
@@ -596,6 +599,8 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("FEATURE_LOW_MAX", U32(FeatureId::LOW_MAX)),
         ("SEGMENT_TINY", F32(f32::EPSILON * f32::EPSILON)),
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        ("CLIP_GROUP_LANES", U32(CLIP_GROUP_LANES)),
+        ("CLIP_GROUP_PAIRS", U32(CLIP_GROUP_PAIRS)),
         // geometry.wgsl: the deepest axis's edge normal (clip.wgsl) and primitives.wgsl.
         ("PARALLEL_EDGE_SINE", F32(PARALLEL_EDGE_SINE)),
         ("FEATURE_OTHER", U32(FeatureId::OTHER)),
@@ -675,7 +680,8 @@ fn clip_kernel_barriers_are_reached_by_the_whole_workgroup() {
     // (its analyzer leaves barriers and workgroupUniformLoad unchecked), so this checks a
     // sufficient condition itself: every barrier, and every call of a function holding one, is
     // a top-level statement of its function with no `return` before it. The clip kernel's
-    // list append (emit_manifold) holds two barriers, called once by every invocation.
+    // list append (emit_manifold) holds two barriers, called once by every invocation, and
+    // main_pair_per_group's searches two more.
     use naga::Statement as S;
     let module = clip_module();
     // naga orders functions callee first, so one pass finds every function holding a barrier.
@@ -711,8 +717,9 @@ fn clip_kernel_barriers_are_reached_by_the_whole_workgroup() {
             may_have_returned |= any_statement(statement, &returns);
         }
     }
-    // emit_manifold's two barriers and main's call of it.
-    assert_eq!(checked, 3);
+    // emit_manifold's two barriers and main's call of it; main_pair_per_group's two barriers
+    // around its searches and its call of emit_manifold.
+    assert_eq!(checked, 6);
 }
 
 #[test]

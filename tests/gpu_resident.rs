@@ -10,7 +10,8 @@ use std::time::Duration;
 use glam::Vec3;
 use hullsat::contract::{AgreementTally, compare_batch};
 use hullsat::internals::{
-    PAIR_PER_WORKGROUP_PAIRS, SatMapping, WORKGROUP_SIZE, resident_dispatch_args, sat_mapping,
+    CLIP_GROUP_PAIRS, PAIR_PER_WORKGROUP_PAIRS, SatMapping, WORKGROUP_SIZE, resident_dispatch_args,
+    sat_mapping,
 };
 use hullsat::narrowphase::gpu::layout::{
     GpuBody, GpuManifold, GpuManifoldCount, MANIFOLD_CLIPPED, MANIFOLD_INVALID, MANIFOLD_LIST_HEAD,
@@ -503,7 +504,7 @@ fn first_chunk_workgroups(
     queue: &wgpu::Queue,
     gpu: &GpuNarrowphase,
     chunks: usize,
-) -> [u32; 3] {
+) -> [u32; 4] {
     let args = resident_dispatch_args(gpu).expect("a resident call was encoded");
     let bytes = read_back(
         device,
@@ -512,7 +513,7 @@ fn first_chunk_workgroups(
         &args,
     );
     let args: &[wgpu::util::DispatchIndirectArgs] = bytemuck::cast_slice(&bytes[..bytes.len() / 12 * 12]);
-    [0, 1, 2].map(|set| args[set * chunks].x)
+    [0, 1, 2, 3].map(|set| args[set * chunks].x)
 }
 
 /// Runs `gpu`'s resident call on `batch` with the count `count` (at byte 0 of `count_buffer`),
@@ -528,7 +529,7 @@ fn resident_against_cpu(
     pairs: &[[u32; 2]],
     batch: &ResidentBatch<'_>,
     count: usize,
-) -> [u32; 3] {
+) -> [u32; 4] {
     queue.write_buffer(batch.pair_count, 0, bytemuck::bytes_of(&(count as u32)));
     let mut encoder = device.create_command_encoder(&Default::default());
     let out = gpu.encode_resident(&mut encoder, batch).expect("encodes");
@@ -548,14 +549,16 @@ fn resident_against_cpu(
     first_chunk_workgroups(device, queue, gpu, 1)
 }
 
-/// `[caller, SAT per invocation, SAT per workgroup]` workgroups of a one-chunk call of `count`
-/// pairs: one workgroup per pair below `below` pairs, else one pair per invocation.
-fn expected_workgroups(count: usize, below: usize) -> [u32; 3] {
+/// `[caller, SAT per invocation, SAT per workgroup, clip per group]` workgroups of a one-chunk
+/// call of `count` pairs: one workgroup per pair below `below` pairs (and CLIP_GROUP_PAIRS
+/// pairs per clip workgroup), else one pair per invocation (the clip's from the SAT's set).
+fn expected_workgroups(count: usize, below: usize) -> [u32; 4] {
     let per_invocation = count.div_ceil(WORKGROUP_SIZE as usize) as u32;
     if count < below {
-        [per_invocation, 0, count as u32]
+        let groups = count.div_ceil(CLIP_GROUP_PAIRS as usize) as u32;
+        [per_invocation, 0, count as u32, groups]
     } else {
-        [per_invocation, per_invocation, 0]
+        [per_invocation, per_invocation, 0, 0]
     }
 }
 
@@ -632,5 +635,9 @@ fn resident_batches_take_one_workgroup_per_pair_by_the_count_alone() {
         &batch,
         100,
     );
-    assert_eq!(run, [2, 0, 0], "the SAT's sets are never written");
+    assert_eq!(
+        run,
+        [2, 0, 0, 0],
+        "the SAT's and the clip's sets are never written"
+    );
 }

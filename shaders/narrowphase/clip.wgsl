@@ -1,6 +1,8 @@
-// Contact manifolds from SAT results, one body pair per invocation, in hull A's frame; runs
-// after sat.wgsl on the same chunk. Rust twin: src/contact/hull_hull.rs with src/contact/clip.rs
-// and src/query/segment.rs (the references; functions of the same names); keep them in step.
+// Contact manifolds from SAT results, one body pair per invocation (`main`; after the SAT's one
+// workgroup per pair, `main_pair_per_group`: a few invocations per pair), in hull A's frame;
+// runs after sat.wgsl on the same chunk. Rust twin: src/contact/hull_hull.rs with
+// src/contact/clip.rs and src/query/segment.rs (the references; functions of the same names);
+// keep them in step.
 //
 // 1. Bounds guard; separated pairs MANIFOLD_SEPARATED; non-hull pairs take primitives.wgsl;
 //    pairs this kernel cannot finish as the CPU would go to the host (MANIFOLD_HOST). Slot s
@@ -37,6 +39,10 @@ const FEATURE_HIGH_MAX: u32 = 0x3fffu;
 const FEATURE_LOW_MAX: u32 = 0x7fffu;
 // f32::EPSILON squared: the degenerate-segment threshold of closest_points_segments.
 const SEGMENT_TINY: f32 = 1.4210855e-14;
+// Mirror crate::narrowphase::gpu::kernel_layout::{CLIP_GROUP_LANES, CLIP_GROUP_PAIRS}: the
+// invocations of one pair, and the pairs of one workgroup, under main_pair_per_group.
+const CLIP_GROUP_LANES: u32 = 8u;
+const CLIP_GROUP_PAIRS: u32 = 8u;
 // Polygon edge carriers (clip.rs EdgeCarrier): an incident edge by its start vertex, or a
 // reference side (this bit set) by its index in the reference loop.
 const SIDE_CARRIER: u32 = 0x80000000u;
@@ -138,9 +144,36 @@ fn poly_push(s: u32, position: vec3<f32>, id: u32, carrier: u32) {
     }
 }
 
-// 4. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame).
+// 4. The direction whose least dot product with `hull`'s face normals most_antiparallel_face
+// looks for: `normal` (A's frame) in the frame of a hull posed by rotation q.
+fn incident_direction(q: vec4<f32>, normal: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(quat_conjugate(q), normal);
+}
+
+// 4. An incident face found by a pair's group of lanes (main_pair_per_group) before its lane 0
+// clips: the face most_antiparallel_face returns for the hull whose faces start at
+// `first_face` and the direction `local` (its bits), so that the search does not run again.
+struct FoundFace {
+    first_face: u32,
+    local: vec3<u32>,
+    face: u32,
+}
+
+// The faces found for this invocation's pair (found_count of them; none under main and
+// main_slots).
+var<private> found_faces: array<FoundFace, 2>;
+var<private> found_count: u32;
+
+// 4. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame),
+// as hull_hull.rs most_antiparallel_face; taken from found_faces when the pair's group found it.
 fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
-    let local = quat_rotate(quat_conjugate(q), normal);
+    let local = incident_direction(q, normal);
+    for (var k = 0u; k < found_count; k++) {
+        let found = found_faces[k];
+        if found.first_face == hull.first_face && all(found.local == bitcast<vec3<u32>>(local)) {
+            return found.face;
+        }
+    }
     var best = F32_MAX;
     for (var f = 0u; f < hull.face_count; f++) {
         best = min(best, dot(planes[hull.first_face + f].xyz, local));
@@ -551,6 +584,13 @@ struct FacePair {
 }
 
 fn face_pair(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis) -> FacePair {
+    var faces = reference_face(a, b, b_in_a, axis);
+    faces.incident.face = most_antiparallel_face(faces.incident.hull, faces.incident.q, faces.normal);
+    return faces;
+}
+
+// face_pair before its incident face is found (incident.face 0).
+fn reference_face(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis) -> FacePair {
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var reference = PosedFace(a, identity, vec3<f32>(0.0), axis.feature_a);
     var incident = PosedFace(b, b_in_a.q, b_in_a.t, 0u);
@@ -563,7 +603,6 @@ fn face_pair(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis) -> F
     let plane = planes[reference.hull.first_face + reference.face];
     let normal = quat_rotate(reference.q, plane.xyz);
     let offset = plane.w + dot(normal, reference.t);
-    incident.face = most_antiparallel_face(incident.hull, incident.q, normal);
     return FacePair(reference, incident, kind, normal, offset);
 }
 
@@ -659,43 +698,103 @@ fn host_manifold(sat: GpuSatResult) -> GpuManifold {
     return m;
 }
 
-// Steps 1 to 7 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
-// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end).
-fn clip_pair(slot: u32, index: u32) -> GpuManifold {
-    // 1. Bounds guard, pairs this kernel does not finish.
-    var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
+// Step 1's verdict on slot `slot` (chunk pair `index`): where its pair goes.
+// Nothing to list: past the chunk's end, or merged by the compound stage (compound_merge.wgsl)
+// or the mesh pass (mesh_merge.wgsl), which list them.
+const ROUTE_UNLISTED: u32 = 0u;
+// A body or shape index out of range: listed as MANIFOLD_INVALID.
+const ROUTE_INVALID: u32 = 1u;
+// Separated by the SAT (complete) by more than the margin.
+const ROUTE_SEPARATED: u32 = 2u;
+// A sphere, capsule or half-space: primitives.wgsl.
+const ROUTE_PRIMITIVES: u32 = 3u;
+// A hull pair with no SAT axis or an incomplete SAT: to the host.
+const ROUTE_HOST: u32 = 4u;
+// A hull pair this kernel clips (steps 2 to 7).
+const ROUTE_HULLS: u32 = 5u;
+
+// The route, the slot's SAT result, and for ROUTE_HULLS the hulls and B's pose in A's frame.
+struct PairRoute {
+    route: u32,
+    sat: GpuSatResult,
+    a: GpuShape,
+    b: GpuShape,
+    b_in_a: RelativePose,
+}
+
+// 1. Bounds guard, and the pairs this kernel does not finish.
+fn pair_route(slot: u32, index: u32) -> PairRoute {
+    var route: PairRoute;
+    route.route = ROUTE_UNLISTED;
     if slot >= params.pair_count || index >= params.pair_count {
-        return unlisted;
+        return route;
     }
     if !pair_in_range(pairs[index]) {
-        unlisted.status = MANIFOLD_INVALID;
-        return unlisted;
+        route.route = ROUTE_INVALID;
+        return route;
     }
-    let sat = sat_results[slot];
-    var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
-    let host = host_manifold(sat);
-    let axis = sat.kind & AXIS_MASK;
-    if axis != AXIS_NONE && (sat.kind & INCOMPLETE_BIT) == 0u && (sat.kind & SEPARATED_BIT) != 0u {
-        m.status = MANIFOLD_SEPARATED;
-        return m;
+    route.sat = sat_results[slot];
+    let kind = route.sat.kind;
+    let axis = kind & AXIS_MASK;
+    if axis != AXIS_NONE && (kind & INCOMPLETE_BIT) == 0u && (kind & SEPARATED_BIT) != 0u {
+        route.route = ROUTE_SEPARATED;
+        return route;
     }
     let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
-    let a = shapes[body_a.shape];
-    let b = shapes[body_b.shape];
-    if a.kind == SHAPE_COMPOUND || b.kind == SHAPE_COMPOUND || a.kind == SHAPE_TRIMESH || b.kind == SHAPE_TRIMESH {
-        // Merged by the compound stage (compound_merge.wgsl) or the mesh pass
-        // (mesh_merge.wgsl), which list them.
+    route.a = shapes[body_a.shape];
+    route.b = shapes[body_b.shape];
+    let kind_a = route.a.kind;
+    let kind_b = route.b.kind;
+    if kind_a == SHAPE_COMPOUND || kind_b == SHAPE_COMPOUND || kind_a == SHAPE_TRIMESH || kind_b == SHAPE_TRIMESH {
+        return route;
+    }
+    if !is_hull(route.a) || !is_hull(route.b) {
+        route.route = ROUTE_PRIMITIVES;
+    } else if axis == AXIS_NONE || (kind & INCOMPLETE_BIT) != 0u {
+        route.route = ROUTE_HOST;
+    } else {
+        route.route = ROUTE_HULLS;
+        route.b_in_a = relative_pose(body_a, body_b);
+    }
+    return route;
+}
+
+// The SAT's chosen axis (face-preferred) of a result.
+fn chosen_axis(sat: GpuSatResult) -> SatAxis {
+    return SatAxis(sat.kind & AXIS_MASK, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
+}
+
+// Steps 1 to 7 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
+// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end).
+fn clip_pair(slot: u32, index: u32) -> GpuManifold {
+    // 1.
+    let route = pair_route(slot, index);
+    var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
+    if route.route == ROUTE_UNLISTED {
         return unlisted;
     }
-    if !is_hull(a) || !is_hull(b) {
+    if route.route == ROUTE_INVALID {
+        unlisted.status = MANIFOLD_INVALID;
+        return unlisted;
+    }
+    let sat = route.sat;
+    var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
+    if route.route == ROUTE_SEPARATED {
+        m.status = MANIFOLD_SEPARATED;
+        return m;
+    }
+    if route.route == ROUTE_PRIMITIVES {
         return collide_primitives(index, sat);
     }
-    if axis == AXIS_NONE || (sat.kind & INCOMPLETE_BIT) != 0u {
+    let host = host_manifold(sat);
+    if route.route == ROUTE_HOST {
         return host;
     }
-    let b_in_a = relative_pose(body_a, body_b);
+    let a = route.a;
+    let b = route.b;
+    let b_in_a = route.b_in_a;
     let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
 
     if sat.separation > 0.0 {
@@ -731,7 +830,7 @@ fn clip_pair(slot: u32, index: u32) -> GpuManifold {
     }
 
     // 3. to 7. on the SAT's axis.
-    let chosen = SatAxis(axis, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
+    let chosen = chosen_axis(sat);
     let tolerance = CONTACT_REDUCTION_TOLERANCE * (a.radius + b.radius);
     if !contact_on_axis(a, b, b_in_a, chosen, tolerance, &m) {
         return host;
@@ -748,7 +847,7 @@ fn clip_pair(slot: u32, index: u32) -> GpuManifold {
         deepest_vertex_contact(a, b, b_in_a, chosen, &m);
     }
     // An edge axis runs no loop here; a face axis's loops may have been cut.
-    if axis != AXIS_EDGE_PAIR && loops_cut_short() {
+    if chosen.kind != AXIS_EDGE_PAIR && loops_cut_short() {
         return host;
     }
     m.status = MANIFOLD_CLIPPED;
@@ -765,6 +864,134 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
         index = sat_results[slot].pair - params.first_pair;
     }
     emit_manifold(index, local, clip_pair(slot, index));
+}
+
+// 4. One incident-face search: the faces of the hull whose faces start at `first_face`, and
+// the direction in its frame (incident_direction) whose least dot product it looks for.
+struct IncidentSearch {
+    first_face: u32,
+    face_count: u32,
+    local: vec3<f32>,
+}
+
+// The searches clip_pair(slot, index) runs at step 4 (count of them, at most 2).
+struct IncidentSearches {
+    count: u32,
+    items: array<IncidentSearch, 2>,
+}
+
+// The incident-face searches clip_pair runs for a hull pair: on the SAT's axis when it is a
+// face's (4, and 7b's fallback), and on the deepest axis when the retry (7a) may take it. A pair
+// that ends before them (GJK's closest points, 2) or whose clip keeps points searched for
+// nothing: found_faces only spares clip_pair a search, whatever it holds.
+fn planned_searches(slot: u32, index: u32) -> IncidentSearches {
+    var searches: IncidentSearches;
+    let route = pair_route(slot, index);
+    if route.route != ROUTE_HULLS {
+        return searches;
+    }
+    let sat = route.sat;
+    var axes = array<SatAxis, 2>(chosen_axis(sat), chosen_axis(sat));
+    var planned = 1u;
+    if sat.axis_separation < sat.separation {
+        axes[1] = deepest_axis(route.a, route.b, route.b_in_a, sat);
+        planned = 2u;
+    }
+    for (var k = 0u; k < planned; k++) {
+        if axes[k].kind == AXIS_FACE_A || axes[k].kind == AXIS_FACE_B {
+            let faces = reference_face(route.a, route.b, route.b_in_a, axes[k]);
+            let hull = faces.incident.hull;
+            let local = incident_direction(faces.incident.q, faces.normal);
+            searches.items[searches.count] = IncidentSearch(hull.first_face, hull.face_count, local);
+            searches.count += 1u;
+        }
+    }
+    return searches;
+}
+
+// main_pair_per_group's searches, per pair of the workgroup (its member index) and search: the
+// least dot product as the complement of its order key, the first face within the tolerance as
+// its complement, and whether a lane's loops were cut short. Zeroed at the workgroup's start.
+var<workgroup> search_least: array<array<atomic<u32>, 2>, CLIP_GROUP_PAIRS>;
+var<workgroup> search_face: array<array<atomic<u32>, 2>, CLIP_GROUP_PAIRS>;
+var<workgroup> search_cut: array<atomic<u32>, CLIP_GROUP_PAIRS>;
+
+// An f32 (not NaN) as a u32 of the same order: negative values' bits flipped, the others' sign
+// bit set.
+fn order_key(x: f32) -> u32 {
+    let bits = bitcast<u32>(x);
+    return select(bits | 0x80000000u, ~bits, (bits & 0x80000000u) != 0u);
+}
+
+// The f32 of an order_key.
+fn key_value(key: u32) -> f32 {
+    return bitcast<f32>(select(~key, key & 0x7fffffffu, (key & 0x80000000u) != 0u));
+}
+
+// The clip with one pair per CLIP_GROUP_LANES invocations, CLIP_GROUP_PAIRS pairs a workgroup,
+// for rounds whose SAT ran one workgroup per pair (SatMapping::PerWorkgroup: few pairs, big
+// hulls): a pair's lanes share out step 4's incident-face searches, then its lane 0 runs
+// clip_pair, which takes the faces found (found_faces). Same bits as main (tests/gpu_clip.rs).
+// a. Every lane plans its pair's searches (planned_searches: the same loads and arithmetic).
+// b. Each lane takes faces lane, lane + CLIP_GROUP_LANES, ..: their least dot product, into
+//    the pair's slot as an order key (atomicMax of its complement, from zeroed memory).
+// c. Each lane's first face within INCIDENT_FACE_TOLERANCE of the least; the lowest of them
+//    (atomicMax of the complement) is most_antiparallel_face's first. A lane whose loops were
+//    cut short (a software driver's cap) flags the pair: its lane 0 then searches alone.
+// d. Lane 0 takes the found faces and clips; every invocation reaches emit_manifold.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    let member = local / CLIP_GROUP_LANES;
+    let lane = local % CLIP_GROUP_LANES;
+    let slot = group.x * CLIP_GROUP_PAIRS + member;
+    var index = slot;
+    if slot < params.pair_count {
+        index = sat_results[slot].pair - params.first_pair;
+    }
+    // a.
+    let searches = planned_searches(slot, index);
+    // b.
+    for (var k = 0u; k < searches.count; k++) {
+        let search = searches.items[k];
+        var least = F32_MAX;
+        for (var f = lane; f < search.face_count; f += CLIP_GROUP_LANES) {
+            least = min(least, dot(planes[search.first_face + f].xyz, search.local));
+        }
+        if lane < search.face_count {
+            atomicMax(&search_least[member][k], ~order_key(least));
+        }
+    }
+    workgroupBarrier();
+    // c.
+    for (var k = 0u; k < searches.count; k++) {
+        let search = searches.items[k];
+        let within = key_value(~atomicLoad(&search_least[member][k])) + INCIDENT_FACE_TOLERANCE;
+        for (var f = lane; f < search.face_count; f += CLIP_GROUP_LANES) {
+            if dot(planes[search.first_face + f].xyz, search.local) <= within {
+                atomicMax(&search_face[member][k], ~f);
+                break;
+            }
+        }
+    }
+    if searches.count > 0u && loops_cut_short() {
+        atomicOr(&search_cut[member], 1u);
+    }
+    workgroupBarrier();
+    // d.
+    var m = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
+    if lane == 0u {
+        if atomicLoad(&search_cut[member]) == 0u {
+            for (var k = 0u; k < searches.count; k++) {
+                let search = searches.items[k];
+                // No face stored (none within the tolerance, only with NaN): face 0, as there.
+                let face = ~atomicLoad(&search_face[member][k]);
+                found_faces[k] = FoundFace(search.first_face, bitcast<vec3<u32>>(search.local), select(face, 0u, face == ~0u));
+            }
+            found_count = searches.count;
+        }
+        m = clip_pair(slot, index);
+    }
+    emit_manifold(index, local, m);
 }
 
 // The compound stage's clip pass (src/narrowphase/gpu/compound.rs): sub-pair `index`'s manifold

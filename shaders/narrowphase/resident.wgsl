@@ -2,7 +2,7 @@
 // (read from its GPU buffer, never by the host) into the chunk's GpuParams (pair count, first
 // pair, margin) and its indirect dispatch arguments, so the SAT and clip kernels that follow
 // run exactly the pairs the count names; with setup.per_workgroup_below, the SAT's two
-// dispatches too. Rust twin (host): src/narrowphase/gpu/resident.rs.
+// dispatches and the clip's per-group one too. Rust twin (host): src/narrowphase/gpu/resident.rs.
 //
 // 1. Bounds guard: chunks beyond setup.chunks do nothing; a count index beyond the caller's
 //    buffer reads as 0 pairs.
@@ -10,8 +10,10 @@
 // 3. Chunk k runs pairs [k * chunk_pairs, min(pairs, (k + 1) * chunk_pairs)) (maybe none):
 //    its parameters, and ceil(n / WORKGROUP_SIZE) workgroups.
 // 4. With per_workgroup_below (non-zero): the SAT's one-pair-per-invocation arguments at
-//    chunks + k and its one-workgroup-per-pair ones (n workgroups) at 2 * chunks + k, the
-//    first empty when pairs < per_workgroup_below, else the second.
+//    chunks + k (the clip's too) and its one-workgroup-per-pair ones (n workgroups) at
+//    2 * chunks + k, the first empty when pairs < per_workgroup_below, else the second; the
+//    clip's per-group ones (ceil(n / CLIP_GROUP_PAIRS) workgroups) at 3 * chunks + k, empty
+//    with the SAT's one-workgroup-per-pair set.
 // setup.ordered (0 or 1) is passed on in each chunk's parameters, 0 under one workgroup per
 // pair (each pair has its workgroup: ordering cannot help): order.wgsl then counts the chunk's
 // keys and leaves it at 1 (the SAT reads its pairs in cost order) when two keys or more meet.
@@ -21,6 +23,9 @@
 
 // Mirrors crate::narrowphase::gpu::kernel_layout::PARAMS_STRIDE: bytes between two chunks' GpuParams.
 const PARAMS_STRIDE: u32 = 256u;
+// Mirrors crate::narrowphase::gpu::kernel_layout::CLIP_GROUP_PAIRS: pairs a workgroup of the
+// clip's per-group entry point takes.
+const CLIP_GROUP_PAIRS: u32 = 8u;
 
 // Must match kernel_layout.rs `GpuResidentSetup`.
 struct GpuResidentSetup {
@@ -73,9 +78,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     chunk_params[k].params = GpuParams(setup.margin, n, first, select(setup.ordered, 0u, per_workgroup));
     let workgroups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
     dispatch_args[k] = DispatchArgs(workgroups, 1u, 1u);
-    // 4. The SAT's two sets, one of them empty.
-    if setup.per_workgroup_below != 0u && 2u * setup.chunks + k < arrayLength(&dispatch_args) {
+    // 4. The SAT's two sets, one of them empty, and the clip's per-group set.
+    if setup.per_workgroup_below != 0u && 3u * setup.chunks + k < arrayLength(&dispatch_args) {
         dispatch_args[setup.chunks + k] = DispatchArgs(select(workgroups, 0u, per_workgroup), 1u, 1u);
         dispatch_args[2u * setup.chunks + k] = DispatchArgs(select(0u, n, per_workgroup), 1u, 1u);
+        let groups = (n + CLIP_GROUP_PAIRS - 1u) / CLIP_GROUP_PAIRS;
+        dispatch_args[3u * setup.chunks + k] = DispatchArgs(select(0u, groups, per_workgroup), 1u, 1u);
     }
 }

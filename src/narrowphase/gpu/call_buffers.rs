@@ -17,7 +17,8 @@
 //!    With the clip kernel and one pair per invocation the pairs are ordered by cost first
 //!    ([`OrderStage`], [`Round::ordered`]).
 //! 3. The clip kernel appends every pair that is not separated to the round's compact manifold
-//!    list (all chunks share it; [`GpuParams::first_pair`] makes each entry's `pair` an index in
+//!    list (one pair per invocation, or a few invocations per pair after one workgroup per pair:
+//!    [`ClipKernel::pipeline`]; all chunks share the list; [`GpuParams::first_pair`] makes each entry's `pair` an index in
 //!    the round), whose count the encoder zeroes first. Two lists, one per pair staging slot.
 //! 4. After the compound stage and the mesh pass (which list their pairs too), the list is put
 //!    in pair order into the slot's ordered list ([`ListOrder`]), the one copied back; one per
@@ -26,7 +27,7 @@
 
 use super::compound::{CallerPairs, CompoundStage};
 use super::geometry::HullGeometry;
-use super::kernel_layout::{GpuParams, PARAMS_STRIDE, WORKGROUP_SIZE, params_binding};
+use super::kernel_layout::{GpuParams, PARAMS_STRIDE, params_binding};
 use super::kernels::{ClipKernel, NarrowphaseKernels, SatMapping, chunk_pairs};
 use super::layout::{GpuBody, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, PAIR_BYTES, RESULT_BYTES};
 use super::list_order::ListOrder;
@@ -255,16 +256,18 @@ impl CallBuffers {
             let sat = (&self.groups[..chunks as usize], &self.params.buffer);
             order.record(context, geometry, (encoder, "order"), sat, count, (chunks, chunk));
         }
-        let per_workgroup = mapping.pairs_per_workgroup();
+        // The clip kernel follows the SAT's mapping (a few invocations a pair after one
+        // workgroup per pair).
         let passes = [
-            Some((kernels.sat.pipeline(mapping), &self.groups, "sat", per_workgroup)),
+            Some((
+                kernels.sat.pipeline(mapping),
+                &self.groups,
+                "sat",
+                mapping.pairs_per_workgroup(),
+            )),
             clip.map(|clip| {
-                (
-                    &clip.pipeline,
-                    &self.clip_groups[slot],
-                    "clip",
-                    u64::from(WORKGROUP_SIZE),
-                )
+                let (pipeline, per_workgroup) = clip.pipeline(mapping);
+                (pipeline, &self.clip_groups[slot], "clip", per_workgroup)
             }),
         ];
         // One pass per kernel: the clip pass reads what the SAT pass wrote.

@@ -57,6 +57,17 @@ pub const SPLIT_EDGE_PAIRS: u32 = 64;
 
 const _: () = assert!(PAIR_PER_WORKGROUP_PAIRS <= 65_535);
 
+/// Invocations that clip one pair after the SAT's one workgroup per pair (clip.wgsl
+/// `main_pair_per_group`: they share out the incident-face searches, then one clips); must
+/// match clip.wgsl's `CLIP_GROUP_LANES`. A hull32 face has about 60 faces to search against,
+/// 8 trips a lane here; 10,000 pairs take 80,000 invocations, under a third of an H100's
+/// resident lanes (counted, not measured: docs/design/gpu-narrowphase.md).
+pub const CLIP_GROUP_LANES: u32 = 8;
+
+/// Pairs one workgroup clips under `main_pair_per_group`; must match clip.wgsl's
+/// `CLIP_GROUP_PAIRS`.
+pub const CLIP_GROUP_PAIRS: u32 = WORKGROUP_SIZE / CLIP_GROUP_LANES;
+
 /// One shape of the narrowphase (index = the shape's index in the list it was built with, as
 /// [`crate::scene::Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry
 /// buffers (zero counts for the other kinds); must match geometry.wgsl `GpuShape`.
@@ -166,9 +177,10 @@ pub struct GpuResidentSetup {
     /// Dispatch chunks recorded (enough for `max_pairs`).
     pub chunks: u32,
     /// 0: one set of dispatch arguments per chunk (one pair per invocation). Else the SAT's two
-    /// sets follow it, one pair per invocation from index `chunks`, one workgroup per pair from
-    /// `2 * chunks`, and the second runs (the first is empty) when the clamped count is below
-    /// this.
+    /// sets follow it, one pair per invocation from index `chunks` (the clip's too), one
+    /// workgroup per pair from `2 * chunks`, and the second runs (the first is empty) when the
+    /// clamped count is below this; with it the clip's per-group set from `3 * chunks`
+    /// ([`CLIP_GROUP_PAIRS`] pairs a workgroup).
     pub per_workgroup_below: u32,
     /// 1 when the call orders its pairs by cost before the SAT (`super::order`), passed on as
     /// each chunk's [`GpuParams::ordered`] unless the SAT takes one workgroup per pair (the

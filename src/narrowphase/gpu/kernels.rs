@@ -12,14 +12,14 @@ use std::sync::Arc;
 use encase::ShaderType;
 
 use super::kernel_layout::{
-    GpuResidentSetup, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE, WORKGROUP_SIZE, params_layout,
+    CLIP_GROUP_PAIRS, GpuResidentSetup, PAIR_PER_WORKGROUP_PAIRS, PAIR_PER_WORKGROUP_SPLIT_SHARE,
+    WORKGROUP_SIZE, params_layout,
 };
 use super::layout::MANIFOLD_BYTES;
 use crate::gpu::GpuContext;
 use crate::gpu::context::DeviceLimits;
 use crate::gpu::pipeline::{
-    bind_group_layout, compute_pipeline, compute_pipeline_variants, compute_pipeline_with_gaps, storage,
-    uniform,
+    bind_group_layout, compute_pipeline_variants, compute_pipeline_with_gaps, storage, uniform,
 };
 
 /// The WGSL source of the SAT kernel: the shared declarations (quaternions, the structs callers
@@ -241,9 +241,13 @@ impl SatKernel {
     }
 }
 
-/// The compiled clip pipeline and its per-call bind group layout (one per device).
+/// The compiled clip pipelines and their per-call bind group layout (one per device):
+/// `per_invocation` one pair per invocation (clip.wgsl `main`), `per_group` one pair per
+/// [`super::kernel_layout::CLIP_GROUP_LANES`] invocations (`main_pair_per_group`), for rounds whose SAT took one
+/// workgroup per pair.
 pub(crate) struct ClipKernel {
-    pub pipeline: wgpu::ComputePipeline,
+    pub per_invocation: wgpu::ComputePipeline,
+    pub per_group: wgpu::ComputePipeline,
     pub call_layout: wgpu::BindGroupLayout,
 }
 
@@ -262,16 +266,34 @@ impl ClipKernel {
                 storage(false),
             ],
         );
-        let pipeline = compute_pipeline(
+        // Workgroup memory zeroed (wgpu's default): both entry points count from zero in it.
+        let [per_invocation, per_group] = compute_pipeline_variants(
             device,
-            "clip",
             "clip.wgsl",
             CLIP_WGSL,
-            &[geometry_layout, &call_layout],
+            &[Some(geometry_layout), Some(&call_layout)],
+            [
+                ("clip", "main", Default::default()),
+                (
+                    "clip (pairs per group)",
+                    "main_pair_per_group",
+                    Default::default(),
+                ),
+            ],
         );
         ClipKernel {
-            pipeline,
+            per_invocation,
+            per_group,
             call_layout,
+        }
+    }
+
+    /// The pipeline that clips after a SAT dispatch of `mapping`, and the pairs one of its
+    /// workgroups clips.
+    pub fn pipeline(&self, mapping: SatMapping) -> (&wgpu::ComputePipeline, u64) {
+        match mapping {
+            SatMapping::PerInvocation { .. } => (&self.per_invocation, u64::from(WORKGROUP_SIZE)),
+            SatMapping::PerWorkgroup => (&self.per_group, u64::from(CLIP_GROUP_PAIRS)),
         }
     }
 }

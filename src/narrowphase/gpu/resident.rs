@@ -20,7 +20,9 @@
 //!    past the count dispatch no workgroup). When the shapes can form split pairs the SAT is
 //!    recorded twice, one pair per invocation and one workgroup per pair, from two more sets of
 //!    arguments of which the prepare kernel leaves one empty by the count
-//!    ([`HullGeometry::resident_per_workgroup_below`]); else once, one pair per invocation. The
+//!    ([`HullGeometry::resident_per_workgroup_below`]), and so is the clip kernel (one pair per
+//!    invocation from the first of them, a few invocations per pair from a fourth set, empty
+//!    unless the SAT's one workgroup per pair is not); else once, one pair per invocation. The
 //!    clip kernel appends to one list whose count the encoder zeroes first.
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
@@ -203,8 +205,9 @@ impl ResidentState {
         let ordered = ordered
             && geometry.orderable
             && (per_workgroup_below == 0 || batch.max_pairs >= per_workgroup_below);
-        // The caller pairs' set, and the SAT's two when it may take one workgroup per pair.
-        let dispatch_sets = if per_workgroup_below == 0 { 1 } else { 3 };
+        // The caller pairs' set, and when the SAT may take one workgroup per pair its two and
+        // the clip's per-group one.
+        let dispatch_sets = if per_workgroup_below == 0 { 1 } else { 4 };
         let list_bytes = MANIFOLD_LIST_HEAD + max_pairs * MANIFOLD_BYTES;
         check_limit(
             "resident manifold list",
@@ -260,21 +263,27 @@ impl ResidentState {
                 );
             }
             // Step 3: the SAT pass (dispatches of its mappings, each from its set of arguments:
-            // the caller pairs' set, or the SAT's two), then the clip pass reading what it wrote.
-            // One workgroup per pair only in the chunks that start below the threshold.
+            // the caller pairs' set, or the SAT's two), then the clip pass reading what it wrote
+            // (its mappings follow the SAT's: the caller pairs' set, or the SAT's one pair per
+            // invocation and the per-group set). One workgroup per pair only in the chunks that
+            // start below the threshold.
             let per_invocation = geometry.resident_sat_mapping();
             let per_workgroup_chunks = u64::from(per_workgroup_below).div_ceil(chunk).min(chunks);
-            let sat_runs = match dispatch_sets {
-                1 => [(per_invocation, 0, chunks), (SatMapping::PerWorkgroup, 0, 0)],
+            let runs = match dispatch_sets {
+                1 => [
+                    (per_invocation, [0, 0], chunks),
+                    (SatMapping::PerWorkgroup, [0, 0], 0),
+                ],
                 _ => [
-                    (per_invocation, 1, chunks),
-                    (SatMapping::PerWorkgroup, 2, per_workgroup_chunks),
+                    (per_invocation, [1, 1], chunks),
+                    (SatMapping::PerWorkgroup, [2, 3], per_workgroup_chunks),
                 ],
             };
-            let sat = sat_runs.map(|(mapping, set, count)| (kernels.sat.pipeline(mapping), set, count));
+            let sat = runs.map(|(mapping, [set, _], count)| (kernels.sat.pipeline(mapping), set, count));
+            let clip_runs = runs.map(|(mapping, [_, set], count)| (clip.pipeline(mapping).0, set, count));
             let passes = [
                 (&sat[..], &groups.sat, "resident sat"),
-                (&[(&clip.pipeline, 0, chunks)][..], &groups.clip, "resident clip"),
+                (&clip_runs[..], &groups.clip, "resident clip"),
             ];
             for (runs, chunk_groups, label) in passes {
                 let mut pass = context.begin_pass(encoder, label);
@@ -315,7 +324,8 @@ impl ResidentState {
 
     /// The indirect dispatch arguments the last call's prepare kernel writes: per chunk the
     /// caller pairs' (one per invocation: clip, compound, mesh), then with split pairs possible
-    /// the SAT's one-pair-per-invocation and one-workgroup-per-pair sets.
+    /// the SAT's one-pair-per-invocation and one-workgroup-per-pair sets and the clip's
+    /// per-group set.
     pub fn dispatch_args(&self) -> &wgpu::Buffer {
         &self.dispatch.buffer
     }
