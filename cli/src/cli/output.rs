@@ -173,12 +173,29 @@ fn create_temp_beside(target: &Path) -> io::Result<(PathBuf, File)> {
 mod tests {
     use super::*;
 
-    /// A fresh, empty scratch folder for one test.
-    fn scratch(name: &str) -> PathBuf {
+    /// A fresh, empty scratch folder for one test, removed with what it holds when dropped (at
+    /// the test's end, passed or failed).
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("hullsat-output-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir
+        Scratch(dir)
     }
 
     fn entries(dir: &Path) -> Vec<String> {
