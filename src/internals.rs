@@ -24,11 +24,12 @@ pub fn sat_mapping(gpu: &crate::GpuNarrowphase, bodies: &[crate::Body], pairs: &
 
 /// The indirect dispatch arguments (`wgpu::util::DispatchIndirectArgs`, 12 bytes each) of
 /// `gpu`'s last `encode_resident`, a buffer with COPY_SRC; `None` before the first. Per
-/// dispatch chunk (`chunks` of them), the caller pairs' one pair per invocation (clip kernel);
-/// then, when the shapes can form split pairs, the SAT's one-pair-per-invocation set from index
-/// `chunks` and its one-workgroup-per-pair set from `2 * chunks`, one of the two empty, and the
-/// clip's per-group set (clip.wgsl `main_pair_per_group`) from `3 * chunks`, empty unless the
-/// second is not.
+/// dispatch chunk (`chunks` of them), the caller pairs' one pair per invocation (the clip
+/// kernel's when the shapes can form no split pair); then, when they can, the SAT's
+/// one-pair-per-invocation set from index `chunks` (the clip's too) and its
+/// one-workgroup-per-pair set from `2 * chunks`, one of the two empty, and the clip's per-group
+/// set (clip.wgsl `main_pair_per_group`) from `3 * chunks`, written only when the SAT takes one
+/// workgroup per pair.
 pub fn resident_dispatch_args(gpu: &crate::GpuNarrowphase) -> Option<wgpu::Buffer> {
     gpu.resident_dispatch_args().cloned()
 }

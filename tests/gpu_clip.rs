@@ -460,7 +460,10 @@ fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
 /// families and of 32 to 64 points, prisms whose faces clip polygons of 8 to 16 sides, boxes,
 /// slabs, needles and a sphere and a capsule (their pairs take primitives.wgsl beside the
 /// hull pairs of their workgroup), placed to overlap deeply or barely, or to lie apart within
-/// the margin (GJK's step), so that the retry and the fallback (7a, 7b) run too.
+/// the margin (GJK's step), so that the fallback (7b) runs too. The retry on the deepest axis
+/// (7a, the group's second search) runs on a face axis in
+/// `retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu` (one pair: one workgroup per
+/// pair, so the per-group clip), not here.
 #[test]
 fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
     use hullsat::internals::{PAIR_PER_WORKGROUP_PAIRS, SatMapping, sat_mapping};

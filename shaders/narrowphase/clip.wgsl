@@ -973,7 +973,8 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
             }
         }
     }
-    if searches.count > 0u && loops_cut_short() {
+    // Every lane checks: one whose planning loops were cut searched nothing.
+    if loops_cut_short() {
         atomicOr(&search_cut[member], 1u);
     }
     workgroupBarrier();

@@ -13,7 +13,7 @@
 //    chunks + k (the clip's too) and its one-workgroup-per-pair ones (n workgroups) at
 //    2 * chunks + k, the first empty when pairs < per_workgroup_below, else the second; the
 //    clip's per-group ones (ceil(n / CLIP_GROUP_PAIRS) workgroups) at 3 * chunks + k, empty
-//    with the SAT's one-workgroup-per-pair set.
+//    when the SAT's one-workgroup-per-pair set is.
 // setup.ordered (0 or 1) is passed on in each chunk's parameters, 0 under one workgroup per
 // pair (each pair has its workgroup: ordering cannot help): order.wgsl then counts the chunk's
 // keys and leaves it at 1 (the SAT reads its pairs in cost order) when two keys or more meet.

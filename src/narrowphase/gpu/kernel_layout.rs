@@ -59,14 +59,16 @@ const _: () = assert!(PAIR_PER_WORKGROUP_PAIRS <= 65_535);
 
 /// Invocations that clip one pair after the SAT's one workgroup per pair (clip.wgsl
 /// `main_pair_per_group`: they share out the incident-face searches, then one clips); must
-/// match clip.wgsl's `CLIP_GROUP_LANES`. A hull32 face has about 60 faces to search against,
-/// 8 trips a lane here; 10,000 pairs take 80,000 invocations, under a third of an H100's
+/// match clip.wgsl's `CLIP_GROUP_LANES`. A hull32 has about 60 faces to search, 8 trips a lane
+/// here; 10,000 pairs take 80,000 invocations, under a third of an H100's
 /// resident lanes (counted, not measured: docs/design/gpu-narrowphase.md).
 pub const CLIP_GROUP_LANES: u32 = 8;
 
 /// Pairs one workgroup clips under `main_pair_per_group`; must match clip.wgsl's
 /// `CLIP_GROUP_PAIRS`.
 pub const CLIP_GROUP_PAIRS: u32 = WORKGROUP_SIZE / CLIP_GROUP_LANES;
+
+const _: () = assert!(WORKGROUP_SIZE.is_multiple_of(CLIP_GROUP_LANES));
 
 /// One shape of the narrowphase (index = the shape's index in the list it was built with, as
 /// [`crate::scene::Body::shape`]): its kind, size and, for hulls and boxes, ranges into the shared geometry

@@ -1,6 +1,7 @@
 //! The GPU batch narrowphase: the separating axis test and the clipping and reduction of
 //! contacts in WGSL compute shaders (`shaders/narrowphase/`), one pair per invocation (a whole
-//! workgroup on each SAT of big hulls, and on every SAT of a small call), in A's frame. Its twin is the CPU path
+//! workgroup on each SAT of big hulls, and on every SAT of a small call, whose clip then takes a
+//! few invocations a pair), in A's frame. Its twin is the CPU path
 //! ([`crate::narrowphase::CpuNarrowphase`]); they agree within the GPU = CPU contract
 //! ([`crate::contract`]). A call runs in this order:
 //!

@@ -21,8 +21,8 @@
 //!    recorded twice, one pair per invocation and one workgroup per pair, from two more sets of
 //!    arguments of which the prepare kernel leaves one empty by the count
 //!    ([`HullGeometry::resident_per_workgroup_below`]), and so is the clip kernel (one pair per
-//!    invocation from the first of them, a few invocations per pair from a fourth set, empty
-//!    unless the SAT's one workgroup per pair is not); else once, one pair per invocation. The
+//!    invocation from the first of them, a few invocations per pair from a fourth set, written
+//!    only when the SAT takes one workgroup per pair); else once, one pair per invocation. The
 //!    clip kernel appends to one list whose count the encoder zeroes first.
 //! 4. Buffers (parameters, dispatch arguments, SAT results, the list) persist and grow; the
 //!    bind groups are cached while the caller's buffers and ours stay the same.
@@ -323,9 +323,9 @@ impl ResidentState {
     }
 
     /// The indirect dispatch arguments the last call's prepare kernel writes: per chunk the
-    /// caller pairs' (one per invocation: clip, compound, mesh), then with split pairs possible
-    /// the SAT's one-pair-per-invocation and one-workgroup-per-pair sets and the clip's
-    /// per-group set.
+    /// caller pairs' (one per invocation: compound, mesh, and the clip without split pairs),
+    /// then with split pairs possible the SAT's one-pair-per-invocation set (the clip's too) and
+    /// one-workgroup-per-pair set and the clip's per-group set.
     pub fn dispatch_args(&self) -> &wgpu::Buffer {
         &self.dispatch.buffer
     }
