@@ -463,7 +463,9 @@ fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
 /// the margin (GJK's step), so that the fallback (7b) runs too. The retry on the deepest axis
 /// (7a, the group's second search) runs on a face axis in
 /// `retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu` (one pair: one workgroup per
-/// pair, so the per-group clip), not here.
+/// pair, so the per-group clip), not here. Bits, not the contract, on any device: a found face
+/// is used only for a direction bit-equal to the one the serial search would take, and both
+/// searches compare the same `face_dot` and tolerance.
 #[test]
 fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
     use hullsat::internals::{PAIR_PER_WORKGROUP_PAIRS, SatMapping, sat_mapping};

@@ -164,6 +164,13 @@ struct FoundFace {
 var<private> found_faces: array<FoundFace, 2>;
 var<private> found_count: u32;
 
+// 4. The dot product the incident-face searches compare: face `f` of the hull whose faces start at
+// `first_face` against the direction `local` in its frame. One function for the serial search and
+// the group's (main_pair_per_group), so both compile the same arithmetic.
+fn face_dot(first_face: u32, f: u32, local: vec3<f32>) -> f32 {
+    return dot(planes[first_face + f].xyz, local);
+}
+
 // 4. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame),
 // as hull_hull.rs most_antiparallel_face; taken from found_faces when the pair's group found it.
 fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
@@ -176,10 +183,10 @@ fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u3
     }
     var best = F32_MAX;
     for (var f = 0u; f < hull.face_count; f++) {
-        best = min(best, dot(planes[hull.first_face + f].xyz, local));
+        best = min(best, face_dot(hull.first_face, f, local));
     }
     for (var f = 0u; f < hull.face_count; f++) {
-        if dot(planes[hull.first_face + f].xyz, local) <= best + INCIDENT_FACE_TOLERANCE {
+        if face_dot(hull.first_face, f, local) <= best + INCIDENT_FACE_TOLERANCE {
             return f;
         }
     }
@@ -955,7 +962,7 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
         let search = searches.items[k];
         var least = F32_MAX;
         for (var f = lane; f < search.face_count; f += CLIP_GROUP_LANES) {
-            least = min(least, dot(planes[search.first_face + f].xyz, search.local));
+            least = min(least, face_dot(search.first_face, f, search.local));
         }
         if lane < search.face_count {
             atomicMax(&search_least[member][k], ~order_key(least));
@@ -967,7 +974,7 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
         let search = searches.items[k];
         let within = key_value(~atomicLoad(&search_least[member][k])) + INCIDENT_FACE_TOLERANCE;
         for (var f = lane; f < search.face_count; f += CLIP_GROUP_LANES) {
-            if dot(planes[search.first_face + f].xyz, search.local) <= within {
+            if face_dot(search.first_face, f, search.local) <= within {
                 atomicMax(&search_face[member][k], ~f);
                 break;
             }
