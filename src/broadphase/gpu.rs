@@ -35,7 +35,9 @@ use crate::gpu::buffers::{
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::GpuBody;
 use crate::gpu::layout::{WgslVec3, split_translation, uniform_bytes};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
+use crate::gpu::pipeline::{
+    bind_group, bind_group_layout, compute_pipeline_variants, grid, storage, uniform,
+};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError, shared_context};
 use crate::narrowphase::gpu::ResidentBatch;
@@ -394,10 +396,11 @@ impl GpuBroadphase {
         let device = context.device();
         // Grown buffers may be larger than a binding may be: bound up to the limit.
         let whole = |index, buffer| binding_up_to(index, buffer, context.limits.max_binding);
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("broadphase"),
-            layout: &self.kernels.layout,
-            entries: &[
+        let group = bind_group(
+            device,
+            "broadphase",
+            &self.kernels.layout,
+            &[
                 whole(0, bvh.shapes),
                 binding(1, frame.bodies, 0, body_bytes),
                 whole(2, bvh.boxes),
@@ -407,7 +410,7 @@ impl GpuBroadphase {
                 whole(6, &self.count),
                 binding(7, &self.params, 0, GpuBroadphaseParams::min_size().get()),
             ],
-        });
+        );
         {
             let mut pass = context.begin_pass(encoder, "broadphase traversal");
             pass.set_bind_group(0, &group, &[]);

@@ -50,7 +50,9 @@ use super::cpu::BvhNode;
 use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, UNIFORM_WRITE, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::{GpuBody, WgslVec3, split_translation, write_uniform};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline_variants, grid, storage, uniform};
+use crate::gpu::pipeline::{
+    bind_group, bind_group_layout, compute_pipeline_variants, grid, storage, uniform,
+};
 use crate::gpu::radix_sort::{GpuRadixSort, RadixKeys};
 use crate::gpu::{GpuContext, GpuError};
 use crate::hull::MAX_HULL_VERTICES;
@@ -564,10 +566,11 @@ impl GpuBvhBuilder {
         // Grown buffers may be larger than a binding may be: bound up to the limit (the bytes
         // the build uses were checked against it).
         let max_binding = context.limits.max_binding;
-        let group = context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("bvh build"),
-            layout: &self.kernels.layout,
-            entries: &[
+        let group = bind_group(
+            context.device(),
+            "bvh build",
+            &self.kernels.layout,
+            &[
                 binding(0, &self.shapes, 0, self.shapes.size()),
                 binding(1, bodies, 0, body_bytes),
                 binding_up_to(2, &self.boxes.buffer, max_binding),
@@ -578,7 +581,7 @@ impl GpuBvhBuilder {
                 binding(7, &self.params.buffer, 0, GpuBvhParams::min_size().get()),
                 binding(8, &self.vertices, 0, self.vertices.size()),
             ],
-        });
+        );
         // Step 1's atomics start from 0 (no centre seen).
         encoder.clear_buffer(&self.bounds, 0, None);
         let max_groups = context.limits.max_workgroups;

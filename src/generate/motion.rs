@@ -23,7 +23,7 @@ use wgpu::util::DeviceExt;
 use crate::gpu::buffers::{MIN_BUFFER_BYTES, binding, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, grid, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout, compute_pipeline, grid, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 use crate::pose::Pose;
 use crate::scene::{Body, InputError};
@@ -303,15 +303,16 @@ impl GpuMotion {
             .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
         let device = context.device();
         let scopes = ErrorScopes::push(device);
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("motion"),
-            layout: &self.kernel.layout,
-            entries: &[
+        let group = bind_group(
+            device,
+            "motion",
+            &self.kernel.layout,
+            &[
                 binding(0, &self.sizes, 0, self.sizes.size()),
                 binding(1, bodies, 0, body_bytes),
                 binding(2, &self.params, 0, GpuMotionParams::min_size().get()),
             ],
-        });
+        );
         {
             let mut pass = context.begin_pass(encoder, "motion");
             pass.set_pipeline(&self.kernel.pipeline);

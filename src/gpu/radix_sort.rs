@@ -24,7 +24,9 @@ use super::buffers::{
 };
 use super::context::ErrorScopes;
 use super::layout::write_uniform;
-use super::pipeline::{BindGroupCache, bind_group_layout, compute_pipeline_variants, storage, uniform};
+use super::pipeline::{
+    BindGroupCache, bind_group, bind_group_layout, compute_pipeline_variants, storage, uniform,
+};
 use super::{GpuContext, GpuError};
 
 /// The WGSL source of the sort's kernels (`shaders/common/radix_sort.wgsl`).
@@ -377,29 +379,31 @@ impl GpuRadixSort {
         let buffers = [keys.keys, counter, spare, scan, params];
         let [prepare, even, odd] = self.groups.get(&buffers, || {
             let params_size = GpuRadixParams::min_size().get();
-            let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("radix sort prepare"),
-                layout: &kernels.prepare_layout,
-                entries: &[
+            let prepare = bind_group(
+                device,
+                "radix sort prepare",
+                &kernels.prepare_layout,
+                &[
                     binding(0, params, 0, params_size),
                     binding_up_to(1, counter, max_binding),
                     binding_up_to(2, state, max_binding),
                     binding_up_to(3, args, max_binding),
                 ],
-            });
+            );
             // Pass p reads groups[p % 2]'s input and writes its output.
             let [even, odd] = [(keys.keys, spare), (spare, keys.keys)].map(|(from, to)| {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("radix sort"),
-                    layout: &kernels.layout,
-                    entries: &[
+                bind_group(
+                    device,
+                    "radix sort",
+                    &kernels.layout,
+                    &[
                         binding_up_to(0, from, max_binding),
                         binding_up_to(1, to, max_binding),
                         binding_up_to(2, scan, max_binding),
                         binding_up_to(3, state, max_binding),
                         binding(4, params, 0, params_size),
                     ],
-                })
+                )
             });
             [prepare, even, odd]
         });

@@ -6,7 +6,7 @@ use encase::ShaderType;
 
 use super::layout::{GpuRay, GpuRayCount, GpuRayHit, GpuRayParams, ShapeTables, WORKGROUP_SIZE};
 use crate::gpu::buffers::{binding, binding_up_to, upload_storage};
-use crate::gpu::pipeline::{bind_group_layout, compute_pipeline, storage, uniform};
+use crate::gpu::pipeline::{bind_group, bind_group_layout, compute_pipeline, storage, uniform};
 use crate::gpu::{GpuContext, GpuError};
 
 /// The WGSL source of the ray kernel for shape lists without triangle meshes or compounds: the
@@ -81,14 +81,15 @@ impl CastKernel {
                 uniform(false, None),
             ],
         );
-        let shape_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("ray shapes"),
-            layout: &shape_layout,
-            entries: &[
+        let shape_group = bind_group(
+            device,
+            "ray shapes",
+            &shape_layout,
+            &[
                 binding(0, &shape_buffers[0], 0, shape_buffers[0].size()),
                 binding(1, &shape_buffers[1], 0, shape_buffers[1].size()),
             ],
-        });
+        );
         // Group 2, meshes and compounds: node, vertex, triangle and child tables.
         let complex_group = if complex {
             let [nodes, vertices, triangles] = tables.meshes.upload(device, max_binding)?;
@@ -102,11 +103,7 @@ impl CastKernel {
             let entries: Vec<wgpu::BindGroupEntry> = (0..4)
                 .map(|i| binding(i as u32, &buffers[i], 0, buffers[i].size()))
                 .collect();
-            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("ray meshes and compounds"),
-                layout: &layout,
-                entries: &entries,
-            });
+            let group = bind_group(device, "ray meshes and compounds", &layout, &entries);
             Some((layout, group))
         } else {
             None
@@ -166,11 +163,7 @@ impl CastKernel {
                     binding(5, buffers.hits, first * hits_size, len * hits_size),
                     binding(6, buffers.params, 0, GpuRayParams::min_size().get()),
                 ];
-                let group = context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("ray call"),
-                    layout: &self.call_layout,
-                    entries: &entries,
-                });
+                let group = bind_group(context.device(), "ray call", &self.call_layout, &entries);
                 (group, len.div_ceil(u64::from(WORKGROUP_SIZE)) as u32)
             })
             .collect();

@@ -36,6 +36,7 @@ use super::order::OrderStage;
 use crate::gpu::buffers::{GrowBuffer, StagingBuffer, binding, binding_up_to, check_limit};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::write_uniform;
+use crate::gpu::pipeline::bind_group;
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::Body;
 
@@ -356,12 +357,12 @@ impl CallBuffers {
         };
         while self.groups.len() < chunks {
             let entries = call_entries(self.groups.len());
-            self.groups
-                .push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("sat call"),
-                    layout: &kernels.sat.call_layout,
-                    entries: &entries,
-                }));
+            self.groups.push(bind_group(
+                context.device(),
+                "sat call",
+                &kernels.sat.call_layout,
+                &entries,
+            ));
         }
         let Some(clip) = clip else {
             return;
@@ -376,11 +377,12 @@ impl CallBuffers {
                 params,
                 binding_up_to(4, list, context.limits.max_binding),
             ];
-            self.clip_groups[slot].push(context.device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("clip call"),
-                layout: &clip.call_layout,
-                entries: &entries,
-            }));
+            self.clip_groups[slot].push(bind_group(
+                context.device(),
+                "clip call",
+                &clip.call_layout,
+                &entries,
+            ));
         }
     }
 }

@@ -10,6 +10,7 @@ use super::kernels::SatMapping;
 use super::layout::{SHAPE_BOX, SHAPE_HULL};
 use crate::gpu::buffers::{binding, check_limit, create_buffer};
 use crate::gpu::context::DeviceLimits;
+use crate::gpu::pipeline::bind_group;
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::Body;
 
@@ -121,11 +122,7 @@ impl HullGeometry {
             .enumerate()
             .map(|(i, (b, bytes))| binding(i as u32, b, 0, *bytes))
             .collect();
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("hull geometry"),
-            layout,
-            entries: &entries,
-        });
+        let group = bind_group(device, "hull geometry", layout, &entries);
         Ok(HullGeometry {
             group,
             cooperative: may_form_big_pairs(&tables.shapes),

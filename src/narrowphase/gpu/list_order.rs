@@ -27,7 +27,7 @@ use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding_up_to, uniform_b
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{
-    BindGroupCache, bind_group_layout, compute_pipeline_variants, grid, storage, uniform,
+    BindGroupCache, bind_group, bind_group_layout, compute_pipeline_variants, grid, storage, uniform,
 };
 use crate::gpu::{GpuContext, GpuError};
 
@@ -168,17 +168,18 @@ impl ListOrder {
         let (kernels, table, counts) = (&self.kernels, &self.table.buffer, &self.block_counts.buffer);
         let ordered = &self.ordered[slot].buffer;
         let group = self.groups.get(&[list, table, counts, ordered], || {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("list order"),
-                layout: &kernels.layout,
-                entries: &[
+            bind_group(
+                device,
+                "list order",
+                &kernels.layout,
+                &[
                     whole(0, &self.params),
                     whole(1, list),
                     whole(2, table),
                     whole(3, counts),
                     whole(4, ordered),
                 ],
-            })
+            )
         });
         // One pass: each dispatch sees what the one before wrote (WebGPU orders dispatches).
         let mut pass = context.begin_pass(encoder, "list order");

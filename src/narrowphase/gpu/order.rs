@@ -33,7 +33,7 @@ use super::kernels::NarrowphaseKernels;
 use super::layout::{SHAPE_BOX, SHAPE_COMPOUND, SHAPE_HALF_SPACE, SHAPE_TRIMESH};
 use crate::gpu::buffers::{GrowBuffer, binding};
 use crate::gpu::layout::GpuBody;
-use crate::gpu::pipeline::{bind_group_layout_at, compute_pipeline_variants, storage};
+use crate::gpu::pipeline::{bind_group, bind_group_layout_at, compute_pipeline_variants, storage};
 use crate::gpu::{GpuContext, GpuError};
 use glam::{Quat, Vec3, Vec4};
 
@@ -461,22 +461,24 @@ impl OrderStage {
             return;
         }
         let [(vertices, vertex_bytes), (shapes, shape_bytes)] = [0, 3].map(|i| &geometry.buffers[i]);
-        let shapes = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("order shapes"),
-            layout: &self.kernels.shapes_layout,
-            entries: &[
+        let shapes = bind_group(
+            device,
+            "order shapes",
+            &self.kernels.shapes_layout,
+            &[
                 binding(0, vertices, 0, *vertex_bytes),
                 binding(3, shapes, 0, *shape_bytes),
             ],
-        });
+        );
         let sort = (0..chunks)
             .map(|k| {
                 let first = k * chunk;
                 let pairs = chunk.min(max_pairs - first);
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("order sort"),
-                    layout: &self.kernels.sort_layout,
-                    entries: &[
+                bind_group(
+                    device,
+                    "order sort",
+                    &self.kernels.sort_layout,
+                    &[
                         binding(0, &self.classes.buffer, first * CLASS_BYTES, pairs * CLASS_BYTES),
                         binding(
                             1,
@@ -485,15 +487,16 @@ impl OrderStage {
                             size_of::<GpuOrderCounters>() as u64,
                         ),
                     ],
-                })
+                )
             })
             .collect();
         let params = (0..chunks)
             .map(|k| {
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some("order params"),
-                    layout: &self.kernels.params_layout,
-                    entries: &[
+                bind_group(
+                    device,
+                    "order params",
+                    &self.kernels.params_layout,
+                    &[
                         binding(0, params, k * PARAMS_STRIDE, GpuParams::min_size().get()),
                         binding(
                             1,
@@ -502,7 +505,7 @@ impl OrderStage {
                             size_of::<GpuOrderArgs>() as u64,
                         ),
                     ],
-                })
+                )
             })
             .collect();
         self.groups = Some((key, OrderGroups { shapes, sort, params }));

@@ -40,6 +40,7 @@ use super::order::OrderStage;
 use crate::gpu::buffers::{GrowBuffer, binding, binding_up_to, check_limit, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
+use crate::gpu::pipeline::bind_group;
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::InputError;
 
@@ -366,10 +367,11 @@ impl ResidentState {
         let device = context.device();
         // Caller and grown buffers may be larger than a binding may be: bound up to the limit.
         let max_binding = context.limits.max_binding;
-        let prepare = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("resident prepare"),
-            layout: &self.prepare_layout,
-            entries: &[
+        let prepare = bind_group(
+            device,
+            "resident prepare",
+            &self.prepare_layout,
+            &[
                 binding_up_to(0, &self.setup, max_binding),
                 binding_up_to(1, batch.pair_count, max_binding),
                 binding(2, &self.params.buffer, 0, chunks * PARAMS_STRIDE),
@@ -380,7 +382,7 @@ impl ResidentState {
                     dispatch_sets * chunks * DISPATCH_BYTES,
                 ),
             ],
-        });
+        );
         // The window of chunk k in `buffer` of `bytes_per_pair` records, `len` of them in all.
         let window = |k: u64, bytes_per_pair: u64, len: u64| {
             let offset = k * chunk * bytes_per_pair;
@@ -400,18 +402,15 @@ impl ResidentState {
                 binding(2, &self.results.buffer, results_at, results_len),
                 params_binding(3, &self.params.buffer),
             ];
-            sat.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("resident sat"),
-                layout: &kernels.sat.call_layout,
-                entries: &common,
-            }));
+            sat.push(bind_group(
+                device,
+                "resident sat",
+                &kernels.sat.call_layout,
+                &common,
+            ));
             let mut entries = common.to_vec();
             entries.push(binding_up_to(4, list, max_binding));
-            clip_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("resident clip"),
-                layout: &clip.call_layout,
-                entries: &entries,
-            }));
+            clip_groups.push(bind_group(device, "resident clip", &clip.call_layout, &entries));
         }
         self.groups = Some((
             key,
