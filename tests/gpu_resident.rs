@@ -641,3 +641,75 @@ fn resident_batches_take_one_workgroup_per_pair_by_the_count_alone() {
         "the SAT's and the clip's sets are never written"
     );
 }
+
+/// A resident call of hull pairs below `PAIR_PER_WORKGROUP_PAIRS` over several dispatch chunks
+/// (128 KiB bindings: 1,024 pairs a chunk, and the list, bound whole, holds 1,170; 1,100 pairs
+/// take 2 chunks): every chunk's SAT runs one
+/// workgroup per pair and its clip 8 invocations a pair (the prepare kernel's fourth set, per
+/// chunk), each entry naming its pair; the same bits as the default device's one chunk, and
+/// the CPU's results by the contract.
+#[test]
+fn per_group_clipping_over_several_chunks_lists_every_pair_once() {
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: 1 << 17,
+        max_storage_buffers_per_shader_stage: 9,
+        ..wgpu::Limits::default()
+    };
+    let Some((device, queue)) = device_or_skip(limits) else {
+        return;
+    };
+    let mut rng = seeded_rng(0x96_c11b);
+    let shapes: Vec<Shape> = [16, 24, 32, 32]
+        .map(|count| {
+            let points = support::shapes::random_hull_points(&mut rng, count, Vec3::splat(0.45));
+            Shape::Hull(hullsat::ConvexHull::from_points(&points).expect("a hull"))
+        })
+        .into();
+    // 2,200 bodies of 48 bytes: within one binding.
+    let (bodies, pairs) = scene(&mut rng, shapes.len(), 1_100, 0.6);
+    let chunk = 1_024;
+    let chunks = pairs.len().div_ceil(chunk);
+    let mut chunked =
+        GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
+    let resident = ResidentScene::new(&device, &bodies, &pairs);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = chunked
+        .encode_resident(&mut encoder, &resident.batch(0.0))
+        .expect("encodes");
+    let (_, entries) = read_list(&device, &queue, encoder, &out.list);
+    let results = results_by_pair(&entries, &bodies, &pairs);
+    // Every chunk's SAT one workgroup per pair and its clip per group.
+    let args = resident_dispatch_args(&chunked).expect("encoded");
+    let bytes = read_back(
+        &device,
+        &queue,
+        device.create_command_encoder(&Default::default()),
+        &args,
+    );
+    let args: &[wgpu::util::DispatchIndirectArgs] = bytemuck::cast_slice(&bytes[..bytes.len() / 12 * 12]);
+    for k in 0..chunks {
+        let len = chunk.min(pairs.len() - k * chunk) as u32;
+        let set = |s: usize| args[s * chunks + k].x;
+        assert_eq!(
+            [set(1), set(2), set(3)],
+            [0, len, len.div_ceil(CLIP_GROUP_PAIRS)],
+            "chunk {k}"
+        );
+    }
+    // The shared device: one chunk.
+    let mut whole = gpu_or_skip(&shapes).expect("the adapter exists");
+    let (one_device, one_queue) = (whole.device().clone(), whole.queue().clone());
+    let one = ResidentScene::new(&one_device, &bodies, &pairs);
+    let mut encoder = one_device.create_command_encoder(&Default::default());
+    let out = whole
+        .encode_resident(&mut encoder, &one.batch(0.0))
+        .expect("encodes");
+    let (_, one_entries) = read_list(&one_device, &one_queue, encoder, &out.list);
+    assert_eq!(results, results_by_pair(&one_entries, &bodies, &pairs));
+    let cpu = CpuNarrowphase::new(shapes.clone())
+        .collide(&bodies, &pairs, 0.0)
+        .expect("CPU collide");
+    let touching = cpu.iter().flatten().count();
+    assert!(touching > 300 && touching < 1_000, "{touching} of 1100 touch");
+    assert_same_results(&shapes, &bodies, &pairs, &results, &cpu);
+}
