@@ -17,9 +17,10 @@ use hullsat::internals::{
 use hullsat::internals::{
     CLIP_GROUP_LANES, CLIP_GROUP_PAIRS, COMPOUND_HALF_SPACE, COMPOUND_IS_COMPOUND, COMPOUND_MESH,
     COMPOUND_RANGE_HOST, COMPOUND_RANGE_LISTED, COMPOUND_RANGE_OVERFLOW, COMPOUND_RANGE_SINGLE,
-    COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound, GpuCompoundPart, GpuCompoundRange, GpuEdge, GpuMeshItem,
-    GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, GpuShape, MESH_RANGE_COMPOUND,
-    MESH_RANGE_SWAPPED, PARAMS_STRIDE, SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS, WORKGROUP_SIZE,
+    COMPOUND_RANGE_SWAPPED, COMPOUND_SPHERE, COOP_EDGE_PAIRS, GpuCompound, GpuCompoundPart, GpuCompoundRange,
+    GpuEdge, GpuMeshItem, GpuMeshPairRange, GpuMeshPoint, GpuParams, GpuResidentSetup, GpuShape,
+    MESH_RANGE_COMPOUND, MESH_RANGE_SWAPPED, PARAMS_STRIDE, SAT_BOUND_SLACK, SPLIT_EDGE_PAIRS,
+    WORKGROUP_SIZE,
 };
 use hullsat::narrowphase::gpu::layout::{
     AXIS_EDGE_PAIR, AXIS_FACE_A, AXIS_FACE_B, AXIS_MASK, AXIS_NONE, GpuBody, GpuManifold, GpuManifoldCount,
@@ -395,7 +396,8 @@ fn kernel_structs_have_the_rust_layout() {
             margin,
             pair_count,
             first_pair,
-            ordered
+            ordered,
+            canonical
         }),
     );
 }
@@ -540,6 +542,7 @@ fn wgsl_constants_equal_the_rust_ones() {
         ("COMPOUND_RANGE_SINGLE", U32(COMPOUND_RANGE_SINGLE)),
         ("COMPOUND_RANGE_OVERFLOW", U32(COMPOUND_RANGE_OVERFLOW)),
         ("COMPOUND_RANGE_HOST", U32(COMPOUND_RANGE_HOST)),
+        ("COMPOUND_RANGE_SWAPPED", U32(COMPOUND_RANGE_SWAPPED)),
         ("MESH_RANGE_SWAPPED", U32(MESH_RANGE_SWAPPED)),
         ("MESH_RANGE_COMPOUND", U32(MESH_RANGE_COMPOUND)),
     ];

@@ -382,6 +382,32 @@ fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
     assert_eq!(encoded, expected);
 }
 
+/// `encode` runs each pair as given (its records are the caller's to read: A is `pairs[i].x`),
+/// whereas the resident API runs pairs in canonical order and swaps the manifold back: a box
+/// pair given both ways round comes back on the face of each order's A.
+#[test]
+fn gpu_encode_runs_pairs_as_given() {
+    let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box"))];
+    let Some(mut gpu) = gpu_or_skip(&shapes) else {
+        return;
+    };
+    let bodies = [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::Z * 1.5),
+        },
+    ];
+    let encoded = encoded_results(&mut gpu, &bodies, &[[0, 1], [1, 0]], 0.0);
+    let [up, down] = [0, 1].map(|i| encoded[i].to_sat().expect("box pair"));
+    assert_eq!(up.axis, SatAxis::FaceA(5), "+Z face of body 0");
+    assert_eq!(down.axis, SatAxis::FaceA(4), "-Z face of body 1");
+    assert!((up.normal - Vec3::Z).length() < 1e-6 && (down.normal + Vec3::Z).length() < 1e-6);
+}
+
 #[test]
 fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
     let shapes = vec![Shape::Cuboid(Cuboid::new(Vec3::ONE).expect("valid box"))];
@@ -518,6 +544,7 @@ fn run_sat_source(
         pair_count: pairs.len() as u32,
         first_pair: 0,
         ordered: 0,
+        canonical: 0,
     };
     let mut params_bytes = encase::UniformBuffer::new(Vec::new());
     params_bytes.write(&params).expect("encase writes the parameters");

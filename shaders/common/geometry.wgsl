@@ -66,6 +66,7 @@ struct GpuParams {
     pair_count: u32,
     first_pair: u32,
     ordered: u32,
+    canonical: u32,
 }
 
 // Must match kernel_layout.rs `GpuCompound`: one per shape of the narrowphase, its parts for the
@@ -157,6 +158,7 @@ const COMPOUND_RANGE_LISTED: u32 = 1u;
 const COMPOUND_RANGE_SINGLE: u32 = 2u;
 const COMPOUND_RANGE_OVERFLOW: u32 = 4u;
 const COMPOUND_RANGE_HOST: u32 = 8u;
+const COMPOUND_RANGE_SWAPPED: u32 = 64u;
 // Mirrors crate::narrowphase::gpu::kernel_layout::MESH_RANGE_SWAPPED: GpuMeshPairRange.flags.
 const MESH_RANGE_SWAPPED: u32 = 16u;
 // Mirrors crate::narrowphase::gpu::kernel_layout::MESH_RANGE_COMPOUND: GpuMeshPairRange.flags.
@@ -188,6 +190,18 @@ fn pair_in_range(pair: vec2<u32>) -> bool {
     }
     let shape_count = arrayLength(&shapes);
     return bodies[pair.x].shape < shape_count && bodies[pair.y].shape < shape_count;
+}
+
+// The order pair `pair` runs in: with params.canonical (resident calls) the lower body index
+// first, as every backend computes a pair (crate::scene::validate: ValidatedBatch::pair;
+// clip.wgsl's in_given_order and compound_merge.wgsl swap the result back); else as given
+// (host rounds stage their pairs in canonical order already, and `encode`'s SAT records are
+// the given pairs').
+fn pair_to_run(pair: vec2<u32>) -> vec2<u32> {
+    if params.canonical != 0u {
+        return vec2<u32>(min(pair.x, pair.y), max(pair.x, pair.y));
+    }
+    return pair;
 }
 
 // B's pose in A's frame (rotation, translation) from the two world poses, as

@@ -13,7 +13,8 @@
 // 3. Edge axis: one point midway between the edges' closest points. 4-6. Face axis: clip the
 //    most anti-parallel incident face by the reference side planes, keep at most four points.
 // 7. Points midway to the reference plane; a clip that keeps none retries on the deepest axis
-//    (7a), then takes the deepest vertex (7b). 8. Append (emit_manifold). Details:
+//    (7a), then takes the deepest vertex (7b). 8. Back in the given order (in_given_order;
+//    pairs run in pair_to_run's order), then appended (emit_manifold). Details:
 // docs/design/contacts.md. Compiled after quat, layout and geometry.wgsl, before gjk and
 // primitives.wgsl (CLIP_WGSL); tests/gpu_layout.rs checks the constants below.
 
@@ -112,6 +113,15 @@ struct PosedFace {
 
 fn feature_id(kind: u32, flag: u32, high: u32, low: u32) -> u32 {
     return ((kind & 3u) << 30u) | (flag << 29u) | ((high & FEATURE_HIGH_MAX) << 15u) | (low & FEATURE_LOW_MAX);
+}
+
+// The id of the same feature pair with A and B exchanged, as FeatureId::swapped.
+fn swapped_feature_id(id: u32) -> u32 {
+    let kind = id >> 30u;
+    if kind <= FEATURE_FACE_B {
+        return id ^ (1u << 30u);
+    }
+    return feature_id(kind, (id >> 29u) & 1u, id & FEATURE_LOW_MAX, (id >> 15u) & FEATURE_HIGH_MAX);
 }
 
 fn pose_point(q: vec4<f32>, t: vec3<f32>, p: vec3<f32>) -> vec3<f32> {
@@ -736,7 +746,8 @@ fn pair_route(slot: u32, index: u32) -> PairRoute {
     if slot >= params.pair_count || index >= params.pair_count {
         return route;
     }
-    if !pair_in_range(pairs[index]) {
+    let pair = pair_to_run(pairs[index]);
+    if !pair_in_range(pair) {
         route.route = ROUTE_INVALID;
         return route;
     }
@@ -747,7 +758,6 @@ fn pair_route(slot: u32, index: u32) -> PairRoute {
         route.route = ROUTE_SEPARATED;
         return route;
     }
-    let pair = pairs[index];
     let body_a = bodies[pair.x];
     let body_b = bodies[pair.y];
     route.a = shapes[body_a.shape];
@@ -773,9 +783,36 @@ fn chosen_axis(sat: GpuSatResult) -> SatAxis {
     return SatAxis(sat.kind & AXIS_MASK, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
 }
 
-// Steps 1 to 7 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
-// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end).
+// Steps 1 to 7 for chunk pair `index` in slot `slot`, in the pair's given order: the manifold
+// emit_manifold stores (status MANIFOLD_SEPARATED: nothing, as for an invocation past the
+// chunk's end).
 fn clip_pair(slot: u32, index: u32) -> GpuManifold {
+    return in_given_order(index, clip_canonical(slot, index));
+}
+
+// 8. A pair given with its higher body index first ran the other way round under
+// params.canonical (pair_to_run, as every backend): its clipped manifold in the given order, as
+// Manifold::swapped (normal negated, ids swapped), the normal and points moved from the lower
+// body's frame into the given A's (relative_pose, the split translations). Other statuses as
+// they are (a MANIFOLD_HOST entry's SAT result is the canonical pair's).
+fn in_given_order(index: u32, m: GpuManifold) -> GpuManifold {
+    let given = pairs[index];
+    if m.status != MANIFOLD_CLIPPED || pair_to_run(given).x == given.x {
+        return m;
+    }
+    let lower_in_a = relative_pose(bodies[given.x], bodies[given.y]);
+    var out = m;
+    out.normal = quat_rotate(lower_in_a.q, -m.normal);
+    for (var k = 0u; k < m.count; k++) {
+        out.points[k] = vec4<f32>(pose_point(lower_in_a.q, lower_in_a.t, m.points[k].xyz), m.points[k].w);
+        out.ids[k] = swapped_feature_id(m.ids[k]);
+    }
+    return out;
+}
+
+// Steps 1 to 7 for chunk pair `index` in slot `slot` in the order it runs in (pair_to_run): the
+// manifold in the frame of that order's A.
+fn clip_canonical(slot: u32, index: u32) -> GpuManifold {
     // 1.
     let route = pair_route(slot, index);
     var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);

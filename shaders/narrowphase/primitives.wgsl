@@ -3,7 +3,8 @@
 // halfspace_sphere, halfspace_capsule, halfspace_hull, sphere_hull, capsule_hull}.rs (the
 // references; keep them in step: the same steps, names, feature ids and margin rule).
 //
-// 1. Routine order, as crate::contact::collide_shapes: the routine's A is the body of lower rank
+// 1. The pair in pair_to_run's order (clip.wgsl swaps the result back to the given one); then
+//    routine order, as crate::contact::collide_shapes: the routine's A is the body of lower rank
 //    (half-space, sphere, capsule, hull or box); equal ranks keep the pair's order. When the
 //    routine's A is the pair's B, the result is swapped (normal negated, id fields exchanged).
 // 2. Each routine computes in its own frame (A's, or the hull's for sphere-hull and
@@ -15,8 +16,8 @@
 // the clip kernel passes them to the mesh pass and the compound stage first), and where the driver's loop cap cut the loops short
 // (loops_cut_short).
 //
-// Compiled after geometry.wgsl, clip.wgsl (feature_id, closest_points_segments,
-// add_clipped_points) and gjk.wgsl; tests/gpu_layout.rs checks the constants below
+// Compiled after geometry.wgsl, clip.wgsl (feature_id, swapped_feature_id,
+// closest_points_segments, add_clipped_points) and gjk.wgsl; tests/gpu_layout.rs checks the constants below
 // against the Rust ones.
 
 // Mirrors crate::constants::AXIS_PREFERENCE_TOLERANCE (fraction of the pair's scale).
@@ -88,15 +89,6 @@ fn primitive_rank(kind: u32) -> u32 {
             return 3u;
         }
     }
-}
-
-// The id of the same feature pair with A and B exchanged, as FeatureId::swapped.
-fn swapped_feature_id(id: u32) -> u32 {
-    let kind = id >> 30u;
-    if kind <= FEATURE_FACE_B {
-        return id ^ (1u << 30u);
-    }
-    return feature_id(kind, (id >> 29u) & 1u, id & FEATURE_LOW_MAX, (id >> 15u) & FEATURE_HIGH_MAX);
 }
 
 // sphere_sphere.rs, in A's frame: the centres' offset, its direction (A's local image of world
@@ -516,7 +508,7 @@ fn collide_capsule_hull(body_a: GpuBody, capsule: GpuShape, body_b: GpuBody, hul
 
 // The manifold of pair `index` whose shapes are not both hulls (steps 1 to 3).
 fn collide_primitives(index: u32, sat: GpuSatResult) -> GpuManifold {
-    let pair = pairs[index];
+    let pair = pair_to_run(pairs[index]);
     let margin = params.margin;
     // 1. Routine order.
     var body_a = bodies[pair.x];

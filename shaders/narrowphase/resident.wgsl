@@ -42,7 +42,7 @@ struct GpuResidentSetup {
 // offset of k * PARAMS_STRIDE).
 struct ParamsSlot {
     params: GpuParams,
-    _pad: array<vec4<u32>, 15>,
+    _pad: array<vec4<u32>, 14>,
 }
 
 // Must match wgpu::util::DispatchIndirectArgs.
@@ -75,7 +75,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let first = k * setup.chunk_pairs;
     let n = min(pairs - min(pairs, first), setup.chunk_pairs);
     let per_workgroup = setup.per_workgroup_below != 0u && pairs < setup.per_workgroup_below;
-    chunk_params[k].params = GpuParams(setup.margin, n, first, select(setup.ordered, 0u, per_workgroup));
+    // Every pair runs in canonical order (canonical 1), as on the host.
+    chunk_params[k].params = GpuParams(setup.margin, n, first, select(setup.ordered, 0u, per_workgroup), 1u);
     let workgroups = (n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
     dispatch_args[k] = DispatchArgs(workgroups, 1u, 1u);
     // 4. The SAT's two sets, one of them empty, and the clip's per-group set.

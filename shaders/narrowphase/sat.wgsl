@@ -4,6 +4,7 @@
 // Rust twin: src/query/sat.rs (the reference) with src/query/bounds.rs; keep them in step.
 //
 // 1. Bounds guard (pair_in_range); pairs not both hulls (or boxes) get AXIS_NONE: the CPU's.
+//    Each pair runs in pair_to_run's order (canonical in a resident call).
 //    Slot s of the chunk runs pair s, or with params.ordered the pair order.wgsl put there
 //    (pair_of_slot); results[s] is the slot's, naming its pair (GpuSatResult.pair, an index in
 //    the dispatch as params.first_pair counts).
@@ -620,13 +621,13 @@ fn pair_setup(pair: vec2<u32>) -> PairSetup {
 
 // Step 1: true when pair `index` runs on the GPU (in range, both shapes hulls or boxes).
 fn runs_here(index: u32) -> bool {
-    let pair = pairs[index];
+    let pair = pair_to_run(pairs[index]);
     return pair_in_range(pair) && is_hull(shapes[bodies[pair.x].shape]) && is_hull(shapes[bodies[pair.y].shape]);
 }
 
 // Steps 2-7 of one pair by one invocation.
 fn sat_serial(index: u32) -> SatOut {
-    let p = pair_setup(pairs[index]);
+    let p = pair_setup(pair_to_run(pairs[index]));
     let a = p.a;
     let b = p.b;
     let margin = params.margin;
@@ -716,7 +717,7 @@ var<workgroup> coop_kept: array<atomic<u32>, COOP_KEPT_WORDS>;
 // True when pair `index` (which runs here) has `least` edge pairs or more and is not two boxes
 // (those take the box SAT, which has nothing to split).
 fn has_edge_pairs(index: u32, least: u32) -> bool {
-    let pair = pairs[index];
+    let pair = pair_to_run(pairs[index]);
     let a = shapes[bodies[pair.x].shape];
     let b = shapes[bodies[pair.y].shape];
     let boxes = a.kind == SHAPE_BOX && b.kind == SHAPE_BOX;
@@ -861,7 +862,7 @@ fn coop_query_edges(
 // Steps 2-7 of pair `index` by the whole workgroup (`index` the same for all); the result is
 // the same for all invocations.
 fn sat_coop(index: u32, lane: u32) -> SatOut {
-    let p = pair_setup(pairs[index]);
+    let p = pair_setup(pair_to_run(pairs[index]));
     let a = p.a;
     let b = p.b;
     let margin = params.margin;

@@ -386,7 +386,7 @@ pub fn resident_results(
     for raw in entries {
         let pair = raw.pair as usize;
         assert!(results[pair].is_none(), "pair {pair} listed twice");
-        let [a, b] = pairs[pair].map(|i| &bodies[i as usize]);
+        let a = &bodies[pairs[pair][0] as usize];
         results[pair] = match raw.status {
             MANIFOLD_CLIPPED => {
                 let mut m = Manifold::new(raw.normal.into(), raw.separation);
@@ -399,13 +399,8 @@ pub fn resident_results(
                 }
                 Some(m.to_world(&a.pose))
             }
-            MANIFOLD_HOST => hullsat::contact::collide_shapes(
-                &shapes[a.shape as usize],
-                &a.pose,
-                &shapes[b.shape as usize],
-                &b.pose,
-                margin,
-            ),
+            // As the host API finishes it: canonical order, swapped back.
+            MANIFOLD_HOST => hullsat::contract::reference_manifold(shapes, bodies, pairs[pair], margin),
             status => panic!("pair {pair}: status {status}"),
         };
     }

@@ -243,6 +243,7 @@ impl CallBuffers {
                 pair_count: chunk.min(count - k * chunk) as u32,
                 first_pair: (k * chunk) as u32,
                 ordered: u32::from(ordered),
+                canonical: 0,
             };
             let at = (k * PARAMS_STRIDE) as usize;
             write_uniform(&chunk_params, &mut params[at..at + PARAMS_STRIDE as usize])?;

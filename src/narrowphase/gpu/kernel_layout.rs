@@ -145,6 +145,11 @@ pub struct GpuParams {
     /// one pair per invocation, `super::order`): the SAT takes slot `s`'s pair from its
     /// result's [`GpuSatResult::pair`](super::layout::GpuSatResult::pair); else 0.
     pub ordered: u32,
+    /// 1 when each pair runs in canonical order, the lower body index first, and its manifold
+    /// is listed in the given order (a resident call: its caller may give a pair either way
+    /// round; geometry.wgsl `pair_to_run`); 0: as given (host rounds, whose pairs are staged in
+    /// canonical order already, and `encode`, whose SAT records are the given pairs').
+    pub canonical: u32,
 }
 
 /// Bytes between two chunks' [`GpuParams`] in the parameter buffer: the largest
@@ -226,6 +231,10 @@ pub const COMPOUND_RANGE_SINGLE: u32 = 2;
 pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
 /// [`GpuCompoundRange::flags`]: the driver cut the expansion's loops short: the host's pair.
 pub const COMPOUND_RANGE_HOST: u32 = 8;
+/// [`GpuCompoundRange::flags`]: the pair was given with its higher body index first, so it was
+/// expanded in canonical order (posed in the given A's frame) and the merge swaps its manifold
+/// back. 16 and 32 are the mesh pass's flags, which share the field.
+pub const COMPOUND_RANGE_SWAPPED: u32 = 64;
 
 /// One per shape of the narrowphase (index = the shape's index): its parts for the compound
 /// midphase, a compound's children or, for any other shape, the shape itself as a single part

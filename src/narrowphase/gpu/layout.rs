@@ -189,7 +189,8 @@ const _: () = assert!(size_of::<GpuManifold>() == 112);
 const _: () = assert!(size_of::<GpuManifoldCount>() == 16);
 
 impl GpuManifold {
-    /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read,
+    /// For a pair left to the host ([`MANIFOLD_HOST`]): the SAT result the clip kernel read (of
+    /// the pair in the order it ran: canonical, the lower body index first, in a resident call),
     /// from `normal`, `separation` and `points[0]` (x, y, z: `kind`, `feature_a`, `feature_b` as
     /// u32 bits; w: `axis_separation`), as clip.wgsl `host_manifold` writes it. The deepest
     /// axis is not carried ([`AXIS_NONE`]): the host's `manifold_from_sat` forms it again.

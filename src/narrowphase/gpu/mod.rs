@@ -509,8 +509,9 @@ impl GpuNarrowphase {
     /// back and the host writes nothing per pair: a prepare kernel turns the count into each
     /// dispatch chunk's pair count and indirect dispatch arguments (the SAT takes one workgroup
     /// per pair below 16,384 pairs, `PAIR_PER_WORKGROUP_PAIRS`, when the shapes can form pairs
-    /// worth splitting, as [`Self::collide`] may). Pairs are run as given (A is `pairs[i].x`);
-    /// pairs the GPU cannot finish are listed with status
+    /// worth splitting, as [`Self::collide`] may). Each pair runs in canonical order (the lower
+    /// body index first, as on the host and the CPU) and is listed in the given order (A is
+    /// `pairs[i].x`: the normal from it, the points in its frame); pairs the GPU cannot finish are listed with status
     /// [`layout::MANIFOLD_HOST`] (see [`ResidentManifolds`]), pairs with out-of-range indices
     /// with [`layout::MANIFOLD_INVALID`]. The margin and count offset are written through the
     /// queue, so they take effect at the next submission: record one `encode_resident` per

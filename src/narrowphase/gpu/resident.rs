@@ -56,8 +56,10 @@ use crate::scene::InputError;
 ///
 /// `pairs` is read as `array<vec2<u32>>` (body indices `[a, b]`) from byte 0; the first
 /// `min(count, max_pairs)` are run, where `count` is the `u32` at byte `pair_count_offset` of
-/// `pair_count` (which may be the pair buffer itself, or the caller's broadphase output). Pairs
-/// are run as given, not reordered: A is `pairs[i].x`. Rotations must be unit quaternions and
+/// `pair_count` (which may be the pair buffer itself, or the caller's broadphase output). A is
+/// `pairs[i].x`; each pair runs in canonical order (the lower body index first, as every
+/// backend) and its manifold is swapped back, so a pair given either way round agrees with the
+/// CPU by the GPU = CPU contract. Rotations must be unit quaternions and
 /// numbers finite (the host cannot check them; results are unspecified otherwise, but nothing
 /// is read out of bounds).
 #[derive(Clone, Copy, Debug)]
