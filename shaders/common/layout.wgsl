@@ -61,7 +61,8 @@ struct GpuSatResult {
 
 // Must match layout.rs `GpuManifold`: one pair's manifold, A's frame (112 bytes).
 struct GpuManifold {
-    // Unit, A's frame, from A (pairs[pair].x) toward B.
+    // Unit, A's frame, from A (pairs[pair].x) toward B (MANIFOLD_HOST: the SAT result's, of the
+    // pair in the order it ran, see GpuManifold::host_sat).
     normal: vec3<f32>,
     // Signed distance between the surfaces, length units (< 0: penetrating).
     separation: f32,

@@ -796,8 +796,11 @@ fn clip_pair(slot: u32, index: u32) -> GpuManifold {
 // body's frame into the given A's (relative_pose, the split translations). Other statuses as
 // they are (a MANIFOLD_HOST entry's SAT result is the canonical pair's).
 fn in_given_order(index: u32, m: GpuManifold) -> GpuManifold {
+    if m.status != MANIFOLD_CLIPPED {
+        return m;
+    }
     let given = pairs[index];
-    if m.status != MANIFOLD_CLIPPED || pair_to_run(given).x == given.x {
+    if pair_to_run(given).x == given.x {
         return m;
     }
     let lower_in_a = relative_pose(bodies[given.x], bodies[given.y]);

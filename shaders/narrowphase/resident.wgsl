@@ -14,6 +14,9 @@
 //    2 * chunks + k, the first empty when pairs < per_workgroup_below, else the second; the
 //    clip's per-group ones (ceil(n / CLIP_GROUP_PAIRS) workgroups) at 3 * chunks + k, empty
 //    when the SAT's one-workgroup-per-pair set is.
+// Every chunk's parameters set canonical (pairs run lower body first and are listed in the
+// given order, as on the host; the compound stage's sub-pairs [2k, 2k + 1] and the mesh
+// pass's items, which this kernel also prepares, are in that order already).
 // setup.ordered (0 or 1) is passed on in each chunk's parameters, 0 under one workgroup per
 // pair (each pair has its workgroup: ordering cannot help): order.wgsl then counts the chunk's
 // keys and leaves it at 1 (the SAT reads its pairs in cost order) when two keys or more meet.

@@ -233,7 +233,8 @@ pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
 pub const COMPOUND_RANGE_HOST: u32 = 8;
 /// [`GpuCompoundRange::flags`]: the pair was given with its higher body index first, so it was
 /// expanded in canonical order (posed in the given A's frame) and the merge swaps its manifold
-/// back. 16 and 32 are the mesh pass's flags, which share the field.
+/// back (its child pairs carry one more pose composition's rounding than the CPU's, within the
+/// contract). 16 and 32 are the mesh pass's `GpuMeshPairRange` flags, kept apart from these.
 pub const COMPOUND_RANGE_SWAPPED: u32 = 64;
 
 /// One per shape of the narrowphase (index = the shape's index): its parts for the compound

@@ -86,7 +86,8 @@ pub struct ResidentBatch<'a> {
 /// `MANIFOLD_CLIPPED` (1 to 4 points), `MANIFOLD_HOST` (not finished on the GPU, count 0; see
 /// [`super::layout::MANIFOLD_HOST`] for which pairs: e.g. faces of more than 32 vertices
 /// together, loops cut short by a software driver, a compound pair one of whose child pairs is
-/// such), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
+/// such; its SAT result, [`super::layout::GpuManifold::host_sat`], is of the pair in canonical
+/// order, the lower body index first), `MANIFOLD_INVALID` (a body or shape index out of range, or a body paired with
 /// itself: not computed; with compounds among the shapes, an index past the caller's shapes
 /// that falls on a child is not caught) or `MANIFOLD_OVERFLOW` (a compound or mesh pair whose child pairs or
 /// triangles passed the narrowphase's `compound_capacity` or `mesh_capacity`: not computed;
