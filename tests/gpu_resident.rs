@@ -253,6 +253,19 @@ fn results_by_pair(entries: &[GpuManifold], bodies: &[Body], pairs: &[[u32; 2]])
     results
 }
 
+/// `gpu`'s resident call on every pair of `pairs` (margin 0, buffers made on its device): one
+/// result per pair ([`results_by_pair`]).
+fn resident_run(gpu: &mut GpuNarrowphase, bodies: &[Body], pairs: &[[u32; 2]]) -> Vec<Option<Manifold>> {
+    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
+    let resident = ResidentScene::new(&device, bodies, pairs);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let out = gpu
+        .encode_resident(&mut encoder, &resident.batch(0.0))
+        .expect("encodes");
+    let (_, entries) = read_list(&device, &queue, encoder, &out.list);
+    results_by_pair(&entries, bodies, pairs)
+}
+
 #[test]
 fn resident_manifolds_equal_the_cpu_with_a_count_below_the_pair_buffer() {
     const PAIRS: usize = 1_500;
@@ -670,13 +683,7 @@ fn per_group_clipping_over_several_chunks_lists_every_pair_once() {
     let chunks = pairs.len().div_ceil(chunk);
     let mut chunked =
         GpuNarrowphase::with_device(device.clone(), queue.clone(), &shapes).expect("narrowphase");
-    let resident = ResidentScene::new(&device, &bodies, &pairs);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    let out = chunked
-        .encode_resident(&mut encoder, &resident.batch(0.0))
-        .expect("encodes");
-    let (_, entries) = read_list(&device, &queue, encoder, &out.list);
-    let results = results_by_pair(&entries, &bodies, &pairs);
+    let results = resident_run(&mut chunked, &bodies, &pairs);
     // Every chunk's SAT one workgroup per pair and its clip per group.
     let args = resident_dispatch_args(&chunked).expect("encoded");
     let bytes = read_back(
@@ -697,14 +704,7 @@ fn per_group_clipping_over_several_chunks_lists_every_pair_once() {
     }
     // The shared device: one chunk.
     let mut whole = gpu_or_skip(&shapes).expect("the adapter exists");
-    let (one_device, one_queue) = (whole.device().clone(), whole.queue().clone());
-    let one = ResidentScene::new(&one_device, &bodies, &pairs);
-    let mut encoder = one_device.create_command_encoder(&Default::default());
-    let out = whole
-        .encode_resident(&mut encoder, &one.batch(0.0))
-        .expect("encodes");
-    let (_, one_entries) = read_list(&one_device, &one_queue, encoder, &out.list);
-    assert_eq!(results, results_by_pair(&one_entries, &bodies, &pairs));
+    assert_eq!(results, resident_run(&mut whole, &bodies, &pairs));
     let cpu = CpuNarrowphase::new(shapes.clone())
         .collide(&bodies, &pairs, 0.0)
         .expect("CPU collide");
@@ -735,19 +735,12 @@ fn pairs_given_either_way_round_agree_with_the_cpu() {
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    let (device, queue) = (gpu.device().clone(), gpu.queue().clone());
     let cpu = CpuNarrowphase::new(shapes.clone());
     for pairs in [
         ascending.clone(),
         ascending.iter().map(|&[a, b]| [b, a]).collect(),
     ] {
-        let resident = ResidentScene::new(&device, &bodies, &pairs);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        let out = gpu
-            .encode_resident(&mut encoder, &resident.batch(0.0))
-            .expect("encodes");
-        let (_, entries) = read_list(&device, &queue, encoder, &out.list);
-        let results = results_by_pair(&entries, &bodies, &pairs);
+        let results = resident_run(&mut gpu, &bodies, &pairs);
         let expected = cpu.collide(&bodies, &pairs, 0.0).expect("CPU collide");
         let touching = expected.iter().flatten().count();
         assert!(touching > 2_500, "{touching} of 3000 touch");
