@@ -783,15 +783,38 @@ fn chosen_axis(sat: GpuSatResult) -> SatAxis {
     return SatAxis(sat.kind & AXIS_MASK, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
 }
 
-// Steps 1 to 7 for chunk pair `index` in slot `slot`, in the pair's given order: the manifold
-// emit_manifold stores (status MANIFOLD_SEPARATED: nothing, as for an invocation past the
-// chunk's end).
+// Steps 1 to 8 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
+// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end), in the pair's given
+// order.
 fn clip_pair(slot: u32, index: u32) -> GpuManifold {
-    return in_given_order(index, clip_canonical(slot, index));
+    // 1.
+    let route = pair_route(slot, index);
+    var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
+    if route.route == ROUTE_UNLISTED {
+        return unlisted;
+    }
+    if route.route == ROUTE_INVALID {
+        unlisted.status = MANIFOLD_INVALID;
+        return unlisted;
+    }
+    let sat = route.sat;
+    if route.route == ROUTE_SEPARATED {
+        return GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
+    }
+    if route.route == ROUTE_PRIMITIVES {
+        // In the given order already (primitives.wgsl step 3).
+        return collide_primitives(index, sat);
+    }
+    if route.route == ROUTE_HOST {
+        return host_manifold(sat);
+    }
+    // 2. to 8.
+    return in_given_order(index, clip_hulls(route));
 }
 
-// 8. A pair given with its higher body index first ran the other way round under
-// params.canonical (pair_to_run, as every backend): its clipped manifold in the given order, as
+// 8. A hull pair given with its higher body index first ran the other way round under
+// params.canonical (pair_to_run, as every backend; primitives.wgsl's step 3 moves the other
+// pairs itself): its clipped manifold in the given order, as
 // Manifold::swapped (normal negated, ids swapped), the normal and points moved from the lower
 // body's frame into the given A's (relative_pose, the split translations). Other statuses as
 // they are (a MANIFOLD_HOST entry's SAT result is the canonical pair's).
@@ -813,32 +836,12 @@ fn in_given_order(index: u32, m: GpuManifold) -> GpuManifold {
     return out;
 }
 
-// Steps 1 to 7 for chunk pair `index` in slot `slot` in the order it runs in (pair_to_run): the
+// Steps 2 to 7 for a hull pair (ROUTE_HULLS) in the order it runs in (pair_to_run): the
 // manifold in the frame of that order's A.
-fn clip_canonical(slot: u32, index: u32) -> GpuManifold {
-    // 1.
-    let route = pair_route(slot, index);
-    var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
-    if route.route == ROUTE_UNLISTED {
-        return unlisted;
-    }
-    if route.route == ROUTE_INVALID {
-        unlisted.status = MANIFOLD_INVALID;
-        return unlisted;
-    }
+fn clip_hulls(route: PairRoute) -> GpuManifold {
     let sat = route.sat;
     var m = GpuManifold(sat.normal, sat.separation, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_HOST, 0u, 0u);
-    if route.route == ROUTE_SEPARATED {
-        m.status = MANIFOLD_SEPARATED;
-        return m;
-    }
-    if route.route == ROUTE_PRIMITIVES {
-        return collide_primitives(index, sat);
-    }
     let host = host_manifold(sat);
-    if route.route == ROUTE_HOST {
-        return host;
-    }
     let a = route.a;
     let b = route.b;
     let b_in_a = route.b_in_a;

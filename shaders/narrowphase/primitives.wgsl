@@ -3,14 +3,14 @@
 // halfspace_sphere, halfspace_capsule, halfspace_hull, sphere_hull, capsule_hull}.rs (the
 // references; keep them in step: the same steps, names, feature ids and margin rule).
 //
-// 1. The pair in pair_to_run's order (clip.wgsl swaps the result back to the given one); then
+// 1. The pair in pair_to_run's order (canonical in a resident call, as every backend); then
 //    routine order, as crate::contact::collide_shapes: the routine's A is the body of lower rank
 //    (half-space, sphere, capsule, hull or box); equal ranks keep the pair's order. When the
 //    routine's A is the pair's B, the result is swapped (normal negated, id fields exchanged).
 // 2. Each routine computes in its own frame (A's, or the hull's for sphere-hull and
 //    capsule-hull) with a normal from its A toward its B, as on the CPU.
-// 3. The manifold is moved into the pair's A frame (the frame every GpuManifold is in) and
-//    swapped where step 1 says.
+// 3. The manifold is moved into the given pair's A frame (the frame every GpuManifold is in)
+//    and swapped where step 1's two orders say.
 // Two half-spaces never collide. Pairs the kernel cannot finish go to the host
 // (MANIFOLD_HOST): pairs with a triangle mesh or a compound (SHAPE_TRIMESH, SHAPE_COMPOUND:
 // the clip kernel passes them to the mesh pass and the compound stage first), and where the driver's loop cap cut the loops short
@@ -563,16 +563,20 @@ fn collide_primitives(index: u32, sat: GpuSatResult) -> GpuManifold {
     if m.status == MANIFOLD_HOST || loops_cut_short() {
         return host_manifold(sat);
     }
-    // 3. Into the pair's A frame, swapped back to the pair's order.
+    // 3. Into the given pair's A frame and order: the routine's frame is the given B's when it
+    // is the run pair's B (in_b != swap) or the run pair is the given one reversed; its normal
+    // runs from the given B when its A is the run pair's B (swap) or the pair was reversed.
+    let given = pairs[index];
+    let reversed = given.x != pair.x;
     if m.status == MANIFOLD_CLIPPED {
-        if in_b != swap {
-            let to_a = relative_pose(bodies[pair.x], bodies[pair.y]);
+        if (in_b != swap) != reversed {
+            let to_a = relative_pose(bodies[given.x], bodies[given.y]);
             m.normal = quat_rotate(to_a.q, m.normal);
             for (var k = 0u; k < m.count; k++) {
                 m.points[k] = vec4<f32>(pose_point(to_a.q, to_a.t, m.points[k].xyz), m.points[k].w);
             }
         }
-        if swap {
+        if swap != reversed {
             m.normal = -m.normal;
             for (var k = 0u; k < m.count; k++) {
                 m.ids[k] = swapped_feature_id(m.ids[k]);
