@@ -342,7 +342,10 @@ fn kernel_structs_have_the_rust_layout() {
             first,
             count,
             flags,
-            size
+            size,
+            lower_rotation,
+            lower_translation,
+            _pad
         }),
     );
     assert_same_layout(

@@ -100,6 +100,9 @@ struct GpuCompoundRange {
     count: u32,
     flags: u32,
     size: f32,
+    lower_rotation: vec4<f32>,
+    lower_translation: vec3<f32>,
+    _pad: u32,
 }
 
 // Must match kernel_layout.rs `GpuMeshPairRange`: one per caller pair, written by the mesh

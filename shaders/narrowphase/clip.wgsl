@@ -826,7 +826,13 @@ fn in_given_order(index: u32, m: GpuManifold) -> GpuManifold {
     if pair_to_run(given).x == given.x {
         return m;
     }
-    let lower_in_a = relative_pose(bodies[given.x], bodies[given.y]);
+    return swapped_into(m, relative_pose(bodies[given.x], bodies[given.y]));
+}
+
+// Clipped manifold `m` of a pair run the other way round (in the lower body's frame, normal from
+// it), in the given order: normal negated and ids swapped as Manifold::swapped, normal and
+// points moved into the given A's frame by `lower_in_a` (the lower body's pose there).
+fn swapped_into(m: GpuManifold, lower_in_a: RelativePose) -> GpuManifold {
     var out = m;
     out.normal = quat_rotate(lower_in_a.q, -m.normal);
     for (var k = 0u; k < m.count; k++) {

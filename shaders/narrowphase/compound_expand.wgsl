@@ -14,9 +14,8 @@
 //    the true count; a range past the capacity is flagged overflow and nothing is written);
 //    then written in (i, j) order, the CPU's sorted order: two virtual bodies each (A's part at
 //    its pose in A; B's part at B-in-A ∘ its pose in B) and the tag i << 8 | j. The pair runs in
-//    pair_to_run's order (resident calls: A the lower body); a pair that runs the other way
-//    round is posed in the given A's frame instead (A's part at A-in-B ∘ its pose; B's part at its pose)
-//    and flagged COMPOUND_RANGE_SWAPPED.
+//    pair_to_run's order (resident calls: A the lower body); one that runs the other way round
+//    is flagged COMPOUND_RANGE_SWAPPED with the lower body's pose in the given A's frame.
 //
 // Compiled after quat, body, layout and geometry.wgsl (COMPOUND_EXPAND_WGSL); its own bindings
 // are group 2; group 1 is the chunk's bodies, pairs and params.
@@ -81,7 +80,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if index >= params.pair_count || p >= arrayLength(&ranges.entries) {
         return;
     }
-    ranges.entries[p] = GpuCompoundRange(0u, 0u, 0u, 0.0);
+    let identity = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    ranges.entries[p] = GpuCompoundRange(0u, 0u, 0u, 0.0, identity, vec3<f32>(0.0), 0u);
     // In the order it runs in (canonical under params.canonical, as every backend).
     let pair = pair_to_run(pairs[index]);
     let swapped = pairs[index].x != pair.x;
@@ -115,17 +115,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if ((a.flags | b.flags) & COMPOUND_SPHERE) != 0u {
         flags |= COMPOUND_RANGE_SINGLE;
     }
-    // A pair given the other way round: its child pairs posed in the given A's frame (the
-    // canonical B's), the merged manifold swapped back by the merge.
-    var a_in_b = RelativePose(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec3<f32>(0.0));
+    // A pair given the other way round: the lower body's pose in the given A's frame, for the
+    // merge to move the merged manifold into the given order.
+    var lower_in_a = RelativePose(identity, vec3<f32>(0.0));
     if swapped {
         flags |= COMPOUND_RANGE_SWAPPED;
-        a_in_b = relative_pose(body_b, body_a);
+        lower_in_a = relative_pose(body_b, body_a);
     }
     let first = atomicAdd(&ranges.total, count);
     let capacity = arrayLength(&sub_tags);
     if count > capacity || first > capacity - count {
-        ranges.entries[p] = GpuCompoundRange(first, count, flags | COMPOUND_RANGE_OVERFLOW, a.size + b.size);
+        ranges.entries[p] = GpuCompoundRange(first, count, flags | COMPOUND_RANGE_OVERFLOW, a.size + b.size, lower_in_a.q, lower_in_a.t, 0u);
         return;
     }
     var k = first;
@@ -136,15 +136,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             if k >= first + count || !is_child_pair(a, i, b, grown_box_in_a(part_b, b_in_a, params.margin)) {
                 continue;
             }
-            if swapped {
-                let posed = pose_part(a_in_b, part_a.rotation, part_a.translation);
-                sub_bodies[2u * k] = GpuBody(posed.q, posed.t, part_a.shape, vec3<f32>(0.0), 0u);
-                sub_bodies[2u * k + 1u] = GpuBody(part_b.rotation, part_b.translation, part_b.shape, vec3<f32>(0.0), 0u);
-            } else {
-                sub_bodies[2u * k] = GpuBody(part_a.rotation, part_a.translation, part_a.shape, vec3<f32>(0.0), 0u);
-                let posed = pose_part(b_in_a, part_b.rotation, part_b.translation);
-                sub_bodies[2u * k + 1u] = GpuBody(posed.q, posed.t, part_b.shape, vec3<f32>(0.0), 0u);
-            }
+            sub_bodies[2u * k] = GpuBody(part_a.rotation, part_a.translation, part_a.shape, vec3<f32>(0.0), 0u);
+            let posed = pose_part(b_in_a, part_b.rotation, part_b.translation);
+            sub_bodies[2u * k + 1u] = GpuBody(posed.q, posed.t, part_b.shape, vec3<f32>(0.0), 0u);
             sub_tags[k] = (i << 8u) | j;
             k += 1u;
         }
@@ -153,5 +147,5 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if k != first + count || loops_cut_short() {
         flags |= COMPOUND_RANGE_HOST;
     }
-    ranges.entries[p] = GpuCompoundRange(first, count, flags, a.size + b.size);
+    ranges.entries[p] = GpuCompoundRange(first, count, flags, a.size + b.size, lower_in_a.q, lower_in_a.t, 0u);
 }

@@ -7,7 +7,8 @@
 //    MANIFOLD_OVERFLOW; a child pair the GPU did not finish makes the pair MANIFOLD_HOST.
 // 1. to 3. merge.wgsl's steps at COMPOUND_MERGE_DEGREES (a sphere body: the chosen child
 //    pair's points alone), ids compound_feature_id.
-// 4. A pair given with its higher body first (COMPOUND_RANGE_SWAPPED) swapped back.
+// 4. A pair given with its higher body first (COMPOUND_RANGE_SWAPPED) moved into the given
+//    order and A's frame (clip.wgsl swapped_into, by the range's pose of the lower body).
 //
 // Compiled after CLIP_WGSL and merge.wgsl (COMPOUND_MERGE_WGSL): group 1 binds params (3) and
 // the list (4) as the clip kernel's, and its own buffers at 5 to 7.
@@ -87,14 +88,11 @@ fn merge_pair(index: u32) -> GpuManifold {
     }
     let single = (range.flags & COMPOUND_RANGE_SINGLE) != 0u;
     let tolerance = CONTACT_REDUCTION_TOLERANCE * range.size;
-    var merged = merge_sub_contacts(range.first, end, cos(radians(COMPOUND_MERGE_DEGREES)), single, tolerance);
-    // 4. A pair expanded the other way round, already in the given A's frame: swapped back, as
-    // Manifold::swapped (compound ids commute with it).
+    let merged = merge_sub_contacts(range.first, end, cos(radians(COMPOUND_MERGE_DEGREES)), single, tolerance);
+    // 4. A pair run the other way round: in the given order and A's frame (compound ids
+    // commute with the swap).
     if merged.status == MANIFOLD_CLIPPED && (range.flags & COMPOUND_RANGE_SWAPPED) != 0u {
-        merged.normal = -merged.normal;
-        for (var q = 0u; q < merged.count; q++) {
-            merged.ids[q] = swapped_feature_id(merged.ids[q]);
-        }
+        return swapped_into(merged, RelativePose(range.lower_rotation, range.lower_translation));
     }
     return merged;
 }

@@ -7,16 +7,16 @@
 //!    dispatched per chunk as the SAT kernel): each compound pair's child pairs (the CPU
 //!    midphase's box test), a contiguous range of sub-pair slots reserved with one atomic add,
 //!    written in the CPU's (i, j) order as two virtual bodies posed in A's frame. A resident
-//!    pair given with its higher body first runs in canonical order (as the CPU), posed in the
-//!    given A's frame and flagged `COMPOUND_RANGE_SWAPPED`.
+//!    pair given with its higher body first runs in canonical order (as the CPU) and is flagged
+//!    `COMPOUND_RANGE_SWAPPED` with the lower body's pose in the given A's frame.
 //! 2. The resident prepare kernel turns the total into the sub-pair dispatch's parameters and
 //!    indirect arguments, clamped to the capacity (one dispatch chunk).
 //! 3. The SAT kernel, then the clip kernel's `main_slots`, over the sub-pairs `[2k, 2k + 1]`:
 //!    one sub-manifold per slot, in A's frame.
 //! 4. The merge (`compound_merge.wgsl`, one caller pair per invocation) appends each compound
 //!    pair's manifold to the call's list (`MANIFOLD_HOST` where a child pair was left to the
-//!    host, `MANIFOLD_OVERFLOW` where its range passed the capacity), swapped back (normal and
-//!    ids) where the expansion flagged it.
+//!    host, `MANIFOLD_OVERFLOW` where its range passed the capacity), moved into the given
+//!    order and frame where the expansion flagged it.
 //!
 //! The buffers persist (sized by the capacity, the range table grown to the largest call); the
 //! few bind groups are built per call. Costs: docs/design/gpu-narrowphase.md.

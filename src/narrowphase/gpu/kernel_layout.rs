@@ -231,10 +231,10 @@ pub const COMPOUND_RANGE_SINGLE: u32 = 2;
 pub const COMPOUND_RANGE_OVERFLOW: u32 = 4;
 /// [`GpuCompoundRange::flags`]: the driver cut the expansion's loops short: the host's pair.
 pub const COMPOUND_RANGE_HOST: u32 = 8;
-/// [`GpuCompoundRange::flags`]: the pair was given with its higher body index first, so it was
-/// expanded in canonical order (posed in the given A's frame) and the merge swaps its manifold
-/// back (its child pairs carry one more pose composition's rounding than the CPU's, within the
-/// contract). 16 and 32 are the mesh pass's `GpuMeshPairRange` flags, kept apart from these.
+/// [`GpuCompoundRange::flags`]: the pair was given with its higher body index first, so it ran
+/// in canonical order (as the CPU's) and the merge moves its manifold into the given order and
+/// frame ([`GpuCompoundRange::lower_rotation`]). 16 and 32 are the mesh pass's
+/// `GpuMeshPairRange` flags, kept apart from these.
 pub const COMPOUND_RANGE_SWAPPED: u32 = 64;
 
 /// One per shape of the narrowphase (index = the shape's index): its parts for the compound
@@ -290,6 +290,13 @@ pub struct GpuCompoundRange {
     /// The two bodies' sizes summed, length units (times
     /// [`crate::constants::CONTACT_REDUCTION_TOLERANCE`]: the merge's tie tolerance).
     pub size: f32,
+    /// With [`COMPOUND_RANGE_SWAPPED`]: the pose of the lower body (the run order's A, whose
+    /// frame the merged manifold is in) in the given A's frame, rotation `[x, y, z, w]`.
+    pub lower_rotation: [f32; 4],
+    /// With [`COMPOUND_RANGE_SWAPPED`]: that pose's translation, length units.
+    pub lower_translation: [f32; 3],
+    /// Padding to a 16-byte multiple.
+    pub _pad: u32,
 }
 
 /// Bytes before the first [`GpuCompoundRange`] in the range table: the total of child pairs
@@ -393,7 +400,7 @@ const _: () = assert!(size_of::<GpuMeshItem>() == 128);
 const _: () = assert!(size_of::<GpuMeshPoint>() == 32);
 const _: () = assert!(size_of::<GpuCompound>() == 16);
 const _: () = assert!(size_of::<GpuCompoundPart>() == 64);
-const _: () = assert!(size_of::<GpuCompoundRange>() == 16);
+const _: () = assert!(size_of::<GpuCompoundRange>() == 48);
 const _: () = assert!(size_of::<GpuEdge>() == 16);
 
 /// Every shape and its hull geometry in the flat arrays the shader reads (built once per
