@@ -783,12 +783,11 @@ fn chosen_axis(sat: GpuSatResult) -> SatAxis {
     return SatAxis(sat.kind & AXIS_MASK, sat.feature_a, sat.feature_b, sat.normal, sat.axis_separation);
 }
 
-// Steps 1 to 8 for chunk pair `index` in slot `slot`: the manifold emit_manifold stores (status
-// MANIFOLD_SEPARATED: nothing, as for an invocation past the chunk's end), in the pair's given
-// order.
-fn clip_pair(slot: u32, index: u32) -> GpuManifold {
+// Steps 1 to 8 for chunk pair `index` given its step 1 (`route`, pair_route of its slot): the
+// manifold emit_manifold stores (status MANIFOLD_SEPARATED: nothing, as for an invocation past
+// the chunk's end), in the pair's given order.
+fn clip_pair(route: PairRoute, index: u32) -> GpuManifold {
     // 1.
-    let route = pair_route(slot, index);
     var unlisted = GpuManifold(vec3<f32>(0.0), 0.0, array<vec4<f32>, 4>(), array<u32, 4>(), 0u, MANIFOLD_SEPARATED, 0u, 0u);
     if route.route == ROUTE_UNLISTED {
         return unlisted;
@@ -919,7 +918,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     if slot < params.pair_count {
         index = sat_results[slot].pair - params.first_pair;
     }
-    emit_manifold(index, local, clip_pair(slot, index));
+    emit_manifold(index, local, clip_pair(pair_route(slot, index), index));
 }
 
 // 4. One incident-face search: the faces of the hull whose faces start at `first_face`, and
@@ -930,7 +929,7 @@ struct IncidentSearch {
     local: vec3<f32>,
 }
 
-// The searches clip_pair(slot, index) runs at step 4 (count of them, at most 2).
+// The searches clip_pair runs at step 4 (count of them, at most 2).
 struct IncidentSearches {
     count: u32,
     items: array<IncidentSearch, 2>,
@@ -940,9 +939,8 @@ struct IncidentSearches {
 // face's (4, and 7b's fallback), and on the deepest axis when the retry (7a) may take it. A pair
 // that ends before them (GJK's closest points, 2) or whose clip keeps points searched for
 // nothing: found_faces only spares clip_pair a search, whatever it holds.
-fn planned_searches(slot: u32, index: u32) -> IncidentSearches {
+fn planned_searches(route: PairRoute) -> IncidentSearches {
     var searches: IncidentSearches;
-    let route = pair_route(slot, index);
     if route.route != ROUTE_HULLS {
         return searches;
     }
@@ -988,7 +986,8 @@ fn key_value(key: u32) -> f32 {
 // for rounds whose SAT ran one workgroup per pair (SatMapping::PerWorkgroup: few pairs, big
 // hulls): a pair's lanes share out step 4's incident-face searches, then its lane 0 runs
 // clip_pair, which takes the faces found (found_faces). Same bits as main (tests/gpu_clip.rs).
-// a. Every lane plans its pair's searches (planned_searches: the same loads and arithmetic).
+// a. Every lane routes its pair and plans its searches (pair_route, planned_searches: the same
+//    loads and arithmetic in each); lane 0 clips with that route.
 // b. Each lane takes faces lane, lane + CLIP_GROUP_LANES, ..: their least dot product, into
 //    the pair's slot as an order key (atomicMax of its complement, from zeroed memory).
 // c. Each lane's first face within INCIDENT_FACE_TOLERANCE of the least; the lowest of them
@@ -1005,7 +1004,8 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
         index = sat_results[slot].pair - params.first_pair;
     }
     // a.
-    let searches = planned_searches(slot, index);
+    let route = pair_route(slot, index);
+    let searches = planned_searches(route);
     // b.
     for (var k = 0u; k < searches.count; k++) {
         let search = searches.items[k];
@@ -1046,7 +1046,7 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
             }
             found_count = searches.count;
         }
-        m = clip_pair(slot, index);
+        m = clip_pair(route, index);
     }
     emit_manifold(index, local, m);
 }
@@ -1061,7 +1061,7 @@ fn main_slots(@builtin(global_invocation_id) id: vec3<u32>) {
     if index >= params.pair_count || index >= arrayLength(&manifolds.entries) {
         return;
     }
-    var m = clip_pair(index, index);
+    var m = clip_pair(pair_route(index, index), index);
     if m.status == MANIFOLD_CLIPPED {
         let body_a = bodies[pairs[index].x];
         let t = body_a.translation_hi + body_a.translation_lo;
