@@ -382,6 +382,21 @@ fn gpu_encode_leaves_the_results_in_a_bindable_buffer() {
     assert_eq!(encoded, expected);
 }
 
+/// Two bodies of shape 0 (a unit box in the tests that call it): body 0 at the origin, body 1
+/// 1.5 above it along +Z (0.5 into it).
+fn box_above_box() -> [Body; 2] {
+    [
+        Body {
+            shape: 0,
+            pose: Pose::IDENTITY,
+        },
+        Body {
+            shape: 0,
+            pose: Pose::from_translation(Vec3::Z * 1.5),
+        },
+    ]
+}
+
 /// `encode` runs each pair as given (its records are the caller's to read: A is `pairs[i].x`),
 /// whereas the resident API runs pairs in canonical order and swaps the manifold back: a box
 /// pair given both ways round comes back on the face of each order's A.
@@ -391,16 +406,7 @@ fn gpu_encode_runs_pairs_as_given() {
     let Some(mut gpu) = gpu_or_skip(&shapes) else {
         return;
     };
-    let bodies = [
-        Body {
-            shape: 0,
-            pose: Pose::IDENTITY,
-        },
-        Body {
-            shape: 0,
-            pose: Pose::from_translation(Vec3::Z * 1.5),
-        },
-    ];
+    let bodies = box_above_box();
     let encoded = encoded_results(&mut gpu, &bodies, &[[0, 1], [1, 0]], 0.0);
     let [up, down] = [0, 1].map(|i| encoded[i].to_sat().expect("box pair"));
     assert_eq!(up.axis, SatAxis::FaceA(5), "+Z face of body 0");
@@ -429,16 +435,7 @@ fn gpu_sat_on_a_callers_device_reports_wgpu_errors_as_values() {
     };
     let mut gpu =
         GpuNarrowphase::with_device(device, queue, &shapes).expect("narrowphase on a default device");
-    let bodies = [
-        Body {
-            shape: 0,
-            pose: Pose::IDENTITY,
-        },
-        Body {
-            shape: 0,
-            pose: Pose::from_translation(Vec3::Z * 1.5),
-        },
-    ];
+    let bodies = box_above_box();
     let result = gpu.sat(&bodies, &[[0, 1]], 0.0).expect("GPU SAT runs")[0].expect("box pair");
     assert_eq!(result.axis, SatAxis::FaceA(5), "+Z face of A");
     assert!((result.separation + 0.5).abs() < 1e-6);
