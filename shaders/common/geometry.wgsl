@@ -207,6 +207,11 @@ fn pair_to_run(pair: vec2<u32>) -> vec2<u32> {
     return pair;
 }
 
+// Whether pair `given` runs the other way round (pair_to_run), so its result is swapped back.
+fn runs_reversed(given: vec2<u32>) -> bool {
+    return pair_to_run(given).x != given.x;
+}
+
 // B's pose in A's frame (rotation, translation) from the two world poses, as
 // Pose::relative_to_self: the split translations are subtracted part by part (hi - hi, lo - lo)
 // before rotating, so bodies far from the origin keep their relative precision.

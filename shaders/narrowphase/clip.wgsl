@@ -822,7 +822,7 @@ fn in_given_order(index: u32, m: GpuManifold) -> GpuManifold {
         return m;
     }
     let given = pairs[index];
-    if pair_to_run(given).x == given.x {
+    if !runs_reversed(given) {
         return m;
     }
     return swapped_into(m, relative_pose(bodies[given.x], bodies[given.y]));

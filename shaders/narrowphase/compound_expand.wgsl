@@ -84,7 +84,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     ranges.entries[p] = GpuCompoundRange(0u, 0u, 0u, 0.0, identity, vec3<f32>(0.0), 0u);
     // In the order it runs in (canonical under params.canonical, as every backend).
     let pair = pair_to_run(pairs[index]);
-    let swapped = pairs[index].x != pair.x;
+    let swapped = runs_reversed(pairs[index]);
     let body_count = arrayLength(&bodies);
     if pair.x >= body_count || pair.y >= body_count || pair.x == pair.y {
         return;

@@ -567,7 +567,7 @@ fn collide_primitives(index: u32, sat: GpuSatResult) -> GpuManifold {
     // is the run pair's B (in_b != swap) or the run pair is the given one reversed; its normal
     // runs from the given B when its A is the run pair's B (swap) or the pair was reversed.
     let given = pairs[index];
-    let reversed = given.x != pair.x;
+    let reversed = runs_reversed(given);
     if m.status == MANIFOLD_CLIPPED {
         if (in_b != swap) != reversed {
             let to_a = relative_pose(bodies[given.x], bodies[given.y]);
