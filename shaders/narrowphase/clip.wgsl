@@ -161,11 +161,13 @@ fn incident_direction(q: vec4<f32>, normal: vec3<f32>) -> vec3<f32> {
 }
 
 // 4. An incident face found by a pair's group of lanes (main_pair_per_group) before its lane 0
-// clips: the face most_antiparallel_face returns for the hull whose faces start at
-// `first_face` and the direction `local` (its bits), so that the search does not run again.
+// clips: the face most_antiparallel_face returns for the face axis of `kind` (AXIS_FACE_A or
+// AXIS_FACE_B) whose reference face is `reference`, so that the search does not run again.
+// Keyed by the axis, which alone sets the search's hull and direction (reference_face), not by
+// the direction's bits, which a driver may round differently where it compiles them twice.
 struct FoundFace {
-    first_face: u32,
-    local: vec3<u32>,
+    kind: u32,
+    reference: u32,
     face: u32,
 }
 
@@ -182,15 +184,9 @@ fn face_dot(first_face: u32, f: u32, local: vec3<f32>) -> f32 {
 }
 
 // 4. Index of the face of `hull` (posed by rotation q) most anti-parallel to `normal` (A's frame),
-// as hull_hull.rs most_antiparallel_face; taken from found_faces when the pair's group found it.
+// as hull_hull.rs most_antiparallel_face.
 fn most_antiparallel_face(hull: GpuShape, q: vec4<f32>, normal: vec3<f32>) -> u32 {
     let local = incident_direction(q, normal);
-    for (var k = 0u; k < found_count; k++) {
-        let found = found_faces[k];
-        if found.first_face == hull.first_face && all(found.local == bitcast<vec3<u32>>(local)) {
-            return found.face;
-        }
-    }
     var best = F32_MAX;
     for (var f = 0u; f < hull.face_count; f++) {
         best = min(best, face_dot(hull.first_face, f, local));
@@ -602,8 +598,20 @@ struct FacePair {
 
 fn face_pair(a: GpuShape, b: GpuShape, b_in_a: RelativePose, axis: SatAxis) -> FacePair {
     var faces = reference_face(a, b, b_in_a, axis);
-    faces.incident.face = most_antiparallel_face(faces.incident.hull, faces.incident.q, faces.normal);
+    faces.incident.face = incident_face(axis.kind, faces);
     return faces;
+}
+
+// 4. The incident face of `faces` (reference_face's, on a face axis of `kind`): the one the
+// pair's group found (found_faces), else most_antiparallel_face's search.
+fn incident_face(kind: u32, faces: FacePair) -> u32 {
+    for (var k = 0u; k < found_count; k++) {
+        let found = found_faces[k];
+        if found.kind == kind && found.reference == faces.reference.face {
+            return found.face;
+        }
+    }
+    return most_antiparallel_face(faces.incident.hull, faces.incident.q, faces.normal);
 }
 
 // face_pair before its incident face is found (incident.face 0).
@@ -921,9 +929,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     emit_manifold(index, local, clip_pair(pair_route(slot, index), index));
 }
 
-// 4. One incident-face search: the faces of the hull whose faces start at `first_face`, and
-// the direction in its frame (incident_direction) whose least dot product it looks for.
+// 4. One incident-face search, for the face axis of `kind` whose reference face is `reference`:
+// the faces of the hull whose faces start at `first_face`, and the direction in its frame
+// (incident_direction) whose least dot product it looks for.
 struct IncidentSearch {
+    kind: u32,
+    reference: u32,
     first_face: u32,
     face_count: u32,
     local: vec3<f32>,
@@ -938,7 +949,7 @@ struct IncidentSearches {
 // The incident-face searches clip_pair runs for a hull pair: on the SAT's axis when it is a
 // face's (4, and 7b's fallback), and on the deepest axis when the retry (7a) may take it. A pair
 // that ends before them (GJK's closest points, 2) or whose clip keeps points searched for
-// nothing: found_faces only spares clip_pair a search, whatever it holds.
+// nothing; a search clip_pair needs and the plan missed runs serially (incident_face).
 fn planned_searches(route: PairRoute) -> IncidentSearches {
     var searches: IncidentSearches;
     if route.route != ROUTE_HULLS {
@@ -956,7 +967,7 @@ fn planned_searches(route: PairRoute) -> IncidentSearches {
             let faces = reference_face(route.a, route.b, route.b_in_a, axes[k]);
             let hull = faces.incident.hull;
             let local = incident_direction(faces.incident.q, faces.normal);
-            searches.items[searches.count] = IncidentSearch(hull.first_face, hull.face_count, local);
+            searches.items[searches.count] = IncidentSearch(axes[k].kind, faces.reference.face, hull.first_face, hull.face_count, local);
             searches.count += 1u;
         }
     }
@@ -1042,7 +1053,7 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
                 let search = searches.items[k];
                 // No face stored (none within the tolerance, only with NaN): face 0, as there.
                 let face = ~atomicLoad(&search_face[member][k]);
-                found_faces[k] = FoundFace(search.first_face, bitcast<vec3<u32>>(search.local), select(face, 0u, face == ~0u));
+                found_faces[k] = FoundFace(search.kind, search.reference, select(face, 0u, face == ~0u));
             }
             found_count = searches.count;
         }
