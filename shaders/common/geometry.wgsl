@@ -50,12 +50,19 @@ fn is_hull(shape: GpuShape) -> bool {
     return shape.kind <= SHAPE_BOX;
 }
 
-// Must match layout.rs `GpuEdge`: vertex and face indices local to the hull.
+// Must match layout.rs `GpuEdge`: vertex and face indices local to the hull (the two faces
+// packed in `faces`, edge_faces), and the arc stretch of the faces' normals (sat.wgsl max_on_arcs).
 struct GpuEdge {
     v0: u32,
     v1: u32,
-    f0: u32,
-    f1: u32,
+    faces: u32,
+    stretch: f32,
+}
+
+// The face walking `edge` from v0 to v1 (x) and the one walking it the other way (y), as
+// layout.rs GpuEdge::face_pair.
+fn edge_faces(edge: GpuEdge) -> vec2<u32> {
+    return vec2<u32>(edge.faces & 0xffffu, edge.faces >> 16u);
 }
 
 // Must match layout.rs `GpuParams`: one per dispatch chunk (bound at a dynamic offset).

@@ -359,8 +359,8 @@ fn segment_hull_penetration(hull: GpuShape, p0: vec3<f32>, p1: vec3<f32>, face: 
     var best_edge = 0u;
     for (var i = 0u; i < hull.edge_count; i++) {
         let edge = edges[hull.first_edge + i];
-        let n0 = planes[hull.first_face + edge.f0].xyz;
-        let n1 = planes[hull.first_face + edge.f1].xyz;
+        let n0 = planes[hull.first_face + edge_faces(edge).x].xyz;
+        let n1 = planes[hull.first_face + edge_faces(edge).y].xyz;
         // The edge's Gauss-map arc must cross the segment's great circle.
         if dot(n0, direction) * dot(n1, direction) >= 0.0 {
             continue;

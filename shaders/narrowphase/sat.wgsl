@@ -24,8 +24,6 @@
 const AXIS_PREFERENCE_TOLERANCE: f32 = 1.0e-3;
 // Mirrors crate::query::bounds::SAT_BOUND_SLACK (times the pair's coordinate reach).
 const SAT_BOUND_SLACK: f32 = 1.0e-3;
-// Smallest normal f32 (f32::MIN_POSITIVE): max_on_arc's test for coinciding arc ends.
-const F32_MIN_POSITIVE: f32 = 0x1p-126f;
 // Mirror crate::query::sat's private EXHAUSTIVE_FACE_WORK and EXHAUSTIVE_EDGE_PAIRS: up to
 // this many face-vertex products, edge pairs, the bounds cost more than they skip and the
 // exhaustive loop runs. The results do not depend on them: overridable so that the tests can
@@ -68,26 +66,13 @@ struct EdgeQuery {
     axis: vec3<f32>,
 }
 
-// Largest n . w over the unit n on the short great-circle arc from the unit u to the unit v,
-// as crate::query::bounds::max_on_arc.
-fn max_on_arc(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
-    let at_ends = max(dot(u, w), dot(v, w));
-    let pole = cross(u, v);
-    let pole_sq = dot(pole, pole);
-    if pole_sq <= F32_MIN_POSITIVE {
-        return at_ends;
-    }
-    let in_plane = w - pole * (dot(w, pole) / pole_sq);
-    if dot(cross(u, in_plane), pole) >= 0.0 && dot(cross(in_plane, v), pole) >= 0.0 {
-        return max(length(in_plane), at_ends);
-    }
-    return at_ends;
-}
-
-// An upper bound of max_on_arc for a third of its cost, as
-// crate::query::bounds::max_on_arc_loose.
-fn max_on_arc_loose(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>) -> f32 {
-    return max(dot(u, w), dot(v, w)) + length(w) * max(0.5 * (1.0 - dot(u, v)), 0.0);
+// An upper bound of n . w over the unit n on the short great-circle arc from the unit u to the
+// unit v, from its end values alone: the larger one, m, and m times the edge's `stretch`
+// (GpuEdge: 1 / cos of half the arc) when m >= 0. One arc of crate::query::bounds::max_on_arcs
+// (which takes four; why it holds: docs/design/sat.md).
+fn max_on_arcs(u: vec3<f32>, v: vec3<f32>, w: vec3<f32>, stretch: f32) -> f32 {
+    let ends = max(dot(u, w), dot(v, w));
+    return max(ends, ends * stretch);
 }
 
 // Lowest vertex of `hull` along `direction` (hull frame), as ConvexHull::lowest_along (which
@@ -265,8 +250,8 @@ struct EdgeOfA {
 fn edge_of_a(s: EdgeScan, ia: u32) -> EdgeOfA {
     let ea = edges[s.a.first_edge + ia];
     let q_ab = quat_conjugate(s.q);
-    let gauss0 = quat_rotate(q_ab, planes[s.a.first_face + ea.f0].xyz);
-    let gauss1 = quat_rotate(q_ab, planes[s.a.first_face + ea.f1].xyz);
+    let gauss0 = quat_rotate(q_ab, planes[s.a.first_face + edge_faces(ea).x].xyz);
+    let gauss1 = quat_rotate(q_ab, planes[s.a.first_face + edge_faces(ea).y].xyz);
     let pa = vertices[s.a.first_vertex + ea.v0].xyz;
     let da = normalize(vertices[s.a.first_vertex + ea.v1].xyz - pa);
     return EdgeOfA(ia, gauss0, gauss1, cross(gauss1, gauss0), pa, da);
@@ -280,8 +265,8 @@ fn crosses(s: EdgeScan, ea: EdgeOfA, ib: u32) -> bool {
     }
     let eb = edges[s.b.first_edge + ib];
     // B's face normals negated (the Gauss map of -B), in B's frame.
-    let nb0 = -planes[s.b.first_face + eb.f0].xyz;
-    let nb1 = -planes[s.b.first_face + eb.f1].xyz;
+    let nb0 = -planes[s.b.first_face + edge_faces(eb).x].xyz;
+    let nb1 = -planes[s.b.first_face + edge_faces(eb).y].xyz;
     return is_minkowski_face(ea.gauss0, ea.gauss1, ea.gauss1_x_gauss0, nb0, nb1, cross(nb1, nb0));
 }
 
@@ -404,19 +389,26 @@ fn query_edges_exhaustive(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, 
 
 // Upper bound of the separation of any pair of A's edge `ia` (crate::query::bounds): A reaches
 // its edge's start along the axis, B down to its centroid (`b_centroid`, A's frame) minus its
-// inner radius; `exact` chooses max_on_arc over max_on_arc_loose.
-fn a_edge_bound(s: EdgeScan, ia: u32, b_centroid: vec3<f32>, exact: bool) -> f32 {
+// inner radius.
+fn a_edge_bound(s: EdgeScan, ia: u32, b_centroid: vec3<f32>) -> f32 {
     let ea = edges[s.a.first_edge + ia];
     let pa = vertices[s.a.first_vertex + ea.v0].xyz;
-    let na0 = planes[s.a.first_face + ea.f0].xyz;
-    let na1 = planes[s.a.first_face + ea.f1].xyz;
-    var arc: f32;
-    if exact {
-        arc = max_on_arc(na0, na1, b_centroid - pa);
-    } else {
-        arc = max_on_arc_loose(na0, na1, b_centroid - pa);
-    }
-    return arc - s.b.inner_radius + s.slack;
+    let na0 = planes[s.a.first_face + edge_faces(ea).x].xyz;
+    let na1 = planes[s.a.first_face + edge_faces(ea).y].xyz;
+    return max_on_arcs(na0, na1, b_centroid - pa, ea.stretch) - s.b.inner_radius + s.slack;
+}
+
+// 3. True when B's edge `ib` can still matter: its bound (B reaches its edge's start against
+// the axis, A its centroid plus its inner radius: `lift` is the slack minus A's inner radius)
+// reaches `threshold`. Evaluated in B's frame (A's centroid moved there once,
+// `a_centroid_in_b`), where B's normals and vertices are read as stored: the arc bound does not
+// depend on the frame, and its rounding is within the slack.
+fn b_edge_reaches(b: GpuShape, ib: u32, a_centroid_in_b: vec3<f32>, lift: f32, threshold: f32) -> bool {
+    let eb = edges[b.first_edge + ib];
+    let n0 = -planes[b.first_face + edge_faces(eb).x].xyz;
+    let n1 = -planes[b.first_face + edge_faces(eb).y].xyz;
+    let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
+    return max_on_arcs(n0, n1, w, eb.stretch) + lift >= threshold;
 }
 
 // True when an edge of bound `bound` can change neither the result nor the best so far.
@@ -438,22 +430,14 @@ fn query_edges_above(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margi
     let b_centroid = quat_rotate(q, b.centroid) + t;
     let threshold = floor;
 
-    // 3. Bounds of B's edges: B reaches its edge's start against the axis, A its centroid plus
-    // its inner radius.
-    // Bit ib of `kept` set when B's edge ib can still matter; B hulls beyond the bit set keep
-    // every edge (kept_word). The bound is evaluated in B's frame (A's centroid moved there
-    // once), where B's normals and vertices are read as stored: the arc maximum does not depend
-    // on the frame, and its rounding is within the slack.
+    // 3. Bounds of B's edges (b_edge_reaches): bit ib of `kept` set when B's edge ib can still
+    // matter; B hulls beyond the bit set keep every edge (kept_word).
     var kept: array<u32, KEPT_WORDS>;
     let keep_all = b.edge_count > 32u * KEPT_WORDS;
     let lift = s.slack - a.inner_radius;
     let a_centroid_in_b = quat_rotate(quat_conjugate(q), a.centroid - t);
     for (var ib = 0u; ib < select(b.edge_count, 0u, keep_all); ib++) {
-        let eb = edges[b.first_edge + ib];
-        let n0 = -planes[b.first_face + eb.f0].xyz;
-        let n1 = -planes[b.first_face + eb.f1].xyz;
-        let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
-        if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
+        if b_edge_reaches(b, ib, a_centroid_in_b, lift, threshold) {
             kept[ib / 32u] |= 1u << (ib % 32u);
         }
     }
@@ -492,8 +476,7 @@ fn scan_kept(
             if ia >= s.a.edge_count {
                 break;
             }
-            if cannot_matter(a_edge_bound(s, ia, b_centroid, false), threshold, best)
-                || cannot_matter(a_edge_bound(s, ia, b_centroid, true), threshold, best) {
+            if cannot_matter(a_edge_bound(s, ia, b_centroid), threshold, best) {
                 ia += stride;
                 continue;
             }
@@ -842,11 +825,7 @@ fn coop_query_edges(
     let lift = s.slack - a.inner_radius;
     let a_centroid_in_b = quat_rotate(quat_conjugate(q), a.centroid - t);
     for (var ib = lane; ib < select(b.edge_count, 0u, keep_all); ib += WORKGROUP_SIZE) {
-        let eb = edges[b.first_edge + ib];
-        let n0 = -planes[b.first_face + eb.f0].xyz;
-        let n1 = -planes[b.first_face + eb.f1].xyz;
-        let w = vertices[b.first_vertex + eb.v0].xyz - a_centroid_in_b;
-        if max_on_arc_loose(n0, n1, w) + lift >= threshold && max_on_arc(n0, n1, w) + lift >= threshold {
+        if b_edge_reaches(b, ib, a_centroid_in_b, lift, threshold) {
             atomicOr(&coop_kept[ib / 32u], 1u << (ib % 32u));
         }
     }

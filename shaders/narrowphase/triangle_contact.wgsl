@@ -252,8 +252,8 @@ fn query_triangle_hull(t: MeshTriangle, sides: TriangleSides, hull: GpuShape, q:
     var best_edge = none;
     for (var j = 0u; j < hull.edge_count; j++) {
         let edge = edges[hull.first_edge + j];
-        let c = -quat_rotate(q, planes[hull.first_face + edge.f0].xyz);
-        let d = -quat_rotate(q, planes[hull.first_face + edge.f1].xyz);
+        let c = -quat_rotate(q, planes[hull.first_face + edge_faces(edge).x].xyz);
+        let d = -quat_rotate(q, planes[hull.first_face + edge_faces(edge).y].xyz);
         for (var k = 0u; k < 3u; k++) {
             // The arc c -> d crosses the great circle normal to e at x, on the side's half.
             let e = sides.e[k];

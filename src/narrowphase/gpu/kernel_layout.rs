@@ -115,20 +115,35 @@ impl GpuShape {
     }
 }
 
-/// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]); must match
-/// geometry.wgsl `GpuEdge`.
+/// An edge with hull-local vertex and face indices (as [`crate::hull::Edge`]) and its arc
+/// stretch; must match geometry.wgsl `GpuEdge`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuEdge {
     /// Start vertex.
     pub v0: u32,
     /// End vertex.
     pub v1: u32,
-    /// Face walking the edge from `v0` to `v1`.
-    pub f0: u32,
-    /// Face walking it the other way.
-    pub f1: u32,
+    /// The face walking the edge from `v0` to `v1` (low 16 bits) and the face walking it the
+    /// other way (high 16 bits): a hull has fewer than 2^16 faces ([`GpuEdge::FACE_BITS`]).
+    pub faces: u32,
+    /// [`crate::hull::arc_stretch`] of the two faces' normals (dimensionless, at least 1), as
+    /// [`crate::hull::EdgeLanes::stretch`]: the SAT's edge bounds (sat.wgsl `max_on_arcs`).
+    pub stretch: f32,
 }
+
+impl GpuEdge {
+    /// Bits of each face index in [`GpuEdge::faces`].
+    pub const FACE_BITS: u32 = 16;
+
+    /// The two face indices of [`GpuEdge::faces`] (geometry.wgsl `edge_faces`).
+    pub fn face_pair(&self) -> [u32; 2] {
+        [self.faces & 0xffff, self.faces >> Self::FACE_BITS]
+    }
+}
+
+// A hull of MAX_HULL_VERTICES vertices has at most 2 V - 4 faces.
+const _: () = assert!(2 * crate::hull::MAX_HULL_VERTICES < 1 << GpuEdge::FACE_BITS);
 
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets, written
 /// with encase); must match geometry.wgsl `GpuParams`.
@@ -523,12 +538,14 @@ impl HullTables {
             .extend(hull.vertices().iter().map(|v| v.extend(1.0).to_array()));
         self.planes
             .extend(hull.planes().iter().map(|p| p.normal.extend(p.offset).to_array()));
-        self.edges.extend(hull.edges().iter().map(|e| GpuEdge {
-            v0: e.vertices[0],
-            v1: e.vertices[1],
-            f0: e.faces[0],
-            f1: e.faces[1],
-        }));
+        let lanes = hull.edge_lanes();
+        self.edges
+            .extend(hull.edges().iter().enumerate().map(|(i, e)| GpuEdge {
+                v0: e.vertices[0],
+                v1: e.vertices[1],
+                faces: e.faces[0] | e.faces[1] << GpuEdge::FACE_BITS,
+                stretch: lanes[i / 4].stretch[i % 4],
+            }));
         for face in 0..hull.faces().len() {
             let face_loop = hull.face_loop(face);
             self.face_ranges
