@@ -110,9 +110,10 @@ fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) ->
 // face_separation when it reaches `floor`, else a value below `floor`: the scan stops after the
 // four vertices where one first lies closer than `floor` to the plane (its signed distance below
 // it), as the separation, the least of those distances, is then below it too (subtracting the
-// offset keeps the order). A face that cannot reach the query's threshold nor beat its best so
-// reads fewer vertices: a hull32 face query 206 -> 87 on the kit's scene, counted on the CPU.
-// The CPU's query (four faces at a time) scans every vertex; the results are the same.
+// offset keeps the order). A face that can neither reach the query's threshold nor beat its
+// best so far so reads fewer vertices: a hull32 face query 206 -> 87 on the kit's scene,
+// counted on the CPU. The CPU's query (four faces at a time) scans every vertex; the queries'
+// results are the same whenever they reach the threshold (why: docs/design/sat.md).
 fn face_separation_above(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>, floor: f32) -> f32 {
     let normal = quat_rotate(q, plane.xyz);
     let offset = plane.w + dot(normal, t);
@@ -148,9 +149,9 @@ fn face_bound(bounds: FaceBounds, plane: vec4<f32>) -> f32 {
 }
 
 // One face of the bounded loop: measured unless its bound is below `threshold` or not above
-// the best so far, then kept in `best` when it separates more and reaches the threshold (a face
-// below it cannot be the query's result: its scan may stop early). True when it separates by
-// more than the margin: the loop stops.
+// the best so far, then kept in `best` when it separates more (a face below the threshold may
+// be kept with its scan's partial minimum, face_separation_above, until a face that reaches the
+// threshold replaces it). True when it separates by more than the margin: the loop stops.
 fn bounded_face(
     a: GpuShape,
     b: GpuShape,
@@ -168,7 +169,7 @@ fn bounded_face(
         return false;
     }
     let separation = face_separation_above(plane, b, q, t, max((*best).separation, threshold));
-    if separation > (*best).separation && separation >= threshold {
+    if separation > (*best).separation {
         *best = FaceQuery(face, separation);
         return separation > margin;
     }
@@ -181,7 +182,8 @@ fn bounded_face(
 // for none (its -inf): faces whose bound (B's inner sphere) is below the threshold, or not
 // above the best so far, are skipped. The threshold is the floor, or without one min(L,
 // margin), L the separation of the face of largest bound. The result is the exhaustive loop's
-// whenever that reaches the floor; else a face below it, or face 0 at -F32_MAX (the SAT gives
+// whenever that reaches the floor; else a face below it (its value possibly a partial minimum
+// above its separation, face_separation_above), or face 0 at -F32_MAX (the SAT gives
 // B's query A's best separation as its floor: a face of B below it changes neither the axis
 // nor the separation, docs/design/sat.md).
 fn query_faces(a: GpuShape, b: GpuShape, q: vec4<f32>, t: vec3<f32>, margin: f32, floor: f32) -> FaceQuery {
