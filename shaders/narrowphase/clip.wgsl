@@ -164,7 +164,8 @@ fn incident_direction(q: vec4<f32>, normal: vec3<f32>) -> vec3<f32> {
 // clips: the face most_antiparallel_face returns for the face axis of `kind` (AXIS_FACE_A or
 // AXIS_FACE_B) whose reference face is `reference`, so that the search does not run again.
 // Keyed by the axis, which alone sets the search's hull and direction (reference_face), not by
-// the direction's bits, which a driver may round differently where it compiles them twice.
+// the direction's bits, which a driver may round differently where it compiles them twice (it
+// then takes the face found along the plan's direction: at most a face tie apart).
 struct FoundFace {
     kind: u32,
     reference: u32,

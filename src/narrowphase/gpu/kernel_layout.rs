@@ -20,6 +20,7 @@ use crate::gpu::mesh_layout::{GpuMeshTriangleContact, MeshTables};
 use crate::gpu::pipeline::uniform;
 use crate::hull::ConvexHull;
 use crate::pose::{Isometry, Pose};
+use crate::scene::InputError;
 use crate::shape::{Shape, world_aabb};
 
 /// Invocations per workgroup; must match `WORKGROUP_SIZE` in geometry.wgsl.
@@ -144,6 +145,32 @@ impl GpuEdge {
 
 // A hull of MAX_HULL_VERTICES vertices has at most 2 V - 4 faces.
 const _: () = assert!(2 * crate::hull::MAX_HULL_VERTICES < 1 << GpuEdge::FACE_BITS);
+
+/// The first hull among `shapes` (a shape's polyhedron, or a compound child's) with more faces
+/// than [`GpuEdge::faces`] can name, as an error at `shapes[i]` (`shapes[i].children[k]`). Only
+/// a hull built around [`crate::hull::MAX_HULL_VERTICES`], such as a prism of 65,534 sides or
+/// more ([`ConvexHull::prism`]), can have that many.
+pub(crate) fn check_face_counts(shapes: &[Shape]) -> Result<(), InputError> {
+    let limit = (1usize << GpuEdge::FACE_BITS) - 1;
+    let too_many = |shape: &Shape| shape.as_hull().is_some_and(|hull| hull.planes().len() > limit);
+    for (i, shape) in shapes.iter().enumerate() {
+        let children = shape
+            .as_compound()
+            .map_or(&[][..], |compound| compound.children());
+        let path = if too_many(shape) {
+            format!("shapes[{i}]")
+        } else if let Some(k) = children.iter().position(|child| too_many(&child.shape)) {
+            format!("shapes[{i}].children[{k}]")
+        } else {
+            continue;
+        };
+        return Err(InputError::new(
+            path,
+            format!("a hull of more than {limit} faces, more than the GPU narrowphase takes"),
+        ));
+    }
+    Ok(())
+}
 
 /// Per-dispatch parameters (uniform, one per chunk at [`PARAMS_STRIDE`]-byte offsets, written
 /// with encase); must match geometry.wgsl `GpuParams`.
@@ -597,6 +624,51 @@ mod tests {
     use super::*;
     use crate::shape::compound::{Compound, CompoundChild};
     use crate::shape::{Cuboid, HalfSpace, Sphere};
+
+    #[test]
+    fn edges_carry_their_hulls_faces_and_arc_stretch() {
+        let shapes = [
+            Shape::Hull(ConvexHull::prism(0.5, 1.0, 7)),
+            Shape::Cuboid(Cuboid::new(Vec3::new(1.0, 0.5, 0.25)).unwrap()),
+        ];
+        let tables = HullTables::new(&shapes);
+        for (record, shape) in tables.shapes.iter().zip(&shapes) {
+            let hull = shape.as_hull().unwrap();
+            let first = record.first_edge as usize;
+            for (i, edge) in hull.edges().iter().enumerate() {
+                let gpu = tables.edges[first + i];
+                assert_eq!([gpu.v0, gpu.v1], edge.vertices);
+                assert_eq!(gpu.face_pair(), edge.faces);
+                let [n0, n1] = edge.faces.map(|f| hull.planes()[f as usize].normal);
+                assert_eq!(gpu.stretch, crate::hull::arc_stretch(n0, n1));
+            }
+        }
+    }
+
+    #[test]
+    fn hulls_of_more_faces_than_an_edge_can_name_are_refused_by_their_path() {
+        let sphere = Shape::Sphere(Sphere::new(0.5).unwrap());
+        // 65,533 sides: 65,535 faces, the most a face index of 16 bits names; one more is too many.
+        let most = Shape::Hull(ConvexHull::prism(0.5, 1.0, 65_533));
+        let over = Shape::Hull(ConvexHull::prism(0.5, 1.0, 65_534));
+        assert!(check_face_counts(&[sphere.clone(), most]).is_ok());
+        let err = check_face_counts(&[sphere.clone(), over.clone()]).unwrap_err();
+        assert_eq!(err.path, "shapes[1]");
+        let compound = Compound::new(vec![
+            CompoundChild {
+                shape: sphere.clone(),
+                pose: Isometry::IDENTITY,
+            },
+            CompoundChild {
+                shape: over,
+                pose: Isometry::new(Vec3::X, Quat::IDENTITY),
+            },
+        ])
+        .unwrap();
+        let err = check_face_counts(&[sphere, Shape::from(compound)]).unwrap_err();
+        assert_eq!(err.path, "shapes[1].children[1]");
+        assert!(err.message.contains("65535"), "{}", err.message);
+    }
 
     #[test]
     fn compound_children_follow_the_shapes_and_every_shape_has_its_parts() {

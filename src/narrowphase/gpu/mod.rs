@@ -125,6 +125,7 @@ impl GpuNarrowphase {
     /// A narrowphase over `shapes` on `context`'s device.
     pub fn with_context(context: Arc<GpuContext>, shapes: &[Shape]) -> Result<Self, GpuError> {
         context.check_health()?;
+        kernel_layout::check_face_counts(shapes)?;
         let kernels = NarrowphaseKernels::of(&context)?;
         let tables = HullTables::new(shapes);
         let orderable = order::ordering_may_pay(&tables.shapes);
