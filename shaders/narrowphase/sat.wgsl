@@ -100,11 +100,10 @@ fn four_along(direction: vec3<f32>, i: u32, last: u32) -> vec4<f32> {
 }
 
 // Separation of `b` below `plane` of a hull posed by (q, t) in B's frame, in B's frame, as
-// crate::query::sat::face_separation.
+// crate::query::sat::face_separation: face_separation_above with no floor (no finite distance
+// is below -F32_MAX), so the seed and the bounded loop measure a face with the same code.
 fn face_separation(plane: vec4<f32>, b: GpuShape, q: vec4<f32>, t: vec3<f32>) -> f32 {
-    let normal = quat_rotate(q, plane.xyz);
-    let offset = plane.w + dot(normal, t);
-    return lowest_along(b, normal) - offset;
+    return face_separation_above(plane, b, q, t, -F32_MAX);
 }
 
 // face_separation when it reaches `floor`, else a value below `floor`: the scan stops after the
