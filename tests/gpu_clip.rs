@@ -329,6 +329,9 @@ fn gpu_and_cpu(cases: &[Case], margins: &[f32]) -> Option<Vec<Compared>> {
         .map(|&margin| {
             let on_gpu = gpu.collide(&bodies, &pairs, margin).expect("GPU collide runs");
             let host_pairs = gpu.timings().host_pairs;
+            // A small call of hulls: the per-group clip, whose lanes made every search it
+            // needed, the retries' included (speed only; the bits are the same either way).
+            assert_eq!(gpu.timings().incident_searches_alone, 0, "margin {margin}");
             let on_cpu = cpu.collide(&bodies, &pairs, margin).expect("CPU collide runs");
             (on_gpu, host_pairs, on_cpu)
         })
@@ -463,9 +466,12 @@ fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
 /// the margin (GJK's step), so that the fallback (7b) runs too. The retry on the deepest axis
 /// (7a, the group's second search) runs on a face axis in
 /// `retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu` (one pair: one workgroup per
-/// pair, so the per-group clip), not here. Bits, not the contract, on any device: a found face
-/// is used only for a direction bit-equal to the one the serial search would take, and both
-/// searches compare the same `face_dot` and tolerance.
+/// pair, so the per-group clip), not here. Bits, not the contract, on any device that compiles
+/// the plan's search direction and `clip_pair`'s alike: a found face is used for the axis (its
+/// kind and reference face) the serial search would run along, and both searches compare the
+/// same `face_dot` and tolerance (docs/design/gpu-narrowphase.md, "The clip after it"). No search runs on one lane
+/// (`GpuTimings::incident_searches_alone`): with the bits the same either way, that count alone
+/// says the lanes' searches are used.
 #[test]
 fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
     use hullsat::internals::{PAIR_PER_WORKGROUP_PAIRS, SatMapping, sat_mapping};
@@ -508,7 +514,15 @@ fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
     for margin in [0.0, 0.05] {
         let grouped = gpu.collide(&bodies, &pairs, margin).expect("small collide");
         let host_pairs = gpu.timings().host_pairs;
+        // Every incident face clip_pair needed, the lanes had found: none searched alone (the
+        // same bits either way, so only this count says the sharing works).
+        assert_eq!(gpu.timings().incident_searches_alone, 0, "margin {margin}");
         let per_invocation = gpu.collide(&bodies, &repeated, margin).expect("repeated collide");
+        assert_eq!(
+            gpu.timings().incident_searches_alone,
+            0,
+            "one per invocation counts none"
+        );
         // The same pairs go to the host (GJK's direction too uncertain in f32, needles and
         // slabs apart within the margin), and few.
         assert_eq!(gpu.timings().host_pairs, repeats * host_pairs, "margin {margin}");

@@ -239,7 +239,7 @@ fn shared_structs_have_the_rust_layout_for_callers_and_kernels() {
     let (mut list, head_size) = rust_layout!(GpuManifoldCount {
         count,
         listed,
-        _pad1,
+        searched_alone,
         _pad2
     });
     assert_eq!(u64::from(head_size), MANIFOLD_LIST_HEAD);

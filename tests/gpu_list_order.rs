@@ -3,7 +3,8 @@
 //! around its block (256 pairs) and past one scan chunk of blocks (65,536 pairs), round after
 //! round on the same buffers (its table and counts are left zero), and an entry naming a pair
 //! twice or outside the round is reported in the head (`listed` > `count`), the next round
-//! still right; so is a count past the room of the list.
+//! still right; so is a count past the room of the list. The head carries the clip's count of
+//! incident-face searches run alone over.
 //!
 //! Runs on whatever adapter wgpu finds (Mesa lavapipe in CI); without one the tests print a line
 //! and return, unless `HULLSAT_REQUIRE_GPU=1`.
@@ -64,15 +65,16 @@ fn distinct_pairs_in_any_order_come_back_in_pair_order_round_after_round() {
         for share in [0.0, 0.6, 1.0] {
             let list = shuffled_list(&mut rng, pairs, share);
             let (head, ordered) = probe
-                .order(&list, None, pairs, round % 2)
+                .order(&list, (None, round as u32), pairs, round % 2)
                 .expect("the ordering runs");
-            round += 1;
             let what = format!("{pairs} pairs, {} listed", list.len());
+            // The clip's count of searches run alone comes over as it was.
             assert_eq!(
-                (head.count, head.listed),
-                (list.len() as u32, list.len() as u32),
+                (head.count, head.listed, head.searched_alone),
+                (list.len() as u32, list.len() as u32, round as u32),
                 "{what}"
             );
+            round += 1;
             assert!(ordered == sorted(&list), "{what}: not the list in pair order");
         }
     }
@@ -90,7 +92,9 @@ fn a_pair_listed_twice_or_outside_the_round_is_reported_and_leaves_no_trace() {
     for bad in [entry(twice, 1), entry(pairs, 2), entry(u32::MAX, 3)] {
         let mut with_bad = list.clone();
         with_bad.insert(rng.random_range(0..=list.len()), bad);
-        let (head, _) = probe.order(&with_bad, None, pairs, 0).expect("the ordering runs");
+        let (head, _) = probe
+            .order(&with_bad, (None, 0), pairs, 0)
+            .expect("the ordering runs");
         assert_eq!(
             (head.listed, head.count),
             (with_bad.len() as u32, list.len() as u32),
@@ -100,7 +104,9 @@ fn a_pair_listed_twice_or_outside_the_round_is_reported_and_leaves_no_trace() {
         );
         // The next round, on the same table and counts, is whole and in order.
         list = shuffled_list(&mut rng, pairs, 0.5);
-        let (head, ordered) = probe.order(&list, None, pairs, 1).expect("the ordering runs");
+        let (head, ordered) = probe
+            .order(&list, (None, 0), pairs, 1)
+            .expect("the ordering runs");
         assert_eq!((head.count, head.listed), (list.len() as u32, list.len() as u32));
         assert!(
             ordered == sorted(&list),
@@ -120,7 +126,7 @@ fn a_count_past_the_lists_room_is_reported() {
     let pairs = 585;
     let list: Vec<GpuManifold> = (0..pairs).map(|pair| entry(pair, pair)).collect();
     let (head, ordered) = probe
-        .order(&list, Some(pairs + 5), pairs, 0)
+        .order(&list, (Some(pairs + 5), 0), pairs, 0)
         .expect("the ordering runs");
     assert_eq!((head.listed, head.count), (pairs + 5, pairs));
     assert!(ordered == list, "the entries the list holds are placed");

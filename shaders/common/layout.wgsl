@@ -87,7 +87,9 @@ struct GpuManifoldList {
     // 0 in the clip kernel's list; in a host round's list put in pair order (list_order.wgsl),
     // the entries of the list it was made from (equal to count unless one was not placed).
     listed: u32,
-    _pad1: u32,
+    // Incident-face searches the clip's lane 0 ran alone where a few invocations share a pair
+    // (the lanes had not made them); in a list put in pair order, the clip's list's. Speed only.
+    searched_alone: ManifoldListCount,
     _pad2: u32,
     entries: array<GpuManifold>,
 }

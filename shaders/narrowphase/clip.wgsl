@@ -176,6 +176,9 @@ struct FoundFace {
 // main_slots).
 var<private> found_faces: array<FoundFace, 2>;
 var<private> found_count: u32;
+// True in main_pair_per_group, whose lanes share the searches: one lane 0 runs alone is counted
+// (manifolds.searched_alone), so that a GPU that loses the shared searches says so.
+var<private> searches_shared: bool;
 
 // 4. The dot product the incident-face searches compare: face `f` of the hull whose faces start at
 // `first_face` against the direction `local` in its frame. One function for the serial search and
@@ -611,6 +614,9 @@ fn incident_face(kind: u32, faces: FacePair) -> u32 {
         if found.kind == kind && found.reference == faces.reference.face {
             return found.face;
         }
+    }
+    if searches_shared {
+        atomicAdd(&manifolds.searched_alone, 1u);
     }
     return most_antiparallel_face(faces.incident.hull, faces.incident.q, faces.normal);
 }
@@ -1058,6 +1064,7 @@ fn main_pair_per_group(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_i
             }
             found_count = searches.count;
         }
+        searches_shared = true;
         m = clip_pair(route, index);
     }
     emit_manifold(index, local, m);

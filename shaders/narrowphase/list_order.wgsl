@@ -89,6 +89,7 @@ fn offsets_main(@builtin(local_invocation_index) local: u32) {
         ordered.count = first;
         // As counted, uncapped: a count past the list's room is a fault the host must see.
         ordered.listed = list.count;
+        ordered.searched_alone = list.searched_alone;
     }
 }
 

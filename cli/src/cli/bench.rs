@@ -106,7 +106,8 @@ JSON OUTPUT (--json): an array on stdout, one object per backend that ran:
   wait, copy, map), cpu_clipping_s (reading the results, CPU clipping and the CPU path for pairs
   the GPU left to the host) as medians, where the device has timestamps gpu_s (GPU time of the
   staged copies and kernels) and gpu_copy_back_s (of the copy back), both part of
-  dispatch_readback_s, host_pairs (of the warm-up run) and readback_bytes
+  dispatch_readback_s, host_pairs and incident_searches_alone (of the warm-up run: searches the
+  clip of a few invocations a pair ran on one lane, speed only, near 0) and readback_bytes
   (bytes copied back from the device in the last timed run; 0 for gpu-resident and gpu-frame,
   which add \"timing\"; gpu-frame also gpu_pairs, the pairs its GPU broadphase found,
   broadphase_s, the median of the broadphase alone, and pairs_sorted), and
@@ -288,6 +289,9 @@ struct Measurement {
     gpu_device_split: Option<[Duration; 2]>,
     /// Pairs a GPU backend left to the host (warm-up run; gpu-resident: its list after timing).
     host_pairs: Option<usize>,
+    /// GPU whole calls: incident-face searches the per-group clip ran alone in the warm-up run
+    /// (`GpuTimings::incident_searches_alone`).
+    searched_alone: Option<usize>,
     /// How gpu-resident or gpu-frame was timed.
     timing: Option<resident::ResidentTiming>,
     /// gpu-frame: the pairs the GPU broadphase found, the median of the broadphase alone, and
@@ -438,6 +442,7 @@ fn measure_backend(
                 gpu_split: None,
                 gpu_device_split: None,
                 host_pairs: None,
+                searched_alone: None,
                 timing: None,
                 frame_pairs: None,
                 readback_bytes: None,
@@ -468,6 +473,7 @@ fn measure_backend(
                 gpu_split: None,
                 gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
+                searched_alone: None,
                 timing: Some(runs.timing),
                 frame_pairs: Some((runs.gpu_pairs, runs.broadphase_median, sort)),
                 readback_bytes: Some(0),
@@ -491,6 +497,7 @@ fn measure_backend(
                 gpu_split: None,
                 gpu_device_split: None,
                 host_pairs: Some(runs.host_pairs),
+                searched_alone: None,
                 timing: Some(runs.timing),
                 frame_pairs: None,
                 readback_bytes: Some(0),
@@ -547,6 +554,7 @@ fn measure_backend(
                         ]
                     }),
                 host_pairs: Some(runs.warm_up_gpu.map_or(0, |t| t.host_pairs)),
+                searched_alone: runs.warm_up_gpu.map(|t| t.incident_searches_alone),
                 timing: None,
                 frame_pairs: None,
                 readback_bytes: runs.gpu.last().map(|t| t.readback_bytes),
@@ -776,6 +784,9 @@ fn to_json(m: &Measurement, pairs: usize, repeat: u32, cpu1: Option<Duration>) -
     if let Some(host_pairs) = m.host_pairs {
         object["host_pairs"] = json!(host_pairs);
     }
+    if let Some(searched_alone) = m.searched_alone {
+        object["incident_searches_alone"] = json!(searched_alone);
+    }
     if let Some((gpu_pairs, broadphase, sorted)) = m.frame_pairs {
         object["gpu_pairs"] = json!(gpu_pairs);
         object["broadphase_s"] = json!(broadphase.as_secs_f64());
@@ -843,6 +854,13 @@ fn table(
                 cpu_clipping.as_secs_f64() * 1e3,
                 m.host_pairs.unwrap_or(0),
                 m.readback_bytes.unwrap_or(0) as f64 / pairs.max(1) as f64
+            ));
+        }
+        if let Some(alone) = m.searched_alone.filter(|&n| n > 0) {
+            lines.push(format!(
+                "{}: {alone} incident-face searches ran on one lane where a few invocations share a \
+                 pair's clip (speed only; the lanes' shared searches missed them)",
+                m.backend.name()
             ));
         }
         if let Some([commands, copy_back]) = m.gpu_device_split {

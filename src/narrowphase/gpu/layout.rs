@@ -175,9 +175,12 @@ pub struct GpuManifoldCount {
     /// entries of the list it was made from: equal to `count` unless an entry named a pair
     /// outside the round or one already placed (the host then fails the call).
     pub listed: u32,
+    /// Incident-face searches the clip kernel's lane 0 ran alone in a round whose clip runs a
+    /// few invocations a pair (after the SAT's one workgroup per pair): searches its lanes had
+    /// not made (the plan missed them, or a software driver cut their loops short). In a list
+    /// put in pair order, the clip's list's. Speed only: the results are the same either way.
+    pub searched_alone: u32,
     /// Padding to the entries' 16-byte alignment.
-    pub _pad1: u32,
-    /// Padding.
     pub _pad2: u32,
 }
 

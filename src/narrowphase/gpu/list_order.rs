@@ -218,13 +218,13 @@ impl ListOrderProbe {
         })
     }
 
-    /// Uploads a list of `entries` (its count their number, or `count` when given), orders it
-    /// as a round of `pairs` pairs in `slot` and reads back the ordered list's head and its
-    /// first `count` entries (at most `pairs`).
+    /// Uploads a list of `entries` (its count their number, or `count` when given; its
+    /// `searched_alone` as given), orders it as a round of `pairs` pairs in `slot` and reads
+    /// back the ordered list's head and its first `count` entries (at most `pairs`).
     pub fn order(
         &mut self,
         entries: &[GpuManifold],
-        count: Option<u32>,
+        (count, searched_alone): (Option<u32>, u32),
         pairs: u32,
         slot: usize,
     ) -> Result<(GpuManifoldCount, Vec<GpuManifold>), GpuError> {
@@ -232,6 +232,7 @@ impl ListOrderProbe {
         let (device, max) = (context.device(), context.limits.max_binding);
         let head = GpuManifoldCount {
             count: count.unwrap_or(entries.len() as u32),
+            searched_alone,
             ..GpuManifoldCount::default()
         };
         let capacity = entries.len().max(pairs as usize);

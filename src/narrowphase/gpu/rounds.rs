@@ -359,6 +359,7 @@ impl RoundRunner {
             });
         }
         self.listed_share = count as f64 / round.pairs.max(1) as f64;
+        timings.incident_searches_alone += head.searched_alone as usize;
         let needed = MANIFOLD_LIST_HEAD + count as u64 * MANIFOLD_BYTES;
         timings.readback_bytes += round.copied;
         if needed <= round.copied {

@@ -40,4 +40,10 @@ pub struct GpuTimings {
     /// Under [`Clipping::Gpu`](super::Clipping::Gpu): rounds whose manifold list outgrew the prefix copied with its
     /// count, so the rest took a second copy (one more round trip each).
     pub list_second_copies: usize,
+    /// Under [`Clipping::Gpu`](super::Clipping::Gpu), in rounds whose clip runs a few
+    /// invocations a pair (the SAT's one workgroup per pair: small calls of big hulls):
+    /// incident-face searches a pair's lane 0 ran alone because its lanes had not shared them
+    /// out (`GpuManifoldCount::searched_alone`). Speed only, the results are the same; near 0
+    /// where the sharing works (a software driver that cuts the lanes' loops short adds some).
+    pub incident_searches_alone: usize,
 }
