@@ -176,7 +176,7 @@ struct FoundFace {
 // main_slots).
 var<private> found_faces: array<FoundFace, 2>;
 var<private> found_count: u32;
-// True in main_pair_per_group, whose lanes share the searches: one lane 0 runs alone is counted
+// True in main_pair_per_group, whose lanes share the searches: a search lane 0 runs alone is counted
 // (manifolds.searched_alone), so that a GPU that loses the shared searches says so.
 var<private> searches_shared: bool;
 
