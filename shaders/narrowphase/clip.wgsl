@@ -176,8 +176,8 @@ struct FoundFace {
 // main_slots).
 var<private> found_faces: array<FoundFace, 2>;
 var<private> found_count: u32;
-// True in main_pair_per_group, whose lanes share the searches: a search lane 0 runs alone is counted
-// (manifolds.searched_alone), so that a GPU that loses the shared searches says so.
+// True in main_pair_per_group, whose lanes share the searches: a search lane 0 runs alone is
+// counted (manifolds.searched_alone), so that a GPU that loses the shared searches says so.
 var<private> searches_shared: bool;
 
 // 4. The dot product the incident-face searches compare: face `f` of the hull whose faces start at
