@@ -158,6 +158,14 @@ impl StagingBuffer {
             .map(drop)
     }
 
+    /// [`Self::write`] for a uniform's `bytes` (a multiple of 4, as every WGSL uniform's size is).
+    pub fn write_bytes(&mut self, context: &GpuContext, bytes: &[u8]) -> Result<(), GpuError> {
+        debug_assert!(bytes.len().is_multiple_of(4), "{} bytes", bytes.len());
+        self.write(context, bytes.len() / 4, |i| {
+            bytemuck::pod_read_unaligned::<u32>(&bytes[4 * i..4 * i + 4])
+        })
+    }
+
     /// [`Self::write`] for `element(i)`'s first field, counting the indices whose second field
     /// is true (each task counts its own, no shared counter): what the caller learns of the
     /// elements in the same pass.

@@ -3,9 +3,9 @@
 //! `shaders/narrowphase/sat.wgsl` then `clip.wgsl`, per dispatch chunk.
 //!
 //! 1. Bodies are written straight into a persistent mapped staging buffer on all threads
-//!    ([`StagingBuffer`]) and copied to the device by the encoder; pairs likewise, through one of
-//!    two pair staging buffers, so a pipelined round can be staged while the last one's copy is
-//!    in flight.
+//!    ([`StagingBuffer`]) and copied to the device by the encoder; pairs and the chunks'
+//!    parameters likewise, through one of two staging buffers each, so a pipelined round can be
+//!    staged while the last one's copy is in flight.
 //! 2. Batches beyond one binding (`max_storage_buffer_binding_size`) or one dispatch
 //!    (`max_compute_workgroups_per_dimension` × 64) run as chunks, each bound to a fixed window of
 //!    the pair and result buffers at a [`PARAMS_STRIDE`]-byte dynamic offset of its
@@ -77,6 +77,9 @@ pub(crate) struct CallBuffers {
     /// Pairs are written here by [`Self::encode`], then copied into `pairs`; two, so a
     /// pipelined batch can stage a round while the previous one's copy is in flight.
     pair_staging: [StagingBuffer; 2],
+    /// The chunks' parameters of the round in each slot, copied into `params` (no staging
+    /// buffer of the queue's own per call).
+    params_staging: [StagingBuffer; 2],
     /// One SAT bind group per chunk window and one clip bind group per slot and chunk window,
     /// valid while the buffers have `groups_key`'s generations.
     groups: Vec<wgpu::BindGroup>,
@@ -115,6 +118,7 @@ impl CallBuffers {
             body_staging: StagingBuffer::new(device, "body staging"),
             bodies_to_copy: 0,
             pair_staging: [0, 1].map(|_| StagingBuffer::new(device, "pair staging")),
+            params_staging: [0, 1].map(|_| StagingBuffer::new(device, "sat params staging")),
             groups: Vec::new(),
             clip_groups: [Vec::new(), Vec::new()],
             groups_key: [u64::MAX; 6],
@@ -159,6 +163,10 @@ impl CallBuffers {
     pub fn after_submit(&mut self, slot: usize) {
         self.body_staging.remap_after_submit();
         self.pair_staging[slot].remap_after_submit();
+        self.params_staging[slot].remap_after_submit();
+        if let Some(order) = &mut self.list_order {
+            order.after_submit(slot);
+        }
     }
 
     /// Steps 1 to 4: writes the round's pairs (through its pair staging buffer) and the chunks'
@@ -184,7 +192,7 @@ impl CallBuffers {
             slot,
             ordered,
         } = round;
-        let (device, queue, limits) = (context.device(), context.queue(), context.limits);
+        let (device, limits) = (context.device(), context.limits);
         let count = pair_count as u64;
         check_limit("pairs", count * PAIR_BYTES, limits.max_buffer, "max_buffer_size")?;
         check_limit(
@@ -248,7 +256,9 @@ impl CallBuffers {
             let at = (k * PARAMS_STRIDE) as usize;
             write_uniform(&chunk_params, &mut params[at..at + PARAMS_STRIDE as usize])?;
         }
-        queue.write_buffer(&self.params.buffer, 0, &params);
+        let staging = &mut self.params_staging[slot];
+        staging.write_bytes(context, &params)?;
+        staging.record_copy(encoder, &self.params.buffer, params.len() as u64);
         self.ensure_groups(context, kernels, chunk, chunks as usize, clip, slot);
         if ordered {
             let order = match &mut self.order {

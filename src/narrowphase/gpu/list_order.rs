@@ -23,7 +23,7 @@ use std::sync::Arc;
 use encase::ShaderType;
 
 use super::layout::{GpuManifold, GpuManifoldCount, MANIFOLD_BYTES, MANIFOLD_LIST_HEAD, with_layout_sources};
-use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, binding_up_to, uniform_buffer};
+use crate::gpu::buffers::{GrowBuffer, MIN_BUFFER_BYTES, StagingBuffer, binding_up_to, uniform_buffer};
 use crate::gpu::context::ErrorScopes;
 use crate::gpu::layout::uniform_bytes;
 use crate::gpu::pipeline::{
@@ -94,6 +94,8 @@ impl ListOrderKernels {
 pub(crate) struct ListOrder {
     kernels: Arc<ListOrderKernels>,
     params: wgpu::Buffer,
+    /// Each slot's round parameters, copied into `params`.
+    params_staging: [StagingBuffer; 2],
     table: GrowBuffer,
     block_counts: GrowBuffer,
     ordered: [GrowBuffer; 2],
@@ -116,11 +118,18 @@ impl ListOrder {
         Ok(ListOrder {
             kernels,
             params: uniform_buffer(device, "list order params", MIN_BUFFER_BYTES),
+            params_staging: [0, 1].map(|_| StagingBuffer::new(device, "list order params staging")),
             table: GrowBuffer::new(device, "list order pair table", wgpu::BufferUsages::STORAGE),
             block_counts: GrowBuffer::new(device, "list order block counts", wgpu::BufferUsages::STORAGE),
             ordered,
             groups: BindGroupCache::default(),
         })
+    }
+
+    /// Call after submitting an encoder [`Self::record`] recorded into with `slot`: its staging
+    /// buffer is mapped again for the slot's next round.
+    pub fn after_submit(&mut self, slot: usize) {
+        self.params_staging[slot].remap_after_submit();
     }
 
     /// The ordered list of `slot` after a [`Self::record`] with it: its head (the entries
@@ -132,8 +141,9 @@ impl ListOrder {
 
     /// Records steps 1 to 3 for the `list` of a round of `pairs` pairs (at most the list's
     /// capacity, which the caller checked against the binding limit) into `encoder`, the
-    /// result in [`Self::ordered`] of `slot`. The round's parameters go through the queue:
-    /// submit the encoder before the next `record`.
+    /// result in [`Self::ordered`] of `slot`. The round's parameters go through the slot's
+    /// mapped staging buffer: call [`Self::after_submit`] once the encoder is submitted (else
+    /// the slot's next `record` waits for the device to map it again).
     pub fn record(
         &mut self,
         context: &GpuContext,
@@ -156,9 +166,10 @@ impl ListOrder {
         self.block_counts.reserve(device, block_bytes, limits.max_binding);
         let list_bytes = MANIFOLD_LIST_HEAD + u64::from(pairs) * MANIFOLD_BYTES;
         self.ordered[slot].reserve(device, list_bytes, limits.max_binding);
-        context
-            .queue()
-            .write_buffer(&self.params, 0, &uniform_bytes(&params)?);
+        let bytes = uniform_bytes(&params)?;
+        let staging = &mut self.params_staging[slot];
+        staging.write_bytes(context, &bytes)?;
+        staging.record_copy(encoder, &self.params, bytes.len() as u64);
         let max_groups = limits.max_workgroups;
         let entries = grid("list order", u64::from(pairs), LIST_ORDER_WORKGROUP, max_groups)?;
         let blocks = grid("list order", u64::from(params.blocks), 1, max_groups)?;
@@ -257,6 +268,7 @@ impl ListOrderProbe {
         recorded?;
         popped?;
         let submission = context.queue().submit([encoder.finish()]);
+        self.order.after_submit(slot);
         let bytes: Vec<u8> = context.read_mapped(submission, &self.readback.buffer, size, <[u8]>::to_vec)?;
         let head: GpuManifoldCount = bytemuck::pod_read_unaligned(&bytes[..MANIFOLD_LIST_HEAD as usize]);
         let count = (head.count.min(pairs)) as usize;
