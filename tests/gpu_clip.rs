@@ -469,9 +469,9 @@ fn retries_on_the_deepest_axis_run_on_the_gpu_and_equal_the_cpu() {
 /// pair, so the per-group clip), not here. Bits, not the contract, on any device that compiles
 /// the plan's search direction and `clip_pair`'s alike: a found face is used for the axis (its
 /// kind and reference face) the serial search would run along, and both searches compare the
-/// same `face_dot` and tolerance (docs/design/gpu-narrowphase.md, "The clip after it"). No search runs on one lane
-/// (`GpuTimings::incident_searches_alone`): with the bits the same either way, that count alone
-/// says the lanes' searches are used.
+/// same `face_dot` and tolerance (docs/design/gpu-narrowphase.md, "The clip after it"). No
+/// search runs on one lane (`GpuTimings::incident_searches_alone`): with the bits the same
+/// either way, that count alone says the lanes' searches are used.
 #[test]
 fn a_few_invocations_per_pair_clip_the_bits_of_one_per_invocation() {
     use hullsat::internals::{PAIR_PER_WORKGROUP_PAIRS, SatMapping, sat_mapping};
